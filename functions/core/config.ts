@@ -100,12 +100,15 @@ export interface AwsConfig {
   readonly dynamoDbEndpoint: string | undefined;
   /** Local stack only: s3rver's endpoint (path-style addressing). */
   readonly s3Endpoint: string | undefined;
+  /** Local tests only: an endpoint that answers Lambda Invoke (the bundle smoke test). */
+  readonly lambdaEndpoint: string | undefined;
 }
 
 export const readAwsConfig = (): AwsConfig => ({
   region: env('AWS_REGION') ?? env('AWS_DEFAULT_REGION') ?? 'us-east-1',
   dynamoDbEndpoint: env('DYNAMODB_ENDPOINT'),
   s3Endpoint: env('S3_ENDPOINT'),
+  lambdaEndpoint: env('LAMBDA_ENDPOINT'),
 });
 
 export interface AuthConfig {
