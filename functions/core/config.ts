@@ -26,14 +26,14 @@ const integer = (name: string, fallback: number, min = 0): number => {
   const v = env(name);
   if (v === undefined) return fallback;
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(name, `must be an integer >= ${min}, got "${v}"`);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new ConfigError(name, `must be an integer >= ${min}, got "${v}"`);
   return n;
 };
 
-export interface Plan {
-  readonly monthlyRenders: number;
-  readonly rendersPerMinute: number;
-}
+import type { PlanLimits } from '../domain/usage.js';
+
+export type Plan = PlanLimits;
 
 export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
   free: { monthlyRenders: 100, rendersPerMinute: 10 },
@@ -51,7 +51,10 @@ export const parsePlans = (raw: string | undefined): Record<string, Plan> => {
     throw new ConfigError('PLANS', 'is not valid JSON');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError('PLANS', 'must be a JSON object of plan name to {monthlyRenders, rendersPerMinute}');
+    throw new ConfigError(
+      'PLANS',
+      'must be a JSON object of plan name to {monthlyRenders, rendersPerMinute}',
+    );
   }
   const plans: Record<string, Plan> = {};
   for (const [name, value] of Object.entries(parsed)) {
@@ -60,7 +63,10 @@ export const parsePlans = (raw: string | undefined): Record<string, Plan> => {
     if (!p || !ok(p.monthlyRenders) || !ok(p.rendersPerMinute)) {
       throw new ConfigError('PLANS', `plan "${name}" needs integer monthlyRenders and rendersPerMinute`);
     }
-    plans[name] = { monthlyRenders: p.monthlyRenders as number, rendersPerMinute: p.rendersPerMinute as number };
+    plans[name] = {
+      monthlyRenders: p.monthlyRenders as number,
+      rendersPerMinute: p.rendersPerMinute as number,
+    };
   }
   if (!plans.free) throw new ConfigError('PLANS', 'must define the "free" plan (new accounts start on it)');
   return plans;

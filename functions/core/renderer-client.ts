@@ -24,7 +24,10 @@ export const createLambdaRenderer = (functionName: string, aws: AwsConfig): Rend
   return {
     async render(request: RenderRequest): Promise<RenderResult> {
       const out = await client.send(
-        new InvokeCommand({ FunctionName: functionName, Payload: new TextEncoder().encode(JSON.stringify(request)) }),
+        new InvokeCommand({
+          FunctionName: functionName,
+          Payload: new TextEncoder().encode(JSON.stringify(request)),
+        }),
       );
       // A FunctionError means the renderer crashed or ran out of time or memory: its payload is an
       // internal error description and is not shown to the caller.

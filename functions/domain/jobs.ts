@@ -1,0 +1,176 @@
+/**
+ * PDF jobs: pending → rendering → completed, or failed from either earlier state. Every state
+ * change is a conditional write on the state it leaves, so a job never moves backwards.
+ */
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { isoNow } from './clock.js';
+import { JOB_SK_PREFIX, jobKey, jobsPartition } from './keys.js';
+
+export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
+
+export interface JobError {
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface Job {
+  readonly id: string;
+  readonly account_id: string;
+  readonly status: JobStatus;
+  readonly template_id: string | null;
+  readonly object_key: string;
+  readonly file_size_bytes: number | null;
+  readonly page_count: number | null;
+  readonly render_duration_ms: number | null;
+  readonly error: JobError | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly completed_at: string | null;
+}
+
+/** The job as the API shows it (contract: spec fields plus template_id, page_count, error). */
+export interface JobResponse {
+  readonly id: string;
+  readonly status: JobStatus;
+  readonly download_url: string | null;
+  readonly file_size_bytes: number | null;
+  readonly render_duration_ms: number | null;
+  readonly page_count: number | null;
+  readonly template_id: string | null;
+  readonly error: JobError | null;
+  readonly created_at: string;
+}
+
+export const jobResponse = (job: Job, downloadUrl: string | null): JobResponse => ({
+  id: job.id,
+  status: job.status,
+  download_url: downloadUrl,
+  file_size_bytes: job.file_size_bytes,
+  render_duration_ms: job.render_duration_ms,
+  page_count: job.page_count,
+  template_id: job.template_id,
+  error: job.error,
+  created_at: job.created_at,
+});
+
+/** Whether the PDF still exists: completed, and younger than the retention period. */
+export const hasFile = (job: Job, retentionDays: number, now: Date = new Date()): boolean =>
+  job.status === 'completed' &&
+  job.completed_at !== null &&
+  now.getTime() - Date.parse(job.completed_at) < retentionDays * 86_400_000;
+
+const toJob = (item: Record<string, unknown>): Job => {
+  const { PK: _pk, SK: _sk, type: _type, ...job } = item;
+  return job as unknown as Job;
+};
+
+export const createJobStore = (db: DynamoDBDocumentClient, tableName: string) => {
+  const transition = async (
+    job: Pick<Job, 'account_id' | 'id'>,
+    from: readonly JobStatus[],
+    fields: Partial<Job>,
+  ): Promise<Job> => {
+    const now = isoNow();
+    const all: Record<string, unknown> = { ...fields, updated_at: now };
+    const names: Record<string, string> = { '#status': 'status' };
+    const values: Record<string, unknown> = {};
+    const sets = Object.entries(all).map(([k, v], i) => {
+      names[`#f${i}`] = k;
+      values[`:v${i}`] = v;
+      return `#f${i} = :v${i}`;
+    });
+    from.forEach((s, i) => {
+      values[`:from${i}`] = s;
+    });
+    const out = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: jobKey(job.account_id, job.id),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return toJob(out.Attributes ?? {});
+  };
+
+  return {
+    async create(job: Pick<Job, 'id' | 'account_id' | 'template_id' | 'object_key'>): Promise<Job> {
+      const now = isoNow();
+      const item: Job = {
+        ...job,
+        status: 'pending',
+        file_size_bytes: null,
+        page_count: null,
+        render_duration_ms: null,
+        error: null,
+        created_at: now,
+        updated_at: now,
+        completed_at: null,
+      };
+      await db.send(
+        new PutCommand({
+          TableName: tableName,
+          Item: { ...jobKey(job.account_id, job.id), type: 'job', ...item },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
+      );
+      return item;
+    },
+
+    markRendering: (job: Job) => transition(job, ['pending'], { status: 'rendering' }),
+
+    complete: (job: Job, result: { fileSizeBytes: number; pageCount: number; renderDurationMs: number }) =>
+      transition(job, ['rendering'], {
+        status: 'completed',
+        file_size_bytes: result.fileSizeBytes,
+        page_count: result.pageCount,
+        render_duration_ms: result.renderDurationMs,
+        completed_at: isoNow(),
+      }),
+
+    fail: (job: Job, error: JobError, renderDurationMs: number | null = null) =>
+      transition(job, ['pending', 'rendering'], {
+        status: 'failed',
+        error,
+        render_duration_ms: renderDurationMs,
+      }),
+
+    async get(accountId: string, jobId: string): Promise<Job | undefined> {
+      const out = await db.send(new GetCommand({ TableName: tableName, Key: jobKey(accountId, jobId) }));
+      return out.Item ? toJob(out.Item) : undefined;
+    },
+
+    /** Newest first (ULID ids sort by creation time). */
+    async list(accountId: string, limit: number, offset: number): Promise<Job[]> {
+      const wanted = offset + limit;
+      const items: Record<string, unknown>[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const out = await db.send(
+          new QueryCommand({
+            TableName: tableName,
+            KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+            ExpressionAttributeValues: { ':pk': jobsPartition(accountId), ':prefix': JOB_SK_PREFIX },
+            ScanIndexForward: false,
+            Limit: Math.min(wanted - items.length, 1000),
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        items.push(...(out.Items ?? []));
+        startKey = out.LastEvaluatedKey;
+      } while (startKey && items.length < wanted);
+      return items.slice(offset, wanted).map(toJob);
+    },
+  };
+};
+
+export type JobStore = ReturnType<typeof createJobStore>;

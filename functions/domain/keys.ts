@@ -1,0 +1,55 @@
+/**
+ * Item keys of the single table, built by small pure functions (tested without AWS). Every item
+ * also carries `type` naming its entity.
+ *
+ *   account        PK ACCOUNT#<account>  SK ACCOUNT
+ *   job            PK ACCOUNT#<account>  SK JOB#<job id>           (ULID ids: SK order = creation order)
+ *   usage (month)  PK ACCOUNT#<account>  SK USAGE#<yyyy-mm>
+ *   rate window    PK ACCOUNT#<account>  SK RATE#<epoch minute>    (expires_at set)
+ *   idempotency    PK ACCOUNT#<account>  SK IDEMPOTENCY#<sha256 of the key>  (expires_at set)
+ *   template       PK TEMPLATE#<id>      SK TEMPLATE
+ */
+import { createHash } from 'node:crypto';
+
+export interface ItemKey {
+  readonly PK: string;
+  readonly SK: string;
+}
+
+const accountPk = (accountId: string) => `ACCOUNT#${accountId}`;
+
+export const accountKey = (accountId: string): ItemKey => ({ PK: accountPk(accountId), SK: 'ACCOUNT' });
+export const jobKey = (accountId: string, jobId: string): ItemKey => ({
+  PK: accountPk(accountId),
+  SK: `JOB#${jobId}`,
+});
+export const JOB_SK_PREFIX = 'JOB#';
+export const jobsPartition = (accountId: string): string => accountPk(accountId);
+
+/** Calendar month (UTC) of `at`, e.g. `2026-11`. */
+export const monthOf = (at: Date): string => at.toISOString().slice(0, 7);
+export const usageKey = (accountId: string, month: string): ItemKey => ({
+  PK: accountPk(accountId),
+  SK: `USAGE#${month}`,
+});
+
+/** The fixed 60-second window (aligned to the UTC clock minute) that `at` falls in. */
+export const minuteOf = (at: Date): number => Math.floor(at.getTime() / 60_000);
+export const rateWindowKey = (accountId: string, minute: number): ItemKey => ({
+  PK: accountPk(accountId),
+  SK: `RATE#${minute}`,
+});
+
+/** Idempotency keys are caller-chosen text: store a digest, so any key fits the sort key. */
+export const idempotencyKey = (accountId: string, key: string): ItemKey => ({
+  PK: accountPk(accountId),
+  SK: `IDEMPOTENCY#${createHash('sha256').update(key).digest('hex')}`,
+});
+
+export const templateKey = (templateId: string): ItemKey => ({
+  PK: `TEMPLATE#${templateId}`,
+  SK: 'TEMPLATE',
+});
+
+/** S3 object key of a job's PDF. */
+export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;

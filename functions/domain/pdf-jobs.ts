@@ -1,0 +1,216 @@
+/**
+ * The PDF job use cases: render (POST /v1/pdf), get one, list. Each route file is one call here.
+ *
+ * Order of checks for a render (contract precedence, after credentials and body parsing):
+ * rate limit → validation → idempotency → template lookup → templating → quota → job + render.
+ * Every render that passes the quota creates a job; a job that fails gives its quota unit back.
+ */
+import type { Renderer, RenderRequest, RenderResult } from '../renderer/contract.js';
+import type { AccountStore } from './accounts.js';
+import { ServiceError } from './errors.js';
+import { bodyHash, type IdempotencyStore, type StoredAnswer } from './idempotency.js';
+import { newJobId } from './ids.js';
+import { hasFile, type Job, type JobResponse, type JobStore, jobResponse } from './jobs.js';
+import { pdfObjectKey } from './keys.js';
+import { type CreatePdfBody, type RenderOptions, renderOptionsFrom } from './pdf-request.js';
+import type { Principal } from './principal.js';
+import type { PdfStorage } from './storage.js';
+import type { TemplateStore } from './templates.js';
+import { renderTemplate } from './templating.js';
+import type { PlanLimits as Plan, RateLimitState, UsageStore } from './usage.js';
+
+export interface PdfJobLimits {
+  readonly renderBudgetMs: number;
+  readonly maxRenderedHtmlBytes: number;
+  readonly maxPdfBytes: number;
+  readonly maxPdfPages: number;
+  readonly pdfRetentionDays: number;
+}
+
+export interface PdfJobDeps {
+  readonly accounts: AccountStore;
+  readonly jobs: JobStore;
+  readonly usage: UsageStore;
+  readonly templates: TemplateStore;
+  readonly idempotency: IdempotencyStore;
+  readonly storage: PdfStorage;
+  readonly renderer: Renderer;
+  readonly plans: Readonly<Record<string, Plan>>;
+  readonly limits: PdfJobLimits;
+  /** Told about faults that are answered as a failed job rather than thrown. */
+  readonly onFault?: (message: string, error: unknown) => void;
+}
+
+const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+const jobNotFound = (jobId: string) =>
+  new ServiceError('PDF_JOB_NOT_FOUND', `PDF job ${jobId} was not found`);
+
+export const createPdfJobs = (deps: PdfJobDeps) => {
+  const { accounts, jobs, usage, templates, idempotency, storage, renderer, limits } = deps;
+
+  const planOf = async (principal: Principal): Promise<Plan> => {
+    const account = await accounts.ensure(principal.accountId, principal.email);
+    return deps.plans[account.plan] ?? (deps.plans.free as Plan);
+  };
+
+  const present = async (job: Job): Promise<JobResponse> =>
+    jobResponse(
+      job,
+      hasFile(job, limits.pdfRetentionDays)
+        ? await storage.downloadUrl(job.object_key, `${job.id}.pdf`)
+        : null,
+    );
+
+  const callRenderer = async (request: RenderRequest): Promise<RenderResult> => {
+    try {
+      return await renderer.render(request);
+    } catch (e) {
+      deps.onFault?.('renderer call failed', e);
+      return {
+        ok: false,
+        code: 'PDF_RENDERING_FAILED',
+        message: 'The renderer failed before producing a PDF.',
+      };
+    }
+  };
+
+  /** Template, quota, job, render: the part that an idempotent replay skips. */
+  const renderNew = async (
+    principal: Principal,
+    plan: Plan,
+    body: CreatePdfBody,
+    options: RenderOptions,
+  ): Promise<JobResponse> => {
+    const templateId = body.template_id ?? null;
+    const source = body.html ?? (await templates.getReadable(templateId as string, principal.accountId)).html;
+    const html = renderTemplate(source, body.variables ?? {});
+    if (Buffer.byteLength(html, 'utf8') > limits.maxRenderedHtmlBytes) {
+      const issue = `is ${Buffer.byteLength(html, 'utf8')} bytes after templating; the limit is ${limits.maxRenderedHtmlBytes}`;
+      throw new ServiceError('HTML_CONTENT_TOO_LARGE', `The HTML ${issue}`, {
+        details: [{ field: templateId ? 'template_id' : 'html', issue }],
+      });
+    }
+
+    const month = await usage.reserveRender(principal.accountId, plan);
+    const jobId = newJobId();
+    const objectKey = pdfObjectKey(principal.accountId, jobId);
+    let job: Job | undefined;
+    try {
+      const [created, upload] = await Promise.all([
+        jobs.create({
+          id: jobId,
+          account_id: principal.accountId,
+          template_id: templateId,
+          object_key: objectKey,
+        }),
+        storage.uploadTarget(objectKey),
+      ]);
+      job = created;
+      // The state write and Chromium run side by side; both finish before the outcome is written.
+      const [rendering, result] = await Promise.all([
+        jobs.markRendering(created),
+        callRenderer({
+          html,
+          ...options,
+          upload,
+          limits: { maxPdfBytes: limits.maxPdfBytes, maxPages: limits.maxPdfPages },
+        }),
+      ]);
+      job = rendering;
+      if (result.ok) {
+        const [completed] = await Promise.all([
+          jobs.complete(rendering, result),
+          usage.recordRender(principal.accountId, month, result.fileSizeBytes, result.renderDurationMs),
+        ]);
+        return await present(completed);
+      }
+      const error = { code: result.code, message: result.message };
+      await Promise.all([jobs.fail(rendering, error), usage.releaseRender(principal.accountId, month)]);
+      job = undefined;
+      throw new ServiceError(result.code, result.message, { jobId });
+    } catch (e) {
+      if (e instanceof ServiceError && e.jobId) throw e;
+      // A fault of ours after the quota was held: give it back, and leave no job half-done.
+      await usage
+        .releaseRender(principal.accountId, month)
+        .catch((f) => deps.onFault?.('quota release failed', f));
+      if (job) {
+        await jobs
+          .fail(job, {
+            code: 'INTERNAL_ERROR',
+            message: 'The render was interrupted by a fault of the service.',
+          })
+          .catch((f) => deps.onFault?.('marking the job failed failed', f));
+      }
+      throw e;
+    }
+  };
+
+  const replay = async (principal: Principal, answer: StoredAnswer): Promise<JobResponse> => {
+    if (answer.error) {
+      const { code, message, details } = answer.error;
+      throw new ServiceError(code as ServiceError['code'], message, {
+        ...(answer.job_id ? { jobId: answer.job_id } : {}),
+        ...(Array.isArray(details) ? { details } : {}),
+      });
+    }
+    const job = answer.job_id ? await jobs.get(principal.accountId, answer.job_id) : undefined;
+    if (!job) throw new Error(`idempotent replay: job ${answer.job_id} is missing`);
+    return present(job);
+  };
+
+  return {
+    /** Count this render request against the caller's per-minute rate limit. */
+    async hitRateLimit(principal: Principal): Promise<RateLimitState> {
+      return usage.hitRateLimit(principal.accountId, await planOf(principal));
+    },
+
+    /** Render a PDF; answers the completed job, or throws the failure (with `jobId` when a job exists). */
+    async create(principal: Principal, body: CreatePdfBody, idempotencyKey?: string): Promise<JobResponse> {
+      const options = renderOptionsFrom(body, limits.renderBudgetMs);
+      const plan = await planOf(principal);
+      if (idempotencyKey === undefined) return renderNew(principal, plan, body, options);
+
+      const claim = await idempotency.claim(principal.accountId, idempotencyKey, bodyHash(body));
+      if (claim.kind === 'replay') return replay(principal, claim.answer);
+      try {
+        const job = await renderNew(principal, plan, body, options);
+        await idempotency.finish(principal.accountId, idempotencyKey, {
+          status: 201,
+          job_id: job.id,
+          error: null,
+        });
+        return job;
+      } catch (e) {
+        if (e instanceof ServiceError) {
+          const error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
+          await idempotency.finish(principal.accountId, idempotencyKey, {
+            status: e.status,
+            job_id: e.jobId ?? null,
+            error,
+          });
+        } else {
+          await idempotency
+            .release(principal.accountId, idempotencyKey)
+            .catch((f) => deps.onFault?.('idempotency release failed', f));
+        }
+        throw e;
+      }
+    },
+
+    async get(principal: Principal, jobId: string): Promise<JobResponse> {
+      if (!JOB_ID.test(jobId)) throw jobNotFound(jobId);
+      const job = await jobs.get(principal.accountId, jobId);
+      if (!job) throw jobNotFound(jobId);
+      return present(job);
+    },
+
+    async list(principal: Principal, limit: number, offset: number): Promise<JobResponse[]> {
+      const page = await jobs.list(principal.accountId, limit, offset);
+      return Promise.all(page.map(present));
+    },
+  };
+};
+
+export type PdfJobs = ReturnType<typeof createPdfJobs>;

@@ -1,0 +1,154 @@
+/**
+ * Rate limit and plan quota, both as conditional ADD counters so that concurrent requests can
+ * never overspend them (contract: "Usage, plans and limits").
+ *
+ * - Rate limit: render requests per account in fixed 60-second windows aligned to the UTC minute.
+ * - Quota: completed renders per calendar month (UTC). A render holds one unit while it runs and
+ *   gives it back if it fails.
+ */
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { epochSeconds } from './clock.js';
+import { ServiceError } from './errors.js';
+import { minuteOf, monthOf, rateWindowKey, usageKey } from './keys.js';
+
+export interface PlanLimits {
+  readonly monthlyRenders: number;
+  readonly rendersPerMinute: number;
+}
+
+export interface RateLimitState {
+  readonly limit: number;
+  readonly remaining: number;
+  /** Seconds left in the current window. */
+  readonly resetSeconds: number;
+}
+
+export const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({
+  'RateLimit-Limit': String(state.limit),
+  'RateLimit-Remaining': String(state.remaining),
+  'RateLimit-Reset': String(state.resetSeconds),
+});
+
+const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
+
+/** Start (inclusive) and end (exclusive) of the calendar month (UTC) that `at` falls in. */
+export const monthPeriod = (at: Date): { start: Date; end: Date } => ({
+  start: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1)),
+  end: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)),
+});
+
+export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string) => ({
+  /** Count one render request; 429 USAGE_LIMIT_EXCEEDED when the window is full. */
+  async hitRateLimit(accountId: string, plan: PlanLimits, now: Date = new Date()): Promise<RateLimitState> {
+    const minute = minuteOf(now);
+    const resetSeconds = Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
+    const limit = plan.rendersPerMinute;
+    try {
+      const out = await db.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: rateWindowKey(accountId, minute),
+          UpdateExpression: 'ADD #count :one SET #type = :type, expires_at = :expires',
+          ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+          ExpressionAttributeNames: { '#count': 'request_count', '#type': 'type' },
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':limit': limit,
+            ':type': 'rate_window',
+            ':expires': epochSeconds(now) + 180,
+          },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      const count = Number(out.Attributes?.request_count ?? 1);
+      return { limit, remaining: Math.max(0, limit - count), resetSeconds };
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+      const state = { limit, remaining: 0, resetSeconds };
+      throw new ServiceError(
+        'USAGE_LIMIT_EXCEEDED',
+        `Rate limit of ${limit} render requests per minute exceeded; retry in ${resetSeconds} s`,
+        { headers: { ...rateLimitHeaders(state), 'Retry-After': String(resetSeconds) } },
+      );
+    }
+  },
+
+  /** Read the rate window without counting (for GET /v1/usage). */
+  async peekRateLimit(accountId: string, plan: PlanLimits, now: Date = new Date()): Promise<RateLimitState> {
+    const minute = minuteOf(now);
+    const out = await db.send(
+      new GetCommand({ TableName: tableName, Key: rateWindowKey(accountId, minute) }),
+    );
+    const count = Number(out.Item?.request_count ?? 0);
+    const resetSeconds = Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
+    return {
+      limit: plan.rendersPerMinute,
+      remaining: Math.max(0, plan.rendersPerMinute - count),
+      resetSeconds,
+    };
+  },
+
+  /** Hold one unit of this month's quota; 429 PLAN_QUOTA_EXCEEDED when none is left. Returns the month. */
+  async reserveRender(accountId: string, plan: PlanLimits, now: Date = new Date()): Promise<string> {
+    const month = monthOf(now);
+    try {
+      await db.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: usageKey(accountId, month),
+          UpdateExpression: 'ADD renders_used :one SET #type = :type',
+          ConditionExpression: 'attribute_not_exists(renders_used) OR renders_used < :limit',
+          ExpressionAttributeNames: { '#type': 'type' },
+          ExpressionAttributeValues: { ':one': 1, ':limit': plan.monthlyRenders, ':type': 'usage' },
+        }),
+      );
+      return month;
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+      const resetAt = monthPeriod(now).end;
+      throw new ServiceError(
+        'PLAN_QUOTA_EXCEEDED',
+        `Monthly quota of ${plan.monthlyRenders} renders used up; it resets at ${resetAt.toISOString()}`,
+        { headers: { 'Retry-After': String(Math.ceil((resetAt.getTime() - now.getTime()) / 1000)) } },
+      );
+    }
+  },
+
+  /** Give back a unit held by a render that failed. */
+  async releaseRender(accountId: string, month: string): Promise<void> {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: usageKey(accountId, month),
+        UpdateExpression: 'ADD renders_used :minusOne',
+        ExpressionAttributeValues: { ':minusOne': -1 },
+      }),
+    );
+  },
+
+  /** Add a completed render's output to the month's totals. */
+  async recordRender(accountId: string, month: string, pdfBytes: number, renderMs: number): Promise<void> {
+    await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: usageKey(accountId, month),
+        UpdateExpression: 'ADD pdf_bytes :bytes, render_ms :ms',
+        ExpressionAttributeValues: { ':bytes': pdfBytes, ':ms': renderMs },
+      }),
+    );
+  },
+
+  async month(
+    accountId: string,
+    month: string,
+  ): Promise<{ rendersUsed: number; pdfBytes: number; renderMs: number }> {
+    const out = await db.send(new GetCommand({ TableName: tableName, Key: usageKey(accountId, month) }));
+    return {
+      rendersUsed: Number(out.Item?.renders_used ?? 0),
+      pdfBytes: Number(out.Item?.pdf_bytes ?? 0),
+      renderMs: Number(out.Item?.render_ms ?? 0),
+    };
+  },
+});
+
+export type UsageStore = ReturnType<typeof createUsageStore>;
