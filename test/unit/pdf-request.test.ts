@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../../functions/domain/errors.js';
+import { createPdfSchema, parseCreatePdf, renderOptionsFrom } from '../../functions/domain/pdf-request.js';
+
+const schema = createPdfSchema({ maxInlineHtmlBytes: 1000, maxVariablesBytes: 200 });
+
+const rejection = (body: Record<string, unknown>): ServiceError => {
+  try {
+    const parsed = parseCreatePdf(body, schema);
+    renderOptionsFrom(parsed, 25_000);
+  } catch (e) {
+    if (e instanceof ServiceError) return e;
+    throw e;
+  }
+  throw new Error(`expected ${JSON.stringify(body)} to be rejected`);
+};
+
+describe('POST /v1/pdf body', () => {
+  it('applies the spec defaults', () => {
+    const options = renderOptionsFrom(parseCreatePdf({ html: '<p>x</p>' }, schema), 25_000);
+    expect(options).toEqual({
+      pdf: {
+        format: 'A4',
+        landscape: false,
+        printBackground: true,
+        margins: { top: 0.4, right: 0.4, bottom: 0.4, left: 0.4 },
+      },
+      pageLoad: { waitUntil: 'load', timeoutMs: 25_000, waitForSelector: null },
+    });
+  });
+
+  it('clamps timeout_ms to the render budget silently', () => {
+    const body = parseCreatePdf({ html: 'x', page_load: { timeout_ms: 120_000 } }, schema);
+    expect(renderOptionsFrom(body, 25_000).pageLoad.timeoutMs).toBe(25_000);
+    expect(renderOptionsFrom(body, 200_000).pageLoad.timeoutMs).toBe(120_000);
+  });
+
+  it.each([
+    [{}, 'INVALID_PDF_OPTIONS', 'html'],
+    [{ html: 'x', template_id: 'tpl_1' }, 'INVALID_PDF_OPTIONS', 'template_id'],
+    [{ html: null, template_id: null }, 'INVALID_PDF_OPTIONS', 'html'],
+    [{ html: '' }, 'INVALID_HTML_CONTENT', 'html'],
+    [{ html: '   \n' }, 'INVALID_HTML_CONTENT', 'html'],
+    [{ html: 42 }, 'INVALID_HTML_CONTENT', 'html'],
+    [{ html: 'a\u0000b' }, 'INVALID_HTML_CONTENT', 'html'],
+    [{ html: 'é'.repeat(501) }, 'HTML_CONTENT_TOO_LARGE', 'html'],
+    [{ html: 'x', variables: [] }, 'INVALID_PDF_OPTIONS', 'variables'],
+    [{ html: 'x', variables: 'a' }, 'INVALID_PDF_OPTIONS', 'variables'],
+    [{ html: 'x', variables: { big: 'y'.repeat(300) } }, 'INVALID_PDF_OPTIONS', 'variables'],
+    [{ html: 'x', format: 'B5' }, 'INVALID_PDF_OPTIONS', 'format'],
+    [{ html: 'x', landscape: 'yes' }, 'INVALID_PDF_OPTIONS', 'landscape'],
+    [{ html: 'x', print_background: 1 }, 'INVALID_PDF_OPTIONS', 'print_background'],
+    [{ html: 'x', margins: { top: -1 } }, 'INVALID_PDF_OPTIONS', 'margins.top'],
+    [{ html: 'x', margins: { left: '1' } }, 'INVALID_PDF_OPTIONS', 'margins.left'],
+    [{ html: 'x', margins: { top: 11 } }, 'INVALID_PDF_OPTIONS', 'margins.top'],
+    [{ html: 'x', margins: { left: 5, right: 5 } }, 'INVALID_PDF_OPTIONS', 'margins'],
+    [{ html: 'x', margin: { top: 1 } }, 'INVALID_PDF_OPTIONS', 'margin'],
+    [{ html: 'x', page_load: { wait_until: 'idle' } }, 'INVALID_PAGE_LOAD_OPTIONS', 'page_load.wait_until'],
+    [{ html: 'x', page_load: { timeout_ms: 999 } }, 'INVALID_PAGE_LOAD_OPTIONS', 'page_load.timeout_ms'],
+    [{ html: 'x', page_load: { timeout_ms: 120_001 } }, 'INVALID_PAGE_LOAD_OPTIONS', 'page_load.timeout_ms'],
+    [{ html: 'x', page_load: { timeout_ms: 1500.5 } }, 'INVALID_PAGE_LOAD_OPTIONS', 'page_load.timeout_ms'],
+    [
+      { html: 'x', page_load: { wait_for_selector: ' ' } },
+      'INVALID_PAGE_LOAD_OPTIONS',
+      'page_load.wait_for_selector',
+    ],
+    [
+      { html: 'x', page_load: { wait_for_selector: `#${'a'.repeat(1000)}` } },
+      'INVALID_PAGE_LOAD_OPTIONS',
+      'page_load.wait_for_selector',
+    ],
+    [
+      { html: 'x', page_load: { wait_for_selector: 'div[' } },
+      'INVALID_PAGE_LOAD_OPTIONS',
+      'page_load.wait_for_selector',
+    ],
+    [{ html: 'x', page_load: { waitUntil: 'load' } }, 'INVALID_PAGE_LOAD_OPTIONS', 'page_load.waitUntil'],
+    [{ html: 'x', page_load: 'fast' }, 'INVALID_PAGE_LOAD_OPTIONS', 'page_load'],
+  ])('%j → %s on %s', (body, code, field) => {
+    const e = rejection(body);
+    expect(e.code).toBe(code);
+    expect(e.status).toBe(422);
+    expect(e.details?.map((d) => d.field)).toContain(field);
+    expect(e.message.length).toBeGreaterThan(10);
+  });
+
+  it('measures the margins of a landscape page against its wider side', () => {
+    // 5 + 5 inches fit across A4 landscape (11.7 in) but not portrait (8.27 in).
+    const body = parseCreatePdf({ html: 'x', landscape: true, margins: { left: 5, right: 5 } }, schema);
+    expect(renderOptionsFrom(body, 25_000).pdf.margins.left).toBe(5);
+  });
+});
