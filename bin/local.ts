@@ -1,0 +1,60 @@
+/**
+ * `npm start`: the whole service on this machine (see lib/local/stack.ts).
+ * Options come from the environment: PORT (3000) and DATA_DIR (.data/); the handlers read their
+ * own settings (PLANS, RENDER_BUDGET_MS, CHROME_EXECUTABLE_PATH, limits) from it as well.
+ */
+import { readLocalOptions } from '../lib/local/options.js';
+import { type LocalStack, startLocalStack } from '../lib/local/stack.js';
+
+const fail = (message: string): never => {
+  process.stderr.write(`local stack: ${message}\n`);
+  process.exit(1);
+};
+
+const main = async (): Promise<void> => {
+  let options: ReturnType<typeof readLocalOptions>;
+  try {
+    options = readLocalOptions();
+  } catch (e) {
+    return fail((e as Error).message);
+  }
+
+  const started = performance.now();
+  let stack: LocalStack;
+  try {
+    stack = await startLocalStack({ port: options.port, dataDir: options.dataDir });
+  } catch (e) {
+    return fail((e as Error).message);
+  }
+
+  const dataDirPrefix = process.env.DATA_DIR?.trim()
+    ? `DATA_DIR=${JSON.stringify(process.env.DATA_DIR.trim())} `
+    : '';
+  const body = JSON.stringify({ html: '<h1>Hello {{ name }}</h1>', variables: { name: 'World' } });
+  process.stdout.write(
+    `PDF service listening on ${stack.baseUrl} (data in ${stack.dataDir}, started in ${Math.round(performance.now() - started)} ms)\n`,
+  );
+  process.stdout.write(
+    `Try: TOKEN=$(${dataDirPrefix}npm run --silent token -- --sub user-1 --email user-1@example.com) && ` +
+      `curl -sS -X POST ${stack.baseUrl}/v1/pdf -H "Authorization: Bearer $TOKEN" ` +
+      `-H 'Content-Type: application/json' -d '${body}'\n`,
+  );
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      process.stderr.write(`local stack: ${signal} again, exiting without a clean shutdown\n`);
+      process.exit(1);
+    }
+    stopping = true;
+    process.stderr.write(`local stack: ${signal}, shutting down\n`);
+    stack.close().then(
+      () => process.exit(0),
+      (e: unknown) => fail(`shutdown failed: ${(e as Error).message}`),
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+};
+
+await main();

@@ -1,0 +1,517 @@
+/**
+ * The local API Gateway: a node:http server that turns each request into the HTTP API payload
+ * v2 event, invokes the resource's Lambda handler in-process and writes its result back, with
+ * API Gateway's routing (the route table, `$default` for the rest) and its payload limits.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { type Route, routeKey, routes } from '../../functions/routes.js';
+import { LOCAL_REGION } from './issuer.js';
+
+/** API Gateway HTTP API's request payload quota. */
+export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
+/** Lambda's synchronous invocation payload quota, for the event and for the result. */
+export const MAX_LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024;
+/** API Gateway's integration timeout; only what getRemainingTimeInMillis() counts down from. */
+export const FUNCTION_TIMEOUT_MS = 30_000;
+export const DEFAULT_ROUTE_KEY = '$default';
+/** The Lambda behind `$default`: 404 and 405 answers for requests that match no route. */
+export const FALLBACK_RESOURCE = 'fallback';
+
+const ACCOUNT_ID = '000000000000';
+const API_ID = 'local';
+
+export type LambdaHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+  callback: (error?: unknown, result?: unknown) => void,
+) => unknown;
+
+/** Loads the handler of `functions/<resource>/handler.ts`. */
+export type HandlerLoader = (resource: string) => Promise<LambdaHandler>;
+
+const FUNCTIONS_DIR = fileURLToPath(new URL('../../functions/', import.meta.url));
+
+/**
+ * Imports `functions/<resource>/handler.ts` and returns its `handler` export. Importing a module
+ * once per process is what a warm Lambda does: its clients and config live at module scope.
+ */
+export const importHandler: HandlerLoader = async (resource) => {
+  if (!/^[a-z0-9-]+$/.test(resource)) throw new Error(`invalid resource name "${resource}"`);
+  const file = join(FUNCTIONS_DIR, resource, 'handler.ts');
+  const mod = (await import(pathToFileURL(file).href)) as { handler?: unknown };
+  if (typeof mod.handler !== 'function')
+    throw new Error(`functions/${resource}/handler.ts does not export handler`);
+  return mod.handler as LambdaHandler;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+
+type Segment = { kind: 'static'; value: string } | { kind: 'param' | 'greedy'; name: string };
+
+interface CompiledRoute {
+  readonly route: Route;
+  readonly segments: readonly Segment[];
+}
+
+const compile = (route: Route): CompiledRoute => ({
+  route,
+  segments: route.path
+    .split('/')
+    .slice(1)
+    .map((s): Segment => {
+      const greedy = /^\{(\w+)\+\}$/.exec(s);
+      if (greedy?.[1]) return { kind: 'greedy', name: greedy[1] };
+      const param = /^\{(\w+)\}$/.exec(s);
+      if (param?.[1]) return { kind: 'param', name: param[1] };
+      return { kind: 'static', value: s };
+    }),
+});
+
+const decode = (s: string): string => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+};
+
+const matchSegments = (
+  segments: readonly Segment[],
+  parts: readonly string[],
+): Record<string, string> | undefined => {
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i] as Segment;
+    const part = parts[i];
+    if (segment.kind === 'greedy') {
+      const rest = parts.slice(i);
+      if (rest.length === 0 || rest.join('') === '') return undefined;
+      params[segment.name] = decode(rest.join('/'));
+      return params;
+    }
+    if (part === undefined) return undefined;
+    if (segment.kind === 'static') {
+      if (decode(part) !== segment.value) return undefined;
+    } else {
+      if (part === '') return undefined;
+      params[segment.name] = decode(part);
+    }
+  }
+  return parts.length === segments.length ? params : undefined;
+};
+
+/** Static segments beat `{param}`, which beats `{greedy+}`, left to right: API Gateway's "most specific". */
+const specificity = (c: CompiledRoute): number[] =>
+  c.segments.map((s) => (s.kind === 'static' ? 0 : s.kind === 'param' ? 1 : 2));
+
+const moreSpecific = (a: CompiledRoute, b: CompiledRoute): boolean => {
+  const sa = specificity(a);
+  const sb = specificity(b);
+  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
+    if (sa[i] !== sb[i]) return (sa[i] as number) < (sb[i] as number);
+  }
+  return sa.length > sb.length;
+};
+
+export interface RouteMatch {
+  readonly routeKey: string;
+  readonly resource: string;
+  readonly pathParameters: Readonly<Record<string, string>> | undefined;
+}
+
+/** The route API Gateway would pick for `method` and `rawPath`, else `$default` (the fallback). */
+export const createRouter = (
+  table: readonly Route[] = routes,
+): ((method: string, rawPath: string) => RouteMatch) => {
+  const compiled = table.map(compile);
+  return (method, rawPath) => {
+    const parts = rawPath.split('/').slice(1);
+    let best: { c: CompiledRoute; params: Record<string, string> } | undefined;
+    for (const c of compiled) {
+      if (c.route.method !== method) continue;
+      const params = matchSegments(c.segments, parts);
+      if (params && (!best || moreSpecific(c, best.c))) best = { c, params };
+    }
+    if (!best) return { routeKey: DEFAULT_ROUTE_KEY, resource: FALLBACK_RESOURCE, pathParameters: undefined };
+    return {
+      routeKey: routeKey(best.c.route),
+      resource: best.c.route.resource,
+      pathParameters: Object.keys(best.params).length > 0 ? best.params : undefined,
+    };
+  };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Request → event
+
+/** API Gateway's own request id style (e.g. `JKJaXmPLvHcESHA=`). */
+const newApiGatewayRequestId = (): string => randomBytes(11).toString('base64');
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const pad = (n: number): string => String(n).padStart(2, '0');
+/** `12/Mar/2020:19:03:58 +0000` */
+const clfTime = (d: Date): string =>
+  `${pad(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${pad(d.getUTCHours())}:${pad(
+    d.getUTCMinutes(),
+  )}:${pad(d.getUTCSeconds())} +0000`;
+
+/** API Gateway passes these as text; any other (or no) content type arrives base64-encoded. */
+const isTextContentType = (contentType: string | undefined): boolean => {
+  if (!contentType) return false;
+  const type = (contentType.split(';')[0] ?? '').trim().toLowerCase();
+  return (
+    type.startsWith('text/') || type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type)
+  );
+};
+
+/** Lower-cased names, duplicates comma-joined; cookies go to their own field, as in API Gateway. */
+const collectHeaders = (
+  rawHeaders: readonly string[],
+): { headers: Record<string, string>; cookies: string[] } => {
+  const headers: Record<string, string> = {};
+  const cookies: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] as string).toLowerCase();
+    const value = rawHeaders[i + 1] as string;
+    if (name === 'cookie') {
+      for (const c of value.split(';')) if (c.trim() !== '') cookies.push(c.trim());
+      continue;
+    }
+    headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
+  }
+  return { headers, cookies };
+};
+
+const collectQuery = (rawQueryString: string): Record<string, string> | undefined => {
+  if (rawQueryString === '') return undefined;
+  const query: Record<string, string> = {};
+  for (const [k, v] of new URLSearchParams(rawQueryString)) {
+    query[k] = query[k] === undefined ? v : `${query[k]},${v}`;
+  }
+  return Object.keys(query).length > 0 ? query : undefined;
+};
+
+interface EventInput {
+  readonly req: IncomingMessage;
+  readonly body: Buffer;
+  readonly match: RouteMatch;
+  readonly requestId: string;
+  readonly now: Date;
+}
+
+export const buildEvent = ({ req, body, match, requestId, now }: EventInput): APIGatewayProxyEventV2 => {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const rawPath = q === -1 ? url : url.slice(0, q);
+  const rawQueryString = q === -1 ? '' : url.slice(q + 1);
+  const { headers, cookies } = collectHeaders(req.rawHeaders);
+  const sourceIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+  const domainName = (headers.host ?? 'localhost').replace(/:\d+$/, '');
+  headers['x-forwarded-for'] = headers['x-forwarded-for']
+    ? `${headers['x-forwarded-for']}, ${sourceIp}`
+    : sourceIp;
+  headers['x-forwarded-port'] = String(req.socket.localPort ?? '');
+  headers['x-forwarded-proto'] = 'http';
+  headers['x-amzn-trace-id'] =
+    `Root=1-${Math.floor(now.getTime() / 1000).toString(16)}-${randomBytes(12).toString('hex')}`;
+  const text = isTextContentType(headers['content-type']);
+  const query = collectQuery(rawQueryString);
+
+  return {
+    version: '2.0',
+    routeKey: match.routeKey,
+    rawPath,
+    rawQueryString,
+    ...(cookies.length > 0 ? { cookies } : {}),
+    headers,
+    ...(query ? { queryStringParameters: query } : {}),
+    requestContext: {
+      accountId: ACCOUNT_ID,
+      apiId: API_ID,
+      domainName,
+      domainPrefix: domainName.split('.')[0] ?? domainName,
+      http: {
+        method: req.method ?? 'GET',
+        path: rawPath,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey: match.routeKey,
+      stage: '$default',
+      time: clfTime(now),
+      timeEpoch: now.getTime(),
+    },
+    ...(match.pathParameters ? { pathParameters: { ...match.pathParameters } } : {}),
+    ...(body.length > 0 ? { body: text ? body.toString('utf8') : body.toString('base64') } : {}),
+    isBase64Encoded: body.length > 0 && !text,
+  };
+};
+
+export const createLambdaContext = (resource: string, timeoutMs = FUNCTION_TIMEOUT_MS): Context => {
+  const functionName = `pdf-service-local-${resource}`;
+  const deadline = Date.now() + timeoutMs;
+  const today = new Date().toISOString().slice(0, 10).replaceAll('-', '/');
+  const unsupported = (): never => {
+    throw new Error('context.done/fail/succeed are not supported locally: return a promise');
+  };
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${ACCOUNT_ID}:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: `${today}/[$LATEST]${randomBytes(16).toString('hex')}`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: unsupported,
+    fail: unsupported,
+    succeed: unsupported,
+  };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Invocation and result → response
+
+/** Runs the handler like the Node.js runtime: a returned promise, or the callback. */
+const invoke = (handler: LambdaHandler, event: APIGatewayProxyEventV2, context: Context): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (error?: unknown, result?: unknown) => {
+      if (settled) return;
+      settled = true;
+      if (error) reject(error);
+      else resolve(result);
+    };
+    try {
+      const returned = handler(event, context, settle);
+      if (returned && typeof (returned as Promise<unknown>).then === 'function') {
+        (returned as Promise<unknown>).then((r) => settle(undefined, r), settle);
+      } else if (handler.length < 3) {
+        settle(undefined, returned);
+      }
+    } catch (e) {
+      settle(e);
+    }
+  });
+
+interface HttpAnswer {
+  readonly statusCode: number;
+  readonly headers: Record<string, string | string[]>;
+  readonly body: Buffer;
+}
+
+/** Headers that frame the HTTP message; the server sets them, never the handler. */
+const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+class MalformedResultError extends Error {}
+
+/**
+ * API Gateway's reading of a payload v2 result: an object with `statusCode` is a structured
+ * result; anything else is JSON for a 200 answer. The result went through JSON in Lambda, so it
+ * does here too.
+ */
+export const toHttpAnswer = (result: unknown): HttpAnswer => {
+  const serialized = JSON.stringify(result ?? null);
+  if (Buffer.byteLength(serialized) > MAX_LAMBDA_PAYLOAD_BYTES) {
+    throw new MalformedResultError('the handler result is over the Lambda response payload quota (6 MB)');
+  }
+  const value = JSON.parse(serialized) as unknown;
+  const isStructured = typeof value === 'object' && value !== null && 'statusCode' in value;
+  if (!isStructured) {
+    return {
+      statusCode: 200,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(typeof value === 'string' ? value : serialized),
+    };
+  }
+  const r = value as Exclude<APIGatewayProxyResultV2, string>;
+  const { statusCode } = r;
+  if (
+    typeof statusCode !== 'number' ||
+    !Number.isInteger(statusCode) ||
+    statusCode < 100 ||
+    statusCode > 599
+  ) {
+    throw new MalformedResultError(`the handler returned an invalid statusCode: ${String(statusCode)}`);
+  }
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, v] of Object.entries(r.headers ?? {})) {
+    if (!HOP_BY_HOP.has(name.toLowerCase())) headers[name.toLowerCase()] = String(v);
+  }
+  if (r.cookies && r.cookies.length > 0) headers['set-cookie'] = [...r.cookies];
+  const body = r.body ?? '';
+  return { statusCode, headers, body: r.isBase64Encoded ? Buffer.from(body, 'base64') : Buffer.from(body) };
+};
+
+/** The contract's error body, for the answers this server gives itself. */
+const errorAnswer = (statusCode: number, code: string, message: string, requestId: string): HttpAnswer => ({
+  statusCode,
+  headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId },
+  body: Buffer.from(JSON.stringify({ error: { code, message, request_id: requestId } })),
+});
+
+const tooLarge = (requestId: string): HttpAnswer =>
+  errorAnswer(413, 'REQUEST_TOO_LARGE', 'The request body is too large.', requestId);
+
+const internalError = (requestId: string): HttpAnswer =>
+  errorAnswer(500, 'INTERNAL_ERROR', 'An internal error occurred.', requestId);
+
+const write = (res: ServerResponse, answer: HttpAnswer, requestId: string): void => {
+  res.writeHead(answer.statusCode, {
+    ...answer.headers,
+    'apigw-requestid': requestId,
+    'content-length': String(answer.body.length),
+  });
+  res.end(answer.body);
+};
+
+/**
+ * Reads the whole body. Past `limit` it keeps draining but stops keeping, so the client still
+ * gets the 413 answer instead of a reset connection.
+ */
+const readBody = (req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size > limit ? 'too-large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+
+export interface LocalHttpServerOptions {
+  /** @default importHandler: `functions/<resource>/handler.ts`, imported once. */
+  readonly loadHandler?: HandlerLoader;
+  /** The route table. @default functions/routes.ts */
+  readonly routes?: readonly Route[];
+  /** No per-request log lines. Handler crashes are still reported through `logError`. */
+  readonly quiet?: boolean;
+  /** @default a line on stdout */
+  readonly log?: (line: string) => void;
+  /** @default console.error */
+  readonly logError?: (message: string, error: unknown) => void;
+  /** Waited for before the first request is handled (the stack binds its port before it is ready). */
+  readonly ready?: Promise<unknown>;
+}
+
+export const createLocalHttpServer = (options: LocalHttpServerOptions = {}): Server => {
+  const route = createRouter(options.routes);
+  const load = options.loadHandler ?? importHandler;
+  const log = options.quiet
+    ? () => {}
+    : (options.log ?? ((line: string) => process.stdout.write(`${line}\n`)));
+  const logError = options.logError ?? ((message: string, error: unknown) => console.error(message, error));
+  const handlers = new Map<string, Promise<LambdaHandler>>();
+
+  const handlerFor = (resource: string): Promise<LambdaHandler> => {
+    let h = handlers.get(resource);
+    if (!h) {
+      h = load(resource);
+      // A module that failed to load (a syntax error being fixed) is tried again next request.
+      h.catch(() => handlers.delete(resource));
+      handlers.set(resource, h);
+    }
+    return h;
+  };
+
+  const answer = async (req: IncomingMessage, requestId: string): Promise<HttpAnswer> => {
+    const body = await readBody(req, MAX_REQUEST_BODY_BYTES);
+    if (body === 'too-large') return tooLarge(requestId);
+    await options.ready;
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const match = route(req.method ?? 'GET', q === -1 ? url : url.slice(0, q));
+    const event = buildEvent({ req, body, match, requestId, now: new Date() });
+    if (Buffer.byteLength(JSON.stringify(event)) > MAX_LAMBDA_PAYLOAD_BYTES) return tooLarge(requestId);
+    try {
+      const handler = await handlerFor(match.resource);
+      const result = await invoke(handler, event, createLambdaContext(match.resource));
+      return toHttpAnswer(result);
+    } catch (e) {
+      logError(`${match.routeKey}: the ${match.resource} handler failed (answered 500 INTERNAL_ERROR):`, e);
+      return internalError(requestId);
+    }
+  };
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    const started = performance.now();
+    const requestId = newApiGatewayRequestId();
+    answer(req, requestId)
+      .catch((e: unknown) => {
+        logError('local API Gateway: request failed', e);
+        return internalError(requestId);
+      })
+      .then((a) => {
+        if (res.headersSent || res.destroyed) return;
+        write(res, a, requestId);
+        // Only the path: a query string may carry anything, and headers (Authorization) never appear.
+        const path = (req.url ?? '/').split('?')[0];
+        log(`${req.method} ${path} ${a.statusCode} ${Math.round(performance.now() - started)}ms`);
+      });
+  };
+
+  const server = createServer(onRequest);
+  // curl asks before sending a large body: refuse an announced oversize body without reading it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BODY_BYTES) {
+      const requestId = newApiGatewayRequestId();
+      res.shouldKeepAlive = false;
+      write(res, tooLarge(requestId), requestId);
+      log(`${req.method} ${(req.url ?? '/').split('?')[0]} 413 0ms`);
+      return;
+    }
+    res.writeContinue();
+    onRequest(req, res);
+  });
+  return server;
+};
+
+/** Binds `server`; a taken port rejects with a message that names it. */
+export const listen = (server: Server, port: number, host: string): Promise<AddressInfo> =>
+  new Promise((resolve, reject) => {
+    const onError = (e: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      reject(
+        e.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${port} on ${host} is already in use: stop whatever uses it, or choose another PORT`,
+              {
+                cause: e,
+              },
+            )
+          : e,
+      );
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+
+/** Stops accepting, lets requests in flight finish (up to `graceMs`), then cuts what is left. */
+export const closeServer = (server: Server, graceMs = 10_000): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (!server.listening) return resolve();
+    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    timer.unref();
+    server.close((e) => {
+      clearTimeout(timer);
+      if (e) reject(e);
+      else resolve();
+    });
+    server.closeIdleConnections();
+  });
