@@ -8,7 +8,7 @@
  * stack at a time, and restarting it in the same process reuses the same DATA_DIR and emulator
  * ports (test files each get their own process from vitest, so each may use its own DATA_DIR).
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import {
@@ -177,14 +177,37 @@ const importInProcessRenderer = async (): Promise<InProcessRendererModule | unde
   }
 };
 
-const explainDynamoDbFailure = (e: unknown, dataDir: string): Error => {
-  const text = `${(e as Error)?.message ?? e} ${String((e as { cause?: unknown })?.cause ?? '')}`;
-  if (/LOCK|lock/.test(text)) {
-    return new Error(`DATA_DIR ${dataDir} is in use by another local stack (its DynamoDB store is locked)`, {
-      cause: e,
-    });
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
-  return e instanceof Error ? e : new Error(String(e));
+};
+
+/**
+ * Claims DATA_DIR for this process. dynalite's LevelDB store cannot be shared, and when it finds
+ * the store locked it fails with an uncaught error, so a second stack is refused here first.
+ */
+const lockDataDir = async (dataDir: string): Promise<() => Promise<void>> => {
+  const file = join(dataDir, 'local-stack.pid');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await writeFile(file, `${process.pid}\n`, { flag: 'wx' });
+      return () => rm(file, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    const pid = Number((await readFile(file, 'utf8').catch(() => '')).trim());
+    if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+      throw new Error(
+        `DATA_DIR ${dataDir} is in use by another local stack (pid ${pid}): stop it, or set another DATA_DIR`,
+      );
+    }
+    await rm(file, { force: true }); // left behind by a stack that did not shut down
+  }
+  throw new Error(`cannot claim DATA_DIR ${dataDir}`);
 };
 
 export const startLocalStack = async (options: LocalStackOptions = {}): Promise<LocalStack> => {
@@ -227,6 +250,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     closeApi = () => closeServer(api);
 
     await mkdir(dataDir, { recursive: true });
+    cleanups.push(await lockDataDir(dataDir));
     const issuer = await loadOrCreateIssuer(dataDir);
 
     const dynamo = dynalite({
@@ -260,8 +284,6 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     });
     try {
       await ensureTable(setup, LOCAL_TABLE_NAME, dataDir);
-    } catch (e) {
-      throw explainDynamoDbFailure(e, dataDir);
     } finally {
       setup.destroy();
     }

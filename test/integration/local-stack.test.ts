@@ -185,6 +185,35 @@ describe('local stack', () => {
     }
   });
 
+  it('bin/local.ts fails fast, with a clear message, when PORT or DATA_DIR is taken', async () => {
+    const start = (env: Record<string, string>) =>
+      promisify(execFile)(TSX, ['bin/local.ts'], {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+        timeout: 30_000,
+      }).then(
+        () => ({ code: 0, stderr: '' }),
+        (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+      );
+    const port = new URL(local.stack.baseUrl).port;
+    const other = await createTempDataDir();
+    try {
+      const portTaken = await start({ PORT: port, DATA_DIR: other });
+      expect(portTaken.code).toBe(1);
+      expect(portTaken.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+      const dirTaken = await start({ PORT: '0', DATA_DIR: dataDir });
+      expect(dirTaken.code).toBe(1);
+      expect(dirTaken.stderr).toContain(
+        `DATA_DIR ${dataDir} is in use by another local stack (pid ${process.pid})`,
+      );
+      const badPort = await start({ PORT: 'http', DATA_DIR: other });
+      expect(badPort.code).toBe(1);
+      expect(badPort.stderr).toContain('PORT must be an integer');
+    } finally {
+      await rm(other, { recursive: true, force: true });
+    }
+  });
+
   it('answers an unknown path with 404 NOT_FOUND in the contract error body', async () => {
     const res = await local.api('/v1/nothing-here');
     expect(res.status).toBe(404);
