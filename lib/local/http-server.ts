@@ -378,8 +378,8 @@ const write = (res: ServerResponse, answer: HttpAnswer, requestId: string): void
  * Reads the whole body. Past `limit` it keeps draining but stops keeping, so the client still
  * gets the 413 answer instead of a reset connection.
  */
-const readBody = (req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> =>
-  new Promise((resolve, reject) => {
+const readBody = (req: IncomingMessage, limit: number): Promise<Buffer | 'too-large' | 'aborted'> =>
+  new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
@@ -387,7 +387,11 @@ const readBody = (req: IncomingMessage, limit: number): Promise<Buffer | 'too-la
       if (size <= limit) chunks.push(chunk);
     });
     req.on('end', () => resolve(size > limit ? 'too-large' : Buffer.concat(chunks)));
-    req.on('error', reject);
+    // The client went away before sending everything: there is no one to answer.
+    req.on('error', () => resolve('aborted'));
+    req.on('close', () => {
+      if (!req.complete) resolve('aborted');
+    });
   });
 
 export interface LocalHttpServerOptions {
@@ -425,8 +429,9 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions = {}): Ser
     return h;
   };
 
-  const answer = async (req: IncomingMessage, requestId: string): Promise<HttpAnswer> => {
+  const answer = async (req: IncomingMessage, requestId: string): Promise<HttpAnswer | undefined> => {
     const body = await readBody(req, MAX_REQUEST_BODY_BYTES);
+    if (body === 'aborted') return undefined;
     if (body === 'too-large') return tooLarge(requestId);
     await options.ready;
     const url = req.url ?? '/';
@@ -453,7 +458,7 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions = {}): Ser
         return internalError(requestId);
       })
       .then((a) => {
-        if (res.headersSent || res.destroyed) return;
+        if (!a || res.headersSent || res.destroyed) return;
         write(res, a, requestId);
         // Only the path: a query string may carry anything, and headers (Authorization) never appear.
         const path = (req.url ?? '/').split('?')[0];

@@ -566,6 +566,24 @@ describe('local API Gateway', () => {
     expect(JSON.parse(res.body).error.code).toBe('REQUEST_TOO_LARGE');
   });
 
+  it('keeps serving after a client goes away in the middle of its body', async () => {
+    await new Promise<void>((resolve) => {
+      const req = httpRequest({
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/things/1/parts/2',
+        headers: { 'content-length': 1000, 'content-type': 'text/plain' },
+      });
+      req.on('error', () => resolve());
+      req.write('only part of it', () => {
+        req.destroy();
+        resolve();
+      });
+    });
+    expect((await rawRequest(port, { path: '/v1/templates/1' })).status).toBe(200);
+  });
+
   it('passes a 5 MB body through, and refuses one whose event is over the 6 MB Lambda payload quota', async () => {
     const send = (bytes: number) =>
       rawRequest(port, {
