@@ -159,8 +159,26 @@ export const readApiConfig = (): ApiConfig => ({
 export interface RendererConfig {
   /** A system Chrome/Chromium to use instead of @sparticuz/chromium (machines where it cannot run). */
   readonly chromeExecutablePath: string | undefined;
+  /**
+   * `RENDERER_EGRESS_ALLOW_HOSTS`: comma-separated `host:port` pairs that pages may reach although
+   * they are not public addresses. Tests and local fixtures only; never set in the cloud.
+   */
+  readonly egressAllowHosts: readonly string[];
 }
+
+const hostPorts = (name: string): string[] => {
+  const v = env(name);
+  if (v === undefined) return [];
+  return v.split(',').map((item) => {
+    const hostPort = item.trim().toLowerCase();
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/.test(hostPort)) {
+      throw new ConfigError(name, `must be comma-separated host:port pairs, got "${item.trim()}"`);
+    }
+    return hostPort;
+  });
+};
 
 export const readRendererConfig = (): RendererConfig => ({
   chromeExecutablePath: env('CHROME_EXECUTABLE_PATH'),
+  egressAllowHosts: hostPorts('RENDERER_EGRESS_ALLOW_HOSTS'),
 });

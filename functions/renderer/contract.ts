@@ -15,7 +15,12 @@ export interface RenderRequest {
     readonly landscape: boolean;
     readonly printBackground: boolean;
     /** Inches. */
-    readonly margins: { readonly top: number; readonly right: number; readonly bottom: number; readonly left: number };
+    readonly margins: {
+      readonly top: number;
+      readonly right: number;
+      readonly bottom: number;
+      readonly left: number;
+    };
   };
   readonly pageLoad: {
     readonly waitUntil: WaitUntil;

@@ -1,0 +1,217 @@
+/**
+ * One render: finished HTML in a fresh browser context → PDF → PUT to the presigned URL.
+ * Never throws; every outcome is a RenderResult whose message is safe to show the caller.
+ */
+import { type HTTPRequest, type Page, TimeoutError } from 'puppeteer-core';
+import { closeSession, egressPolicy, openSession, type RenderSession } from './browser.js';
+import type { RenderFailureCode, RenderRequest, RenderResult } from './contract.js';
+import { countPdfPages } from './pdf-pages.js';
+
+/** The PUT is not part of the render budget; S3 takes a 50 MiB body well within this. */
+const UPLOAD_TIMEOUT_MS = 60_000;
+
+const fail = (code: RenderFailureCode, message: string): RenderResult => ({ ok: false, code, message });
+
+const MiB = 1024 * 1024;
+const size = (bytes: number): string =>
+  bytes >= MiB ? `${(bytes / MiB).toFixed(1).replace(/\.0$/, '')} MiB` : `${bytes} bytes`;
+
+type Stage = 'load' | 'selector' | 'print';
+
+/** A wait that ran past the render's deadline. */
+class StageTimeoutError extends Error {
+  constructor(readonly stage: Stage) {
+    super(`render stage ${stage} timed out`);
+    this.name = 'StageTimeoutError';
+  }
+}
+
+const noop = (): void => {};
+
+/**
+ * Waits for `promise` until `deadline` (performance.now() time). Puppeteer's own timeouts do
+ * not cover everything: setContent's document.write never returns while a page script spins,
+ * so the deadline is enforced here too. A promise left behind is kept from rejecting unhandled.
+ */
+const until = async <T>(promise: Promise<T>, deadline: number, stage: Stage): Promise<T> => {
+  promise.catch(noop);
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StageTimeoutError(stage)), Math.max(0, deadline - performance.now()));
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } catch (e) {
+    throw e instanceof TimeoutError ? new StageTimeoutError(stage) : e;
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+const quote = (selector: string): string =>
+  JSON.stringify(selector.length > 100 ? `${selector.slice(0, 100)}…` : selector);
+
+const timeoutMessage = (stage: Stage, request: RenderRequest): string => {
+  const { waitUntil, timeoutMs, waitForSelector } = request.pageLoad;
+  switch (stage) {
+    case 'load':
+      return `The page did not reach "${waitUntil}" within ${timeoutMs} ms.`;
+    case 'selector':
+      return `The selector ${quote(waitForSelector ?? '')} did not appear within ${timeoutMs} ms.`;
+    case 'print':
+      return `Printing the PDF did not finish within ${timeoutMs} ms.`;
+  }
+};
+
+/** Every request of the page goes through the egress policy; the content never navigates away. */
+const guardRequests = async (page: Page): Promise<void> => {
+  await page.setRequestInterception(true);
+  page.on('request', (request: HTTPRequest) => {
+    if (request.isInterceptResolutionHandled()) return;
+    // The document is the HTML we were given: a navigation of the main frame (location = …,
+    // meta refresh, form submit) would replace it. 'aborted' cancels it without an error page.
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) {
+      request.abort('aborted').catch(noop);
+      return;
+    }
+    void egressPolicy
+      .isRequestAllowed(request.url())
+      .then((allowed) => (allowed ? request.continue() : request.abort('blockedbyclient')))
+      .catch(noop); // the page closed meanwhile
+  });
+  page.on('dialog', (dialog) => {
+    dialog.dismiss().catch(noop);
+  });
+};
+
+type Printed = { readonly pdf: Uint8Array; readonly renderDurationMs: number } | RenderResult;
+
+const loadAndPrint = async (page: Page, request: RenderRequest): Promise<Printed> => {
+  const { html, pdf: options, pageLoad, limits } = request;
+  await guardRequests(page);
+
+  const started = performance.now();
+  const deadline = started + pageLoad.timeoutMs;
+  const remaining = (): number => Math.max(1, Math.round(deadline - performance.now()));
+
+  await until(
+    page.setContent(html, { waitUntil: pageLoad.waitUntil, timeout: remaining() }),
+    deadline,
+    'load',
+  );
+  if (pageLoad.waitForSelector !== null) {
+    await until(
+      page.waitForSelector(pageLoad.waitForSelector, { timeout: remaining() }),
+      deadline,
+      'selector',
+    );
+  }
+  const inches = (n: number): string => `${n}in`;
+  const stream = await until(
+    page.createPDFStream({
+      format: options.format,
+      landscape: options.landscape,
+      printBackground: options.printBackground,
+      margin: {
+        top: inches(options.margins.top),
+        right: inches(options.margins.right),
+        bottom: inches(options.margins.bottom),
+        left: inches(options.margins.left),
+      },
+      preferCSSPageSize: false,
+      timeout: remaining(),
+    }),
+    deadline,
+    'print',
+  );
+
+  // Read the PDF as Chromium streams it, and stop as soon as it is over the limit.
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await until(reader.read(), deadline, 'print');
+    if (done) break;
+    total += value.byteLength;
+    if (total > limits.maxPdfBytes) {
+      reader.cancel().catch(noop);
+      return fail('PDF_TOO_LARGE', `The PDF is larger than the limit of ${size(limits.maxPdfBytes)}.`);
+    }
+    chunks.push(value);
+  }
+  const pdf = chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, total);
+  return { pdf, renderDurationMs: Math.round(performance.now() - started) };
+};
+
+const upload = async (
+  pdf: Uint8Array,
+  target: RenderRequest['upload'],
+): Promise<RenderResult | undefined> => {
+  let status: number;
+  try {
+    const response = await fetch(target.url, {
+      method: 'PUT',
+      headers: { ...target.headers },
+      body: pdf,
+      signal: AbortSignal.timeout(UPLOAD_TIMEOUT_MS),
+    });
+    status = response.status;
+    await response.body?.cancel();
+  } catch {
+    return fail('PDF_STORAGE_FAILED', 'Storing the PDF failed: the storage service could not be reached.');
+  }
+  if (status < 200 || status > 299) {
+    return fail('PDF_STORAGE_FAILED', `Storing the PDF failed: the storage service answered HTTP ${status}.`);
+  }
+  return undefined;
+};
+
+const describeError = (e: unknown): Record<string, string> =>
+  e instanceof Error ? { name: e.name, message: e.message } : { message: String(e) };
+
+export const render = async (request: RenderRequest): Promise<RenderResult> => {
+  let session: RenderSession;
+  try {
+    session = await openSession();
+  } catch (e) {
+    console.error(
+      JSON.stringify({ level: 'ERROR', component: 'renderer', event: 'open-failed', ...describeError(e) }),
+    );
+    return fail('PDF_RENDERING_FAILED', 'The renderer could not open a page. Try again.');
+  }
+
+  let printed: Printed;
+  try {
+    printed = await loadAndPrint(session.page, request);
+  } catch (e) {
+    if (e instanceof StageTimeoutError) {
+      printed = fail('PDF_RENDERING_TIMEOUT', timeoutMessage(e.stage, request));
+    } else {
+      // Chromium's messages carry protocol details and internal addresses: logged, not shown.
+      console.error(
+        JSON.stringify({
+          level: 'ERROR',
+          component: 'renderer',
+          event: 'render-failed',
+          ...describeError(e),
+        }),
+      );
+      printed = fail('PDF_RENDERING_FAILED', 'Chromium failed while rendering the page.');
+    }
+  } finally {
+    await closeSession(session);
+  }
+  if ('ok' in printed) return printed;
+
+  const { pdf, renderDurationMs } = printed;
+  const pageCount = countPdfPages(pdf);
+  if (pageCount > request.limits.maxPages) {
+    return fail(
+      'PDF_TOO_MANY_PAGES',
+      `The PDF has ${pageCount} pages; the limit is ${request.limits.maxPages}.`,
+    );
+  }
+  const stored = await upload(pdf, request.upload);
+  if (stored) return stored;
+  return { ok: true, fileSizeBytes: pdf.byteLength, pageCount, renderDurationMs };
+};
