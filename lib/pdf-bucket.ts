@@ -1,0 +1,73 @@
+/**
+ * The bucket for rendered PDFs: private, encrypted, TLS only, and emptied of PDFs after the
+ * retention period. No CORS: browsers only ever navigate to presigned GET URLs (a plain
+ * download, not a cross-origin fetch), and the PUT comes from the renderer Lambda, not a browser.
+ */
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+
+/** Object keys are `pdf/<accountId>/<jobId>.pdf`. */
+export const PDF_KEY_PREFIX = 'pdf/';
+
+export interface PdfBucketProps {
+  /** Days after which a PDF is deleted; its job then shows `download_url: null`. */
+  readonly pdfRetentionDays: number;
+  /**
+   * Keep the bucket and its PDFs when the stack is deleted.
+   * @default true. When false, stack deletion empties and deletes the bucket.
+   */
+  readonly retainOnDelete?: boolean;
+}
+
+export class PdfBucket extends Construct {
+  readonly bucket: Bucket;
+
+  constructor(scope: Construct, id: string, props: PdfBucketProps) {
+    super(scope, id);
+    const retain = props.retainOnDelete ?? true;
+    this.bucket = new Bucket(this, 'Bucket', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      lifecycleRules: [
+        {
+          id: 'expire-pdfs',
+          prefix: PDF_KEY_PREFIX,
+          expiration: Duration.days(props.pdfRetentionDays),
+        },
+        // A renderer that dies mid-upload must not leave invisible parts that are billed forever.
+        { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      removalPolicy: retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      autoDeleteObjects: !retain,
+    });
+    Validations.of(this.bucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        'Objects are only reached through presigned URLs that the API issues per authenticated request, ' +
+        'and the API logs every issue; S3 server access logs would need a second bucket that holds ' +
+        'the same information. Accounts that want object-level audit enable CloudTrail data events.',
+    });
+  }
+
+  get bucketName(): string {
+    return this.bucket.bucketName;
+  }
+
+  /**
+   * s3:GetObject and s3:PutObject on PDF keys only: exactly what signing a download URL and an
+   * upload URL needs. (Bucket.grantRead/grantPut would add bucket listing and object ACL,
+   * retention and tagging rights that nothing here uses.)
+   */
+  grantPresignPdfObjects(grantee: IGrantable): Grant {
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['s3:GetObject', 's3:PutObject'],
+      resourceArns: [this.bucket.arnForObjects(`${PDF_KEY_PREFIX}*`)],
+    });
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The renderer: Chromium (from its layer) turning finished HTML into a PDF that it PUTs to a
+ * presigned URL. It is handed everything it needs in the invoke payload, so its role grants
+ * nothing but writing its own logs: no S3, no DynamoDB, no X-Ray.
+ */
+import { Duration, type RemovalPolicy, Size } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Tracing } from 'aws-cdk-lib/aws-lambda';
+import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Construct } from 'constructs';
+import { ChromiumLayer } from './chromium-layer.js';
+import { handlerEntry, PROJECT_ROOT, SERVICE_RUNTIME, ServiceFunction } from './service-function.js';
+
+export interface RendererFunctionProps {
+  /** The renderer's Lambda timeout: the render budget plus its own start and upload. */
+  readonly timeoutSeconds: number;
+  /**
+   * @default 2048 MiB. Chromium runs a browser, a renderer and a GPU (SwiftShader) process, about
+   * 400 MiB before any page; a page of up to 10 MiB of HTML lays out into a DOM many times that,
+   * and the PDF (up to 50 MiB) is held in memory while it streams out of Chromium and up to S3.
+   * CPU grows with memory: 1,769 MiB buys one full vCPU, so 2,048 MiB gives the browser process
+   * some of a second core while the renderer process lays out and prints. Below ~1,600 MiB
+   * large pages run out of memory or time; above it cost grows faster than render time falls.
+   */
+  readonly memorySizeMiB?: number;
+  /** Where the error and throttle alarms notify. @default none (alarms show in the console) */
+  readonly alarmActions?: readonly IAlarmAction[];
+  /** @default RemovalPolicy.RETAIN */
+  readonly logRemovalPolicy?: RemovalPolicy;
+}
+
+export class RendererFunction extends Construct {
+  readonly function: ServiceFunction;
+  readonly layer: ChromiumLayer;
+  readonly errorsAlarm: Alarm;
+  readonly throttlesAlarm: Alarm;
+
+  constructor(scope: Construct, id: string, props: RendererFunctionProps) {
+    super(scope, id);
+    this.layer = new ChromiumLayer(this, 'ChromiumLayer', {
+      projectRoot: PROJECT_ROOT,
+      runtime: SERVICE_RUNTIME,
+    });
+    this.function = new ServiceFunction(this, 'Function', {
+      resource: 'renderer',
+      description: 'Renders HTML to PDF with Chromium and uploads it to a presigned URL',
+      memorySizeMiB: props.memorySizeMiB ?? 2048,
+      timeout: Duration.seconds(props.timeoutSeconds),
+      // @sparticuz/chromium's npm package carries the x86_64 build only.
+      architecture: ChromiumLayer.ARCHITECTURE,
+      layers: [this.layer],
+      // Chromium inflates itself, its libraries and fonts into /tmp (~200 MB) and keeps a
+      // profile there; the default 512 MiB leaves too little room for a large PDF beside them.
+      ephemeralStorageSize: Size.mebibytes(1024),
+      // CommonJS, because Lambda serves layer packages through NODE_PATH (/opt/nodejs/node_modules),
+      // which `require` honours. The layer's packages stay out of the bundle (see externalsFor);
+      // puppeteer-core is bundled, tree-shaken, with the handler: a few MB of JavaScript instead of
+      // its ~40 MB install in the layer.
+      format: OutputFormat.CJS,
+      externalModules: this.layer.externalsFor(handlerEntry('renderer')),
+      // X-Ray would add xray:* to the role; the renderer's role is logs only, and the pdf
+      // function's trace already times the invoke.
+      tracing: Tracing.DISABLED,
+      logRemovalPolicy: props.logRemovalPolicy,
+    });
+
+    const period = Duration.minutes(5);
+    this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {
+      alarmDescription:
+        'The renderer crashed, ran out of memory or timed out (a render that fails cleanly is not an error)',
+      metric: this.function.metricErrors({ period }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    this.throttlesAlarm = new Alarm(this, 'ThrottlesAlarm', {
+      alarmDescription:
+        'Render requests were throttled: raise the account concurrency limit or the plans are too generous',
+      metric: this.function.metricThrottles({ period }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    for (const action of props.alarmActions ?? []) {
+      this.errorsAlarm.addAlarmAction(action);
+      this.throttlesAlarm.addAlarmAction(action);
+    }
+  }
+}

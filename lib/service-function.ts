@@ -1,0 +1,181 @@
+/**
+ * The one place that holds the defaults of every Lambda in the service: runtime, architecture,
+ * memory, timeout, logs, tracing, bundling and base environment. A function is named by its
+ * folder under functions/; each `bind*` method sets the environment variable the handler reads
+ * together with the IAM grant it needs, so the two cannot drift apart.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Duration, RemovalPolicy, type Size } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, type IFunction, type ILayerVersion, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import type { PdfBucket } from './pdf-bucket.js';
+import type { UserPoolIds } from './user-pool.js';
+
+/** The repository root: functions/, package-lock.json and node_modules live here. */
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The handler module of a resource: `functions/<resource>/handler.ts`, exporting `handler`. */
+export const handlerEntry = (resource: string): string =>
+  join(PROJECT_ROOT, 'functions', resource, 'handler.ts');
+
+/**
+ * The newest Node.js runtime Lambda offers (cdk-nag AwsSolutions-L1 holds us to it). Handlers
+ * are plain async functions, so a runtime upgrade is this one line.
+ */
+export const SERVICE_RUNTIME = Runtime.NODEJS_24_X;
+
+/**
+ * Lets bundled CommonJS dependencies call `require` for Node built-ins from inside an ES module
+ * bundle; esbuild's generated `__require` shim looks for exactly this binding.
+ */
+const ESM_REQUIRE_BANNER =
+  "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
+
+export interface ServiceFunctionProps {
+  /** The folder under functions/ whose handler.ts (exporting `handler`) this function runs. */
+  readonly resource: string;
+  readonly description?: string;
+  /**
+   * Memory in MiB; Lambda allots CPU in proportion to it.
+   * @default 1024: JWT verification, HMAC digests, JSON parsing of bodies up to 6 MiB and
+   * Nunjucks templating of up to 10 MiB of HTML are CPU-bound, and one vCPU arrives at 1,769 MiB
+   */
+  readonly memorySizeMiB?: number;
+  /**
+   * @default 10 seconds: an API call that is not a render does a few DynamoDB and S3 calls
+   */
+  readonly timeout?: Duration;
+  /**
+   * @default ARM_64 (Graviton: cheaper per ms; the bundles are plain JavaScript)
+   */
+  readonly architecture?: Architecture;
+  /**
+   * @default Tracing.ACTIVE (X-Ray; this adds xray:PutTraceSegments to the role)
+   */
+  readonly tracing?: Tracing;
+  /** @default one month */
+  readonly logRetention?: RetentionDays;
+  /** @default no layers */
+  readonly layers?: ILayerVersion[];
+  /** @default 512 MiB, Lambda's default */
+  readonly ephemeralStorageSize?: Size;
+  /**
+   * Module format of the bundle.
+   * @default OutputFormat.ESM (index.mjs), so handlers may use top-level await
+   */
+  readonly format?: OutputFormat;
+  /**
+   * Packages left out of the bundle and resolved at run time, from a layer.
+   * @default none: everything is bundled, the AWS SDK included, so what runs in the cloud is
+   * exactly what the tests ran (not whichever SDK version the runtime carries that day)
+   */
+  readonly externalModules?: string[];
+  /**
+   * Removal policy of the function's log group.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly logRemovalPolicy?: RemovalPolicy;
+}
+
+export class ServiceFunction extends NodejsFunction {
+  /** The folder under functions/ this function runs. */
+  readonly resourceName: string;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    // The role and log group are created first so the role can be limited to this log group,
+    // instead of AWSLambdaBasicExecutionRole's logs:* on every log group in the account.
+    const logGroup = new LogGroup(scope, `${id}LogGroup`, {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
+    });
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runs the ${props.resource} function`,
+    });
+    const format = props.format ?? OutputFormat.ESM;
+    super(scope, id, {
+      description: props.description,
+      entry: handlerEntry(props.resource),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),
+      runtime: SERVICE_RUNTIME,
+      architecture: props.architecture ?? Architecture.ARM_64,
+      memorySize: props.memorySizeMiB ?? 1024,
+      timeout: props.timeout ?? Duration.seconds(10),
+      tracing: props.tracing ?? Tracing.ACTIVE,
+      ephemeralStorageSize: props.ephemeralStorageSize,
+      layers: props.layers,
+      role,
+      logGroup,
+      environment: {
+        // Stack traces point into functions/*.ts rather than into the minified bundle.
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        // Local esbuild only: synth must work without Docker and without the network.
+        forceDockerBundling: false,
+        format,
+        banner: format === OutputFormat.ESM ? ESM_REQUIRE_BANNER : undefined,
+        mainFields: format === OutputFormat.ESM ? ['module', 'main'] : ['main', 'module'],
+        externalModules: props.externalModules ?? [],
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+      },
+    });
+    this.resourceName = props.resource;
+    logGroup.grantWrite(role);
+  }
+
+  /** TABLE_NAME, and read/write access to the table's items and indexes. */
+  bindTable(table: ITable): this {
+    this.addEnvironment('TABLE_NAME', table.tableName);
+    table.grantReadWriteData(this);
+    return this;
+  }
+
+  /**
+   * BUCKET_NAME; with `presign`, the right to sign S3 GET and PUT URLs for PDFs (the renderer
+   * uploads through the PUT URL; callers download through the GET URL). Every API function
+   * needs the name (its configuration requires it), only the pdf function needs the access.
+   */
+  bindPdfBucket(bucket: PdfBucket, access: 'presign' | 'nameOnly'): this {
+    this.addEnvironment('BUCKET_NAME', bucket.bucketName);
+    if (access === 'presign') bucket.grantPresignPdfObjects(this);
+    return this;
+  }
+
+  /** RENDERER_FUNCTION_NAME, and the right to invoke that function and nothing else. */
+  bindRenderer(renderer: IFunction): this {
+    this.addEnvironment('RENDERER_FUNCTION_NAME', renderer.functionName);
+    renderer.grantInvoke(this);
+    return this;
+  }
+
+  /** API_KEY_SECRET_ID, and the right to read that one secret (the API-key HMAC key). */
+  bindApiKeySecret(secret: ISecret): this {
+    this.addEnvironment('API_KEY_SECRET_ID', secret.secretArn);
+    secret.grantRead(this);
+    return this;
+  }
+
+  /** COGNITO_USER_POOL_ID and COGNITO_CLIENT_ID: session tokens are verified against the pool's public keys. */
+  bindUserPool(userPool: UserPoolIds): this {
+    this.addEnvironment('COGNITO_USER_POOL_ID', userPool.userPoolId);
+    this.addEnvironment('COGNITO_CLIENT_ID', userPool.userPoolClientId);
+    return this;
+  }
+
+  /** Plain settings: values without an IAM side. */
+  addEnvironmentVariables(variables: Readonly<Record<string, string>>): this {
+    for (const [name, value] of Object.entries(variables)) this.addEnvironment(name, value);
+    return this;
+  }
+}
