@@ -78,6 +78,8 @@ export class ServiceUserPool extends Construct implements UserPoolIds {
     const client = pool.addClient('AppClient', {
       // A public client (browser apps, CLIs): no secret, which they could not keep anyway.
       generateSecret: false,
+      // No hosted UI or OAuth redirects: tokens come from InitiateAuth (SRP, or the admin flow).
+      disableOAuth: true,
       // SRP for apps; ADMIN_USER_PASSWORD_AUTH lets an operator with IAM credentials get a
       // first token from the CLI (docs/deploy.md). No plain USER_PASSWORD_AUTH.
       authFlows: { userSrp: true, adminUserPassword: true },

@@ -1,0 +1,63 @@
+/**
+ * The stack's props from CDK context: cdk.json's `context` or `cdk deploy -c key=value`. Values
+ * from cdk.json arrive as JSON already; `-c` values arrive as strings and are parsed as JSON when
+ * they are JSON (`-c renderBudgetMs=20000`, `-c plans='{"free":{…}}'`), kept as strings otherwise.
+ */
+import type { Node } from 'constructs';
+import type { PdfServiceStackProps } from './service-stack.js';
+
+export class ContextError extends Error {
+  constructor(key: string, problem: string) {
+    super(`context ${key}: ${problem}`);
+    this.name = 'ContextError';
+  }
+}
+
+const read = (node: Node, key: string): unknown => {
+  const value: unknown = node.tryGetContext(key);
+  if (typeof value !== 'string') return value;
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+};
+
+const typed = <T>(
+  node: Node,
+  key: string,
+  type: 'number' | 'boolean' | 'string' | 'object',
+): T | undefined => {
+  const value = read(node, key);
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== type || (type === 'object' && Array.isArray(value))) {
+    throw new ContextError(
+      key,
+      `must be ${type === 'object' ? 'a JSON object' : `a ${type}`}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value as T;
+};
+
+export const stackNameFromContext = (node: Node): string =>
+  typed<string>(node, 'stackName', 'string') ?? 'PdfRenderService';
+
+export const stackPropsFromContext = (node: Node): PdfServiceStackProps => {
+  const userPoolId = typed<string>(node, 'existingUserPoolId', 'string');
+  const userPoolClientId = typed<string>(node, 'existingUserPoolClientId', 'string');
+  if ((userPoolId === undefined) !== (userPoolClientId === undefined)) {
+    throw new ContextError('existingUserPoolId', 'and existingUserPoolClientId must be given together');
+  }
+  return {
+    plans: typed(node, 'plans', 'object'),
+    limits: typed(node, 'limits', 'object'),
+    renderBudgetMs: typed(node, 'renderBudgetMs', 'number'),
+    downloadUrlTtlSeconds: typed(node, 'downloadUrlTtlSeconds', 'number'),
+    pdfRetentionDays: typed(node, 'pdfRetentionDays', 'number'),
+    retainData: typed(node, 'retainData', 'boolean'),
+    rendererMemorySizeMiB: typed(node, 'rendererMemorySizeMiB', 'number'),
+    alarmTopicArn: typed(node, 'alarmTopicArn', 'string'),
+    apiThrottle: typed(node, 'apiThrottle', 'object'),
+    existingUserPool: userPoolId && userPoolClientId ? { userPoolId, userPoolClientId } : undefined,
+  };
+};

@@ -1,0 +1,73 @@
+/**
+ * Synthesizes the service stack the way `cdk synth` does: cdk.json's feature flags, the stack
+ * props, and cdk-nag's AwsSolutions pack. Template tests skip bundling (fast, no esbuild runs);
+ * the bundle smoke test bundles for real into its own output directory.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { PROJECT_ROOT } from '../../lib/service-function.js';
+import { PdfServiceStack, type PdfServiceStackProps } from '../../lib/service-stack.js';
+
+export interface SynthOptions {
+  readonly props?: PdfServiceStackProps;
+  /** Run esbuild and build the layer (slow: seconds, ~70 MB in outdir). @default false */
+  readonly bundle?: boolean;
+  /** @default a temporary directory chosen by the CDK */
+  readonly outdir?: string;
+}
+
+export interface NagFinding {
+  readonly rule: string;
+  readonly severity: string;
+  readonly paths: readonly string[];
+}
+
+export interface Synthesized {
+  readonly stack: PdfServiceStack;
+  readonly template: Template;
+  readonly assembly: CloudAssembly;
+  /** Unacknowledged cdk-nag AwsSolutions findings, errors and warnings alike. */
+  readonly nagFindings: readonly NagFinding[];
+  /** The template's logical id of a construct (or of its default child), looked up, not hard-coded. */
+  logicalId(construct: IConstruct): string;
+}
+
+const cdkJsonContext = (): Record<string, unknown> =>
+  (JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> })
+    .context;
+
+export const synthServiceStack = (options: SynthOptions = {}): Synthesized => {
+  const app = new App({
+    outdir: options.outdir,
+    context: {
+      ...cdkJsonContext(),
+      // An empty list means no stack is bundled: NodejsFunction and the layer skip their builds.
+      ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
+    },
+  });
+  const stack = new PdfServiceStack(app, 'PdfRenderServiceTest', {
+    env: { account: '123456789012', region: 'eu-west-1' },
+    ...options.props,
+  });
+  const nag = new AwsSolutionsChecks(app).validateScope(app);
+  const assembly = app.synth();
+  return {
+    stack,
+    template: Template.fromStack(stack),
+    assembly,
+    nagFindings: nag.violations.map((v) => ({
+      rule: v.ruleName,
+      severity: v.severity ?? 'error',
+      paths: v.violatingResources.map((r) => r.constructPath ?? '?'),
+    })),
+    logicalId: (construct) => {
+      const element = (construct.node.defaultChild ?? construct) as CfnElement;
+      return Stack.of(construct).resolve(element.logicalId) as string;
+    },
+  };
+};

@@ -1,0 +1,374 @@
+/**
+ * The synthesized CloudFormation template, asserted with `Match` on properties (logical ids are
+ * looked up from the constructs, never written down). Bundling is skipped: these tests are about
+ * the template; test/integration/bundle-smoke.test.ts runs the bundles.
+ */
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { apiResources, routeKey, routes } from '../../functions/routes.js';
+import { tableSchema } from '../../functions/table.js';
+import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is inspected by the assertions
+type Json = any;
+
+const resourcesOf = (s: Synthesized, type: string): Record<string, Json> => s.template.findResources(type);
+
+/** Every IAM statement attached to a role, from inline and standalone policies. */
+const statementsOfRole = (s: Synthesized, roleId: string): Json[] => {
+  const attached = Object.values(resourcesOf(s, 'AWS::IAM::Policy')).filter((p) =>
+    (p.Properties.Roles as Json[]).some((r) => r.Ref === roleId),
+  );
+  const inline = resourcesOf(s, 'AWS::IAM::Role')[roleId]?.Properties.Policies ?? [];
+  return [...attached, ...inline.map((p: Json) => ({ Properties: p }))].flatMap(
+    (p) => p.Properties.PolicyDocument.Statement,
+  );
+};
+
+const actionsOf = (statement: Json): string[] => [statement.Action].flat();
+
+describe('the default stack', () => {
+  let s: Synthesized;
+  let functions: Record<string, Json>;
+  const fnId = (resource: string) => s.logicalId(s.stack.api.functions.get(resource) as never);
+  const rendererId = () => s.logicalId(s.stack.renderer.function);
+
+  beforeAll(() => {
+    s = synthServiceStack();
+    functions = resourcesOf(s, 'AWS::Lambda::Function');
+  });
+
+  it('has one route per route table entry, plus $default, and nothing else', () => {
+    const deployed = Object.values(resourcesOf(s, 'AWS::ApiGatewayV2::Route')).map(
+      (r) => r.Properties.RouteKey,
+    );
+    expect(deployed.sort()).toEqual([...routes.map(routeKey), '$default'].sort());
+  });
+
+  it('sends each route to the Lambda of its resource, and $default to the fallback', () => {
+    const integrations = resourcesOf(s, 'AWS::ApiGatewayV2::Integration');
+    const targetFunction = (route: Json): string => {
+      const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref;
+      return integrations[integrationId].Properties.IntegrationUri['Fn::GetAtt'][0];
+    };
+    for (const route of Object.values(resourcesOf(s, 'AWS::ApiGatewayV2::Route'))) {
+      const key = route.Properties.RouteKey;
+      const resource = key === '$default' ? 'fallback' : routes.find((r) => routeKey(r) === key)?.resource;
+      expect(targetFunction(route), key).toBe(fnId(resource as string));
+    }
+    for (const integration of Object.values(integrations)) {
+      expect(integration.Properties).toMatchObject({
+        IntegrationType: 'AWS_PROXY',
+        PayloadFormatVersion: '2.0',
+      });
+    }
+  });
+
+  it('has one Lambda per API resource, the fallback and the renderer, all on Node.js 22 or newer', () => {
+    expect(Object.keys(functions).sort()).toEqual(
+      [...apiResources(), 'fallback'].map(fnId).concat(rendererId()).sort(),
+    );
+    for (const fn of Object.values(functions)) {
+      expect(Number(/^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime)?.[1])).toBeGreaterThanOrEqual(22);
+    }
+  });
+
+  it('gives only the renderer a layer: the Chromium layer, on x86_64', () => {
+    const layered = Object.entries(functions).filter(([, fn]) => fn.Properties.Layers !== undefined);
+    expect(layered.map(([id]) => id)).toEqual([rendererId()]);
+    const [layerId] = Object.keys(resourcesOf(s, 'AWS::Lambda::LayerVersion'));
+    expect(layered[0]?.[1].Properties).toMatchObject({
+      Layers: [{ Ref: layerId }],
+      Architectures: ['x86_64'],
+      MemorySize: 2048,
+      Timeout: 28,
+    });
+    s.template.hasResourceProperties('AWS::Lambda::LayerVersion', {
+      CompatibleArchitectures: ['x86_64'],
+      CompatibleRuntimes: [functions[rendererId()].Properties.Runtime],
+      Description: Match.stringLikeRegexp('^@sparticuz/chromium 143\\.0\\.4 for puppeteer-core 24\\.35\\.0$'),
+    });
+  });
+
+  it("grants the renderer's role nothing but writing its own logs", () => {
+    const roleId = functions[rendererId()].Properties.Role['Fn::GetAtt'][0];
+    const logGroupId = functions[rendererId()].Properties.LoggingConfig.LogGroup.Ref;
+    expect(resourcesOf(s, 'AWS::IAM::Role')[roleId].Properties.ManagedPolicyArns).toBeUndefined();
+    const statements = statementsOfRole(s, roleId);
+    expect(statements).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
+      },
+    ]);
+    expect(functions[rendererId()].Properties.TracingConfig).toBeUndefined();
+    expect(functions[rendererId()].Properties.Environment.Variables).toEqual({
+      NODE_OPTIONS: '--enable-source-maps',
+    });
+  });
+
+  it('lets the pdf function, and only it, invoke the renderer, and nothing else', () => {
+    const invokers = Object.entries(resourcesOf(s, 'AWS::IAM::Role')).filter(([roleId]) =>
+      statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('lambda:'))),
+    );
+    const pdfRole = functions[fnId('pdf')].Properties.Role['Fn::GetAtt'][0];
+    expect(invokers.map(([id]) => id)).toEqual([pdfRole]);
+    const invoke = statementsOfRole(s, pdfRole).filter((st) =>
+      actionsOf(st).some((a) => a.startsWith('lambda:')),
+    );
+    expect(invoke).toEqual([
+      {
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: [
+          { 'Fn::GetAtt': [rendererId(), 'Arn'] },
+          { 'Fn::Join': ['', [{ 'Fn::GetAtt': [rendererId(), 'Arn'] }, ':*']] },
+        ],
+      },
+    ]);
+    expect(functions[fnId('pdf')].Properties.Environment.Variables.RENDERER_FUNCTION_NAME).toEqual({
+      Ref: rendererId(),
+    });
+  });
+
+  it('lets only the pdf function sign PDF URLs: GetObject and PutObject under pdf/', () => {
+    const bucketId = s.logicalId(s.stack.pdfBucket.bucket);
+    const s3Users = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).filter((roleId) =>
+      statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
+    );
+    const pdfRole = functions[fnId('pdf')].Properties.Role['Fn::GetAtt'][0];
+    expect(s3Users).toEqual([pdfRole]);
+    expect(
+      statementsOfRole(s, pdfRole).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
+    ).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['s3:GetObject', 's3:PutObject'],
+        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/pdf/*']] },
+      },
+    ]);
+  });
+
+  it('gives the API-key secret to the functions that accept or issue API keys, and to no other', () => {
+    const secretId = s.logicalId(s.stack.apiKeySecret);
+    const readers = Object.entries(functions)
+      .filter(([, fn]) =>
+        statementsOfRole(s, fn.Properties.Role['Fn::GetAtt'][0]).some((st) =>
+          actionsOf(st).includes('secretsmanager:GetSecretValue'),
+        ),
+      )
+      .map(([id]) => id);
+    const expected = apiResources().filter(
+      (resource) =>
+        resource === 'api-keys' ||
+        routes.some((r) => r.resource === resource && r.credentials.includes('apiKey')),
+    );
+    expect(readers.sort()).toEqual(expected.map(fnId).sort());
+    for (const id of readers) {
+      expect(functions[id].Properties.Environment.Variables.API_KEY_SECRET_ID).toEqual({ Ref: secretId });
+    }
+  });
+
+  it('configures every API function with what functions/core/config.ts requires', () => {
+    for (const resource of apiResources()) {
+      expect(functions[fnId(resource)].Properties.Environment.Variables).toMatchObject({
+        TABLE_NAME: { Ref: s.logicalId(s.stack.table) },
+        BUCKET_NAME: { Ref: s.logicalId(s.stack.pdfBucket.bucket) },
+        COGNITO_USER_POOL_ID: { Ref: s.logicalId(s.stack.userPool.userPool as never) },
+        COGNITO_CLIENT_ID: { Ref: s.logicalId(s.stack.userPool.userPoolClient as never) },
+        RENDER_BUDGET_MS: '25000',
+        DOWNLOAD_URL_TTL_SECONDS: '900',
+        PDF_RETENTION_DAYS: '30',
+      });
+    }
+    // The fallback answers from the route table alone.
+    expect(functions[fnId('fallback')].Properties.Environment.Variables).toEqual({
+      NODE_OPTIONS: '--enable-source-maps',
+    });
+  });
+
+  it('keeps the pdf function inside API Gateway 30 s and the renderer inside the pdf function', () => {
+    const pdfTimeout = functions[fnId('pdf')].Properties.Timeout;
+    const rendererTimeout = functions[rendererId()].Properties.Timeout;
+    expect(pdfTimeout).toBeLessThan(30);
+    expect(rendererTimeout).toBeLessThan(pdfTimeout);
+  });
+
+  it('has the single table: on demand, PITR, TTL, the indexes of tableSchema, retained', () => {
+    s.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    s.template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: tableSchema.ttlAttribute, Enabled: true },
+        KeySchema: [
+          { AttributeName: tableSchema.partitionKey, KeyType: 'HASH' },
+          { AttributeName: tableSchema.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: tableSchema.globalSecondaryIndexes.map((index) =>
+          Match.objectLike({
+            IndexName: index.indexName,
+            KeySchema: [
+              { AttributeName: index.partitionKey, KeyType: 'HASH' },
+              { AttributeName: index.sortKey, KeyType: 'RANGE' },
+            ],
+          }),
+        ),
+      }),
+    });
+  });
+
+  it('has a private, encrypted, TLS-only PDF bucket that expires PDFs after the retention period', () => {
+    s.template.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        LifecycleConfiguration: {
+          Rules: Match.arrayWith([
+            Match.objectLike({ Prefix: 'pdf/', ExpirationInDays: 30, Status: 'Enabled' }),
+          ]),
+        },
+        CorsConfiguration: Match.absent(),
+      }),
+    });
+    s.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('has a user pool and a public app client, and an API-key secret generated at deploy time', () => {
+    s.template.hasResourceProperties('AWS::Cognito::UserPool', {
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      UsernameAttributes: ['email'],
+    });
+    const [client] = Object.values(resourcesOf(s, 'AWS::Cognito::UserPoolClient'));
+    expect(client.Properties).toMatchObject({
+      GenerateSecret: false,
+      AllowedOAuthFlowsUserPoolClient: false,
+    });
+    expect(client.Properties.ExplicitAuthFlows.sort()).toEqual([
+      'ALLOW_ADMIN_USER_PASSWORD_AUTH',
+      'ALLOW_REFRESH_TOKEN_AUTH',
+      'ALLOW_USER_SRP_AUTH',
+    ]);
+    s.template.hasResource('AWS::SecretsManager::Secret', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({ GenerateSecretString: Match.objectLike({ PasswordLength: 64 }) }),
+    });
+  });
+
+  it('alarms on renderer errors and throttles', () => {
+    for (const metric of ['Errors', 'Throttles']) {
+      s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/Lambda',
+        MetricName: metric,
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: rendererId() } }],
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+    }
+  });
+
+  it('logs API access and outputs the API URL and the user pool and client ids', () => {
+    s.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
+    });
+    const outputs = s.template.findOutputs('*');
+    expect(Object.keys(outputs)).toEqual(
+      expect.arrayContaining(['ApiUrl', 'UserPoolId', 'UserPoolClientId']),
+    );
+  });
+
+  it('passes cdk-nag AwsSolutions with every finding acknowledged', () => {
+    expect(s.nagFindings).toEqual([]);
+  });
+});
+
+describe('a throwaway stack with an existing user pool and custom settings', () => {
+  let s: Synthesized;
+
+  beforeAll(() => {
+    s = synthServiceStack({
+      props: {
+        retainData: false,
+        existingUserPool: { userPoolId: 'eu-west-1_AbCdEf123', userPoolClientId: 'client123' },
+        plans: {
+          free: { monthlyRenders: 5, rendersPerMinute: 1 },
+          team: { monthlyRenders: 500, rendersPerMinute: 20 },
+        },
+        limits: { maxPdfPages: 200 },
+        renderBudgetMs: 20_000,
+        pdfRetentionDays: 7,
+        rendererMemorySizeMiB: 3008,
+      },
+    });
+  });
+
+  it('creates no user pool and points the functions at the given one', () => {
+    s.template.resourceCountIs('AWS::Cognito::UserPool', 0);
+    s.template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          COGNITO_USER_POOL_ID: 'eu-west-1_AbCdEf123',
+          COGNITO_CLIENT_ID: 'client123',
+        }),
+      },
+    });
+    expect(s.template.findOutputs('UserPoolId').UserPoolId?.Value).toBe('eu-west-1_AbCdEf123');
+  });
+
+  it('passes plans, limits, budget and retention to the functions and the bucket', () => {
+    s.template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          PLANS: JSON.stringify({
+            free: { monthlyRenders: 5, rendersPerMinute: 1 },
+            team: { monthlyRenders: 500, rendersPerMinute: 20 },
+          }),
+          MAX_PDF_PAGES: '200',
+          RENDER_BUDGET_MS: '20000',
+          PDF_RETENTION_DAYS: '7',
+        }),
+      },
+    });
+    s.template.hasResourceProperties('AWS::Lambda::Function', {
+      Layers: Match.anyValue(),
+      MemorySize: 3008,
+      Timeout: 23,
+    });
+    s.template.hasResourceProperties('AWS::S3::Bucket', {
+      LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 7 })]) },
+    });
+  });
+
+  it('deletes its data with the stack', () => {
+    s.template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Delete',
+      Properties: Match.objectLike({ DeletionProtectionEnabled: false }),
+    });
+    s.template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Delete' });
+    s.template.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Delete' });
+    s.template.hasResourceProperties('Custom::S3AutoDeleteObjects', { BucketName: Match.anyValue() });
+  });
+
+  it('still passes cdk-nag AwsSolutions', () => {
+    expect(s.nagFindings).toEqual([]);
+  });
+});
