@@ -28,9 +28,18 @@ const WAIT_UNTIL = [
 export const DEFAULT_MARGIN_INCHES = 0.4;
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
+const COMBINATORS = new Set(['descendant', 'child', 'parent', 'sibling', 'adjacent', 'column-combinator']);
+
+/** css-what accepts a dangling or leading combinator (`p >`, `> p`); querySelector does not. */
 const isValidSelector = (selector: string): boolean => {
   try {
-    return parseSelector(selector).length > 0;
+    const groups = parseSelector(selector);
+    return (
+      groups.length > 0 &&
+      groups.every(
+        (g) => g.length > 0 && !COMBINATORS.has(g.at(-1)?.type ?? '') && !COMBINATORS.has(g[0]?.type ?? ''),
+      )
+    );
   } catch {
     return false;
   }

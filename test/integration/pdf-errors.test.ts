@@ -1,0 +1,192 @@
+/**
+ * Error answers of the PDF endpoints over HTTP, each triggered for real: credentials, body,
+ * validation, templating, rendering timeouts; the contract's error body and precedence.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { generateApiKey } from '../../functions/domain/api-key-format.js';
+import { LOCAL_CLIENT_ID, LOCAL_REGION, LOCAL_USER_POOL_ID } from '../../lib/local/issuer.js';
+import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
+
+const local = useLocalStack();
+
+const expectError = (res: ApiResponse, status: number, code: string) => {
+  expect(res.status, res.text).toBe(status);
+  expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  expect(res.json.error.code).toBe(code);
+  expect(typeof res.json.error.message).toBe('string');
+  expect(res.json.error.request_id).toBe(res.headers.get('x-request-id'));
+  if (status === 422) expect(res.json.error.details.length).toBeGreaterThan(0);
+  expect(res.text).not.toMatch(/at .*\.(ts|js):\d+/); // never a stack trace
+};
+
+const post = async (body: unknown, token?: string, headers: Record<string, string> = {}) =>
+  local.api('/v1/pdf', { method: 'POST', body, headers, ...(token ? { token } : {}) });
+
+describe('credentials', () => {
+  it('401 UNAUTHENTICATED without a usable Authorization header, with WWW-Authenticate', async () => {
+    for (const authorization of [undefined, 'Basic dXNlcjpwYXNz', 'Bearer ', 'Bearer']) {
+      const res = await local.api('/v1/pdf', { headers: authorization ? { authorization } : {} });
+      expectError(res, 401, 'UNAUTHENTICATED');
+      expect(res.headers.get('www-authenticate')).toContain('Bearer');
+    }
+  });
+
+  it('401 INVALID_SESSION_TOKEN for garbage, expired, foreign-signed and wrong-audience tokens', async () => {
+    const expired = await local.sessionToken(undefined, { ttlSeconds: -60 });
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const claims = { token_use: 'id', email: 'x@example.com' };
+    const issuer = `https://cognito-idp.${LOCAL_REGION}.amazonaws.com/${LOCAL_USER_POOL_ID}`;
+    const forged = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: 'forged' })
+      .setSubject('intruder')
+      .setIssuer(issuer)
+      .setAudience(LOCAL_CLIENT_ID)
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(privateKey);
+    const good = await local.sessionToken();
+    const tampered = `${good.slice(0, -4)}${good.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+    for (const token of ['not-a-jwt', expired, forged, tampered]) {
+      expectError(await local.api('/v1/pdf', { token }), 401, 'INVALID_SESSION_TOKEN');
+    }
+  });
+
+  it('401 INVALID_API_KEY for unknown and malformed keys, before anything else is looked at', async () => {
+    for (const key of [generateApiKey(), 'pdf_live_typo', `${generateApiKey().slice(0, -1)}x`]) {
+      const res = await post('{not json', key);
+      expectError(res, 401, 'INVALID_API_KEY');
+      expect(res.text).not.toContain(key);
+    }
+  });
+});
+
+describe('body', () => {
+  it('400 INVALID_JSON for a body that is not a JSON object (after credentials)', async () => {
+    const token = await local.sessionToken();
+    for (const body of ['{"html": ', '[1,2]', '"text"', '']) {
+      expectError(await post(body, token, { 'content-type': 'application/json' }), 400, 'INVALID_JSON');
+    }
+    // Precedence: no credentials beats a broken body.
+    expectError(await post('{"html": '), 401, 'UNAUTHENTICATED');
+  });
+
+  it('413 REQUEST_TOO_LARGE for a body over 6 MiB', async () => {
+    const token = await local.sessionToken();
+    const res = await post({ html: 'x'.repeat(6 * 1024 * 1024 + 10) }, token);
+    expectError(res, 413, 'REQUEST_TOO_LARGE');
+  });
+});
+
+describe('validation (422)', () => {
+  it.each([
+    ['neither html nor template_id', {}, 'INVALID_PDF_OPTIONS'],
+    ['both html and template_id', { html: '<p>x</p>', template_id: 'tpl_x' }, 'INVALID_PDF_OPTIONS'],
+    ['unknown field', { html: '<p>x</p>', margin: { top: 1 } }, 'INVALID_PDF_OPTIONS'],
+    ['bad format', { html: '<p>x</p>', format: 'A6' }, 'INVALID_PDF_OPTIONS'],
+    [
+      'margins with no printable area',
+      { html: '<p>x</p>', margins: { top: 6, bottom: 6 } },
+      'INVALID_PDF_OPTIONS',
+    ],
+    ['variables not an object', { html: '<p>x</p>', variables: [1] }, 'INVALID_PDF_OPTIONS'],
+    ['blank html', { html: '  ' }, 'INVALID_HTML_CONTENT'],
+    ['html with NUL', { html: '<p>\u0000</p>' }, 'INVALID_HTML_CONTENT'],
+    [
+      'bad wait_until',
+      { html: '<p>x</p>', page_load: { wait_until: 'networkidle1' } },
+      'INVALID_PAGE_LOAD_OPTIONS',
+    ],
+    ['timeout_ms too low', { html: '<p>x</p>', page_load: { timeout_ms: 500 } }, 'INVALID_PAGE_LOAD_OPTIONS'],
+    [
+      'blank selector',
+      { html: '<p>x</p>', page_load: { wait_for_selector: '' } },
+      'INVALID_PAGE_LOAD_OPTIONS',
+    ],
+    [
+      'invalid selector',
+      { html: '<p>x</p>', page_load: { wait_for_selector: 'p >' } },
+      'INVALID_PAGE_LOAD_OPTIONS',
+    ],
+    ['Jinja2 syntax error', { html: '<p>{% if %}</p>' }, 'INVALID_HTML_TEMPLATE'],
+    ['undefined variable', { html: '<p>{{ total }}</p>', variables: { tot: 1 } }, 'INVALID_HTML_TEMPLATE'],
+  ])('%s → %s', async (_, body, code) => {
+    const res = await post(body, await local.sessionToken());
+    expectError(res, 422, code);
+  });
+
+  it('names the field in details and the message', async () => {
+    const res = await post(
+      { html: '<p>x</p>', page_load: { timeout_ms: 130_000 } },
+      await local.sessionToken(),
+    );
+    expectError(res, 422, 'INVALID_PAGE_LOAD_OPTIONS');
+    expect(res.json.error.details).toEqual([
+      { field: 'page_load.timeout_ms', issue: 'must be an integer from 1000 to 120000' },
+    ]);
+    expect(res.json.error.message).toBe('page_load.timeout_ms must be an integer from 1000 to 120000');
+  });
+
+  it('names the undefined variable and its line', async () => {
+    const res = await post({ html: '<h1>Hi</h1>\n<p>{{ customer_name }}</p>' }, await local.sessionToken());
+    expectError(res, 422, 'INVALID_HTML_TEMPLATE');
+    expect(res.json.error.message).toBe("Variable 'customer_name' is undefined (line 2)");
+  });
+
+  it('422 HTML_CONTENT_TOO_LARGE for inline html over 5 MiB and for templated output over 10 MiB', async () => {
+    const token = await local.sessionToken();
+    expectError(
+      await post({ html: 'é'.repeat(2.5 * 1024 * 1024 + 1) }, token),
+      422,
+      'HTML_CONTENT_TOO_LARGE',
+    );
+    const res = await post(
+      {
+        html: '{% for i in range(n) %}{{ row }}{% endfor %}',
+        variables: { n: 11 * 1024, row: 'x'.repeat(1024) },
+      },
+      token,
+    );
+    expectError(res, 422, 'HTML_CONTENT_TOO_LARGE');
+    expect(res.json.error.job_id).toBeUndefined();
+  });
+
+  it('creates no job for a request that fails validation', async () => {
+    const token = await local.sessionToken();
+    await post({ html: '<p>{{ nope }}</p>' }, token);
+    await post({ html: '' }, token);
+    expect((await local.api('/v1/pdf', { token })).json).toEqual([]);
+  });
+});
+
+describe('rendering failures', () => {
+  it('504 PDF_RENDERING_TIMEOUT when a selector never appears; the failed job records it', async () => {
+    const token = await local.sessionToken();
+    const res = await post(
+      { html: '<p>waiting</p>', page_load: { wait_for_selector: '#never', timeout_ms: 1000 } },
+      token,
+    );
+    expectError(res, 504, 'PDF_RENDERING_TIMEOUT');
+    const jobId = res.json.error.job_id;
+    expect(jobId).toMatch(/^job_/);
+
+    const job = await local.api(`/v1/pdf/${jobId}`, { token });
+    expect(job.status).toBe(200);
+    expect(job.json).toMatchObject({
+      status: 'failed',
+      download_url: null,
+      file_size_bytes: null,
+      page_count: null,
+      error: { code: 'PDF_RENDERING_TIMEOUT' },
+    });
+  });
+
+  it('504 PDF_RENDERING_TIMEOUT when the network never goes idle under networkidle0', async () => {
+    const token = await local.sessionToken();
+    const html = '<p>busy</p><script>setInterval(() => fetch("data:text/plain,x"), 100)</script>';
+    const res = await post({ html, page_load: { wait_until: 'networkidle0', timeout_ms: 1500 } }, token);
+    // A page that keeps the network busy never reaches networkidle0.
+    expectError(res, 504, 'PDF_RENDERING_TIMEOUT');
+  });
+});

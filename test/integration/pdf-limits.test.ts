@@ -1,0 +1,158 @@
+/**
+ * Limits of POST /v1/pdf with a deployment's own settings (PLANS, RENDER_BUDGET_MS, MAX_PDF_*):
+ * rate limit, plan quota, render budget clamp, PDF size and page count.
+ */
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
+
+const local = useLocalStack({
+  env: {
+    PLANS: JSON.stringify({
+      free: { monthlyRenders: 3, rendersPerMinute: 1000 },
+      burst: { monthlyRenders: 1000, rendersPerMinute: 4 },
+      roomy: { monthlyRenders: 1000, rendersPerMinute: 1000 },
+    }),
+    RENDER_BUDGET_MS: '2000',
+    MAX_PDF_PAGES: '3',
+    MAX_PDF_BYTES: '60000',
+  },
+});
+
+/** A session for a new account already on `plan`. */
+const accountOn = async (plan: string): Promise<string> => {
+  const sub = `acct-${plan}-${Math.random().toString(36).slice(2)}`;
+  const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
+  await db.send(
+    new PutCommand({
+      TableName: local.stack.tableName,
+      Item: {
+        PK: `ACCOUNT#${sub}`,
+        SK: 'ACCOUNT',
+        type: 'account',
+        id: sub,
+        email: null,
+        plan,
+        created_at: new Date().toISOString(),
+      },
+    }),
+  );
+  return local.sessionToken(sub);
+};
+
+const post = (token: string, body: unknown) => local.api('/v1/pdf', { method: 'POST', token, body });
+
+/** Rate windows are aligned to the clock minute: start a burst early enough to finish inside one. */
+const startOfFreshWindow = async () => {
+  const second = new Date().getUTCSeconds();
+  if (second > 45) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
+};
+
+describe('rate limit', () => {
+  it('429 USAGE_LIMIT_EXCEEDED past the plan’s renders per minute, counting invalid requests too', async () => {
+    const token = await accountOn('burst');
+    await startOfFreshWindow();
+    const first = await post(token, { html: '<p>1</p>' });
+    expect(first.status).toBe(201);
+    expect(first.headers.get('ratelimit-limit')).toBe('4');
+    expect(first.headers.get('ratelimit-remaining')).toBe('3');
+    const reset = Number(first.headers.get('ratelimit-reset'));
+    expect(reset).toBeGreaterThan(0);
+    expect(reset).toBeLessThanOrEqual(60);
+
+    expect((await post(token, { html: '' })).status).toBe(422); // counts: every render request does
+    expect((await post(token, { html: '<p>3</p>' })).status).toBe(201);
+    const last = await post(token, { html: '<p>4</p>' });
+    expect(last.headers.get('ratelimit-remaining')).toBe('0');
+
+    const limited = await post(token, { html: '<p>5</p>' });
+    expect(limited.status).toBe(429);
+    expect(limited.json.error.code).toBe('USAGE_LIMIT_EXCEEDED');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+    // The rate limit comes before validation in the contract's precedence.
+    expect((await post(token, { html: '' })).json.error.code).toBe('USAGE_LIMIT_EXCEEDED');
+    // Reading jobs is not rate-limited.
+    expect((await local.api('/v1/pdf', { token })).status).toBe(200);
+    // Other accounts have their own window.
+    expect((await post(await accountOn('burst'), { html: '<p>other</p>' })).status).toBe(201);
+  });
+});
+
+describe('plan quota', () => {
+  it('429 PLAN_QUOTA_EXCEEDED once the month’s completed renders are used; failures give their unit back', async () => {
+    const token = await local.sessionToken(); // a new account: on the free plan (3 a month here)
+    expect((await post(token, { html: '<p>1</p>' })).status).toBe(201);
+    const failed = await post(token, {
+      html: '<p>x</p>',
+      page_load: { wait_for_selector: '#never', timeout_ms: 1000 },
+    });
+    expect(failed.status).toBe(504);
+    expect((await post(token, { html: '<p>2</p>' })).status).toBe(201);
+    expect((await post(token, { html: '<p>3</p>' })).status).toBe(201);
+
+    const over = await post(token, { html: '<p>4</p>' });
+    expect(over.status).toBe(429);
+    expect(over.json.error.code).toBe('PLAN_QUOTA_EXCEEDED');
+    expect(over.json.error.job_id).toBeUndefined();
+    // Validation and template lookup answer before the quota does.
+    expect((await post(token, { html: '<p>{{ x }}</p>' })).json.error.code).toBe('INVALID_HTML_TEMPLATE');
+    expect((await post(token, { template_id: 'tpl_missing' })).json.error.code).toBe(
+      'PDF_TEMPLATE_NOT_FOUND',
+    );
+
+    const jobs = (await local.api('/v1/pdf', { token })).json;
+    expect(jobs.map((j: { status: string }) => j.status)).toEqual([
+      'completed',
+      'completed',
+      'failed',
+      'completed',
+    ]);
+  });
+
+  it('never overspends under concurrent requests', async () => {
+    const token = await local.sessionToken();
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => post(token, { html: `<p>${n}</p>` })));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).toEqual([201, 201, 201, 429, 429]);
+  });
+});
+
+describe('render budget and output limits', () => {
+  it('clamps timeout_ms to the render budget instead of failing', async () => {
+    const token = await accountOn('roomy');
+    const started = Date.now();
+    const res = await post(token, {
+      html: '<p>x</p>',
+      page_load: { wait_for_selector: '#never', timeout_ms: 120_000 },
+    });
+    expect(res.status).toBe(504);
+    expect(res.json.error.code).toBe('PDF_RENDERING_TIMEOUT');
+    // Not a timing assertion of speed: the 120 s asked for were replaced by the 2 s budget.
+    expect(Date.now() - started).toBeLessThan(60_000);
+  });
+
+  it('422 PDF_TOO_MANY_PAGES past MAX_PDF_PAGES, with a failed job', async () => {
+    const token = await accountOn('roomy');
+    const html =
+      '{% for n in range(5) %}<div style="page-break-after: always">page {{ n }}</div>{% endfor %}';
+    const res = await post(token, { html });
+    expect(res.status).toBe(422);
+    expect(res.json.error.code).toBe('PDF_TOO_MANY_PAGES');
+    const job = await local.api(`/v1/pdf/${res.json.error.job_id}`, { token });
+    expect(job.json).toMatchObject({
+      status: 'failed',
+      download_url: null,
+      error: { code: 'PDF_TOO_MANY_PAGES' },
+    });
+  });
+
+  it('413 PDF_TOO_LARGE past MAX_PDF_BYTES', async () => {
+    const token = await accountOn('roomy');
+    // Random-coloured cells do not compress away: a large PDF on 1-3 pages.
+    const html = `<div style="display:flex;flex-wrap:wrap">{% for i in range(3000) %}<span style="width:6px;height:6px;background:rgb({{ (i * 7919) % 256 }},{{ (i * 104729) % 256 }},{{ (i * 31) % 256 }})"></span><i style="font-size:4px">{{ i * 7919 }}</i>{% endfor %}</div>`;
+    const res = await post(token, { html });
+    expect(res.status).toBe(413);
+    expect(res.json.error.code).toBe('PDF_TOO_LARGE');
+  });
+});
