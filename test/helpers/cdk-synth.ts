@@ -46,6 +46,8 @@ export const synthServiceStack = (options: SynthOptions = {}): Synthesized => {
     outdir: options.outdir,
     context: {
       ...cdkJsonContext(),
+      // As the CLI does: each function's template entry names its asset directory.
+      'aws:cdk:enable-asset-metadata': true,
       // An empty list means no stack is bundled: NodejsFunction and the layer skip their builds.
       ...(options.bundle ? {} : { 'aws:cdk:bundling-stacks': [] }),
     },

@@ -1,0 +1,283 @@
+/**
+ * Runs the function bundles that `cdk synth` produced the way Lambda does, one process per
+ * function: the handler export of the built file in the asset directory, loaded once (init),
+ * with only the environment the template gives the function, and its layers' `nodejs/node_modules`
+ * on NODE_PATH (Lambda mounts layers at /opt and puts /opt/nodejs/node_modules there). Each
+ * process answers Lambda's Invoke API, so the pdf bundle's LambdaClient can reach the renderer
+ * bundle through LAMBDA_ENDPOINT.
+ *
+ * What this catches and unit tests cannot: missing externals, ESM/CJS mix-ups, a layer that does
+ * not match the bundle, environment variables the template forgot.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { IConstruct } from 'constructs';
+import type { Synthesized } from './cdk-synth.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON
+type Json = any;
+
+export interface BundledFunction {
+  readonly logicalId: string;
+  /** The asset directory that becomes /var/task. */
+  readonly codeDir: string;
+  /** e.g. `index.handler`. */
+  readonly handler: string;
+  /** Asset directories of the function's layers (each becomes /opt). */
+  readonly layerDirs: readonly string[];
+  /** The template's variables: strings, or CloudFormation references to other resources. */
+  readonly environment: Readonly<Record<string, unknown>>;
+  readonly timeoutSeconds: number;
+  readonly memorySizeMiB: number;
+}
+
+const assetDir = (s: Synthesized, resource: Json): string => {
+  const path = resource.Metadata?.['aws:asset:path'];
+  if (typeof path !== 'string') throw new Error('resource has no aws:asset:path: was the stack bundled?');
+  return join(s.assembly.directory, path);
+};
+
+/** Where synth put a function's bundle and layers, read from the template. */
+export const bundledFunction = (s: Synthesized, fn: IConstruct): BundledFunction => {
+  const logicalId = s.logicalId(fn);
+  const resources = s.template.toJSON().Resources as Record<string, Json>;
+  const resource = resources[logicalId];
+  const props = resource.Properties;
+  return {
+    logicalId,
+    codeDir: assetDir(s, resource),
+    handler: props.Handler,
+    layerDirs: (props.Layers ?? []).map((layer: Json) => assetDir(s, resources[layer.Ref])),
+    environment: props.Environment?.Variables ?? {},
+    timeoutSeconds: props.Timeout ?? 3,
+    memorySizeMiB: props.MemorySize ?? 128,
+  };
+};
+
+/**
+ * The template's environment with each CloudFormation reference replaced by its local stand-in,
+ * found by variable name. A variable the local side cannot stand in for fails loudly.
+ */
+export const resolveEnvironment = (
+  fn: BundledFunction,
+  standIns: Readonly<Record<string, string>>,
+): Record<string, string> => {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(fn.environment)) {
+    if (typeof value === 'string') {
+      env[name] = value;
+      continue;
+    }
+    const standIn = standIns[name];
+    if (standIn === undefined) {
+      throw new Error(
+        `${fn.logicalId}: ${name} is ${JSON.stringify(value)} in the template, with no local stand-in`,
+      );
+    }
+    env[name] = standIn;
+  }
+  return env;
+};
+
+/** The Lambda Node.js runtime, small: init once, then one invocation at a time over Invoke. */
+const RUNTIME_SOURCE = String.raw`
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const functionName = process.env.AWS_LAMBDA_FUNCTION_NAME;
+const timeoutMs = Number(process.env.SMOKE_TIMEOUT_SECONDS) * 1000;
+const MAX_PAYLOAD = 6 * 1024 * 1024;
+
+// Lambda: "<file>.<export>"; index.mjs is an ES module, index.cjs and index.js CommonJS (a bundle
+// directory has no package.json saying otherwise).
+const [file, exportName] = process.env._HANDLER.split('.');
+const load = async () => {
+  const base = join(process.env.LAMBDA_TASK_ROOT, file);
+  if (existsSync(base + '.mjs')) return (await import(pathToFileURL(base + '.mjs').href))[exportName];
+  for (const ext of ['.cjs', '.js']) {
+    if (existsSync(base + ext)) return createRequire(base + ext)(base + ext)[exportName];
+  }
+  throw new Error('Cannot find module ' + base);
+};
+
+// Lambda ends the whole sandbox; here the process's descendants (Chromium) go with it.
+const killDescendants = () => {
+  const parents = new Map();
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync('/proc/' + pid + '/stat', 'utf8');
+      parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {}
+  }
+  const doomed = new Set([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, ppid] of parents) {
+      if (doomed.has(ppid) && !doomed.has(pid)) { doomed.add(pid); grew = true; }
+    }
+  }
+  doomed.delete(process.pid);
+  for (const pid of doomed) { try { process.kill(pid, 'SIGKILL'); } catch {} }
+};
+process.on('SIGTERM', () => { killDescendants(); process.exit(0); });
+process.on('disconnect', () => { killDescendants(); process.exit(0); });
+
+let handler;
+try {
+  handler = await load();
+  if (typeof handler !== 'function') throw new Error(process.env._HANDLER + ' is not a function');
+} catch (e) {
+  process.send({ initError: { errorType: e?.name ?? 'Error', errorMessage: String(e?.message ?? e), stack: String(e?.stack) } });
+  process.exit(1);
+}
+
+const send = (res, status, body, headers = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json', 'x-amz-executed-version': '$LATEST', ...headers });
+  res.end(body);
+};
+
+const invoke = async (payload, res) => {
+  const deadline = Date.now() + timeoutMs;
+  const context = {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:' + process.env.AWS_REGION + ':000000000000:function:' + functionName,
+    memoryLimitInMB: process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE,
+    awsRequestId: randomUUID(),
+    logGroupName: '/aws/lambda/' + functionName,
+    logStreamName: '$LATEST/' + randomBytes(16).toString('hex'),
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+  };
+  let timer;
+  try {
+    const event = payload === '' ? {} : JSON.parse(payload);
+    const timedOut = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error('Task timed out after ' + timeoutMs / 1000 + ' seconds'), { name: 'Sandbox.Timedout' })), timeoutMs);
+    });
+    const result = await Promise.race([handler(event, context), timedOut]);
+    const body = JSON.stringify(result ?? null);
+    if (Buffer.byteLength(body) > MAX_PAYLOAD) throw Object.assign(new Error('Response payload size exceeded maximum allowed payload size (6291556 bytes).'), { name: 'Function.ResponseSizeTooLarge' });
+    send(res, 200, body);
+  } catch (e) {
+    const error = { errorType: e?.name ?? 'Error', errorMessage: String(e?.message ?? e), trace: String(e?.stack ?? '').split('\n') };
+    send(res, 200, JSON.stringify(error), { 'x-amz-function-error': 'Unhandled' });
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+let queue = Promise.resolve();
+const server = createServer((req, res) => {
+  const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec((req.url ?? '').split('?')[0]);
+  if (req.method !== 'POST' || !match) return send(res, 404, JSON.stringify({ message: 'Unknown operation' }));
+  if (decodeURIComponent(match[1]) !== functionName) {
+    return send(res, 404, JSON.stringify({ Type: 'User', message: 'Function not found: ' + match[1] }), { 'x-amzn-errortype': 'ResourceNotFoundException' });
+  }
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const payload = Buffer.concat(chunks);
+    if (payload.length > MAX_PAYLOAD) {
+      return send(res, 413, JSON.stringify({ Type: 'User', message: 'Request must be smaller than 6291456 bytes for the InvokeFunction operation' }), { 'x-amzn-errortype': 'RequestEntityTooLargeException' });
+    }
+    queue = queue.then(() => invoke(payload.toString('utf8'), res));
+  });
+});
+server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+`;
+
+export interface InvokeResult {
+  readonly payload: Json;
+  /** Lambda's X-Amz-Function-Error: the handler threw, timed out or returned too much. */
+  readonly functionError: string | undefined;
+}
+
+export interface LambdaProcess {
+  readonly functionName: string;
+  /** For LAMBDA_ENDPOINT: the Invoke API of this function. */
+  readonly endpoint: string;
+  invoke(event: unknown): Promise<InvokeResult>;
+  /** What the function wrote to stdout and stderr (its CloudWatch log, here). */
+  logs(): string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly functionName: string;
+  /** The function's own environment (see resolveEnvironment) and what the local side adds. */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Where the runtime script is written. */
+  readonly workDir: string;
+}
+
+/** Starts one function's bundle in its own process and waits for its init to finish. */
+export const startLambdaProcess = async (
+  fn: BundledFunction,
+  options: StartOptions,
+): Promise<LambdaProcess> => {
+  const runtime = join(options.workDir, 'lambda-runtime.mjs');
+  writeFileSync(runtime, RUNTIME_SOURCE);
+  const child: ChildProcess = spawn(process.execPath, [runtime], {
+    cwd: fn.codeDir,
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    // What Lambda sets, then the function's environment. Nothing else of this process leaks in.
+    env: {
+      PATH: process.env.PATH,
+      LANG: 'en_US.UTF-8',
+      TZ: 'UTC',
+      LAMBDA_TASK_ROOT: fn.codeDir,
+      _HANDLER: fn.handler,
+      AWS_LAMBDA_FUNCTION_NAME: options.functionName,
+      AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memorySizeMiB),
+      NODE_PATH: fn.layerDirs.map((dir) => join(dir, 'nodejs', 'node_modules')).join(':'),
+      SMOKE_TIMEOUT_SECONDS: String(fn.timeoutSeconds),
+      ...options.environment,
+    },
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-64 * 1024);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const port = await new Promise<number>((resolve, reject) => {
+    child.on('message', (m: Json) => {
+      if (m.port) resolve(m.port);
+      if (m.initError) reject(new Error(`${options.functionName} failed its init: ${m.initError.stack}`));
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`${options.functionName} exited (${code}) during init:\n${output}`)),
+    );
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  return {
+    functionName: options.functionName,
+    endpoint,
+    async invoke(event) {
+      const res = await fetch(`${endpoint}/2015-03-31/functions/${options.functionName}/invocations`, {
+        method: 'POST',
+        body: JSON.stringify(event),
+      });
+      if (res.status !== 200)
+        throw new Error(`Invoke ${options.functionName}: ${res.status} ${await res.text()}`);
+      return {
+        payload: await res.json(),
+        functionError: res.headers.get('x-amz-function-error') ?? undefined,
+      };
+    },
+    logs: () => output,
+    close: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+};

@@ -1,0 +1,184 @@
+/**
+ * The bundles that `cdk synth` builds, run the way Lambda runs them, against the local stack:
+ * every function's built file loaded from its asset directory in its own process (outside the
+ * repository, so nothing resolves from our node_modules), with only its template environment
+ * (references swapped for the local stack's stand-ins), the renderer with the Chromium layer's
+ * node_modules on NODE_PATH. Requests go through the local API Gateway emulation to the bundles;
+ * the pdf bundle invokes the renderer bundle through Lambda's Invoke API.
+ *
+ * One synth (with esbuild and the layer) and one set of processes for the whole file.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { apiResources, routes } from '../../functions/routes.js';
+import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
+import type { LocalStack } from '../../lib/local/stack.js';
+import { startLocalStack } from '../../lib/local/stack.js';
+import {
+  type BundledFunction,
+  bundledFunction,
+  type LambdaProcess,
+  resolveEnvironment,
+  startLambdaProcess,
+} from '../helpers/cdk-lambda.js';
+import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
+import { type Api, createApi, createTempDataDir, type Json } from '../helpers/local-stack.js';
+import { readPdf } from '../helpers/pdf.js';
+
+/** Variables that exist only locally: where the emulators and the local token issuer's keys are. */
+const LOCAL_ONLY = ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'LOCAL_JWKS_FILE'] as const;
+
+describe('the synthesized bundles, run as Lambda runs them, against the local stack', () => {
+  let outdir: string;
+  let dataDir: string;
+  let s: Synthesized;
+  let local: LocalStack;
+  let gateway: Server;
+  let api: Api;
+  let token: string;
+  const processes = new Map<string, LambdaProcess>();
+
+  beforeAll(async () => {
+    outdir = await mkdtemp(join(tmpdir(), 'cdk-bundle-smoke-'));
+    // Lambda has no node_modules above /var/task; neither may the bundles here.
+    for (let dir = outdir; dir !== dirname(dir); dir = dirname(dir)) {
+      expect(existsSync(join(dir, 'node_modules')), `${dir}/node_modules`).toBe(false);
+    }
+    s = synthServiceStack({ bundle: true, outdir });
+
+    dataDir = await createTempDataDir();
+    local = await startLocalStack({ port: 0, dataDir, quiet: true });
+    const lambdaEnvironment = {
+      AWS_REGION: local.region,
+      AWS_DEFAULT_REGION: local.region,
+      AWS_ACCESS_KEY_ID: local.handlerEnv.AWS_ACCESS_KEY_ID as string,
+      AWS_SECRET_ACCESS_KEY: local.handlerEnv.AWS_SECRET_ACCESS_KEY as string,
+    };
+    const start = (name: string, fn: BundledFunction, standIns: Record<string, string>, extra = {}) =>
+      startLambdaProcess(fn, {
+        functionName: name,
+        workDir: outdir,
+        environment: { ...lambdaEnvironment, ...extra, ...resolveEnvironment(fn, standIns) },
+      });
+
+    const renderer = await start(
+      'pdf-render-service-renderer',
+      bundledFunction(s, s.stack.renderer.function),
+      {},
+    );
+    processes.set('renderer', renderer);
+    const localOnly = Object.fromEntries(LOCAL_ONLY.map((name) => [name, local.handlerEnv[name] as string]));
+    await Promise.all(
+      [...s.stack.api.functions].map(async ([resource, fn]) => {
+        const started = await start(
+          `pdf-render-service-${resource}`,
+          bundledFunction(s, fn),
+          {
+            // Until the API-key code reads it and the local stack stands in for it: a value that
+            // fails loudly if anything tries to use it as a Secrets Manager id.
+            API_KEY_SECRET_ID: 'no-local-stand-in-for-the-api-key-secret',
+            ...local.handlerEnv,
+            RENDERER_FUNCTION_NAME: renderer.functionName,
+          },
+          { ...localOnly, LAMBDA_ENDPOINT: renderer.endpoint, POWERTOOLS_LOG_LEVEL: 'ERROR' },
+        );
+        processes.set(resource, started);
+      }),
+    );
+
+    // API Gateway in front of the bundles: the local emulation, with each resource's handler
+    // being an Invoke of its bundle's process.
+    gateway = createLocalHttpServer({
+      quiet: true,
+      logError: () => {},
+      loadHandler: async (resource) => {
+        const target = processes.get(resource);
+        if (!target) throw new Error(`no bundle for ${resource}`);
+        return async (event) => {
+          const { payload, functionError } = await target.invoke(event);
+          if (functionError) throw new Error(`${resource}: ${functionError}: ${JSON.stringify(payload)}`);
+          return payload;
+        };
+      },
+    });
+    const { port } = await listen(gateway, 0, '127.0.0.1');
+    api = createApi(`http://127.0.0.1:${port}`);
+    token = await local.issueToken({ sub: 'smoke-user', email: 'smoke@example.com' });
+  });
+
+  afterEach((context) => {
+    if (context.task.result?.state !== 'fail') return;
+    for (const [resource, p] of processes) console.error(`--- ${resource} bundle log:\n${p.logs()}`);
+  });
+
+  afterAll(async () => {
+    if (gateway) await closeServer(gateway, 1000);
+    await Promise.all([...processes.values()].map((p) => p.close()));
+    await local?.close();
+    await Promise.all(
+      [outdir, dataDir].filter(Boolean).map((dir) => rm(dir, { recursive: true, force: true })),
+    );
+  });
+
+  it('starts every function bundle: one per API resource, the fallback and the renderer', () => {
+    expect([...processes.keys()].sort()).toEqual([...apiResources(), 'fallback', 'renderer'].sort());
+  });
+
+  it('renders a real PDF through the pdf bundle and the renderer bundle with its Chromium layer', async () => {
+    const res = await api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: {
+        html: '<h1>Bundle smoke</h1><p>{{ greeting }}, {{ name }}!</p>',
+        variables: { greeting: 'Hello', name: 'Lambda' },
+      },
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.json).toMatchObject({ status: 'completed', page_count: 1, download_url: expect.any(String) });
+    expect(res.json.file_size_bytes).toBeGreaterThan(0);
+
+    const download = await fetch(res.json.download_url);
+    expect(download.status).toBe(200);
+    const bytes = new Uint8Array(await download.arrayBuffer());
+    expect(new TextDecoder().decode(bytes.slice(0, 5))).toBe('%PDF-');
+    const pdf = await readPdf(bytes);
+    expect(pdf.pageCount).toBe(1);
+    expect(pdf.text).toContain('Hello, Lambda!');
+
+    const job = await api(`/v1/pdf/${res.json.id}`, { token });
+    expect(job.status).toBe(200);
+    expect(job.json).toMatchObject({ id: res.json.id, status: 'completed' });
+  });
+
+  it('answers a render that fails in Chromium with the contract error, not a Lambda error', async () => {
+    const res = await api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>never ready</p>', page_load: { wait_for_selector: '#never', timeout_ms: 1000 } },
+    });
+    expect(res.status, res.text).toBe(504);
+    expect(res.json.error).toMatchObject({ code: 'PDF_RENDERING_TIMEOUT', job_id: expect.any(String) });
+  });
+
+  it('answers every GET route without path parameters through its bundle', async () => {
+    const listRoutes = routes.filter((r) => r.method === 'GET' && !r.path.includes('{'));
+    expect(listRoutes.length).toBeGreaterThan(0);
+    for (const route of listRoutes) {
+      const res = await api(route.path, { token });
+      expect(res.status, `${route.method} ${route.path}: ${res.text}`).toBe(200);
+    }
+  });
+
+  it('answers unknown paths and methods through the fallback bundle', async () => {
+    const unknown = await api('/v1/nothing-here', { token });
+    expect(unknown.status).toBe(404);
+    expect((unknown.json as Json).error.code).toBe('NOT_FOUND');
+    const wrongMethod = await api('/v1/pdf', { method: 'DELETE', token });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toContain('GET');
+  });
+});
