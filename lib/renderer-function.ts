@@ -15,12 +15,13 @@ export interface RendererFunctionProps {
   /** The renderer's Lambda timeout: the render budget plus its own start and upload. */
   readonly timeoutSeconds: number;
   /**
-   * @default 2048 MiB. Chromium runs a browser, a renderer and a GPU (SwiftShader) process, about
-   * 400 MiB before any page; a page of up to 10 MiB of HTML lays out into a DOM many times that,
-   * and the PDF (up to 50 MiB) is held in memory while it streams out of Chromium and up to S3.
-   * CPU grows with memory: 1,769 MiB buys one full vCPU, so 2,048 MiB gives the browser process
-   * some of a second core while the renderer process lays out and prints. Below ~1,600 MiB
-   * large pages run out of memory or time; above it cost grows faster than render time falls.
+   * @default 2048 MiB. Measured with this synthesized bundle and layer (x86_64, summed RSS of the
+   * Node process and Chromium's processes, which over-counts shared pages): a warm browser holds
+   * ~0.55 GiB; a 161-page table peaks at ~0.9 GiB; 5 MiB of HTML (the cloud's rendered-HTML limit,
+   * 1,152 pages) at ~1.2 GiB. 2,048 MiB keeps that largest accepted input clear of the limit, and
+   * buys a little more than one vCPU (Lambda gives one full vCPU at 1,769 MiB), which the
+   * multi-process browser uses while the renderer process lays out and prints. More memory buys
+   * CPU for faster large renders: raise it (up to 10,240) if big documents near the budget.
    */
   readonly memorySizeMiB?: number;
   /** Where the error and throttle alarms notify. @default none (alarms show in the console) */
@@ -49,8 +50,8 @@ export class RendererFunction extends Construct {
       // @sparticuz/chromium's npm package carries the x86_64 build only.
       architecture: ChromiumLayer.ARCHITECTURE,
       layers: [this.layer],
-      // Chromium inflates itself, its libraries and fonts into /tmp (~200 MB) and keeps a
-      // profile there; the default 512 MiB leaves too little room for a large PDF beside them.
+      // Chromium inflates itself, its libraries and fonts into /tmp (200 MB, measured) and keeps
+      // a profile there; the default 512 MiB leaves little room for a large PDF beside them.
       ephemeralStorageSize: Size.mebibytes(1024),
       // CommonJS, because Lambda serves layer packages through NODE_PATH (/opt/nodejs/node_modules),
       // which `require` honours. The layer's packages stay out of the bundle (see externalsFor);
