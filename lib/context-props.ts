@@ -55,6 +55,7 @@ export const stackPropsFromContext = (node: Node): PdfServiceStackProps => {
     downloadUrlTtlSeconds: typed(node, 'downloadUrlTtlSeconds', 'number'),
     pdfRetentionDays: typed(node, 'pdfRetentionDays', 'number'),
     retainData: typed(node, 'retainData', 'boolean'),
+    requireMfa: typed(node, 'requireMfa', 'boolean'),
     rendererMemorySizeMiB: typed(node, 'rendererMemorySizeMiB', 'number'),
     alarmTopicArn: typed(node, 'alarmTopicArn', 'string'),
     apiThrottle: typed(node, 'apiThrottle', 'object'),

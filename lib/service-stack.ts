@@ -21,6 +21,11 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    */
   readonly existingUserPool?: UserPoolIds;
   /**
+   * Require TOTP MFA for every sign-in to the user pool this stack creates.
+   * @default false: offered, not required
+   */
+  readonly requireMfa?: boolean;
+  /**
    * Keep the table, the PDF bucket, the API-key secret, the user pool and the logs when the
    * stack is deleted. Set false for throwaway stacks (tests, previews).
    * @default true
@@ -65,6 +70,7 @@ export class PdfServiceStack extends Stack {
     });
     this.userPool = new ServiceUserPool(this, 'Auth', {
       existing: props.existingUserPool,
+      requireMfa: props.requireMfa,
       retainOnDelete: retain,
     });
     this.apiKeySecret = new ApiKeySecret(this, 'ApiKeySecret', { retainOnDelete: retain });
