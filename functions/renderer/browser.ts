@@ -10,6 +10,9 @@
  * processes. It also means a page that hangs its renderer can be closed without touching the
  * browser or the other renders.
  *
+ * Egress: every request is checked by browser-wide interception (interception.ts), and every
+ * connection leaves through the egress proxy (egress-proxy.ts); both apply egress.ts's policy.
+ *
  * Recovery: a browser that disconnects (crash, killed) is dropped and the next render launches a
  * new one; a render whose context cannot be closed kills the browser process the same way.
  * Callers that arrive during a launch share it.
@@ -19,11 +22,12 @@ import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppete
 import { readRendererConfig } from '../core/config.js';
 import { createEgressPolicy, type EgressPolicy } from './egress.js';
 import { type EgressProxy, startEgressProxy } from './egress-proxy.js';
+import { interceptRequests } from './interception.js';
 
 const config = readRendererConfig();
 
 /** The egress policy for pages, with the configured test allowances. */
-export const egressPolicy: EgressPolicy = createEgressPolicy({ allowHosts: config.egressAllowHosts });
+const egressPolicy: EgressPolicy = createEgressPolicy({ allowHosts: config.egressAllowHosts });
 
 const LAUNCH_TIMEOUT_MS = 30_000;
 /** Opening a context and a page takes milliseconds; a browser that needs longer is stuck. */
@@ -63,6 +67,8 @@ export const chromiumArgs = (base: readonly string[], proxyUrl: string): string[
   // for loopback unless told otherwise).
   `--proxy-server=${proxyUrl}`,
   '--proxy-bypass-list=<-loopback>',
+  // window.open and target=_blank get nothing (headless has no popup blocker of its own).
+  '--block-new-web-contents',
   // WebRTC could send UDP (STUN) around the proxy.
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
   '--disable-background-networking',
@@ -93,7 +99,7 @@ const getProxy = (): Promise<EgressProxy> => {
 const launchOnce = async (): Promise<Browser> => {
   const { url } = await getProxy();
   const executablePath = config.chromeExecutablePath ?? (await chromium.executablePath());
-  return puppeteer.launch({
+  const browser = await puppeteer.launch({
     executablePath,
     args: chromiumArgs(chromium.args, url),
     // Popups stay blocked (puppeteer's defaults would allow them).
@@ -107,6 +113,13 @@ const launchOnce = async (): Promise<Browser> => {
     handleSIGTERM: false,
     handleSIGHUP: false,
   });
+  try {
+    await interceptRequests(browser, egressPolicy);
+  } catch (e) {
+    browser.process()?.kill('SIGKILL');
+    throw e;
+  }
+  return browser;
 };
 
 const launch = async (): Promise<Browser> => {
@@ -176,7 +189,7 @@ const openOn = async (browser: Browser): Promise<RenderSession> => {
   const context = await browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
   try {
     const page = await context.newPage();
-    // Popups that get past the blocker (and any other new tab) are closed at once.
+    // Should a new tab get past --block-new-web-contents (a system Chrome), it is closed at once.
     context.on('targetcreated', (target) => {
       if (target.type() === 'page')
         void target.page().then(

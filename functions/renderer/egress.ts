@@ -4,10 +4,10 @@
  * (127.0.0.1:9001), the local stack's dynalite and s3rver, and whatever a VPC can see. Pages may
  * use data:, blob: and about: URLs, and http(s)/ws(s) to hosts whose every address is public.
  *
- * The policy is applied twice: by request interception in the page (cheap, refuses early, sees
+ * The policy is applied twice: by request interception (interception.ts: refuses early, sees
  * schemes and navigations) and by the egress proxy that all of Chromium's connections go through
- * (sees WebSockets and workers too, and connects to the very address it checked, so DNS rebinding
- * between check and connect does not work).
+ * (egress-proxy.ts: sees WebSockets too, and connects to the very address it checked, so DNS
+ * rebinding between check and connect does not work).
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';

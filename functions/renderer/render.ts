@@ -2,8 +2,8 @@
  * One render: finished HTML in a fresh browser context → PDF → PUT to the presigned URL.
  * Never throws; every outcome is a RenderResult whose message is safe to show the caller.
  */
-import { type HTTPRequest, type Page, TimeoutError } from 'puppeteer-core';
-import { closeSession, egressPolicy, openSession, type RenderSession } from './browser.js';
+import { type Page, TimeoutError } from 'puppeteer-core';
+import { closeSession, openSession, type RenderSession } from './browser.js';
 import type { RenderFailureCode, RenderRequest, RenderResult } from './contract.js';
 import { countPdfPages } from './pdf-pages.js';
 
@@ -63,22 +63,8 @@ const timeoutMessage = (stage: Stage, request: RenderRequest): string => {
   }
 };
 
-/** Every request of the page goes through the egress policy; the content never navigates away. */
-const guardRequests = async (page: Page): Promise<void> => {
-  await page.setRequestInterception(true);
-  page.on('request', (request: HTTPRequest) => {
-    if (request.isInterceptResolutionHandled()) return;
-    // The document is the HTML we were given: a navigation of the main frame (location = …,
-    // meta refresh, form submit) would replace it. 'aborted' cancels it without an error page.
-    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) {
-      request.abort('aborted').catch(noop);
-      return;
-    }
-    void egressPolicy
-      .isRequestAllowed(request.url())
-      .then((allowed) => (allowed ? request.continue() : request.abort('blockedbyclient')))
-      .catch(noop); // the page closed meanwhile
-  });
+/** Dialogs (alert, confirm, prompt, beforeunload) would block the page until answered. */
+const dismissDialogs = (page: Page): void => {
   page.on('dialog', (dialog) => {
     dialog.dismiss().catch(noop);
   });
@@ -88,7 +74,7 @@ type Printed = { readonly pdf: Uint8Array; readonly renderDurationMs: number } |
 
 const loadAndPrint = async (page: Page, request: RenderRequest): Promise<Printed> => {
   const { html, pdf: options, pageLoad, limits } = request;
-  await guardRequests(page);
+  dismissDialogs(page);
 
   const started = performance.now();
   const deadline = started + pageLoad.timeoutMs;
