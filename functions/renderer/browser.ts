@@ -71,11 +71,10 @@ export const chromiumArgs = (base: readonly string[], proxyUrl: string): string[
   '--block-new-web-contents',
   // WebRTC could send UDP (STUN) around the proxy.
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  // No traffic of Chromium's own (updates, metrics, safe browsing lists).
   '--disable-background-networking',
   '--disable-component-update',
-  '--disable-domain-reliability',
   '--disable-notifications',
-  '--no-pings',
 ];
 
 const log = (level: 'INFO' | 'WARN', event: string, detail: Record<string, unknown> = {}): void => {
@@ -87,6 +86,8 @@ const log = (level: 'INFO' | 'WARN', event: string, detail: Record<string, unkno
 let proxy: Promise<EgressProxy> | undefined;
 /** The browser being launched or in use; undefined when the next render must launch one. */
 let current: Promise<Browser> | undefined;
+/** Which launch produced a browser, so that dropping a dead one never drops its successor. */
+const launchOf = new WeakMap<Browser, Promise<Browser>>();
 
 const getProxy = (): Promise<EgressProxy> => {
   proxy ??= startEgressProxy(egressPolicy).catch((e: unknown) => {
@@ -150,7 +151,10 @@ export const getBrowser = async (): Promise<Browser> => {
       const forget = (): void => {
         if (current === launching) current = undefined;
       };
-      launching.then((b) => b.once('disconnected', forget), forget);
+      launching.then((b) => {
+        launchOf.set(b, launching);
+        b.once('disconnected', forget);
+      }, forget);
     }
     const browser = await pending;
     if (browser.connected) return browser;
@@ -163,7 +167,7 @@ export const getBrowser = async (): Promise<Browser> => {
 /** Kills the browser process (a render could not clean up after itself); the next render relaunches. */
 export const killBrowser = (browser: Browser, reason: string): void => {
   log('WARN', 'browser-killed', { reason, pid: browser.process()?.pid });
-  current = undefined;
+  if (current !== undefined && current === launchOf.get(browser)) current = undefined;
   browser.process()?.kill('SIGKILL');
 };
 
@@ -191,11 +195,11 @@ const openOn = async (browser: Browser): Promise<RenderSession> => {
     const page = await context.newPage();
     // Should a new tab get past --block-new-web-contents (a system Chrome), it is closed at once.
     context.on('targetcreated', (target) => {
-      if (target.type() === 'page')
-        void target.page().then(
-          (p) => (p && p !== page ? p.close() : undefined),
-          () => {},
-        );
+      if (target.type() !== 'page') return;
+      target
+        .page()
+        .then((p) => (p && p !== page ? p.close() : undefined))
+        .catch(() => {});
     });
     return { browser, context, page };
   } catch (e) {
@@ -212,12 +216,7 @@ export const openSession = async (): Promise<RenderSession> => {
       const opening = openOn(browser);
       const session = await within(opening, OPEN_TIMEOUT_MS);
       if (session !== TIMED_OUT) return session;
-      opening
-        .then(
-          (s) => s.context.close(),
-          () => {},
-        )
-        .catch(() => {});
+      opening.catch(() => {});
       killBrowser(browser, 'opening a page timed out');
       throw new Error('opening a page timed out');
     } catch (e) {

@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Renderer, RenderRequest, RenderResult } from '../../functions/renderer/contract.js';
 import { PAPER_SIZES_PT, type PdfInfo, readFillColors, readPdf } from '../helpers/pdf.js';
@@ -430,6 +431,47 @@ describe('renderer', () => {
       const { pdf } = await renderOk('<p>after the crash</p>');
       expect(pdf.text).toContain('after the crash');
       expect((await browserModule.getBrowser()).process()?.pid).not.toBe(pid);
+    });
+
+    it('launches once for the renders that arrive while it relaunches', async () => {
+      const pid = (await browserModule.getBrowser()).process()?.pid;
+      process.kill(pid as number, 'SIGKILL');
+      const launch = vi.spyOn(puppeteer, 'launch');
+      try {
+        const results = await Promise.all(
+          [1, 2, 3, 4].map((n) => renderer.render(request(`<p>relaunch ${n}</p>`))),
+        );
+        expect(results).toEqual(Array(4).fill(expect.objectContaining({ ok: true })));
+        expect(launch).toHaveBeenCalledTimes(1);
+      } finally {
+        launch.mockRestore();
+      }
+    });
+
+    it('answers PDF_RENDERING_FAILED with a safe message when Chromium fails', async () => {
+      const browser = await browserModule.getBrowser();
+      const createContext = browser.createBrowserContext.bind(browser);
+      // Fault injection: the page fails with the kind of message Chromium produces.
+      vi.spyOn(browser, 'createBrowserContext').mockImplementationOnce(async (options) => {
+        const context = await createContext(options);
+        const newPage = context.newPage.bind(context);
+        vi.spyOn(context, 'newPage').mockImplementationOnce(async () => {
+          const page = await newPage();
+          vi.spyOn(page, 'setContent').mockRejectedValue(
+            new Error('Protocol error (Page.printToPDF): crashed at /opt/chromium/lib.so 10.0.3.7'),
+          );
+          return page;
+        });
+        return context;
+      });
+      const result = await renderer.render(request('<p>x</p>'));
+      expect(result).toEqual({
+        ok: false,
+        code: 'PDF_RENDERING_FAILED',
+        message: 'Chromium failed while rendering the page.',
+      });
+      const { pdf } = await renderOk('<p>still serving</p>');
+      expect(pdf.text).toContain('still serving');
     });
 
     it('kills and replaces a browser whose render cannot be closed', async () => {
