@@ -12,7 +12,11 @@ const local = useLocalStack();
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** Paper sizes in points, within 2 pt (Chromium rounds A-series sizes to whole pixels). */
-const expectPageSize = (page: { widthPt: number; heightPt: number } | undefined, width: number, height: number) => {
+const expectPageSize = (
+  page: { widthPt: number; heightPt: number } | undefined,
+  width: number,
+  height: number,
+) => {
   expect(Math.abs((page?.widthPt ?? 0) - width), `width ${page?.widthPt}`).toBeLessThan(2);
   expect(Math.abs((page?.heightPt ?? 0) - height), `height ${page?.heightPt}`).toBeLessThan(2);
 };
