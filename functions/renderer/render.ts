@@ -33,7 +33,7 @@ const noop = (): void => {};
  * not cover everything: setContent's document.write never returns while a page script spins,
  * so the deadline is enforced here too. A promise left behind is kept from rejecting unhandled.
  */
-const until = async <T>(promise: Promise<T>, deadline: number, stage: Stage): Promise<T> => {
+const untilDeadline = async <T>(promise: Promise<T>, deadline: number, stage: Stage): Promise<T> => {
   promise.catch(noop);
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
@@ -72,13 +72,28 @@ const dismissDialogs = (page: Page): void => {
 
 type Printed = { readonly pdf: Uint8Array; readonly renderDurationMs: number } | RenderResult;
 
+/**
+ * Rejects when the page's renderer process dies (crash, OOM kill). Puppeteer's waits do not
+ * notice that by themselves: a waitForSelector would sit out its whole timeout on a dead page.
+ */
+const crashOf = (page: Page): Promise<never> => {
+  const crashed = new Promise<never>((_, reject) => {
+    page.once('error', (e) => reject(e));
+  });
+  crashed.catch(noop);
+  return crashed;
+};
+
 const loadAndPrint = async (page: Page, request: RenderRequest): Promise<Printed> => {
   const { html, pdf: options, pageLoad, limits } = request;
   dismissDialogs(page);
+  const crashed = crashOf(page);
 
   const started = performance.now();
   const deadline = started + pageLoad.timeoutMs;
   const remaining = (): number => Math.max(1, Math.round(deadline - performance.now()));
+  const until = <T>(promise: Promise<T>, at: number, stage: Stage): Promise<T> =>
+    untilDeadline(Promise.race([promise, crashed]), at, stage);
 
   await until(
     page.setContent(html, { waitUntil: pageLoad.waitUntil, timeout: remaining() }),

@@ -2,9 +2,10 @@
  * Error answers of the PDF endpoints over HTTP, each triggered for real: credentials, body,
  * validation, templating, rendering timeouts; the contract's error body and precedence.
  */
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { generateApiKey } from '../../functions/domain/api-key-format.js';
 import { LOCAL_CLIENT_ID, LOCAL_REGION, LOCAL_USER_POOL_ID } from '../../lib/local/issuer.js';
 import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
@@ -188,5 +189,59 @@ describe('rendering failures', () => {
     const res = await post({ html, page_load: { wait_until: 'networkidle0', timeout_ms: 1500 } }, token);
     // A page that keeps the network busy never reaches networkidle0.
     expectError(res, 504, 'PDF_RENDERING_TIMEOUT');
+  });
+});
+
+describe('Chromium failing mid-render', () => {
+  /** Chromium's renderer processes started by this test process (its own stack's browser only). */
+  const ownRendererPids = (): number[] => {
+    const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] ?? '' }));
+    const mine = new Set([process.pid]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const row of rows) {
+        if (!mine.has(row.pid) && mine.has(row.ppid)) {
+          mine.add(row.pid);
+          grew = true;
+        }
+      }
+    }
+    return rows.filter((r) => mine.has(r.pid) && r.args.includes('--type=renderer')).map((r) => r.pid);
+  };
+
+  it('502 PDF_RENDERING_FAILED when the page’s renderer process dies, and the next render works', async () => {
+    const token = await local.sessionToken();
+    await post({ html: '<p>warm</p>' }, token); // the browser is up
+    const before = new Set(ownRendererPids());
+    const pending = post(
+      { html: '<p>doomed</p>', page_load: { wait_for_selector: '#never', timeout_ms: 20_000 } },
+      token,
+    );
+    // The doomed page's renderer is the one that was not there before the request.
+    let killed: number[] = [];
+    await vi.waitFor(
+      () => {
+        killed = ownRendererPids().filter((pid) => !before.has(pid));
+        expect(killed.length).toBeGreaterThan(0);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    // Let the page load and reach its wait for the selector, then take its renderer away.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    for (const pid of killed) process.kill(pid, 'SIGKILL');
+
+    const res = await pending;
+    expectError(res, 502, 'PDF_RENDERING_FAILED');
+    expect(res.json.error.job_id).toMatch(/^job_/);
+    expect(res.json.error.message).not.toMatch(/\/tmp|\/opt|Protocol error/);
+    const job = await local.api(`/v1/pdf/${res.json.error.job_id}`, { token });
+    expect(job.json).toMatchObject({ status: 'failed', error: { code: 'PDF_RENDERING_FAILED' } });
+
+    const next = await post({ html: '<p>recovered</p>' }, token);
+    expect(next.status).toBe(201);
   });
 });
