@@ -2,8 +2,8 @@
  * POST/GET /v1/pdf over HTTP against the real local stack (dynalite, s3rver, Chromium): the
  * happy paths, options as they show in the PDF, jobs, lists, downloads, idempotent renders.
  */
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it, vi } from 'vitest';
 import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 
@@ -243,5 +243,51 @@ describe('Idempotency-Key', () => {
     expect(second.status).toBe(504);
     expect(second.json.error.code).toBe('PDF_RENDERING_TIMEOUT');
     expect(second.json.error.job_id).toBe(first.json.error.job_id);
+  });
+});
+
+describe('job lifecycle', () => {
+  it('shows a render in progress as rendering in the list, then completed', async () => {
+    const token = await local.sessionToken();
+    const html = `<p>slow</p><script>setTimeout(() => { document.body.insertAdjacentHTML('beforeend', '<p id="done">done</p>'); }, 1500);</script>`;
+    const pending = render(token, { html, page_load: { wait_for_selector: '#done', timeout_ms: 10_000 } });
+    const seen = new Set<string>();
+    await vi.waitFor(
+      async () => {
+        const jobs = (await local.api('/v1/pdf', { token })).json;
+        for (const job of jobs) seen.add(job.status);
+        expect(seen.has('rendering')).toBe(true);
+      },
+      { timeout: 8000, interval: 100 },
+    );
+    const inFlight = (await local.api('/v1/pdf', { token })).json[0];
+    expect(inFlight).toMatchObject({
+      status: 'rendering',
+      download_url: null,
+      file_size_bytes: null,
+      page_count: null,
+    });
+
+    const done = await pending;
+    expect(done.status).toBe(201);
+    expect(done.json.id).toBe(inFlight.id);
+    expect((await local.api(`/v1/pdf/${inFlight.id}`, { token })).json.status).toBe('completed');
+  });
+
+  it('shows no download link once the retention period has removed the file', async () => {
+    const token = await local.sessionToken('retention-check');
+    const job = (await render(token, { html: '<p>old</p>' })).json;
+    const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
+    const longAgo = new Date(Date.now() - 31 * 86_400_000).toISOString();
+    await db.send(
+      new UpdateCommand({
+        TableName: local.stack.tableName,
+        Key: { PK: 'ACCOUNT#retention-check', SK: `JOB#${job.id}` },
+        UpdateExpression: 'SET completed_at = :at, created_at = :at',
+        ExpressionAttributeValues: { ':at': longAgo },
+      }),
+    );
+    const old = await local.api(`/v1/pdf/${job.id}`, { token });
+    expect(old.json).toMatchObject({ id: job.id, status: 'completed', download_url: null });
   });
 });
