@@ -60,6 +60,17 @@ runtime.contextOrFrameLookup = (context, frame, name) => {
 };
 
 const environment = new nunjucks.Environment(null, { autoescape: true, throwOnUndefined: true });
+/** Jinja2's sandbox caps range() at 100,000 items; so do we, so that a template cannot spin for ever on one. */
+export const MAX_RANGE = 100_000;
+environment.addGlobal('range', (start: number, stop?: number, step = 1) => {
+  const [from, to] = stop === undefined ? [0, start] : [start, stop];
+  if (typeof from !== 'number' || typeof to !== 'number' || typeof step !== 'number' || step === 0) {
+    throw new Error('range() takes numbers and a step other than 0');
+  }
+  const length = Math.max(0, Math.ceil((to - from) / step));
+  if (length > MAX_RANGE) throw new Error(`range() is limited to ${MAX_RANGE} items, got ${length}`);
+  return Array.from({ length }, (_, i) => from + i * step);
+});
 // Python's printf-style formatting, as Jinja2's `"%.2f"|format(total)`.
 environment.addFilter('format', (pattern: unknown, ...args: unknown[]) => sprintf(String(pattern), ...args));
 environment.addFilter(

@@ -70,3 +70,15 @@ describe('Jinja2 templating', () => {
     expect(renderTemplate(source, { n: 2 })).toBe('<p>2</p>');
   });
 });
+
+describe('range()', () => {
+  it('counts like Python and Jinja2, and refuses more than 100,000 items', () => {
+    expect(
+      renderTemplate('{% for i in range(3) %}{{ i }}{% endfor %}|{{ range(2, 8, 3) | join(",") }}', {}),
+    ).toBe('012|2,5');
+    expect(renderTemplate('{{ range(5, 0, -2) | join(",") }}', {})).toBe('5,3,1');
+    const e = failure('{% for i in range(n) %}x{% endfor %}', { n: 100_001 });
+    expect(e.code).toBe('INVALID_HTML_TEMPLATE');
+    expect(e.message).toContain('limited to 100000');
+  });
+});
