@@ -17,9 +17,6 @@ export interface ApiKeyResolver {
   resolve(key: string): Promise<Principal | undefined>;
 }
 
-/** No API keys have been issued by this deployment yet: every key is unknown. */
-export const noApiKeys: ApiKeyResolver = { resolve: async () => undefined };
-
 export type Authenticate = (
   authorization: string | undefined,
   allowed: readonly CredentialKind[],

@@ -137,7 +137,28 @@ export const readAuthConfig = (): AuthConfig => {
   return { userPoolId: required('COGNITO_USER_POOL_ID'), clientId: required('COGNITO_CLIENT_ID'), jwks };
 };
 
+/**
+ * The HMAC key behind API key digests: in the cloud a Secrets Manager secret (API_KEY_SECRET_ID),
+ * read once per cold start; locally the value itself (API_KEY_SECRET), kept in DATA_DIR.
+ */
+export type ApiKeySecretSource =
+  | { readonly kind: 'value'; readonly value: string }
+  | { readonly kind: 'secretsManager'; readonly secretId: string };
+
+const readApiKeySecretSource = (): ApiKeySecretSource => {
+  const value = env('API_KEY_SECRET');
+  if (value !== undefined) {
+    if (value.length < 32) throw new ConfigError('API_KEY_SECRET', 'must be at least 32 characters');
+    return { kind: 'value', value };
+  }
+  const secretId = env('API_KEY_SECRET_ID');
+  if (secretId === undefined)
+    throw new ConfigError('API_KEY_SECRET_ID', 'is required (or API_KEY_SECRET locally)');
+  return { kind: 'secretsManager', secretId };
+};
+
 export interface ApiConfig {
+  readonly apiKeySecret: ApiKeySecretSource;
   readonly tableName: string;
   readonly bucketName: string;
   /** Cloud: the renderer Lambda's name. Unset: render in-process (the local stack). */
@@ -148,6 +169,7 @@ export interface ApiConfig {
 }
 
 export const readApiConfig = (): ApiConfig => ({
+  apiKeySecret: readApiKeySecretSource(),
   tableName: required('TABLE_NAME'),
   bucketName: required('BUCKET_NAME'),
   rendererFunctionName: env('RENDERER_FUNCTION_NAME'),

@@ -11,7 +11,8 @@ import { createJobStore } from '../domain/jobs.js';
 import { createPdfJobs } from '../domain/pdf-jobs.js';
 import { createTemplateStore } from '../domain/templates.js';
 import { createUsageStore } from '../domain/usage.js';
-import { createAuthenticator, noApiKeys } from './auth.js';
+import { createApiKeyResolver } from './api-keys.js';
+import { createAuthenticator } from './auth.js';
 import { readApiConfig, readAuthConfig } from './config.js';
 import { createRoute } from './http.js';
 import { logger } from './logger.js';
@@ -35,7 +36,9 @@ const s3 = new S3Client({
 
 export const accounts = createAccountStore(db, tableName);
 
-export const authenticate = createAuthenticator(readAuthConfig(), noApiKeys, (principal) =>
+export const apiKeys = createApiKeyResolver(db, tableName, config.apiKeySecret, aws);
+
+export const authenticate = createAuthenticator(readAuthConfig(), apiKeys, (principal) =>
   accounts.ensure(principal.accountId, principal.email),
 );
 

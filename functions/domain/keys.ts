@@ -8,6 +8,7 @@
  *   rate window    PK ACCOUNT#<account>  SK RATE#<epoch minute>    (expires_at set)
  *   idempotency    PK ACCOUNT#<account>  SK IDEMPOTENCY#<sha256 of the key>  (expires_at set)
  *   template       PK TEMPLATE#<id>      SK TEMPLATE
+ *   API key        PK APIKEY#<HMAC digest of the key>  SK APIKEY   (the key itself is never stored)
  */
 import { createHash } from 'node:crypto';
 
@@ -53,3 +54,5 @@ export const templateKey = (templateId: string): ItemKey => ({
 
 /** S3 object key of a job's PDF. */
 export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
+
+export const apiKeyItemKey = (digest: string): ItemKey => ({ PK: `APIKEY#${digest}`, SK: 'APIKEY' });

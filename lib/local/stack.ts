@@ -8,6 +8,7 @@
  * stack at a time, and restarting it in the same process reuses the same DATA_DIR and emulator
  * ports (test files each get their own process from vitest, so each may use its own DATA_DIR).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { join, resolve } from 'node:path';
@@ -33,6 +34,26 @@ import {
   loadOrCreateIssuer,
 } from './issuer.js';
 import { DEFAULT_DATA_DIR } from './options.js';
+
+/**
+ * The HMAC key for API key digests (Secrets Manager in the cloud): made once, kept in DATA_DIR,
+ * so that keys stay valid across restarts.
+ */
+const loadOrCreateApiKeySecret = async (dataDir: string): Promise<string> => {
+  const file = join(dataDir, 'api-key-secret');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  const secret = randomBytes(32).toString('hex');
+  await writeFile(file, `${secret}\n`, { mode: 0o600, flag: 'wx' }).catch(
+    async (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e;
+    },
+  );
+  return (await readFile(file, 'utf8')).trim();
+};
 
 export const LOCAL_TABLE_NAME = 'pdf-service-local';
 export const LOCAL_BUCKET_NAME = 'pdf-service-local';
@@ -300,6 +321,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       COGNITO_USER_POOL_ID: LOCAL_USER_POOL_ID,
       COGNITO_CLIENT_ID: LOCAL_CLIENT_ID,
       LOCAL_JWKS_FILE: issuer.jwksFile,
+      API_KEY_SECRET: await loadOrCreateApiKeySecret(dataDir),
       ...(options.quiet && !process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: 'ERROR' } : {}),
       ...options.env,
     };

@@ -30,7 +30,7 @@ import { type Api, createApi, createTempDataDir, type Json } from '../helpers/lo
 import { readPdf } from '../helpers/pdf.js';
 
 /** Variables that exist only locally: where the emulators and the local token issuer's keys are. */
-const LOCAL_ONLY = ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'LOCAL_JWKS_FILE'] as const;
+const LOCAL_ONLY = ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'LOCAL_JWKS_FILE', 'API_KEY_SECRET'] as const;
 
 describe('the synthesized bundles, run as Lambda runs them, against the local stack', () => {
   let outdir: string;
@@ -78,9 +78,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
           `pdf-render-service-${resource}`,
           bundledFunction(s, fn),
           {
-            // Until the API-key code reads it and the local stack stands in for it: a value that
-            // fails loudly if anything tries to use it as a Secrets Manager id.
-            API_KEY_SECRET_ID: 'no-local-stand-in-for-the-api-key-secret',
+            // No Secrets Manager here: the local stack's API_KEY_SECRET (passed below) stands in.
+            API_KEY_SECRET_ID: '',
             ...local.handlerEnv,
             RENDERER_FUNCTION_NAME: renderer.functionName,
           },
