@@ -1,0 +1,179 @@
+/**
+ * The service end to end: `bin/local.ts` (the local stack: API Gateway emulation, handlers,
+ * dynalite, s3rver, in-process renderer) in its own process on a fresh DATA_DIR and a free port,
+ * with bench/probe.ts preloaded for per-request timings, driven over HTTP.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadOrCreateIssuer } from '../lib/local/issuer.js';
+
+export const ROOT = new URL('..', import.meta.url).pathname;
+
+/** Plenty of quota and rate so that the benchmark measures rendering, not 429s. */
+const BENCH_PLANS = JSON.stringify({
+  free: { monthlyRenders: 1_000_000_000, rendersPerMinute: 1_000_000_000 },
+});
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+export interface ProbeTrace {
+  readonly ms: number;
+  readonly status: number;
+  readonly calls: readonly { kind: 'dynamodb' | 's3'; op: string; at: number; ms: number }[];
+}
+
+export interface RenderAnswer {
+  readonly status: number;
+  readonly ms: number;
+  readonly pageCount?: number;
+  readonly renderDurationMs?: number;
+  readonly code?: string;
+}
+
+export interface ServiceProcess {
+  readonly pid: number;
+  readonly baseUrl: string;
+  /** Spawn → first TCP connection accepted, and spawn → first 201 with a PDF. */
+  readonly coldStart: { readonly listeningMs: number; readonly firstPdfMs: number };
+  render(body: unknown): Promise<RenderAnswer>;
+  traces(): Promise<ProbeTrace[]>;
+  stop(): Promise<void>;
+}
+
+export const startService = async (firstBody: unknown): Promise<ServiceProcess> => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'pdf-bench-'));
+  const issuer = await loadOrCreateIssuer(dataDir);
+  const token = await issuer.issueToken({
+    sub: 'bench-user',
+    email: 'bench@example.com',
+    ttlSeconds: 4 * 3600,
+  });
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const stderr: string[] = [];
+
+  const started = performance.now();
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', '--import', './bench/probe.ts', 'bin/local.ts'],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        PLANS: BENCH_PLANS,
+        POWERTOOLS_LOG_LEVEL: 'ERROR',
+      },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    },
+  );
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr.push(chunk.toString());
+    if (stderr.length > 50) stderr.shift();
+  });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+  });
+
+  const render = async (body: unknown): Promise<RenderAnswer> => {
+    const t = performance.now();
+    const res = await fetch(`${baseUrl}/v1/pdf`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const json = (await res.json()) as {
+      page_count?: number;
+      render_duration_ms?: number;
+      error?: { code: string };
+    };
+    return {
+      status: res.status,
+      ms: performance.now() - t,
+      pageCount: json.page_count,
+      renderDurationMs: json.render_duration_ms,
+      code: json.error?.code,
+    };
+  };
+
+  // The stack binds its port first and holds requests until it is ready: keep trying to connect.
+  let listeningMs = Number.NaN;
+  let first: RenderAnswer | undefined;
+  while (!first) {
+    if (exited) throw new Error(`the service exited during start:\n${stderr.join('')}`);
+    if (performance.now() - started > 60_000) throw new Error('the service did not answer within 60 s');
+    try {
+      const t = performance.now();
+      first = await render(firstBody);
+      listeningMs = t - started;
+    } catch {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+  const firstPdfMs = performance.now() - started;
+  if (first.status !== 201) throw new Error(`the first render answered ${first.status} ${first.code ?? ''}`);
+
+  const traces = (): Promise<ProbeTrace[]> =>
+    new Promise((resolve) => {
+      const onMessage = (m: { type?: string; traces?: ProbeTrace[] }) => {
+        if (m?.type !== 'probe:traces') return;
+        child.off('message', onMessage);
+        resolve(m.traces ?? []);
+      };
+      child.on('message', onMessage);
+      child.send({ type: 'probe:take' });
+    });
+
+  return {
+    pid: child.pid as number,
+    baseUrl,
+    coldStart: { listeningMs: Math.round(listeningMs), firstPdfMs: Math.round(firstPdfMs) },
+    render,
+    traces,
+    async stop() {
+      if (!exited) {
+        const gone = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await gone;
+        clearTimeout(timer);
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+};
+
+/** `total` requests from `concurrency` workers; latencies and wall time. */
+export const load = async (
+  service: ServiceProcess,
+  body: unknown,
+  total: number,
+  concurrency: number,
+  onDone: (done: number) => void,
+): Promise<{ answers: RenderAnswer[]; wallMs: number }> => {
+  const answers: RenderAnswer[] = [];
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < total) {
+      next++;
+      answers.push(await service.render(body));
+      onDone(answers.length);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { answers, wallMs: performance.now() - started };
+};
