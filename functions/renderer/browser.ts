@@ -16,6 +16,14 @@
  * Recovery: a browser that disconnects (crash, killed) is dropped and the next render launches a
  * new one; a render whose context cannot be closed kills the browser process the same way.
  * Callers that arrive during a launch share it.
+ *
+ * Spare session (opt-in, setSpareSessions): opening a context and its page costs ~45 ms, most of
+ * it Chromium starting the page's renderer process, and that was the largest cost of a small
+ * render beyond Chromium's own work (measured with bench/). With a spare, the next render's fresh
+ * context and page are opened in the background once a render has printed, and the next render
+ * takes it: still a context of its own, never used before, used once. The Lambda handler turns
+ * it on; the in-process renderer leaves it off unless asked, because tests inject faults into, and
+ * find the processes of, a context created at render time.
  */
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
@@ -43,7 +51,11 @@ chromium.setGraphicsMode = false;
  * --disable-web-security (same-origin policy off), --allow-running-insecure-content,
  * --disable-site-isolation-trials and the disabled IsolateOrigins/site-per-process features,
  * --enable-features=SharedArrayBuffer (high-resolution timers for any page), --single-process
- * (see above), and its --headless spelling (puppeteer passes its own). --no-sandbox stays: Lambda
+ * (see above), and its --headless spelling (puppeteer passes its own). --no-zygote goes too: with
+ * it every page's renderer process is a fresh exec of the binary; from the zygote it is a fork
+ * (measured: 92 instead of 110 ms of Chromium CPU and 76 instead of 88 ms per one-page render with
+ * a fresh context, and the zygote's children still show as --type=renderer). It needs no sandbox
+ * (Chromium's --no-zygote is for running without one). --no-sandbox stays: Lambda
  * has no user namespaces and runs as root, so Chromium's sandbox cannot start there; the browser
  * is isolated by the Lambda (one render at a time, nothing secret in the process) instead.
  */
@@ -52,6 +64,7 @@ const DROPPED_FLAGS = new Set([
   '--allow-running-insecure-content',
   '--disable-site-isolation-trials',
   '--single-process',
+  '--no-zygote',
 ]);
 const DROPPED_FEATURES = new Set(['IsolateOrigins', 'site-per-process', 'SharedArrayBuffer']);
 
@@ -189,10 +202,14 @@ export interface RenderSession {
   readonly page: Page;
 }
 
+/** Pages whose renderer process died (e.g. while waiting as a spare): never handed to a render. */
+const crashedPages = new WeakSet<Page>();
+
 const openOn = async (browser: Browser): Promise<RenderSession> => {
   const context = await browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
   try {
     const page = await context.newPage();
+    page.once('error', () => crashedPages.add(page));
     // Should a new tab get past --block-new-web-contents (a system Chrome), it is closed at once.
     context.on('targetcreated', (target) => {
       if (target.type() !== 'page') return;
@@ -225,6 +242,65 @@ export const openSession = async (): Promise<RenderSession> => {
   }
 };
 
+let spareSessions = 0;
+/** The next render's session, opening or open; undefined when there is none. */
+let spare: Promise<RenderSession | undefined> | undefined;
+
+/** Whether renders get a context and page opened ahead of them (0: each render opens its own). */
+export const setSpareSessions = (count: 0 | 1): void => {
+  spareSessions = count;
+  if (count === 0) dropSpare();
+};
+
+const dropSpare = (): void => {
+  const dropped = spare;
+  spare = undefined;
+  dropped?.then((s) => (s ? closeSession(s) : undefined)).catch(() => {});
+};
+
+/**
+ * Opens the next render's session in the background, on the running browser (never launching
+ * one). A failure is forgotten: the next render then opens its own.
+ */
+export const prepareSpare = (): void => {
+  if (spareSessions === 0 || spare) return;
+  const launching = current;
+  if (!launching) return;
+  spare = launching
+    .then((browser) => (browser.connected ? openOn(browser) : undefined))
+    .catch(() => undefined);
+};
+
+/** Launches the browser and opens the spare session ahead of the first render (cold start). */
+export const prewarm = (): void => {
+  if (spareSessions === 0) return;
+  getBrowser().then(prepareSpare, (e: unknown) =>
+    log('WARN', 'browser-prewarm-failed', { error: (e as Error).message }),
+  );
+};
+
+const usable = (session: RenderSession): boolean =>
+  session.browser.connected && !session.page.isClosed() && !crashedPages.has(session.page);
+
+/**
+ * A fresh context with one page for one render: the spare when there is a usable one (waiting
+ * for it if it is still opening), else a new one (openSession).
+ */
+export const takeSession = async (): Promise<RenderSession> => {
+  const waiting = spare;
+  spare = undefined;
+  if (waiting) {
+    const session = await within(waiting, OPEN_TIMEOUT_MS);
+    if (session === TIMED_OUT) {
+      waiting.then((s) => (s ? closeSession(s) : undefined)).catch(() => {});
+    } else if (session) {
+      if (usable(session)) return session;
+      closeSession(session).catch(() => {});
+    }
+  }
+  return openSession();
+};
+
 /** Closes the render's context (and so its page); a context that will not close costs the browser. */
 export const closeSession = async (session: RenderSession): Promise<void> => {
   if (!session.browser.connected) return;
@@ -242,6 +318,7 @@ export const closeSession = async (session: RenderSession): Promise<void> => {
 export const closeBrowser = async (): Promise<void> => {
   const pending = current;
   current = undefined;
+  spare = undefined; // its context closes with the browser
   const browser = await pending?.catch(() => undefined);
   if (browser?.connected) {
     const closed = await within(

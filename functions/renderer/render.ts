@@ -3,7 +3,7 @@
  * Never throws; every outcome is a RenderResult whose message is safe to show the caller.
  */
 import { type Page, TimeoutError } from 'puppeteer-core';
-import { closeSession, openSession, type RenderSession } from './browser.js';
+import { closeSession, prepareSpare, type RenderSession, takeSession } from './browser.js';
 import type { RenderFailureCode, RenderRequest, RenderResult } from './contract.js';
 import { countPdfPages } from './pdf-pages.js';
 
@@ -173,7 +173,7 @@ const describeError = (e: unknown): Record<string, string> =>
 export const render = async (request: RenderRequest): Promise<RenderResult> => {
   let session: RenderSession;
   try {
-    session = await openSession();
+    session = await takeSession();
   } catch (e) {
     console.error(
       JSON.stringify({ level: 'ERROR', component: 'renderer', event: 'open-failed', ...describeError(e) }),
@@ -199,20 +199,26 @@ export const render = async (request: RenderRequest): Promise<RenderResult> => {
       );
       printed = fail('PDF_RENDERING_FAILED', 'Chromium failed while rendering the page.');
     }
-  } finally {
-    await closeSession(session);
   }
-  if ('ok' in printed) return printed;
+  // The context closes beside the page count and the upload (both finish before the answer), and
+  // the next render's session, when spares are on, opens meanwhile.
+  const closing = closeSession(session);
+  prepareSpare();
+  if ('ok' in printed) {
+    await closing;
+    return printed;
+  }
 
   const { pdf, renderDurationMs } = printed;
   const pageCount = countPdfPages(pdf);
   if (pageCount > request.limits.maxPages) {
+    await closing;
     return fail(
       'PDF_TOO_MANY_PAGES',
       `The PDF has ${pageCount} pages; the limit is ${request.limits.maxPages}.`,
     );
   }
-  const stored = await upload(pdf, request.upload);
+  const [stored] = await Promise.all([upload(pdf, request.upload), closing]);
   if (stored) return stored;
   return { ok: true, fileSizeBytes: pdf.byteLength, pageCount, renderDurationMs };
 };
