@@ -97,27 +97,32 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     const objectKey = pdfObjectKey(principal.accountId, jobId);
     let job: Job | undefined;
     try {
-      const [created, upload] = await Promise.all([
-        jobs.create({
+      const upload = await storage.uploadTarget(objectKey);
+      // Chromium starts at once; the job is written (pending, then rendering) while it works. No
+      // one can tell: the job's id, its state and its link reach the caller only after both, and
+      // the outcome is written only then. A PDF stored for a job whose write failed is an orphan
+      // that the retention rule removes.
+      const rendered = callRenderer({
+        html,
+        ...options,
+        upload,
+        limits: { maxPdfBytes: limits.maxPdfBytes, maxPages: limits.maxPdfPages },
+      });
+      let rendering: Job;
+      try {
+        job = await jobs.create({
           id: jobId,
           account_id: principal.accountId,
           template_id: templateId,
           object_key: objectKey,
-        }),
-        storage.uploadTarget(objectKey),
-      ]);
-      job = created;
-      // The state write and Chromium run side by side; both finish before the outcome is written.
-      const [rendering, result] = await Promise.all([
-        jobs.markRendering(created),
-        callRenderer({
-          html,
-          ...options,
-          upload,
-          limits: { maxPdfBytes: limits.maxPdfBytes, maxPages: limits.maxPdfPages },
-        }),
-      ]);
-      job = rendering;
+        });
+        rendering = await jobs.markRendering(job);
+        job = rendering;
+      } catch (e) {
+        await rendered; // never rejects; the fault is answered once Chromium is done
+        throw e;
+      }
+      const result = await rendered;
       if (result.ok) {
         const [completed] = await Promise.all([
           jobs.complete(rendering, result),
