@@ -9,6 +9,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { prewarm, setSpareSessions } from '../functions/renderer/browser.js';
 import type { RenderRequest } from '../functions/renderer/contract.js';
 import { closeRenderer, createInProcessRenderer } from '../functions/renderer/in-process.js';
 
@@ -37,6 +38,13 @@ const upload = {
   headers: { 'Content-Type': 'application/pdf' },
 };
 const renderer = createInProcessRenderer();
+// As the renderer Lambda's handler does (functions/renderer/handler.ts), unless told otherwise.
+if (process.argv.includes('--no-spare')) {
+  setSpareSessions(0);
+} else {
+  setSpareSessions(1);
+  prewarm();
+}
 
 const run = async (m: RunMessage): Promise<void> => {
   const samples: { wallMs: number; renderDurationMs: number; pages: number; bytes: number }[] = [];

@@ -34,6 +34,7 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     fixtures: { type: 'string' },
     'no-peers': { type: 'boolean', default: false },
+    'no-spare': { type: 'boolean', default: false },
     'cold-starts': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -41,12 +42,14 @@ const { values: args } = parseArgs({
 });
 if (args.help) {
   process.stdout.write(
-    'usage: npm run bench -- [--quick] [--out file.json] [--fixtures invoice,report,...] [--no-peers] [--cold-starts N]\n',
+    'usage: npm run bench -- [--quick] [--out file.json] [--fixtures invoice,report,...] [--no-peers] [--no-spare] [--cold-starts N]\n',
   );
   process.exit(0);
 }
 
 const quick = args.quick === true;
+/** The renderer's spare session (as the renderer Lambda runs it); --no-spare measures without. */
+const spare = args['no-spare'] !== true;
 /** Measured iterations per fixture (warm-up excluded); the report, 30 pages, gets half. */
 const PLAN = quick
   ? { warmup: 3, floor: 12, renderer: 12, sequential: 12, c2: 12, c4: 24, peers: 3, coldStarts: 1 }
@@ -185,10 +188,14 @@ if (!procAvailable()) warn('no /proc: memory is not measured');
 let rendererColdStart: { readyMs: number; firstPdfMs: number } | undefined;
 {
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/renderer-host.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'bench/renderer-host.ts', ...(spare ? [] : ['--no-spare'])],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    },
+  );
   const sampler = startSampler(child.pid as number);
   const nextMessage = <T>(type: string): Promise<T> =>
     new Promise((resolve, reject) => {
@@ -256,19 +263,23 @@ const profileOf = (traces: readonly ProbeTrace[], clientMs: readonly number[]): 
   const renders = traces.filter((t) => t.status === 201);
   const stage = (fn: (t: ProbeTrace) => number | undefined) =>
     median(renders.map(fn).filter((v): v is number => v !== undefined && v >= 0));
+  /**
+   * The render window: from the end of the quota reservation (the last DynamoDB call before the
+   * job's PutItem; the render starts right after it) to the first DynamoDB call that starts after
+   * the renderer's PUT to S3 (the job's completion).
+   */
   const split = (t: ProbeTrace) => {
     const calls = [...t.calls].sort((a, b) => a.at - b.at);
     const dynamo = calls.filter((c) => c.kind === 'dynamodb');
-    const put = dynamo.find((c) => c.op === 'PutItem');
-    if (!put) return undefined;
-    const renderStart = put.at + put.ms;
-    // After the job PutItem: markRendering (beside the render), then complete + usage.
-    const after = dynamo.filter((c) => c.at >= renderStart - 0.5);
-    const complete = after[1];
-    const renderEnd = complete ? complete.at : t.ms;
-    const before = dynamo.filter((c) => c.at + c.ms <= renderStart + 0.001);
-    const afterCalls = dynamo.filter((c) => c.at >= renderEnd);
+    const putIndex = dynamo.findIndex((c) => c.op === 'PutItem');
     const s3 = calls.find((c) => c.kind === 's3' && c.op.startsWith('fetch'));
+    if (putIndex < 1 || !s3) return undefined;
+    const before = dynamo.slice(0, putIndex);
+    const quota = before.at(-1) as (typeof dynamo)[number];
+    const renderStart = quota.at + quota.ms;
+    const complete = dynamo.find((c) => c.at >= s3.at + s3.ms);
+    const renderEnd = complete ? complete.at : t.ms;
+    const afterCalls = dynamo.filter((c) => c.at >= renderEnd);
     const afterDynamo =
       afterCalls.length > 0 ? Math.max(...afterCalls.map((c) => c.at + c.ms)) - renderEnd : 0;
     return {
@@ -276,7 +287,7 @@ const profileOf = (traces: readonly ProbeTrace[], clientMs: readonly number[]): 
       renderEnd,
       before: before.reduce((sum, c) => sum + c.ms, 0),
       afterDynamo,
-      s3: s3?.ms,
+      s3: s3.ms,
     };
   };
   const opsMs: Record<string, number[]> = {};
@@ -322,7 +333,7 @@ const serviceColdStarts: { listeningMs: number; firstPdfMs: number }[] = [];
   let service: ServiceProcess | undefined;
   for (let i = 0; i < coldStarts; i++) {
     progress(`service    cold start ${i + 1}/${coldStarts}`);
-    service = await startService(firstBody);
+    service = await startService(firstBody, spare);
     serviceColdStarts.push(service.coldStart);
     note(
       `service    cold start ${i + 1}/${coldStarts}: first PDF ${service.coldStart.firstPdfMs} ms after spawn (listening at ${service.coldStart.listeningMs} ms)`,
@@ -555,6 +566,9 @@ out(
     .join(' ')} at the end`,
 );
 out(`Floor: ${FLOOR_DEFINITION}.`);
+out(
+  `Renderer spare session (next render's context + page opened ahead): ${spare ? 'on, as the renderer Lambda runs' : 'off (--no-spare)'}.`,
+);
 out('');
 out('Latency, ms (p50 unless said; sequential = one request at a time; ×floor = p50 / floor p50)');
 out(
@@ -662,6 +676,7 @@ const json = {
   startedAt: startedAt.toISOString(),
   finishedAt: new Date().toISOString(),
   mode: quick ? 'quick' : 'full',
+  spareSession: spare,
   plan: PLAN,
   machine: {
     cpus: cpus().length,

@@ -51,7 +51,7 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-export const startService = async (firstBody: unknown): Promise<ServiceProcess> => {
+export const startService = async (firstBody: unknown, spare: boolean): Promise<ServiceProcess> => {
   const dataDir = await mkdtemp(join(tmpdir(), 'pdf-bench-'));
   const issuer = await loadOrCreateIssuer(dataDir);
   const token = await issuer.issueToken({
@@ -75,6 +75,7 @@ export const startService = async (firstBody: unknown): Promise<ServiceProcess> 
         DATA_DIR: dataDir,
         PLANS: BENCH_PLANS,
         POWERTOOLS_LOG_LEVEL: 'ERROR',
+        BENCH_SPARE: spare ? '1' : '0',
       },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     },
