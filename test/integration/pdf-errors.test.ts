@@ -7,6 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import { generateApiKey } from '../../functions/domain/api-key-format.js';
+import { errorSchema } from '../../functions/domain/openapi.js';
 import { LOCAL_CLIENT_ID, LOCAL_REGION, LOCAL_USER_POOL_ID } from '../../lib/local/issuer.js';
 import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
 
@@ -16,7 +17,7 @@ const expectError = (res: ApiResponse, status: number, code: string) => {
   expect(res.status, res.text).toBe(status);
   expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(res.json.error.code).toBe(code);
-  expect(typeof res.json.error.message).toBe('string');
+  expect(() => errorSchema.parse(res.json)).not.toThrow(); // as the OpenAPI document says
   expect(res.json.error.request_id).toBe(res.headers.get('x-request-id'));
   if (status === 422) expect(res.json.error.details.length).toBeGreaterThan(0);
   expect(res.text).not.toMatch(/at .*\.(ts|js):\d+/); // never a stack trace

@@ -4,6 +4,7 @@
  */
 import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
+import { jobSchema } from '../../functions/domain/openapi.js';
 import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 
@@ -47,6 +48,8 @@ describe('POST /v1/pdf', () => {
       error: null,
     });
     expect(job.id).toMatch(/^job_[0-9A-HJKMNP-TV-Z]{26}$/);
+    // The OpenAPI document describes exactly these fields.
+    expect(() => jobSchema.strict().parse(job)).not.toThrow();
     expect(job.created_at).toMatch(ISO_MS);
     expect(job.file_size_bytes).toBeGreaterThan(500);
     expect(job.render_duration_ms).toBeGreaterThanOrEqual(0);
