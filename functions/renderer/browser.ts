@@ -271,9 +271,12 @@ export const prepareSpare = (): void => {
     .catch(() => undefined);
 };
 
-/** Launches the browser and opens the spare session ahead of the first render (cold start). */
+/**
+ * Launches the browser (and opens the spare session, when on) ahead of the first render, so that
+ * a cold start overlaps the launch with the rest of its start. A failed launch is logged; the
+ * first render tries again.
+ */
 export const prewarm = (): void => {
-  if (spareSessions === 0) return;
   getBrowser().then(prepareSpare, (e: unknown) =>
     log('WARN', 'browser-prewarm-failed', { error: (e as Error).message }),
   );
