@@ -124,11 +124,13 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       }
       const result = await rendered;
       if (result.ok) {
-        const [completed] = await Promise.all([
+        // The download link is signed (no I/O) while the outcome is written.
+        const [completed, , link] = await Promise.all([
           jobs.complete(rendering, result),
           usage.recordRender(principal.accountId, month, result.fileSizeBytes, result.renderDurationMs),
+          storage.downloadUrl(objectKey, `${jobId}.pdf`),
         ]);
-        return await present(completed);
+        return jobResponse(completed, hasFile(completed, limits.pdfRetentionDays) ? link : null);
       }
       const error = { code: result.code, message: result.message };
       await Promise.all([jobs.fail(rendering, error), usage.releaseRender(principal.accountId, month)]);
