@@ -50,6 +50,7 @@ export const floorOnce = async (
         left: `${pdf.margins.left}in`,
       },
       preferCSSPageSize: false,
+      tagged: readRendererConfig().taggedPdf,
     });
     return { ms: performance.now() - started, bytes: bytes.byteLength };
   } finally {

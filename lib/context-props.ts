@@ -57,6 +57,7 @@ export const stackPropsFromContext = (node: Node): PdfServiceStackProps => {
     retainData: typed(node, 'retainData', 'boolean'),
     requireMfa: typed(node, 'requireMfa', 'boolean'),
     rendererMemorySizeMiB: typed(node, 'rendererMemorySizeMiB', 'number'),
+    taggedPdf: typed(node, 'taggedPdf', 'boolean'),
     alarmTopicArn: typed(node, 'alarmTopicArn', 'string'),
     apiThrottle: typed(node, 'apiThrottle', 'object'),
     existingUserPool: userPoolId && userPoolClientId ? { userPoolId, userPoolClientId } : undefined,

@@ -24,6 +24,11 @@ export interface RendererFunctionProps {
    * CPU for faster large renders: raise it (up to 10,240) if big documents near the budget.
    */
   readonly memorySizeMiB?: number;
+  /**
+   * Print tagged (accessible) PDFs: the renderer's PDF_TAGGED.
+   * @default false, as Chromium and Gotenberg print (tagging makes large tables far bigger and slower)
+   */
+  readonly taggedPdf?: boolean;
   /** Where the error and throttle alarms notify. @default none (alarms show in the console) */
   readonly alarmActions?: readonly IAlarmAction[];
   /** @default RemovalPolicy.RETAIN */
@@ -64,6 +69,7 @@ export class RendererFunction extends Construct {
       tracing: Tracing.DISABLED,
       logRemovalPolicy: props.logRemovalPolicy,
     });
+    if (props.taggedPdf) this.function.addEnvironment('PDF_TAGGED', 'true');
 
     const period = Duration.minutes(5);
     this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {

@@ -37,6 +37,11 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    */
   readonly rendererMemorySizeMiB?: number;
   /**
+   * Print tagged (accessible) PDFs.
+   * @default false (see renderer-function.ts)
+   */
+  readonly taggedPdf?: boolean;
+  /**
    * An SNS topic that the renderer's error and throttle alarms notify.
    * @default no notification (the alarms still show in CloudWatch)
    */
@@ -77,6 +82,7 @@ export class PdfServiceStack extends Stack {
     this.renderer = new RendererFunction(this, 'Renderer', {
       timeoutSeconds: settings.rendererTimeoutSeconds,
       memorySizeMiB: props.rendererMemorySizeMiB,
+      taggedPdf: props.taggedPdf,
       alarmActions: props.alarmTopicArn
         ? [new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn))]
         : [],

@@ -3,9 +3,12 @@
  * Never throws; every outcome is a RenderResult whose message is safe to show the caller.
  */
 import { type Page, TimeoutError } from 'puppeteer-core';
+import { readRendererConfig } from '../core/config.js';
 import { closeSession, prepareSpare, type RenderSession, takeSession } from './browser.js';
 import type { RenderFailureCode, RenderRequest, RenderResult } from './contract.js';
 import { countPdfPages } from './pdf-pages.js';
+
+const { taggedPdf } = readRendererConfig();
 
 /** The PUT is not part of the render budget; S3 takes a 50 MiB body well within this. */
 const UPLOAD_TIMEOUT_MS = 60_000;
@@ -120,6 +123,7 @@ const loadAndPrint = async (page: Page, request: RenderRequest): Promise<Printed
         left: inches(options.margins.left),
       },
       preferCSSPageSize: false,
+      tagged: taggedPdf,
       timeout: remaining(),
     }),
     deadline,

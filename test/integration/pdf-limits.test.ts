@@ -16,6 +16,7 @@ const local = useLocalStack({
     RENDER_BUDGET_MS: '2000',
     MAX_PDF_PAGES: '3',
     MAX_PDF_BYTES: '60000',
+    PDF_TAGGED: 'true',
   },
 });
 
@@ -115,6 +116,15 @@ describe('plan quota', () => {
     const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => post(token, { html: `<p>${n}</p>` })));
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses).toEqual([201, 201, 201, 429, 429]);
+  });
+});
+
+describe('PDF_TAGGED', () => {
+  it('prints tagged (accessible) PDFs when the deployment asks for them', async () => {
+    const res = await post(await accountOn('roomy'), { html: '<h1>Title</h1><p>Body</p>' });
+    expect(res.status).toBe(201);
+    const bytes = Buffer.from(await (await fetch(res.json.download_url)).arrayBuffer());
+    expect(bytes.includes('/StructTreeRoot')).toBe(true);
   });
 });
 

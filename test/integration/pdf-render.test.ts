@@ -62,6 +62,8 @@ describe('POST /v1/pdf', () => {
     expect(file.headers.get('content-type')).toBe('application/pdf');
     expect(file.headers.get('content-disposition')).toContain(`filename="${job.id}.pdf"`);
     expect(bytes.length).toBe(job.file_size_bytes);
+    // Untagged by default (PDF_TAGGED), as Chromium and Gotenberg print.
+    expect(Buffer.from(bytes).includes('/StructTreeRoot')).toBe(false);
     expect(new URL(job.download_url).searchParams.get('X-Amz-Expires')).toBe('900');
 
     const pdf = await readPdf(bytes);

@@ -317,8 +317,17 @@ describe('a throwaway stack with an existing user pool and custom settings', () 
         renderBudgetMs: 20_000,
         pdfRetentionDays: 7,
         rendererMemorySizeMiB: 3008,
+        taggedPdf: true,
       },
     });
+  });
+
+  it('tells the renderer, and only the renderer, to print tagged PDFs', () => {
+    const functions = s.template.findResources('AWS::Lambda::Function');
+    const tagged = Object.entries(functions)
+      .filter(([, fn]) => fn.Properties.Environment?.Variables?.PDF_TAGGED === 'true')
+      .map(([id]) => id);
+    expect(tagged).toEqual([s.logicalId(s.stack.renderer.function)]);
   });
 
   it('creates no user pool and points the functions at the given one', () => {
