@@ -24,8 +24,15 @@ import {
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import type { Renderer } from '../../functions/renderer/contract.js';
+import { apiResources } from '../../functions/routes.js';
 import { tableSchema } from '../../functions/table.js';
-import { closeServer, createLocalHttpServer, listen } from './http-server.js';
+import {
+  closeServer,
+  createLocalHttpServer,
+  FALLBACK_RESOURCE,
+  importHandler,
+  listen,
+} from './http-server.js';
 import {
   type IssueTokenOptions,
   LOCAL_CLIENT_ID,
@@ -274,6 +281,18 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     cleanups.push(await lockDataDir(dataDir));
     const issuer = await loadOrCreateIssuer(dataDir);
 
+    // The renderer reads only its own settings (CHROME_EXECUTABLE_PATH, PDF_TAGGED, ...), which are
+    // in the environment already: Chromium starts now, beside the emulators, not after them.
+    if (options.env) Object.assign(process.env, options.env);
+    const rendererStart = options.renderer
+      ? undefined
+      : importInProcessRenderer().then((mod) => mod && { mod, renderer: mod.createInProcessRenderer() });
+    rendererStart?.catch(() => {});
+    cleanups.push(async () => {
+      const started = await rendererStart?.catch(() => undefined);
+      await started?.mod.closeRenderer();
+    });
+
     const dynamo = dynalite({
       path: join(dataDir, 'dynamodb'),
       createTableMs: 0,
@@ -334,15 +353,17 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
 
     // Only now may anything under functions/ that reads configuration be imported.
     const { registerLocalRenderer } = await import('../../functions/core/renderer-client.js');
-    const inProcess = options.renderer ? undefined : await importInProcessRenderer();
+    // Load every handler now, as Lambda runs a function's init before its first request, while
+    // Chromium is still starting.
+    await Promise.all([...apiResources(), FALLBACK_RESOURCE].map((resource) => importHandler(resource)));
+    const inProcess = await rendererStart;
     if (options.renderer) {
       registerLocalRenderer(options.renderer);
     } else if (inProcess) {
-      registerLocalRenderer(inProcess.createInProcessRenderer());
+      registerLocalRenderer(inProcess.renderer);
     } else {
       notice('local stack: functions/renderer/in-process.ts does not exist yet, so renders will fail');
     }
-    if (inProcess) cleanups.push(() => inProcess.closeRenderer());
 
     markReady();
     const stack: LocalStack = {
