@@ -1,16 +1,16 @@
 /**
  * The service end to end: `bin/local.ts` (the local stack: API Gateway emulation, handlers,
  * dynalite, s3rver, in-process renderer) in its own process on a fresh DATA_DIR and a free port,
- * with bench/probe.ts preloaded for per-request timings, driven over HTTP.
+ * with test/bench/probe.ts preloaded for per-request timings, driven over HTTP.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadOrCreateIssuer } from '../lib/local/issuer.js';
+import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
 
-export const ROOT = new URL('..', import.meta.url).pathname;
+export const ROOT = new URL('../..', import.meta.url).pathname;
 
 /** Plenty of quota and rate so that the benchmark measures rendering, not 429s. */
 const BENCH_PLANS = JSON.stringify({
@@ -66,7 +66,7 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
   const started = performance.now();
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', '--import', './bench/probe.ts', 'bin/local.ts'],
+    ['--import', 'tsx', '--import', './test/bench/probe.ts', 'bin/local.ts'],
     {
       cwd: ROOT,
       env: {

@@ -3,7 +3,7 @@
  *
  *   npm run bench                        # full run (a few minutes)
  *   npm run bench -- --quick             # fewer iterations (about a minute)
- *   npm run bench -- --out results.json  # where the JSON goes (default bench/results/<time>.json)
+ *   npm run bench -- --out results.json  # where the JSON goes (default test/bench/results/<time>.json)
  *   npm run bench -- --fixtures invoice,report --no-peers
  *
  * Phases: the floor (raw Chromium), the renderer alone in its own process (as the renderer Lambda
@@ -67,7 +67,7 @@ for (const name of wanted) {
 const fixtures = loadFixtures().filter((f) => wanted.includes(f.name));
 const startedAt = new Date();
 const outFile =
-  args.out ?? join(ROOT, 'bench', 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  args.out ?? join(ROOT, 'test', 'bench', 'results', `${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
 
 // ---------------------------------------------------------------------------------------------
 // Results
@@ -190,7 +190,7 @@ let rendererColdStart: { readyMs: number; firstPdfMs: number } | undefined;
   const started = performance.now();
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', 'bench/renderer-host.ts', ...(spare ? [] : ['--no-spare'])],
+    ['--import', 'tsx', 'test/bench/renderer-host.ts', ...(spare ? [] : ['--no-spare'])],
     {
       cwd: ROOT,
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -590,7 +590,7 @@ out(
   'service  = POST /v1/pdf over HTTP to bin/local.ts: API Gateway emulation, auth, DynamoDB (dynalite), S3 (s3rver), renderer',
 );
 out('');
-out('Where the service time goes, ms (medians of the sequential requests, from bench/probe.ts)');
+out('Where the service time goes, ms (medians of the sequential requests, from test/bench/probe.ts)');
 out(
   `${padEnd('fixture', 13)}${pad('client', 7)}${pad('server', 7)}${pad('http', 6)} |${pad('pre-render', 11)}${pad('(ddb)', 6)} |${pad('render', 7)}${pad('(s3 put)', 9)} |${pad('post', 6)}${pad('(ddb)', 6)} | DynamoDB ms per call`,
 );

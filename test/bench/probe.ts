@@ -31,7 +31,7 @@ interface Trace {
 
 if (process.env.BENCH_SPARE !== '0') {
   // Reads only the renderer's own settings (CHROME_EXECUTABLE_PATH, ...), which the stack does not set.
-  const browser = await import('../functions/renderer/browser.js');
+  const browser = await import('../../functions/renderer/browser.js');
   browser.setSpareSessions(1);
 }
 

@@ -9,9 +9,9 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { prewarm, setSpareSessions } from '../functions/renderer/browser.js';
-import type { RenderRequest } from '../functions/renderer/contract.js';
-import { closeRenderer, createInProcessRenderer } from '../functions/renderer/in-process.js';
+import { prewarm, setSpareSessions } from '../../functions/renderer/browser.js';
+import type { RenderRequest } from '../../functions/renderer/contract.js';
+import { closeRenderer, createInProcessRenderer } from '../../functions/renderer/in-process.js';
 
 interface RunMessage {
   readonly type: 'run';

@@ -7,8 +7,8 @@
  */
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
-import { readRendererConfig } from '../functions/core/config.js';
-import { chromiumArgs } from '../functions/renderer/browser.js';
+import { readRendererConfig } from '../../functions/core/config.js';
+import { chromiumArgs } from '../../functions/renderer/browser.js';
 import type { Fixture } from './fixtures/index.js';
 
 export const FLOOR_DEFINITION =

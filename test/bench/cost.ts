@@ -22,7 +22,7 @@ export const PRICES = {
   s3StoragePerGbMonth: 0.023,
 } as const;
 
-const ROOT = new URL('..', import.meta.url);
+const ROOT = new URL('../..', import.meta.url);
 
 const fromSource = (file: string, pattern: RegExp, fallback: number): { value: number; source: string } => {
   try {
