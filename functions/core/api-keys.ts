@@ -42,12 +42,11 @@ export const createApiKeyResolver = (
   tableName: string,
   source: ApiKeySecretSource,
   aws: AwsConfig,
-): ApiKeyResolver & { digest(key: string): Promise<string> } => {
+): ApiKeyResolver => {
   const secret = secretLoader(source, aws);
   const digest = async (key: string) => apiKeyDigest(await secret(), key);
 
   return {
-    digest,
     async resolve(key: string): Promise<Principal | undefined> {
       const itemKey = apiKeyItemKey(await digest(key));
       const out = await db.send(new GetCommand({ TableName: tableName, Key: itemKey, ConsistentRead: true }));

@@ -36,7 +36,7 @@ const s3 = new S3Client({
 
 export const accounts = createAccountStore(db, tableName);
 
-export const apiKeys = createApiKeyResolver(db, tableName, config.apiKeySecret, aws);
+const apiKeys = createApiKeyResolver(db, tableName, config.apiKeySecret, aws);
 
 export const authenticate = createAuthenticator(readAuthConfig(), apiKeys, (principal) =>
   accounts.ensure(principal.accountId, principal.email),

@@ -67,5 +67,3 @@ export class ServiceError extends Error {
     this.headers = options.headers ?? {};
   }
 }
-
-export const isServiceError = (e: unknown): e is ServiceError => e instanceof ServiceError;

@@ -4,5 +4,3 @@ const ulid = monotonicFactory();
 
 /** Opaque ids: a type prefix and a time-sortable ULID (`job_01J…`). */
 export const newJobId = (): string => `job_${ulid()}`;
-export const newTemplateId = (): string => `tpl_${ulid()}`;
-export const newApiKeyId = (): string => `key_${ulid()}`;

@@ -6,7 +6,7 @@
  * - Quota: completed renders per calendar month (UTC). A render holds one unit while it runs and
  *   gives it back if it fails.
  */
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { epochSeconds } from './clock.js';
 import { ServiceError } from './errors.js';
 import { minuteOf, monthOf, rateWindowKey, usageKey } from './keys.js';
@@ -73,21 +73,6 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string) 
     }
   },
 
-  /** Read the rate window without counting (for GET /v1/usage). */
-  async peekRateLimit(accountId: string, plan: PlanLimits, now: Date = new Date()): Promise<RateLimitState> {
-    const minute = minuteOf(now);
-    const out = await db.send(
-      new GetCommand({ TableName: tableName, Key: rateWindowKey(accountId, minute) }),
-    );
-    const count = Number(out.Item?.request_count ?? 0);
-    const resetSeconds = Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
-    return {
-      limit: plan.rendersPerMinute,
-      remaining: Math.max(0, plan.rendersPerMinute - count),
-      resetSeconds,
-    };
-  },
-
   /** Hold one unit of this month's quota; 429 PLAN_QUOTA_EXCEEDED when none is left. Returns the month. */
   async reserveRender(accountId: string, plan: PlanLimits, now: Date = new Date()): Promise<string> {
     const month = monthOf(now);
@@ -136,18 +121,6 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string) 
         ExpressionAttributeValues: { ':bytes': pdfBytes, ':ms': renderMs },
       }),
     );
-  },
-
-  async month(
-    accountId: string,
-    month: string,
-  ): Promise<{ rendersUsed: number; pdfBytes: number; renderMs: number }> {
-    const out = await db.send(new GetCommand({ TableName: tableName, Key: usageKey(accountId, month) }));
-    return {
-      rendersUsed: Number(out.Item?.renders_used ?? 0),
-      pdfBytes: Number(out.Item?.pdf_bytes ?? 0),
-      renderMs: Number(out.Item?.render_ms ?? 0),
-    };
   },
 });
 
