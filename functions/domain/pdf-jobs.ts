@@ -85,8 +85,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     const templateId = body.template_id ?? null;
     const source = body.html ?? (await templates.getReadable(templateId as string, principal.accountId)).html;
     const html = renderTemplate(source, body.variables ?? {});
-    if (Buffer.byteLength(html, 'utf8') > limits.maxRenderedHtmlBytes) {
-      const issue = `is ${Buffer.byteLength(html, 'utf8')} bytes after templating; the limit is ${limits.maxRenderedHtmlBytes}`;
+    const htmlBytes = Buffer.byteLength(html, 'utf8');
+    if (htmlBytes > limits.maxRenderedHtmlBytes) {
+      const issue = `is ${htmlBytes} bytes after templating; the limit is ${limits.maxRenderedHtmlBytes}`;
       throw new ServiceError('HTML_CONTENT_TOO_LARGE', `The HTML ${issue}`, {
         details: [{ field: templateId ? 'template_id' : 'html', issue }],
       });
