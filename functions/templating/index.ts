@@ -28,8 +28,11 @@ export class TemplateError extends Error {
 export interface ParsedTemplate {
   /** Sorted top-level names the template reads without defining them (Jinja2's meta.find_undeclared_variables). */
   readonly undeclared: readonly string[];
-  /** The subset of `undeclared` used without a guard (`is defined`, `default`): a render without them fails. */
-  readonly required: readonly string[];
+  /**
+   * The subset of `undeclared` used somewhere without a guard (`is defined`, `default`), with the
+   * first line (1-based) each is used on: a render whose variables lack one of them fails.
+   */
+  readonly required: readonly { readonly name: string; readonly line: number }[];
 }
 
 export interface RenderOptions {
@@ -52,7 +55,12 @@ export const parseTemplate = (source: string): ParsedTemplate => {
   try {
     const compiled = compileTemplate(source);
     const names = [...compiled.lines.keys()].sort();
-    return { undeclared: names, required: names.filter((n) => !compiled.guarded.has(n)) };
+    return {
+      undeclared: names,
+      required: names
+        .filter((n) => !compiled.guarded.has(n))
+        .map((name) => ({ name, line: compiled.lines.get(name) ?? 1 })),
+    };
   } catch (e) {
     return fromServiceError(e);
   }
