@@ -1,12 +1,19 @@
 /**
- * The Jinja2 engine's public surface (TEMPORARY SHIM: delegates to the old nunjucks-based
- * functions/domain/templating.ts until the new engine replaces it; the signatures below are final).
+ * The Jinja2 engine: templates mean what Jinja2 3.1 makes of them with
+ * `Environment(autoescape=True, undefined=StrictUndefined)`, and they only ever see data.
  *
- * - parseTemplate: syntax check and introspection only; never executes anything. Safe for the API.
- * - renderTemplate: executes a template. Runs only in the renderer's templating worker.
+ * - parseTemplate: syntax check and introspection; never executes anything. The API uses it.
+ * - renderTemplate: executes a template, bounded in time and output. Only the renderer's
+ *   templating worker calls it (functions/renderer), where a compromise would gain nothing.
+ *
+ * Built on nunjucks' tokenizer and parser (parser.ts); evaluated by a tree walker (evaluate.ts)
+ * over Python-like values (values.ts), with Jinja2's filters, tests and globals (builtins.ts).
  */
-import { ServiceError } from '../domain/errors.js';
-import { compileTemplate, renderTemplate as oldRender } from '../domain/templating.js';
+import type { TemplateAst } from './ast.js';
+import { Evaluator, RenderState } from './evaluate.js';
+import { introspect } from './introspect.js';
+import { parse, TemplateSyntaxError } from './parser.js';
+import { fromJson, LimitError, PyError, type Value } from './values.js';
 
 export type TemplateErrorKind = 'syntax' | 'undefined' | 'runtime' | 'limit';
 
@@ -19,6 +26,8 @@ export class TemplateError extends Error {
     readonly line?: number,
     /** The undefined variable's name, for kind 'undefined'. */
     readonly variable?: string,
+    /** For kind 'limit': the output passed `maxOutputBytes` (HTML_CONTENT_TOO_LARGE). */
+    readonly outputTooLarge = false,
   ) {
     super(message);
     this.name = 'TemplateError';
@@ -40,30 +49,98 @@ export interface RenderOptions {
   readonly maxOutputBytes?: number;
   /** Epoch ms after which rendering stops with kind 'limit'. */
   readonly deadline?: number;
+  /** The time limit named in the message when the deadline passes. @default 2000 */
+  readonly timeLimitMs?: number;
 }
 
-const fromServiceError = (e: unknown): never => {
-  if (e instanceof ServiceError) {
-    const line = /line (\d+)/.exec(e.message);
-    throw new TemplateError(e.message, 'runtime', line ? Number(line[1]) : undefined);
+/** The contract's limits, used when the caller gives none. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024;
+export const DEFAULT_DEADLINE_MS = 2_000;
+
+interface Parsed {
+  readonly ast: TemplateAst;
+  readonly info: ParsedTemplate;
+}
+
+const CACHE_ENTRIES = 128;
+const CACHE_CHARS = 32 * 1024 * 1024;
+const cache = new Map<string, Parsed>();
+let cachedChars = 0;
+
+const syntaxError = (e: TemplateSyntaxError) =>
+  new TemplateError(`Template syntax error (line ${e.line}): ${e.message}`, 'syntax', e.line);
+
+const parsed = (source: string): Parsed => {
+  const hit = cache.get(source);
+  if (hit) {
+    cache.delete(source);
+    cache.set(source, hit);
+    return hit;
   }
-  throw e;
+  let entry: Parsed;
+  try {
+    const ast = parse(source);
+    entry = { ast, info: introspect(ast.body) };
+  } catch (e) {
+    if (e instanceof TemplateSyntaxError) throw syntaxError(e);
+    if (e instanceof RangeError)
+      throw new TemplateError('Template syntax error: the template is nested too deeply', 'syntax');
+    throw e;
+  }
+  cache.set(source, entry);
+  cachedChars += source.length;
+  while (cache.size > CACHE_ENTRIES || cachedChars > CACHE_CHARS) {
+    const oldest = cache.keys().next().value as string;
+    cache.delete(oldest);
+    cachedChars -= oldest.length;
+  }
+  return entry;
 };
 
 /** Parse only: throws TemplateError (kind 'syntax') for a template that does not parse. */
-export const parseTemplate = (source: string): ParsedTemplate => {
-  try {
-    const compiled = compileTemplate(source);
-    const names = [...compiled.lines.keys()].sort();
-    return {
-      undeclared: names,
-      required: names
-        .filter((n) => !compiled.guarded.has(n))
-        .map((name) => ({ name, line: compiled.lines.get(name) ?? 1 })),
-    };
-  } catch (e) {
-    return fromServiceError(e);
+export const parseTemplate = (source: string): ParsedTemplate => parsed(source).info;
+
+const lineNote = (line: number | undefined) => (line ? ` (line ${line})` : '');
+
+const toTemplateError = (e: unknown, line: number | undefined): TemplateError => {
+  if (e instanceof TemplateError) return e;
+  if (e instanceof LimitError) return new TemplateError(e.message, 'limit', undefined, undefined, e.output);
+  if (e instanceof TemplateSyntaxError) return syntaxError(e);
+  if (e instanceof PyError) {
+    if (e.type === 'UndefinedError') {
+      if (e.undefinedName !== undefined) {
+        return new TemplateError(
+          `Variable '${e.undefinedName}' is undefined${lineNote(line)}`,
+          'undefined',
+          line,
+          e.undefinedName,
+        );
+      }
+      return new TemplateError(`Template error${lineNote(line)}: ${e.message}`, 'undefined', line);
+    }
+    if (e.type === 'TemplateAssertionError')
+      return new TemplateError(`Template syntax error${lineNote(line)}: ${e.message}`, 'syntax', line);
+    if (e.type === 'RecursionError')
+      return new TemplateError(
+        `Template error${lineNote(line)}: maximum recursion depth exceeded`,
+        'runtime',
+        line,
+      );
+    return new TemplateError(`Template error${lineNote(line)}: ${e.type}: ${e.message}`, 'runtime', line);
   }
+  if (e instanceof RangeError && /call stack/i.test(e.message)) {
+    return new TemplateError(
+      `Template error${lineNote(line)}: maximum recursion depth exceeded`,
+      'runtime',
+      line,
+    );
+  }
+  // A fault of the engine itself: its text is ours, not the template's, so it is not shown.
+  return new TemplateError(
+    `Template error${lineNote(line)}: the template could not be rendered`,
+    'runtime',
+    line,
+  );
 };
 
 /** Execute a template with JSON `variables`; throws TemplateError. */
@@ -72,14 +149,18 @@ export const renderTemplate = (
   variables: Record<string, unknown>,
   options: RenderOptions = {},
 ): string => {
-  let out: string;
+  const { ast } = parsed(source);
+  const deadlineMs = options.timeLimitMs ?? DEFAULT_DEADLINE_MS;
+  const state = new RenderState({
+    maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+    deadline: options.deadline ?? Date.now() + deadlineMs,
+    deadlineMs,
+  });
   try {
-    out = oldRender(source, variables);
+    const context = new Map<string, Value>();
+    for (const key of Object.keys(variables)) context.set(key, fromJson(variables[key]));
+    return new Evaluator(ast, context, state).render();
   } catch (e) {
-    return fromServiceError(e);
+    throw toTemplateError(e, state.line || undefined);
   }
-  if (options.maxOutputBytes !== undefined && Buffer.byteLength(out) > options.maxOutputBytes) {
-    throw new TemplateError(`Template output exceeds ${options.maxOutputBytes} bytes`, 'limit');
-  }
-  return out;
 };

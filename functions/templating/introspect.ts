@@ -1,0 +1,197 @@
+/**
+ * What a template needs, found by walking its tree without executing it: the top-level names it
+ * reads without defining them (Jinja2's meta.find_undeclared_variables), which of those it reads
+ * without a guard (`is defined`, `default`), and whether every filter and test it names exists
+ * (Jinja2 checks those when it compiles, so an unknown one is a syntax error).
+ */
+import type { CallArgs, Expr, MacroDef, Stmt, Target } from './ast.js';
+import { FILTERS, TESTS } from './builtins.js';
+import { TemplateSyntaxError } from './parser.js';
+
+const GLOBAL_NAMES = new Set(['range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespace', 'self']);
+const GUARD_TESTS = new Set(['defined', 'undefined']);
+const GUARD_FILTERS = new Set(['default', 'd']);
+
+export interface Introspection {
+  readonly undeclared: string[];
+  readonly required: { name: string; line: number }[];
+}
+
+export const introspect = (body: readonly Stmt[]): Introspection => {
+  const firstLine = new Map<string, number>();
+  const guarded = new Set<string>();
+  const unguarded = new Set<string>();
+
+  const targetNames = (t: Target, into: Set<string>): void => {
+    if (t.t === 'name') into.add(t.name);
+    else if (t.t === 'tuple') for (const i of t.items) targetNames(i, into);
+  };
+
+  const callArgs = (c: CallArgs, scope: Set<string>) => {
+    for (const a of c.args) expr(a, scope);
+    for (const [, v] of c.kwargs) expr(v, scope);
+    if (c.dynArgs) expr(c.dynArgs, scope);
+    if (c.dynKwargs) expr(c.dynKwargs, scope);
+  };
+
+  const use = (name: string, line: number, scope: Set<string>, isGuarded: boolean) => {
+    if (scope.has(name) || GLOBAL_NAMES.has(name)) return;
+    if (!firstLine.has(name)) firstLine.set(name, line);
+    (isGuarded ? guarded : unguarded).add(name);
+  };
+
+  const expr = (e: Expr | null, scope: Set<string>, isGuarded = false): void => {
+    if (!e) return;
+    switch (e.t) {
+      case 'const':
+        return;
+      case 'name':
+        use(e.name, e.line, scope, isGuarded);
+        return;
+      case 'tuple':
+      case 'list':
+        for (const i of e.items) expr(i, scope);
+        return;
+      case 'dict':
+        for (const [k, v] of e.pairs) {
+          expr(k, scope);
+          expr(v, scope);
+        }
+        return;
+      case 'getattr':
+        expr(e.obj, scope, isGuarded);
+        return;
+      case 'getitem':
+        expr(e.obj, scope, isGuarded);
+        expr(e.key, scope);
+        return;
+      case 'slice':
+        expr(e.start, scope);
+        expr(e.stop, scope);
+        expr(e.step, scope);
+        return;
+      case 'call':
+        expr(e.fn, scope);
+        callArgs(e, scope);
+        return;
+      case 'filter':
+        if (!FILTERS.has(e.name)) throw new TemplateSyntaxError(`No filter named '${e.name}'.`, e.line);
+        expr(e.node, scope, GUARD_FILTERS.has(e.name));
+        callArgs(e, scope);
+        return;
+      case 'test':
+        if (!TESTS.has(e.name)) throw new TemplateSyntaxError(`No test named '${e.name}'.`, e.line);
+        expr(e.node, scope, GUARD_TESTS.has(e.name));
+        callArgs(e, scope);
+        return;
+      case 'not':
+      case 'neg':
+      case 'pos':
+        expr(e.node, scope);
+        return;
+      case 'bin':
+      case 'and':
+      case 'or':
+        expr(e.left, scope);
+        expr(e.right, scope);
+        return;
+      case 'compare':
+        expr(e.expr, scope);
+        for (const [, x] of e.ops) expr(x, scope);
+        return;
+      case 'concat':
+        for (const i of e.items) expr(i, scope);
+        return;
+      case 'cond':
+        expr(e.test, scope);
+        expr(e.body, scope);
+        expr(e.else_, scope);
+        return;
+    }
+  };
+
+  const macro = (m: MacroDef, scope: Set<string>) => {
+    const inner = new Set(scope);
+    for (const p of m.params) {
+      expr(p.default, inner);
+      inner.add(p.name);
+    }
+    for (const n of ['caller', 'varargs', 'kwargs']) inner.add(n);
+    stmts(m.body, inner);
+  };
+
+  const stmts = (list: readonly Stmt[], scope: Set<string>): void => {
+    for (const s of list) {
+      switch (s.t) {
+        case 'data':
+          break;
+        case 'output':
+          expr(s.expr, scope);
+          break;
+        case 'if':
+          expr(s.test, scope);
+          stmts(s.body, scope);
+          stmts(s.else_, scope);
+          break;
+        case 'for': {
+          expr(s.iter, scope);
+          const inner = new Set(scope);
+          targetNames(s.target, inner);
+          inner.add('loop');
+          expr(s.test, inner);
+          stmts(s.body, inner);
+          stmts(s.else_, scope);
+          break;
+        }
+        case 'set':
+          expr(s.expr, scope);
+          if (s.target.t === 'nsattr') use(s.target.ns, s.line, scope, false);
+          targetNames(s.target, scope);
+          break;
+        case 'setblock':
+          stmts(s.body, new Set(scope));
+          expr(s.filter, scope);
+          targetNames(s.target, scope);
+          break;
+        case 'with': {
+          for (const v of s.values) expr(v, scope);
+          const inner = new Set(scope);
+          for (const t of s.targets) targetNames(t, inner);
+          stmts(s.body, inner);
+          break;
+        }
+        case 'macro':
+          scope.add(s.name);
+          macro(s, scope);
+          break;
+        case 'callblock':
+          expr(s.call, scope);
+          macro(s.macro, scope);
+          break;
+        case 'filterblock':
+          expr(s.filter, scope);
+          stmts(s.body, new Set(scope));
+          break;
+        case 'block':
+          stmts(s.body, new Set(scope));
+          break;
+        case 'autoescape':
+          expr(s.expr, scope);
+          stmts(s.body, scope);
+          break;
+        case 'load':
+          for (const e of s.exprs) expr(e, scope);
+          break;
+      }
+    }
+  };
+
+  stmts(body, new Set());
+  const undeclared = [...firstLine.keys()].sort();
+  return {
+    undeclared,
+    required: undeclared
+      .filter((n) => unguarded.has(n) && !guarded.has(n))
+      .map((name) => ({ name, line: firstLine.get(name) as number })),
+  };
+};
