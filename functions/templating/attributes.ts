@@ -10,12 +10,12 @@ import {
   chars,
   compare,
   eq,
-  escape,
   isInt,
   isString,
   iterate,
   type Kwargs,
   Markup,
+  markupEscape,
   num,
   PyCallable,
   PyDict,
@@ -74,13 +74,13 @@ const optInt = (v: Value | undefined): number | null => (v === null || v === und
 
 // --- str ------------------------------------------------------------------------------------
 
-const PY_WS = /^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/g;
+const PY_WS = /^[\s\u0085]+|[\s\u0085]+$/g;
 
 const stripChars = (s: string, chs: Value, left: boolean, right: boolean): string => {
   if (chs === null || chs === undefined) {
     let out = s;
-    if (left) out = out.replace(/^[\s\u001c-\u001f\u0085]+/, '');
-    if (right) out = out.replace(/[\s\u001c-\u001f\u0085]+$/, '');
+    if (left) out = out.replace(/^[\s\u0085]+/, '');
+    if (right) out = out.replace(/[\s\u0085]+$/, '');
     return out;
   }
   const set = new Set(chars(str(chs)));
@@ -93,7 +93,7 @@ const stripChars = (s: string, chs: Value, left: boolean, right: boolean): strin
 };
 
 const splitWhitespace = (s: string, max: number, fromRight: boolean): string[] => {
-  const words = s.split(/[\s\u001c-\u001f\u0085]+/).filter(Boolean);
+  const words = s.split(/[\s\u0085]+/).filter(Boolean);
   if (max < 0 || words.length <= max + 1) return words;
   if (!fromRight) {
     // The rest keeps its inner whitespace.
@@ -195,7 +195,7 @@ const find = (s: string, sub: Value, start: Value, end: Value, fromRight: boolea
 const S = (self: Value): string => str(self);
 /** A str method's result is Markup when called on Markup (markupsafe wraps them), with args escaped. */
 const like = (self: Value, s: string): Value => (self instanceof Markup ? new Markup(s) : s);
-const argStr = (self: Value, v: Value): string => (self instanceof Markup ? escape(v).s : str(v));
+const argStr = (self: Value, v: Value): string => (self instanceof Markup ? markupEscape(v).s : str(v));
 
 const STR_METHODS = new Map<string, Method>([
   ['upper', (_s, self) => like(self, S(self).toUpperCase())],
@@ -245,6 +245,7 @@ const STR_METHODS = new Map<string, Method>([
     (_s, self, a, k) => {
       const [keep] = bind('splitlines', ['keepends'], [false], a, k);
       const text = S(self);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: Python's line boundaries include them
       const parts = text.split(/(\r\n|[\n\r\v\f\u001c-\u001e\u0085\u2028\u2029])/);
       const out: Value[] = [];
       for (let i = 0; i < parts.length; i += 2) {
@@ -442,7 +443,7 @@ const STR_METHODS = new Map<string, Method>([
   ['isnumeric', (_s, self) => /^\p{N}+$/u.test(S(self))],
   ['isalpha', (_s, self) => /^\p{L}+$/u.test(S(self))],
   ['isalnum', (_s, self) => /^[\p{L}\p{N}]+$/u.test(S(self))],
-  ['isspace', (_s, self) => /^[\s\u001c-\u001f\u0085]+$/.test(S(self))],
+  ['isspace', (_s, self) => /^[\s\u0085]+$/.test(S(self))],
   [
     'isupper',
     (_s, self) => {
@@ -471,8 +472,8 @@ const STR_METHODS = new Map<string, Method>([
       const out = strFormat(
         state,
         S(self),
-        a.map((v) => (self instanceof Markup ? escape(v) : v)),
-        new Map([...k].map(([n, v]) => [n, self instanceof Markup ? escape(v) : v])),
+        a.map((v) => (self instanceof Markup ? markupEscape(v) : v)),
+        new Map([...k].map(([n, v]) => [n, self instanceof Markup ? markupEscape(v) : v])),
       );
       return like(self, out);
     },

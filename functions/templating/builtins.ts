@@ -11,7 +11,6 @@ import {
   compare,
   contains,
   eq,
-  escape,
   escapeString,
   float,
   floatRepr,
@@ -24,6 +23,7 @@ import {
   type Kwargs,
   length,
   Markup,
+  markupEscape,
   num,
   PyCallable,
   PyDict,
@@ -128,6 +128,7 @@ const jsonDumps = (v: Value, indent: number | null, level = 0): string => {
     return floatRepr(v.v);
   }
   if (isString(v)) {
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: JSON escapes control characters
     return `"${str(v).replace(/[\\"\u0000-\u001f\u007f-\uffff]/g, (c) => {
       const map: Record<string, string> = {
         '\\': '\\\\',
@@ -190,8 +191,6 @@ const textwrap = (text: string, width: number, breakLong: boolean, onHyphens: bo
     let cur: string[] = [];
     let curLen = 0;
     if (lines.length && queue.length && /^\s+$/.test(queue[queue.length - 1] as string)) queue.pop();
-    if (!lines.length && queue.length && /^\s+$/.test(queue[queue.length - 1] as string) && false)
-      queue.pop();
     while (queue.length) {
       const chunk = queue[queue.length - 1] as string;
       const len = chars(chunk).length;
@@ -376,7 +375,7 @@ def('dictsort', (state, v, a, k) => {
     truthy(rev as Value),
   );
 });
-def(['escape', 'e'], (_s, v) => escape(v));
+def(['escape', 'e'], (_s, v) => markupEscape(v));
 def('filesizeformat', (_s, v, a, k) => {
   const [binary] = bind('filesizeformat', ['binary'], [false], a, k);
   const bytes = isString(v) ? Number(str(v)) : num(v);
@@ -473,6 +472,7 @@ def('indent', (state, v, a, k) => {
   return wrap(rv);
 });
 const splitlines = (s: string): string[] => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: Python's line boundaries include them
   const parts = s.split(/\r\n|[\n\r\v\f\u001c-\u001e\u0085\u2028\u2029]/);
   if (parts.length && parts[parts.length - 1] === '') parts.pop();
   return parts;
@@ -497,8 +497,8 @@ def('join', (state, v, a, k) => {
     return parts.join(str(d as Value));
   }
   const markup = d instanceof Markup || items.some((i) => i instanceof Markup);
-  const parts = items.map((i) => (markup ? escape(i).s : str(i)));
-  const sep = markup ? escape(d as Value).s : str(d as Value);
+  const parts = items.map((i) => (markup ? markupEscape(i).s : str(i)));
+  const sep = markup ? markupEscape(d as Value).s : str(d as Value);
   state.guardString(parts.reduce((n, p) => n + p.length, 0) + sep.length * parts.length);
   const joined = parts.join(sep);
   return markup ? new Markup(joined) : joined;
@@ -545,9 +545,9 @@ def('replace', (state, v, a, k) => {
   const n = count === null ? -1 : num(count as Value);
   if (!state.autoescape) return pyReplace(state, str(v), str(old as Value), str(rep as Value), n);
   const markupArgs = old instanceof Markup || rep instanceof Markup;
-  const s = markupArgs && !(v instanceof Markup) ? escape(v) : softStr(v);
+  const s = markupArgs && !(v instanceof Markup) ? markupEscape(v) : softStr(v);
   if (s instanceof Markup)
-    return new Markup(pyReplace(state, s.s, escape(old as Value).s, escape(rep as Value).s, n));
+    return new Markup(pyReplace(state, s.s, markupEscape(old as Value).s, markupEscape(rep as Value).s, n));
   return pyReplace(state, s, str(old as Value), str(rep as Value), n);
 });
 def('reverse', (_s, v) => {
@@ -656,7 +656,7 @@ def('tojson', (_s, v, a, k) => {
 def('trim', (_s, v, a, k) => {
   const [cs] = bind('trim', ['chars'], [null], a, k);
   const [s, wrap] = strParts(softStr(v));
-  if (cs === null) return wrap(s.replace(/^[\s\u001c-\u001f\u0085]+|[\s\u001c-\u001f\u0085]+$/g, ''));
+  if (cs === null) return wrap(s.replace(/^[\s\u0085]+|[\s\u0085]+$/g, ''));
   const set = new Set(chars(str(cs as Value)));
   const c = chars(s);
   let i = 0;
@@ -771,7 +771,7 @@ def('xmlattr', (_s, v, a, k) => {
     if (x === null || x instanceof Undefined) continue;
     const name = str(key);
     if (/[\s/>=]/.test(name)) throw valueError(`Invalid character in attribute name: ${repr(name)}`);
-    items.push(`${escape(name).s}="${escape(x).s}"`);
+    items.push(`${markupEscape(name).s}="${markupEscape(x).s}"`);
   }
   const rv = items.join(' ');
   return new Markup(rv && truthy(autospace as Value) ? ` ${rv}` : rv);
@@ -782,63 +782,63 @@ export const FILTERS: ReadonlyMap<string, FilterFn> = F;
 // --- tests ------------------------------------------------------------------------------------
 
 const T = new Map<string, TestFn>();
-const test = (names: string | string[], fn: TestFn) => {
+const defTest = (names: string | string[], fn: TestFn) => {
   for (const n of Array.isArray(names) ? names : [names]) T.set(n, fn);
 };
 const arg0 = (a: Value[], k: Kwargs, name: string): Value =>
   bind('test', [name], [undefined], a, k)[0] as Value;
 
-test('odd', (_s, v) => {
+defTest('odd', (_s, v) => {
   if (v instanceof Undefined) return v.fail();
   return num(v) % 2 !== 0;
 });
-test('even', (_s, v) => {
+defTest('even', (_s, v) => {
   if (v instanceof Undefined) return v.fail();
   return num(v) % 2 === 0;
 });
-test('divisibleby', (_s, v, a, k) => {
+defTest('divisibleby', (_s, v, a, k) => {
   const n = num(arg0(a, k, 'num'));
   if (n === 0) throw new PyError('ZeroDivisionError', 'integer division or modulo by zero');
   const x = num(v);
   return x - Math.floor(x / n) * n === 0;
 });
-test('defined', (_s, v) => !(v instanceof Undefined));
-test('undefined', (_s, v) => v instanceof Undefined);
-test('none', (_s, v) => v === null);
-test('boolean', (_s, v) => typeof v === 'boolean');
-test('false', (_s, v) => v === false);
-test('true', (_s, v) => v === true);
-test('integer', (_s, v) => typeof v === 'number');
-test('float', (_s, v) => v instanceof PyFloat);
-test('number', (_s, v) => isNumber(v));
-test('string', (_s, v) => isString(v));
-test('mapping', (_s, v) => v instanceof PyDict);
-test('sequence', (_s, v) => isIterable(v));
-test('iterable', (_s, v) => isIterable(v));
-test('callable', (_s, v) => v instanceof PyCallable || (v instanceof PyObject && !!v.callable));
-test('sameas', (_s, v, a, k) => {
+defTest('defined', (_s, v) => !(v instanceof Undefined));
+defTest('undefined', (_s, v) => v instanceof Undefined);
+defTest('none', (_s, v) => v === null);
+defTest('boolean', (_s, v) => typeof v === 'boolean');
+defTest('false', (_s, v) => v === false);
+defTest('true', (_s, v) => v === true);
+defTest('integer', (_s, v) => typeof v === 'number');
+defTest('float', (_s, v) => v instanceof PyFloat);
+defTest('number', (_s, v) => isNumber(v));
+defTest('string', (_s, v) => isString(v));
+defTest('mapping', (_s, v) => v instanceof PyDict);
+defTest('sequence', (_s, v) => isIterable(v));
+defTest('iterable', (_s, v) => isIterable(v));
+defTest('callable', (_s, v) => v instanceof PyCallable || (v instanceof PyObject && !!v.callable));
+defTest('sameas', (_s, v, a, k) => {
   const other = arg0(a, k, 'other');
   if (v instanceof PyFloat && other instanceof PyFloat) return v === other;
   return v === other;
 });
-test('escaped', (_s, v) => v instanceof Markup);
-test('lower', (_s, v) => {
+defTest('escaped', (_s, v) => v instanceof Markup);
+defTest('lower', (_s, v) => {
   const s = str(v);
   return s !== s.toUpperCase() && s === s.toLowerCase();
 });
-test('upper', (_s, v) => {
+defTest('upper', (_s, v) => {
   const s = str(v);
   return s !== s.toLowerCase() && s === s.toUpperCase();
 });
-test('in', (_s, v, a, k) => contains(arg0(a, k, 'seq'), v));
-test(['eq', 'equalto', '=='], (_s, v, a, k) => eq(v, arg0(a, k, 'other')));
-test(['ne', '!='], (_s, v, a, k) => !eq(v, arg0(a, k, 'other')));
-test(['lt', 'lessthan', '<'], (_s, v, a, k) => compare(v, arg0(a, k, 'other'), '<') < 0);
-test(['le', '<='], (_s, v, a, k) => compare(v, arg0(a, k, 'other'), '<=') <= 0);
-test(['gt', 'greaterthan', '>'], (_s, v, a, k) => compare(v, arg0(a, k, 'other'), '>') > 0);
-test(['ge', '>='], (_s, v, a, k) => compare(v, arg0(a, k, 'other'), '>=') >= 0);
-test('filter', (_s, v, _a, _k, env) => isString(v) && env.hasFilter(str(v)));
-test('test', (_s, v, _a, _k, env) => isString(v) && env.hasTest(str(v)));
+defTest('in', (_s, v, a, k) => contains(arg0(a, k, 'seq'), v));
+defTest(['eq', 'equalto', '=='], (_s, v, a, k) => eq(v, arg0(a, k, 'other')));
+defTest(['ne', '!='], (_s, v, a, k) => !eq(v, arg0(a, k, 'other')));
+defTest(['lt', 'lessthan', '<'], (_s, v, a, k) => compare(v, arg0(a, k, 'other'), '<') < 0);
+defTest(['le', '<='], (_s, v, a, k) => compare(v, arg0(a, k, 'other'), '<=') <= 0);
+defTest(['gt', 'greaterthan', '>'], (_s, v, a, k) => compare(v, arg0(a, k, 'other'), '>') > 0);
+defTest(['ge', '>='], (_s, v, a, k) => compare(v, arg0(a, k, 'other'), '>=') >= 0);
+defTest('filter', (_s, v, _a, _k, env) => isString(v) && env.hasFilter(str(v)));
+defTest('test', (_s, v, _a, _k, env) => isString(v) && env.hasTest(str(v)));
 
 export const TESTS: ReadonlyMap<string, TestFn> = T;
 
@@ -921,7 +921,12 @@ export const GLOBALS = (state: RenderState): Map<string, Value> =>
               pos = (pos + 1) % items.length;
               return v;
             });
-          if (name === 'reset') return new PyCallable('reset', () => ((pos = 0), null));
+          if (name === 'reset') {
+            return new PyCallable('reset', () => {
+              pos = 0;
+              return null;
+            });
+          }
           return undefined;
         };
         return obj;

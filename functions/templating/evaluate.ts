@@ -13,7 +13,6 @@ import {
   compare,
   contains,
   eq,
-  escape,
   escapeString,
   float,
   intResult,
@@ -25,6 +24,7 @@ import {
   LimitError,
   length,
   Markup,
+  markupEscape,
   num,
   PyCallable,
   PyDict,
@@ -108,6 +108,7 @@ class Out {
 
   write(s: string): void {
     if (!s) return;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is one byte a character
     const n = s.length < 4096 && !/[^\x00-\x7f]/.test(s) ? s.length : Buffer.byteLength(s, 'utf8');
     this.bytes += n;
     this.state.written += s.length;
@@ -198,7 +199,7 @@ const add = (s: RenderState, a: Value, b: Value): Value => {
   if (isNumber(a) && isNumber(b)) return arith(a, b, '+', (x, y) => x + y);
   if (isString(a) && isString(b)) {
     s.guardString(str(a).length + str(b).length);
-    if (a instanceof Markup || b instanceof Markup) return new Markup(escape(a).s + escape(b).s);
+    if (a instanceof Markup || b instanceof Markup) return new Markup(markupEscape(a).s + markupEscape(b).s);
     return (a as string) + (b as string);
   }
   if (Array.isArray(a) && Array.isArray(b)) {
@@ -372,7 +373,7 @@ export class Evaluator {
       case 'with': {
         const inner = new Frame(frame);
         const values = stmt.values.map((v) => this.eval(v, frame));
-        stmt.targets.forEach((t, i) => this.assign(t, values[i] as Value, inner));
+        for (const [i, t] of stmt.targets.entries()) this.assign(t, values[i] as Value, inner);
         this.execBody(stmt.body, inner, out);
         return;
       }
@@ -476,11 +477,11 @@ export class Evaluator {
             : `not enough values to unpack (expected ${target.items.length}, got ${items.length})`,
         );
       }
-      target.items.forEach((t, i) => this.assign(t, items[i] as Value, frame));
+      for (const [i, t] of target.items.entries()) this.assign(t, items[i] as Value, frame);
     } else {
       const ns = this.lookup(target.ns, frame);
       if (!(ns instanceof PyObject) || !ns.assignable) {
-        if (ns instanceof Undefined) return ns.fail();
+        if (ns instanceof Undefined) ns.fail();
         throw new PyError('TemplateRuntimeError', 'cannot assign attribute on non-namespace object');
       }
       ns.attrs.set(target.attr, value);
@@ -678,7 +679,7 @@ export class Evaluator {
       case 'concat': {
         const parts = e.items.map((i) => this.eval(i, frame));
         const markup = this.state.autoescape && parts.some((p) => p instanceof Markup);
-        const strings = parts.map((p) => (markup ? escape(p).s : str(p)));
+        const strings = parts.map((p) => (markup ? markupEscape(p).s : str(p)));
         this.state.guardString(strings.reduce((n, s) => n + s.length, 0));
         return markup ? new Markup(strings.join('')) : strings.join('');
       }

@@ -11,7 +11,7 @@
 import lexer, { type Token, type Tokenizer } from 'nunjucks/src/lexer.js';
 import nunjucksParser from 'nunjucks/src/parser.js';
 import type { CallArgs, Expr, MacroDef, Stmt, Target, TemplateAst } from './ast.js';
-import { PyFloat, type Value } from './values.js';
+import { PyFloat } from './values.js';
 
 /** A template that does not parse; `line` is 1-based. */
 export class TemplateSyntaxError extends Error {
@@ -44,7 +44,7 @@ const SIMPLE_ESCAPES: Record<string, string> = {
   '\n': '',
 };
 
-/** Python's unicode-escape decoding of a string literal's body, as Jinja2's lexer does it. */
+/** Python's unicode-markupEscape decoding of a string literal's body, as Jinja2's lexer does it. */
 const decodePythonString = (body: string, line: number): string => {
   let out = '';
   for (let i = 0; i < body.length; i++) {
@@ -61,7 +61,7 @@ const decodePythonString = (body: string, line: number): string => {
       const size = next === 'x' ? 2 : next === 'u' ? 4 : 8;
       const hex = body.slice(i + 2, i + 2 + size);
       if (hex.length !== size || !/^[0-9a-fA-F]+$/.test(hex)) {
-        throw new TemplateSyntaxError(`truncated \\${next} escape in a string`, line);
+        throw new TemplateSyntaxError(`truncated \\${next} markupEscape in a string`, line);
       }
       const code = Number.parseInt(hex, 16);
       if (code > 0x10ffff) throw new TemplateSyntaxError('illegal Unicode character in a string', line);
@@ -703,7 +703,7 @@ export class JinjaParser extends nunjucksParser.Parser {
         return { t: 'const', value: s, line };
       }
       case lexer.TOKEN_INT:
-        return { t: 'const', value: parseInt(tok.value), line };
+        return { t: 'const', value: parseInt(tok.value, 10), line };
       case lexer.TOKEN_FLOAT:
         return { t: 'const', value: new PyFloat(Number(tok.value)), line };
       case lexer.TOKEN_LEFT_PAREN: {
@@ -781,7 +781,7 @@ export class JinjaParser extends nunjucksParser.Parser {
         return { t: 'getattr', obj: node, name: attr.value, line };
       }
       if (attr?.type === lexer.TOKEN_INT) {
-        return { t: 'getitem', obj: node, key: { t: 'const', value: parseInt(attr.value), line }, line };
+        return { t: 'getitem', obj: node, key: { t: 'const', value: parseInt(attr.value, 10), line }, line };
       }
       this.fail('expected name or number', attr);
     }

@@ -24,8 +24,6 @@ export class PyTuple {
   constructor(readonly items: Value[]) {}
 }
 
-type DictKey = string | number | boolean | null | PyFloat | PyTuple;
-
 /** A dict: insertion-ordered, keys compared as Python compares them (1 == 1.0 == True). */
 export class PyDict {
   private readonly map = new Map<unknown, [Value, Value]>();
@@ -314,13 +312,15 @@ const ESCAPES: Record<string, string> = {
   "'": '&#39;',
 };
 const ESCAPE_RE = /[&<>"']/g;
+const NEEDS_ESCAPE = /[&<>"']/;
 
 /** markupsafe.escape of a plain string. */
 export const escapeString = (s: string): string =>
-  ESCAPE_RE.test(s) ? ((ESCAPE_RE.lastIndex = 0), s.replace(ESCAPE_RE, (c) => ESCAPES[c] as string)) : s;
+  NEEDS_ESCAPE.test(s) ? s.replace(ESCAPE_RE, (c) => ESCAPES[c] as string) : s;
 
 /** markupsafe.escape(): Markup stays, anything else is str()'d and escaped. */
-export const escape = (v: Value): Markup => (v instanceof Markup ? v : new Markup(escapeString(str(v))));
+export const markupEscape = (v: Value): Markup =>
+  v instanceof Markup ? v : new Markup(escapeString(str(v)));
 
 /** soft_str: Markup stays Markup, anything else becomes str. */
 export const softStr = (v: Value): string | Markup => (v instanceof Markup ? v : str(v));
