@@ -31,6 +31,7 @@ import {
   PyFloat,
   PyObject,
   PyTuple,
+  RANGES,
   repr,
   softStr,
   str,
@@ -530,7 +531,18 @@ def('map', (state, v, a, k, env) => {
 });
 def('max', (state, v, a, k) => minMax(state, v, a, k, 1, 'max'));
 def('min', (state, v, a, k) => minMax(state, v, a, k, -1, 'min'));
-def('pprint', (_s, v) => repr(v));
+def('pprint', (_s, v) => pformat(v));
+
+/** pprint.pformat for what fits on a line: repr with dict keys sorted. */
+const pformat = (v: Value): string => {
+  if (v instanceof PyDict) {
+    const entries = v.entries().sort((a, b) => compare(a[0], b[0]));
+    return `{${entries.map(([k, x]) => `${pformat(k)}: ${pformat(x)}`).join(', ')}}`;
+  }
+  if (Array.isArray(v)) return `[${v.map(pformat).join(', ')}]`;
+  if (v instanceof PyTuple) return v.items.length === 1 ? `(${pformat(v.items[0] as Value)},)` : `(${v.items.map(pformat).join(', ')})`;
+  return repr(v);
+};
 def('random', (_s, v) => {
   const items = iterate(v);
   if (!items.length) return new Undefined('No random item, sequence was empty.');
@@ -868,7 +880,9 @@ export const GLOBALS = (state: RenderState): Map<string, Value> =>
         if (n > MAX_RANGE)
           throw new PyError('OverflowError', `range() is limited to ${MAX_RANGE} items, got ${n}`);
         state.guardList(n);
-        return Array.from({ length: n }, (_, i) => start + i * step);
+        const list: Value[] = Array.from({ length: n }, (_, i) => start + i * step);
+        RANGES.set(list, step === 1 ? `range(${start}, ${stop})` : `range(${start}, ${stop}, ${step})`);
+        return list;
       }),
     ],
     [

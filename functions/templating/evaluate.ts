@@ -678,7 +678,8 @@ export class Evaluator {
       }
       case 'concat': {
         const parts = e.items.map((i) => this.eval(i, frame));
-        const markup = this.state.autoescape && parts.some((p) => p instanceof Markup);
+        // Jinja2 folds constant expressions when it compiles, and its folded `~` joins plain strings.
+        const markup = this.state.autoescape && !e.items.every(isConstant) && parts.some((p) => p instanceof Markup);
         const strings = parts.map((p) => (markup ? markupEscape(p).s : str(p)));
         this.state.guardString(strings.reduce((n, s) => n + s.length, 0));
         return markup ? new Markup(strings.join('')) : strings.join('');
@@ -687,7 +688,7 @@ export class Evaluator {
         if (truthy(this.eval(e.test, frame))) return this.eval(e.body, frame);
         return e.else_
           ? this.eval(e.else_, frame)
-          : new Undefined('the inline if-expression evaluated to false and no else section was defined.');
+          : new Undefined('the inline if-expression evaluated to false and no else section was defined.', true);
     }
   }
 
@@ -739,6 +740,38 @@ export class Evaluator {
     };
   }
 }
+
+const PURE_FILTERS = new Set(['safe', 'escape', 'e', 'upper', 'lower', 'trim', 'string', 'title', 'capitalize', 'replace', 'format', 'join', 'int', 'float', 'round', 'abs', 'default', 'd', 'length', 'count']);
+
+/** Whether Jinja2's optimizer would fold `e` to a constant when it compiles the template. */
+const isConstant = (e: Expr | null): boolean => {
+  if (!e) return true;
+  switch (e.t) {
+    case 'const':
+      return true;
+    case 'tuple':
+    case 'list':
+    case 'concat':
+      return e.items.every(isConstant);
+    case 'neg':
+    case 'pos':
+    case 'not':
+      return isConstant(e.node);
+    case 'bin':
+      return isConstant(e.left) && isConstant(e.right);
+    case 'filter':
+      return (
+        PURE_FILTERS.has(e.name) &&
+        isConstant(e.node) &&
+        e.args.every(isConstant) &&
+        e.kwargs.every(([, v]) => isConstant(v)) &&
+        !e.dynArgs &&
+        !e.dynKwargs
+      );
+    default:
+      return false;
+  }
+};
 
 /** Names a macro body reads (to know whether it takes varargs, kwargs or caller). */
 const usedNames = (body: readonly Stmt[]): Set<string> => {

@@ -138,13 +138,17 @@ export class JinjaParser extends nunjucksParser.Parser {
 
   /** Tokens put back, last first: Jinja2's grammar needs more than nunjucks' one-token lookahead. */
   private readonly pushed: Tok[] = [];
+  /** Line of the last token read: where Jinja2 reports an unexpected end of the template. */
+  private lastLine = 1;
 
   override nextToken(withWhitespace?: boolean): Tok | null {
     while (this.pushed.length) {
       const tok = this.pushed.pop() as Tok;
       if (withWhitespace || tok.type !== lexer.TOKEN_WHITESPACE) return tok;
     }
-    return super.nextToken(withWhitespace);
+    const tok = super.nextToken(withWhitespace);
+    if (tok) this.lastLine = tok.lineno + 1;
+    return tok;
   }
 
   override peekToken(): Tok | null {
@@ -158,7 +162,7 @@ export class JinjaParser extends nunjucksParser.Parser {
   }
 
   private fail(message: string, tok?: Tok | null): never {
-    const line = tok ? tok.lineno + 1 : this.tokens.lineno + 1;
+    const line = tok ? tok.lineno + 1 : this.lastLine;
     throw new TemplateSyntaxError(message, line);
   }
 
@@ -703,7 +707,7 @@ export class JinjaParser extends nunjucksParser.Parser {
         return { t: 'const', value: s, line };
       }
       case lexer.TOKEN_INT:
-        return { t: 'const', value: parseInt(tok.value, 10), line };
+        return { t: 'const', value: Number(tok.value), line };
       case lexer.TOKEN_FLOAT:
         return { t: 'const', value: new PyFloat(Number(tok.value)), line };
       case lexer.TOKEN_LEFT_PAREN: {

@@ -77,7 +77,11 @@ export class PyDict {
 
 /** A missing name or member. Any use other than `is defined`/`default` raises (StrictUndefined). */
 export class Undefined {
-  constructor(readonly message: string) {}
+  constructor(
+    readonly message: string,
+    /** Jinja2's plain Undefined (an inline `if` without `else`): prints empty, is false. */
+    readonly lenient = false,
+  ) {}
   fail(): never {
     throw new PyError('UndefinedError', this.message, { undefinedName: undefinedNameOf(this.message) });
   }
@@ -221,8 +225,11 @@ export const num = (v: Value): number => {
 
 export const float = (n: number): PyFloat => new PyFloat(n);
 
+/** Lists made by range(), which print as Python's range objects do. */
+export const RANGES = new WeakMap<Value[], string>();
+
 /** An int result, or a float when it leaves the range where a double is exact. */
-export const intResult = (n: number): Value => (Number.isSafeInteger(n) ? n : new PyFloat(n));
+export const intResult = (n: number): Value => (Number.isInteger(n) ? n : new PyFloat(n));
 
 // ---------------------------------------------------------------------------------------------
 // Strings
@@ -235,11 +242,11 @@ export const str = (v: Value): string => {
   if (typeof v === 'number') return intRepr(v);
   if (v instanceof PyFloat) return floatRepr(v.v);
   if (v instanceof Markup) return v.s;
-  if (v instanceof Undefined) return v.fail();
+  if (v instanceof Undefined) return v.lenient ? '' : v.fail();
   return repr(v);
 };
 
-const intRepr = (n: number): string => (Math.abs(n) < 1e21 ? String(n) : BigInt(n).toString());
+const intRepr = (n: number): string => (Number.isSafeInteger(n) ? String(n) : BigInt(n).toString());
 
 /** Python's repr() of a float: shortest round-trip digits, exponent outside 1e-4 ≤ |x| < 1e16. */
 export const floatRepr = (x: number): string => {
@@ -285,6 +292,10 @@ export const strRepr = (s: string): string => {
 /** Python's repr(). */
 export const repr = (v: Value): string => {
   if (typeof v === 'string') return strRepr(v);
+  if (Array.isArray(v)) {
+    const range = RANGES.get(v);
+    if (range) return range;
+  }
   if (v instanceof Markup) return `Markup(${strRepr(v.s)})`;
   if (Array.isArray(v)) return `[${v.map(repr).join(', ')}]`;
   if (v instanceof PyTuple) {
@@ -347,7 +358,7 @@ export const truthy = (v: Value): boolean => {
   if (Array.isArray(v)) return v.length > 0;
   if (v instanceof PyTuple) return v.items.length > 0;
   if (v instanceof PyDict) return v.size > 0;
-  if (v instanceof Undefined) return v.fail();
+  if (v instanceof Undefined) return v.lenient ? false : v.fail();
   return true;
 };
 
@@ -406,7 +417,7 @@ export const iterate = (v: Value): Value[] => {
   if (v instanceof PyDict) return v.keys();
   if (typeof v === 'string') return chars(v);
   if (v instanceof Markup) return chars(v.s);
-  if (v instanceof Undefined) return v.fail();
+  if (v instanceof Undefined) return v.lenient ? [] : v.fail();
   throw typeError(`'${typeName(v)}' object is not iterable`);
 };
 
