@@ -23,6 +23,7 @@ import {
   PyFloat,
   PyObject,
   PyTuple,
+  pushAll,
   str,
   typeError,
   typeName,
@@ -570,7 +571,7 @@ const LIST_METHODS = new Map<string, Method>([
       const [x] = bind('extend', ['iterable'], [undefined], a, k);
       const items = iterate(x as Value);
       state.guardList((self as Value[]).length + items.length);
-      (self as Value[]).push(...items);
+      pushAll(self as Value[], items);
       return null;
     },
   ],

@@ -540,7 +540,10 @@ const pformat = (v: Value): string => {
     return `{${entries.map(([k, x]) => `${pformat(k)}: ${pformat(x)}`).join(', ')}}`;
   }
   if (Array.isArray(v)) return `[${v.map(pformat).join(', ')}]`;
-  if (v instanceof PyTuple) return v.items.length === 1 ? `(${pformat(v.items[0] as Value)},)` : `(${v.items.map(pformat).join(', ')})`;
+  if (v instanceof PyTuple)
+    return v.items.length === 1
+      ? `(${pformat(v.items[0] as Value)},)`
+      : `(${v.items.map(pformat).join(', ')})`;
   return repr(v);
 };
 def('random', (_s, v) => {

@@ -32,6 +32,7 @@ import {
   PyFloat,
   PyObject,
   PyTuple,
+  pushAll,
   str,
   truthy,
   typeError,
@@ -230,7 +231,7 @@ export const mul = (s: RenderState, a: Value, b: Value): Value => {
       const items = iterate(seq);
       s.guardList(items.length * n);
       const out: Value[] = [];
-      for (let i = 0; i < n; i++) out.push(...items);
+      for (let i = 0; i < n; i++) pushAll(out, items);
       return Array.isArray(seq) ? out : new PyTuple(out);
     }
   }
@@ -679,7 +680,8 @@ export class Evaluator {
       case 'concat': {
         const parts = e.items.map((i) => this.eval(i, frame));
         // Jinja2 folds constant expressions when it compiles, and its folded `~` joins plain strings.
-        const markup = this.state.autoescape && !e.items.every(isConstant) && parts.some((p) => p instanceof Markup);
+        const markup =
+          this.state.autoescape && !e.items.every(isConstant) && parts.some((p) => p instanceof Markup);
         const strings = parts.map((p) => (markup ? markupEscape(p).s : str(p)));
         this.state.guardString(strings.reduce((n, s) => n + s.length, 0));
         return markup ? new Markup(strings.join('')) : strings.join('');
@@ -688,7 +690,10 @@ export class Evaluator {
         if (truthy(this.eval(e.test, frame))) return this.eval(e.body, frame);
         return e.else_
           ? this.eval(e.else_, frame)
-          : new Undefined('the inline if-expression evaluated to false and no else section was defined.', true);
+          : new Undefined(
+              'the inline if-expression evaluated to false and no else section was defined.',
+              true,
+            );
     }
   }
 
@@ -704,7 +709,7 @@ export class Evaluator {
     const args = call.args.map((a) => this.eval(a, frame));
     const kwargs: Kwargs = new Map();
     for (const [name, expr] of call.kwargs) kwargs.set(name, this.eval(expr, frame));
-    if (call.dynArgs) args.push(...iterate(this.eval(call.dynArgs, frame)));
+    if (call.dynArgs) pushAll(args, iterate(this.eval(call.dynArgs, frame)));
     if (call.dynKwargs) {
       const d = this.eval(call.dynKwargs, frame);
       if (!(d instanceof PyDict)) throw typeError('argument after ** must be a mapping');
@@ -741,7 +746,28 @@ export class Evaluator {
   }
 }
 
-const PURE_FILTERS = new Set(['safe', 'escape', 'e', 'upper', 'lower', 'trim', 'string', 'title', 'capitalize', 'replace', 'format', 'join', 'int', 'float', 'round', 'abs', 'default', 'd', 'length', 'count']);
+const PURE_FILTERS = new Set([
+  'safe',
+  'escape',
+  'e',
+  'upper',
+  'lower',
+  'trim',
+  'string',
+  'title',
+  'capitalize',
+  'replace',
+  'format',
+  'join',
+  'int',
+  'float',
+  'round',
+  'abs',
+  'default',
+  'd',
+  'length',
+  'count',
+]);
 
 /** Whether Jinja2's optimizer would fold `e` to a constant when it compiles the template. */
 const isConstant = (e: Expr | null): boolean => {

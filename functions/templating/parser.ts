@@ -950,6 +950,7 @@ export const parse = (source: string): TemplateAst => {
     return parser.parseTemplate();
   } catch (e) {
     if (e instanceof TemplateSyntaxError) throw e;
+    if (e instanceof RangeError) throw new TemplateSyntaxError('the template is nested too deeply', 1);
     // nunjucks' own tokenizer errors (an unterminated comment, say) have no line: take the message.
     const message = e instanceof Error ? e.message : 'template syntax error';
     throw new TemplateSyntaxError(message.split('\n').pop()?.trim() || 'template syntax error', 1);

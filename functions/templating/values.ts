@@ -187,6 +187,11 @@ export const fromJson = (value: unknown): Value => {
 // ---------------------------------------------------------------------------------------------
 // Types and predicates
 
+/** Array.push of many items without spreading them into arguments (which has a size limit). */
+export const pushAll = (target: Value[], items: readonly Value[]): void => {
+  for (let i = 0; i < items.length; i++) target.push(items[i] as Value);
+};
+
 export const isUndefined = (v: Value): v is Undefined => v instanceof Undefined;
 export const isInt = (v: Value): v is number | boolean => typeof v === 'number' || typeof v === 'boolean';
 export const isNumber = (v: Value): v is number | boolean | PyFloat =>
