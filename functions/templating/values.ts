@@ -189,7 +189,8 @@ export const fromJson = (value: unknown): Value => {
 
 /** Array.push of many items without spreading them into arguments (which has a size limit). */
 export const pushAll = (target: Value[], items: readonly Value[]): void => {
-  for (let i = 0; i < items.length; i++) target.push(items[i] as Value);
+  const n = items.length; // `items` may be `target` itself (`l.extend(l)`)
+  for (let i = 0; i < n; i++) target.push(items[i] as Value);
 };
 
 export const isUndefined = (v: Value): v is Undefined => v instanceof Undefined;
