@@ -5,7 +5,7 @@
  */
 import { bind, getattr, getitem, pyCapitalize, pyReplace, striptagsOf } from './attributes.js';
 import type { FilterFn, RenderState, TestFn } from './evaluate.js';
-import { percentFormat, pyRound, toFixed } from './format.js';
+import { halfEven, percentFormat, pyRound, toFixed } from './format.js';
 import {
   chars,
   compare,
@@ -586,7 +586,7 @@ def('round', (_s, v, a, k) => {
     if (isInt(v)) {
       if (p >= 0) return num(v);
       const f = 10 ** -p;
-      return intResult(Math.round(num(v) / f) * f);
+      return intResult(halfEven(num(v) / f) * f);
     }
     return float(pyRound(num(v), p));
   }

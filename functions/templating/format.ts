@@ -90,11 +90,22 @@ export const toFixed = (x: number, precision: number): string => {
   return sign + whole + (precision > 0 ? `.${frac}` : '');
 };
 
+/** Round to an integer, ties to even. */
+export const halfEven = (r: number): number => {
+  const fl = Math.floor(r);
+  const diff = r - fl;
+  if (diff > 0.5) return fl + 1;
+  if (diff < 0.5) return fl;
+  return fl % 2 === 0 ? fl : fl + 1;
+};
+
 /** Python's round(x, n) for floats: the nearest double to the half-even decimal rounding. */
 export const pyRound = (x: number, precision: number): number => {
   if (!Number.isFinite(x)) return x;
   if (precision > 300) return x;
-  return Number(toFixed(x, Math.max(0, precision))) * (precision < 0 ? 1 : 1);
+  if (precision >= 0) return Number(toFixed(x, precision));
+  const f = 10 ** -precision;
+  return halfEven(x / f) * f;
 };
 
 /** Python's '%.Ne': mantissa with `precision` decimals and a 2+ digit exponent. */
