@@ -1,0 +1,205 @@
+import { describe, expect, it } from 'vitest';
+import { parseTemplate, renderTemplate, TemplateError } from '../../functions/templating/index.js';
+
+const failure = (source: string, variables: Record<string, unknown> = {}, options = {}): TemplateError => {
+  try {
+    renderTemplate(source, variables, options);
+  } catch (e) {
+    if (e instanceof TemplateError) return e;
+    throw e;
+  }
+  throw new Error(`expected ${JSON.stringify(source)} to fail`);
+};
+
+describe('Jinja2 templating: the basics a document needs', () => {
+  it('substitutes variables and escapes HTML in them as markupsafe does', () => {
+    expect(renderTemplate('<h1>Hello {{ name }}</h1>', { name: `<b>Ann & "Bob" O'Hara</b>` })).toBe(
+      '<h1>Hello &lt;b&gt;Ann &amp; &#34;Bob&#34; O&#39;Hara&lt;/b&gt;</h1>',
+    );
+  });
+
+  it('prints Python values and follows Python arithmetic', () => {
+    expect(
+      renderTemplate(
+        '{{ 10 / 5 }} {{ 7 // 2 }} {{ 2.5|round }} {{ [1, "a", none, true] }} {{ {"k": 1.5} }}',
+        {},
+      ),
+    ).toBe('2.0 3 2.0 [1, &#39;a&#39;, None, True] {&#39;k&#39;: 1.5}');
+  });
+
+  it('loops with loop variables, filters and printf-style formatting', () => {
+    const out = renderTemplate(
+      '{% for item in items if item.qty %}{{ loop.index }}:{{ item.name|upper }}={{ "%.2f"|format(item.price) }};{% endfor %}' +
+        '{% for k, v in totals.items() %}{{ k }}={{ v }}{% endfor %}',
+      {
+        items: [
+          { name: 'pen', price: 1.5, qty: 1 },
+          { name: 'gone', price: 3, qty: 0 },
+          { name: 'ink', price: 12, qty: 2 },
+        ],
+        totals: { sum: 13.5 },
+      },
+    );
+    expect(out).toBe('1:PEN=1.50;2:INK=12.00;sum=13.5');
+  });
+});
+
+describe('errors a template author can act on', () => {
+  it('names an undefined variable and its line', () => {
+    const e = failure('<p>ok</p>\n<p>{{ customer_name }}</p>');
+    expect(e).toMatchObject({ kind: 'undefined', line: 2, variable: 'customer_name' });
+    expect(e.message).toBe("Variable 'customer_name' is undefined (line 2)");
+  });
+
+  it('names a missing attribute, and allows undefined where Jinja2 does', () => {
+    expect(failure('{{ customer.nmae }}', { customer: { name: 'x' } }).message).toContain("'nmae'");
+    expect(
+      renderTemplate('{% if x is defined %}yes{% else %}no{% endif %}|{{ y|default("none") }}', {}),
+    ).toBe('no|none');
+  });
+
+  it('answers syntax errors, unknown filters and runtime errors with their line', () => {
+    expect(failure('<p>\n{% for %}\n</p>')).toMatchObject({ kind: 'syntax', line: 2 });
+    expect(failure('a\n\n{{ x|nosuchfilter }}', { x: 1 })).toMatchObject({ kind: 'syntax', line: 3 });
+    expect(failure('a\n{{ 1 / 0 }}')).toMatchObject({ kind: 'runtime', line: 2 });
+    expect(failure('a\n{{ 1 / 0 }}').message).toBe(
+      'Template error (line 2): ZeroDivisionError: division by zero',
+    );
+  });
+});
+
+describe('sandboxed by construction', () => {
+  const canary = 'TEMPLATE_ENGINE_CANARY';
+  process.env.TEMPLATE_ENGINE_CANARY = 'secret-value-7f3a';
+
+  // Each payload tried to reach JavaScript's Function, a prototype or the process in the old engine.
+  const payloads: [string, Record<string, unknown>][] = [
+    ['{{ range.constructor("return process")() }}', {}],
+    ['{{ range["constructor"|safe]("return process")() }}', {}],
+    ['{{ range["constructor"|escape]("return process")() }}', {}],
+    ['{{ range[["constructor"]] }}', {}],
+    ['{{ range[k]("return process")() }}', { k: ['constructor'] }],
+    ['{{ range[k]("return process")() }}', { k: 'constructor' }],
+    ['{{ constructor.constructor("return process")() }}', {}],
+    ['{{ __proto__ }}', {}],
+    ['{{ {}.get("constructor").constructor("return process")() }}', {}],
+    ['{{ {}.setdefault("constructor").constructor("return process")() }}', {}],
+    ['{{ [range]|join(",", "constructor") }}', {}],
+    ['{{ "%(constructor.constructor)s"|format({}) }}', {}],
+    ['{{ "{0.constructor}".format(range) }}', {}],
+    ['{{ [range]|map(attribute="constructor")|first }}', {}],
+    ['{{ [x]|sort(attribute="constructor")|first }}', { x: 'a' }],
+    ['{{ x.constructor }}{{ x.__proto__ }}{{ x.toString }}{{ x.valueOf }}', { x: 'str' }],
+    ['{{ "".toString.constructor.call({}, "return process")() }}', {}],
+    ['{{ cycler.__init__.__globals__ }}', {}],
+    ['{{ lipsum.__globals__["os"] }}', {}],
+    ['{{ self.__init__ }}', {}],
+  ];
+
+  it.each(payloads)('%s reaches nothing of the host', (source, variables) => {
+    let out = '';
+    try {
+      out = renderTemplate(source, variables);
+    } catch (e) {
+      expect(e).toBeInstanceOf(TemplateError);
+      out = (e as Error).message;
+    }
+    expect(out).not.toMatch(/native code|function Function|secret-value|\[object /);
+    expect(out).not.toContain(process.cwd());
+  });
+
+  it('keeps variables whose keys name prototype members as plain data', () => {
+    const variables = JSON.parse('{"__proto__": {"polluted": 1}, "constructor": "c", "toString": "t"}');
+    expect(renderTemplate('{{ __proto__.polluted }} {{ constructor }} {{ toString }}', variables)).toBe(
+      '1 c t',
+    );
+    expect(failure('{{ polluted }}', variables).kind).toBe('undefined');
+  });
+
+  it('changes no global state: dict methods write into the template’s own dict', () => {
+    expect(
+      renderTemplate(
+        '{% set d = {} %}{% set _ = d.setdefault("__proto__", {}) %}{{ d["__proto__"].update({"polluted": "yes"}) }} {{ d }}',
+        {},
+      ),
+    ).toBe('None {&#39;__proto__&#39;: {&#39;polluted&#39;: &#39;yes&#39;}}');
+    expect(failure('{{ __proto__.update({"polluted": "yes"}) }}').kind).toBe('undefined');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(renderTemplate('{{ {}.polluted is defined }}', {})).toBe('False');
+  });
+
+  it('treats variables as data, never as templates', () => {
+    expect(renderTemplate('{{ s }}', { s: '{{ 7*7 }}' })).toBe('{{ 7*7 }}');
+  });
+
+  it('never shows the environment', () => {
+    expect(failure(`{{ ${canary} }}`).message).toBe(`Variable '${canary}' is undefined (line 1)`);
+  });
+});
+
+describe('bounded while it runs', () => {
+  it('stops at the deadline, naming the limit', () => {
+    const started = Date.now();
+    const e = failure(
+      '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}',
+      {},
+      {
+        timeLimitMs: 200,
+      },
+    );
+    expect(e).toMatchObject({ kind: 'limit', outputTooLarge: false });
+    expect(e.message).toBe('Templating exceeded its 200 ms limit');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('refuses output past the limit as soon as it is passed, and strings past it before they are built', () => {
+    const big = failure(
+      '{% for i in range(n) %}{{ row }}{% endfor %}',
+      { n: 100, row: 'x'.repeat(1024) },
+      {
+        maxOutputBytes: 50 * 1024,
+      },
+    );
+    expect(big).toMatchObject({ kind: 'limit', outputTooLarge: true });
+    for (const bomb of [
+      '{{ "x"|center(100000000) }}',
+      '{{ "x" * 100000000 }}',
+      '{{ "%100000000d"|format(1) }}',
+    ]) {
+      expect(failure(bomb)).toMatchObject({ kind: 'limit', outputTooLarge: false });
+    }
+  });
+
+  it('answers unbounded recursion and exponential macros with an error, not a crash', () => {
+    expect(failure('{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}').message).toContain('recursion');
+    const e = failure(
+      '{% macro f(n) %}{% if n %}{{ f(n-1) }}{{ f(n-1) }}{% endif %}{% endmacro %}{{ f(40) }}',
+      {},
+      {
+        timeLimitMs: 300,
+      },
+    );
+    expect(e.kind).toBe('limit');
+  });
+});
+
+describe('introspection, by parsing only', () => {
+  it('lists what a template reads without defining it, as Jinja2 meta does', () => {
+    const info = parseTemplate(
+      '{{ x }}{% set x = 1 %}{{ y }}{% for i in items %}{{ i }}{{ loop.index }}{% endfor %}' +
+        '{% if a is defined %}{{ b|default(1) }}{% endif %}{{ range(3)|join }}',
+    );
+    expect(info.undeclared).toEqual(['a', 'b', 'items', 'x', 'y']);
+    expect(info.required).toEqual([
+      { name: 'items', line: 1 },
+      { name: 'x', line: 1 },
+      { name: 'y', line: 1 },
+    ]);
+  });
+
+  it('never executes anything while parsing', () => {
+    expect(() =>
+      parseTemplate('{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}'),
+    ).not.toThrow();
+  });
+});
