@@ -74,6 +74,11 @@ const roundDigits = (digits: string, point: number, keep: number): { digits: str
 export const toFixed = (x: number, precision: number): string => {
   if (!Number.isFinite(x)) return Number.isNaN(x) ? 'nan' : x > 0 ? 'inf' : '-inf';
   const sign = x < 0 || Object.is(x, -0) ? '-' : '';
+  // JavaScript's toFixed rounds the exact value too, but ties up; only a near-tie needs the slow path.
+  if (Math.abs(x) < 1e21 && precision <= 100) {
+    const scaled = Math.abs(x) * 10 ** precision;
+    if (Math.abs((scaled % 1) - 0.5) > 1e-7) return sign + Math.abs(x).toFixed(precision);
+  }
   const exact = exactDecimal(x);
   const { digits, point } = roundDigits(exact.digits, exact.point, precision);
   let whole: string;
@@ -381,8 +386,17 @@ export const formatValue = (state: RenderState, value: Value, spec: string): str
         if (isIntVal) body = String(abs);
         else if (precision === undefined) body = floatRepr(abs);
         else {
-          body = toGeneral(abs, precision, !!altCh, false);
-          if (/^\d+$/.test(body)) body += '.0';
+          // Like 'g', but scientific from exp >= p - 1, and fixed-point keeps a decimal.
+          const p = precision === 0 ? 1 : precision;
+          const e = toExponential(abs, p - 1);
+          const exp = Number(e.slice(e.indexOf('e') + 1));
+          if (exp >= -4 && exp < p - 1) {
+            body = toFixed(abs, p - 1 - exp);
+            if (!altCh && body.includes('.')) body = body.replace(/0+$/, '').replace(/\.$/, '.0');
+            if (!body.includes('.')) body += '.0';
+          } else {
+            body = altCh ? e : e.replace(/\.?0+e/, 'e');
+          }
         }
     }
     if (groupCh && /^\d/.test(body)) {
