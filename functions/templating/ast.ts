@@ -73,7 +73,7 @@ export type Stmt = { readonly line: number } & (
   | { readonly t: 'filterblock'; readonly filter: Expr; readonly body: Stmt[] }
   | { readonly t: 'block'; readonly name: string; readonly scoped: boolean; readonly body: Stmt[] }
   | { readonly t: 'autoescape'; readonly expr: Expr; readonly body: Stmt[] }
-  | { readonly t: 'load'; readonly what: string; readonly exprs: Expr[] }
+  | { readonly t: 'load'; readonly what: string; readonly exprs: Expr[]; readonly names: string[] }
 );
 
 export interface TemplateAst {

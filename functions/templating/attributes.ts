@@ -769,6 +769,7 @@ export const getitem = (state: RenderState, obj: Value, key: Value): Value => {
   if (obj instanceof Undefined) return obj.fail();
   if (key instanceof Undefined) return key.fail();
   if (obj instanceof PyDict) {
+    if (Array.isArray(key) || key instanceof PyDict) return undefinedMember(obj, key);
     const v = obj.get(key);
     if (v !== undefined) return v;
   } else if ((Array.isArray(obj) || obj instanceof PyTuple || isString(obj)) && isInt(key)) {

@@ -181,6 +181,7 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
           break;
         case 'load':
           for (const e of s.exprs) expr(e, scope);
+          for (const n of s.names) scope.add(n);
           break;
       }
     }

@@ -475,17 +475,31 @@ export class JinjaParser extends nunjucksParser.Parser {
 
   private parseLoad(what: string, line: number): Stmt {
     const exprs: Expr[] = [];
+    const names: string[] = [];
     if (what === 'extends') this.hasExtends = true;
+    let afterImport = false;
     while (this.peek() && this.peek()?.type !== lexer.TOKEN_BLOCK_END) {
       const tok = this.peek() as Tok;
       if (tok.type === lexer.TOKEN_COMMA || this.isSymbol(tok)) {
         this.next();
+        if (tok.value === 'import') afterImport = true;
+        else if (tok.value === 'as' && this.isSymbol(this.peek())) {
+          if (afterImport && names.length) names.pop();
+          names.push(this.next().value);
+        } else if (
+          afterImport &&
+          what === 'from' &&
+          tok.type === lexer.TOKEN_SYMBOL &&
+          !['with', 'without', 'context'].includes(tok.value)
+        ) {
+          names.push(tok.value);
+        }
         continue;
       }
       exprs.push(this.parsePrimary());
     }
     this.blockEnd();
-    return { t: 'load', what, exprs, line };
+    return { t: 'load', what, exprs, names, line };
   }
 
   // --- targets ------------------------------------------------------------------------------
