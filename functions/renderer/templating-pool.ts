@@ -1,0 +1,369 @@
+/**
+ * Template execution, in worker threads of the renderer.
+ *
+ * Why here: a template is code from strangers. The API functions hold the table, the presigner
+ * and the API-key secret, so they only parse templates (syntax, required variables) and hand the
+ * source and variables to the renderer, whose role can do nothing but write its own logs and
+ * whose process holds no secret. The rendered HTML never leaves the renderer.
+ *
+ * Why a worker: the engine is bounded by itself (a deadline and an output limit), and the pool
+ * bounds it again from outside, where no engine bug can reach:
+ * - time: a worker that has not answered TIME_LIMIT_MS plus a margin after its job started is
+ *   terminated and replaced; the render fails with INVALID_HTML_TEMPLATE naming the limit;
+ * - memory: resourceLimits cap each worker's heap, so a memory bomb kills the worker (and is
+ *   answered "Templating ran out of memory"), not the renderer;
+ * - environment: workers start with an empty process.env and import nothing but the engine.
+ * The main thread never runs a template, so it keeps serving (the local stack serves every
+ * account's requests in one process): the pool grows on demand up to MAX_WORKERS, and queues
+ * beyond that. Workers are kept and reused: a job costs a message each way, not a worker start.
+ */
+import { existsSync } from 'node:fs';
+import { type ResourceLimits, Worker, type WorkerOptions } from 'node:worker_threads';
+import type { TemplatingJob, WorkerMessage, WorkerTemplateError } from './templating-worker.js';
+
+/** The contract's templating time per render. */
+export const TIME_LIMIT_MS = 2_000;
+/** How long past the limit a worker may take to answer before it is terminated. */
+export const TIME_LIMIT_MARGIN_MS = 250;
+export const MAX_WORKERS = 4;
+/** A worker that is not loaded by then is stuck (from source, tsx may take ~0.5 s on a busy machine). */
+const START_TIMEOUT_MS = 15_000;
+
+export const WORKER_RESOURCE_LIMITS: ResourceLimits = {
+  maxOldGenerationSizeMb: 256,
+  maxYoungGenerationSizeMb: 32,
+  stackSizeMb: 4,
+};
+
+/**
+ * The options every templating worker starts with: no environment (a template must not be able to
+ * read the process's settings, whatever the engine lets through), none of the parent's Node flags
+ * (loaders included), and the memory limits.
+ */
+export const workerOptions = (resourceLimits: ResourceLimits = WORKER_RESOURCE_LIMITS): WorkerOptions => ({
+  name: 'templating',
+  env: {},
+  execArgv: [],
+  resourceLimits,
+});
+
+/**
+ * The worker's script. The renderer Lambda's bundle carries templating-worker.cjs beside its own
+ * file (lib/renderer-function.ts builds it). From TypeScript source (npm start, vitest) there is
+ * no such file, and templating-worker-tsx.mjs starts templating-worker.ts through tsx.
+ */
+export const defaultWorkerScript = (): URL => {
+  const bundled = new URL('./templating-worker.cjs', import.meta.url);
+  return existsSync(bundled) ? bundled : new URL('./templating-worker-tsx.mjs', import.meta.url);
+};
+
+export interface TemplateFailureDetails {
+  readonly line?: number;
+  readonly name?: string;
+}
+
+export type TemplatingOutcome =
+  | { readonly ok: true; readonly html: string }
+  | {
+      readonly ok: false;
+      readonly code: 'INVALID_HTML_TEMPLATE' | 'HTML_CONTENT_TOO_LARGE' | 'PDF_RENDERING_FAILED';
+      /** Safe to show the template's author. */
+      readonly message: string;
+      readonly details?: TemplateFailureDetails;
+    };
+
+export interface TemplatingPoolOptions {
+  /** @default defaultWorkerScript() */
+  readonly script?: URL;
+  /** @default MAX_WORKERS */
+  readonly maxWorkers?: number;
+  /** @default TIME_LIMIT_MS */
+  readonly timeLimitMs?: number;
+  /** @default TIME_LIMIT_MARGIN_MS */
+  readonly marginMs?: number;
+  /** @default WORKER_RESOURCE_LIMITS */
+  readonly resourceLimits?: ResourceLimits;
+}
+
+export interface TemplatingPool {
+  /** Executes a template in a worker. Never rejects. */
+  render(
+    source: string,
+    variables: Record<string, unknown>,
+    options: { readonly maxOutputBytes: number },
+  ): Promise<TemplatingOutcome>;
+  /** Starts a worker ahead of the first render, when there is none. */
+  prewarm(): void;
+  /** Terminates every worker; jobs in flight fail. A later render starts workers again. */
+  close(): Promise<void>;
+  /** Workers alive (starting, idle or busy), and the thread id of each: for tests and logs. */
+  stats(): {
+    readonly workers: number;
+    readonly busy: number;
+    readonly queued: number;
+    readonly threadIds: number[];
+  };
+}
+
+interface Task {
+  readonly source: string;
+  readonly variables: Record<string, unknown>;
+  readonly maxOutputBytes: number;
+  readonly resolve: (outcome: TemplatingOutcome) => void;
+}
+
+interface Slot {
+  readonly worker: Worker;
+  /** worker.threadId, kept: it reads -1 once the worker has exited. */
+  readonly threadId: number;
+  ready: boolean;
+  /** Removed from the pool: terminated, crashed or exited. */
+  gone: boolean;
+  task: Task | undefined;
+  jobId: number;
+  timer: NodeJS.Timeout | undefined;
+  /** The last 'error' event (e.g. ERR_WORKER_OUT_OF_MEMORY), read when the worker exits. */
+  error: unknown;
+}
+
+const log = (level: 'INFO' | 'WARN' | 'ERROR', event: string, detail: Record<string, unknown> = {}): void => {
+  const line = JSON.stringify({ level, component: 'renderer', event, ...detail });
+  if (level === 'INFO') console.info(line);
+  else if (level === 'WARN') console.warn(line);
+  else console.error(line);
+};
+
+const failed = (
+  code: 'INVALID_HTML_TEMPLATE' | 'HTML_CONTENT_TOO_LARGE' | 'PDF_RENDERING_FAILED',
+  message: string,
+  details?: TemplateFailureDetails,
+): TemplatingOutcome => ({ ok: false, code, message, ...(details ? { details } : {}) });
+
+const tooLarge = (maxOutputBytes: number): TemplatingOutcome =>
+  failed('HTML_CONTENT_TOO_LARGE', `The HTML is over ${maxOutputBytes} bytes after templating`);
+
+const outcomeOfError = (error: WorkerTemplateError, maxOutputBytes: number): TemplatingOutcome => {
+  if (error.kind === 'limit' && error.outputTooLarge) return tooLarge(maxOutputBytes);
+  if (error.kind === 'internal') {
+    // The engine's own fault: its text is ours, not the template's.
+    log('ERROR', 'templating-internal-error', { message: error.message });
+    return failed('PDF_RENDERING_FAILED', 'Templating failed in the renderer.');
+  }
+  const details: TemplateFailureDetails = {
+    ...(error.line !== undefined ? { line: error.line } : {}),
+    ...(error.variable !== undefined ? { name: error.variable } : {}),
+  };
+  return failed('INVALID_HTML_TEMPLATE', error.message, details);
+};
+
+const isOutOfMemory = (e: unknown): boolean =>
+  (e as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+
+export const createTemplatingPool = (options: TemplatingPoolOptions = {}): TemplatingPool => {
+  const maxWorkers = Math.max(1, options.maxWorkers ?? MAX_WORKERS);
+  const timeLimitMs = options.timeLimitMs ?? TIME_LIMIT_MS;
+  const marginMs = options.marginMs ?? TIME_LIMIT_MARGIN_MS;
+  const resourceLimits = options.resourceLimits ?? WORKER_RESOURCE_LIMITS;
+  let script: URL | undefined = options.script;
+
+  const slots: Slot[] = [];
+  const queue: Task[] = [];
+  let nextJobId = 1;
+
+  const remove = (slot: Slot): void => {
+    if (slot.gone) return;
+    slot.gone = true;
+    clearTimeout(slot.timer);
+    slot.timer = undefined;
+    const index = slots.indexOf(slot);
+    if (index >= 0) slots.splice(index, 1);
+  };
+
+  /** Ends the slot's task (if any) with `outcome`, and frees the slot for the next one. */
+  const finish = (slot: Slot, outcome: TemplatingOutcome): void => {
+    const task = slot.task;
+    slot.task = undefined;
+    clearTimeout(slot.timer);
+    slot.timer = undefined;
+    slot.worker.unref();
+    task?.resolve(outcome);
+  };
+
+  /** Takes a worker out of the pool for good, ending its task with `outcome`; work goes on without it. */
+  const discard = (slot: Slot, outcome: TemplatingOutcome, reason: string): void => {
+    if (slot.gone) return;
+    remove(slot);
+    finish(slot, outcome);
+    log('WARN', 'templating-worker-discarded', { reason, threadId: slot.threadId });
+    slot.worker.terminate().catch(() => {});
+    // A fresh worker replaces it at once when it was the last one, so the next render finds it warm
+    // (not one that never started: that would start and fail in a loop).
+    if (queue.length > 0) pump();
+    else if (slots.length === 0 && slot.ready) prewarm();
+  };
+
+  const dispatch = (slot: Slot): void => {
+    const task = slot.task;
+    if (!task || !slot.ready || slot.gone) return;
+    slot.jobId = nextJobId++;
+    const job: TemplatingJob = {
+      id: slot.jobId,
+      source: task.source,
+      variables: task.variables,
+      maxOutputBytes: task.maxOutputBytes,
+      deadline: Date.now() + timeLimitMs,
+      timeLimitMs,
+    };
+    slot.timer = setTimeout(
+      () =>
+        discard(
+          slot,
+          failed('INVALID_HTML_TEMPLATE', `Templating exceeded its ${timeLimitMs} ms limit`),
+          'time limit',
+        ),
+      timeLimitMs + marginMs,
+    );
+    slot.worker.ref();
+    try {
+      slot.worker.postMessage(job);
+    } catch (e) {
+      // Variables that cannot be cloned cannot come from JSON; a fault of the caller's code.
+      log('ERROR', 'templating-post-failed', { message: (e as Error).message });
+      finish(slot, failed('PDF_RENDERING_FAILED', 'Templating failed in the renderer.'));
+      pump();
+    }
+  };
+
+  const spawn = (): Slot => {
+    script ??= defaultWorkerScript();
+    const started = performance.now();
+    const worker = new Worker(script, workerOptions(resourceLimits));
+    // An idle worker never keeps the process alive; a busy one does (see dispatch and finish).
+    worker.unref();
+    const slot: Slot = {
+      worker,
+      threadId: worker.threadId,
+      ready: false,
+      gone: false,
+      task: undefined,
+      jobId: 0,
+      timer: undefined,
+      error: undefined,
+    };
+    slots.push(slot);
+    slot.timer = setTimeout(
+      () => discard(slot, failed('PDF_RENDERING_FAILED', 'Templating could not start.'), 'start timed out'),
+      START_TIMEOUT_MS,
+    );
+    slot.timer.unref();
+    worker.on('message', (message: WorkerMessage) => {
+      if (slot.gone) return;
+      if (message.type === 'ready') {
+        clearTimeout(slot.timer);
+        slot.timer = undefined;
+        slot.ready = true;
+        log('INFO', 'templating-worker-started', {
+          ms: Math.round(performance.now() - started),
+          threadId: slot.threadId,
+        });
+        dispatch(slot);
+        return;
+      }
+      const task = slot.task;
+      if (!task || message.id !== slot.jobId) return;
+      if (message.type === 'done') {
+        // The engine stops at the limit; checked again here for whatever engine runs.
+        const bytes = message.html.length <= task.maxOutputBytes / 3 ? 0 : Buffer.byteLength(message.html);
+        finish(
+          slot,
+          bytes > task.maxOutputBytes ? tooLarge(task.maxOutputBytes) : { ok: true, html: message.html },
+        );
+      } else {
+        finish(slot, outcomeOfError(message.error, task.maxOutputBytes));
+      }
+      pump();
+    });
+    worker.on('error', (e) => {
+      slot.error = e;
+    });
+    worker.on('exit', (code) => {
+      if (slot.gone) return;
+      const e = slot.error;
+      if (isOutOfMemory(e)) {
+        discard(slot, failed('INVALID_HTML_TEMPLATE', 'Templating ran out of memory'), 'out of memory');
+      } else {
+        log('ERROR', 'templating-worker-exited', {
+          code,
+          threadId: slot.threadId,
+          ...(e instanceof Error ? { error: e.message } : {}),
+        });
+        discard(slot, failed('PDF_RENDERING_FAILED', 'Templating failed in the renderer.'), 'exited');
+      }
+    });
+    return slot;
+  };
+
+  const prewarm = (): void => {
+    if (slots.length > 0) return;
+    try {
+      spawn();
+    } catch (e) {
+      log('WARN', 'templating-prewarm-failed', { message: (e as Error).message });
+    }
+  };
+
+  /** Hands queued tasks to idle workers, starting workers up to the cap. */
+  const pump = (): void => {
+    while (queue.length > 0) {
+      let slot = slots.find((s) => !s.task && !s.gone);
+      if (!slot) {
+        if (slots.length >= maxWorkers) return;
+        try {
+          slot = spawn();
+        } catch (e) {
+          // The worker could not even be created (e.g. its script is missing).
+          log('ERROR', 'templating-spawn-failed', { message: (e as Error).message });
+          if (slots.length > 0) return; // the running workers take the queue
+          for (const task of queue.splice(0))
+            task.resolve(failed('PDF_RENDERING_FAILED', 'Templating could not start.'));
+          return;
+        }
+      }
+      slot.task = queue.shift();
+      dispatch(slot);
+    }
+  };
+
+  return {
+    render(source, variables, { maxOutputBytes }) {
+      return new Promise<TemplatingOutcome>((resolve) => {
+        queue.push({ source, variables, maxOutputBytes, resolve });
+        pump();
+      });
+    },
+
+    prewarm,
+
+    async close() {
+      const closing = slots.splice(0);
+      const waiting = queue.splice(0);
+      const shutDown = failed('PDF_RENDERING_FAILED', 'The renderer shut down.');
+      for (const slot of closing) {
+        slot.gone = true;
+        finish(slot, shutDown);
+      }
+      for (const task of waiting) task.resolve(shutDown);
+      await Promise.all(closing.map((slot) => slot.worker.terminate().catch(() => {})));
+    },
+
+    stats: () => ({
+      workers: slots.length,
+      busy: slots.filter((s) => s.task).length,
+      queued: queue.length,
+      threadIds: slots.map((s) => s.threadId),
+    }),
+  };
+};
+
+/** The renderer's pool: one per process, shared by every render in it. */
+export const templatingPool = createTemplatingPool();

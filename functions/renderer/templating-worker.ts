@@ -1,0 +1,73 @@
+/**
+ * The templating worker: a worker thread of the renderer that executes templates and nothing
+ * else. It imports only the engine, starts with an empty environment and under memory limits
+ * (templating-pool.ts), and answers one job at a time:
+ *
+ *   pool   → { id, source, variables, maxOutputBytes, deadline, timeLimitMs }
+ *   worker → { type: 'ready' } once loaded, then { type: 'done', id, html } or { type: 'failed', id, error }
+ *
+ * Built as its own file beside the renderer Lambda's bundle (lib/renderer-function.ts); started
+ * from TypeScript source through templating-worker-tsx.mjs.
+ */
+import { parentPort } from 'node:worker_threads';
+import { renderTemplate, TemplateError } from '../templating/index.js';
+
+export interface TemplatingJob {
+  readonly id: number;
+  readonly source: string;
+  readonly variables: Record<string, unknown>;
+  readonly maxOutputBytes: number;
+  /** Epoch ms. */
+  readonly deadline: number;
+  readonly timeLimitMs: number;
+}
+
+export interface WorkerTemplateError {
+  /** TemplateError's kinds; 'internal' for anything else the worker threw (not the author's to see). */
+  readonly kind: TemplateError['kind'] | 'internal';
+  readonly message: string;
+  readonly line?: number;
+  readonly variable?: string;
+  /** A 'limit' error because the output passed maxOutputBytes. */
+  readonly outputTooLarge: boolean;
+}
+
+export type WorkerMessage =
+  | { readonly type: 'ready' }
+  | { readonly type: 'done'; readonly id: number; readonly html: string }
+  | { readonly type: 'failed'; readonly id: number; readonly error: WorkerTemplateError };
+
+const toWorkerError = (e: unknown): WorkerTemplateError => {
+  if (e instanceof TemplateError) {
+    const outputTooLarge = (e as { outputTooLarge?: unknown }).outputTooLarge === true;
+    return {
+      kind: e.kind,
+      message: e.message,
+      ...(e.line !== undefined ? { line: e.line } : {}),
+      ...(e.variable !== undefined ? { variable: e.variable } : {}),
+      outputTooLarge,
+    };
+  }
+  return { kind: 'internal', message: e instanceof Error ? e.message : String(e), outputTooLarge: false };
+};
+
+const port = parentPort;
+if (port) {
+  port.on('message', (job: TemplatingJob) => {
+    let answer: WorkerMessage;
+    try {
+      // timeLimitMs is what the engine names in its time-limit message (engines without it ignore it).
+      const options = {
+        maxOutputBytes: job.maxOutputBytes,
+        deadline: job.deadline,
+        timeLimitMs: job.timeLimitMs,
+      };
+      const html = renderTemplate(job.source, job.variables, options);
+      answer = { type: 'done', id: job.id, html };
+    } catch (e) {
+      answer = { type: 'failed', id: job.id, error: toWorkerError(e) };
+    }
+    port.postMessage(answer);
+  });
+  port.postMessage({ type: 'ready' } satisfies WorkerMessage);
+}
