@@ -39,6 +39,10 @@ export type ErrorCode = keyof typeof errorStatus;
 export interface ErrorDetail {
   readonly field: string;
   readonly issue: string;
+  /** INVALID_HTML_TEMPLATE: the template's line (1-based), when known. */
+  readonly line?: number;
+  /** INVALID_HTML_TEMPLATE: the undefined variable. */
+  readonly name?: string;
 }
 
 export interface ServiceErrorOptions {

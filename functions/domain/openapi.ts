@@ -31,7 +31,16 @@ export const errorSchema = z.object({
   error: z.object({
     code: z.enum(Object.keys(errorStatus) as [keyof typeof errorStatus, ...(keyof typeof errorStatus)[]]),
     message: z.string(),
-    details: z.array(z.object({ field: z.string(), issue: z.string() })).optional(),
+    details: z
+      .array(
+        z.object({
+          field: z.string(),
+          issue: z.string(),
+          line: z.number().int().optional().describe('INVALID_HTML_TEMPLATE: the template line, 1-based'),
+          name: z.string().optional().describe('INVALID_HTML_TEMPLATE: the undefined variable'),
+        }),
+      )
+      .optional(),
     request_id: z.string().describe('equals the X-Request-Id header'),
     job_id: z.string().optional().describe('the failed job, when one exists'),
   }),

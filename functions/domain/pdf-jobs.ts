@@ -2,12 +2,19 @@
  * The PDF job use cases: render (POST /v1/pdf), get one, list. Each route file is one call here.
  *
  * Order of checks for a render (contract precedence, after credentials and body parsing):
- * rate limit → validation → idempotency → template lookup → templating → quota → job + render.
+ * rate limit → validation → idempotency → template lookup → template parsing → quota → job + render.
  * Every render that passes the quota creates a job; a job that fails gives its quota unit back.
+ *
+ * Templates are only parsed here (syntax, variables the template cannot do without): executing
+ * one is running a stranger's code, and this function holds the table, the presigner and the
+ * API-key secret. The renderer executes it (functions/renderer/templating-pool.ts); what only
+ * execution reveals (an undefined attribute, a runtime error, the time or output limit) fails
+ * the job there, like any render failure.
  */
 import type { Renderer, RenderRequest, RenderResult } from '../renderer/contract.js';
+import { parseTemplate, TemplateError } from '../templating/index.js';
 import type { AccountStore } from './accounts.js';
-import { ServiceError } from './errors.js';
+import { type ErrorDetail, ServiceError } from './errors.js';
 import { bodyHash, type IdempotencyStore, type StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
 import { hasFile, type Job, type JobResponse, type JobStore, jobResponse } from './jobs.js';
@@ -16,7 +23,6 @@ import { type CreatePdfBody, type RenderOptions, renderOptionsFrom } from './pdf
 import type { Principal } from './principal.js';
 import type { PdfStorage } from './storage.js';
 import type { TemplateStore } from './templates.js';
-import { renderTemplate } from './templating.js';
 import type { PlanLimits as Plan, RateLimitState, UsageStore } from './usage.js';
 
 export interface PdfJobLimits {
@@ -45,6 +51,46 @@ const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const jobNotFound = (jobId: string) =>
   new ServiceError('PDF_JOB_NOT_FOUND', `PDF job ${jobId} was not found`);
+
+type TemplateField = 'html' | 'template_id';
+
+const templateDetail = (
+  field: TemplateField,
+  issue: string,
+  where: { readonly line?: number; readonly name?: string } = {},
+): ErrorDetail => ({
+  field,
+  issue,
+  ...(where.line !== undefined ? { line: where.line } : {}),
+  ...(where.name !== undefined ? { name: where.name } : {}),
+});
+
+/**
+ * Parses the template (never executes it): a syntax error, or a variable the template cannot do
+ * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
+ */
+const checkTemplate = (source: string, variables: Record<string, unknown>, field: TemplateField): void => {
+  let required: readonly { readonly name: string; readonly line: number }[];
+  try {
+    required = parseTemplate(source).required;
+  } catch (e) {
+    if (!(e instanceof TemplateError)) throw e;
+    throw new ServiceError('INVALID_HTML_TEMPLATE', e.message, {
+      details: [templateDetail(field, e.message, { line: e.line })],
+    });
+  }
+  let missing: { readonly name: string; readonly line: number } | undefined;
+  for (const variable of required) {
+    if (Object.hasOwn(variables, variable.name)) continue;
+    if (!missing || variable.line < missing.line) missing = variable;
+  }
+  if (missing) {
+    const message = `Variable '${missing.name}' is undefined (line ${missing.line})`;
+    throw new ServiceError('INVALID_HTML_TEMPLATE', message, {
+      details: [templateDetail(field, message, missing)],
+    });
+  }
+};
 
 export const createPdfJobs = (deps: PdfJobDeps) => {
   const { accounts, jobs, usage, templates, idempotency, storage, renderer, limits } = deps;
@@ -83,15 +129,10 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     options: RenderOptions,
   ): Promise<JobResponse> => {
     const templateId = body.template_id ?? null;
+    const field: TemplateField = templateId ? 'template_id' : 'html';
     const source = body.html ?? (await templates.getReadable(templateId as string, principal.accountId)).html;
-    const html = renderTemplate(source, body.variables ?? {});
-    const htmlBytes = Buffer.byteLength(html, 'utf8');
-    if (htmlBytes > limits.maxRenderedHtmlBytes) {
-      const issue = `is ${htmlBytes} bytes after templating; the limit is ${limits.maxRenderedHtmlBytes}`;
-      throw new ServiceError('HTML_CONTENT_TOO_LARGE', `The HTML ${issue}`, {
-        details: [{ field: templateId ? 'template_id' : 'html', issue }],
-      });
-    }
+    const variables = body.variables ?? {};
+    checkTemplate(source, variables, field);
 
     const month = await usage.reserveRender(principal.accountId, plan);
     const jobId = newJobId();
@@ -104,10 +145,14 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       // the outcome is written only then. A PDF stored for a job whose write failed is an orphan
       // that the retention rule removes.
       const rendered = callRenderer({
-        html,
+        template: { source, variables },
         ...options,
         upload,
-        limits: { maxPdfBytes: limits.maxPdfBytes, maxPages: limits.maxPdfPages },
+        limits: {
+          maxPdfBytes: limits.maxPdfBytes,
+          maxPages: limits.maxPdfPages,
+          maxHtmlBytes: limits.maxRenderedHtmlBytes,
+        },
       });
       let rendering: Job;
       try {
@@ -136,7 +181,11 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const error = { code: result.code, message: result.message };
       await Promise.all([jobs.fail(rendering, error), usage.releaseRender(principal.accountId, month)]);
       job = undefined;
-      throw new ServiceError(result.code, result.message, { jobId });
+      const templating = result.code === 'INVALID_HTML_TEMPLATE' || result.code === 'HTML_CONTENT_TOO_LARGE';
+      throw new ServiceError(result.code, result.message, {
+        jobId,
+        ...(templating ? { details: [templateDetail(field, result.message, result.details)] } : {}),
+      });
     } catch (e) {
       if (e instanceof ServiceError && e.jobId) throw e;
       // A fault of ours after the quota was held: give it back, and leave no job half-done.

@@ -304,6 +304,18 @@ export const takeSession = async (): Promise<RenderSession> => {
   return openSession();
 };
 
+/**
+ * Hands back a session that no content ever reached (its render failed in templating): it becomes
+ * the spare when spares are on and there is none (still never used), else it is closed.
+ */
+export const releaseUnused = async (session: RenderSession): Promise<void> => {
+  if (spareSessions > 0 && !spare && usable(session)) {
+    spare = Promise.resolve(session);
+    return;
+  }
+  await closeSession(session);
+};
+
 /** Closes the render's context (and so its page); a context that will not close costs the browser. */
 export const closeSession = async (session: RenderSession): Promise<void> => {
   if (!session.browser.connected) return;

@@ -1,16 +1,22 @@
 /**
  * The renderer called in-process, for the local stack and tests: the same render() as the
- * Lambda, one warm browser serving concurrent renders (each in its own browser context).
+ * Lambda, one warm browser serving concurrent renders (each in its own browser context), and the
+ * templating workers beside it (templating-pool.ts: templates never run on the main thread, which
+ * here also serves the API).
  */
 import { closeBrowser, prewarm } from './browser.js';
 import type { Renderer } from './contract.js';
 import { render } from './render.js';
+import { templatingPool } from './templating-pool.js';
 
-/** The browser starts launching now, beside the rest of the stack's start. */
+/** The browser and a templating worker start now, beside the rest of the stack's start. */
 export const createInProcessRenderer = (): Renderer => {
   prewarm();
+  templatingPool.prewarm();
   return { render };
 };
 
-/** Closes the browser and the egress proxy. A later render launches them again. */
-export const closeRenderer = (): Promise<void> => closeBrowser();
+/** Closes the browser, the egress proxy and the templating workers. A later render starts them again. */
+export const closeRenderer = async (): Promise<void> => {
+  await Promise.all([closeBrowser(), templatingPool.close()]);
+};

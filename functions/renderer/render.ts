@@ -1,12 +1,14 @@
 /**
- * One render: finished HTML in a fresh browser context → PDF → PUT to the presigned URL.
- * Never throws; every outcome is a RenderResult whose message is safe to show the caller.
+ * One render: the template executed in a templating worker (templating-pool.ts) → its HTML in a
+ * fresh browser context → PDF → PUT to the presigned URL. Templating and opening the context
+ * overlap. Never throws; every outcome is a RenderResult whose message is safe to show the caller.
  */
 import { type Page, TimeoutError } from 'puppeteer-core';
 import { readRendererConfig } from '../core/config.js';
-import { closeSession, prepareSpare, type RenderSession, takeSession } from './browser.js';
+import { closeSession, prepareSpare, releaseUnused, takeSession } from './browser.js';
 import type { RenderFailureCode, RenderRequest, RenderResult } from './contract.js';
 import { countPdfPages } from './pdf-pages.js';
+import { templatingPool } from './templating-pool.js';
 
 const { taggedPdf } = readRendererConfig();
 
@@ -87,8 +89,8 @@ const crashOf = (page: Page): Promise<never> => {
   return crashed;
 };
 
-const loadAndPrint = async (page: Page, request: RenderRequest): Promise<Printed> => {
-  const { html, pdf: options, pageLoad, limits } = request;
+const loadAndPrint = async (page: Page, html: string, request: RenderRequest): Promise<Printed> => {
+  const { pdf: options, pageLoad, limits } = request;
   dismissDialogs(page);
   const crashed = crashOf(page);
 
@@ -175,19 +177,38 @@ const describeError = (e: unknown): Record<string, string> =>
   e instanceof Error ? { name: e.name, message: e.message } : { message: String(e) };
 
 export const render = async (request: RenderRequest): Promise<RenderResult> => {
-  let session: RenderSession;
-  try {
-    session = await takeSession();
-  } catch (e) {
+  const { source, variables } = request.template;
+  const templated = templatingPool.render(source, variables, { maxOutputBytes: request.limits.maxHtmlBytes });
+  const opening = takeSession().then(
+    (session) => ({ session }),
+    (error: unknown) => ({ error }),
+  );
+  const template = await templated;
+  if (!template.ok) {
+    const opened = await opening;
+    if ('session' in opened) await releaseUnused(opened.session);
+    prepareSpare();
+    const { code, message, details } = template;
+    return { ok: false, code, message, ...(details ? { details } : {}) };
+  }
+
+  const opened = await opening;
+  if ('error' in opened) {
     console.error(
-      JSON.stringify({ level: 'ERROR', component: 'renderer', event: 'open-failed', ...describeError(e) }),
+      JSON.stringify({
+        level: 'ERROR',
+        component: 'renderer',
+        event: 'open-failed',
+        ...describeError(opened.error),
+      }),
     );
     return fail('PDF_RENDERING_FAILED', 'The renderer could not open a page. Try again.');
   }
+  const { session } = opened;
 
   let printed: Printed;
   try {
-    printed = await loadAndPrint(session.page, request);
+    printed = await loadAndPrint(session.page, template.html, request);
   } catch (e) {
     if (e instanceof StageTimeoutError) {
       printed = fail('PDF_RENDERING_TIMEOUT', timeoutMessage(e.stage, request));

@@ -1,10 +1,11 @@
 /**
- * The renderer alone, in its own process, as the renderer Lambda runs it: the same render() (warm
- * browser, a fresh context per render, PDF streamed, PUT to a presigned URL), here PUTting to a
- * sink on loopback that drains the body and answers 200. The benchmark drives it over IPC and
- * samples the memory of this process and its Chromium.
+ * The renderer alone, in its own process, as the renderer Lambda runs it: the same render() (the
+ * template executed in a templating worker, warm browser, a fresh context per render, PDF
+ * streamed, PUT to a presigned URL), here PUTting to a sink on loopback that drains the body and
+ * answers 200. The benchmark drives it over IPC and samples the memory of this process and its
+ * Chromium.
  *
- *   parent → {type: 'run', html, options, iterations, warmup}
+ *   parent → {type: 'run', template, options, iterations, warmup}
  *   child  → {type: 'ready'}, {type: 'progress', done}, {type: 'result', samples}, {type: 'error', message}
  */
 import { createServer } from 'node:http';
@@ -15,7 +16,7 @@ import { closeRenderer, createInProcessRenderer } from '../../functions/renderer
 
 interface RunMessage {
   readonly type: 'run';
-  readonly html: string;
+  readonly template: RenderRequest['template'];
   readonly options: Pick<RenderRequest, 'pdf' | 'pageLoad'>;
   readonly iterations: number;
   readonly warmup: number;
@@ -51,10 +52,10 @@ const run = async (m: RunMessage): Promise<void> => {
   for (let i = 0; i < m.warmup + m.iterations; i++) {
     const started = performance.now();
     const result = await renderer.render({
-      html: m.html,
+      template: m.template,
       ...m.options,
       upload,
-      limits: { maxPdfBytes: 50 * 1024 * 1024, maxPages: 1000 },
+      limits: { maxPdfBytes: 50 * 1024 * 1024, maxPages: 1000, maxHtmlBytes: 10 * 1024 * 1024 },
     });
     const wallMs = performance.now() - started;
     if (!result.ok) throw new Error(`render failed: ${result.code} ${result.message}`);

@@ -223,7 +223,17 @@ let rendererColdStart: { readyMs: number; firstPdfMs: number } | undefined;
     child.on('message', onProgress);
     sampler.take();
     const cpuBefore = cpuOfTree(child.pid as number);
-    child.send({ type: 'run', html: f.html, options: f.options, iterations: n, warmup: PLAN.warmup });
+    child.send({
+      type: 'run',
+      // As the renderer Lambda gets it: the template and its variables, executed in the renderer.
+      template: {
+        source: String(f.body.html),
+        variables: (f.body.variables as Record<string, unknown>) ?? {},
+      },
+      options: f.options,
+      iterations: n,
+      warmup: PLAN.warmup,
+    });
     const { samples } = await nextMessage<{
       samples: { wallMs: number; renderDurationMs: number; pages: number; bytes: number }[];
     }>('result');

@@ -4,12 +4,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import { generateApiKey } from '../../functions/domain/api-key-format.js';
+import { monthOf, usageKey } from '../../functions/domain/keys.js';
 import { errorSchema } from '../../functions/domain/openapi.js';
 import { LOCAL_CLIENT_ID, LOCAL_REGION, LOCAL_USER_POOL_ID } from '../../lib/local/issuer.js';
-import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
+import { type ApiResponse, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 
 const local = useLocalStack();
 
@@ -151,7 +153,16 @@ describe('validation (422)', () => {
       token,
     );
     expectError(res, 422, 'HTML_CONTENT_TOO_LARGE');
-    expect(res.json.error.job_id).toBeUndefined();
+    // Only executing the template finds this: the job fails, and its quota unit comes back.
+    const jobId = res.json.error.job_id;
+    expect(jobId).toMatch(/^job_/);
+    const job = await local.api(`/v1/pdf/${jobId}`, { token });
+    expect(job.json).toMatchObject({ status: 'failed', error: { code: 'HTML_CONTENT_TOO_LARGE' } });
+    const { sub } = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    const usage = await DynamoDBDocumentClient.from(dynamoDbClient(local.stack)).send(
+      new GetCommand({ TableName: local.stack.tableName, Key: usageKey(sub, monthOf(new Date())) }),
+    );
+    expect(usage.Item?.renders_used).toBe(0);
   });
 
   it('creates no job for a request that fails validation', async () => {

@@ -112,7 +112,7 @@ type Overrides = {
 };
 
 const request = (html: string, o: Overrides = {}): RenderRequest => ({
-  html,
+  template: { source: html, variables: {} },
   pdf: {
     format: 'A4',
     landscape: false,
@@ -125,7 +125,7 @@ const request = (html: string, o: Overrides = {}): RenderRequest => ({
     url: `${uploadBase}/bucket/job-${++uploadCount}.pdf?X-Amz-Signature=abc`,
     headers: { 'Content-Type': 'application/pdf' },
   },
-  limits: { maxPdfBytes: 50 * 1024 * 1024, maxPages: 1000, ...o.limits },
+  limits: { maxPdfBytes: 50 * 1024 * 1024, maxPages: 1000, maxHtmlBytes: 10 * 1024 * 1024, ...o.limits },
 });
 
 /** Renders, expects success, and reads back the PDF that was PUT. */
