@@ -1,8 +1,12 @@
 /**
- * The renderer: Chromium (from its layer) turning finished HTML into a PDF that it PUTs to a
- * presigned URL. It is handed everything it needs in the invoke payload, so its role grants
- * nothing but writing its own logs: no S3, no DynamoDB, no X-Ray.
+ * The renderer: executes the Jinja2 template in a worker thread and Chromium (from its layer)
+ * turns the HTML into a PDF that it PUTs to a presigned URL. It is handed everything it needs in
+ * the invoke payload (template source, variables, options, the URL), so its role grants nothing
+ * but writing its own logs: no S3, no DynamoDB, no X-Ray. That is why templates, code from
+ * strangers, run here and not in the API functions.
  */
+
+import { join } from 'node:path';
 import { Duration, type RemovalPolicy, Size } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -64,6 +68,11 @@ export class RendererFunction extends Construct {
       // its ~40 MB install in the layer.
       format: OutputFormat.CJS,
       externalModules: this.layer.externalsFor(handlerEntry('renderer')),
+      // The templating worker (functions/renderer/templating-pool.ts) is its own small bundle beside
+      // index.js: a worker thread that loads the engine and nothing else, not the whole handler.
+      workerBundles: {
+        'templating-worker.cjs': join(PROJECT_ROOT, 'functions', 'renderer', 'templating-worker.ts'),
+      },
       // X-Ray would add xray:* to the role; the renderer's role is logs only, and the pdf
       // function's trace already times the invoke.
       tracing: Tracing.DISABLED,

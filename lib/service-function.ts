@@ -4,7 +4,8 @@
  * folder under functions/; each `bind*` method sets the environment variable the handler reads
  * together with the IAM grant it needs, so the two cannot drift apart.
  */
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, type Size } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -37,6 +38,20 @@ export const SERVICE_RUNTIME = Runtime.NODEJS_24_X;
 const ESM_REQUIRE_BANNER =
   "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 
+/**
+ * Gives a CommonJS bundle a working `import.meta.url` (esbuild would leave it empty), so that code
+ * can find files beside it the same way in a bundle of either format (the renderer its templating
+ * worker). Used with the define below.
+ */
+const CJS_IMPORT_META_URL_BANNER =
+  "const __import_meta_url = require('node:url').pathToFileURL(__filename).href;";
+
+/** The esbuild that NodejsFunction bundles with (a devDependency: synth works offline). */
+const esbuildBin = (): string =>
+  join(dirname(createRequire(import.meta.url).resolve('esbuild/package.json')), 'bin', 'esbuild');
+
+const shellQuote = (arg: string): string => `'${arg.replace(/'/g, "'\\''")}'`;
+
 export interface ServiceFunctionProps {
   /** The folder under functions/ whose handler.ts (exporting `handler`) this function runs. */
   readonly resource: string;
@@ -44,7 +59,8 @@ export interface ServiceFunctionProps {
   /**
    * Memory in MiB; Lambda allots CPU in proportion to it.
    * @default 1024: JWT verification, HMAC digests, JSON parsing of bodies up to 6 MiB and
-   * Nunjucks templating of up to 10 MiB of HTML are CPU-bound, and one vCPU arrives at 1,769 MiB
+   * parsing templates of up to 5 MiB are CPU-bound (templates are executed in the renderer), and
+   * one vCPU arrives at 1,769 MiB
    */
   readonly memorySizeMiB?: number;
   /**
@@ -81,6 +97,14 @@ export interface ServiceFunctionProps {
    * @default RemovalPolicy.RETAIN
    */
   readonly logRemovalPolicy?: RemovalPolicy;
+  /**
+   * More bundles in the function's asset beside the handler's, for code started as worker threads:
+   * output file name (e.g. `worker.cjs`, which fixes its format) → entry file under the project
+   * root. Each is bundled on its own with the handler's esbuild settings and no externals, so it
+   * holds only what its entry imports.
+   * @default none
+   */
+  readonly workerBundles?: Readonly<Record<string, string>>;
 }
 
 export class ServiceFunction extends NodejsFunction {
@@ -99,6 +123,8 @@ export class ServiceFunction extends NodejsFunction {
       description: `Runs the ${props.resource} function`,
     });
     const format = props.format ?? OutputFormat.ESM;
+    const workerBundles = Object.entries(props.workerBundles ?? {});
+    const target = `node${SERVICE_RUNTIME.name.replace(/^nodejs/, '').replace(/\.x$/, '')}`;
     super(scope, id, {
       description: props.description,
       entry: handlerEntry(props.resource),
@@ -122,12 +148,38 @@ export class ServiceFunction extends NodejsFunction {
         // Local esbuild only: synth must work without Docker and without the network.
         forceDockerBundling: false,
         format,
-        banner: format === OutputFormat.ESM ? ESM_REQUIRE_BANNER : undefined,
+        banner: format === OutputFormat.ESM ? ESM_REQUIRE_BANNER : CJS_IMPORT_META_URL_BANNER,
+        define: format === OutputFormat.ESM ? undefined : { 'import.meta.url': '__import_meta_url' },
         mainFields: format === OutputFormat.ESM ? ['module', 'main'] : ['main', 'module'],
         externalModules: props.externalModules ?? [],
         minify: true,
         sourceMap: true,
         sourcesContent: false,
+        commandHooks:
+          workerBundles.length === 0
+            ? undefined
+            : {
+                beforeBundling: () => [],
+                beforeInstall: () => [],
+                afterBundling: (inputDir, outputDir) =>
+                  workerBundles.map(([outfile, entry]) =>
+                    [
+                      esbuildBin(),
+                      '--bundle',
+                      join(inputDir, relative(PROJECT_ROOT, entry)),
+                      '--platform=node',
+                      `--target=${target}`,
+                      `--format=${outfile.endsWith('.mjs') ? 'esm' : 'cjs'}`,
+                      '--minify',
+                      '--sourcemap',
+                      '--sources-content=false',
+                      '--log-level=warning',
+                      `--outfile=${join(outputDir, outfile)}`,
+                    ]
+                      .map(shellQuote)
+                      .join(' '),
+                  ),
+              },
       },
     });
     this.resourceName = props.resource;

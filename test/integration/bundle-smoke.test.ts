@@ -153,6 +153,29 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     expect(job.json).toMatchObject({ id: res.json.id, status: 'completed' });
   });
 
+  it('executes templates in the renderer bundle’s own worker file, and fails the job on a runtime error', async () => {
+    expect(
+      existsSync(join(bundledFunction(s, s.stack.renderer.function).codeDir, 'templating-worker.cjs')),
+    ).toBe(true);
+    const res = await api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: {
+        html: '{% for line in lines %}<p>{{ line.item }}: {{ "%.2f"|format(line.price) }}</p>{% endfor %}\n{{ 1 / 0 }}',
+        variables: { lines: [{ item: 'Pens', price: 3.5 }] },
+      },
+    });
+    expect(res.status, res.text).toBe(422);
+    expect(res.json.error).toMatchObject({
+      code: 'INVALID_HTML_TEMPLATE',
+      job_id: expect.any(String),
+      details: [{ field: 'html', line: 2 }],
+    });
+    const job = await api(`/v1/pdf/${res.json.error.job_id}`, { token });
+    expect(job.json).toMatchObject({ status: 'failed', error: { code: 'INVALID_HTML_TEMPLATE' } });
+    expect(processes.get('renderer')?.logs()).toContain('"event":"templating-worker-started"');
+  });
+
   it('answers a render that fails in Chromium with the contract error, not a Lambda error', async () => {
     const res = await api('/v1/pdf', {
       method: 'POST',
