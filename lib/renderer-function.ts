@@ -5,7 +5,6 @@
  * but writing its own logs: no S3, no DynamoDB, no X-Ray. That is why templates, code from
  * strangers, run here and not in the API functions.
  */
-
 import { join } from 'node:path';
 import { Duration, type RemovalPolicy, Size } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -22,10 +21,12 @@ export interface RendererFunctionProps {
    * @default 2048 MiB. Measured with this synthesized bundle and layer (x86_64, summed RSS of the
    * Node process and Chromium's processes, which over-counts shared pages): a warm browser holds
    * ~0.55 GiB; a 161-page table peaks at ~0.9 GiB; 5 MiB of HTML (the cloud's rendered-HTML limit,
-   * 1,152 pages) at ~1.2 GiB. 2,048 MiB keeps that largest accepted input clear of the limit, and
-   * buys a little more than one vCPU (Lambda gives one full vCPU at 1,769 MiB), which the
-   * multi-process browser uses while the renderer process lays out and prints. More memory buys
-   * CPU for faster large renders: raise it (up to 10,240) if big documents near the budget.
+   * 1,152 pages) at ~1.2 GiB. The templating worker adds ~10 MB warm and ~25 MB after templating
+   * 5 MiB of HTML (measured locally with the bundled worker), its heap capped at 256 MiB
+   * (templating-pool.ts). 2,048 MiB keeps that largest accepted input clear of the limit, and buys
+   * a little more than one vCPU (Lambda gives one full vCPU at 1,769 MiB), which the multi-process
+   * browser uses while the renderer process lays out and prints. More memory buys CPU for faster
+   * large renders: raise it (up to 10,240) if big documents near the budget.
    */
   readonly memorySizeMiB?: number;
   /**

@@ -80,9 +80,12 @@ export const RENDERER_OVERHEAD_SECONDS = 3;
 export const MAX_RENDER_BUDGET_MS = (PDF_FUNCTION_TIMEOUT_SECONDS - 1 - RENDERER_OVERHEAD_SECONDS) * 1000;
 
 /**
- * Lambda caps a synchronous invoke's payload at 6 MB. The rendered HTML travels to the renderer
- * inside one (JSON-escaped, beside the presigned URL), so the cloud default is 5 MiB instead of
- * the contract's 10 MiB, and a larger setting is refused.
+ * The cloud's limit on HTML after templating: 5 MiB instead of the contract's 10 MiB, and a larger
+ * setting is refused. It was set because the HTML travelled to the renderer inside a synchronous
+ * invoke (6 MB at most); it no longer does (the renderer executes the template and enforces the
+ * limit, the invoke carries the template and its variables). It stays because the renderer's
+ * memory (lib/renderer-function.ts) was sized by measuring up to 5 MiB of HTML: raise it together
+ * with a measurement at 10 MiB.
  */
 export const CLOUD_MAX_RENDERED_HTML_BYTES = 5 * MiB;
 
