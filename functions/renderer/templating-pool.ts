@@ -26,7 +26,11 @@ export const TIME_LIMIT_MS = 2_000;
 /** How long past the limit a worker may take to answer before it is terminated. */
 export const TIME_LIMIT_MARGIN_MS = 250;
 export const MAX_WORKERS = 4;
-/** A worker that is not loaded by then is stuck (from source, tsx may take ~0.5 s on a busy machine). */
+/**
+ * How long a job waits for the worker it was given to finish loading: one that takes longer is
+ * stuck (from source, tsx may take ~0.5 s on a busy machine). Counted from the job, not from the
+ * worker's start, which may lie before a Lambda freeze.
+ */
 const START_TIMEOUT_MS = 15_000;
 
 export const WORKER_RESOURCE_LIMITS: ResourceLimits = {
@@ -204,7 +208,14 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
 
   const dispatch = (slot: Slot): void => {
     const task = slot.task;
-    if (!task || !slot.ready || slot.gone) return;
+    if (!task || slot.gone) return;
+    if (!slot.ready) {
+      slot.timer ??= setTimeout(
+        () => discard(slot, failed('PDF_RENDERING_FAILED', 'Templating could not start.'), 'start timed out'),
+        START_TIMEOUT_MS,
+      );
+      return;
+    }
     slot.jobId = nextJobId++;
     const job: TemplatingJob = {
       id: slot.jobId,
@@ -251,11 +262,6 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
       error: undefined,
     };
     slots.push(slot);
-    slot.timer = setTimeout(
-      () => discard(slot, failed('PDF_RENDERING_FAILED', 'Templating could not start.'), 'start timed out'),
-      START_TIMEOUT_MS,
-    );
-    slot.timer.unref();
     worker.on('message', (message: WorkerMessage) => {
       if (slot.gone) return;
       if (message.type === 'ready') {

@@ -172,6 +172,14 @@ describe('from outside the worker', () => {
     }
   });
 
+  it('fails the render when a worker cannot start, and does not start workers in a loop', async () => {
+    const p = pool({ script: new URL('data:text/javascript,throw new Error("no engine here")') });
+    const res = await p.render('echo', {}, limits);
+    expect(res).toMatchObject({ ok: false, code: 'PDF_RENDERING_FAILED' });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(p.stats()).toMatchObject({ workers: 0, queued: 0 });
+  });
+
   it('grows on demand up to its cap, so a runaway template does not hold up others; queues beyond', async () => {
     const p = pool({ script: stub, maxWorkers: 2, timeLimitMs: 1500, marginMs: 0 });
     const spinning = p.render('spin', {}, limits);
