@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
 import {
   LOCAL_CREDENTIALS,
@@ -84,11 +85,44 @@ export const s3Client = (stack: LocalStack): S3Client =>
     credentials: LOCAL_CREDENTIALS,
   });
 
+/** Puts the account `sub` on `plan` directly in the table (before its first request, or to change it). */
+export const putAccountOnPlan = async (
+  target: { readonly dynamoDbEndpoint: string; readonly tableName: string; readonly region: string },
+  sub: string,
+  plan: string,
+): Promise<void> => {
+  const client = new DynamoDBClient({
+    region: target.region,
+    endpoint: target.dynamoDbEndpoint,
+    credentials: LOCAL_CREDENTIALS,
+  });
+  try {
+    await DynamoDBDocumentClient.from(client).send(
+      new PutCommand({
+        TableName: target.tableName,
+        Item: {
+          PK: `ACCOUNT#${sub}`,
+          SK: 'ACCOUNT',
+          type: 'account',
+          id: sub,
+          email: null,
+          plan,
+          created_at: new Date().toISOString(),
+        },
+      }),
+    );
+  } finally {
+    client.destroy();
+  }
+};
+
 export interface TestStack {
   readonly stack: LocalStack;
   readonly api: Api;
   /** A session token for a new account each call, unless `sub` is given. */
   sessionToken(sub?: string, options?: { email?: string; ttlSeconds?: number }): Promise<string>;
+  /** A session token for a new account already on `plan`. */
+  accountOn(plan: string): Promise<string>;
 }
 
 export type TestStackOptions = Omit<LocalStackOptions, 'port' | 'quiet'>;
@@ -97,11 +131,19 @@ export type TestStackOptions = Omit<LocalStackOptions, 'port' | 'quiet'>;
 export const startTestStack = async (options: TestStackOptions = {}): Promise<TestStack> => {
   const dataDir = options.dataDir ?? (await createTempDataDir());
   const stack = await startLocalStack({ ...options, dataDir, port: 0, quiet: true });
+  const sessionToken: TestStack['sessionToken'] = (
+    sub = `user-${randomUUID()}`,
+    { email = `${sub}@example.com`, ttlSeconds } = {},
+  ) => stack.issueToken({ sub, email, ttlSeconds });
   return {
     stack,
     api: createApi(stack.baseUrl),
-    sessionToken: (sub = `user-${randomUUID()}`, { email = `${sub}@example.com`, ttlSeconds } = {}) =>
-      stack.issueToken({ sub, email, ttlSeconds }),
+    sessionToken,
+    async accountOn(plan) {
+      const sub = `acct-${plan}-${randomUUID()}`;
+      await putAccountOnPlan(stack, sub, plan);
+      return sessionToken(sub);
+    },
   };
 };
 
@@ -132,5 +174,6 @@ export const useLocalStack = (options: TestStackOptions = {}): TestStack => {
       return started().api;
     },
     sessionToken: (...args) => started().sessionToken(...args),
+    accountOn: (plan) => started().accountOn(plan),
   };
 };

@@ -14,10 +14,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
-import { LOCAL_CREDENTIALS } from '../../lib/local/stack.js';
 import type { Json } from './local-stack.js';
 import { readPdf } from './pdf.js';
 
@@ -103,37 +100,6 @@ export const pdfText = async (downloadUrl: string, timeoutMs = 20_000): Promise<
 };
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Puts the account `sub` on `plan` (before its first request, or to change it). */
-export const putAccountOnPlan = async (
-  target: { readonly dynamoDbEndpoint: string; readonly tableName: string; readonly region: string },
-  sub: string,
-  plan: string,
-): Promise<void> => {
-  const client = new DynamoDBClient({
-    region: target.region,
-    endpoint: target.dynamoDbEndpoint,
-    credentials: LOCAL_CREDENTIALS,
-  });
-  try {
-    await DynamoDBDocumentClient.from(client).send(
-      new PutCommand({
-        TableName: target.tableName,
-        Item: {
-          PK: `ACCOUNT#${sub}`,
-          SK: 'ACCOUNT',
-          type: 'account',
-          id: sub,
-          email: null,
-          plan,
-          created_at: new Date().toISOString(),
-        },
-      }),
-    );
-  } finally {
-    client.destroy();
-  }
-};
 
 export interface StackProcess {
   readonly baseUrl: string;

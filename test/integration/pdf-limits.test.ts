@@ -1,10 +1,5 @@
-/**
- * Limits of POST /v1/pdf with a deployment's own settings (PLANS, RENDER_BUDGET_MS, MAX_PDF_*):
- * rate limit, plan quota, render budget clamp, PDF size and page count.
- */
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
+import { useLocalStack } from '../helpers/local-stack.js';
 
 const local = useLocalStack({
   env: {
@@ -21,25 +16,6 @@ const local = useLocalStack({
 });
 
 /** A session for a new account already on `plan`. */
-const accountOn = async (plan: string): Promise<string> => {
-  const sub = `acct-${plan}-${Math.random().toString(36).slice(2)}`;
-  const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
-  await db.send(
-    new PutCommand({
-      TableName: local.stack.tableName,
-      Item: {
-        PK: `ACCOUNT#${sub}`,
-        SK: 'ACCOUNT',
-        type: 'account',
-        id: sub,
-        email: null,
-        plan,
-        created_at: new Date().toISOString(),
-      },
-    }),
-  );
-  return local.sessionToken(sub);
-};
 
 const post = (token: string, body: unknown) => local.api('/v1/pdf', { method: 'POST', token, body });
 
@@ -51,7 +27,7 @@ const startOfFreshWindow = async () => {
 
 describe('rate limit', () => {
   it('429 USAGE_LIMIT_EXCEEDED past the plan’s renders per minute, counting invalid requests too', async () => {
-    const token = await accountOn('burst');
+    const token = await local.accountOn('burst');
     await startOfFreshWindow();
     const first = await post(token, { html: '<p>1</p>' });
     expect(first.status).toBe(201);
@@ -76,7 +52,7 @@ describe('rate limit', () => {
     // Reading jobs is not rate-limited.
     expect((await local.api('/v1/pdf', { token })).status).toBe(200);
     // Other accounts have their own window.
-    expect((await post(await accountOn('burst'), { html: '<p>other</p>' })).status).toBe(201);
+    expect((await post(await local.accountOn('burst'), { html: '<p>other</p>' })).status).toBe(201);
   });
 });
 
@@ -121,7 +97,7 @@ describe('plan quota', () => {
 
 describe('PDF_TAGGED', () => {
   it('prints tagged (accessible) PDFs when the deployment asks for them', async () => {
-    const res = await post(await accountOn('roomy'), { html: '<h1>Title</h1><p>Body</p>' });
+    const res = await post(await local.accountOn('roomy'), { html: '<h1>Title</h1><p>Body</p>' });
     expect(res.status).toBe(201);
     const bytes = Buffer.from(await (await fetch(res.json.download_url)).arrayBuffer());
     expect(bytes.includes('/StructTreeRoot')).toBe(true);
@@ -130,7 +106,7 @@ describe('PDF_TAGGED', () => {
 
 describe('render budget and output limits', () => {
   it('clamps timeout_ms to the render budget instead of failing', async () => {
-    const token = await accountOn('roomy');
+    const token = await local.accountOn('roomy');
     const started = Date.now();
     const res = await post(token, {
       html: '<p>x</p>',
@@ -143,7 +119,7 @@ describe('render budget and output limits', () => {
   });
 
   it('422 PDF_TOO_MANY_PAGES past MAX_PDF_PAGES, with a failed job', async () => {
-    const token = await accountOn('roomy');
+    const token = await local.accountOn('roomy');
     const html =
       '{% for n in range(5) %}<div style="page-break-after: always">page {{ n }}</div>{% endfor %}';
     const res = await post(token, { html });
@@ -158,7 +134,7 @@ describe('render budget and output limits', () => {
   });
 
   it('413 PDF_TOO_LARGE past MAX_PDF_BYTES', async () => {
-    const token = await accountOn('roomy');
+    const token = await local.accountOn('roomy');
     // Random-coloured cells do not compress away: a large PDF on 1-3 pages.
     const html = `<div style="display:flex;flex-wrap:wrap">{% for i in range(3000) %}<span style="width:6px;height:6px;background:rgb({{ (i * 7919) % 256 }},{{ (i * 104729) % 256 }},{{ (i * 31) % 256 }})"></span><i style="font-size:4px">{{ i * 7919 }}</i>{% endfor %}</div>`;
     const res = await post(token, { html });

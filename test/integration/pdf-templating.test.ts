@@ -21,25 +21,6 @@ const post = (token: string, body: unknown) => local.api('/v1/pdf', { method: 'P
 const jobsOf = async (token: string): Promise<Json[]> => (await local.api('/v1/pdf', { token })).json;
 
 /** A session for a new account already on `plan`. */
-const accountOn = async (plan: string): Promise<string> => {
-  const sub = `acct-${plan}-${Math.random().toString(36).slice(2)}`;
-  const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
-  await db.send(
-    new PutCommand({
-      TableName: local.stack.tableName,
-      Item: {
-        PK: `ACCOUNT#${sub}`,
-        SK: 'ACCOUNT',
-        type: 'account',
-        id: sub,
-        email: null,
-        plan,
-        created_at: new Date().toISOString(),
-      },
-    }),
-  );
-  return local.sessionToken(sub);
-};
 
 const expectTemplateError = (res: ApiResponse) => {
   expect(res.status, res.text).toBe(422);
@@ -142,8 +123,8 @@ describe('errors that only executing the template finds: a failed job, the unit 
   });
 
   it('a template that runs past 2,000 ms fails naming the limit, while other accounts are served meanwhile', async () => {
-    const token = await accountOn('roomy');
-    const others = await accountOn('roomy');
+    const token = await local.accountOn('roomy');
+    const others = await local.accountOn('roomy');
     expect((await post(others, { html: '<p>warm</p>' })).status).toBe(201);
 
     const started = performance.now();

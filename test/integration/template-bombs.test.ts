@@ -15,9 +15,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { putAccountOnPlan } from '../helpers/local-stack.js';
 import {
   pdfText,
-  putAccountOnPlan,
   type StackProcess,
   sleep,
   startStackProcess,
