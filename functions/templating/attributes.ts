@@ -25,6 +25,7 @@ import {
   PyTuple,
   pushAll,
   str,
+  truthy,
   typeError,
   typeName,
   Undefined,
@@ -77,7 +78,7 @@ const optInt = (v: Value | undefined): number | null => (v === null || v === und
 
 const PY_WS = /^[\s\u0085]+|[\s\u0085]+$/g;
 
-const stripChars = (s: string, chs: Value, left: boolean, right: boolean): string => {
+export const stripChars = (s: string, chs: Value, left: boolean, right: boolean): string => {
   if (chs === null || chs === undefined) {
     let out = s;
     if (left) out = out.replace(/^[\s\u0085]+/, '');
@@ -161,7 +162,7 @@ export const pyTitle = (s: string): string =>
 
 export const pyCapitalize = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase();
 
-const pad = (
+export const pad = (
   state: RenderState,
   s: string,
   width: Value,
@@ -245,17 +246,7 @@ const STR_METHODS = new Map<string, Method>([
     'splitlines',
     (_s, self, a, k) => {
       const [keep] = bind('splitlines', ['keepends'], [false], a, k);
-      const text = S(self);
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: Python's line boundaries include them
-      const parts = text.split(/(\r\n|[\n\r\v\f\u001c-\u001e\u0085\u2028\u2029])/);
-      const out: Value[] = [];
-      for (let i = 0; i < parts.length; i += 2) {
-        const line = parts[i] as string;
-        const endl = parts[i + 1] ?? '';
-        if (i === parts.length - 1 && line === '') break;
-        out.push(like(self, keep ? line + endl : line));
-      }
-      return out;
+      return pySplitlines(S(self), truthy(keep as Value)).map((line) => like(self, line));
     },
   ],
   [
@@ -502,6 +493,19 @@ const STR_METHODS = new Map<string, Method>([
         : new Undefined(`'str object' has no attribute 'unescape'`),
   ],
 ]);
+
+/** Python's str.splitlines(). */
+export const pySplitlines = (text: string, keepends: boolean): string[] => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: Python's line boundaries include them
+  const parts = text.split(/(\r\n|[\n\r\v\f\u001c-\u001e\u0085\u2028\u2029])/);
+  const out: string[] = [];
+  for (let i = 0; i < parts.length; i += 2) {
+    const line = parts[i] as string;
+    if (i === parts.length - 1 && line === '') break;
+    out.push(keepends ? line + (parts[i + 1] ?? '') : line);
+  }
+  return out;
+};
 
 export const pyReplace = (state: RenderState, s: string, old: string, rep: string, count: number): string => {
   const max = count < 0 ? Number.POSITIVE_INFINITY : count;

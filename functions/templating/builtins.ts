@@ -3,7 +3,17 @@
  * each written here over the values of values.ts. They are the only functions a template can
  * reach, and they read members only through attributes.ts.
  */
-import { bind, getattr, getitem, pyCapitalize, pyReplace, striptagsOf } from './attributes.js';
+import {
+  bind,
+  getattr,
+  getitem,
+  pad,
+  pyCapitalize,
+  pyReplace,
+  pySplitlines,
+  stripChars,
+  striptagsOf,
+} from './attributes.js';
 import type { FilterFn, RenderState, TestFn } from './evaluate.js';
 import { halfEven, percentFormat, pyRound, toFixed } from './format.js';
 import {
@@ -261,7 +271,8 @@ const selectOrReject = (
   });
 };
 
-const testEnv = {
+/** What a test may know of the environment: which filters and tests exist. */
+export const testEnv = {
   hasFilter: (name: string) => FILTERS.has(name),
   hasTest: (name: string) => TESTS.has(name),
 };
@@ -343,13 +354,7 @@ def('capitalize', (_s, v) => {
 def('center', (state, v, a, k) => {
   const [width] = bind('center', ['width'], [80], a, k);
   const [s, wrap] = strParts(softStr(v));
-  const w = num(width as Value);
-  const len = chars(s).length;
-  if (w <= len) return wrap(s);
-  state.guardString(w);
-  const total = w - len;
-  const left = Math.floor(total / 2) + (total & w & 1);
-  return wrap(' '.repeat(left) + s + ' '.repeat(total - left));
+  return wrap(pad(state, s, width as Value, ' ', 'center'));
 });
 def(['count', 'length'], (_s, v) => length(v));
 def(['default', 'd'], (_s, v, a, k) => {
@@ -460,7 +465,7 @@ def('indent', (state, v, a, k) => {
     : ' '.repeat(Math.max(0, num(width as Value)));
   const [s0, wrap] = strParts(softStr(v));
   const s = `${s0}\n`;
-  const lines = splitlines(s);
+  const lines = pySplitlines(s, false);
   state.guardString(s.length + indention.length * (lines.length + 1));
   let rv: string;
   if (truthy(blank as Value)) {
@@ -472,12 +477,6 @@ def('indent', (state, v, a, k) => {
   if (truthy(first as Value)) rv = indention + rv;
   return wrap(rv);
 });
-const splitlines = (s: string): string[] => {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: Python's line boundaries include them
-  const parts = s.split(/\r\n|[\n\r\v\f\u001c-\u001e\u0085\u2028\u2029]/);
-  if (parts.length && parts[parts.length - 1] === '') parts.pop();
-  return parts;
-};
 def('int', (_s, v, a, k) => {
   const [dflt, base] = bind('int', ['default', 'base'], [0, 10], a, k);
   if (v instanceof Undefined) return v.fail();
@@ -671,14 +670,7 @@ def('tojson', (_s, v, a, k) => {
 def('trim', (_s, v, a, k) => {
   const [cs] = bind('trim', ['chars'], [null], a, k);
   const [s, wrap] = strParts(softStr(v));
-  if (cs === null) return wrap(s.replace(/^[\s\u0085]+|[\s\u0085]+$/g, ''));
-  const set = new Set(chars(str(cs as Value)));
-  const c = chars(s);
-  let i = 0;
-  let j = c.length;
-  while (i < j && set.has(c[i] as string)) i++;
-  while (j > i && set.has(c[j - 1] as string)) j--;
-  return wrap(c.slice(i, j).join(''));
+  return wrap(stripChars(s, cs as Value, true, true));
 });
 def('truncate', (_s, v, a, k) => {
   const [len, killwords, end, leeway] = bind(
@@ -772,7 +764,7 @@ def('wordwrap', (state, v, a, k) => {
   const sep = wrapstring === null ? '\n' : str(wrapstring as Value);
   const s = str(v);
   state.guardString(s.length * (1 + sep.length));
-  return splitlines(s)
+  return pySplitlines(s, false)
     .map((line) =>
       textwrap(line, num(width as Value), truthy(breakLong as Value), truthy(onHyphens as Value)).join(sep),
     )

@@ -8,7 +8,7 @@
  */
 import type { CallArgs, Expr, MacroDef, Stmt, Target, TemplateAst } from './ast.js';
 import { getattr, getitem, sliceValue } from './attributes.js';
-import { FILTERS, GLOBALS, TESTS } from './builtins.js';
+import { FILTERS, GLOBALS, TESTS, testEnv } from './builtins.js';
 import {
   compare,
   contains,
@@ -439,16 +439,7 @@ export class Evaluator {
         return;
       }
       const recurse = stmt.recursive
-        ? new PyCallable('loop', (args) => {
-            const sub = new Out(this.state, false);
-            this.enter();
-            try {
-              run(args[0] ?? null, depth0 + 1, sub);
-            } finally {
-              this.state.depth--;
-            }
-            return this.state.autoescape ? new Markup(sub.text()) : sub.text();
-          })
+        ? new PyCallable('loop', (args) => this.callBody((sub) => run(args[0] ?? null, depth0 + 1, sub)))
         : null;
       const loop = new LoopState(items, depth0, recurse);
       const loopObject = new PyObject('LoopContext', new Map(), false, recurse ?? undefined);
@@ -487,6 +478,18 @@ export class Evaluator {
       }
       ns.attrs.set(target.attr, value);
     }
+  }
+
+  /** A macro, block or recursive loop call: one level deeper, its output captured as its value. */
+  private callBody(run: (out: Out) => void): Value {
+    const out = new Out(this.state, false);
+    this.enter();
+    try {
+      run(out);
+    } finally {
+      this.state.depth--;
+    }
+    return this.state.autoescape ? new Markup(out.text()) : out.text();
   }
 
   private enter(): void {
@@ -541,16 +544,10 @@ export class Evaluator {
         else if (rest.size) {
           throw typeError(`macro '${def.name}' takes no keyword argument '${rest.keys().next().value}'`);
         }
-        const out = new Out(this.state, false);
         const line = this.state.line;
-        this.enter();
-        try {
-          this.execBody(def.body, inner, out);
-        } finally {
-          this.state.depth--;
-        }
+        const result = this.callBody((out) => this.execBody(def.body, inner, out));
         this.state.line = line;
-        return this.state.autoescape ? new Markup(out.text()) : out.text();
+        return result;
       },
       new Map<string, Value>([
         ['name', def.name],
@@ -580,16 +577,9 @@ export class Evaluator {
       for (const [name, block] of this.ast.blocks) {
         attrs.set(
           name,
-          new PyCallable(name, () => {
-            const out = new Out(this.state, false);
-            this.enter();
-            try {
-              this.execBody(block.body, new Frame(this.root), out);
-            } finally {
-              this.state.depth--;
-            }
-            return this.state.autoescape ? new Markup(out.text()) : out.text();
-          }),
+          new PyCallable(name, () =>
+            this.callBody((out) => this.execBody(block.body, new Frame(this.root), out)),
+          ),
         );
       }
       this.selfObject = new PyObject('TemplateReference', attrs);
@@ -634,7 +624,7 @@ export class Evaluator {
         if (!test) throw new PyError('TemplateAssertionError', `No test named '${e.name}'.`);
         const value = this.eval(e.node, frame);
         const [args, kwargs] = this.evalArgs(e, frame);
-        return test(this.state, value, args, kwargs, this.testEnv(frame));
+        return test(this.state, value, args, kwargs, testEnv);
       }
       case 'not':
         return !truthy(this.eval(e.node, frame));
@@ -681,7 +671,7 @@ export class Evaluator {
         const parts = e.items.map((i) => this.eval(i, frame));
         // Jinja2 folds constant expressions when it compiles, and its folded `~` joins plain strings.
         const markup =
-          this.state.autoescape && !e.items.every(isConstant) && parts.some((p) => p instanceof Markup);
+          this.state.autoescape && parts.some((p) => p instanceof Markup) && !e.items.every(isConstant);
         const strings = parts.map((p) => (markup ? markupEscape(p).s : str(p)));
         this.state.guardString(strings.reduce((n, s) => n + s.length, 0));
         return markup ? new Markup(strings.join('')) : strings.join('');
@@ -695,14 +685,6 @@ export class Evaluator {
               true,
             );
     }
-  }
-
-  private testEnv(frame: Frame) {
-    return {
-      hasFilter: (name: string) => FILTERS.has(name),
-      hasTest: (name: string) => TESTS.has(name),
-      frame,
-    };
   }
 
   evalArgs(call: CallArgs, frame: Frame): [Value[], Kwargs] {
@@ -729,7 +711,7 @@ export class Evaluator {
     const filter = FILTERS.get(e.name);
     if (!filter) throw new PyError('TemplateAssertionError', `No filter named '${e.name}'.`);
     const [args, kwargs] = this.evalArgs(e, frame);
-    return filter(this.state, value, args, kwargs, this.callEnv());
+    return filter(this.state, value, args, kwargs, this.callEnv);
   }
 
   /** A `{% filter %}` or `{% set x | f %}` chain: the innermost filter gets the value. */
@@ -739,11 +721,10 @@ export class Evaluator {
     return this.applyFilter(chain, inner, frame);
   }
 
-  callEnv() {
-    return {
-      call: (fn: Value, args: Value[], kwargs: Kwargs) => this.callValue(fn, args, kwargs),
-    };
-  }
+  /** What a filter may do besides reading its arguments: call a callable the template gave it. */
+  readonly callEnv = {
+    call: (fn: Value, args: Value[], kwargs: Kwargs) => this.callValue(fn, args, kwargs),
+  };
 }
 
 const PURE_FILTERS = new Set([
@@ -799,9 +780,14 @@ const isConstant = (e: Expr | null): boolean => {
   }
 };
 
-/** Names a macro body reads (to know whether it takes varargs, kwargs or caller). */
+const usedNamesCache = new WeakMap<readonly Stmt[], Set<string>>();
+
+/** Names a macro body reads (to know whether it takes varargs, kwargs or caller); once per parsed body. */
 const usedNames = (body: readonly Stmt[]): Set<string> => {
+  const cached = usedNamesCache.get(body);
+  if (cached) return cached;
   const names = new Set<string>();
+  usedNamesCache.set(body, names);
   const visit = (node: unknown): void => {
     if (!node || typeof node !== 'object') return;
     if (Array.isArray(node)) {

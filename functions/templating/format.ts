@@ -15,6 +15,7 @@ import {
   isString,
   type Kwargs,
   Markup,
+  markupEscape,
   num,
   PyDict,
   PyError,
@@ -232,7 +233,7 @@ export const percentFormat = (state: RenderState, format: Value, args: Value): V
       let s: string;
       switch (conv) {
         case 's':
-          s = markup ? escapeForMarkup(value) : str(value);
+          s = markup ? markupEscape(value).s : str(value);
           if (precision !== undefined) s = chars(s).slice(0, precision).join('');
           return applyWidth(state, s, width, left, false);
         case 'r':
@@ -290,14 +291,6 @@ export const percentFormat = (state: RenderState, format: Value, args: Value): V
   void usedMapping;
   state.guardString(out.length);
   return markup ? new Markup(out) : out;
-};
-
-const escapeForMarkup = (v: Value): string => {
-  if (v instanceof Markup) return v.s;
-  return str(v).replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&#34;', "'": '&#39;' })[c] as string,
-  );
 };
 
 // --- str.format ---------------------------------------------------------------------------------
