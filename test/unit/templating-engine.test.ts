@@ -44,6 +44,24 @@ describe('Jinja2 templating: the basics a document needs', () => {
   });
 });
 
+describe('range() and the parse cache', () => {
+  it('counts like Python and Jinja2, and refuses more than 100,000 items', () => {
+    expect(
+      renderTemplate('{% for i in range(3) %}{{ i }}{% endfor %}|{{ range(2, 8, 3) | join(",") }}', {}),
+    ).toBe('012|2,5');
+    expect(renderTemplate('{{ range(5, 0, -2) | join(",") }}', {})).toBe('5,3,1');
+    const e = failure('{% for i in range(n) %}x{% endfor %}', { n: 100_001 });
+    expect(e.kind).toBe('runtime');
+    expect(e.message).toContain('limited to 100000');
+  });
+
+  it('reuses the parsed template for the same source and still sees new variables', () => {
+    const source = '<p>{{ n }}</p>';
+    expect(renderTemplate(source, { n: 1 })).toBe('<p>1</p>');
+    expect(renderTemplate(source, { n: 2 })).toBe('<p>2</p>');
+  });
+});
+
 describe('errors a template author can act on', () => {
   it('names an undefined variable and its line', () => {
     const e = failure('<p>ok</p>\n<p>{{ customer_name }}</p>');
