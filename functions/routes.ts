@@ -1,35 +1,25 @@
 /**
- * The one route table. The local HTTP server and the CDK stack both read it, so a route that
- * exists here exists in both places and nowhere else.
- *
- * `resource` names the Lambda (one per resource): its handler module is
- * `functions/<resource>/handler.ts`, exporting `handler`, which dispatches on `routeKey`.
- * `credentials` says which credential kinds the route accepts; an API key on a session-only
- * route answers 403 SESSION_REQUIRED.
+ * The route table: every resource of the API, each declaring its own routes
+ * (functions/<resource>/routes.ts). The CDK stack, the local server, the fallback and the OpenAPI
+ * document all read it; a resource added here exists everywhere and nowhere else.
  */
-export type CredentialKind = 'session' | 'apiKey';
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+import { pdfResource } from './pdf/routes.js';
+import { type AnyResource, createMatcher, type Route, routeKey, routesOf } from './route-declaration.js';
 
-export interface Route {
-  readonly method: HttpMethod;
-  /** API Gateway path syntax, e.g. `/v1/pdf/{job_id}`. */
-  readonly path: string;
-  readonly resource: string;
-  readonly credentials: readonly CredentialKind[];
-}
+export type { CredentialKind, HttpMethod, Route } from './route-declaration.js';
+export { routeKey } from './route-declaration.js';
 
-const KEY_OR_SESSION: readonly CredentialKind[] = ['apiKey', 'session'];
+export const resources: readonly AnyResource[] = [pdfResource];
 
-export const routes: readonly Route[] = [
-  { method: 'POST', path: '/v1/pdf', resource: 'pdf', credentials: KEY_OR_SESSION },
-  { method: 'GET', path: '/v1/pdf', resource: 'pdf', credentials: KEY_OR_SESSION },
-  { method: 'GET', path: '/v1/pdf/{job_id}', resource: 'pdf', credentials: KEY_OR_SESSION },
-];
+/** The Lambda behind API Gateway's `$default` route: 404 and 405 for what no route matches. */
+export const FALLBACK_RESOURCE = 'fallback';
 
-/** The API Gateway route key, e.g. `GET /v1/pdf/{job_id}`. */
-export const routeKey = (route: Pick<Route, 'method' | 'path'>): string => `${route.method} ${route.path}`;
+export const routes: readonly Route[] = resources.flatMap(routesOf);
 
 /** Resources that have a Lambda behind the API (the renderer is invoked, not routed). */
-export const apiResources = (): string[] => [...new Set(routes.map((r) => r.resource))];
+export const apiResources = (): string[] => resources.map((r) => r.name);
 
 export const findRoute = (key: string): Route | undefined => routes.find((r) => routeKey(r) === key);
+
+/** API Gateway's choice of route for a request; the local server and the fallback both use it. */
+export const matchRoute = createMatcher(routes);

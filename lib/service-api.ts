@@ -1,7 +1,8 @@
 /**
- * The HTTP API: one route per entry of the route table (functions/routes.ts, which the local
- * server reads too), one Lambda per resource in it, and the `$default` route to the fallback
- * function so that an unknown path or method still answers with the contract's error body.
+ * The HTTP API: one route per declared route (functions/routes.ts, which the local server reads
+ * too), one Lambda per resource, wired with what its declaration says it needs (wiringOf) and
+ * nothing else, and the `$default` route to the fallback function so that an unknown path or
+ * method still answers with the contract's error body.
  *
  * Authorization is not done by API Gateway: API keys and Cognito ID tokens both arrive as
  * `Authorization: Bearer …` and the handlers tell them apart (see the AwsSolutions-APIG4 note).
@@ -15,18 +16,12 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { apiResources, routes } from '../functions/routes.js';
+import { type AnyResource, routesOf, wiringOf } from '../functions/route-declaration.js';
+import { FALLBACK_RESOURCE, resources } from '../functions/routes.js';
 import type { PdfBucket } from './pdf-bucket.js';
 import { ServiceFunction } from './service-function.js';
 import { PDF_FUNCTION_TIMEOUT_SECONDS } from './service-settings.js';
 import type { UserPoolIds } from './user-pool.js';
-
-/** Answers `$default`: every path or method the route table does not have. */
-export const FALLBACK_RESOURCE = 'fallback';
-/** The resource that renders: it signs PDF URLs and invokes the renderer. */
-export const RENDERING_RESOURCE = 'pdf';
-/** The resource that issues API keys (computing their digests), besides those that accept them. */
-export const API_KEY_ISSUING_RESOURCE = 'api-keys';
 
 export interface ServiceApiProps {
   readonly table: ITable;
@@ -54,29 +49,31 @@ export class ServiceApi extends Construct {
   constructor(scope: Construct, id: string, props: ServiceApiProps) {
     super(scope, id);
     const functions = new Map<string, ServiceFunction>();
-    for (const resource of [...apiResources(), FALLBACK_RESOURCE]) {
-      functions.set(resource, this.createFunction(resource, props));
-    }
+    for (const r of resources) functions.set(r.name, this.createFunction(r, props));
+    // The fallback answers 404/405 from the route table alone: no settings, no grants.
+    const fallback = new ServiceFunction(this, `${FALLBACK_RESOURCE}Function`, {
+      resource: FALLBACK_RESOURCE,
+      description: 'Answers routes the API does not have (404, 405)',
+      memorySizeMiB: 256,
+      logRemovalPolicy: props.logRemovalPolicy,
+    });
+    functions.set(FALLBACK_RESOURCE, fallback);
     this.functions = functions;
 
-    const fallback = functions.get(FALLBACK_RESOURCE) as ServiceFunction;
     this.httpApi = new HttpApi(this, 'HttpApi', {
       description: 'PDF render service',
       defaultIntegration: new HttpLambdaIntegration('FallbackIntegration', fallback),
       // The stage is made below, with access logs and throttling.
       createDefaultStage: false,
     });
-    const integrations = new Map<string, HttpLambdaIntegration>();
-    for (const route of routes) {
-      let integration = integrations.get(route.resource);
-      if (!integration) {
-        integration = new HttpLambdaIntegration(
-          `${route.resource}Integration`,
-          functions.get(route.resource) as IFunction,
-        );
-        integrations.set(route.resource, integration);
+    for (const r of resources) {
+      const integration = new HttpLambdaIntegration(
+        `${r.name}Integration`,
+        functions.get(r.name) as IFunction,
+      );
+      for (const route of routesOf(r)) {
+        this.httpApi.addRoutes({ path: route.path, methods: [HttpMethod[route.method]], integration });
       }
-      this.httpApi.addRoutes({ path: route.path, methods: [HttpMethod[route.method]], integration });
     }
 
     const accessLogs = new LogGroup(this, 'AccessLogs', {
@@ -121,27 +118,22 @@ export class ServiceApi extends Construct {
     return this.stage.url;
   }
 
-  private createFunction(resource: string, props: ServiceApiProps): ServiceFunction {
-    const rendering = resource === RENDERING_RESOURCE;
-    const fallback = resource === FALLBACK_RESOURCE;
-    const fn = new ServiceFunction(this, `${resource}Function`, {
-      resource,
-      description: fallback ? 'Answers routes the API does not have (404, 405)' : `The ${resource} API`,
-      // The pdf function waits for the renderer (see service-settings.ts for the arithmetic).
-      timeout: rendering ? Duration.seconds(PDF_FUNCTION_TIMEOUT_SECONDS) : undefined,
-      // The fallback only matches a path against the route table.
-      memorySizeMiB: fallback ? 256 : undefined,
+  /** A resource's function, given exactly what its declaration needs. */
+  private createFunction(r: AnyResource, props: ServiceApiProps): ServiceFunction {
+    const wiring = wiringOf(r);
+    const fn = new ServiceFunction(this, `${r.name}Function`, {
+      resource: r.name,
+      description: r.description,
+      // A function that waits for the renderer (see service-settings.ts for the arithmetic).
+      timeout: wiring.renderer ? Duration.seconds(PDF_FUNCTION_TIMEOUT_SECONDS) : undefined,
       logRemovalPolicy: props.logRemovalPolicy,
     });
-    // The fallback answers 404/405 from the route table alone: no settings, no grants.
-    if (fallback) return fn;
-    const acceptsApiKeys = routes.some((r) => r.resource === resource && r.credentials.includes('apiKey'));
-    fn.bindTable(props.table)
-      .bindPdfBucket(props.pdfBucket, rendering ? 'presign' : 'nameOnly')
-      .bindUserPool(props.userPool)
-      .addEnvironmentVariables(props.environment);
-    if (rendering) fn.bindRenderer(props.renderer);
-    if (acceptsApiKeys || resource === API_KEY_ISSUING_RESOURCE) fn.bindApiKeySecret(props.apiKeySecret);
+    fn.addEnvironmentVariables(props.environment);
+    if (wiring.table) fn.bindTable(props.table);
+    if (wiring.userPool) fn.bindUserPool(props.userPool);
+    if (wiring.apiKeySecret) fn.bindApiKeySecret(props.apiKeySecret);
+    if (wiring.pdfBucket) fn.bindPdfBucket(props.pdfBucket);
+    if (wiring.renderer) fn.bindRenderer(props.renderer);
     return fn;
   }
 }

@@ -194,13 +194,12 @@ export class ServiceFunction extends NodejsFunction {
   }
 
   /**
-   * BUCKET_NAME; with `presign`, the right to sign S3 GET and PUT URLs for PDFs (the renderer
-   * uploads through the PUT URL; callers download through the GET URL). Every API function
-   * needs the name (its configuration requires it), only the pdf function needs the access.
+   * BUCKET_NAME, and the right to sign S3 GET and PUT URLs for PDFs (the renderer uploads
+   * through the PUT URL; callers download through the GET URL).
    */
-  bindPdfBucket(bucket: PdfBucket, access: 'presign' | 'nameOnly'): this {
+  bindPdfBucket(bucket: PdfBucket): this {
     this.addEnvironment('BUCKET_NAME', bucket.bucketName);
-    if (access === 'presign') bucket.grantPresignPdfObjects(this);
+    bucket.grantPresignPdfObjects(this);
     return this;
   }
 

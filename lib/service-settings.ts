@@ -3,17 +3,24 @@
  * time so a bad value fails `cdk synth` with its name instead of a cold start in production, and
  * turned into the environment variables functions/core/config.ts reads.
  *
- * Settings left unset are not written: the handlers' own defaults (the contract's) apply, so
- * there is one place that holds them. The exceptions below are settings the infrastructure
- * itself depends on (timeouts, the bucket lifecycle), which the stack therefore always sets.
+ * The settings, their defaults, bounds and variable names are those of functions/settings.ts;
+ * this adds what only the cloud imposes (API Gateway's 30 s, the renderer's memory). Settings
+ * left unset are not written, so the handlers' defaults apply, except those the infrastructure
+ * itself depends on (timeouts, the bucket lifecycle), which the stack always sets.
  */
+import {
+  checkSettings,
+  INTEGER_SETTINGS,
+  type Plan,
+  type Settings,
+  SettingsError,
+  type SettingsInput,
+  settingsEnvironment,
+} from '../functions/settings.js';
 
-export interface PlanSettings {
-  readonly monthlyRenders: number;
-  readonly rendersPerMinute: number;
-}
+export type PlanSettings = Plan;
 
-/** Byte and page limits; each `@default` is the contract's. */
+/** Byte and page limits; each `@default` is the contract's (functions/settings.ts). */
 export interface LimitSettings {
   /** @default 5 MiB */
   readonly maxInlineHtmlBytes?: number;
@@ -89,78 +96,65 @@ export const MAX_RENDER_BUDGET_MS = (PDF_FUNCTION_TIMEOUT_SECONDS - 1 - RENDERER
  */
 export const CLOUD_MAX_RENDERED_HTML_BYTES = 5 * MiB;
 
-/** SigV4 presigned URLs live at most 7 days. */
-const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
-
 export interface ResolvedSettings {
   readonly renderBudgetMs: number;
   readonly downloadUrlTtlSeconds: number;
   readonly pdfRetentionDays: number;
   /** The renderer's Lambda timeout: the budget plus its own start and upload. */
   readonly rendererTimeoutSeconds: number;
-  /** Environment variables for every API function. */
+  /** The settings' environment variables, for the functions that read them. */
   readonly environment: Readonly<Record<string, string>>;
 }
 
-const checkInteger = (setting: string, value: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new ServiceSettingsError(setting, `must be an integer from ${min} to ${max}, got ${value}`);
-  }
+const LIMIT_NAMES: ReadonlySet<string> = new Set<keyof LimitSettings>([
+  'maxInlineHtmlBytes',
+  'maxRenderedHtmlBytes',
+  'maxVariablesBytes',
+  'maxRequestBodyBytes',
+  'maxTemplateHtmlBytes',
+  'maxPdfBytes',
+  'maxPdfPages',
+]);
+/** `limits.maxPdfPages` as the stack props name it, `maxPdfPages` as functions/settings.ts does. */
+const propName = (setting: string): string => (LIMIT_NAMES.has(setting) ? `limits.${setting}` : setting);
+
+const cloudBound = (setting: string, value: number, max: number, why: string): number => {
+  if (value > max) throw new ServiceSettingsError(setting, `must be at most ${max} (${why}), got ${value}`);
   return value;
 };
 
-const LIMIT_VARIABLES: Readonly<Record<keyof LimitSettings, string>> = {
-  maxInlineHtmlBytes: 'MAX_INLINE_HTML_BYTES',
-  maxRenderedHtmlBytes: 'MAX_RENDERED_HTML_BYTES',
-  maxVariablesBytes: 'MAX_VARIABLES_BYTES',
-  maxRequestBodyBytes: 'MAX_REQUEST_BODY_BYTES',
-  maxTemplateHtmlBytes: 'MAX_TEMPLATE_HTML_BYTES',
-  maxPdfBytes: 'MAX_PDF_BYTES',
-  maxPdfPages: 'MAX_PDF_PAGES',
-};
-
 export const resolveSettings = (settings: ServiceSettings = {}): ResolvedSettings => {
-  const renderBudgetMs = checkInteger(
-    'renderBudgetMs',
-    settings.renderBudgetMs ?? 25_000,
-    1000,
-    MAX_RENDER_BUDGET_MS,
-  );
-  const downloadUrlTtlSeconds = checkInteger(
-    'downloadUrlTtlSeconds',
-    settings.downloadUrlTtlSeconds ?? 900,
-    1,
-    MAX_PRESIGN_SECONDS,
-  );
-  const pdfRetentionDays = checkInteger('pdfRetentionDays', settings.pdfRetentionDays ?? 30, 1);
-  const environment: Record<string, string> = {
-    RENDER_BUDGET_MS: String(renderBudgetMs),
-    DOWNLOAD_URL_TTL_SECONDS: String(downloadUrlTtlSeconds),
-    PDF_RETENTION_DAYS: String(pdfRetentionDays),
-    MAX_RENDERED_HTML_BYTES: String(CLOUD_MAX_RENDERED_HTML_BYTES),
+  const input: SettingsInput = {
+    ...settings.limits,
+    ...(settings.plans === undefined ? {} : { plans: { ...settings.plans } }),
+    // The infrastructure depends on these (timeouts, the bucket lifecycle), so they are always written.
+    renderBudgetMs: settings.renderBudgetMs ?? INTEGER_SETTINGS.renderBudgetMs.default,
+    downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds ?? INTEGER_SETTINGS.downloadUrlTtlSeconds.default,
+    pdfRetentionDays: settings.pdfRetentionDays ?? INTEGER_SETTINGS.pdfRetentionDays.default,
+    maxRenderedHtmlBytes: settings.limits?.maxRenderedHtmlBytes ?? CLOUD_MAX_RENDERED_HTML_BYTES,
   };
-  for (const [key, variable] of Object.entries(LIMIT_VARIABLES) as [keyof LimitSettings, string][]) {
-    const value = settings.limits?.[key];
-    if (value === undefined) continue;
-    const max = key === 'maxRenderedHtmlBytes' ? CLOUD_MAX_RENDERED_HTML_BYTES : undefined;
-    environment[variable] = String(checkInteger(`limits.${key}`, value, 1, max));
+  let environment: Record<string, string>;
+  let checked: Settings;
+  try {
+    checked = checkSettings(input);
+    environment = settingsEnvironment(input);
+  } catch (e) {
+    if (e instanceof SettingsError)
+      throw new ServiceSettingsError(propName(e.setting), e.message.slice(e.setting.length + 1));
+    throw e;
   }
-  if (settings.plans !== undefined) {
-    if (!settings.plans.free) throw new ServiceSettingsError('plans', 'must define the "free" plan');
-    const plans: Record<string, PlanSettings> = {};
-    for (const [name, plan] of Object.entries(settings.plans)) {
-      plans[name] = {
-        monthlyRenders: checkInteger(`plans.${name}.monthlyRenders`, plan.monthlyRenders, 0),
-        rendersPerMinute: checkInteger(`plans.${name}.rendersPerMinute`, plan.rendersPerMinute, 0),
-      };
-    }
-    environment.PLANS = JSON.stringify(plans);
-  }
+  cloudBound('renderBudgetMs', checked.renderBudgetMs, MAX_RENDER_BUDGET_MS, "API Gateway's 30 s limit");
+  cloudBound(
+    'limits.maxRenderedHtmlBytes',
+    checked.maxRenderedHtmlBytes,
+    CLOUD_MAX_RENDERED_HTML_BYTES,
+    "the renderer's memory was sized for it",
+  );
   return {
-    renderBudgetMs,
-    downloadUrlTtlSeconds,
-    pdfRetentionDays,
-    rendererTimeoutSeconds: Math.ceil(renderBudgetMs / 1000) + RENDERER_OVERHEAD_SECONDS,
+    renderBudgetMs: checked.renderBudgetMs,
+    downloadUrlTtlSeconds: checked.downloadUrlTtlSeconds,
+    pdfRetentionDays: checked.pdfRetentionDays,
+    rendererTimeoutSeconds: Math.ceil(checked.renderBudgetMs / 1000) + RENDERER_OVERHEAD_SECONDS,
     environment,
   };
 };

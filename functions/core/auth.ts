@@ -6,37 +6,31 @@
  */
 import { CognitoJwtVerifier } from 'aws-jwt-verify';
 import type { Jwks } from 'aws-jwt-verify/jwk';
+import type { AccountStore } from '../domain/accounts.js';
 import { isWellFormedApiKey, looksLikeApiKey } from '../domain/api-key-format.js';
 import { ServiceError } from '../domain/errors.js';
-import type { Principal } from '../domain/principal.js';
-import type { CredentialKind } from '../routes.js';
+import type { CredentialKind, Principal } from '../domain/principal.js';
+import type { ApiKeyResolver } from './api-keys.js';
 import type { AuthConfig } from './config.js';
-
-/** Finds the account behind a well-formed API key, or undefined when it is unknown or revoked. */
-export interface ApiKeyResolver {
-  resolve(key: string): Promise<Principal | undefined>;
-}
 
 export type Authenticate = (
   authorization: string | undefined,
   allowed: readonly CredentialKind[],
 ) => Promise<Principal>;
 
-const unauthenticated = (message: string) =>
-  new ServiceError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': 'Bearer' } });
-const invalidApiKey = () =>
-  new ServiceError('INVALID_API_KEY', 'The API key is not valid', {
-    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
-  });
+const unauthenticated = (message: string) => new ServiceError('UNAUTHENTICATED', message);
+const invalidApiKey = () => new ServiceError('INVALID_API_KEY', 'The API key is not valid');
 const invalidSession = () =>
-  new ServiceError('INVALID_SESSION_TOKEN', 'The session token is not valid or has expired', {
-    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
-  });
+  new ServiceError('INVALID_SESSION_TOKEN', 'The session token is not valid or has expired');
 
+/**
+ * Checks the credential, then resolves the caller's account once for the whole request: a
+ * session's account is created on its first request (contract), a key's exists since it was made.
+ */
 export const createAuthenticator = (
   config: AuthConfig,
-  apiKeys: ApiKeyResolver,
-  onSession: (principal: Principal) => Promise<unknown>,
+  resolveApiKey: ApiKeyResolver,
+  accounts: AccountStore,
 ): Authenticate => {
   const verifier = CognitoJwtVerifier.create({
     userPoolId: config.userPoolId,
@@ -55,15 +49,22 @@ export const createAuthenticator = (
     if (token === '') throw unauthenticated('The Bearer token is empty');
 
     if (looksLikeApiKey(token)) {
-      const principal = isWellFormedApiKey(token) ? await apiKeys.resolve(token) : undefined;
-      if (!principal) throw invalidApiKey();
+      const apiKey = isWellFormedApiKey(token) ? await resolveApiKey(token) : undefined;
+      if (!apiKey) throw invalidApiKey();
       if (!allowed.includes('apiKey')) {
         throw new ServiceError(
           'SESSION_REQUIRED',
           'This endpoint needs a signed-in session; API keys are not accepted',
         );
       }
-      return principal;
+      const account = await accounts.ensure(apiKey.accountId, undefined);
+      return {
+        accountId: apiKey.accountId,
+        email: undefined,
+        credential: 'apiKey',
+        apiKeyId: apiKey.id,
+        plan: account.plan,
+      };
     }
 
     let payload: Awaited<ReturnType<typeof verifier.verify>>;
@@ -72,12 +73,8 @@ export const createAuthenticator = (
     } catch {
       throw invalidSession();
     }
-    const principal: Principal = {
-      accountId: payload.sub,
-      email: typeof payload.email === 'string' ? payload.email : undefined,
-      credential: 'session',
-    };
-    await onSession(principal);
-    return principal;
+    const email = typeof payload.email === 'string' ? payload.email : undefined;
+    const account = await accounts.ensure(payload.sub, email);
+    return { accountId: payload.sub, email, credential: 'session', plan: account.plan };
   };
 };

@@ -1,104 +1,44 @@
 /**
- * The only module that reads `process.env`. Each consumer reads its section once, at cold start,
- * and a missing or malformed variable fails fast with the variable's name.
+ * The only module that reads `process.env`. A Lambda reads it once, at cold start
+ * (`lambdaEnvironment()`), and hands it to its resource's `createHandler`; the local stack hands
+ * its own configuration in the same way instead. A missing or malformed variable fails fast with
+ * the variable's name.
  */
 import { readFileSync } from 'node:fs';
+import type { ResourceWiring } from '../route-declaration.js';
+import {
+  type Environment,
+  type Limits,
+  plansFromVariable,
+  type Settings,
+  SettingsError,
+  settingsFromEnvironment,
+} from '../settings.js';
 
-export class ConfigError extends Error {
-  constructor(variable: string, problem: string) {
-    super(`configuration: ${variable} ${problem}`);
-    this.name = 'ConfigError';
-  }
-}
+export type { Environment } from '../settings.js';
+/** A configuration problem: names the variable. */
+export { SettingsError as ConfigError } from '../settings.js';
 
-const env = (name: string): string | undefined => {
-  const v = process.env[name];
+/** The process's environment, as Lambda gives it. */
+export const lambdaEnvironment = (): Environment => process.env;
+
+const variable = (env: Environment, name: string): string | undefined => {
+  const v = env[name];
   return v === undefined || v.trim() === '' ? undefined : v.trim();
 };
 
-const required = (name: string): string => {
-  const v = env(name);
-  if (v === undefined) throw new ConfigError(name, 'is required');
+const required = (env: Environment, name: string): string => {
+  const v = variable(env, name);
+  if (v === undefined) throw new SettingsError(name, 'is required');
   return v;
 };
 
-const integer = (name: string, fallback: number, min = 0): number => {
-  const v = env(name);
-  if (v === undefined) return fallback;
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < min)
-    throw new ConfigError(name, `must be an integer >= ${min}, got "${v}"`);
-  return n;
+export const parsePlans = plansFromVariable;
+
+export const readLimits = (env: Environment = lambdaEnvironment()): Limits => {
+  const { plans: _plans, ...limits } = settingsFromEnvironment(env);
+  return limits;
 };
-
-import type { PlanLimits } from '../domain/usage.js';
-
-export type Plan = PlanLimits;
-
-export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
-  free: { monthlyRenders: 100, rendersPerMinute: 10 },
-  starter: { monthlyRenders: 2000, rendersPerMinute: 60 },
-  pro: { monthlyRenders: 25000, rendersPerMinute: 300 },
-};
-
-/** `PLANS`: JSON `{"free":{"monthlyRenders":100,"rendersPerMinute":10},...}`; must define `free`. */
-export const parsePlans = (raw: string | undefined): Record<string, Plan> => {
-  if (raw === undefined) return { ...DEFAULT_PLANS };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ConfigError('PLANS', 'is not valid JSON');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError(
-      'PLANS',
-      'must be a JSON object of plan name to {monthlyRenders, rendersPerMinute}',
-    );
-  }
-  const plans: Record<string, Plan> = {};
-  for (const [name, value] of Object.entries(parsed)) {
-    const p = value as Partial<Plan> | null;
-    const ok = (n: unknown) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
-    if (!p || !ok(p.monthlyRenders) || !ok(p.rendersPerMinute)) {
-      throw new ConfigError('PLANS', `plan "${name}" needs integer monthlyRenders and rendersPerMinute`);
-    }
-    plans[name] = {
-      monthlyRenders: p.monthlyRenders as number,
-      rendersPerMinute: p.rendersPerMinute as number,
-    };
-  }
-  if (!plans.free) throw new ConfigError('PLANS', 'must define the "free" plan (new accounts start on it)');
-  return plans;
-};
-
-export interface Limits {
-  readonly maxInlineHtmlBytes: number;
-  readonly maxRenderedHtmlBytes: number;
-  readonly maxVariablesBytes: number;
-  readonly maxRequestBodyBytes: number;
-  readonly maxTemplateHtmlBytes: number;
-  readonly renderBudgetMs: number;
-  readonly maxPdfBytes: number;
-  readonly maxPdfPages: number;
-  readonly downloadUrlTtlSeconds: number;
-  readonly pdfRetentionDays: number;
-}
-
-const MiB = 1024 * 1024;
-
-export const readLimits = (): Limits => ({
-  maxInlineHtmlBytes: integer('MAX_INLINE_HTML_BYTES', 5 * MiB, 1),
-  maxRenderedHtmlBytes: integer('MAX_RENDERED_HTML_BYTES', 10 * MiB, 1),
-  maxVariablesBytes: integer('MAX_VARIABLES_BYTES', 1 * MiB, 1),
-  maxRequestBodyBytes: integer('MAX_REQUEST_BODY_BYTES', 6 * MiB, 1),
-  maxTemplateHtmlBytes: integer('MAX_TEMPLATE_HTML_BYTES', 1 * MiB, 1),
-  renderBudgetMs: integer('RENDER_BUDGET_MS', 25_000, 1000),
-  maxPdfBytes: integer('MAX_PDF_BYTES', 50 * MiB, 1),
-  maxPdfPages: integer('MAX_PDF_PAGES', 1000, 1),
-  downloadUrlTtlSeconds: integer('DOWNLOAD_URL_TTL_SECONDS', 900, 1),
-  pdfRetentionDays: integer('PDF_RETENTION_DAYS', 30, 1),
-});
 
 export interface AwsConfig {
   readonly region: string;
@@ -108,14 +48,29 @@ export interface AwsConfig {
   readonly s3Endpoint: string | undefined;
   /** Local tests only: an endpoint that answers Lambda Invoke (the bundle smoke test). */
   readonly lambdaEndpoint: string | undefined;
+  /** With local endpoints only: the emulators' credentials (in the cloud the role's are used). */
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined;
 }
 
-export const readAwsConfig = (): AwsConfig => ({
-  region: env('AWS_REGION') ?? env('AWS_DEFAULT_REGION') ?? 'us-east-1',
-  dynamoDbEndpoint: env('DYNAMODB_ENDPOINT'),
-  s3Endpoint: env('S3_ENDPOINT'),
-  lambdaEndpoint: env('LAMBDA_ENDPOINT'),
-});
+const readAwsConfig = (env: Environment): AwsConfig => {
+  const endpoints = {
+    dynamoDbEndpoint: variable(env, 'DYNAMODB_ENDPOINT'),
+    s3Endpoint: variable(env, 'S3_ENDPOINT'),
+    lambdaEndpoint: variable(env, 'LAMBDA_ENDPOINT'),
+  };
+  const local = Object.values(endpoints).some((e) => e !== undefined);
+  return {
+    region: variable(env, 'AWS_REGION') ?? variable(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
+    ...endpoints,
+    // In the cloud the SDK's own provider chain finds (and renews) the role's credentials.
+    credentials: local
+      ? {
+          accessKeyId: required(env, 'AWS_ACCESS_KEY_ID'),
+          secretAccessKey: required(env, 'AWS_SECRET_ACCESS_KEY'),
+        }
+      : undefined,
+  };
+};
 
 export interface AuthConfig {
   readonly userPoolId: string;
@@ -124,17 +79,21 @@ export interface AuthConfig {
   readonly jwks: unknown | undefined;
 }
 
-export const readAuthConfig = (): AuthConfig => {
-  const jwksFile = env('LOCAL_JWKS_FILE');
+const readAuthConfig = (env: Environment): AuthConfig => {
+  const jwksFile = variable(env, 'LOCAL_JWKS_FILE');
   let jwks: unknown;
   if (jwksFile !== undefined) {
     try {
       jwks = JSON.parse(readFileSync(jwksFile, 'utf8'));
     } catch (e) {
-      throw new ConfigError('LOCAL_JWKS_FILE', `cannot be read as JSON: ${(e as Error).message}`);
+      throw new SettingsError('LOCAL_JWKS_FILE', `cannot be read as JSON: ${(e as Error).message}`);
     }
   }
-  return { userPoolId: required('COGNITO_USER_POOL_ID'), clientId: required('COGNITO_CLIENT_ID'), jwks };
+  return {
+    userPoolId: required(env, 'COGNITO_USER_POOL_ID'),
+    clientId: required(env, 'COGNITO_CLIENT_ID'),
+    jwks,
+  };
 };
 
 /**
@@ -145,37 +104,39 @@ export type ApiKeySecretSource =
   | { readonly kind: 'value'; readonly value: string }
   | { readonly kind: 'secretsManager'; readonly secretId: string };
 
-const readApiKeySecretSource = (): ApiKeySecretSource => {
-  const value = env('API_KEY_SECRET');
+const readApiKeySecretSource = (env: Environment): ApiKeySecretSource => {
+  const value = variable(env, 'API_KEY_SECRET');
   if (value !== undefined) {
-    if (value.length < 32) throw new ConfigError('API_KEY_SECRET', 'must be at least 32 characters');
+    if (value.length < 32) throw new SettingsError('API_KEY_SECRET', 'must be at least 32 characters');
     return { kind: 'value', value };
   }
-  const secretId = env('API_KEY_SECRET_ID');
-  if (secretId === undefined)
-    throw new ConfigError('API_KEY_SECRET_ID', 'is required (or API_KEY_SECRET locally)');
+  const secretId = variable(env, 'API_KEY_SECRET_ID');
+  if (secretId === undefined) {
+    throw new SettingsError('API_KEY_SECRET_ID', 'is required (or API_KEY_SECRET locally)');
+  }
   return { kind: 'secretsManager', secretId };
 };
 
-export interface ApiConfig {
-  readonly apiKeySecret: ApiKeySecretSource;
-  readonly tableName: string;
-  readonly bucketName: string;
-  /** Cloud: the renderer Lambda's name. Unset: render in-process (the local stack). */
-  readonly rendererFunctionName: string | undefined;
-  readonly plans: Record<string, Plan>;
-  readonly limits: Limits;
+/** What one API resource's Lambda is configured with: only what its wiring gives it. */
+export interface ResourceConfig {
+  readonly settings: Settings;
   readonly aws: AwsConfig;
+  readonly tableName: string | undefined;
+  readonly auth: AuthConfig | undefined;
+  readonly apiKeySecret: ApiKeySecretSource | undefined;
+  readonly bucketName: string | undefined;
+  /** Cloud: the renderer Lambda's name. Unset: the local stack hands its renderer in. */
+  readonly rendererFunctionName: string | undefined;
 }
 
-export const readApiConfig = (): ApiConfig => ({
-  apiKeySecret: readApiKeySecretSource(),
-  tableName: required('TABLE_NAME'),
-  bucketName: required('BUCKET_NAME'),
-  rendererFunctionName: env('RENDERER_FUNCTION_NAME'),
-  plans: parsePlans(env('PLANS')),
-  limits: readLimits(),
-  aws: readAwsConfig(),
+export const readResourceConfig = (wiring: ResourceWiring, env: Environment): ResourceConfig => ({
+  settings: settingsFromEnvironment(env),
+  aws: readAwsConfig(env),
+  tableName: wiring.table ? required(env, 'TABLE_NAME') : undefined,
+  auth: wiring.userPool ? readAuthConfig(env) : undefined,
+  apiKeySecret: wiring.apiKeySecret ? readApiKeySecretSource(env) : undefined,
+  bucketName: wiring.pdfBucket ? required(env, 'BUCKET_NAME') : undefined,
+  rendererFunctionName: wiring.renderer ? variable(env, 'RENDERER_FUNCTION_NAME') : undefined,
 });
 
 export interface RendererConfig {
@@ -194,28 +155,28 @@ export interface RendererConfig {
   readonly taggedPdf: boolean;
 }
 
-const boolean = (name: string, fallback: boolean): boolean => {
-  const v = env(name)?.toLowerCase();
+const boolean = (env: Environment, name: string, fallback: boolean): boolean => {
+  const v = variable(env, name)?.toLowerCase();
   if (v === undefined) return fallback;
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
-  throw new ConfigError(name, `must be true or false, got "${v}"`);
+  throw new SettingsError(name, `must be true or false, got "${v}"`);
 };
 
-const hostPorts = (name: string): string[] => {
-  const v = env(name);
+const hostPorts = (env: Environment, name: string): string[] => {
+  const v = variable(env, name);
   if (v === undefined) return [];
   return v.split(',').map((item) => {
     const hostPort = item.trim().toLowerCase();
     if (!/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+):\d{1,5}$/.test(hostPort)) {
-      throw new ConfigError(name, `must be comma-separated host:port pairs, got "${item.trim()}"`);
+      throw new SettingsError(name, `must be comma-separated host:port pairs, got "${item.trim()}"`);
     }
     return hostPort;
   });
 };
 
-export const readRendererConfig = (): RendererConfig => ({
-  chromeExecutablePath: env('CHROME_EXECUTABLE_PATH'),
-  egressAllowHosts: hostPorts('RENDERER_EGRESS_ALLOW_HOSTS'),
-  taggedPdf: boolean('PDF_TAGGED', false),
+export const readRendererConfig = (env: Environment = lambdaEnvironment()): RendererConfig => ({
+  chromeExecutablePath: variable(env, 'CHROME_EXECUTABLE_PATH'),
+  egressAllowHosts: hostPorts(env, 'RENDERER_EGRESS_ALLOW_HOSTS'),
+  taggedPdf: boolean(env, 'PDF_TAGGED', false),
 });

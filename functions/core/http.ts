@@ -1,21 +1,25 @@
 /**
- * The shared HTTP middleware stack (middy). A route file states its route key, how to read its
- * body and query, and makes one call into the domain; this stack does the rest, in the contract's
- * order: request id → credentials (401) → credential type (403) → body size and JSON (413/400)
- * → route hook (the render rate limit, 429) → validation (422) → handler. Errors become answers
- * here and only here: a ServiceError with its code, anything else a generic 500.
+ * The shared HTTP middleware stack (middy), built for each declared route. A resource's handler
+ * is its declarations plus one function per route that makes one call into the domain; this
+ * stack does the rest, in the contract's order: request id → credentials (401) → credential
+ * type (403) → body size and JSON (413/400) → render rate limit (429) → validation (422) → the
+ * route. Errors become answers here and only here (responses.ts).
  */
-import middy, { type MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import middy, { type MiddlewareObj, type Request } from '@middy/core';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { ServiceError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
-import { findRoute } from '../routes.js';
+import type { RateLimitState } from '../domain/usage.js';
+import { parseOrThrow } from '../domain/validation.js';
+import { type AnyResource, type RouteDeclaration, routeKey } from '../route-declaration.js';
+import type { Settings } from '../settings.js';
 import type { Authenticate } from './auth.js';
 import { logger } from './logger.js';
+import { errorResult, jsonResult, type Result, rateLimitHeaders } from './responses.js';
 
 export type Event = APIGatewayProxyEventV2;
-export type Result = APIGatewayProxyStructuredResultV2;
-export type Query = Readonly<Record<string, string | undefined>>;
+export type { Result } from './responses.js';
+export type LambdaHandler = (event: Event, context: Context) => Promise<Result>;
 
 export interface ApiRequest<B, Q> {
   readonly requestId: string;
@@ -27,101 +31,54 @@ export interface ApiRequest<B, Q> {
   readonly headers: Readonly<Record<string, string | undefined>>;
 }
 
-export interface ApiResponse {
-  readonly status: number;
-  readonly body?: unknown;
-  readonly headers?: Readonly<Record<string, string>>;
-}
+/** A route's one call into the domain: returns the body of the declared success answer. */
+export type RouteImplementation<B, Q> = (request: ApiRequest<B, Q>) => Promise<unknown>;
 
-export interface RouteSpec<B, Q> {
-  /** Must name an entry of the route table: its credential kinds are enforced. */
-  readonly routeKey: string;
-  /** Reads the parsed JSON object body (throwing 422s); routes without it ignore any body. */
-  readonly body?: (body: Record<string, unknown>) => B;
-  readonly query?: (query: Query) => Q;
-  /** Runs after credentials and body parsing, before validation; returns headers for the answer. */
-  readonly beforeValidation?: (principal: Principal) => Promise<Readonly<Record<string, string>>>;
-}
+/** One implementation per declared route, typed by its declaration. */
+export type Implementations<R extends AnyResource> = {
+  readonly [K in keyof R['routes']]: R['routes'][K] extends RouteDeclaration<infer B, infer Q>
+    ? RouteImplementation<B, Q>
+    : never;
+};
 
 export interface HttpDeps {
   readonly authenticate: Authenticate;
-  readonly maxRequestBodyBytes: number;
+  readonly settings: Settings;
+  /** Counts a request of a rate-limited route; throws 429 USAGE_LIMIT_EXCEEDED past the limit. */
+  readonly rateLimit?: (principal: Principal) => Promise<RateLimitState>;
 }
 
-interface State {
-  requestId: string;
+/** What the stack learns about a request as it goes, kept with that request only. */
+interface RequestState {
+  readonly requestId: string;
   principal?: Principal;
-  body?: unknown;
-  headers: Record<string, string>;
+  body?: Record<string, unknown>;
+  rateLimit?: RateLimitState;
 }
-
-const JSON_TYPE = 'application/json; charset=utf-8';
-
-type ApiContext = Context & { api?: State };
-const state = (request: { context: Context }): State => (request.context as ApiContext).api as State;
-
-export const jsonResult = (
-  status: number,
-  body: unknown,
-  requestId: string,
-  headers: Readonly<Record<string, string>> = {},
-): Result => ({
-  statusCode: status,
-  headers: {
-    ...(body === undefined ? {} : { 'Content-Type': JSON_TYPE }),
-    ...headers,
-    'X-Request-Id': requestId,
-  },
-  ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-});
-
-/** The contract's error body for `error`; anything not deliberately exposed is a generic 500. */
-export const errorResult = (
-  error: unknown,
-  requestId: string,
-  headers: Readonly<Record<string, string>> = {},
-) => {
-  if (error instanceof ServiceError) {
-    return jsonResult(
-      error.status,
-      {
-        error: {
-          code: error.code,
-          message: error.message,
-          ...(error.details ? { details: error.details } : {}),
-          request_id: requestId,
-          ...(error.jobId ? { job_id: error.jobId } : {}),
-        },
-      },
-      requestId,
-      { ...headers, ...error.headers },
-    );
-  }
-  logger.error('unhandled error', { requestId, error: error as Error });
-  return jsonResult(
-    500,
-    { error: { code: 'INTERNAL_ERROR', message: 'An internal error occurred', request_id: requestId } },
-    requestId,
-    headers,
-  );
-};
 
 const requestIdOf = (event: Event, context: Context) =>
   event.requestContext?.requestId ?? context.awsRequestId ?? crypto.randomUUID();
 
+/** Keyed by the invocation's event object: each request's state lives exactly as long as it. */
+const states = new WeakMap<Event, RequestState>();
+
+const stateOf = ({ event, context }: { event: Event; context: Context }): RequestState => {
+  let state = states.get(event);
+  if (!state) {
+    state = { requestId: requestIdOf(event, context) };
+    states.set(event, state);
+  }
+  return state;
+};
+
 /** Request id first, error mapping last: every answer carries X-Request-Id. */
 const responder = (): MiddlewareObj<Event, Result> => ({
   before: (request) => {
-    const requestId = requestIdOf(request.event, request.context);
-    (request.context as ApiContext).api = { requestId, headers: {} };
+    const { requestId } = stateOf(request);
     logger.appendKeys({ requestId, routeKey: request.event.routeKey });
   },
   onError: (request) => {
-    const s = (request.context as ApiContext).api ?? {
-      requestId: requestIdOf(request.event, request.context),
-      headers: {},
-    };
-    request.response = errorResult(request.error, s.requestId, s.headers);
+    request.response = errorResult(request.error, stateOf(request).requestId);
     logger.resetKeys();
   },
   after: () => {
@@ -129,17 +86,16 @@ const responder = (): MiddlewareObj<Event, Result> => ({
   },
 });
 
-const credentials = (routeKey: string, authenticate: Authenticate): MiddlewareObj<Event, Result> => {
-  const route = findRoute(routeKey);
-  if (!route) throw new Error(`route ${routeKey} is not in the route table`);
-  return {
-    before: async (request) => {
-      const s = state(request);
-      s.principal = await authenticate(request.event.headers?.authorization, route.credentials);
-      logger.appendKeys({ accountId: s.principal.accountId, credential: s.principal.credential });
-    },
-  };
-};
+const credentials = (
+  declaration: RouteDeclaration,
+  authenticate: Authenticate,
+): MiddlewareObj<Event, Result> => ({
+  before: async (request) => {
+    const principal = await authenticate(request.event.headers?.authorization, declaration.credentials);
+    stateOf(request).principal = principal;
+    logger.appendKeys({ accountId: principal.accountId, credential: principal.credential });
+  },
+});
 
 const jsonBody = (maxBytes: number): MiddlewareObj<Event, Result> => ({
   before: (request) => {
@@ -158,32 +114,94 @@ const jsonBody = (maxBytes: number): MiddlewareObj<Event, Result> => ({
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       throw new ServiceError('INVALID_JSON', 'The request body must be a JSON object');
     }
-    state(request).body = parsed;
+    stateOf(request).body = parsed as Record<string, unknown>;
   },
 });
 
-/** One route: middleware stack + the route's single call into the domain. */
-export const createRoute =
-  (deps: HttpDeps) =>
-  <B = undefined, Q = undefined>(
-    spec: RouteSpec<B, Q>,
-    handle: (request: ApiRequest<B, Q>) => Promise<ApiResponse>,
-  ) => {
-    const chain = middy<Event, Result>().use(responder()).use(credentials(spec.routeKey, deps.authenticate));
-    if (spec.body) chain.use(jsonBody(deps.maxRequestBodyBytes));
-    return chain.handler(async (event, context) => {
-      const s = (context as ApiContext).api as State;
-      const principal = s.principal as Principal;
-      if (spec.beforeValidation) Object.assign(s.headers, await spec.beforeValidation(principal));
-      const request: ApiRequest<B, Q> = {
-        requestId: s.requestId,
-        principal,
-        body: spec.body ? spec.body(s.body as Record<string, unknown>) : (undefined as B),
-        query: spec.query ? spec.query(event.queryStringParameters ?? {}) : (undefined as Q),
-        pathParameters: event.pathParameters ?? {},
-        headers: event.headers ?? {},
+/**
+ * The render rate limit: counted after credentials and body parsing, before validation; its
+ * window's headers go on every answer after that, errors included. Counting is the last `before`,
+ * the headers the last `after`/`onError` (after the responder has made the error answer).
+ */
+const rateLimit = (hit: (principal: Principal) => Promise<RateLimitState>) => {
+  const decorate = (request: Request<Event, Result>) => {
+    const window = stateOf(request).rateLimit;
+    if (window && request.response) {
+      request.response = {
+        ...request.response,
+        headers: { ...rateLimitHeaders(window), ...request.response.headers },
       };
-      const response = await handle(request);
-      return jsonResult(response.status, response.body, s.requestId, { ...s.headers, ...response.headers });
-    });
+    }
   };
+  return {
+    count: {
+      before: async (request) => {
+        const state = stateOf(request);
+        state.rateLimit = await hit(state.principal as Principal);
+      },
+    } satisfies MiddlewareObj<Event, Result>,
+    headers: { after: decorate, onError: decorate } satisfies MiddlewareObj<Event, Result>,
+  };
+};
+
+const routeHandler = (
+  declaration: RouteDeclaration,
+  implementation: RouteImplementation<unknown, unknown>,
+  deps: HttpDeps,
+): LambdaHandler => {
+  const limited = declaration.rateLimited ? rateLimit(requireRateLimit(deps)) : undefined;
+  const body = declaration.body;
+  const schema = body?.schema(deps.settings);
+  const chain = middy<Event, Result>();
+  if (limited) chain.use(limited.headers);
+  chain.use(responder()).use(credentials(declaration, deps.authenticate));
+  if (body) chain.use(jsonBody(deps.settings.maxRequestBodyBytes));
+  if (limited) chain.use(limited.count);
+  return chain.handler(async (event, context) => {
+    const state = stateOf({ event, context });
+    const raw = state.body ?? {};
+    const request: ApiRequest<unknown, unknown> = {
+      requestId: state.requestId,
+      principal: state.principal as Principal,
+      body: body && schema ? (body.parse ? body.parse(raw, schema) : parseOrThrow(schema, raw)) : undefined,
+      query: declaration.query
+        ? parseOrThrow(declaration.query, event.queryStringParameters ?? {})
+        : undefined,
+      pathParameters: event.pathParameters ?? {},
+      headers: event.headers ?? {},
+    };
+    const answer = await implementation(request);
+    return jsonResult(
+      declaration.success.status,
+      declaration.success.status === 204 ? undefined : answer,
+      state.requestId,
+    );
+  }) as LambdaHandler;
+};
+
+const requireRateLimit = (deps: HttpDeps) => {
+  if (!deps.rateLimit) throw new Error('a rate-limited route needs HttpDeps.rateLimit');
+  return deps.rateLimit;
+};
+
+/** The Lambda handler of a resource: dispatches on API Gateway's route key to its routes' stacks. */
+export const createResourceHandler = <R extends AnyResource>(
+  resource: R,
+  deps: HttpDeps,
+  implementations: Implementations<R>,
+): LambdaHandler => {
+  const byKey = new Map<string, LambdaHandler>();
+  for (const [name, declaration] of Object.entries(resource.routes)) {
+    const implementation = (implementations as Record<string, RouteImplementation<unknown, unknown>>)[name];
+    if (!implementation) throw new Error(`${resource.name}: no implementation for route ${name}`);
+    byKey.set(routeKey(declaration), routeHandler(declaration, implementation, deps));
+  }
+  return async (event, context) => {
+    const handler = byKey.get(event.routeKey);
+    if (handler) return handler(event, context);
+    return errorResult(
+      new ServiceError('NOT_FOUND', `No route for ${event.routeKey}`),
+      requestIdOf(event, context),
+    );
+  };
+};

@@ -1,28 +1,19 @@
 /**
- * How the API side reaches the renderer. In the cloud: a synchronous Lambda invoke of the
- * renderer function (named by RENDERER_FUNCTION_NAME). Locally: the local stack registers an
- * in-process renderer before it loads any handler, so puppeteer never enters an API bundle.
+ * How the API side reaches the renderer in the cloud: a synchronous Lambda invoke of the
+ * renderer function (RENDERER_FUNCTION_NAME). Locally the stack hands its in-process renderer to
+ * the pdf resource instead, so puppeteer never enters an API bundle.
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import type { Renderer, RenderRequest, RenderResult } from '../renderer/contract.js';
+import type { Renderer, RenderResult } from '../domain/ports.js';
 import type { AwsConfig } from './config.js';
-
-let localRenderer: Renderer | undefined;
-
-/** Local stack only: the renderer that handlers use when no renderer function is configured. */
-export const registerLocalRenderer = (renderer: Renderer): void => {
-  localRenderer = renderer;
-};
+import { createLambdaClientOptions } from './runtime.js';
 
 const failed = (message: string): RenderResult => ({ ok: false, code: 'PDF_RENDERING_FAILED', message });
 
 export const createLambdaRenderer = (functionName: string, aws: AwsConfig): Renderer => {
-  const client = new LambdaClient({
-    region: aws.region,
-    ...(aws.lambdaEndpoint ? { endpoint: aws.lambdaEndpoint } : {}),
-  });
+  const client = new LambdaClient(createLambdaClientOptions(aws));
   return {
-    async render(request: RenderRequest): Promise<RenderResult> {
+    async render(request) {
       const out = await client.send(
         new InvokeCommand({
           FunctionName: functionName,
@@ -33,19 +24,6 @@ export const createLambdaRenderer = (functionName: string, aws: AwsConfig): Rend
       // internal error description and is not shown to the caller.
       if (out.FunctionError || !out.Payload) return failed('The renderer failed before producing a PDF.');
       return JSON.parse(new TextDecoder().decode(out.Payload)) as RenderResult;
-    },
-  };
-};
-
-/** The renderer for this process: the Lambda when configured, else the registered local one. */
-export const resolveRenderer = (functionName: string | undefined, aws: AwsConfig): Renderer => {
-  if (functionName) return createLambdaRenderer(functionName, aws);
-  return {
-    render(request) {
-      if (!localRenderer) {
-        throw new Error('no renderer: set RENDERER_FUNCTION_NAME, or register a local renderer first');
-      }
-      return localRenderer.render(request);
     },
   };
 };

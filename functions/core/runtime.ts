@@ -1,62 +1,68 @@
 /**
- * What an API Lambda builds once per cold start: configuration, AWS clients, stores, the token
- * verifier and the route factory. Route files import from here; tests use the real parts.
+ * What every API resource's Lambda builds once per cold start from its configuration: the
+ * DynamoDB client, the clock, the stores, the authenticator and the HTTP stack's dependencies.
+ * Whatever else a resource needs (S3, the renderer) it builds itself, in its own index.ts.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createAccountStore } from '../domain/accounts.js';
-import { createIdempotencyStore } from '../domain/idempotency.js';
-import { createJobStore } from '../domain/jobs.js';
-import { createPdfJobs } from '../domain/pdf-jobs.js';
-import { createTemplateStore } from '../domain/templates.js';
-import { createUsageStore } from '../domain/usage.js';
+import { createApiKeyStore } from '../domain/api-keys.js';
+import type { Clock } from '../domain/ports.js';
+import type { Principal } from '../domain/principal.js';
+import type { RateLimitState } from '../domain/usage.js';
 import { createApiKeyResolver } from './api-keys.js';
 import { createAuthenticator } from './auth.js';
-import { readApiConfig, readAuthConfig } from './config.js';
-import { createRoute } from './http.js';
+import type { AwsConfig, ResourceConfig } from './config.js';
+import type { HttpDeps } from './http.js';
 import { logger } from './logger.js';
-import { resolveRenderer } from './renderer-client.js';
-import { createS3PdfStorage } from './storage.js';
 
-export const config = readApiConfig();
-const { aws, limits, tableName } = config;
+export const systemClock: Clock = { now: () => new Date() };
 
-const db = DynamoDBDocumentClient.from(
-  new DynamoDBClient({
-    region: aws.region,
-    ...(aws.dynamoDbEndpoint ? { endpoint: aws.dynamoDbEndpoint } : {}),
-  }),
-  { marshallOptions: { removeUndefinedValues: true } },
-);
-const s3 = new S3Client({
+/** Logs a fault that is answered as something else (a failed job, a skipped bookkeeping write). */
+export const logFault = (message: string, error: unknown): void =>
+  logger.error(message, { error: error as Error });
+
+const clientOptions = (aws: AwsConfig, endpoint: string | undefined) => ({
   region: aws.region,
-  ...(aws.s3Endpoint ? { endpoint: aws.s3Endpoint, forcePathStyle: true } : {}),
+  ...(endpoint ? { endpoint } : {}),
+  ...(aws.credentials ? { credentials: aws.credentials } : {}),
 });
 
-export const accounts = createAccountStore(db, tableName);
+export const createDocumentClient = (aws: AwsConfig): DynamoDBDocumentClient =>
+  DynamoDBDocumentClient.from(new DynamoDBClient(clientOptions(aws, aws.dynamoDbEndpoint)), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
 
-const apiKeys = createApiKeyResolver(db, tableName, config.apiKeySecret, aws);
+export const createS3Client = (aws: AwsConfig): S3Client =>
+  new S3Client({
+    ...clientOptions(aws, aws.s3Endpoint),
+    ...(aws.s3Endpoint ? { forcePathStyle: true } : {}),
+  });
 
-export const authenticate = createAuthenticator(readAuthConfig(), apiKeys, (principal) =>
-  accounts.ensure(principal.accountId, principal.email),
-);
+export const createLambdaClientOptions = (aws: AwsConfig) => clientOptions(aws, aws.lambdaEndpoint);
 
-export const route = createRoute({ authenticate, maxRequestBodyBytes: limits.maxRequestBodyBytes });
+const need = <T>(value: T | undefined, what: string): T => {
+  if (value === undefined) throw new Error(`this resource is not wired with ${what}`);
+  return value;
+};
 
-export const pdfJobs = createPdfJobs({
-  accounts,
-  jobs: createJobStore(db, tableName),
-  usage: createUsageStore(db, tableName),
-  templates: createTemplateStore(db, tableName),
-  // A claim outlives the longest render it can wait for.
-  idempotency: createIdempotencyStore(db, tableName, limits.renderBudgetMs + 30_000),
-  storage: createS3PdfStorage(s3, config.bucketName, {
-    downloadUrlTtlSeconds: limits.downloadUrlTtlSeconds,
-    uploadUrlTtlSeconds: Math.ceil(limits.renderBudgetMs / 1000) + 300,
-  }),
-  renderer: resolveRenderer(config.rendererFunctionName, aws),
-  plans: config.plans,
-  limits,
-  onFault: (message, error) => logger.error(message, { error: error as Error }),
-});
+export const createApiRuntime = (config: ResourceConfig) => {
+  const tableName = need(config.tableName, 'the table');
+  const db = createDocumentClient(config.aws);
+  const clock = systemClock;
+  const accounts = createAccountStore(db, tableName, clock);
+  const apiKeys = createApiKeyStore(db, tableName, clock, logFault);
+  const resolveApiKey = config.apiKeySecret
+    ? createApiKeyResolver(apiKeys, config.apiKeySecret, config.aws)
+    : async () => undefined;
+  const authenticate = createAuthenticator(need(config.auth, 'the user pool'), resolveApiKey, accounts);
+  const http = (rateLimit?: (principal: Principal) => Promise<RateLimitState>): HttpDeps => ({
+    authenticate,
+    settings: config.settings,
+    ...(rateLimit ? { rateLimit } : {}),
+  });
+  return { config, db, tableName, clock, accounts, apiKeys, http };
+};
+
+export type ApiRuntime = ReturnType<typeof createApiRuntime>;

@@ -3,8 +3,10 @@
  * The record is cached per warm container for a short while: plan changes apply within a minute.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DEFAULT_PLAN } from '../settings.js';
 import { isoNow } from './clock.js';
-import { accountKey } from './keys.js';
+import { accountKey, ENTITY, ITEM_ABSENT } from './keys.js';
+import type { Clock } from './ports.js';
 
 export interface Account {
   readonly id: string;
@@ -15,7 +17,7 @@ export interface Account {
 
 const CACHE_MS = 60_000;
 
-export const createAccountStore = (db: DynamoDBDocumentClient, tableName: string) => {
+export const createAccountStore = (db: DynamoDBDocumentClient, tableName: string, clock: Clock) => {
   const cache = new Map<string, { account: Account; until: number }>();
 
   const read = async (accountId: string): Promise<Account | undefined> => {
@@ -26,7 +28,7 @@ export const createAccountStore = (db: DynamoDBDocumentClient, tableName: string
   };
 
   const remember = (account: Account): Account => {
-    cache.set(account.id, { account, until: Date.now() + CACHE_MS });
+    cache.set(account.id, { account, until: clock.now().getTime() + CACHE_MS });
     return account;
   };
 
@@ -34,16 +36,21 @@ export const createAccountStore = (db: DynamoDBDocumentClient, tableName: string
     /** The caller's account, created on first use. */
     async ensure(accountId: string, email: string | undefined): Promise<Account> {
       const cached = cache.get(accountId);
-      if (cached && cached.until > Date.now()) return cached.account;
+      if (cached && cached.until > clock.now().getTime()) return cached.account;
       const existing = await read(accountId);
       if (existing) return remember(existing);
-      const account: Account = { id: accountId, email: email ?? null, plan: 'free', created_at: isoNow() };
+      const account: Account = {
+        id: accountId,
+        email: email ?? null,
+        plan: DEFAULT_PLAN,
+        created_at: isoNow(clock.now()),
+      };
       try {
         await db.send(
           new PutCommand({
             TableName: tableName,
-            Item: { ...accountKey(accountId), type: 'account', ...account },
-            ConditionExpression: 'attribute_not_exists(PK)',
+            Item: { ...accountKey(accountId), type: ENTITY.account, ...account },
+            ConditionExpression: ITEM_ABSENT,
           }),
         );
         return remember(account);

@@ -14,8 +14,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import stringify from 'safe-stable-stringify';
 import { epochSeconds } from './clock.js';
-import { ServiceError } from './errors.js';
-import { idempotencyKey } from './keys.js';
+import { type ErrorDetail, ServiceError } from './errors.js';
+import { ENTITY, ITEM_ABSENT, idempotencyKey, TTL } from './keys.js';
+import type { Clock } from './ports.js';
 
 const RETENTION_SECONDS = 24 * 3600;
 const POLL_MS = 200;
@@ -40,35 +41,42 @@ export const bodyHash = (body: unknown): string =>
     .update(stringify(body) ?? '')
     .digest('hex');
 
-/** What is replayed: the status, and either the job to show (fresh link) or the error body. */
+/** What is replayed: the job to show (with a fresh link), or the error (with its job, if any). */
 export interface StoredAnswer {
-  readonly status: number;
   readonly job_id: string | null;
-  readonly error: { readonly code: string; readonly message: string; readonly details?: unknown } | null;
+  readonly error: {
+    readonly code: string;
+    readonly message: string;
+    readonly details?: readonly ErrorDetail[];
+  } | null;
 }
 
 export type Claim = { readonly kind: 'claimed' } | { readonly kind: 'replay'; readonly answer: StoredAnswer };
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export const createIdempotencyStore = (db: DynamoDBDocumentClient, tableName: string, leaseMs: number) => {
+export const createIdempotencyStore = (
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  clock: Clock,
+  leaseMs: number,
+) => {
   const tryClaim = async (accountId: string, key: string, hash: string): Promise<Claim | 'busy'> => {
-    const now = new Date();
+    const now = clock.now();
     try {
       await db.send(
         new PutCommand({
           TableName: tableName,
           Item: {
             ...idempotencyKey(accountId, key),
-            type: 'idempotency',
+            type: ENTITY.idempotency,
             state: 'in_progress',
             body_hash: hash,
             lease_until: now.getTime() + leaseMs,
-            expires_at: epochSeconds(now) + RETENTION_SECONDS,
+            [TTL]: epochSeconds(now) + RETENTION_SECONDS,
           },
-          ConditionExpression:
-            'attribute_not_exists(PK) OR expires_at < :now OR (#state = :progress AND lease_until < :nowMs AND body_hash = :hash)',
-          ExpressionAttributeNames: { '#state': 'state' },
+          ConditionExpression: `${ITEM_ABSENT} OR #ttl < :now OR (#state = :progress AND lease_until < :nowMs AND body_hash = :hash)`,
+          ExpressionAttributeNames: { '#state': 'state', '#ttl': TTL },
           ExpressionAttributeValues: {
             ':now': epochSeconds(now),
             ':nowMs': now.getTime(),
@@ -100,11 +108,11 @@ export const createIdempotencyStore = (db: DynamoDBDocumentClient, tableName: st
   return {
     /** Claim the key for this request, or get the answer to replay (waiting while a twin renders). */
     async claim(accountId: string, key: string, hash: string): Promise<Claim> {
-      const deadline = Date.now() + leaseMs + 10_000;
+      const deadline = clock.now().getTime() + leaseMs + 10_000;
       for (;;) {
         const claim = await tryClaim(accountId, key, hash);
         if (claim !== 'busy') return claim;
-        if (Date.now() > deadline) throw new Error('idempotency key stayed busy past its lease');
+        if (clock.now().getTime() > deadline) throw new Error('idempotency key stayed busy past its lease');
         await sleep(POLL_MS);
       }
     },

@@ -10,7 +10,9 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { isoNow } from './clock.js';
-import { JOB_SK_PREFIX, jobKey, jobsPartition } from './keys.js';
+import { ENTITY, ITEM_ABSENT, JOB_SK_PREFIX, jobKey, jobsPartition, PK, SK, withoutKeys } from './keys.js';
+import type { Page } from './pagination.js';
+import type { Clock } from './ports.js';
 
 export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
 
@@ -65,19 +67,47 @@ export const hasFile = (job: Job, retentionDays: number, now: Date = new Date())
   job.completed_at !== null &&
   now.getTime() - Date.parse(job.completed_at) < retentionDays * 86_400_000;
 
-const toJob = (item: Record<string, unknown>): Job => {
-  const { PK: _pk, SK: _sk, type: _type, ...job } = item;
-  return job as unknown as Job;
-};
+const toJob = (item: Record<string, unknown>): Job => withoutKeys(item) as unknown as Job;
 
-export const createJobStore = (db: DynamoDBDocumentClient, tableName: string) => {
+export const createJobStore = (db: DynamoDBDocumentClient, tableName: string, clock: Clock) => {
+  const now = () => isoNow(clock.now());
+  const newestFirst = (accountId: string) => ({
+    TableName: tableName,
+    KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+    ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+    ExpressionAttributeValues: { ':pk': jobsPartition(accountId), ':prefix': JOB_SK_PREFIX },
+    ScanIndexForward: false,
+  });
+
+  /** Reads `count` items (keys only) past `startKey`; returns where the next read starts. */
+  const skip = async (
+    accountId: string,
+    count: number,
+  ): Promise<{ startKey: Record<string, unknown> | undefined; exhausted: boolean }> => {
+    let startKey: Record<string, unknown> | undefined;
+    let left = count;
+    while (left > 0) {
+      const out = await db.send(
+        new QueryCommand({
+          ...newestFirst(accountId),
+          ProjectionExpression: '#pk, #sk',
+          Limit: Math.min(left, 1000),
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      left -= out.Items?.length ?? 0;
+      startKey = out.LastEvaluatedKey;
+      if (!startKey) return { startKey, exhausted: true };
+    }
+    return { startKey, exhausted: false };
+  };
+
   const transition = async (
     job: Pick<Job, 'account_id' | 'id'>,
     from: readonly JobStatus[],
     fields: Partial<Job>,
   ): Promise<Job> => {
-    const now = isoNow();
-    const all: Record<string, unknown> = { ...fields, updated_at: now };
+    const all: Record<string, unknown> = { ...fields, updated_at: now() };
     const names: Record<string, string> = { '#status': 'status' };
     const values: Record<string, unknown> = {};
     const sets = Object.entries(all).map(([k, v], i) => {
@@ -104,7 +134,7 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string) =>
 
   return {
     async create(job: Pick<Job, 'id' | 'account_id' | 'template_id' | 'object_key'>): Promise<Job> {
-      const now = isoNow();
+      const at = now();
       const item: Job = {
         ...job,
         status: 'pending',
@@ -112,15 +142,15 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string) =>
         page_count: null,
         render_duration_ms: null,
         error: null,
-        created_at: now,
-        updated_at: now,
+        created_at: at,
+        updated_at: at,
         completed_at: null,
       };
       await db.send(
         new PutCommand({
           TableName: tableName,
-          Item: { ...jobKey(job.account_id, job.id), type: 'job', ...item },
-          ConditionExpression: 'attribute_not_exists(PK)',
+          Item: { ...jobKey(job.account_id, job.id), type: ENTITY.job, ...item },
+          ConditionExpression: ITEM_ABSENT,
         }),
       );
       return item;
@@ -134,7 +164,7 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string) =>
         file_size_bytes: result.fileSizeBytes,
         page_count: result.pageCount,
         render_duration_ms: result.renderDurationMs,
-        completed_at: isoNow(),
+        completed_at: now(),
       }),
 
     fail: (job: Job, error: JobError, renderDurationMs: number | null = null) =>
@@ -149,26 +179,28 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string) =>
       return out.Item ? toJob(out.Item) : undefined;
     },
 
-    /** Newest first (ULID ids sort by creation time). */
-    async list(accountId: string, limit: number, offset: number): Promise<Job[]> {
-      const wanted = offset + limit;
+    /**
+     * Newest first (ULID ids sort by creation time). The `offset` items before the page are
+     * read as keys only; `offset` is capped (MAX_LIST_OFFSET), so that is the most a page costs.
+     */
+    async list(accountId: string, { limit, offset }: Page): Promise<Job[]> {
+      const { startKey, exhausted } =
+        offset > 0 ? await skip(accountId, offset) : { startKey: undefined, exhausted: false };
+      if (exhausted) return [];
       const items: Record<string, unknown>[] = [];
-      let startKey: Record<string, unknown> | undefined;
+      let next = startKey;
       do {
         const out = await db.send(
           new QueryCommand({
-            TableName: tableName,
-            KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-            ExpressionAttributeValues: { ':pk': jobsPartition(accountId), ':prefix': JOB_SK_PREFIX },
-            ScanIndexForward: false,
-            Limit: Math.min(wanted - items.length, 1000),
-            ExclusiveStartKey: startKey,
+            ...newestFirst(accountId),
+            Limit: limit - items.length,
+            ExclusiveStartKey: next,
           }),
         );
         items.push(...(out.Items ?? []));
-        startKey = out.LastEvaluatedKey;
-      } while (startKey && items.length < wanted);
-      return items.slice(offset, wanted).map(toJob);
+        next = out.LastEvaluatedKey;
+      } while (next && items.length < limit);
+      return items.map(toJob);
     },
   };
 };

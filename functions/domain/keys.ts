@@ -1,6 +1,7 @@
 /**
- * Item keys of the single table, built by small pure functions (tested without AWS). Every item
- * also carries `type` naming its entity.
+ * The single table's data layer in one place: entity names, item keys and the expressions
+ * shared by the stores, built by small pure functions (tested without AWS). Every item carries
+ * `type` naming its entity.
  *
  *   account        PK ACCOUNT#<account>  SK ACCOUNT
  *   job            PK ACCOUNT#<account>  SK JOB#<job id>           (ULID ids: SK order = creation order)
@@ -11,18 +12,44 @@
  *   API key        PK APIKEY#<HMAC digest of the key>  SK APIKEY   (the key itself is never stored)
  */
 import { createHash } from 'node:crypto';
+import { tableSchema } from '../table.js';
 
-export interface ItemKey {
-  readonly PK: string;
-  readonly SK: string;
-}
+/** The key attributes' names, as functions/table.ts defines them. */
+export const PK = tableSchema.partitionKey;
+export const SK = tableSchema.sortKey;
+export const TTL = tableSchema.ttlAttribute;
+
+/** The `type` attribute of each entity's items. */
+export const ENTITY = {
+  account: 'account',
+  job: 'job',
+  usage: 'usage',
+  rateWindow: 'rate_window',
+  idempotency: 'idempotency',
+  template: 'template',
+  apiKey: 'api_key',
+} as const;
+
+export type Entity = (typeof ENTITY)[keyof typeof ENTITY];
+
+export type ItemKey = Readonly<Record<typeof PK | typeof SK, string>>;
+
+/** Conditions on an item's existence, by its partition key. */
+export const ITEM_EXISTS = `attribute_exists(${PK})`;
+export const ITEM_ABSENT = `attribute_not_exists(${PK})`;
+
+/** An item as the stores hand it on: without its key attributes and entity tag. */
+export const withoutKeys = (item: Record<string, unknown>): Record<string, unknown> => {
+  const { [PK]: _pk, [SK]: _sk, type: _type, ...rest } = item;
+  return rest;
+};
 
 const accountPk = (accountId: string) => `ACCOUNT#${accountId}`;
 
-export const accountKey = (accountId: string): ItemKey => ({ PK: accountPk(accountId), SK: 'ACCOUNT' });
+export const accountKey = (accountId: string): ItemKey => ({ [PK]: accountPk(accountId), [SK]: 'ACCOUNT' });
 export const jobKey = (accountId: string, jobId: string): ItemKey => ({
-  PK: accountPk(accountId),
-  SK: `JOB#${jobId}`,
+  [PK]: accountPk(accountId),
+  [SK]: `JOB#${jobId}`,
 });
 export const JOB_SK_PREFIX = 'JOB#';
 export const jobsPartition = (accountId: string): string => accountPk(accountId);
@@ -30,29 +57,29 @@ export const jobsPartition = (accountId: string): string => accountPk(accountId)
 /** Calendar month (UTC) of `at`, e.g. `2026-11`. */
 export const monthOf = (at: Date): string => at.toISOString().slice(0, 7);
 export const usageKey = (accountId: string, month: string): ItemKey => ({
-  PK: accountPk(accountId),
-  SK: `USAGE#${month}`,
+  [PK]: accountPk(accountId),
+  [SK]: `USAGE#${month}`,
 });
 
 /** The fixed 60-second window (aligned to the UTC clock minute) that `at` falls in. */
 export const minuteOf = (at: Date): number => Math.floor(at.getTime() / 60_000);
 export const rateWindowKey = (accountId: string, minute: number): ItemKey => ({
-  PK: accountPk(accountId),
-  SK: `RATE#${minute}`,
+  [PK]: accountPk(accountId),
+  [SK]: `RATE#${minute}`,
 });
 
 /** Idempotency keys are caller-chosen text: store a digest, so any key fits the sort key. */
 export const idempotencyKey = (accountId: string, key: string): ItemKey => ({
-  PK: accountPk(accountId),
-  SK: `IDEMPOTENCY#${createHash('sha256').update(key).digest('hex')}`,
+  [PK]: accountPk(accountId),
+  [SK]: `IDEMPOTENCY#${createHash('sha256').update(key).digest('hex')}`,
 });
 
 export const templateKey = (templateId: string): ItemKey => ({
-  PK: `TEMPLATE#${templateId}`,
-  SK: 'TEMPLATE',
+  [PK]: `TEMPLATE#${templateId}`,
+  [SK]: 'TEMPLATE',
 });
 
 /** S3 object key of a job's PDF. */
 export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
 
-export const apiKeyItemKey = (digest: string): ItemKey => ({ PK: `APIKEY#${digest}`, SK: 'APIKEY' });
+export const apiKeyItemKey = (digest: string): ItemKey => ({ [PK]: `APIKEY#${digest}`, [SK]: 'APIKEY' });

@@ -1,25 +1,28 @@
 import { z } from 'zod';
+import { MAX_LIST_OFFSET } from '../settings.js';
 import { parseOrThrow } from './validation.js';
 
-const integerText = (min: number, max: number, error: string) =>
-  z
+/** A query-string integer: digits only, then the range; `fallback` when absent. */
+const queryInteger = (min: number, max: number, fallback: number) => {
+  const error = `must be an integer from ${min} to ${max}`;
+  return z
     .string({ error })
     .regex(/^\d{1,9}$/, { error })
+    .default(String(fallback))
     .transform(Number)
-    .pipe(z.number().min(min, { error }).max(max, { error }));
+    .pipe(z.number().int().min(min, { error }).max(max, { error }));
+};
 
-const paginationSchema = z.object({
-  limit: integerText(1, 100, 'must be an integer from 1 to 100').optional(),
-  offset: integerText(0, 1_000_000_000, 'must be an integer of 0 or more').optional(),
+/**
+ * `limit` 1-100 (default 20) and `offset` 0 to MAX_LIST_OFFSET (default 0); anything else answers
+ * 422 VALIDATION_ERROR.
+ */
+export const pageQuerySchema = z.object({
+  limit: queryInteger(1, 100, 20),
+  offset: queryInteger(0, MAX_LIST_OFFSET, 0),
 });
 
-export interface Page {
-  readonly limit: number;
-  readonly offset: number;
-}
+export type Page = z.output<typeof pageQuerySchema>;
 
-/** `limit` 1-100 (default 20) and `offset` 0 or more (default 0), else 422 VALIDATION_ERROR. */
-export const parsePage = (query: Readonly<Record<string, string | undefined>>): Page => {
-  const { limit, offset } = parseOrThrow(paginationSchema, { limit: query.limit, offset: query.offset });
-  return { limit: limit ?? 20, offset: offset ?? 0 };
-};
+export const parsePage = (query: Readonly<Record<string, string | undefined>>): Page =>
+  parseOrThrow(pageQuerySchema, { limit: query.limit, offset: query.offset });

@@ -11,19 +11,19 @@
  * execution reveals (an undefined attribute, a runtime error, the time or output limit) fails
  * the job there, like any render failure.
  */
-import type { Renderer, RenderRequest, RenderResult } from '../renderer/contract.js';
+import type { Plan } from '../settings.js';
 import { parseTemplate, TemplateError } from '../templating/index.js';
-import type { AccountStore } from './accounts.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import { bodyHash, type IdempotencyStore, type StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
 import { hasFile, type Job, type JobResponse, type JobStore, jobResponse } from './jobs.js';
 import { pdfObjectKey } from './keys.js';
+import type { Page } from './pagination.js';
 import { type CreatePdfBody, type RenderOptions, renderOptionsFrom } from './pdf-request.js';
+import type { Clock, PdfStorage, Renderer, RenderRequest, RenderResult } from './ports.js';
 import type { Principal } from './principal.js';
-import type { PdfStorage } from './storage.js';
 import type { TemplateStore } from './templates.js';
-import type { PlanLimits as Plan, RateLimitState, UsageStore } from './usage.js';
+import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
 export interface PdfJobLimits {
   readonly renderBudgetMs: number;
@@ -34,17 +34,19 @@ export interface PdfJobLimits {
 }
 
 export interface PdfJobDeps {
-  readonly accounts: AccountStore;
   readonly jobs: JobStore;
   readonly usage: UsageStore;
   readonly templates: TemplateStore;
   readonly idempotency: IdempotencyStore;
   readonly storage: PdfStorage;
   readonly renderer: Renderer;
+  readonly clock: Clock;
   readonly plans: Readonly<Record<string, Plan>>;
+  /** The plan of accounts whose plan the deployment no longer has. */
+  readonly defaultPlan: string;
   readonly limits: PdfJobLimits;
   /** Told about faults that are answered as a failed job rather than thrown. */
-  readonly onFault?: (message: string, error: unknown) => void;
+  readonly onFault: (message: string, error: unknown) => void;
 }
 
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -92,116 +94,153 @@ const checkTemplate = (source: string, variables: Record<string, unknown>, field
   }
 };
 
+/** A render request whose options are checked: what it renders and how. */
+export interface RenderOrder {
+  readonly html: string | null;
+  readonly templateId: string | null;
+  readonly variables: Record<string, unknown>;
+  readonly options: RenderOptions;
+}
+
+/** A render that was accepted: its template parsed, a quota unit held, its job created (pending). */
+export interface AcceptedRender {
+  readonly job: Job;
+  /** The month whose quota unit the render holds. */
+  readonly month: string;
+  readonly field: TemplateField;
+  readonly template: RenderRequest['template'];
+  readonly options: RenderOptions;
+}
+
+const RENDERER_UNREACHABLE: RenderResult = {
+  ok: false,
+  code: 'PDF_RENDERING_FAILED',
+  message: 'The renderer failed before producing a PDF.',
+};
+
 export const createPdfJobs = (deps: PdfJobDeps) => {
-  const { accounts, jobs, usage, templates, idempotency, storage, renderer, limits } = deps;
+  const { jobs, usage, templates, idempotency, storage, renderer, limits, clock } = deps;
 
-  const planOf = async (principal: Principal): Promise<Plan> => {
-    const account = await accounts.ensure(principal.accountId, principal.email);
-    return deps.plans[account.plan] ?? (deps.plans.free as Plan);
-  };
+  const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
-  const present = async (job: Job): Promise<JobResponse> =>
-    jobResponse(
-      job,
-      hasFile(job, limits.pdfRetentionDays)
-        ? await storage.downloadUrl(job.object_key, `${job.id}.pdf`)
-        : null,
-    );
+  const linkOf = async (job: Job): Promise<string | null> =>
+    hasFile(job, limits.pdfRetentionDays, clock.now())
+      ? storage.downloadUrl(job.object_key, `${job.id}.pdf`)
+      : null;
 
-  const callRenderer = async (request: RenderRequest): Promise<RenderResult> => {
+  const present = async (job: Job): Promise<JobResponse> => jobResponse(job, await linkOf(job));
+
+  /** Options checked and defaulted: the part of validation that the body schema cannot do. */
+  const prepare = (body: CreatePdfBody): RenderOrder => ({
+    html: body.html ?? null,
+    templateId: body.template_id ?? null,
+    variables: body.variables ?? {},
+    options: renderOptionsFrom(body, limits.renderBudgetMs),
+  });
+
+  /** Step 1: template lookup and parsing, quota, job. Throws 404/422/429 with nothing held. */
+  const accept = async (principal: Principal, order: RenderOrder): Promise<AcceptedRender> => {
+    const field: TemplateField = order.templateId ? 'template_id' : 'html';
+    const source =
+      order.html ?? (await templates.getReadable(order.templateId as string, principal.accountId)).html;
+    checkTemplate(source, order.variables, field);
+
+    const month = await usage.reserveRender(principal.accountId, planOf(principal));
+    const jobId = newJobId();
     try {
-      return await renderer.render(request);
+      const job = await jobs.create({
+        id: jobId,
+        account_id: principal.accountId,
+        template_id: order.templateId,
+        object_key: pdfObjectKey(principal.accountId, jobId),
+      });
+      return { job, month, field, template: { source, variables: order.variables }, options: order.options };
     } catch (e) {
-      deps.onFault?.('renderer call failed', e);
-      return {
-        ok: false,
-        code: 'PDF_RENDERING_FAILED',
-        message: 'The renderer failed before producing a PDF.',
-      };
+      await releaseUnit(principal.accountId, month);
+      throw e;
     }
   };
 
-  /** Template, quota, job, render: the part that an idempotent replay skips. */
-  const renderNew = async (
-    principal: Principal,
-    plan: Plan,
-    body: CreatePdfBody,
-    options: RenderOptions,
-  ): Promise<JobResponse> => {
-    const templateId = body.template_id ?? null;
-    const field: TemplateField = templateId ? 'template_id' : 'html';
-    const source = body.html ?? (await templates.getReadable(templateId as string, principal.accountId)).html;
-    const variables = body.variables ?? {};
-    checkTemplate(source, variables, field);
+  const releaseUnit = (accountId: string, month: string) =>
+    usage.releaseRender(accountId, month).catch((f) => deps.onFault('quota release failed', f));
 
-    const month = await usage.reserveRender(principal.accountId, plan);
-    const jobId = newJobId();
-    const objectKey = pdfObjectKey(principal.accountId, jobId);
-    let job: Job | undefined;
+  /** A fault of ours after the render was accepted: the unit goes back, the job fails. */
+  const abandon = async ({ job, month }: AcceptedRender): Promise<void> => {
+    await releaseUnit(job.account_id, month);
+    await jobs
+      .fail(job, { code: 'INTERNAL_ERROR', message: 'The render was interrupted by a fault of the service.' })
+      .catch((f) => deps.onFault('marking the job failed failed', f));
+  };
+
+  const guarded = async <T>(accepted: AcceptedRender, step: () => Promise<T>): Promise<T> => {
     try {
-      const upload = await storage.uploadTarget(objectKey);
-      // Chromium starts at once; the job is written (pending, then rendering) while it works. No
-      // one can tell: the job's id, its state and its link reach the caller only after both, and
-      // the outcome is written only then. A PDF stored for a job whose write failed is an orphan
-      // that the retention rule removes.
-      const rendered = callRenderer({
-        template: { source, variables },
-        ...options,
+      return await step();
+    } catch (e) {
+      await abandon(accepted);
+      throw e;
+    }
+  };
+
+  /** The renderer, while the job moves to rendering beside it. A renderer fault is a failed render. */
+  const render = async (accepted: AcceptedRender): Promise<{ rendering: Job; result: RenderResult }> => {
+    const upload = await storage.uploadTarget(accepted.job.object_key);
+    const rendered = renderer
+      .render({
+        template: accepted.template,
+        ...accepted.options,
         upload,
         limits: {
           maxPdfBytes: limits.maxPdfBytes,
           maxPages: limits.maxPdfPages,
           maxHtmlBytes: limits.maxRenderedHtmlBytes,
         },
+      })
+      .catch((e: unknown) => {
+        deps.onFault('renderer call failed', e);
+        return RENDERER_UNREACHABLE;
       });
-      let rendering: Job;
-      try {
-        job = await jobs.create({
-          id: jobId,
-          account_id: principal.accountId,
-          template_id: templateId,
-          object_key: objectKey,
-        });
-        rendering = await jobs.markRendering(job);
-        job = rendering;
-      } catch (e) {
-        await rendered; // never rejects; the fault is answered once Chromium is done
-        throw e;
-      }
-      const result = await rendered;
-      if (result.ok) {
-        // The download link is signed (no I/O) while the outcome is written.
-        const [completed, , link] = await Promise.all([
-          jobs.complete(rendering, result),
-          usage.recordRender(principal.accountId, month, result.fileSizeBytes, result.renderDurationMs),
-          storage.downloadUrl(objectKey, `${jobId}.pdf`),
-        ]);
-        return jobResponse(completed, hasFile(completed, limits.pdfRetentionDays) ? link : null);
-      }
-      const error = { code: result.code, message: result.message };
-      await Promise.all([jobs.fail(rendering, error), usage.releaseRender(principal.accountId, month)]);
-      job = undefined;
-      const templating = result.code === 'INVALID_HTML_TEMPLATE' || result.code === 'HTML_CONTENT_TOO_LARGE';
-      throw new ServiceError(result.code, result.message, {
-        jobId,
-        ...(templating ? { details: [templateDetail(field, result.message, result.details)] } : {}),
-      });
+    let rendering: Job;
+    try {
+      rendering = await jobs.markRendering(accepted.job);
     } catch (e) {
-      if (e instanceof ServiceError && e.jobId) throw e;
-      // A fault of ours after the quota was held: give it back, and leave no job half-done.
-      await usage
-        .releaseRender(principal.accountId, month)
-        .catch((f) => deps.onFault?.('quota release failed', f));
-      if (job) {
-        await jobs
-          .fail(job, {
-            code: 'INTERNAL_ERROR',
-            message: 'The render was interrupted by a fault of the service.',
-          })
-          .catch((f) => deps.onFault?.('marking the job failed failed', f));
-      }
+      await rendered; // the fault is answered once Chromium is done
       throw e;
     }
+    return { rendering, result: await rendered };
+  };
+
+  const complete = async (
+    { job, month }: AcceptedRender,
+    rendering: Job,
+    result: Extract<RenderResult, { ok: true }>,
+  ): Promise<JobResponse> => {
+    const [completed] = await Promise.all([
+      jobs.complete(rendering, result),
+      usage.recordRender(job.account_id, month, result.fileSizeBytes, result.renderDurationMs),
+    ]);
+    return present(completed);
+  };
+
+  /** The failure is the job's: it fails, and its unit goes back (in that order, so a fault cannot give it back twice). */
+  const fail = async (
+    { job, month, field }: AcceptedRender,
+    rendering: Job,
+    result: Extract<RenderResult, { ok: false }>,
+  ): Promise<ServiceError> => {
+    await jobs.fail(rendering, { code: result.code, message: result.message });
+    await usage.releaseRender(job.account_id, month);
+    const templating = result.code === 'INVALID_HTML_TEMPLATE' || result.code === 'HTML_CONTENT_TOO_LARGE';
+    return new ServiceError(result.code, result.message, {
+      jobId: job.id,
+      ...(templating ? { details: [templateDetail(field, result.message, result.details)] } : {}),
+    });
+  };
+
+  /** Step 2: render, store, and complete, or fail and give the unit back. */
+  const execute = async (accepted: AcceptedRender): Promise<JobResponse> => {
+    const { rendering, result } = await guarded(accepted, () => render(accepted));
+    if (result.ok) return guarded(accepted, () => complete(accepted, rendering, result));
+    throw await guarded(accepted, () => fail(accepted, rendering, result));
   };
 
   const replay = async (principal: Principal, answer: StoredAnswer): Promise<JobResponse> => {
@@ -217,40 +256,36 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     return present(job);
   };
 
+  const renderOnce = async (principal: Principal, order: RenderOrder): Promise<JobResponse> =>
+    execute(await accept(principal, order));
+
   return {
+    accept,
+    execute,
+
     /** Count this render request against the caller's per-minute rate limit. */
-    async hitRateLimit(principal: Principal): Promise<RateLimitState> {
-      return usage.hitRateLimit(principal.accountId, await planOf(principal));
-    },
+    hitRateLimit: (principal: Principal): Promise<RateLimitState> =>
+      usage.hitRateLimit(principal.accountId, planOf(principal)),
 
     /** Render a PDF; answers the completed job, or throws the failure (with `jobId` when a job exists). */
     async create(principal: Principal, body: CreatePdfBody, idempotencyKey?: string): Promise<JobResponse> {
-      const options = renderOptionsFrom(body, limits.renderBudgetMs);
-      const plan = await planOf(principal);
-      if (idempotencyKey === undefined) return renderNew(principal, plan, body, options);
+      const order = prepare(body);
+      if (idempotencyKey === undefined) return renderOnce(principal, order);
 
       const claim = await idempotency.claim(principal.accountId, idempotencyKey, bodyHash(body));
       if (claim.kind === 'replay') return replay(principal, claim.answer);
       try {
-        const job = await renderNew(principal, plan, body, options);
-        await idempotency.finish(principal.accountId, idempotencyKey, {
-          status: 201,
-          job_id: job.id,
-          error: null,
-        });
+        const job = await renderOnce(principal, order);
+        await idempotency.finish(principal.accountId, idempotencyKey, { job_id: job.id, error: null });
         return job;
       } catch (e) {
         if (e instanceof ServiceError) {
           const error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
-          await idempotency.finish(principal.accountId, idempotencyKey, {
-            status: e.status,
-            job_id: e.jobId ?? null,
-            error,
-          });
+          await idempotency.finish(principal.accountId, idempotencyKey, { job_id: e.jobId ?? null, error });
         } else {
           await idempotency
             .release(principal.accountId, idempotencyKey)
-            .catch((f) => deps.onFault?.('idempotency release failed', f));
+            .catch((f) => deps.onFault('idempotency release failed', f));
         }
         throw e;
       }
@@ -263,9 +298,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       return present(job);
     },
 
-    async list(principal: Principal, limit: number, offset: number): Promise<JobResponse[]> {
-      const page = await jobs.list(principal.accountId, limit, offset);
-      return Promise.all(page.map(present));
+    async list(principal: Principal, page: Page): Promise<JobResponse[]> {
+      return Promise.all((await jobs.list(principal.accountId, page)).map(present));
     },
   };
 };

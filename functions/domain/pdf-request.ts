@@ -4,8 +4,8 @@
  */
 import { parse as parseSelector } from 'css-what';
 import { z } from 'zod';
-import type { PaperFormat, RenderRequest, WaitUntil } from '../renderer/contract.js';
 import { type ErrorCode, ServiceError } from './errors.js';
+import type { PaperFormat, RenderRequest, WaitUntil } from './ports.js';
 import { parseOrThrow } from './validation.js';
 
 /** Paper sizes in inches, portrait (width, height), as Chromium prints them. */
@@ -70,7 +70,10 @@ const pageLoadSchema = z.strictObject(
   { error: 'must be an object' },
 );
 
-export const createPdfSchema = (limits: { maxInlineHtmlBytes: number; maxVariablesBytes: number }) =>
+export const createPdfSchema = (limits: {
+  readonly maxInlineHtmlBytes: number;
+  readonly maxVariablesBytes: number;
+}) =>
   z.strictObject(
     {
       html: z
@@ -137,24 +140,28 @@ export const pdfProblemCode = (problem: { field: string }): ErrorCode => {
 const given = (v: unknown) => v !== undefined && v !== null;
 
 /**
- * Check a POST /v1/pdf body. "Exactly one of html and template_id" is checked first: it decides
- * what kind of request this is. Then every field; the first problem picks the code.
+ * "Exactly one of html and template_id" is checked before the schema: it decides what kind of
+ * request this is (contract: both or neither → INVALID_PDF_OPTIONS).
  */
+const checkHtmlOrTemplateId = (body: Record<string, unknown>): void => {
+  if (given(body.html) !== given(body.template_id)) return;
+  const both = given(body.html);
+  const message = both
+    ? 'give exactly one of html and template_id, not both'
+    : 'give exactly one of html and template_id';
+  throw new ServiceError('INVALID_PDF_OPTIONS', message, {
+    details: [
+      { field: both ? 'template_id' : 'html', issue: both ? 'must not be given with html' : 'is required' },
+    ],
+  });
+};
+
+/** Checks a POST /v1/pdf body: what kind of request it is first, then every field. */
 export const parseCreatePdf = (
   body: Record<string, unknown>,
   schema: ReturnType<typeof createPdfSchema>,
 ): CreatePdfBody => {
-  if (given(body.html) === given(body.template_id)) {
-    const both = given(body.html);
-    const message = both
-      ? 'give exactly one of html and template_id, not both'
-      : 'give exactly one of html and template_id';
-    throw new ServiceError('INVALID_PDF_OPTIONS', message, {
-      details: [
-        { field: both ? 'template_id' : 'html', issue: both ? 'must not be given with html' : 'is required' },
-      ],
-    });
-  }
+  checkHtmlOrTemplateId(body);
   return parseOrThrow(schema, body, pdfProblemCode);
 };
 

@@ -1,7 +1,7 @@
 /** Saved templates: the lookup rendering needs (the caller's own, or a public one). */
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ServiceError } from './errors.js';
-import { templateKey } from './keys.js';
+import { ENTITY, templateKey } from './keys.js';
 
 export interface Template {
   readonly id: string;
@@ -21,7 +21,7 @@ export const createTemplateStore = (db: DynamoDBDocumentClient, tableName: strin
   async getReadable(templateId: string, accountId: string): Promise<Template> {
     const out = await db.send(new GetCommand({ TableName: tableName, Key: templateKey(templateId) }));
     const item = out.Item as (Template & { type?: string }) | undefined;
-    if (item?.type !== 'template' || (item.owner_user_id !== accountId && !item.is_public)) {
+    if (item?.type !== ENTITY.template || (item.owner_user_id !== accountId && !item.is_public)) {
       throw templateNotFound(templateId);
     }
     return item;

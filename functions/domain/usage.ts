@@ -7,14 +7,11 @@
  *   gives it back if it fails.
  */
 import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Plan } from '../settings.js';
 import { epochSeconds } from './clock.js';
 import { ServiceError } from './errors.js';
-import { minuteOf, monthOf, rateWindowKey, usageKey } from './keys.js';
-
-export interface PlanLimits {
-  readonly monthlyRenders: number;
-  readonly rendersPerMinute: number;
-}
+import { ENTITY, minuteOf, monthOf, rateWindowKey, TTL, usageKey } from './keys.js';
+import type { Clock } from './ports.js';
 
 export interface RateLimitState {
   readonly limit: number;
@@ -23,11 +20,9 @@ export interface RateLimitState {
   readonly resetSeconds: number;
 }
 
-export const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({
-  'RateLimit-Limit': String(state.limit),
-  'RateLimit-Remaining': String(state.remaining),
-  'RateLimit-Reset': String(state.resetSeconds),
-});
+/** The allowance of the plan named `name`; an account on a plan the deployment dropped gets the default. */
+export const planAllowance = (plans: Readonly<Record<string, Plan>>, name: string, fallback: string): Plan =>
+  plans[name] ?? (plans[fallback] as Plan);
 
 const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
 
@@ -37,9 +32,10 @@ export const monthPeriod = (at: Date): { start: Date; end: Date } => ({
   end: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)),
 });
 
-export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string) => ({
+export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, clock: Clock) => ({
   /** Count one render request; 429 USAGE_LIMIT_EXCEEDED when the window is full. */
-  async hitRateLimit(accountId: string, plan: PlanLimits, now: Date = new Date()): Promise<RateLimitState> {
+  async hitRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
+    const now = clock.now();
     const minute = minuteOf(now);
     const resetSeconds = Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
     const limit = plan.rendersPerMinute;
@@ -48,13 +44,13 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string) 
         new UpdateCommand({
           TableName: tableName,
           Key: rateWindowKey(accountId, minute),
-          UpdateExpression: 'ADD #count :one SET #type = :type, expires_at = :expires',
+          UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :expires',
           ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-          ExpressionAttributeNames: { '#count': 'request_count', '#type': 'type' },
+          ExpressionAttributeNames: { '#count': 'request_count', '#type': 'type', '#ttl': TTL },
           ExpressionAttributeValues: {
             ':one': 1,
             ':limit': limit,
-            ':type': 'rate_window',
+            ':type': ENTITY.rateWindow,
             ':expires': epochSeconds(now) + 180,
           },
           ReturnValues: 'UPDATED_NEW',
@@ -64,17 +60,17 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string) 
       return { limit, remaining: Math.max(0, limit - count), resetSeconds };
     } catch (e) {
       if (!isConditionFailure(e)) throw e;
-      const state = { limit, remaining: 0, resetSeconds };
       throw new ServiceError(
         'USAGE_LIMIT_EXCEEDED',
         `Rate limit of ${limit} render requests per minute exceeded; retry in ${resetSeconds} s`,
-        { headers: { ...rateLimitHeaders(state), 'Retry-After': String(resetSeconds) } },
+        { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
       );
     }
   },
 
   /** Hold one unit of this month's quota; 429 PLAN_QUOTA_EXCEEDED when none is left. Returns the month. */
-  async reserveRender(accountId: string, plan: PlanLimits, now: Date = new Date()): Promise<string> {
+  async reserveRender(accountId: string, plan: Plan): Promise<string> {
+    const now = clock.now();
     const month = monthOf(now);
     try {
       await db.send(
@@ -84,7 +80,7 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string) 
           UpdateExpression: 'ADD renders_used :one SET #type = :type',
           ConditionExpression: 'attribute_not_exists(renders_used) OR renders_used < :limit',
           ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: { ':one': 1, ':limit': plan.monthlyRenders, ':type': 'usage' },
+          ExpressionAttributeValues: { ':one': 1, ':limit': plan.monthlyRenders, ':type': ENTITY.usage },
         }),
       );
       return month;
@@ -94,7 +90,7 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string) 
       throw new ServiceError(
         'PLAN_QUOTA_EXCEEDED',
         `Monthly quota of ${plan.monthlyRenders} renders used up; it resets at ${resetAt.toISOString()}`,
-        { headers: { 'Retry-After': String(Math.ceil((resetAt.getTime() - now.getTime()) / 1000)) } },
+        { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
       );
     }
   },

@@ -1,10 +1,5 @@
-import { dispatch } from '../core/dispatch.js';
-import { createPdf } from './create-pdf.js';
-import { getPdf } from './get-pdf.js';
-import { listPdfs } from './list-pdfs.js';
+/** The pdf Lambda's entry point: configured from its environment once, at cold start. */
+import { lambdaEnvironment } from '../core/config.js';
+import { createHandler } from './index.js';
 
-export const handler = dispatch({
-  'POST /v1/pdf': createPdf,
-  'GET /v1/pdf': listPdfs,
-  'GET /v1/pdf/{job_id}': getPdf,
-});
+export const handler = createHandler(lambdaEnvironment());

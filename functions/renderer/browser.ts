@@ -27,15 +27,24 @@
  */
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
-import { readRendererConfig } from '../core/config.js';
+import { type RendererConfig, readRendererConfig } from '../core/config.js';
 import { createEgressPolicy, type EgressPolicy } from './egress.js';
 import { type EgressProxy, startEgressProxy } from './egress-proxy.js';
 import { interceptRequests } from './interception.js';
 
-const config = readRendererConfig();
+/** The Lambda's configuration, from its environment; the local stack hands its own in (configureRenderer). */
+let config: RendererConfig = readRendererConfig();
 
 /** The egress policy for pages, with the configured test allowances. */
-const egressPolicy: EgressPolicy = createEgressPolicy({ allowHosts: config.egressAllowHosts });
+let egressPolicy: EgressPolicy = createEgressPolicy({ allowHosts: config.egressAllowHosts });
+
+/** Replaces the configuration; takes effect for the next browser and egress proxy started. */
+export const configureRenderer = (next: RendererConfig): void => {
+  config = next;
+  egressPolicy = createEgressPolicy({ allowHosts: next.egressAllowHosts });
+};
+
+export const rendererConfig = (): RendererConfig => config;
 
 const LAUNCH_TIMEOUT_MS = 30_000;
 /** Opening a context and a page takes milliseconds; a browser that needs longer is stuck. */

@@ -4,13 +4,18 @@
  * templating workers beside it (templating-pool.ts: templates never run on the main thread, which
  * here also serves the API).
  */
-import { closeBrowser, prewarm } from './browser.js';
+import type { RendererConfig } from '../core/config.js';
+import { closeBrowser, configureRenderer, prewarm } from './browser.js';
 import type { Renderer } from './contract.js';
 import { render } from './render.js';
 import { templatingPool } from './templating-pool.js';
 
-/** The browser and a templating worker start now, beside the rest of the stack's start. */
-export const createInProcessRenderer = (): Renderer => {
+/**
+ * The browser and a templating worker start now, beside the rest of the stack's start. With
+ * `config`, the renderer uses it instead of the process's environment.
+ */
+export const createInProcessRenderer = (config?: RendererConfig): Renderer => {
+  if (config) configureRenderer(config);
   prewarm();
   templatingPool.prewarm();
   return { render };

@@ -4,13 +4,10 @@
  * overlap. Never throws; every outcome is a RenderResult whose message is safe to show the caller.
  */
 import { type Page, TimeoutError } from 'puppeteer-core';
-import { readRendererConfig } from '../core/config.js';
-import { closeSession, prepareSpare, releaseUnused, takeSession } from './browser.js';
+import { closeSession, prepareSpare, releaseUnused, rendererConfig, takeSession } from './browser.js';
 import type { RenderFailureCode, RenderRequest, RenderResult } from './contract.js';
 import { countPdfPages } from './pdf-pages.js';
 import { templatingPool } from './templating-pool.js';
-
-const { taggedPdf } = readRendererConfig();
 
 /** The PUT is not part of the render budget; S3 takes a 50 MiB body well within this. */
 const UPLOAD_TIMEOUT_MS = 60_000;
@@ -125,7 +122,7 @@ const loadAndPrint = async (page: Page, html: string, request: RenderRequest): P
         left: inches(options.margins.left),
       },
       preferCSSPageSize: false,
-      tagged: taggedPdf,
+      tagged: rendererConfig().taggedPdf,
       timeout: remaining(),
     }),
     deadline,

@@ -6,10 +6,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
-import { type Route, routeKey, routes } from '../../functions/routes.js';
+import { createMatcher } from '../../functions/route-declaration.js';
+import { FALLBACK_RESOURCE, type Route, routeKey, routes } from '../../functions/routes.js';
 import { LOCAL_REGION } from './issuer.js';
 
 /** API Gateway HTTP API's request payload quota. */
@@ -19,8 +18,6 @@ export const MAX_LAMBDA_PAYLOAD_BYTES = 6 * 1024 * 1024;
 /** API Gateway's integration timeout; only what getRemainingTimeInMillis() counts down from. */
 export const FUNCTION_TIMEOUT_MS = 30_000;
 export const DEFAULT_ROUTE_KEY = '$default';
-/** The Lambda behind `$default`: 404 and 405 answers for requests that match no route. */
-export const FALLBACK_RESOURCE = 'fallback';
 
 const ACCOUNT_ID = '000000000000';
 const API_ID = 'local';
@@ -31,93 +28,8 @@ export type LambdaHandler = (
   callback: (error?: unknown, result?: unknown) => void,
 ) => unknown;
 
-/** Loads the handler of `functions/<resource>/handler.ts`. */
+/** Gives the handler of a resource (the local stack makes them with its configuration). */
 export type HandlerLoader = (resource: string) => Promise<LambdaHandler>;
-
-const FUNCTIONS_DIR = fileURLToPath(new URL('../../functions/', import.meta.url));
-
-/**
- * Imports `functions/<resource>/handler.ts` and returns its `handler` export. Importing a module
- * once per process is what a warm Lambda does: its clients and config live at module scope.
- */
-export const importHandler: HandlerLoader = async (resource) => {
-  if (!/^[a-z0-9-]+$/.test(resource)) throw new Error(`invalid resource name "${resource}"`);
-  const file = join(FUNCTIONS_DIR, resource, 'handler.ts');
-  const mod = (await import(pathToFileURL(file).href)) as { handler?: unknown };
-  if (typeof mod.handler !== 'function')
-    throw new Error(`functions/${resource}/handler.ts does not export handler`);
-  return mod.handler as LambdaHandler;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Routing
-
-type Segment = { kind: 'static'; value: string } | { kind: 'param' | 'greedy'; name: string };
-
-interface CompiledRoute {
-  readonly route: Route;
-  readonly segments: readonly Segment[];
-}
-
-const compile = (route: Route): CompiledRoute => ({
-  route,
-  segments: route.path
-    .split('/')
-    .slice(1)
-    .map((s): Segment => {
-      const greedy = /^\{(\w+)\+\}$/.exec(s);
-      if (greedy?.[1]) return { kind: 'greedy', name: greedy[1] };
-      const param = /^\{(\w+)\}$/.exec(s);
-      if (param?.[1]) return { kind: 'param', name: param[1] };
-      return { kind: 'static', value: s };
-    }),
-});
-
-const decode = (s: string): string => {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-};
-
-const matchSegments = (
-  segments: readonly Segment[],
-  parts: readonly string[],
-): Record<string, string> | undefined => {
-  const params: Record<string, string> = {};
-  for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i] as Segment;
-    const part = parts[i];
-    if (segment.kind === 'greedy') {
-      const rest = parts.slice(i);
-      if (rest.length === 0 || rest.join('') === '') return undefined;
-      params[segment.name] = decode(rest.join('/'));
-      return params;
-    }
-    if (part === undefined) return undefined;
-    if (segment.kind === 'static') {
-      if (decode(part) !== segment.value) return undefined;
-    } else {
-      if (part === '') return undefined;
-      params[segment.name] = decode(part);
-    }
-  }
-  return parts.length === segments.length ? params : undefined;
-};
-
-/** Static segments beat `{param}`, which beats `{greedy+}`, left to right: API Gateway's "most specific". */
-const specificity = (c: CompiledRoute): number[] =>
-  c.segments.map((s) => (s.kind === 'static' ? 0 : s.kind === 'param' ? 1 : 2));
-
-const moreSpecific = (a: CompiledRoute, b: CompiledRoute): boolean => {
-  const sa = specificity(a);
-  const sb = specificity(b);
-  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
-    if (sa[i] !== sb[i]) return (sa[i] as number) < (sb[i] as number);
-  }
-  return sa.length > sb.length;
-};
 
 export interface RouteMatch {
   readonly routeKey: string;
@@ -129,20 +41,16 @@ export interface RouteMatch {
 export const createRouter = (
   table: readonly Route[] = routes,
 ): ((method: string, rawPath: string) => RouteMatch) => {
-  const compiled = table.map(compile);
+  const match = createMatcher(table);
   return (method, rawPath) => {
-    const parts = rawPath.split('/').slice(1);
-    let best: { c: CompiledRoute; params: Record<string, string> } | undefined;
-    for (const c of compiled) {
-      if (c.route.method !== method) continue;
-      const params = matchSegments(c.segments, parts);
-      if (params && (!best || moreSpecific(c, best.c))) best = { c, params };
+    const found = match(method, rawPath);
+    if (found.kind === 'none') {
+      return { routeKey: DEFAULT_ROUTE_KEY, resource: FALLBACK_RESOURCE, pathParameters: undefined };
     }
-    if (!best) return { routeKey: DEFAULT_ROUTE_KEY, resource: FALLBACK_RESOURCE, pathParameters: undefined };
     return {
-      routeKey: routeKey(best.c.route),
-      resource: best.c.route.resource,
-      pathParameters: Object.keys(best.params).length > 0 ? best.params : undefined,
+      routeKey: routeKey(found.route),
+      resource: found.route.resource,
+      pathParameters: Object.keys(found.pathParameters).length > 0 ? found.pathParameters : undefined,
     };
   };
 };
@@ -395,8 +303,8 @@ const readBody = (req: IncomingMessage, limit: number): Promise<Buffer | 'too-la
   });
 
 export interface LocalHttpServerOptions {
-  /** @default importHandler: `functions/<resource>/handler.ts`, imported once. */
-  readonly loadHandler?: HandlerLoader;
+  /** The handler of each resource; asked on each request, so it should keep what it made. */
+  readonly loadHandler: HandlerLoader;
   /** The route table. @default functions/routes.ts */
   readonly routes?: readonly Route[];
   /** No per-request log lines. Handler crashes are still reported through `logError`. */
@@ -409,26 +317,13 @@ export interface LocalHttpServerOptions {
   readonly ready?: Promise<unknown>;
 }
 
-export const createLocalHttpServer = (options: LocalHttpServerOptions = {}): Server => {
+export const createLocalHttpServer = (options: LocalHttpServerOptions): Server => {
   const route = createRouter(options.routes);
-  const load = options.loadHandler ?? importHandler;
+  const load = options.loadHandler;
   const log = options.quiet
     ? () => {}
     : (options.log ?? ((line: string) => process.stdout.write(`${line}\n`)));
   const logError = options.logError ?? ((message: string, error: unknown) => console.error(message, error));
-  const handlers = new Map<string, Promise<LambdaHandler>>();
-
-  const handlerFor = (resource: string): Promise<LambdaHandler> => {
-    let h = handlers.get(resource);
-    if (!h) {
-      h = load(resource);
-      // A module that failed to load (a syntax error being fixed) is tried again next request.
-      h.catch(() => handlers.delete(resource));
-      handlers.set(resource, h);
-    }
-    return h;
-  };
-
   const answer = async (req: IncomingMessage, requestId: string): Promise<HttpAnswer | undefined> => {
     const body = await readBody(req, MAX_REQUEST_BODY_BYTES);
     if (body === 'aborted') return undefined;
@@ -440,7 +335,7 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions = {}): Ser
     const event = buildEvent({ req, body, match, requestId, now: new Date() });
     if (Buffer.byteLength(JSON.stringify(event)) > MAX_LAMBDA_PAYLOAD_BYTES) return tooLarge(requestId);
     try {
-      const handler = await handlerFor(match.resource);
+      const handler = await load(match.resource);
       const result = await invoke(handler, event, createLambdaContext(match.resource));
       return toHttpAnswer(result);
     } catch (e) {

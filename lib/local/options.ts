@@ -4,6 +4,7 @@
  * server and the token command agree on DATA_DIR.
  */
 import { resolve } from 'node:path';
+import { INTEGER_SETTINGS, PLANS_VARIABLE } from '../../functions/settings.js';
 
 export const DEFAULT_PORT = 3000;
 export const DEFAULT_DATA_DIR = '.data';
@@ -46,3 +47,25 @@ export const readLocalOptions = (env: Env = process.env): LocalOptions => ({
   port: readPort(env),
   dataDir: readDataDir(env),
 });
+
+/** The renderer's own variables (functions/core/config.ts, readRendererConfig). */
+const RENDERER_VARIABLES = ['CHROME_EXECUTABLE_PATH', 'RENDERER_EGRESS_ALLOW_HOSTS', 'PDF_TAGGED'];
+
+/**
+ * The service settings given to the local stack in its environment (PLANS, RENDER_BUDGET_MS,
+ * the limits, the renderer's), and nothing else: cloud variables in the shell (AWS_PROFILE,
+ * RENDERER_FUNCTION_NAME, ...) never reach the local handlers.
+ */
+export const readServiceEnvironment = (env: Env = process.env): Record<string, string> => {
+  const names = [
+    PLANS_VARIABLE,
+    ...Object.values(INTEGER_SETTINGS).map((s) => s.variable),
+    ...RENDERER_VARIABLES,
+  ];
+  const picked: Record<string, string> = {};
+  for (const name of names) {
+    const v = value(env, name);
+    if (v !== undefined) picked[name] = v;
+  }
+  return picked;
+};

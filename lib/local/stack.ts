@@ -3,14 +3,15 @@
  * issuer for Cognito, the in-process renderer for the renderer Lambda, and the local API Gateway
  * in front of the same handlers the cloud runs. Data lives under DATA_DIR and survives restarts.
  *
- * Handlers read their configuration once, at module load (functions/core/config.ts), so this
- * sets process.env before any handler module is imported. Because of that, a process hosts one
- * stack at a time, and restarting it in the same process reuses the same DATA_DIR and emulator
- * ports (test files each get their own process from vitest, so each may use its own DATA_DIR).
+ * Each resource's handler is made by its `createHandler(environment, parts)` with this stack's
+ * configuration (endpoints, table, bucket, issuer, settings) and the in-process renderer handed
+ * in, as a Lambda's is made from its environment at cold start; process.env is left alone. A
+ * process hosts one stack at a time, because the in-process renderer (one browser) is the
+ * process's.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
 import {
   CreateTableCommand,
@@ -23,14 +24,15 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
+import type { RendererConfig } from '../../functions/core/config.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
-import { apiResources } from '../../functions/routes.js';
+import { apiResources, FALLBACK_RESOURCE } from '../../functions/routes.js';
 import { tableSchema } from '../../functions/table.js';
 import {
   closeServer,
   createLocalHttpServer,
-  FALLBACK_RESOURCE,
-  importHandler,
+  type HandlerLoader,
+  type LambdaHandler,
   listen,
 } from './http-server.js';
 import {
@@ -40,7 +42,7 @@ import {
   LOCAL_USER_POOL_ID,
   loadOrCreateIssuer,
 } from './issuer.js';
-import { DEFAULT_DATA_DIR } from './options.js';
+import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
 
 /**
  * The HMAC key for API key digests (Secrets Manager in the cloud): made once, kept in DATA_DIR,
@@ -77,7 +79,10 @@ export interface LocalStackOptions {
   readonly host?: '127.0.0.1';
   /** Where DynamoDB items, S3 objects and the signing key live. @default `.data/` */
   readonly dataDir?: string;
-  /** Extra environment for the handlers (PLANS, RENDER_BUDGET_MS, limits, ...), set before they load. */
+  /**
+   * Settings for the handlers and the renderer (PLANS, RENDER_BUDGET_MS, limits, PDF_TAGGED, ...),
+   * as environment variables, over those of this process's environment.
+   */
   readonly env?: Readonly<Record<string, string>>;
   /** No request log lines and no notices. */
   readonly quiet?: boolean;
@@ -96,7 +101,7 @@ export interface LocalStack {
   readonly region: string;
   /** The JWKS the API verifies session tokens against (LOCAL_JWKS_FILE). */
   readonly jwksFile: string;
-  /** What was set in process.env for the handlers. */
+  /** The environment the handlers were made with (as a Lambda's environment would be). */
   readonly handlerEnv: Readonly<Record<string, string>>;
   /** A Cognito-style ID token for the local user pool. */
   issueToken(options: IssueTokenOptions): Promise<string>;
@@ -105,23 +110,44 @@ export interface LocalStack {
 }
 
 interface InProcessRendererModule {
-  createInProcessRenderer(): Renderer;
+  createInProcessRenderer(config?: RendererConfig): Renderer;
   closeRenderer(): Promise<void>;
 }
 
-/** What handlers already loaded in this process were configured with; see the module comment. */
-let processBinding: { dataDir: string; dynamoDbPort: number; s3Port: number } | undefined;
+/** What every resource folder's index.ts exports: its handler, made from a configuration. */
+interface ResourceModule {
+  createHandler(env: Readonly<Record<string, string>>, parts: { renderer?: Renderer }): LambdaHandler;
+}
+
 let running = false;
 
-const listenOrExplain = async (server: Server, port: number, what: string): Promise<number> => {
-  try {
-    return (await listen(server, port, '127.0.0.1')).port;
-  } catch (e) {
-    if (port === 0) throw e;
-    throw new Error(`${what}: cannot listen on port ${port} again after a restart in this process`, {
-      cause: e,
-    });
-  }
+/**
+ * Makes each resource's handler from `functions/<resource>/index.ts` with `env` and `parts`,
+ * once: a warm Lambda keeps its clients and configuration at module scope the same way.
+ */
+const resourceLoader = (
+  env: Readonly<Record<string, string>>,
+  parts: { renderer?: Renderer },
+): HandlerLoader => {
+  const made = new Map<string, Promise<LambdaHandler>>();
+  return (resource) => {
+    if (!/^[a-z0-9-]+$/.test(resource))
+      return Promise.reject(new Error(`invalid resource name "${resource}"`));
+    let handler = made.get(resource);
+    if (!handler) {
+      const url = new URL(`../../functions/${resource}/index.ts`, import.meta.url);
+      handler = (import(url.href) as Promise<Partial<ResourceModule>>).then((mod) => {
+        if (typeof mod.createHandler !== 'function') {
+          throw new Error(`functions/${resource}/index.ts does not export createHandler`);
+        }
+        return mod.createHandler(env, parts);
+      });
+      // A module that failed to load (a syntax error being fixed) is tried again next request.
+      handler.catch(() => made.delete(resource));
+      made.set(resource, handler);
+    }
+    return handler;
+  };
 };
 
 const tableDefinition = (tableName: string): CreateTableCommandInput => {
@@ -239,16 +265,12 @@ const lockDataDir = async (dataDir: string): Promise<() => Promise<void>> => {
 };
 
 export const startLocalStack = async (options: LocalStackOptions = {}): Promise<LocalStack> => {
-  if (running)
-    throw new Error('a local stack is already running in this process (handlers share process.env)');
-  const dataDir = resolve(options.dataDir ?? DEFAULT_DATA_DIR);
-  if (processBinding && processBinding.dataDir !== dataDir) {
-    throw new Error(
-      `this process already ran a local stack on ${processBinding.dataDir}; its handlers keep that configuration, ` +
-        'so start a stack on another DATA_DIR in another process',
-    );
+  if (running) {
+    throw new Error('a local stack is already running in this process (it holds the in-process renderer)');
   }
+  const dataDir = resolve(options.dataDir ?? DEFAULT_DATA_DIR);
   running = true;
+  const settingsEnv = { ...readServiceEnvironment(), ...options.env };
   const host = options.host ?? '127.0.0.1';
   const notice = options.quiet ? () => {} : (line: string) => process.stderr.write(`${line}\n`);
   // Shutdown runs the API server's close first (no new requests), then the rest in reverse order.
@@ -272,7 +294,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     markFailed = rej;
   });
   ready.catch(() => {});
-  const api = createLocalHttpServer({ quiet: options.quiet, ready });
+  // Set once the handlers can be made (the emulators' endpoints are known); requests wait for `ready`.
+  let loadHandler: HandlerLoader = () => Promise.reject(new Error('the local stack is not ready'));
+  const api = createLocalHttpServer({ quiet: options.quiet, ready, loadHandler: (r) => loadHandler(r) });
   try {
     const apiPort = (await listen(api, options.port ?? 0, host)).port;
     closeApi = () => closeServer(api);
@@ -281,12 +305,14 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     cleanups.push(await lockDataDir(dataDir));
     const issuer = await loadOrCreateIssuer(dataDir);
 
-    // The renderer reads only its own settings (CHROME_EXECUTABLE_PATH, PDF_TAGGED, ...), which are
-    // in the environment already: Chromium starts now, beside the emulators, not after them.
-    if (options.env) Object.assign(process.env, options.env);
+    // The renderer needs only its own settings (CHROME_EXECUTABLE_PATH, PDF_TAGGED, ...), known
+    // already: Chromium starts now, beside the emulators, not after them.
     const rendererStart = options.renderer
       ? undefined
-      : importInProcessRenderer().then((mod) => mod && { mod, renderer: mod.createInProcessRenderer() });
+      : Promise.all([importInProcessRenderer(), import('../../functions/core/config.js')]).then(
+          ([mod, { readRendererConfig }]) =>
+            mod && { mod, renderer: mod.createInProcessRenderer(readRendererConfig(settingsEnv)) },
+        );
     rendererStart?.catch(() => {});
     cleanups.push(async () => {
       const started = await rendererStart?.catch(() => undefined);
@@ -299,7 +325,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       deleteTableMs: 0,
       updateTableMs: 0,
     });
-    const dynamoDbPort = await listenOrExplain(dynamo, processBinding?.dynamoDbPort ?? 0, 'dynalite');
+    const dynamoDbPort = (await listen(dynamo, 0, '127.0.0.1')).port;
     cleanups.push(() => closeServer(dynamo, 1000));
 
     const s3 = new S3rver({
@@ -310,9 +336,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     });
     await s3.configureBuckets();
     const s3Server = createServer(s3.callback());
-    const s3Port = await listenOrExplain(s3Server, processBinding?.s3Port ?? 0, 's3rver');
+    const s3Port = (await listen(s3Server, 0, '127.0.0.1')).port;
     cleanups.push(() => closeServer(s3Server, 1000));
-    processBinding = { dataDir, dynamoDbPort, s3Port };
 
     const dynamoDbEndpoint = `http://127.0.0.1:${dynamoDbPort}`;
     const s3Endpoint = `http://127.0.0.1:${s3Port}`;
@@ -329,6 +354,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     }
 
     const handlerEnv: Record<string, string> = {
+      ...settingsEnv,
       AWS_REGION: LOCAL_REGION,
       AWS_DEFAULT_REGION: LOCAL_REGION,
       AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
@@ -341,29 +367,15 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       COGNITO_CLIENT_ID: LOCAL_CLIENT_ID,
       LOCAL_JWKS_FILE: issuer.jwksFile,
       API_KEY_SECRET: await loadOrCreateApiKeySecret(dataDir),
-      ...(options.quiet && !process.env.POWERTOOLS_LOG_LEVEL ? { POWERTOOLS_LOG_LEVEL: 'ERROR' } : {}),
-      ...options.env,
     };
-    // Locally the renderer runs in-process; a RENDERER_FUNCTION_NAME left in the shell would
-    // send renders to a real Lambda. Same for a session token that belongs to real credentials.
-    for (const name of ['RENDERER_FUNCTION_NAME', 'LAMBDA_ENDPOINT', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']) {
-      if (!(name in handlerEnv)) delete process.env[name];
-    }
-    Object.assign(process.env, handlerEnv);
 
-    // Only now may anything under functions/ that reads configuration be imported.
-    const { registerLocalRenderer } = await import('../../functions/core/renderer-client.js');
-    // Load every handler now, as Lambda runs a function's init before its first request, while
-    // Chromium is still starting.
-    await Promise.all([...apiResources(), FALLBACK_RESOURCE].map((resource) => importHandler(resource)));
     const inProcess = await rendererStart;
-    if (options.renderer) {
-      registerLocalRenderer(options.renderer);
-    } else if (inProcess) {
-      registerLocalRenderer(inProcess.renderer);
-    } else {
+    const renderer = options.renderer ?? inProcess?.renderer;
+    if (!renderer)
       notice('local stack: functions/renderer/in-process.ts does not exist yet, so renders will fail');
-    }
+    loadHandler = resourceLoader(handlerEnv, renderer ? { renderer } : {});
+    // Make every handler now, as Lambda runs a function's init before its first request.
+    await Promise.all([...apiResources(), FALLBACK_RESOURCE].map((resource) => loadHandler(resource)));
 
     markReady();
     const stack: LocalStack = {

@@ -94,9 +94,8 @@ describe('local stack', () => {
     s3.destroy();
   });
 
-  it('sets the handlers configuration in process.env', () => {
+  it('hands the handlers their configuration, leaving process.env alone', () => {
     const { stack } = local;
-    for (const [name, value] of Object.entries(stack.handlerEnv)) expect(process.env[name]).toBe(value);
     expect(stack.handlerEnv).toMatchObject({
       TABLE_NAME: stack.tableName,
       BUCKET_NAME: stack.bucketName,
@@ -106,7 +105,10 @@ describe('local stack', () => {
       COGNITO_CLIENT_ID: LOCAL_CLIENT_ID,
       LOCAL_JWKS_FILE: stack.jwksFile,
     });
-    expect(process.env.RENDERER_FUNCTION_NAME).toBeUndefined();
+    for (const name of ['TABLE_NAME', 'BUCKET_NAME', 'DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'LOCAL_JWKS_FILE']) {
+      expect(process.env[name]).toBeUndefined();
+    }
+    expect(stack.handlerEnv.RENDERER_FUNCTION_NAME).toBeUndefined();
   });
 
   it('issues Cognito-style ID tokens that aws-jwt-verify accepts with the written JWKS', async () => {

@@ -7,9 +7,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
+import { errorSchema } from '../../functions/core/openapi.js';
 import { generateApiKey } from '../../functions/domain/api-key-format.js';
 import { monthOf, usageKey } from '../../functions/domain/keys.js';
-import { errorSchema } from '../../functions/domain/openapi.js';
 import { LOCAL_CLIENT_ID, LOCAL_REGION, LOCAL_USER_POOL_ID } from '../../lib/local/issuer.js';
 import { type ApiResponse, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { errorStatus } from '../../functions/core/responses.js';
 import { ServiceError } from '../../functions/domain/errors.js';
 import { createPdfSchema, parseCreatePdf, renderOptionsFrom } from '../../functions/domain/pdf-request.js';
 
@@ -79,7 +80,7 @@ describe('POST /v1/pdf body', () => {
   ])('%j → %s on %s', (body, code, field) => {
     const e = rejection(body);
     expect(e.code).toBe(code);
-    expect(e.status).toBe(422);
+    expect(errorStatus[e.code]).toBe(422);
     expect(e.details?.map((d) => d.field)).toContain(field);
     expect(e.message.length).toBeGreaterThan(10);
   });

@@ -1,0 +1,109 @@
+/**
+ * Errors and results as HTTP: the status of every error code (the one table, contract.md), the
+ * headers some codes carry, and the contract's error body. Anything not deliberately exposed is
+ * a generic 500 that is logged and never shown.
+ */
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { type ErrorCode, ServiceError } from '../domain/errors.js';
+import type { RateLimitState } from '../domain/usage.js';
+import { logger } from './logger.js';
+
+export type Result = APIGatewayProxyStructuredResultV2;
+export type Headers = Readonly<Record<string, string>>;
+
+export const errorStatus = {
+  INVALID_JSON: 400,
+  UNAUTHENTICATED: 401,
+  INVALID_API_KEY: 401,
+  INVALID_SESSION_TOKEN: 401,
+  SESSION_REQUIRED: 403,
+  NOT_FOUND: 404,
+  PDF_JOB_NOT_FOUND: 404,
+  PDF_TEMPLATE_NOT_FOUND: 404,
+  API_KEY_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  API_KEY_LIMIT_REACHED: 409,
+  REQUEST_TOO_LARGE: 413,
+  PDF_TOO_LARGE: 413,
+  VALIDATION_ERROR: 422,
+  INVALID_HTML_CONTENT: 422,
+  HTML_CONTENT_TOO_LARGE: 422,
+  INVALID_HTML_TEMPLATE: 422,
+  INVALID_PDF_OPTIONS: 422,
+  INVALID_PAGE_LOAD_OPTIONS: 422,
+  PDF_TOO_MANY_PAGES: 422,
+  INVALID_TEMPLATE_NAME: 422,
+  IDEMPOTENCY_KEY_REUSED: 422,
+  USAGE_LIMIT_EXCEEDED: 429,
+  PLAN_QUOTA_EXCEEDED: 429,
+  INTERNAL_ERROR: 500,
+  PDF_RENDERING_FAILED: 502,
+  PDF_STORAGE_FAILED: 502,
+  PDF_RENDERING_TIMEOUT: 504,
+} as const satisfies Record<ErrorCode, number>;
+
+export const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({
+  'RateLimit-Limit': String(state.limit),
+  'RateLimit-Remaining': String(state.remaining),
+  'RateLimit-Reset': String(state.resetSeconds),
+});
+
+/** RFC 6750: a missing credential gets the bare challenge, a bad one says why. */
+const CHALLENGES: Partial<Record<ErrorCode, string>> = {
+  UNAUTHENTICATED: 'Bearer',
+  INVALID_API_KEY: 'Bearer error="invalid_token"',
+  INVALID_SESSION_TOKEN: 'Bearer error="invalid_token"',
+};
+
+const errorHeaders = (error: ServiceError): Record<string, string> => {
+  const challenge = CHALLENGES[error.code];
+  return {
+    ...(error.rateLimit ? rateLimitHeaders(error.rateLimit) : {}),
+    ...(error.retryAfterSeconds !== undefined ? { 'Retry-After': String(error.retryAfterSeconds) } : {}),
+    ...(challenge ? { 'WWW-Authenticate': challenge } : {}),
+  };
+};
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export const jsonResult = (
+  status: number,
+  body: unknown,
+  requestId: string,
+  headers: Headers = {},
+): Result => ({
+  statusCode: status,
+  headers: {
+    ...(body === undefined ? {} : { 'Content-Type': JSON_TYPE }),
+    ...headers,
+    'X-Request-Id': requestId,
+  },
+  ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+});
+
+/** The contract's error body for `error`; anything not deliberately exposed is a generic 500. */
+export const errorResult = (error: unknown, requestId: string, headers: Headers = {}): Result => {
+  if (error instanceof ServiceError) {
+    return jsonResult(
+      errorStatus[error.code],
+      {
+        error: {
+          code: error.code,
+          message: error.message,
+          ...(error.details ? { details: error.details } : {}),
+          request_id: requestId,
+          ...(error.jobId ? { job_id: error.jobId } : {}),
+        },
+      },
+      requestId,
+      { ...headers, ...errorHeaders(error) },
+    );
+  }
+  logger.error('unhandled error', { requestId, error: error as Error });
+  return jsonResult(
+    500,
+    { error: { code: 'INTERNAL_ERROR', message: 'An internal error occurred', request_id: requestId } },
+    requestId,
+    headers,
+  );
+};

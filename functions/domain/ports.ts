@@ -1,0 +1,87 @@
+/**
+ * What the domain needs from the outside world, as the domain sees it. The implementations live
+ * outside it: the renderer in functions/renderer (called in-process locally, invoked as a Lambda
+ * in the cloud, see core/renderer-client.ts), storage in core/storage.ts, the clock in
+ * core/clients.ts.
+ */
+
+export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
+export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
+
+/**
+ * One render: the renderer is handed a template with its variables (the API has parsed it, the
+ * renderer executes it) and a presigned PUT URL, and answers with a result.
+ */
+export interface RenderRequest {
+  /** The Jinja2 template and its variables; the renderer executes it, the HTML never leaves it. */
+  readonly template: { readonly source: string; readonly variables: Record<string, unknown> };
+  readonly pdf: {
+    readonly format: PaperFormat;
+    readonly landscape: boolean;
+    readonly printBackground: boolean;
+    /** Inches. */
+    readonly margins: {
+      readonly top: number;
+      readonly right: number;
+      readonly bottom: number;
+      readonly left: number;
+    };
+  };
+  readonly pageLoad: {
+    readonly waitUntil: WaitUntil;
+    /** Already clamped to the render budget. Covers loading, waiting and printing. */
+    readonly timeoutMs: number;
+    readonly waitForSelector: string | null;
+  };
+  /** Where to put the PDF: a presigned S3 PUT. The renderer sends exactly these headers. */
+  readonly upload: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
+  readonly limits: {
+    readonly maxPdfBytes: number;
+    readonly maxPages: number;
+    /** UTF-8 bytes of HTML after templating. */
+    readonly maxHtmlBytes: number;
+  };
+}
+
+export type RenderFailureCode =
+  | 'INVALID_HTML_TEMPLATE'
+  | 'HTML_CONTENT_TOO_LARGE'
+  | 'PDF_RENDERING_TIMEOUT'
+  | 'PDF_RENDERING_FAILED'
+  | 'PDF_STORAGE_FAILED'
+  | 'PDF_TOO_LARGE'
+  | 'PDF_TOO_MANY_PAGES';
+
+export type RenderResult =
+  | {
+      readonly ok: true;
+      readonly fileSizeBytes: number;
+      readonly pageCount: number;
+      /** Time spent loading and printing (excludes upload). */
+      readonly renderDurationMs: number;
+    }
+  | {
+      readonly ok: false;
+      readonly code: RenderFailureCode;
+      /** Safe to show the caller: no paths, stack traces or internal addresses. */
+      readonly message: string;
+      /** INVALID_HTML_TEMPLATE: where in the template (1-based line) and which undefined variable. */
+      readonly details?: { readonly line?: number; readonly name?: string };
+    };
+
+/** Renders a PDF; a failed render is a result, never a rejection of its own making. */
+export interface Renderer {
+  render(request: RenderRequest): Promise<RenderResult>;
+}
+
+/** Where PDFs live: presigned links only, never the bytes. */
+export interface PdfStorage {
+  /** A presigned PUT the renderer uploads through (it has no AWS permissions of its own). */
+  uploadTarget(objectKey: string): Promise<{ url: string; headers: Record<string, string> }>;
+  /** A presigned GET, signed afresh on each call, that serves the file as `<filename>`. */
+  downloadUrl(objectKey: string, filename: string): Promise<string>;
+}
+
+export interface Clock {
+  now(): Date;
+}

@@ -1,0 +1,179 @@
+/**
+ * The one settings schema: every plan, limit and duration the service can be configured with,
+ * its default (the contract's), its bounds and the environment variable that carries it. The CDK
+ * stack validates a deployment's settings with it at synth time and writes the variables; the
+ * Lambdas and the local stack parse the same variables back with it. Like routes.ts and
+ * table.ts, this is data both sides read, so it depends on nothing but zod.
+ */
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+
+export const planSchema = z.strictObject({
+  monthlyRenders: z.number().int().min(0),
+  rendersPerMinute: z.number().int().min(0),
+});
+/** A plan's allowance: completed renders per calendar month (UTC), render requests per minute. */
+export type Plan = z.output<typeof planSchema>;
+
+export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
+  free: { monthlyRenders: 100, rendersPerMinute: 10 },
+  starter: { monthlyRenders: 2000, rendersPerMinute: 60 },
+  pro: { monthlyRenders: 25000, rendersPerMinute: 300 },
+};
+
+/** The plan new accounts start on; every plan table must define it. */
+export const DEFAULT_PLAN = 'free';
+
+export const plansSchema = z
+  .record(z.string().min(1), planSchema)
+  .refine((plans) => Object.hasOwn(plans, DEFAULT_PLAN), {
+    error: `must define the "${DEFAULT_PLAN}" plan (new accounts start on it)`,
+  });
+
+interface IntegerSetting {
+  readonly variable: string;
+  readonly default: number;
+  readonly min: number;
+  readonly max?: number;
+}
+
+/** SigV4 presigned URLs live at most 7 days. */
+const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+/** The integer settings. Each `default` is the contract's. */
+export const INTEGER_SETTINGS = {
+  maxInlineHtmlBytes: { variable: 'MAX_INLINE_HTML_BYTES', default: 5 * MiB, min: 1 },
+  maxRenderedHtmlBytes: { variable: 'MAX_RENDERED_HTML_BYTES', default: 10 * MiB, min: 1 },
+  maxVariablesBytes: { variable: 'MAX_VARIABLES_BYTES', default: 1 * MiB, min: 1 },
+  maxRequestBodyBytes: { variable: 'MAX_REQUEST_BODY_BYTES', default: 6 * MiB, min: 1 },
+  maxTemplateHtmlBytes: { variable: 'MAX_TEMPLATE_HTML_BYTES', default: 1 * MiB, min: 1 },
+  renderBudgetMs: { variable: 'RENDER_BUDGET_MS', default: 25_000, min: 1000 },
+  maxPdfBytes: { variable: 'MAX_PDF_BYTES', default: 50 * MiB, min: 1 },
+  maxPdfPages: { variable: 'MAX_PDF_PAGES', default: 1000, min: 1 },
+  downloadUrlTtlSeconds: {
+    variable: 'DOWNLOAD_URL_TTL_SECONDS',
+    default: 900,
+    min: 1,
+    max: MAX_PRESIGN_SECONDS,
+  },
+  pdfRetentionDays: { variable: 'PDF_RETENTION_DAYS', default: 30, min: 1 },
+} as const satisfies Record<string, IntegerSetting>;
+
+export type IntegerSettingName = keyof typeof INTEGER_SETTINGS;
+
+export const PLANS_VARIABLE = 'PLANS';
+
+/**
+ * List endpoints page with `limit`/`offset`; DynamoDB cannot skip items, so a page at `offset`
+ * reads `offset` items first. The offset is capped so that no request costs more than this.
+ */
+export const MAX_LIST_OFFSET = 10_000;
+
+const integerSchema = (s: IntegerSetting) => {
+  const range = `an integer from ${s.min} to ${s.max ?? Number.MAX_SAFE_INTEGER}`;
+  return z
+    .number({ error: `must be ${range}` })
+    .int({ error: `must be ${range}` })
+    .min(s.min, { error: `must be ${range}` })
+    .max(s.max ?? Number.MAX_SAFE_INTEGER, { error: `must be ${range}` });
+};
+
+const integerShape = Object.fromEntries(
+  Object.entries(INTEGER_SETTINGS).map(([name, s]) => [name, integerSchema(s).default(s.default)]),
+) as { [K in IntegerSettingName]: z.ZodDefault<z.ZodNumber> };
+
+export const settingsSchema = z.strictObject({
+  plans: plansSchema.default({ ...DEFAULT_PLANS }),
+  ...integerShape,
+});
+
+/** Every setting, defaults applied. */
+export type Settings = z.output<typeof settingsSchema>;
+/** Settings as a deployment gives them: each optional. */
+export type SettingsInput = z.input<typeof settingsSchema>;
+export type Limits = Omit<Settings, 'plans'>;
+
+export class SettingsError extends Error {
+  /** The setting's name (e.g. `limits.maxPdfPages`) or environment variable (e.g. `MAX_PDF_PAGES`). */
+  readonly setting: string;
+  constructor(setting: string, problem: string) {
+    super(`${setting} ${problem}`);
+    this.name = 'SettingsError';
+    this.setting = setting;
+  }
+}
+
+const firstIssue = (error: z.ZodError): { path: string; message: string } => {
+  const issue = error.issues[0];
+  return { path: issue?.path.map(String).join('.') ?? '', message: issue?.message ?? 'is invalid' };
+};
+
+/** Checks settings as given (names as in the schema); throws SettingsError naming the first bad one. */
+export const checkSettings = (input: SettingsInput): Settings => {
+  const result = settingsSchema.safeParse(input);
+  if (result.success) return result.data;
+  const { path, message } = firstIssue(result.error);
+  throw new SettingsError(path, message);
+};
+
+/** The environment variables that carry `input`; settings left unset are not written. */
+export const settingsEnvironment = (input: SettingsInput): Record<string, string> => {
+  const checked = checkSettings(input);
+  const environment: Record<string, string> = {};
+  for (const [name, s] of Object.entries(INTEGER_SETTINGS) as [IntegerSettingName, IntegerSetting][]) {
+    if (input[name] !== undefined) environment[s.variable] = String(checked[name]);
+  }
+  if (input.plans !== undefined) environment[PLANS_VARIABLE] = JSON.stringify(checked.plans);
+  return environment;
+};
+
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+const variable = (env: Environment, name: string): string | undefined => {
+  const v = env[name]?.trim();
+  return v === undefined || v === '' ? undefined : v;
+};
+
+/** `PLANS`: JSON `{"free":{"monthlyRenders":100,"rendersPerMinute":10},...}`; must define `free`. */
+export const plansFromVariable = (raw: string | undefined): Record<string, Plan> => {
+  if (raw === undefined) return { ...DEFAULT_PLANS };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new SettingsError(PLANS_VARIABLE, 'is not valid JSON');
+  }
+  const result = plansSchema.safeParse(parsed);
+  if (result.success) return result.data;
+  const { path, message } = firstIssue(result.error);
+  if (path === '') {
+    throw new SettingsError(
+      PLANS_VARIABLE,
+      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+        ? message
+        : 'must be a JSON object of plan name to {monthlyRenders, rendersPerMinute}',
+    );
+  }
+  const plan = path.split('.')[0];
+  throw new SettingsError(PLANS_VARIABLE, `plan "${plan}" needs integer monthlyRenders and rendersPerMinute`);
+};
+
+/** Reads every setting from environment variables (unset ones take their defaults). */
+export const settingsFromEnvironment = (env: Environment): Settings => {
+  const input: Record<string, unknown> = { plans: plansFromVariable(variable(env, PLANS_VARIABLE)) };
+  for (const [name, s] of Object.entries(INTEGER_SETTINGS) as [IntegerSettingName, IntegerSetting][]) {
+    const raw = variable(env, s.variable);
+    if (raw === undefined) continue;
+    const value = Number(raw);
+    const parsed = integerSchema(s).safeParse(value);
+    if (!/^-?\d+$/.test(raw) || !parsed.success) {
+      throw new SettingsError(
+        s.variable,
+        `must be an integer from ${s.min} to ${s.max ?? Number.MAX_SAFE_INTEGER}, got "${raw}"`,
+      );
+    }
+    input[name] = value;
+  }
+  return settingsSchema.parse(input);
+};
