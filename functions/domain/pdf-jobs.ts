@@ -1,9 +1,11 @@
 /**
- * The PDF job use cases: render (POST /v1/pdf), get one, list. Each route file is one call here.
+ * The PDF job use cases: render (POST /v1/pdf), get one, list. Each route is one call here.
  *
- * Order of checks for a render (contract precedence, after credentials and body parsing):
- * rate limit → validation → idempotency → template lookup → template parsing → quota → job + render.
- * Every render that passes the quota creates a job; a job that fails gives its quota unit back.
+ * Order of checks for a render (contract precedence, after credentials, body parsing and the
+ * rate limit): validation → idempotency → template lookup → template parsing → quota → job →
+ * render. A render is two steps that an asynchronous worker can also run apart: `accept`
+ * (template, quota, a pending job) and `execute` (render, store, complete; or fail and give the
+ * quota unit back). Every render that passes the quota creates a job.
  *
  * Templates are only parsed here (syntax, variables the template cannot do without): executing
  * one is running a stranger's code, and this function holds the table, the presigner and the

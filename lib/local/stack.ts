@@ -27,7 +27,6 @@ import S3rver from 's3rver';
 import type { RendererConfig } from '../../functions/core/config.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
 import { apiResources, FALLBACK_RESOURCE } from '../../functions/routes.js';
-import { tableSchema } from '../../functions/table.js';
 import {
   closeServer,
   createLocalHttpServer,
@@ -43,6 +42,7 @@ import {
   loadOrCreateIssuer,
 } from './issuer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
+import { ensureTable } from './table.js';
 
 /**
  * The HMAC key for API key digests (Secrets Manager in the cloud): made once, kept in DATA_DIR,
@@ -148,66 +148,6 @@ const resourceLoader = (
     }
     return handler;
   };
-};
-
-const tableDefinition = (tableName: string): CreateTableCommandInput => {
-  const keyNames = [
-    tableSchema.partitionKey,
-    tableSchema.sortKey,
-    ...tableSchema.globalSecondaryIndexes.flatMap((i) => [i.partitionKey, i.sortKey]),
-  ];
-  return {
-    TableName: tableName,
-    BillingMode: 'PAY_PER_REQUEST',
-    AttributeDefinitions: keyNames.map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
-    KeySchema: [
-      { AttributeName: tableSchema.partitionKey, KeyType: 'HASH' },
-      { AttributeName: tableSchema.sortKey, KeyType: 'RANGE' },
-    ],
-    GlobalSecondaryIndexes: tableSchema.globalSecondaryIndexes.map((i) => ({
-      IndexName: i.indexName,
-      KeySchema: [
-        { AttributeName: i.partitionKey, KeyType: 'HASH' },
-        { AttributeName: i.sortKey, KeyType: 'RANGE' },
-      ],
-      Projection: { ProjectionType: 'ALL' },
-    })),
-  };
-};
-
-const describe = async (client: DynamoDBClient, tableName: string): Promise<TableDescription | undefined> => {
-  try {
-    return (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
-  } catch (e) {
-    if (e instanceof ResourceNotFoundException) return undefined;
-    throw e;
-  }
-};
-
-/** Creates the table from functions/table.ts unless it is there; refuses a table of another shape. */
-const ensureTable = async (client: DynamoDBClient, tableName: string, dataDir: string): Promise<void> => {
-  let table = await describe(client, tableName);
-  if (!table) {
-    try {
-      await client.send(new CreateTableCommand(tableDefinition(tableName)));
-    } catch (e) {
-      if (!(e instanceof ResourceInUseException)) throw e;
-    }
-    table = await describe(client, tableName);
-  }
-  const wanted = tableSchema.globalSecondaryIndexes.map((i) => i.indexName).sort();
-  const present = (table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName).sort();
-  const key = (table?.KeySchema ?? []).map((k) => k.AttributeName).join(',');
-  if (key !== `${tableSchema.partitionKey},${tableSchema.sortKey}` || wanted.join() !== present.join()) {
-    throw new Error(
-      `the table in ${join(dataDir, 'dynamodb')} does not match functions/table.ts (indexes ${present.join(', ') || 'none'}); ` +
-        'delete that directory to start with a fresh table',
-    );
-  }
-  // dynalite runs with createTableMs 0, so this is at most a few polls.
-  while ((await describe(client, tableName))?.TableStatus !== 'ACTIVE') {
-    await new Promise((r) => setTimeout(r, 20));
-  }
 };
 
 const isMissingModule = (e: unknown, file: string): boolean =>

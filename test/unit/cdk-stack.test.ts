@@ -5,7 +5,8 @@
  */
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiResources, routeKey, routes } from '../../functions/routes.js';
+import { wiringOf } from '../../functions/route-declaration.js';
+import { apiResources, resources, routeKey, routes } from '../../functions/routes.js';
 import { tableSchema } from '../../functions/table.js';
 import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
 
@@ -159,28 +160,42 @@ describe('the default stack', () => {
         ),
       )
       .map(([id]) => id);
-    const expected = apiResources().filter(
-      (resource) =>
-        resource === 'api-keys' ||
-        routes.some((r) => r.resource === resource && r.credentials.includes('apiKey')),
-    );
+    const expected = resources
+      .filter(
+        (r) =>
+          r.needs.issuesApiKeys === true ||
+          Object.values(r.routes).some((d) => d.credentials.includes('apiKey')),
+      )
+      .map((r) => r.name);
+    expect(expected).toContain('pdf');
     expect(readers.sort()).toEqual(expected.map(fnId).sort());
     for (const id of readers) {
       expect(functions[id].Properties.Environment.Variables.API_KEY_SECRET_ID).toEqual({ Ref: secretId });
     }
   });
 
-  it('configures every API function with what functions/core/config.ts requires', () => {
-    for (const resource of apiResources()) {
-      expect(functions[fnId(resource)].Properties.Environment.Variables).toMatchObject({
-        TABLE_NAME: { Ref: s.logicalId(s.stack.table) },
-        BUCKET_NAME: { Ref: s.logicalId(s.stack.pdfBucket.bucket) },
-        COGNITO_USER_POOL_ID: { Ref: s.logicalId(s.stack.userPool.userPool as never) },
-        COGNITO_CLIENT_ID: { Ref: s.logicalId(s.stack.userPool.userPoolClient as never) },
+  it('configures every API function with what its declaration needs, and nothing more', () => {
+    for (const r of resources) {
+      const wiring = wiringOf(r);
+      const variables = functions[fnId(r.name)].Properties.Environment.Variables;
+      expect(variables).toMatchObject({
         RENDER_BUDGET_MS: '25000',
         DOWNLOAD_URL_TTL_SECONDS: '900',
         PDF_RETENTION_DAYS: '30',
       });
+      const bound = {
+        TABLE_NAME: wiring.table ? { Ref: s.logicalId(s.stack.table) } : undefined,
+        BUCKET_NAME: wiring.pdfBucket ? { Ref: s.logicalId(s.stack.pdfBucket.bucket) } : undefined,
+        COGNITO_USER_POOL_ID: wiring.userPool
+          ? { Ref: s.logicalId(s.stack.userPool.userPool as never) }
+          : undefined,
+        COGNITO_CLIENT_ID: wiring.userPool
+          ? { Ref: s.logicalId(s.stack.userPool.userPoolClient as never) }
+          : undefined,
+        RENDERER_FUNCTION_NAME: wiring.renderer ? { Ref: rendererId() } : undefined,
+      };
+      for (const [name, value] of Object.entries(bound))
+        expect(variables[name], `${r.name} ${name}`).toEqual(value);
     }
     // The fallback answers from the route table alone.
     expect(functions[fnId('fallback')].Properties.Environment.Variables).toEqual({

@@ -1,0 +1,249 @@
+/**
+ * The data layer against a real DynamoDB API (dynalite), without Chromium: job transitions,
+ * paging, usage counters, idempotency claims, and the two steps of a render (accept, execute)
+ * each on its own.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
+import { createS3PdfStorage } from '../../functions/core/storage.js';
+import { ServiceError } from '../../functions/domain/errors.js';
+import { createIdempotencyStore } from '../../functions/domain/idempotency.js';
+import { createJobStore, type Job } from '../../functions/domain/jobs.js';
+import { createPdfJobs } from '../../functions/domain/pdf-jobs.js';
+import type { Principal } from '../../functions/domain/principal.js';
+import { createTemplateStore } from '../../functions/domain/templates.js';
+import { createUsageStore } from '../../functions/domain/usage.js';
+import { MAX_LIST_OFFSET } from '../../functions/settings.js';
+import { testClock, useTable } from '../helpers/dynalite.js';
+
+const table = useTable();
+const clock = testClock('2026-11-25T10:00:30.000Z');
+let accounts = 0;
+const newAccount = () => `acct-${++accounts}`;
+
+const rejection = async (promise: Promise<unknown>): Promise<ServiceError> => {
+  try {
+    await promise;
+  } catch (e) {
+    if (e instanceof ServiceError) return e;
+    throw e;
+  }
+  throw new Error('expected a ServiceError');
+};
+
+describe('job store', () => {
+  const jobs = () => createJobStore(table.db, table.name, clock);
+  const newJob = (accountId: string, id: string) =>
+    jobs().create({ id, account_id: accountId, template_id: null, object_key: `pdf/${accountId}/${id}.pdf` });
+
+  it('moves pending → rendering → completed, and never backwards', async () => {
+    const account = newAccount();
+    const pending = await newJob(account, 'job_01');
+    expect(pending).toMatchObject({ status: 'pending', created_at: '2026-11-25T10:00:30.000Z' });
+    const rendering = await jobs().markRendering(pending);
+    expect(rendering.status).toBe('rendering');
+    const completed = await jobs().complete(rendering, {
+      fileSizeBytes: 10,
+      pageCount: 2,
+      renderDurationMs: 30,
+    });
+    expect(completed).toMatchObject({
+      status: 'completed',
+      file_size_bytes: 10,
+      page_count: 2,
+      render_duration_ms: 30,
+    });
+    await expect(jobs().fail(completed, { code: 'X', message: 'x' })).rejects.toMatchObject({
+      name: 'ConditionalCheckFailedException',
+    });
+    await expect(jobs().markRendering(completed)).rejects.toMatchObject({
+      name: 'ConditionalCheckFailedException',
+    });
+    expect((await jobs().get(account, 'job_01'))?.status).toBe('completed');
+  });
+
+  it('fails from pending or rendering, keeping the error', async () => {
+    const account = newAccount();
+    const failed = await jobs().fail(await newJob(account, 'job_01'), {
+      code: 'PDF_RENDERING_FAILED',
+      message: 'no',
+    });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      error: { code: 'PDF_RENDERING_FAILED', message: 'no' },
+    });
+    expect(await jobs().get(account, 'job_missing')).toBeUndefined();
+  });
+
+  it('lists newest first, page by page, with nothing of other accounts', async () => {
+    const account = newAccount();
+    const ids = Array.from({ length: 25 }, (_, i) => `job_${String(i).padStart(3, '0')}`);
+    for (const id of ids) await newJob(account, id);
+    await newJob(newAccount(), 'job_999');
+    const newestFirst = [...ids].reverse();
+    const page = async (limit: number, offset: number) =>
+      (await jobs().list(account, { limit, offset })).map((j: Job) => j.id);
+    expect(await page(20, 0)).toEqual(newestFirst.slice(0, 20));
+    expect(await page(10, 20)).toEqual(newestFirst.slice(20));
+    expect(await page(3, 7)).toEqual(newestFirst.slice(7, 10));
+    expect(await page(5, 25)).toEqual([]);
+    expect(await page(5, MAX_LIST_OFFSET)).toEqual([]);
+  });
+});
+
+describe('usage counters', () => {
+  const usage = () => createUsageStore(table.db, table.name, clock);
+  const plan = { monthlyRenders: 3, rendersPerMinute: 2 };
+
+  it('counts render requests per clock minute and refuses past the limit with the window', async () => {
+    const account = newAccount();
+    clock.set('2026-11-25T10:00:30.000Z');
+    expect(await usage().hitRateLimit(account, plan)).toEqual({ limit: 2, remaining: 1, resetSeconds: 30 });
+    expect(await usage().hitRateLimit(account, plan)).toEqual({ limit: 2, remaining: 0, resetSeconds: 30 });
+    const refused = await rejection(usage().hitRateLimit(account, plan));
+    expect(refused).toMatchObject({
+      code: 'USAGE_LIMIT_EXCEEDED',
+      retryAfterSeconds: 30,
+      rateLimit: { limit: 2, remaining: 0, resetSeconds: 30 },
+    });
+    clock.set('2026-11-25T10:01:00.000Z');
+    expect(await usage().hitRateLimit(account, plan)).toEqual({ limit: 2, remaining: 1, resetSeconds: 60 });
+  });
+
+  it('holds quota units, gives failed ones back, and refuses when the month is used up', async () => {
+    const account = newAccount();
+    clock.set('2026-11-25T10:00:00.000Z');
+    const month = await usage().reserveRender(account, plan);
+    expect(month).toBe('2026-11');
+    await usage().reserveRender(account, plan);
+    await usage().releaseRender(account, month);
+    await usage().reserveRender(account, plan);
+    await usage().reserveRender(account, plan);
+    const refused = await rejection(usage().reserveRender(account, plan));
+    expect(refused.code).toBe('PLAN_QUOTA_EXCEEDED');
+    // Seconds to 2026-12-01T00:00:00Z.
+    expect(refused.retryAfterSeconds).toBe(6 * 86_400 - 10 * 3600);
+    clock.set('2026-12-01T00:00:00.000Z');
+    expect(await usage().reserveRender(account, plan)).toBe('2026-12');
+  });
+
+  it('refuses exactly past the quota under concurrent reservations', async () => {
+    const account = newAccount();
+    const results = await Promise.allSettled(
+      Array.from({ length: 8 }, () => usage().reserveRender(account, plan)),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+  });
+});
+
+describe('idempotency claims', () => {
+  const store = (leaseMs = 60_000) => createIdempotencyStore(table.db, table.name, clock, leaseMs);
+
+  it('claims a key once, replays the finished answer, and refuses it for another body', async () => {
+    const account = newAccount();
+    expect(await store().claim(account, 'k1', 'hash-a')).toEqual({ kind: 'claimed' });
+    await store().finish(account, 'k1', { job_id: 'job_1', error: null });
+    expect(await store().claim(account, 'k1', 'hash-a')).toEqual({
+      kind: 'replay',
+      answer: { job_id: 'job_1', error: null },
+    });
+    expect((await rejection(store().claim(account, 'k1', 'hash-b'))).code).toBe('IDEMPOTENCY_KEY_REUSED');
+    // Keys are per account.
+    expect(await store().claim(newAccount(), 'k1', 'hash-b')).toEqual({ kind: 'claimed' });
+  });
+
+  it('lets a released claim be taken again, and a claim whose lease ran out be taken over', async () => {
+    const account = newAccount();
+    await store().claim(account, 'k2', 'h');
+    await store().release(account, 'k2');
+    expect(await store().claim(account, 'k2', 'h')).toEqual({ kind: 'claimed' });
+    clock.advance(120_000); // past the 60 s lease: the first claimer is presumed dead
+    expect(await store().claim(account, 'k2', 'h')).toEqual({ kind: 'claimed' });
+  });
+});
+
+describe('a render in two steps', () => {
+  const principal = (plan: string): Principal => ({
+    accountId: newAccount(),
+    email: undefined,
+    credential: 'session',
+    plan,
+  });
+  const pdfJobs = (renderer: { render: () => Promise<never> }) =>
+    createPdfJobs({
+      jobs: createJobStore(table.db, table.name, clock),
+      usage: createUsageStore(table.db, table.name, clock),
+      templates: createTemplateStore(table.db, table.name),
+      idempotency: createIdempotencyStore(table.db, table.name, clock, 60_000),
+      // Signing needs no network: an S3 client that nothing ever reaches.
+      storage: createS3PdfStorage(
+        new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),
+        'bucket',
+        { downloadUrlTtlSeconds: 900, uploadUrlTtlSeconds: 60 },
+      ),
+      renderer,
+      clock,
+      plans: { free: { monthlyRenders: 1, rendersPerMinute: 10 } },
+      defaultPlan: 'free',
+      limits: {
+        renderBudgetMs: 5000,
+        maxRenderedHtmlBytes: 1000,
+        maxPdfBytes: 1000,
+        maxPdfPages: 10,
+        pdfRetentionDays: 30,
+      },
+      onFault: () => {},
+    });
+  const order = {
+    html: '<p>{{ n }}</p>',
+    templateId: null,
+    variables: { n: 1 },
+    options: {
+      pdf: {
+        format: 'A4' as const,
+        landscape: false,
+        printBackground: true,
+        margins: { top: 0.4, right: 0.4, bottom: 0.4, left: 0.4 },
+      },
+      pageLoad: { waitUntil: 'load' as const, timeoutMs: 5000, waitForSelector: null },
+    },
+  };
+  const unreachable = {
+    render: async (): Promise<never> => {
+      throw new Error('the renderer is down');
+    },
+  };
+
+  it('accept parses the template, holds the unit and creates a pending job, without rendering', async () => {
+    const caller = principal('free');
+    const accepted = await pdfJobs(unreachable).accept(caller, order);
+    expect(accepted.job).toMatchObject({ status: 'pending', account_id: caller.accountId });
+    expect(accepted.month).toBe(clock.now().toISOString().slice(0, 7));
+    // The plan's one unit is held: a second accept is refused, and creates no job.
+    expect((await rejection(pdfJobs(unreachable).accept(caller, order))).code).toBe('PLAN_QUOTA_EXCEEDED');
+    const listed = await createJobStore(table.db, table.name, clock).list(caller.accountId, {
+      limit: 10,
+      offset: 0,
+    });
+    expect(listed.map((j) => j.id)).toEqual([accepted.job.id]);
+  });
+
+  it('accept refuses a template that does not parse before holding anything', async () => {
+    const caller = principal('free');
+    const e = await rejection(pdfJobs(unreachable).accept(caller, { ...order, html: '{% if %}' }));
+    expect(e.code).toBe('INVALID_HTML_TEMPLATE');
+    // The unit is still there.
+    await expect(pdfJobs(unreachable).accept(caller, order)).resolves.toBeDefined();
+  });
+
+  it('execute fails the job and gives the unit back when the renderer cannot be reached', async () => {
+    const caller = principal('free');
+    const jobsOf = pdfJobs(unreachable);
+    const accepted = await jobsOf.accept(caller, order);
+    const e = await rejection(jobsOf.execute(accepted));
+    expect(e).toMatchObject({ code: 'PDF_RENDERING_FAILED', jobId: accepted.job.id });
+    const job = await createJobStore(table.db, table.name, clock).get(caller.accountId, accepted.job.id);
+    expect(job).toMatchObject({ status: 'failed', error: { code: 'PDF_RENDERING_FAILED' } });
+    await expect(jobsOf.accept(caller, order)).resolves.toBeDefined();
+  });
+});
