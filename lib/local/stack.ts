@@ -13,15 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
-import {
-  CreateTableCommand,
-  type CreateTableCommandInput,
-  DescribeTableCommand,
-  DynamoDBClient,
-  ResourceInUseException,
-  ResourceNotFoundException,
-  type TableDescription,
-} from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import type { RendererConfig } from '../../functions/core/config.js';
