@@ -33,28 +33,42 @@ for (const [net, prefix] of [
 ] as const) {
   nonPublic.addSubnet(net, prefix, 'ipv4');
 }
-// BlockList checks IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) against the IPv4 rules above.
+/**
+ * IPv6 is judged by allowing what is safe rather than blocking what is known: only global
+ * unicast (2000::/3) can be public. Everything outside it is not: the unspecified and loopback
+ * addresses, IPv4-mapped (::ffff:0:0/96) and IPv4-translated (::ffff:0:0:0/96) forms and the
+ * rest of ::/8, NAT64 (64:ff9b::/96, 64:ff9b:1::/48), discard (100::/64), unique local, link-local,
+ * site-local, multicast, SRv6 SIDs (5f00::/16), and whatever IANA assigns there next.
+ */
+const globalUnicast = new BlockList();
+globalUnicast.addSubnet('2000::', 3, 'ipv6');
+/** IANA's special-purpose blocks inside 2000::/3. */
+const nonPublicGlobalUnicast = new BlockList();
 for (const [net, prefix] of [
-  ['::', 96], // unspecified, loopback (::1) and the deprecated IPv4-compatible form
-  ['64:ff9b::', 96], // NAT64: would reach IPv4 space through a gateway
-  ['64:ff9b:1::', 48],
-  ['100::', 64], // discard
-  ['2001::', 23], // protocol assignments, including Teredo
+  ['2001::', 23], // IETF protocol assignments: Teredo, benchmarking, ORCHID, AMT, …
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4: embeds any IPv4 address
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
+  ['3fff::', 20], // documentation (RFC 9637)
 ] as const) {
-  nonPublic.addSubnet(net, prefix, 'ipv6');
+  nonPublicGlobalUnicast.addSubnet(net, prefix, 'ipv6');
 }
+
+const isPublicIpv6 = (address: string): boolean => {
+  // A zone id names an interface of this machine: never a destination for a page.
+  if (address.includes('%')) return false;
+  try {
+    return globalUnicast.check(address, 'ipv6') && !nonPublicGlobalUnicast.check(address, 'ipv6');
+  } catch {
+    return false; // a form BlockList cannot read is not trusted
+  }
+};
 
 /** Whether an IP address (v4 or v6, without brackets) is globally routable. */
 export const isPublicAddress = (address: string): boolean => {
   const family = isIP(address);
-  if (family === 0) return false;
-  return !nonPublic.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return !nonPublic.check(address, 'ipv4');
+  if (family === 6) return isPublicIpv6(address);
+  return false;
 };
 
 /** `dns.lookup(host, {all: true})`: every address the host resolves to. */
