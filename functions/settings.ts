@@ -70,6 +70,13 @@ export const PLANS_VARIABLE = 'PLANS';
  */
 export const MAX_LIST_OFFSET = 10_000;
 
+/**
+ * How deeply `variables` may nest objects and arrays (the object itself is level 1). Templates
+ * read a few levels; the bound keeps every recursive walk of the value (size checks, hashing,
+ * templating) far from the stack's limit.
+ */
+export const MAX_VARIABLES_DEPTH = 64;
+
 const integerSchema = (s: IntegerSetting) => {
   const range = `an integer from ${s.min} to ${s.max ?? Number.MAX_SAFE_INTEGER}`;
   return z

@@ -66,6 +66,15 @@ const errorHeaders = (error: ServiceError): Record<string, string> => {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/**
+ * On every answer: bodies are JSON and only JSON (never sniffed into HTML), and no cache may keep
+ * one (they carry presigned links, account data, or errors that echo input).
+ */
+export const SAFE_RESPONSE_HEADERS: Headers = {
+  'X-Content-Type-Options': 'nosniff',
+  'Cache-Control': 'no-store',
+};
+
 export const jsonResult = (
   status: number,
   body: unknown,
@@ -76,6 +85,7 @@ export const jsonResult = (
   headers: {
     ...(body === undefined ? {} : { 'Content-Type': JSON_TYPE }),
     ...headers,
+    ...SAFE_RESPONSE_HEADERS,
     'X-Request-Id': requestId,
   },
   ...(body === undefined ? {} : { body: JSON.stringify(body) }),

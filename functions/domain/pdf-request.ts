@@ -4,6 +4,7 @@
  */
 import { parse as parseSelector } from 'css-what';
 import { z } from 'zod';
+import { MAX_VARIABLES_DEPTH } from '../settings.js';
 import { type ErrorCode, ServiceError } from './errors.js';
 import type { PaperFormat, RenderRequest, WaitUntil } from './ports.js';
 import { parseOrThrow } from './validation.js';
@@ -70,6 +71,18 @@ const pageLoadSchema = z.strictObject(
   { error: 'must be an object' },
 );
 
+/** Whether `value` nests objects and arrays at most `max` levels deep; iterative, so any depth is safe to ask. */
+export const withinDepth = (value: unknown, max: number): boolean => {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [v, depth] = next;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return false;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return true;
+};
+
 export const createPdfSchema = (limits: {
   readonly maxInlineHtmlBytes: number;
   readonly maxVariablesBytes: number;
@@ -103,6 +116,10 @@ export const createPdfSchema = (limits: {
         .optional(),
       variables: z
         .record(z.string(), z.unknown(), { error: 'must be an object' })
+        .refine((v) => withinDepth(v, MAX_VARIABLES_DEPTH), {
+          error: `must not nest objects and arrays more than ${MAX_VARIABLES_DEPTH} levels deep`,
+          abort: true,
+        })
         .refine((v) => Buffer.byteLength(JSON.stringify(v), 'utf8') <= limits.maxVariablesBytes, {
           error: `must be at most ${limits.maxVariablesBytes} bytes as JSON`,
         })

@@ -263,7 +263,12 @@ export const toHttpAnswer = (result: unknown): HttpAnswer => {
 /** The contract's error body, for the answers this server gives itself. */
 const errorAnswer = (statusCode: number, code: string, message: string, requestId: string): HttpAnswer => ({
   statusCode,
-  headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId },
+  headers: {
+    'content-type': 'application/json; charset=utf-8',
+    'x-content-type-options': 'nosniff',
+    'cache-control': 'no-store',
+    'x-request-id': requestId,
+  },
   body: Buffer.from(JSON.stringify({ error: { code, message, request_id: requestId } })),
 });
 

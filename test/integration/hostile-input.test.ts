@@ -1,0 +1,192 @@
+/**
+ * Hostile input on every route of the route table (templates, keys, ... included as they are
+ * declared): whatever the body, query or path holds (depth, size, types, unicode, NUL, lone
+ * surrogates), the answer is a 4xx with a named code, never a 5xx; and every answer carries
+ * `X-Content-Type-Options: nosniff` and `Cache-Control: no-store`.
+ */
+import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { resources, routeKey, routes } from '../../functions/routes.js';
+import { settingsSchema } from '../../functions/settings.js';
+import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
+
+const local = useLocalStack({
+  env: { PLANS: JSON.stringify({ free: { monthlyRenders: 100_000, rendersPerMinute: 100_000 } }) },
+});
+
+/** JSON text nesting `depth` objects or arrays around `leaf`, built as text: no recursion anywhere. */
+const nested = (depth: number, leaf: string, kind: 'object' | 'array'): string =>
+  kind === 'object'
+    ? `${'{"a":'.repeat(depth)}${leaf}${'}'.repeat(depth)}`
+    : `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
+
+/** Values for any field, as JSON text: wrong types, extremes, and strings no one should have to handle. */
+const HOSTILE_VALUES: readonly string[] = [
+  'null',
+  'true',
+  '-1',
+  '1e308',
+  '1e400',
+  '9007199254740993',
+  '0.5',
+  '""',
+  '" "',
+  '"\u0000"',
+  '"a\u0000b"',
+  '"\ud800"',
+  '"\udfff\ud800"',
+  JSON.stringify('😀'.repeat(1000)),
+  '"\u202e\u200b\ufeff"',
+  '"<script>alert(1)</script>"',
+  '"{{ 7*7 }}"',
+  JSON.stringify('x'.repeat(300_000)),
+  '[]',
+  '[1, "a", null]',
+  '{}',
+  '{"__proto__": {"polluted": true}, "constructor": {"prototype": {"x": 1}}}',
+  nested(10_000, '1', 'object'),
+  nested(10_000, '1', 'array'),
+  nested(65, '"deep"', 'object'),
+];
+
+/** Whole bodies that are not the object a route wants. */
+const HOSTILE_BODIES: readonly string[] = [
+  '',
+  'null',
+  '[]',
+  '"text"',
+  '{',
+  '{"a":1,"a":2}',
+  nested(10_000, '1', 'object'),
+  nested(10_000, '1', 'array'),
+  `{"html":"${'\\ud800'.repeat(1000)}"}`,
+  '\u0000',
+];
+
+const settings = settingsSchema.parse({});
+
+const bodyFields = (route: (typeof routes)[number]): string[] => {
+  const declaration = resources.find((r) => r.name === route.resource)?.routes[route.name ?? ''];
+  const schema = declaration?.body?.schema(settings) as z.ZodType | undefined;
+  const shape = (schema as unknown as { shape?: Record<string, unknown> } | undefined)?.shape;
+  return shape ? Object.keys(shape) : [];
+};
+
+/** Values with `%` are already percent-encoded (some, like a lone surrogate, cannot be encoded). */
+const pathOf = (path: string, value: string) =>
+  path.replace(/\{[^}]+\}/g, value.includes('%') ? value : encodeURIComponent(value));
+
+const expectNamed4xx = (res: ApiResponse, what: string) => {
+  expect(res.status, `${what}: ${res.status} ${res.text.slice(0, 300)}`).toBeLessThan(500);
+  if (res.status >= 400) expect(res.json?.error?.code, what).toMatch(/^[A-Z_]+$/);
+};
+
+const expectSafeHeaders = (res: ApiResponse, what: string) => {
+  expect(res.headers.get('x-content-type-options'), what).toBe('nosniff');
+  expect(res.headers.get('cache-control'), what).toBe('no-store');
+};
+
+describe('hostile input', () => {
+  const withBody = routes.filter((r) => r.method !== 'GET' && r.method !== 'DELETE');
+
+  it.each(withBody.map((r) => [routeKey(r), r] as const))(
+    '%s: hostile values in every field, and hostile bodies, answer a named 4xx',
+    async (_key, route) => {
+      const token = await local.sessionToken();
+      const path = pathOf(route.path, 'tpl_01J0000000000000000000000');
+      const fields = bodyFields(route);
+      for (const field of fields) {
+        for (const value of HOSTILE_VALUES) {
+          const body = `{${field === 'html' ? '' : '"html":"<p>x</p>",'}${JSON.stringify(field)}:${value}}`;
+          const res = await local.api(path, {
+            method: route.method,
+            token,
+            body,
+            headers: { 'content-type': 'application/json' },
+          });
+          expectNamed4xx(res, `${field}=${value.slice(0, 60)}`);
+          expectSafeHeaders(res, field);
+        }
+      }
+      for (const body of HOSTILE_BODIES) {
+        const res = await local.api(path, {
+          method: route.method,
+          token,
+          body,
+          headers: { 'content-type': 'application/json' },
+        });
+        expectNamed4xx(res, `body ${body.slice(0, 60)}`);
+      }
+    },
+  );
+
+  it.each(routes.map((r) => [routeKey(r), r] as const))(
+    '%s: hostile path parameters and query strings answer a named 4xx',
+    async (_key, route) => {
+      const token = await local.sessionToken();
+      for (const value of ['..', '%00', '%ED%A0%80', '%FF', 'x'.repeat(5000), '😀', '<>', "'", 'null']) {
+        const path = pathOf(route.path, value);
+        for (const query of [
+          '',
+          '?limit=1e3',
+          '?offset=-0',
+          '?limit=%00',
+          `?limit=${'9'.repeat(400)}`,
+          '?offset=99999999',
+        ]) {
+          const res = await local.api(`${path}${query}`, {
+            method: route.method,
+            token,
+            ...(route.method === 'GET' || route.method === 'DELETE' ? {} : { body: {} }),
+          });
+          expectNamed4xx(res, `${path.slice(0, 60)}${query}`);
+          expectSafeHeaders(res, path.slice(0, 60));
+        }
+      }
+    },
+  );
+
+  it('bounds the nesting of variables: 64 levels render, deeper answers 422 INVALID_PDF_OPTIONS', async () => {
+    const token = await local.sessionToken();
+    const ok = await local.api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>{{ v.a.a }}</p>', variables: { v: JSON.parse(nested(62, '"leaf"', 'object')) } },
+    });
+    expect(ok.status, ok.text).toBe(201);
+    for (const kind of ['object', 'array'] as const) {
+      const res = await local.api('/v1/pdf', {
+        method: 'POST',
+        token,
+        body: `{"html":"<p>x</p>","variables":{"v":${nested(10_000, '1', kind)}}}`,
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status, res.text.slice(0, 200)).toBe(422);
+      expect(res.json.error).toMatchObject({
+        code: 'INVALID_PDF_OPTIONS',
+        details: [{ field: 'variables' }],
+      });
+      expect(res.json.error.message).toMatch(/64 levels/);
+    }
+  });
+
+  it('puts nosniff and no-store on every kind of answer: 201, 200, 401, 404, 405, 413, 422', async () => {
+    const token = await local.sessionToken();
+    const answers = [
+      await local.api('/v1/pdf', { method: 'POST', token, body: { html: '<p>hi</p>' } }),
+      await local.api('/v1/pdf', { token }),
+      await local.api('/v1/pdf'),
+      await local.api('/v1/nowhere', { token }),
+      await local.api('/v1/pdf', { method: 'DELETE', token }),
+      await local.api('/v1/pdf', {
+        method: 'POST',
+        token,
+        body: 'x'.repeat(11 * 1024 * 1024),
+        headers: { 'content-type': 'application/json' },
+      }),
+      await local.api('/v1/pdf', { method: 'POST', token, body: { html: '' } }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([201, 200, 401, 404, 405, 413, 422]);
+    for (const res of answers) expectSafeHeaders(res, String(res.status));
+  });
+});
