@@ -9,6 +9,7 @@ import { strFormat } from './format.js';
 import {
   chars,
   compare,
+  dictView,
   eq,
   isInt,
   isString,
@@ -24,6 +25,7 @@ import {
   PyObject,
   PyTuple,
   pushAll,
+  RANGES,
   str,
   truthy,
   typeError,
@@ -31,6 +33,7 @@ import {
   Undefined,
   undefinedMember,
   type Value,
+  VIEWS,
   valueError,
 } from './values.js';
 
@@ -71,8 +74,6 @@ const index = (i: Value, len: number): number => {
   const n = num(i);
   return n < 0 ? n + len : n;
 };
-
-const optInt = (v: Value | undefined): number | null => (v === null || v === undefined ? null : num(v));
 
 // --- str ------------------------------------------------------------------------------------
 
@@ -154,11 +155,59 @@ const isTitle = (s: string): boolean => {
   return cased;
 };
 
-export const pyTitle = (s: string): string =>
-  s.replace(
-    /[A-Za-z\u00c0-\uffff]+('[A-Za-z\u00c0-\uffff]+)?/g,
-    (w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase(),
-  );
+const isCased = (ch: string): boolean => ch.toLowerCase() !== ch.toUpperCase();
+
+/** The digraphs whose titlecase is neither their upper nor their lower case: Ǆ ǅ ǆ → ǅ. */
+const DIGRAPH_TITLE = /[\u01c4-\u01cc\u01f1-\u01f3]/;
+
+/** A character's titlecase: the first of its uppercase letters, the rest lower ('ß' → 'Ss'). */
+const titleChar = (ch: string): string => {
+  if (DIGRAPH_TITLE.test(ch)) {
+    const code = ch.charCodeAt(0);
+    const base = code >= 0x1f1 ? 0x1f1 : code - ((code - 0x1c4) % 3);
+    return String.fromCharCode(base + 1);
+  }
+  const upper = ch.toUpperCase();
+  const first = String.fromCodePoint(upper.codePointAt(0) as number);
+  return first + upper.slice(first.length).toLowerCase();
+};
+
+/** Python's str.title(): a cased character after an uncased one starts a word ("They'Re"). */
+export const pyTitle = (s: string): string => {
+  let out = '';
+  let prevCased = false;
+  for (const ch of s) {
+    if (isCased(ch)) {
+      out += prevCased ? ch.toLowerCase() : titleChar(ch);
+      prevCased = true;
+    } else {
+      out += ch;
+      prevCased = false;
+    }
+  }
+  return out;
+};
+
+/** Python's str.expandtabs(): each tab up to the next multiple of tabsize, columns restart at \n and \r. */
+const expandTabs = (state: RenderState, s: string, tabsize: number): string => {
+  if (!s.includes('\t')) return s;
+  let out = '';
+  let column = 0;
+  for (const ch of s) {
+    if (ch === '\t') {
+      if (tabsize > 0) {
+        const n = tabsize - (column % tabsize);
+        state.guardString(out.length + n);
+        out += ' '.repeat(n);
+        column += n;
+      }
+    } else {
+      out += ch;
+      column = ch === '\n' || ch === '\r' ? 0 : column + 1;
+    }
+  }
+  return out;
+};
 
 export const pyCapitalize = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase();
 
@@ -202,7 +251,8 @@ const argStr = (self: Value, v: Value): string => (self instanceof Markup ? mark
 const STR_METHODS = new Map<string, Method>([
   ['upper', (_s, self) => like(self, S(self).toUpperCase())],
   ['lower', (_s, self) => like(self, S(self).toLowerCase())],
-  ['casefold', (_s, self) => like(self, S(self).toLowerCase())],
+  // Full case folding, near enough: 'ß' → 'ss', 'ﬁ' → 'fi', 'ς' → 'σ'.
+  ['casefold', (_s, self) => like(self, S(self).toUpperCase().toLowerCase().replace(/ς/g, 'σ'))],
   [
     'swapcase',
     (_s, self) =>
@@ -453,9 +503,9 @@ const STR_METHODS = new Map<string, Method>([
   ['istitle', (_s, self) => isTitle(S(self))],
   [
     'expandtabs',
-    (_s, self, a, k) => {
+    (state, self, a, k) => {
       const [n] = bind('expandtabs', ['tabsize'], [8], a, k);
-      return like(self, S(self).replace(/\t/g, ' '.repeat(num(n as Value))));
+      return like(self, expandTabs(state, S(self), num(n as Value)));
     },
   ],
   [
@@ -666,9 +716,16 @@ const DICT_METHODS = new Map<string, Method>([
       return v === undefined ? (d as Value) : v;
     },
   ],
-  ['items', (_s, self) => (self as PyDict).entries().map(([key, v]) => new PyTuple([key, v]))],
-  ['keys', (_s, self) => (self as PyDict).keys()],
-  ['values', (_s, self) => (self as PyDict).values()],
+  [
+    'items',
+    (_s, self) =>
+      dictView(
+        'dict_items',
+        (self as PyDict).entries().map(([key, v]) => new PyTuple([key, v])),
+      ),
+  ],
+  ['keys', (_s, self) => dictView('dict_keys', (self as PyDict).keys())],
+  ['values', (_s, self) => dictView('dict_values', (self as PyDict).values())],
   ['copy', (_s, self) => PyDict.from((self as PyDict).entries())],
   [
     'setdefault',
@@ -751,8 +808,13 @@ export const getattr = (state: RenderState, obj: Value, name: string): Value => 
   } else if (obj instanceof PyCallable && obj.attrs) {
     const a = obj.attrs.get(name);
     if (a !== undefined) return a;
-  } else if (obj instanceof PyFloat || typeof obj === 'number' || typeof obj === 'boolean') {
-    if (name === 'real') return obj instanceof PyFloat ? obj : num(obj);
+  } else if (
+    obj instanceof PyFloat ||
+    typeof obj === 'number' ||
+    typeof obj === 'bigint' ||
+    typeof obj === 'boolean'
+  ) {
+    if (name === 'real') return typeof obj === 'boolean' ? num(obj) : obj;
     if (name === 'imag') return obj instanceof PyFloat ? new PyFloat(0) : 0;
   }
   return undefinedMember(obj, name);
@@ -760,7 +822,11 @@ export const getattr = (state: RenderState, obj: Value, name: string): Value => 
 
 const methodOf = (obj: Value, name: string): Method | undefined => {
   if (isString(obj)) return STR_METHODS.get(name);
-  if (Array.isArray(obj)) return LIST_METHODS.get(name) ?? SEQ_METHODS.get(name);
+  if (Array.isArray(obj)) {
+    if (VIEWS.has(obj)) return undefined;
+    if (RANGES.has(obj)) return SEQ_METHODS.get(name);
+    return LIST_METHODS.get(name) ?? SEQ_METHODS.get(name);
+  }
   if (obj instanceof PyTuple) return SEQ_METHODS.get(name);
   if (obj instanceof PyDict) return DICT_METHODS.get(name);
   if (obj instanceof PyFloat && name === 'is_integer')
@@ -777,6 +843,8 @@ export const getitem = (state: RenderState, obj: Value, key: Value): Value => {
     const v = obj.get(key);
     if (v !== undefined) return v;
   } else if ((Array.isArray(obj) || obj instanceof PyTuple || isString(obj)) && isInt(key)) {
+    // dict views are not subscriptable: Jinja2 turns the TypeError into an undefined.
+    if (Array.isArray(obj) && VIEWS.has(obj)) return undefinedMember(obj, key);
     const items = isString(obj) ? chars(str(obj)) : iterate(obj);
     const i = index(key, items.length);
     if (i >= 0 && i < items.length) {
@@ -789,17 +857,26 @@ export const getitem = (state: RenderState, obj: Value, key: Value): Value => {
   return undefinedMember(obj, key);
 };
 
-/** Python's slice semantics on str, list and tuple. */
+const sliceBound = (v: Value): number | null => {
+  if (v === null) return null;
+  if (v instanceof Undefined) return v.fail();
+  if (!isInt(v)) throw typeError('slice indices must be integers or None or have an __index__ method');
+  return num(v);
+};
+
+/** Python's slice semantics on str, list, tuple and range (Jinja2 slices without its getitem). */
 export const sliceValue = (obj: Value, start: Value, stop: Value, step: Value): Value => {
   if (obj instanceof Undefined) return obj.fail();
-  const st = optInt(step) ?? 1;
-  if (st === 0) throw valueError('slice step cannot be zero');
   const items = isString(obj)
     ? chars(str(obj))
-    : Array.isArray(obj) || obj instanceof PyTuple
+    : (Array.isArray(obj) && !VIEWS.has(obj)) || obj instanceof PyTuple
       ? iterate(obj)
       : null;
   if (!items) throw typeError(`'${typeName(obj)}' object is not subscriptable`);
+  const st = sliceBound(step) ?? 1;
+  const first = sliceBound(start);
+  const last = sliceBound(stop);
+  if (st === 0) throw valueError('slice step cannot be zero');
   const len = items.length;
   const norm = (v: number | null, dflt: number, lo: number, hi: number) => {
     if (v === null) return dflt;
@@ -807,18 +884,22 @@ export const sliceValue = (obj: Value, start: Value, stop: Value, step: Value): 
     return Math.max(lo, Math.min(hi, x));
   };
   const out: Value[] = [];
-  if (st > 0) {
-    const a = norm(optInt(start), 0, 0, len);
-    const b = norm(optInt(stop), len, 0, len);
-    for (let i = a; i < b; i += st) out.push(items[i] as Value);
-  } else {
-    const a = norm(optInt(start), len - 1, -1, len - 1);
-    const b = norm(optInt(stop), -1, -1, len - 1);
-    for (let i = a; i > b; i += st) out.push(items[i] as Value);
-  }
+  const a = st > 0 ? norm(first, 0, 0, len) : norm(first, len - 1, -1, len - 1);
+  const b = st > 0 ? norm(last, len, 0, len) : norm(last, -1, -1, len - 1);
+  if (st > 0) for (let i = a; i < b; i += st) out.push(items[i] as Value);
+  else for (let i = a; i > b; i += st) out.push(items[i] as Value);
   if (isString(obj)) {
     const s = (out as string[]).join('');
     return obj instanceof Markup ? new Markup(s) : s;
+  }
+  const range = Array.isArray(obj) ? RANGES.get(obj) : undefined;
+  if (range) {
+    // A slice of a range is a range: range(10)[2:5] is range(2, 5).
+    RANGES.set(out, {
+      start: range.start + a * range.step,
+      stop: range.start + b * range.step,
+      step: range.step * st,
+    });
   }
   return obj instanceof PyTuple ? new PyTuple(out) : out;
 };

@@ -15,15 +15,19 @@ import {
   striptagsOf,
 } from './attributes.js';
 import type { FilterFn, RenderState, TestFn } from './evaluate.js';
-import { halfEven, percentFormat, pyRound, toFixed } from './format.js';
+import { percentFormat, pyRound, toFixed } from './format.js';
 import {
+  bigOf,
   chars,
   compare,
   contains,
   eq,
   escapeString,
   float,
+  floatMod,
   floatRepr,
+  intArith,
+  intRepr,
   intResult,
   isInt,
   isIterable,
@@ -33,7 +37,9 @@ import {
   type Kwargs,
   length,
   Markup,
+  makeRange,
   markupEscape,
+  normInt,
   num,
   PyCallable,
   PyDict,
@@ -51,6 +57,7 @@ import {
   typeName,
   Undefined,
   type Value,
+  VIEWS,
   valueError,
 } from './values.js';
 
@@ -101,27 +108,67 @@ const sortBy = (state: RenderState, items: Value[], key: (v: Value) => Value, re
   return keyed.map((x) => x.v);
 };
 
-const toInt = (v: Value, dflt: Value, base = 10): Value => {
-  if (isString(v)) {
-    const s = str(v).trim().replace(/_/g, '');
-    if (base === 10 ? /^[-+]?\d+$/.test(s) : true) {
-      const n = base === 10 ? Number(s) : Number.parseInt(s.replace(/^0[xob]/i, ''), base);
-      if (!Number.isNaN(n)) return intResult(n);
-    }
-    const f = toFloatNumber(s);
-    if (f !== undefined && Number.isFinite(f)) return intResult(Math.trunc(f));
-    return dflt;
+const INT_DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
+const PREFIX_BASES: Record<string, number> = { x: 16, o: 8, b: 2 };
+
+/** Python's int(text, base): prefixes (any with base 0), underscores between digits, exact. */
+const parsePyInt = (text: string, base: number): number | bigint | undefined => {
+  if (base !== 0 && (base < 2 || base > 36)) return undefined;
+  const m = /^([+-]?)([\s\S]*)$/.exec(stripChars(text, null, true, true)) as RegExpExecArray;
+  const negative = m[1] === '-';
+  let body = m[2] as string;
+  let b = base;
+  const prefix = /^0([xob])/i.exec(body);
+  const prefixBase = prefix ? PREFIX_BASES[(prefix[1] as string).toLowerCase()] : undefined;
+  if (prefixBase !== undefined && (b === 0 || b === prefixBase)) {
+    b = prefixBase;
+    body = body.slice(2);
+    if (body.startsWith('_')) body = body.slice(1);
+  } else if (b === 0) {
+    b = 10;
+    if (/^0/.test(body) && !/^0(_?0)*$/.test(body)) return undefined;
   }
-  if (isNumber(v)) {
-    const n = num(v);
-    return Number.isFinite(n) ? intResult(Math.trunc(n)) : dflt;
+  if (!body || body.startsWith('_') || body.endsWith('_') || body.includes('__')) return undefined;
+  const digits = body.replace(/_/g, '').toLowerCase();
+  // Python 3.11 refuses longer decimal strings (sys.get_int_max_str_digits()).
+  if (b === 10 && digits.length > 4300) return undefined;
+  let n = 0n;
+  const big = BigInt(b);
+  for (const c of digits) {
+    const d = INT_DIGITS.indexOf(c);
+    if (d < 0 || d >= b) return undefined;
+    n = n * big + BigInt(d);
+  }
+  return normInt(negative ? -n : n);
+};
+
+/**
+ * Jinja2's int filter: int(value, base) for strings, int(value) otherwise; when that fails,
+ * int(float(value)), and the default when that fails too (a string "inf" or "nan" included).
+ */
+const toInt = (v: Value, dflt: Value, base: Value): Value => {
+  if (isString(v)) {
+    const s = str(v);
+    const n = isInt(base) ? parsePyInt(s, num(base)) : undefined;
+    if (n !== undefined) return n;
+    const f = toFloatNumber(s);
+    return f === undefined || !Number.isFinite(f) ? dflt : intResult(Math.trunc(f) || 0);
+  }
+  if (isInt(v)) return typeof v === 'boolean' ? num(v) : v;
+  if (v instanceof PyFloat) {
+    // int(nan) is a ValueError (caught: float(nan) fails the same way); int(inf) is not caught.
+    if (Number.isNaN(v.v)) return dflt;
+    if (!Number.isFinite(v.v)) throw new PyError('OverflowError', 'cannot convert float infinity to integer');
+    return intResult(Math.trunc(v.v) || 0);
   }
   return dflt;
 };
 
+/** Python's float(text): digits with single underscores between them, inf, nan; undefined if invalid. */
+const FLOAT_TEXT = /^[-+]?(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:e[-+]?\d(?:_?\d)*)?$/;
 const toFloatNumber = (s: string): number | undefined => {
-  const t = s.trim().replace(/_/g, '').toLowerCase();
-  if (/^[-+]?(\d+\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?)$/.test(t)) return Number(t);
+  const t = stripChars(s, null, true, true).toLowerCase();
+  if (FLOAT_TEXT.test(t)) return Number(t.replace(/_/g, ''));
   if (/^[-+]?(inf|infinity)$/.test(t)) return t.startsWith('-') ? -Infinity : Infinity;
   if (/^[-+]?nan$/.test(t)) return Number.NaN;
   return undefined;
@@ -132,7 +179,9 @@ const jsonDumps = (v: Value, indent: number | null, level = 0): string => {
   if (v === null) return 'null';
   if (v === true) return 'true';
   if (v === false) return 'false';
-  if (typeof v === 'number') return String(v);
+  if (typeof v === 'number' || typeof v === 'bigint') return intRepr(v);
+  if (Array.isArray(v) && (RANGES.has(v) || VIEWS.has(v)))
+    throw typeError(`Object of type ${typeName(v)} is not JSON serializable`);
   if (v instanceof PyFloat) {
     if (Number.isNaN(v.v)) return 'NaN';
     if (!Number.isFinite(v.v)) return v.v > 0 ? 'Infinity' : '-Infinity';
@@ -191,43 +240,117 @@ const urlQuote = (v: Value, forQs: boolean): string => {
   return forQs ? out.replace(/%20/g, '+') : out;
 };
 
-/** Python's textwrap.wrap(expand_tabs=False, replace_whitespace=False) for one line. */
-const textwrap = (text: string, width: number, breakLong: boolean, onHyphens: boolean): string[] => {
-  const re = onHyphens ? /(\s+|[^\s\w]*\w+[^0-9\W]-(?=\w+[^0-9\W])|\S+)/gu : /(\s+|\S+)/g;
-  const chunks = text.match(re) ?? [];
-  // Split long hyphenated words the way textwrap's wordsep_re does, approximately.
+// textwrap's chunking (Lib/textwrap.py): only ASCII whitespace separates words; \w is Unicode's.
+const TW_WS = '[\\t\\n\\x0b\\x0c\\r ]';
+const TW_NWS = '[^\\t\\n\\x0b\\x0c\\r ]';
+const TW_WORD = '[\\p{L}\\p{N}_]';
+const TW_PUNCT = '[\\p{L}\\p{N}_!"\'&.,?]';
+const TW_LETTER = '[\\p{L}\\p{Nl}\\p{No}_]';
+/** textwrap.TextWrapper.wordsep_re: whitespace, em-dashes, words split after their hyphens. */
+const WORDSEP_RE = new RegExp(
+  `(${TW_WS}+|(?<=${TW_PUNCT})-{2,}(?=${TW_WORD})|${TW_NWS}+?(?:-(?:(?<=${TW_LETTER}{2}-)|(?<=${TW_LETTER}-${TW_LETTER}-))(?=${TW_LETTER}-?${TW_LETTER})|(?=${TW_WS}|$)|(?<=${TW_PUNCT})(?=-{2,}${TW_WORD})))`,
+  'u',
+);
+const WORDSEP_SIMPLE_RE = new RegExp(`(${TW_WS}+)`);
+/** What str.strip() removes: a chunk of only these is whitespace to textwrap. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: Python's whitespace includes \x1c-\x1f
+const PY_SPACE_ONLY = /^[\s\u0085\u001c-\u001f]*$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: as above
+const PY_SPACE = /^[\s\u0085\u001c-\u001f]$/;
+
+interface WrapChunk {
+  text: string;
+  /** Code points left. */
+  len: number;
+  /** Whether what is left is whitespace only (str.strip() leaves nothing). */
+  space: boolean;
+  /** The code points, once the chunk is being cut (a long word), and how many are used up. */
+  cps?: string[];
+  off: number;
+  /** Index of its last code point that is not whitespace. */
+  lastNonSpace: number;
+}
+
+/**
+ * Python's textwrap.wrap(expand_tabs=False, replace_whitespace=False) for one line. Linear: a long
+ * word is cut from its code points by an offset, not by copying what is left of it each time.
+ */
+const textwrap = (
+  state: RenderState,
+  text: string,
+  width: number,
+  breakLong: boolean,
+  onHyphens: boolean,
+): string[] => {
+  if (width <= 0) throw valueError(`invalid width ${width} (must be > 0)`);
+  const stack: WrapChunk[] = text
+    .split(onHyphens ? WORDSEP_RE : WORDSEP_SIMPLE_RE)
+    .filter(Boolean)
+    .map((t) => ({ text: t, len: cpLength(t), space: PY_SPACE_ONLY.test(t), off: 0, lastNonSpace: -1 }))
+    .reverse();
+  const top = () => stack[stack.length - 1] as WrapChunk;
+  const textOf = (c: WrapChunk) => (c.cps ? c.cps.slice(c.off).join('') : c.text);
   const lines: string[] = [];
-  const queue = [...chunks].reverse();
-  while (queue.length) {
-    let cur: string[] = [];
+  while (stack.length) {
+    state.tick();
+    const cur: string[] = [];
     let curLen = 0;
-    if (lines.length && queue.length && /^\s+$/.test(queue[queue.length - 1] as string)) queue.pop();
-    while (queue.length) {
-      const chunk = queue[queue.length - 1] as string;
-      const len = chars(chunk).length;
-      if (curLen + len <= width) {
-        cur.push(chunk);
-        curLen += len;
-        queue.pop();
-      } else break;
+    let lastIsSpace = false;
+    if (lines.length && top().space) stack.pop();
+    while (stack.length) {
+      const c = top();
+      if (curLen + c.len > width) break;
+      cur.push(textOf(c));
+      lastIsSpace = c.space;
+      curLen += c.len;
+      stack.pop();
     }
-    if (queue.length && chars(queue[queue.length - 1] as string).length > width) {
+    if (stack.length && top().len > width) {
+      // textwrap's _handle_long_word
       const spaceLeft = width < 1 ? 1 : width - curLen;
       if (breakLong) {
-        const chunk = chars(queue.pop() as string);
-        cur.push(chunk.slice(0, spaceLeft).join(''));
-        queue.push(chunk.slice(spaceLeft).join(''));
-        curLen += spaceLeft;
+        const c = top();
+        if (!c.cps) {
+          c.cps = chars(c.text);
+          let i = c.cps.length - 1;
+          while (i >= 0 && PY_SPACE.test(c.cps[i] as string)) i--;
+          c.lastNonSpace = i;
+        }
+        let end = spaceLeft;
+        if (onHyphens && c.len > spaceLeft) {
+          // Break after the last hyphen in reach, if something other than hyphens precedes it.
+          let hyphen = -1;
+          for (let i = Math.min(spaceLeft, c.len) - 1; i > 0; i--) {
+            if (c.cps[c.off + i] === '-') {
+              hyphen = i;
+              break;
+            }
+          }
+          if (hyphen > 0) {
+            for (let i = 0; i < hyphen; i++) {
+              if (c.cps[c.off + i] !== '-') {
+                end = hyphen + 1;
+                break;
+              }
+            }
+          }
+        }
+        const taken = Math.min(end, c.len);
+        const piece = c.cps.slice(c.off, c.off + taken).join('');
+        cur.push(piece);
+        lastIsSpace = PY_SPACE_ONLY.test(piece);
+        c.off += taken;
+        c.len -= taken;
+        c.space = c.off > c.lastNonSpace;
+        if (c.len === 0) stack.pop();
       } else if (!cur.length) {
-        cur.push(queue.pop() as string);
+        const c = stack.pop() as WrapChunk;
+        cur.push(textOf(c));
+        lastIsSpace = c.space;
       }
     }
-    if (cur.length && /^\s+$/.test(cur[cur.length - 1] as string)) {
-      curLen -= chars(cur.pop() as string).length;
-    }
+    if (cur.length && lastIsSpace) cur.pop();
     if (cur.length) lines.push(cur.join(''));
-    else if (!queue.length) break;
-    cur = [];
   }
   return lines;
 };
@@ -322,7 +445,8 @@ def('abs', (_s, v) => {
     if (v instanceof Undefined) return v.fail();
     throw typeError(`bad operand type for abs(): '${typeName(v)}'`);
   }
-  return v instanceof PyFloat ? float(Math.abs(v.v)) : intResult(Math.abs(num(v)));
+  if (v instanceof PyFloat) return float(Math.abs(v.v));
+  return typeof v === 'bigint' ? normInt(v < 0n ? -v : v) : Math.abs(num(v));
 });
 def('attr', (state, v, a, k) => {
   const [name] = bind('attr', ['name'], [undefined], a, k);
@@ -480,7 +604,7 @@ def('indent', (state, v, a, k) => {
 def('int', (_s, v, a, k) => {
   const [dflt, base] = bind('int', ['default', 'base'], [0, 10], a, k);
   if (v instanceof Undefined) return v.fail();
-  return toInt(v, dflt as Value, num(base as Value));
+  return toInt(v, dflt as Value, base as Value);
 });
 def('items', (_s, v) => {
   if (v instanceof Undefined) return [];
@@ -530,20 +654,144 @@ def('map', (state, v, a, k, env) => {
 });
 def('max', (state, v, a, k) => minMax(state, v, a, k, 1, 'max'));
 def('min', (state, v, a, k) => minMax(state, v, a, k, -1, 'min'));
-def('pprint', (_s, v) => pformat(v));
+def('pprint', (state, v) => pformat(state, v));
 
-/** pprint.pformat for what fits on a line: repr with dict keys sorted. */
-const pformat = (v: Value): string => {
-  if (v instanceof PyDict) {
-    const entries = v.entries().sort((a, b) => compare(a[0], b[0]));
-    return `{${entries.map(([k, x]) => `${pformat(k)}: ${pformat(x)}`).join(', ')}}`;
+/** Python's sort order, or (like pprint's _safe_key) type names when the values do not compare. */
+const safeCompare = (a: Value, b: Value): number => {
+  try {
+    return compare(a, b);
+  } catch (e) {
+    if (!(e instanceof PyError) || e.type !== 'TypeError') throw e;
+    const x = typeName(a);
+    const y = typeName(b);
+    return x < y ? -1 : x > y ? 1 : 0;
   }
-  if (Array.isArray(v)) return `[${v.map(pformat).join(', ')}]`;
-  if (v instanceof PyTuple)
+};
+
+const sortedEntries = (d: PyDict): [Value, Value][] => d.entries().sort((a, b) => safeCompare(a[0], b[0]));
+
+/** What pprint dispatches on: plain dicts, lists, tuples and strings (not views, ranges, Markup). */
+const isPlainList = (v: Value): v is Value[] => Array.isArray(v) && !RANGES.has(v) && !VIEWS.has(v);
+const isPlainTuple = (v: Value): v is PyTuple => v instanceof PyTuple && !v.fields;
+
+/** pprint's _safe_repr: repr, with dict keys sorted. */
+const safeRepr = (state: RenderState, v: Value): string => {
+  state.tick();
+  if (v instanceof PyDict)
+    return `{${sortedEntries(v)
+      .map(([k, x]) => `${safeRepr(state, k)}: ${safeRepr(state, x)}`)
+      .join(', ')}}`;
+  if (isPlainList(v)) return `[${v.map((x) => safeRepr(state, x)).join(', ')}]`;
+  if (isPlainTuple(v))
     return v.items.length === 1
-      ? `(${pformat(v.items[0] as Value)},)`
-      : `(${v.items.map(pformat).join(', ')})`;
+      ? `(${safeRepr(state, v.items[0] as Value)},)`
+      : `(${v.items.map((x) => safeRepr(state, x)).join(', ')})`;
   return repr(v);
+};
+
+/** Python's len() of a string: code points. */
+const cpLength = (s: string): number => {
+  if (!/[\ud800-\udbff]/.test(s)) return s.length;
+  return chars(s).length;
+};
+
+const PPRINT_WIDTH = 80;
+
+/** pprint.pformat(v) (width 80, indent 1, dicts sorted), as Jinja2's pprint filter calls it. */
+const pformat = (state: RenderState, value: Value): string => {
+  const out: string[] = [];
+  const write = (s: string) => {
+    state.guardString(s.length);
+    out.push(s);
+  };
+  const format = (v: Value, indent: number, allowance: number, level: number): void => {
+    const rep = safeRepr(state, v);
+    if (cpLength(rep) > PPRINT_WIDTH - indent - allowance) {
+      if (v instanceof PyDict) {
+        write('{');
+        const items = sortedEntries(v);
+        if (items.length) {
+          const inner = indent + 1;
+          items.forEach(([k, x], i) => {
+            const last = i === items.length - 1;
+            const krep = safeRepr(state, k);
+            write(`${krep}: `);
+            format(x, inner + cpLength(krep) + 2, last ? allowance + 1 : 1, level + 1);
+            if (!last) write(`,\n${' '.repeat(inner)}`);
+          });
+        }
+        write('}');
+        return;
+      }
+      if (isPlainList(v) || isPlainTuple(v)) {
+        const items = isPlainList(v) ? v : v.items;
+        const end = isPlainList(v) ? ']' : items.length === 1 ? ',)' : ')';
+        write(isPlainList(v) ? '[' : '(');
+        const inner = indent + 1;
+        items.forEach((x, i) => {
+          const last = i === items.length - 1;
+          if (i > 0) write(`,\n${' '.repeat(inner)}`);
+          format(x, inner, last ? allowance + end.length : 1, level + 1);
+        });
+        write(end);
+        return;
+      }
+      if (typeof v === 'string' && v.length) {
+        formatString(v, indent, allowance, level + 1);
+        return;
+      }
+    }
+    write(rep);
+  };
+  /** pprint's _pprint_str: a long string as adjacent literals, split after whitespace. */
+  const formatString = (s: string, indentIn: number, allowanceIn: number, level: number): void => {
+    let indent = indentIn;
+    let allowance = allowanceIn;
+    const chunks: string[] = [];
+    const lines = pySplitlines(s, true);
+    if (level === 1) {
+      indent += 1;
+      allowance += 1;
+    }
+    const maxWidth = PPRINT_WIDTH - indent;
+    let maxWidth1 = maxWidth;
+    let rep = '';
+    lines.forEach((line, i) => {
+      state.tick();
+      rep = repr(line);
+      if (i === lines.length - 1) maxWidth1 -= allowance;
+      if (cpLength(rep) <= maxWidth1) {
+        chunks.push(rep);
+        return;
+      }
+      const parts = line.match(/\S*\s*/gu) ?? [];
+      if (parts.at(-1) === '') parts.pop();
+      let maxWidth2 = maxWidth;
+      let current = '';
+      parts.forEach((part, j) => {
+        const candidate = current + part;
+        if (j === parts.length - 1 && i === lines.length - 1) maxWidth2 -= allowance;
+        if (cpLength(repr(candidate)) > maxWidth2) {
+          if (current) chunks.push(repr(current));
+          current = part;
+        } else {
+          current = candidate;
+        }
+      });
+      if (current) chunks.push(repr(current));
+    });
+    if (chunks.length === 1) {
+      write(rep);
+      return;
+    }
+    if (level === 1) write('(');
+    chunks.forEach((c, i) => {
+      write(i > 0 ? `\n${' '.repeat(indent)}${c}` : c);
+    });
+    if (level === 1) write(')');
+  };
+  format(value, 0, 0, 0);
+  return out.join('');
 };
 def('random', (_s, v) => {
   const items = iterate(v);
@@ -571,6 +819,21 @@ def('reverse', (_s, v) => {
   }
   return [...iterate(v)].reverse();
 });
+/** round(int, ndigits): exact, half to even; an int stays an int. */
+const roundInt = (v: number | bigint | boolean, ndigits: number): Value => {
+  if (ndigits >= 0) return typeof v === 'boolean' ? num(v) : v;
+  const x = bigOf(v);
+  if (-ndigits > (x < 0n ? -x : x).toString().length + 1) return 0;
+  const f = 10n ** BigInt(-ndigits);
+  let q = x / f;
+  let r = x - q * f;
+  if (r < 0n) {
+    q -= 1n;
+    r += f;
+  }
+  if (2n * r > f || (2n * r === f && q % 2n !== 0n)) q += 1n;
+  return normInt(q * f);
+};
 def('round', (_s, v, a, k) => {
   const [precision, method] = bind('round', ['precision', 'method'], [0, 'common'], a, k);
   const m = str(method as Value);
@@ -582,11 +845,7 @@ def('round', (_s, v, a, k) => {
     throw typeError(`type ${typeName(v)} doesn't define __round__ method`);
   }
   if (m === 'common') {
-    if (isInt(v)) {
-      if (p >= 0) return num(v);
-      const f = 10 ** -p;
-      return intResult(halfEven(num(v) / f) * f);
-    }
+    if (isInt(v)) return roundInt(v, p);
     return float(pyRound(num(v), p));
   }
   const f = m === 'ceil' ? Math.ceil : Math.floor;
@@ -639,8 +898,7 @@ def('sum', (state, v, a, k) => {
   for (const item of items) {
     state.tick();
     if (isNumber(total) && isNumber(item)) {
-      const r = num(total) + num(item);
-      total = isInt(total) && isInt(item) ? intResult(r) : float(r);
+      total = isInt(total) && isInt(item) ? intArith('+', total, item, state) : float(num(total) + num(item));
     } else if (Array.isArray(total) && Array.isArray(item)) {
       total = [...total, ...item];
     } else {
@@ -766,7 +1024,9 @@ def('wordwrap', (state, v, a, k) => {
   state.guardString(s.length * (1 + sep.length));
   return pySplitlines(s, false)
     .map((line) =>
-      textwrap(line, num(width as Value), truthy(breakLong as Value), truthy(onHyphens as Value)).join(sep),
+      textwrap(state, line, num(width as Value), truthy(breakLong as Value), truthy(onHyphens as Value)).join(
+        sep,
+      ),
     )
     .join(sep);
 });
@@ -795,19 +1055,18 @@ const defTest = (names: string | string[], fn: TestFn) => {
 const arg0 = (a: Value[], k: Kwargs, name: string): Value =>
   bind('test', [name], [undefined], a, k)[0] as Value;
 
-defTest('odd', (_s, v) => {
+/** `value % n` as Python computes it, ints exactly. */
+const pyMod = (v: Value, n: Value): number => {
   if (v instanceof Undefined) return v.fail();
-  return num(v) % 2 !== 0;
-});
-defTest('even', (_s, v) => {
-  if (v instanceof Undefined) return v.fail();
-  return num(v) % 2 === 0;
-});
+  if (isInt(v) && isInt(n)) return Number(intArith('%', v, n));
+  return floatMod(num(v), num(n));
+};
+defTest('odd', (_s, v) => pyMod(v, 2) === 1);
+defTest('even', (_s, v) => pyMod(v, 2) === 0);
 defTest('divisibleby', (_s, v, a, k) => {
-  const n = num(arg0(a, k, 'num'));
-  if (n === 0) throw new PyError('ZeroDivisionError', 'integer division or modulo by zero');
-  const x = num(v);
-  return x - Math.floor(x / n) * n === 0;
+  const n = arg0(a, k, 'num');
+  if (num(n) === 0) throw new PyError('ZeroDivisionError', 'integer division or modulo by zero');
+  return pyMod(v, n) === 0;
 });
 defTest('defined', (_s, v) => !(v instanceof Undefined));
 defTest('undefined', (_s, v) => v instanceof Undefined);
@@ -815,7 +1074,7 @@ defTest('none', (_s, v) => v === null);
 defTest('boolean', (_s, v) => typeof v === 'boolean');
 defTest('false', (_s, v) => v === false);
 defTest('true', (_s, v) => v === true);
-defTest('integer', (_s, v) => typeof v === 'number');
+defTest('integer', (_s, v) => typeof v === 'number' || typeof v === 'bigint');
 defTest('float', (_s, v) => v instanceof PyFloat);
 defTest('number', (_s, v) => isNumber(v));
 defTest('string', (_s, v) => isString(v));
@@ -875,9 +1134,7 @@ export const GLOBALS = (state: RenderState): Map<string, Value> =>
         if (n > MAX_RANGE)
           throw new PyError('OverflowError', `range() is limited to ${MAX_RANGE} items, got ${n}`);
         state.guardList(n);
-        const list: Value[] = Array.from({ length: n }, (_, i) => start + i * step);
-        RANGES.set(list, step === 1 ? `range(${start}, ${stop})` : `range(${start}, ${stop}, ${step})`);
-        return list;
+        return makeRange(start, stop, step);
       }),
     ],
     [

@@ -15,7 +15,10 @@ import {
   eq,
   escapeString,
   float,
-  intResult,
+  floatFloorDiv,
+  floatMod,
+  intArith,
+  intNeg,
   isInt,
   isNumber,
   isString,
@@ -148,7 +151,7 @@ class Frame {
 
 const BIN_OPS: Record<string, (s: RenderState, a: Value, b: Value) => Value> = {
   '+': (s, a, b) => add(s, a, b),
-  '-': (_s, a, b) => arith(a, b, '-', (x, y) => x - y),
+  '-': (s, a, b) => arith(s, a, b, '-', (x, y) => x - y),
   '*': (s, a, b) => mul(s, a, b),
   '/': (_s, a, b) => {
     const y = numOperand(b, '/', a);
@@ -156,25 +159,33 @@ const BIN_OPS: Record<string, (s: RenderState, a: Value, b: Value) => Value> = {
     if (y === 0) throw new PyError('ZeroDivisionError', 'division by zero');
     return float(x / y);
   },
-  '//': (_s, a, b) => {
+  '//': (s, a, b) => {
     const y = numOperand(b, '//', a);
     const x = numOperand(a, '//', b);
-    if (y === 0) throw new PyError('ZeroDivisionError', 'integer division or modulo by zero');
-    const r = Math.floor(x / y);
-    return isInt(a) && isInt(b) ? intResult(r) : float(r);
+    if (y === 0) {
+      throw new PyError(
+        'ZeroDivisionError',
+        isInt(a) && isInt(b) ? 'integer division or modulo by zero' : 'float floor division by zero',
+      );
+    }
+    return isInt(a) && isInt(b) ? intArith('//', a, b, s) : float(floatFloorDiv(x, y));
   },
   '%': (s, a, b) => {
     if (isString(a)) return percentFormat(s, a, b);
     const y = numOperand(b, '%', a);
     const x = numOperand(a, '%', b);
-    if (y === 0) throw new PyError('ZeroDivisionError', 'integer division or modulo by zero');
-    const r = x - Math.floor(x / y) * y;
-    return isInt(a) && isInt(b) ? intResult(r) : float(r);
+    if (y === 0) {
+      throw new PyError(
+        'ZeroDivisionError',
+        isInt(a) && isInt(b) ? 'integer division or modulo by zero' : 'float modulo',
+      );
+    }
+    return isInt(a) && isInt(b) ? intArith('%', a, b, s) : float(floatMod(x, y));
   },
-  '**': (_s, a, b) => {
+  '**': (s, a, b) => {
     const y = numOperand(b, '**', a);
     const x = numOperand(a, '**', b);
-    if (isInt(a) && isInt(b) && y >= 0) return intResult(x ** y);
+    if (isInt(a) && isInt(b) && y >= 0) return intArith('**', a, b, s);
     if (x === 0 && y < 0) throw new PyError('ZeroDivisionError', '0.0 cannot be raised to a negative power');
     return float(x ** y);
   },
@@ -189,15 +200,20 @@ const numOperand = (v: Value, op: string, other: Value): number => {
   return num(v);
 };
 
-const arith = (a: Value, b: Value, op: string, f: (x: number, y: number) => number): Value => {
+const arith = (
+  s: RenderState,
+  a: Value,
+  b: Value,
+  op: '+' | '-' | '*',
+  f: (x: number, y: number) => number,
+): Value => {
   const x = numOperand(a, op, b);
   const y = numOperand(b, op, a);
-  const r = f(x, y);
-  return isInt(a) && isInt(b) ? intResult(r) : float(r);
+  return isInt(a) && isInt(b) ? intArith(op, a, b, s) : float(f(x, y));
 };
 
 const add = (s: RenderState, a: Value, b: Value): Value => {
-  if (isNumber(a) && isNumber(b)) return arith(a, b, '+', (x, y) => x + y);
+  if (isNumber(a) && isNumber(b)) return arith(s, a, b, '+', (x, y) => x + y);
   if (isString(a) && isString(b)) {
     s.guardString(str(a).length + str(b).length);
     if (a instanceof Markup || b instanceof Markup) return new Markup(markupEscape(a).s + markupEscape(b).s);
@@ -217,7 +233,7 @@ const add = (s: RenderState, a: Value, b: Value): Value => {
 
 /** `*`: numbers, or a str/list/tuple repeated. */
 export const mul = (s: RenderState, a: Value, b: Value): Value => {
-  if (isNumber(a) && isNumber(b)) return arith(a, b, '*', (x, y) => x * y);
+  if (isNumber(a) && isNumber(b)) return arith(s, a, b, '*', (x, y) => x * y);
   const [seq, times] = isInt(b) ? [a, b] : isInt(a) ? [b, a] : [a, b];
   if (isInt(times)) {
     const n = Math.max(0, num(times));
@@ -620,10 +636,11 @@ export class Evaluator {
       case 'filter':
         return this.applyFilter(e, e.node ? this.eval(e.node, frame) : null, frame);
       case 'test': {
-        const test = TESTS.get(e.name);
-        if (!test) throw new PyError('TemplateAssertionError', `No test named '${e.name}'.`);
         const value = this.eval(e.node, frame);
         const [args, kwargs] = this.evalArgs(e, frame);
+        const test = TESTS.get(e.name);
+        // Only reachable inside an `if` (parsing refuses unknown tests elsewhere), as in Jinja2.
+        if (!test) throw new PyError('TemplateRuntimeError', `No test named '${e.name}' found.`);
         return test(this.state, value, args, kwargs, testEnv);
       }
       case 'not':
@@ -634,7 +651,7 @@ export class Evaluator {
           if (v instanceof Undefined) return v.fail();
           throw typeError(`bad operand type for unary -: '${typeName(v)}'`);
         }
-        return v instanceof PyFloat ? float(-v.v) : intResult(-num(v));
+        return v instanceof PyFloat ? float(-v.v) : intNeg(v);
       }
       case 'pos': {
         const v = this.eval(e.node, frame);
@@ -708,9 +725,10 @@ export class Evaluator {
   }
 
   private applyFilter(e: Expr & { t: 'filter' }, value: Value, frame: Frame): Value {
-    const filter = FILTERS.get(e.name);
-    if (!filter) throw new PyError('TemplateAssertionError', `No filter named '${e.name}'.`);
     const [args, kwargs] = this.evalArgs(e, frame);
+    const filter = FILTERS.get(e.name);
+    // Only reachable inside an `if` (parsing refuses unknown filters elsewhere), as in Jinja2.
+    if (!filter) throw new PyError('TemplateRuntimeError', `No filter named '${e.name}' found.`);
     return filter(this.state, value, args, kwargs, this.callEnv);
   }
 

@@ -176,11 +176,26 @@ const applyWidth = (state: RenderState, s: string, width: number, left: boolean,
 const signed = (s: string, negative: boolean, plus: boolean, space: boolean) =>
   negative ? `-${s}` : plus ? `+${s}` : space ? ` ${s}` : s;
 
-const toIntValue = (v: Value, conv: string): number => {
+/** The int `%d`, `%x` or `%o` prints: exact for ints, truncated for floats. */
+const toIntValue = (v: Value, conv: string): number | bigint => {
   if (v instanceof Undefined) return v.fail();
   if (!isNumber(v)) throw typeError(`%${conv} format: a real number is required, not ${typeName(v)}`);
-  return Math.trunc(num(v));
+  if (typeof v === 'bigint') return v;
+  const n = Math.trunc(num(v));
+  if (Number.isNaN(n)) throw valueError('cannot convert float NaN to integer');
+  if (!Number.isFinite(n)) throw new PyError('OverflowError', 'cannot convert float infinity to integer');
+  return n;
 };
+
+/** |n| in base `radix`, every digit exact (a double's integer value is exact too). */
+const absDigits = (n: number | bigint | boolean, radix: number): string => {
+  if (typeof n === 'boolean') return n ? '1' : '0';
+  if (typeof n === 'number' && Number.isSafeInteger(n)) return Math.abs(n).toString(radix);
+  const b = BigInt(n);
+  return (b < 0n ? -b : b).toString(radix);
+};
+
+const isNegative = (n: number | bigint): boolean => n < 0;
 
 const toFloatValue = (v: Value, conv: string): number => {
   if (v instanceof Undefined) return v.fail();
@@ -250,18 +265,18 @@ export const percentFormat = (state: RenderState, format: Value, args: Value): V
         case 'i':
         case 'u': {
           const n = toIntValue(value, conv);
-          let digits = String(Math.abs(n));
+          let digits = absDigits(n, 10);
           if (precision !== undefined) digits = digits.padStart(precision, '0');
-          return applyWidth(state, signed(digits, n < 0, plus, space), width, left, zero);
+          return applyWidth(state, signed(digits, isNegative(n), plus, space), width, left, zero);
         }
         case 'x':
         case 'X':
         case 'o': {
           const n = toIntValue(value, conv);
-          let digits = Math.abs(n).toString(conv === 'o' ? 8 : 16);
+          let digits = absDigits(n, conv === 'o' ? 8 : 16);
           if (conv === 'X') digits = digits.toUpperCase();
           if (alt) digits = (conv === 'o' ? '0o' : conv === 'x' ? '0x' : '0X') + digits;
-          return applyWidth(state, signed(digits, n < 0, plus, space), width, left, zero);
+          return applyWidth(state, signed(digits, isNegative(n), plus, space), width, left, zero);
         }
         default: {
           const x = toFloatValue(value, conv);
@@ -337,24 +352,28 @@ export const formatValue = (state: RenderState, value: Value, spec: string): str
     const type = typeCh ?? (isIntVal ? 'd' : '');
     const negative = x < 0 || (Object.is(x, -0) && !isIntVal);
     const abs = Math.abs(x);
+    const intDigits = (radix: number) => {
+      if (!isIntVal) throw valueError(`Unknown format code '${type}' for object of type 'float'`);
+      return absDigits(value as number | bigint | boolean, radix);
+    };
     sign = negative ? '-' : signCh === '+' ? '+' : signCh === ' ' ? ' ' : '';
     switch (type) {
       case 'd':
       case 'n':
         if (!isIntVal) throw valueError(`Unknown format code 'd' for object of type 'float'`);
-        body = String(abs);
+        body = intDigits(10);
         break;
       case 'b':
-        body = (altCh ? '0b' : '') + abs.toString(2);
+        body = (altCh ? '0b' : '') + intDigits(2);
         break;
       case 'o':
-        body = (altCh ? '0o' : '') + abs.toString(8);
+        body = (altCh ? '0o' : '') + intDigits(8);
         break;
       case 'x':
-        body = (altCh ? '0x' : '') + abs.toString(16);
+        body = (altCh ? '0x' : '') + intDigits(16);
         break;
       case 'X':
-        body = (altCh ? '0X' : '') + abs.toString(16).toUpperCase();
+        body = (altCh ? '0X' : '') + intDigits(16).toUpperCase();
         break;
       case 'c':
         body = String.fromCodePoint(abs);
@@ -376,7 +395,7 @@ export const formatValue = (state: RenderState, value: Value, spec: string): str
         break;
       default:
         // No type: ints print as ints; floats as repr, or like 'g' with at least one decimal.
-        if (isIntVal) body = String(abs);
+        if (isIntVal) body = intDigits(10);
         else if (precision === undefined) body = floatRepr(abs);
         else {
           // Like 'g', but scientific from exp >= p - 1, and fixed-point keeps a decimal.

@@ -21,6 +21,20 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
   const firstLine = new Map<string, number>();
   const guarded = new Set<string>();
   const unguarded = new Set<string>();
+  /** Inside an `{% if %}` or inline `if` (not below a statement that opens a frame of its own). */
+  let soft = false;
+  const inSoft = <T>(value: boolean, fn: () => T): T => {
+    const saved = soft;
+    soft = value;
+    try {
+      return fn();
+    } finally {
+      soft = saved;
+    }
+  };
+
+  const namespaceRefs = (t: Target): string[] =>
+    t.t === 'nsattr' ? [t.ns] : t.t === 'tuple' ? t.items.flatMap(namespaceRefs) : [];
 
   const targetNames = (t: Target, into: Set<string>): void => {
     if (t.t === 'name') into.add(t.name);
@@ -75,12 +89,13 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
         callArgs(e, scope);
         return;
       case 'filter':
-        if (!FILTERS.has(e.name)) throw new TemplateSyntaxError(`No filter named '${e.name}'.`, e.line);
+        if (!soft && !FILTERS.has(e.name))
+          throw new TemplateSyntaxError(`No filter named '${e.name}'.`, e.line);
         expr(e.node, scope, GUARD_FILTERS.has(e.name));
         callArgs(e, scope);
         return;
       case 'test':
-        if (!TESTS.has(e.name)) throw new TemplateSyntaxError(`No test named '${e.name}'.`, e.line);
+        if (!soft && !TESTS.has(e.name)) throw new TemplateSyntaxError(`No test named '${e.name}'.`, e.line);
         expr(e.node, scope, GUARD_TESTS.has(e.name));
         callArgs(e, scope);
         return;
@@ -103,14 +118,17 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
         for (const i of e.items) expr(i, scope);
         return;
       case 'cond':
-        expr(e.test, scope);
-        expr(e.body, scope);
-        expr(e.else_, scope);
+        inSoft(true, () => {
+          expr(e.test, scope);
+          expr(e.body, scope);
+          expr(e.else_, scope);
+        });
         return;
     }
   };
 
-  const macro = (m: MacroDef, scope: Set<string>) => {
+  const macro = (m: MacroDef, scope: Set<string>) => inSoft(false, () => macroBody(m, scope));
+  const macroBody = (m: MacroDef, scope: Set<string>) => {
     const inner = new Set(scope);
     for (const p of m.params) {
       expr(p.default, inner);
@@ -129,35 +147,41 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
           expr(s.expr, scope);
           break;
         case 'if':
-          expr(s.test, scope);
-          stmts(s.body, scope);
-          stmts(s.else_, scope);
+          inSoft(true, () => {
+            expr(s.test, scope);
+            stmts(s.body, scope);
+            stmts(s.else_, scope);
+          });
           break;
         case 'for': {
           expr(s.iter, scope);
           const inner = new Set(scope);
           targetNames(s.target, inner);
           inner.add('loop');
-          expr(s.test, inner);
-          stmts(s.body, inner);
-          stmts(s.else_, scope);
+          inSoft(false, () => {
+            expr(s.test, inner);
+            stmts(s.body, inner);
+            stmts(s.else_, scope);
+          });
           break;
         }
         case 'set':
           expr(s.expr, scope);
-          if (s.target.t === 'nsattr') use(s.target.ns, s.line, scope, false);
+          for (const ns of namespaceRefs(s.target)) use(ns, s.line, scope, false);
           targetNames(s.target, scope);
           break;
         case 'setblock':
-          stmts(s.body, new Set(scope));
-          expr(s.filter, scope);
+          inSoft(false, () => {
+            stmts(s.body, new Set(scope));
+            expr(s.filter, scope);
+          });
           targetNames(s.target, scope);
           break;
         case 'with': {
           for (const v of s.values) expr(v, scope);
           const inner = new Set(scope);
           for (const t of s.targets) targetNames(t, inner);
-          stmts(s.body, inner);
+          inSoft(false, () => stmts(s.body, inner));
           break;
         }
         case 'macro':
@@ -169,15 +193,18 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
           macro(s.macro, scope);
           break;
         case 'filterblock':
-          expr(s.filter, scope);
-          stmts(s.body, new Set(scope));
+          inSoft(false, () => {
+            expr(s.filter, scope);
+            stmts(s.body, new Set(scope));
+          });
           break;
         case 'block':
-          stmts(s.body, new Set(scope));
+          inSoft(false, () => stmts(s.body, new Set(scope)));
           break;
         case 'autoescape':
+          // Jinja2 wraps the body in a Scope node: a frame of its own, not soft.
           expr(s.expr, scope);
-          stmts(s.body, scope);
+          inSoft(false, () => stmts(s.body, scope));
           break;
         case 'load':
           for (const e of s.exprs) expr(e, scope);

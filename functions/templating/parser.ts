@@ -11,7 +11,7 @@
 import lexer, { type Token, type Tokenizer } from 'nunjucks/src/lexer.js';
 import nunjucksParser from 'nunjucks/src/parser.js';
 import type { CallArgs, Expr, MacroDef, Stmt, Target, TemplateAst } from './ast.js';
-import { PyFloat } from './values.js';
+import { normInt, PyFloat } from './values.js';
 
 /** A template that does not parse; `line` is 1-based. */
 export class TemplateSyntaxError extends Error {
@@ -80,11 +80,43 @@ const decodePythonString = (body: string, line: number): string => {
 
 /** nunjucks' tokenizer with Python's number and string literals, and without `r/regex/`. */
 class JinjaTokenizer extends TokenizerBase {
+  /** Brackets open in the current tag: like Jinja2's lexer, `}}` and `%}` only end a balanced tag. */
+  private open = 0;
+
   override nextToken(): Token | null {
+    const tok = this.codeToken();
+    if (tok) {
+      if (
+        tok.type === lexer.TOKEN_LEFT_PAREN ||
+        tok.type === lexer.TOKEN_LEFT_BRACKET ||
+        tok.type === lexer.TOKEN_LEFT_CURLY
+      ) {
+        this.open++;
+      } else if (
+        tok.type === lexer.TOKEN_RIGHT_PAREN ||
+        tok.type === lexer.TOKEN_RIGHT_BRACKET ||
+        tok.type === lexer.TOKEN_RIGHT_CURLY
+      ) {
+        this.open = Math.max(0, this.open - 1);
+      }
+    }
+    return tok;
+  }
+
+  private codeToken(): Token | null {
     if (this.in_code && !this.isFinished()) {
       const lineno = this.lineno;
       const colno = this.colno;
       const cur = this.current();
+      if (this.open > 0 && (cur === '}' || cur === '%' || cur === '-')) {
+        // Inside brackets an end tag's characters are operators (`{{ {'a': {'b': 5}}.a }}`).
+        const rest = this.str.slice(this.index, this.index + 4);
+        if (/^(-?\}\}|-?%\})/.test(rest)) {
+          this.forward();
+          const type = cur === '}' ? lexer.TOKEN_RIGHT_CURLY : lexer.TOKEN_OPERATOR;
+          return { type, value: cur, lineno, colno };
+        }
+      }
       if (cur >= '0' && cur <= '9') {
         const afterDot = this.str[this.index - 1] === '.';
         FLOAT_RE.lastIndex = this.index;
@@ -505,46 +537,66 @@ export class JinjaParser extends nunjucksParser.Parser {
   // --- targets ------------------------------------------------------------------------------
 
   private parseAssignTarget(endRules: readonly string[] | null, withNamespace = false): Target {
-    const tok = this.peek();
-    const line = (tok?.lineno ?? 0) + 1;
-    if (withNamespace && this.isSymbol(tok)) {
-      const name = this.next();
-      if (this.isOp(this.peek(), '.')) {
-        this.next();
-        const attr = this.expectName();
-        return { t: 'nsattr', ns: name.value, attr: attr.value, line };
-      }
-      this.pushToken(name);
-    }
+    const line = (this.peek()?.lineno ?? 0) + 1;
+    // Jinja2's parse_tuple(simplified=True): primaries separated by commas, up to the end rules.
     const items: Target[] = [];
     let isTuple = false;
-    const paren = this.skip(lexer.TOKEN_LEFT_PAREN);
     for (;;) {
-      if (items.length) {
-        if (!this.skip(lexer.TOKEN_COMMA)) break;
-        isTuple = true;
-      }
+      if (items.length) this.expectType(lexer.TOKEN_COMMA, "','");
       const t = this.peek();
-      if (!t || (endRules && this.isSymbol(t) && endRules.includes(t.value))) break;
-      if (t.type === lexer.TOKEN_LEFT_PAREN) {
-        items.push(this.parseAssignTarget(endRules));
-        continue;
+      if (
+        !t ||
+        t.type === lexer.TOKEN_BLOCK_END ||
+        t.type === lexer.TOKEN_VARIABLE_END ||
+        t.type === lexer.TOKEN_RIGHT_PAREN ||
+        (endRules && this.isSymbol(t) && endRules.includes(t.value))
+      ) {
+        break;
       }
-      if (t.type !== lexer.TOKEN_SYMBOL) {
-        if (paren && t.type === lexer.TOKEN_RIGHT_PAREN) break;
-        this.fail(`can't assign to ${describe(t)}`, t);
-      }
-      this.next();
-      if (['true', 'false', 'none', 'True', 'False', 'None'].includes(t.value)) {
-        this.fail(`can't assign to '${t.value}'`, t);
-      }
-      items.push({ t: 'name', name: t.value, line: t.lineno + 1 });
+      items.push(this.parseTargetPrimary(withNamespace));
+      if (this.peek()?.type === lexer.TOKEN_COMMA) isTuple = true;
+      else break;
     }
-    if (paren) this.expectType(lexer.TOKEN_RIGHT_PAREN, "')'");
-    if (!items.length) this.fail('expected an assignment target', this.peek());
-    if (items.length === 1 && !isTuple && !paren) return items[0] as Target;
-    if (items.length === 1 && !isTuple) return items[0] as Target;
+    if (!isTuple) {
+      if (items.length) return items[0] as Target;
+      this.fail(`Expected an expression, got ${describe(this.peek())}`, this.peek());
+    }
     return { t: 'tuple', items, line };
+  }
+
+  /**
+   * One assignment target: a name, `ns.attr` where `{% set %}` allows it, or a parenthesized
+   * (possibly nested) tuple of names.
+   */
+  private parseTargetPrimary(withNamespace = false): Target {
+    const t = this.next();
+    const line = t.lineno + 1;
+    if (t.type === lexer.TOKEN_LEFT_PAREN) {
+      const items: Target[] = [];
+      let isTuple = false;
+      for (;;) {
+        if (items.length) this.expectType(lexer.TOKEN_COMMA, "','");
+        if (this.peek()?.type === lexer.TOKEN_RIGHT_PAREN) break;
+        items.push(this.parseTargetPrimary());
+        if (this.peek()?.type === lexer.TOKEN_COMMA) isTuple = true;
+        else break;
+      }
+      this.expectType(lexer.TOKEN_RIGHT_PAREN, "')'");
+      if (!isTuple && items.length) return items[0] as Target;
+      return { t: 'tuple', items, line };
+    }
+    if (t.type !== lexer.TOKEN_SYMBOL && t.type !== lexer.TOKEN_BOOLEAN && t.type !== lexer.TOKEN_NONE) {
+      this.fail(`can't assign to ${describe(t)}`, t);
+    }
+    if (['true', 'false', 'none', 'True', 'False', 'None'].includes(t.value)) {
+      this.fail(`can't assign to '${t.value}'`, t);
+    }
+    if (withNamespace && this.isOp(this.peek(), '.')) {
+      this.next();
+      const attr = this.expectName();
+      return { t: 'nsattr', ns: t.value, attr: attr.value, line };
+    }
+    return { t: 'name', name: t.value, line };
   }
 
   // --- expressions --------------------------------------------------------------------------
@@ -721,7 +773,8 @@ export class JinjaParser extends nunjucksParser.Parser {
         return { t: 'const', value: s, line };
       }
       case lexer.TOKEN_INT:
-        return { t: 'const', value: Number(tok.value), line };
+        // Python ints are exact: a literal beyond 2^53 is a bigint (BigInt reads 0x, 0o and 0b too).
+        return { t: 'const', value: normInt(BigInt(tok.value)), line };
       case lexer.TOKEN_FLOAT:
         return { t: 'const', value: new PyFloat(Number(tok.value)), line };
       case lexer.TOKEN_LEFT_PAREN: {

@@ -4,7 +4,8 @@
  * numbers, booleans and null are primitives; everything else is one of the classes below, whose
  * members are looked up in explicit tables (attributes.ts), never through JavaScript properties.
  *
- * - int: a JavaScript number that is an integer; float: PyFloat (so 2.0 prints as `2.0`).
+ * - int: a JavaScript number that is an integer, or a bigint beyond the safe range (|n| > 2^53 - 1),
+ *   so that int arithmetic is exact as in Python; float: PyFloat (so 2.0 prints as `2.0`).
  * - str: a string; Markup (safe HTML) is its own class.
  * - list: a JavaScript array created by the engine; tuple: PyTuple; dict: PyDict (a Map).
  * - None: null; an undefined name or member: Undefined, which fails when used (StrictUndefined).
@@ -37,6 +38,7 @@ export class PyDict {
   private static norm(key: Value): unknown {
     if (key === null || typeof key === 'string' || typeof key === 'number') return key;
     if (typeof key === 'boolean') return key ? 1 : 0;
+    if (typeof key === 'bigint') return BigInt(Number(key)) === key ? Number(key) : `i:${key}`;
     if (key instanceof PyFloat) return Number.isInteger(key.v) ? key.v : `f:${key.v}`;
     if (key instanceof Markup) return key.s;
     if (key instanceof PyTuple) return `t:${key.items.map((i) => String(PyDict.norm(i))).join('\u0000')}`;
@@ -127,6 +129,7 @@ export type Value =
   | null
   | boolean
   | number
+  | bigint
   | string
   | PyFloat
   | Markup
@@ -173,6 +176,8 @@ export const fromJson = (value: unknown): Value => {
       return value;
     case 'number':
       return Number.isInteger(value) ? value : new PyFloat(value);
+    case 'bigint':
+      return normInt(value);
     case 'object': {
       if (Array.isArray(value)) return value.map(fromJson);
       const d = new PyDict();
@@ -194,9 +199,10 @@ export const pushAll = (target: Value[], items: readonly Value[]): void => {
 };
 
 export const isUndefined = (v: Value): v is Undefined => v instanceof Undefined;
-export const isInt = (v: Value): v is number | boolean => typeof v === 'number' || typeof v === 'boolean';
-export const isNumber = (v: Value): v is number | boolean | PyFloat =>
-  typeof v === 'number' || typeof v === 'boolean' || v instanceof PyFloat;
+export const isInt = (v: Value): v is number | bigint | boolean =>
+  typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint';
+export const isNumber = (v: Value): v is number | bigint | boolean | PyFloat =>
+  typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' || v instanceof PyFloat;
 export const isString = (v: Value): v is string | Markup => typeof v === 'string' || v instanceof Markup;
 export const isList = (v: Value): v is Value[] => Array.isArray(v);
 
@@ -206,13 +212,14 @@ export const typeName = (v: Value): string => {
     case 'boolean':
       return 'bool';
     case 'number':
+    case 'bigint':
       return 'int';
     case 'string':
       return 'str';
   }
   if (v instanceof PyFloat) return 'float';
   if (v instanceof Markup) return 'Markup';
-  if (Array.isArray(v)) return 'list';
+  if (Array.isArray(v)) return VIEWS.get(v) ?? (RANGES.has(v) ? 'range' : 'list');
   if (v instanceof PyTuple) return 'tuple';
   if (v instanceof PyDict) return 'dict';
   if (v instanceof Undefined) return 'StrictUndefined';
@@ -225,17 +232,160 @@ export const num = (v: Value): number => {
   if (typeof v === 'number') return v;
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (v instanceof PyFloat) return v.v;
+  if (typeof v === 'bigint') return Number(v);
   if (v instanceof Undefined) v.fail();
   throw typeError(`expected a number, got '${typeName(v)}'`);
 };
 
 export const float = (n: number): PyFloat => new PyFloat(n);
 
-/** Lists made by range(), which print as Python's range objects do. */
-export const RANGES = new WeakMap<Value[], string>();
+/** A range() as Python shows it: the list of its items remembers its start, stop and step. */
+export interface RangeInfo {
+  readonly start: number;
+  readonly stop: number;
+  readonly step: number;
+}
+/** Lists made by range(), which print and slice as Python's range objects do. */
+export const RANGES = new WeakMap<Value[], RangeInfo>();
 
-/** An int result, or a float when it leaves the range where a double is exact. */
+/** range(start, stop, step)'s items (the caller bounds their number). */
+export const makeRange = (start: number, stop: number, step: number): Value[] => {
+  const n = Math.max(0, Math.ceil((stop - start) / step));
+  const list: Value[] = new Array(n);
+  for (let i = 0; i < n; i++) list[i] = start + i * step;
+  RANGES.set(list, { start, stop, step });
+  return list;
+};
+
+/** Lists returned by dict.keys(), .values() and .items(): printed as views, not subscriptable. */
+export type ViewKind = 'dict_keys' | 'dict_values' | 'dict_items';
+export const VIEWS = new WeakMap<Value[], ViewKind>();
+export const dictView = (kind: ViewKind, items: Value[]): Value[] => {
+  VIEWS.set(items, kind);
+  return items;
+};
+
+/** An int result of an int-valued double (float → int conversions): the double's exact value. */
 export const intResult = (n: number): Value => (Number.isInteger(n) ? n : new PyFloat(n));
+
+// ---------------------------------------------------------------------------------------------
+// Exact int arithmetic
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+/**
+ * The largest int a template may build, in bits: about 30,000 digits (Python has no limit; a
+ * service must, and Python 3.11 prints no int of more than 4,300 digits anyway).
+ */
+export const MAX_INT_BITS = 100_000;
+
+export const bigOf = (v: number | bigint | boolean): bigint =>
+  typeof v === 'bigint' ? v : BigInt(typeof v === 'boolean' ? (v ? 1 : 0) : v);
+
+/** An exact int: a number while it is a safe integer, a bigint beyond. */
+export const normInt = (b: bigint): number | bigint => (b <= MAX_SAFE && b >= -MAX_SAFE ? Number(b) : b);
+
+/** The number of bits of |b|. */
+const bitLength = (b: bigint): number => {
+  const hex = (b < 0n ? -b : b).toString(16);
+  return (hex.length - 1) * 4 + (32 - Math.clz32(Number.parseInt(hex[0] as string, 16)));
+};
+
+const guardBits = (bits: number): void => {
+  if (bits > MAX_INT_BITS)
+    throw new LimitError(`Template builds an integer of over ${MAX_INT_BITS} bits; that is the limit`);
+};
+
+export type IntOp = '+' | '-' | '*' | '//' | '%' | '**';
+
+/**
+ * `a op b` on ints, exact as Python's (floor division and modulo round toward -∞); b ≠ 0 for //
+ * and %, b ≥ 0 for **. Work on bigints is counted on `state`'s step counter, by size.
+ */
+export const intArith = (
+  op: IntOp,
+  a: number | bigint | boolean,
+  b: number | bigint | boolean,
+  state?: { tick(n?: number): void },
+): number | bigint => {
+  if (typeof a !== 'bigint' && typeof b !== 'bigint' && op !== '**') {
+    const x = +a;
+    const y = +b;
+    if (Number.isSafeInteger(x) && Number.isSafeInteger(y)) {
+      let r: number;
+      if (op === '+') r = x + y;
+      else if (op === '-') r = x - y;
+      else if (op === '*') r = x * y;
+      else if (op === '//') r = Math.floor(x / y);
+      else r = x - Math.floor(x / y) * y;
+      if (Number.isSafeInteger(r)) return r === 0 ? 0 : r;
+    }
+  }
+  const x = bigOf(a);
+  const y = bigOf(b);
+  state?.tick(1 + Math.ceil((bitLength(x) + (op === '**' ? 0 : bitLength(y))) / 4096));
+  let r: bigint;
+  switch (op) {
+    case '+':
+      r = x + y;
+      break;
+    case '-':
+      r = x - y;
+      break;
+    case '*':
+      guardBits(bitLength(x) + bitLength(y));
+      r = x * y;
+      break;
+    case '//':
+      r = x / y;
+      if (x % y !== 0n && x < 0n !== y < 0n) r -= 1n;
+      break;
+    case '%':
+      r = x % y;
+      if (r !== 0n && r < 0n !== y < 0n) r += y;
+      break;
+    case '**':
+      if (x === 0n || x === 1n || y === 0n) r = y === 0n ? 1n : x;
+      else if (x === -1n) r = y % 2n === 0n ? 1n : -1n;
+      else {
+        const bits = bitLength(x);
+        guardBits(Number(y) * (bits <= 53 ? Math.log2(Math.abs(Number(x))) : bits));
+        r = x ** y;
+      }
+      break;
+  }
+  return normInt(r);
+};
+
+/** -n for an int. */
+export const intNeg = (v: number | bigint | boolean): number | bigint =>
+  typeof v === 'bigint' ? normInt(-v) : 0 - +v;
+
+/** Python's float `%`: C's fmod (JavaScript's `%`), with the sign of the divisor. */
+export const floatMod = (x: number, y: number): number => {
+  let m = x % y;
+  if (m !== 0) {
+    if (y < 0 !== m < 0) m += y;
+  } else {
+    m = y < 0 ? -0 : 0;
+  }
+  return m;
+};
+
+/** Python's float `//` (float_floor_div in CPython). */
+export const floatFloorDiv = (x: number, y: number): number => {
+  let mod = x % y;
+  let div = (x - mod) / y;
+  if (mod && y < 0 !== mod < 0) {
+    mod += y;
+    div -= 1;
+  }
+  if (div) {
+    const floor = Math.floor(div);
+    return div - floor > 0.5 ? floor + 1 : floor;
+  }
+  const q = x / y;
+  return q < 0 || Object.is(q, -0) ? -0 : 0;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Strings
@@ -246,13 +396,27 @@ export const str = (v: Value): string => {
   if (v === null) return 'None';
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (typeof v === 'number') return intRepr(v);
+  if (typeof v === 'bigint') return intRepr(v);
   if (v instanceof PyFloat) return floatRepr(v.v);
   if (v instanceof Markup) return v.s;
   if (v instanceof Undefined) return v.lenient ? '' : v.fail();
   return repr(v);
 };
 
-const intRepr = (n: number): string => (Number.isSafeInteger(n) ? String(n) : BigInt(n).toString());
+/** Python 3.11 refuses to print an int of more than 4,300 digits (sys.get_int_max_str_digits()). */
+const MAX_STR_DIGITS = 4300;
+
+export const intRepr = (n: number | bigint): string => {
+  if (typeof n === 'number' && Number.isSafeInteger(n)) return String(n);
+  const b = BigInt(n);
+  const text = bitLength(b) > MAX_STR_DIGITS * 3.33 + 16 ? '' : b.toString();
+  if (!text || text.replace('-', '').length > MAX_STR_DIGITS) {
+    throw valueError(
+      `Exceeds the limit (${MAX_STR_DIGITS} digits) for integer string conversion; use sys.set_int_max_str_digits() to increase the limit`,
+    );
+  }
+  return text;
+};
 
 /** Python's repr() of a float: shortest round-trip digits, exponent outside 1e-4 ≤ |x| < 1e16. */
 export const floatRepr = (x: number): string => {
@@ -277,9 +441,14 @@ export const floatRepr = (x: number): string => {
   return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
 };
 
-/** Python's repr() of a str. */
+/** What Python's str.isprintable() refuses: other (C*) and separator (Z*) characters but the space. */
+const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+const REPR_SPECIAL = /[\\'"]|(?! )[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+
+/** Python's repr() of a str: non-printable characters as \xhh, \uhhhh or \Uhhhhhhhh. */
 export const strRepr = (s: string): string => {
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  if (!REPR_SPECIAL.test(s)) return quote + s + quote;
   let out = quote;
   for (const ch of s) {
     const code = ch.codePointAt(0) as number;
@@ -287,10 +456,10 @@ export const strRepr = (s: string): string => {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch === '\t') out += '\\t';
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else if (code >= 0x80 && code < 0xa0) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else if (code >= 0xd800 && code < 0xe000) out += `\\u${code.toString(16).padStart(4, '0')}`;
-    else out += ch;
+    else if (ch === ' ' || !NON_PRINTABLE.test(ch)) out += ch;
+    else if (code < 0x100) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else if (code < 0x10000) out += `\\u${code.toString(16).padStart(4, '0')}`;
+    else out += `\\U${code.toString(16).padStart(8, '0')}`;
   }
   return out + quote;
 };
@@ -300,7 +469,12 @@ export const repr = (v: Value): string => {
   if (typeof v === 'string') return strRepr(v);
   if (Array.isArray(v)) {
     const range = RANGES.get(v);
-    if (range) return range;
+    if (range) {
+      const { start, stop, step } = range;
+      return step === 1 ? `range(${start}, ${stop})` : `range(${start}, ${stop}, ${step})`;
+    }
+    const view = VIEWS.get(v);
+    if (view) return `${view}([${v.map(repr).join(', ')}])`;
   }
   if (v instanceof Markup) return `Markup(${strRepr(v.s)})`;
   if (Array.isArray(v)) return `[${v.map(repr).join(', ')}]`;
@@ -356,6 +530,8 @@ export const truthy = (v: Value): boolean => {
       return v;
     case 'number':
       return v !== 0;
+    case 'bigint':
+      return true;
     case 'string':
       return v.length > 0;
   }
@@ -371,7 +547,7 @@ export const truthy = (v: Value): boolean => {
 export const eq = (a: Value, b: Value): boolean => {
   if (a instanceof Undefined) return a.fail();
   if (b instanceof Undefined) return b.fail();
-  if (isNumber(a) && isNumber(b)) return num(a) === num(b);
+  if (isNumber(a) && isNumber(b)) return numCompare(a, b) === 0;
   if (isString(a) && isString(b)) return str(a) === str(b);
   if (a === null || b === null) return a === b;
   if (Array.isArray(a) && Array.isArray(b))
@@ -386,14 +562,34 @@ export const eq = (a: Value, b: Value): boolean => {
   return a === b;
 };
 
+/** Numbers compared exactly, as Python compares int and float: -1, 0, 1, or NaN (unordered). */
+const numCompare = (
+  a: number | bigint | boolean | PyFloat,
+  b: number | bigint | boolean | PyFloat,
+): number => {
+  if (typeof a === 'bigint' || typeof b === 'bigint') {
+    const x = num(a);
+    const y = num(b);
+    // A bigint against an integral double: compare exactly; anything else is told apart by its double.
+    if (Number.isInteger(x) && Number.isInteger(y)) {
+      const bx = typeof a === 'bigint' ? a : BigInt(x);
+      const by = typeof b === 'bigint' ? b : BigInt(y);
+      return bx < by ? -1 : bx > by ? 1 : 0;
+    }
+    return x < y ? -1 : x > y ? 1 : x === y ? 0 : Number.NaN;
+  }
+  const x = num(a);
+  const y = num(b);
+  return x < y ? -1 : x > y ? 1 : x === y ? 0 : Number.NaN;
+};
+
 /** Python's ordering: <0, 0, >0; TypeError between types that do not compare. */
 export const compare = (a: Value, b: Value, op = '<'): number => {
   if (a instanceof Undefined) return a.fail();
   if (b instanceof Undefined) return b.fail();
   if (isNumber(a) && isNumber(b)) {
-    const x = num(a);
-    const y = num(b);
-    return x < y ? -1 : x > y ? 1 : 0;
+    const c = numCompare(a, b);
+    return Number.isNaN(c) ? 0 : c;
   }
   if (isString(a) && isString(b)) {
     const x = str(a);
