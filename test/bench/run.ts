@@ -5,9 +5,12 @@
  *   npm run bench -- --quick             # fewer iterations (about a minute)
  *   npm run bench -- --out results.json  # where the JSON goes (default test/bench/results/<time>.json)
  *   npm run bench -- --fixtures invoice,report --no-peers
+ *   npx tsx test/bench/templating.ts     # the templating cost per invoice alone (seconds)
  *
- * Phases: the floor (raw Chromium), the renderer alone in its own process (as the renderer Lambda
- * runs it), the whole service over HTTP (cold start, sequential, concurrency 2 and 4), the peers.
+ * Phases: the templating cost per invoice (the engine in process and through the renderer's worker
+ * pool, no Chromium), the floor (raw Chromium), the renderer alone in its own process (as the
+ * renderer Lambda runs it), the whole service over HTTP (cold start, sequential, concurrency 2
+ * and 4), the peers.
  * Progress goes to stderr, the table to stdout, the results to a JSON file.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -24,6 +27,12 @@ import { bar, note, progress } from './lib/progress.js';
 import { ratio, type Summary, summarize } from './lib/stats.js';
 import { detectPeers, peerOnce } from './peers.js';
 import { load, type ProbeTrace, ROOT, type ServiceProcess, startService } from './service.js';
+import {
+  measureTemplating,
+  TEMPLATING_GOAL_MS,
+  type TemplatingResult,
+  templatingLine,
+} from './templating.js';
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -54,6 +63,8 @@ const spare = args['no-spare'] !== true;
 const PLAN = quick
   ? { warmup: 3, floor: 12, renderer: 12, sequential: 12, c2: 12, c4: 24, peers: 3, coldStarts: 1 }
   : { warmup: 5, floor: 40, renderer: 40, sequential: 40, c2: 40, c4: 80, peers: 8, coldStarts: 3 };
+/** Invoice templating runs measured, in process and then through the worker pool (well under 1 ms each). */
+const TEMPLATING_RUNS = quick ? 200 : 1000;
 const coldStarts = args['cold-starts'] ? Math.max(1, Number(args['cold-starts'])) : PLAN.coldStarts;
 const scale = (f: Fixture, n: number): number => (f.name === 'report' ? Math.max(4, Math.ceil(n / 2)) : n);
 
@@ -146,10 +157,23 @@ const perRender = (
 
 const median = (values: readonly number[]): number => summarize(values).p50;
 
-// ---------------------------------------------------------------------------------------------
-// Phase 0: Chromium on disk
-
 note(`PDF service benchmark (${quick ? 'quick' : 'full'}): ${fixtures.map((f) => f.name).join(', ')}`);
+
+// ---------------------------------------------------------------------------------------------
+// Phase 0: the templating cost per invoice (no Chromium; test/bench/templating.ts runs it alone)
+
+let templating: TemplatingResult | undefined;
+if (wanted.includes('invoice')) {
+  progress('templating invoice');
+  templating = await measureTemplating(TEMPLATING_RUNS);
+  note(
+    `templating invoice      p50 ${templating.inProcess.p50} ms in process, ${templating.pool.p50} ms through the worker pool`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chromium on disk
+
 const extractStarted = performance.now();
 chromium.setGraphicsMode = false;
 const executablePath = await chromium.executablePath();
@@ -536,6 +560,12 @@ check(
     `${Math.round(v * 100) / 100}× (p95 ${invoice?.service?.c4.p95} / p50 ${invoice?.service?.c4.p50} ms)`,
 );
 check(
+  `templating per invoice ≤ ${TEMPLATING_GOAL_MS} ms p50 (through the renderer's worker pool)`,
+  templating?.pool.p50,
+  (v) => v <= TEMPLATING_GOAL_MS,
+  (v) => `${v} ms (p95 ${templating?.pool.p95} ms; in process p50 ${templating?.inProcess.p50} ms)`,
+);
+check(
   'cold start to first PDF ≤ 1.5 s (service)',
   coldStartMs,
   (v) => v <= 1500,
@@ -599,6 +629,7 @@ out(
 out(
   'service  = POST /v1/pdf over HTTP to bin/local.ts: API Gateway emulation, auth, DynamoDB (dynalite), S3 (s3rver), renderer',
 );
+if (templating) out(templatingLine(templating));
 out('');
 out('Where the service time goes, ms (medians of the sequential requests, from test/bench/probe.ts)');
 out(
@@ -700,6 +731,7 @@ const json = {
   },
   chromium: { executablePath, readyMs: extractionMs },
   floorDefinition: FLOOR_DEFINITION,
+  templating,
   fixtures: results,
   coldStart: { service: serviceColdStarts, serviceMedianMs: coldStartMs, renderer: rendererColdStart },
   peers: { found: peers.found.map((p) => ({ name: p.name, version: p.version })), missing: peers.missing },
