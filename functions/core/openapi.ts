@@ -37,10 +37,14 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ 'application/json': { schema } });
 
-/** Every route: what its credentials, body, query and rate limit imply, then its own codes. */
+/**
+ * Every route: what its credentials, body, query and rate limit imply, then its own codes. A
+ * presented key is checked on every route, so an unknown one answers INVALID_API_KEY even where
+ * keys are refused.
+ */
 const errorCodesOf = (d: RouteDeclaration): ErrorCode[] => [
   'UNAUTHENTICATED',
-  ...(d.credentials.includes('apiKey') ? (['INVALID_API_KEY'] as const) : []),
+  'INVALID_API_KEY',
   'INVALID_SESSION_TOKEN',
   ...(d.credentials.includes('apiKey') ? [] : (['SESSION_REQUIRED'] as const)),
   ...(d.body ? (['INVALID_JSON', 'REQUEST_TOO_LARGE'] as const) : []),
@@ -50,7 +54,23 @@ const errorCodesOf = (d: RouteDeclaration): ErrorCode[] => [
   'INTERNAL_ERROR',
 ];
 
-const errorResponses = (codes: readonly ErrorCode[]) => {
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** Headers every answer of the route carries, and those particular statuses add. */
+const headersFor = (d: RouteDeclaration, status: number): Record<string, object> => ({
+  'X-Request-Id': header('X-Request-Id'),
+  ...(d.rateLimited
+    ? {
+        'RateLimit-Limit': header('RateLimit-Limit'),
+        'RateLimit-Remaining': header('RateLimit-Remaining'),
+        'RateLimit-Reset': header('RateLimit-Reset'),
+      }
+    : {}),
+  ...(status === 429 ? { 'Retry-After': header('Retry-After') } : {}),
+  ...(status === 401 ? { 'WWW-Authenticate': header('WWW-Authenticate') } : {}),
+});
+
+const errorResponses = (d: RouteDeclaration, codes: readonly ErrorCode[]) => {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
@@ -58,10 +78,43 @@ const errorResponses = (codes: readonly ErrorCode[]) => {
   return Object.fromEntries(
     [...byStatus].map(([status, list]) => [
       String(status),
-      { description: list.join(', '), content: json(ref('Error')) },
+      { description: list.join(', '), headers: headersFor(d, status), content: json(ref('Error')) },
     ]),
   );
 };
+
+const HEADERS = {
+  'X-Request-Id': { description: 'The request id; equals error.request_id', schema: { type: 'string' } },
+  'RateLimit-Limit': {
+    description: "Render requests per minute on the account's plan",
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Remaining': {
+    description: 'Render requests left in the current 60-second window',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Reset': {
+    description: 'Seconds until the current window ends',
+    schema: { type: 'integer', minimum: 1, maximum: 60 },
+  },
+  'Retry-After': {
+    description: 'Seconds until a retry can succeed',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'WWW-Authenticate': {
+    description: 'Bearer, with error="invalid_token" when a credential was given and refused',
+    schema: { type: 'string' },
+  },
+};
+
+const DESCRIPTION = [
+  'HTML+CSS in, PDF out. Credentials: `Authorization: Bearer <API key or session token>`.',
+  'Every error has the body `Error`. A path answers other methods with 405 METHOD_NOT_ALLOWED',
+  '(and an `Allow` header), an unknown path with 404 NOT_FOUND, and a body over 6 MiB with 413',
+  'REQUEST_TOO_LARGE. Every answer carries `X-Content-Type-Options: nosniff` and',
+  '`Cache-Control: no-store`. Inline `html` is limited to 5 MiB of UTF-8 and `variables` to 1 MiB',
+  'as JSON by default (deployment settings).',
+].join(' ');
 
 const pathParameters = (path: string) =>
   [...path.matchAll(/\{(\w+)\+?\}/g)].map(([, name]) => ({
@@ -119,11 +172,12 @@ export const openApiDocument = (all: readonly AnyResource[] = resources) => {
           responses: {
             [String(d.success.status)]: {
               description: d.success.description,
+              headers: headersFor(d, d.success.status),
               ...(body
                 ? { content: json(body.array ? { type: 'array', items: ref(body.name) } : ref(body.name)) }
                 : {}),
             },
-            ...errorResponses(errorCodesOf(d)),
+            ...errorResponses(d, errorCodesOf(d)),
           },
           security: d.credentials.map((kind) => ({ [kind === 'apiKey' ? 'apiKey' : 'session']: [] })),
         },
@@ -132,10 +186,24 @@ export const openApiDocument = (all: readonly AnyResource[] = resources) => {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'PDF rendering service', version: '1' },
+    info: {
+      title: 'PDF rendering service',
+      version: '1',
+      description: DESCRIPTION,
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [
+      { url: 'http://127.0.0.1:3000', description: 'the local stack (npm start)' },
+      {
+        url: 'https://{apiId}.execute-api.{region}.amazonaws.com',
+        description: 'a deployment (the stack output ApiUrl)',
+        variables: { apiId: { default: 'abcdef1234' }, region: { default: 'eu-west-1' } },
+      },
+    ],
     tags: all.map((r) => ({ name: r.name, description: r.description })),
     paths,
     components: {
+      headers: HEADERS,
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'an API key, pdf_live_…' },
         session: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'a Cognito ID token' },

@@ -63,7 +63,7 @@ const pageLoadSchema = z.strictObject(
     wait_for_selector: z
       .string({ error: 'must be a CSS selector or null' })
       .refine((s) => s.trim() !== '', { error: 'must not be blank (use null to not wait)' })
-      .refine((s) => s.length <= 1000, { error: 'must be at most 1000 characters' })
+      .max(1000, { error: 'must be at most 1000 characters' })
       .refine(isValidSelector, { error: 'is not a valid CSS selector' })
       .nullable()
       .optional(),

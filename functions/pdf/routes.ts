@@ -34,7 +34,17 @@ export const pdfResource = resource({
       method: 'POST',
       path: '/v1/pdf',
       credentials: KEY_OR_SESSION,
-      body: { schema: createPdfSchema, parse: parseCreatePdf },
+      body: {
+        // Exactly one of html and template_id, each given as a string (null counts as not given).
+        schema: (settings) =>
+          createPdfSchema(settings).meta({
+            oneOf: [
+              { required: ['html'], properties: { html: { type: 'string' } } },
+              { required: ['template_id'], properties: { template_id: { type: 'string' } } },
+            ],
+          }),
+        parse: parseCreatePdf,
+      },
       headers: [
         {
           name: 'Idempotency-Key',
