@@ -33,11 +33,15 @@ export const apiKeyDigest = (secret: string, key: string): string =>
 /** Finds the active key behind a well-formed API key, or undefined when it is unknown or revoked. */
 export type ApiKeyResolver = (key: string) => Promise<ActiveApiKey | undefined>;
 
-export const createApiKeyResolver = (
-  store: ApiKeyStore,
-  source: ApiKeySecretSource,
-  aws: AwsConfig,
-): ApiKeyResolver => {
+/** The digest a key is stored and found under, with the deployment's secret (loaded once). */
+export type ApiKeyDigester = (key: string) => Promise<string>;
+
+export const createApiKeyDigester = (source: ApiKeySecretSource, aws: AwsConfig): ApiKeyDigester => {
   const secret = secretLoader(source, aws);
-  return async (key) => store.useByDigest(apiKeyDigest(await secret(), key));
+  return async (key) => apiKeyDigest(await secret(), key);
 };
+
+export const createApiKeyResolver =
+  (store: ApiKeyStore, digest: ApiKeyDigester): ApiKeyResolver =>
+  async (key) =>
+    store.useByDigest(await digest(key));

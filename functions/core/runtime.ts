@@ -11,7 +11,7 @@ import { createApiKeyStore } from '../domain/api-keys.js';
 import type { Clock } from '../domain/ports.js';
 import type { Principal } from '../domain/principal.js';
 import type { RateLimitState } from '../domain/usage.js';
-import { createApiKeyResolver } from './api-keys.js';
+import { createApiKeyDigester, createApiKeyResolver } from './api-keys.js';
 import { createAuthenticator } from './auth.js';
 import type { AwsConfig, ResourceConfig } from './config.js';
 import type { HttpDeps } from './http.js';
@@ -53,16 +53,17 @@ export const createApiRuntime = (config: ResourceConfig) => {
   const clock = systemClock;
   const accounts = createAccountStore(db, tableName, clock);
   const apiKeys = createApiKeyStore(db, tableName, clock, logFault);
-  const resolveApiKey = config.apiKeySecret
-    ? createApiKeyResolver(apiKeys, config.apiKeySecret, config.aws)
-    : async () => undefined;
+  const digestApiKey = config.apiKeySecret
+    ? createApiKeyDigester(config.apiKeySecret, config.aws)
+    : undefined;
+  const resolveApiKey = digestApiKey ? createApiKeyResolver(apiKeys, digestApiKey) : async () => undefined;
   const authenticate = createAuthenticator(need(config.auth, 'the user pool'), resolveApiKey, accounts);
   const http = (rateLimit?: (principal: Principal) => Promise<RateLimitState>): HttpDeps => ({
     authenticate,
     settings: config.settings,
     ...(rateLimit ? { rateLimit } : {}),
   });
-  return { config, db, tableName, clock, accounts, apiKeys, http };
+  return { config, db, tableName, clock, accounts, apiKeys, digestApiKey, http };
 };
 
 export type ApiRuntime = ReturnType<typeof createApiRuntime>;

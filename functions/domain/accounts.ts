@@ -1,11 +1,27 @@
 /**
  * Accounts: created on the first authenticated session request (contract), on the free plan.
- * The record is cached per warm container for a short while: plan changes apply within a minute.
+ * The record is read on every request, strongly consistent and never cached, so that a plan
+ * change (the admin command) applies on the very next request, on every warm function.
+ * An account with a known email is findable by it through GSI1 (never a scan).
  */
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_PLAN } from '../settings.js';
 import { isoNow } from './clock.js';
-import { accountKey, ENTITY, ITEM_ABSENT } from './keys.js';
+import {
+  accountEmailIndexKey,
+  accountEmailPartition,
+  accountKey,
+  ENTITY,
+  GSI1,
+  ITEM_ABSENT,
+  ITEM_EXISTS,
+} from './keys.js';
 import type { Clock } from './ports.js';
 
 export interface Account {
@@ -15,52 +31,136 @@ export interface Account {
   readonly created_at: string;
 }
 
-const CACHE_MS = 60_000;
+const toAccount = (item: Record<string, unknown>): Account => ({
+  id: String(item.id),
+  email: typeof item.email === 'string' ? item.email : null,
+  plan: String(item.plan),
+  created_at: String(item.created_at),
+});
+
+const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
 
 export const createAccountStore = (db: DynamoDBDocumentClient, tableName: string, clock: Clock) => {
-  const cache = new Map<string, { account: Account; until: number }>();
-
-  const read = async (accountId: string): Promise<Account | undefined> => {
-    const out = await db.send(new GetCommand({ TableName: tableName, Key: accountKey(accountId) }));
-    if (!out.Item) return undefined;
-    const { id, email, plan, created_at } = out.Item as Account;
-    return { id, email: email ?? null, plan, created_at };
+  const readItem = async (accountId: string): Promise<Record<string, unknown> | undefined> => {
+    const out = await db.send(
+      new GetCommand({ TableName: tableName, Key: accountKey(accountId), ConsistentRead: true }),
+    );
+    return out.Item?.type === ENTITY.account ? out.Item : undefined;
   };
 
-  const remember = (account: Account): Account => {
-    cache.set(account.id, { account, until: clock.now().getTime() + CACHE_MS });
+  /**
+   * The session token is the source of the email: keep the record (and its GSI1 entry) in step
+   * with it. Writes only when something differs, so a steady account costs one read a request.
+   */
+  const syncEmail = async (item: Record<string, unknown>, email: string): Promise<Account> => {
+    const index = accountEmailIndexKey(email, String(item.id));
+    if (item.email === email && item[GSI1.partitionKey] === index[GSI1.partitionKey]) return toAccount(item);
+    const out = await db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: accountKey(String(item.id)),
+        UpdateExpression: 'SET email = :email, #gpk = :gpk, #gsk = :gsk',
+        ConditionExpression: ITEM_EXISTS,
+        ExpressionAttributeNames: { '#gpk': GSI1.partitionKey, '#gsk': GSI1.sortKey },
+        ExpressionAttributeValues: {
+          ':email': email,
+          ':gpk': index[GSI1.partitionKey],
+          ':gsk': index[GSI1.sortKey],
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return toAccount(out.Attributes ?? item);
+  };
+
+  const create = async (accountId: string, email: string | undefined): Promise<Account> => {
+    const account: Account = {
+      id: accountId,
+      email: email ?? null,
+      plan: DEFAULT_PLAN,
+      created_at: isoNow(clock.now()),
+    };
+    await db.send(
+      new PutCommand({
+        TableName: tableName,
+        Item: {
+          ...accountKey(accountId),
+          type: ENTITY.account,
+          ...account,
+          ...(email ? accountEmailIndexKey(email, accountId) : {}),
+        },
+        ConditionExpression: ITEM_ABSENT,
+      }),
+    );
     return account;
   };
 
   return {
-    /** The caller's account, created on first use. */
+    /** The caller's account, created on first use; `email` (a session's) is kept up to date. */
     async ensure(accountId: string, email: string | undefined): Promise<Account> {
-      const cached = cache.get(accountId);
-      if (cached && cached.until > clock.now().getTime()) return cached.account;
-      const existing = await read(accountId);
-      if (existing) return remember(existing);
-      const account: Account = {
-        id: accountId,
-        email: email ?? null,
-        plan: DEFAULT_PLAN,
-        created_at: isoNow(clock.now()),
-      };
+      const existing = await readItem(accountId);
+      if (existing) return email ? syncEmail(existing, email) : toAccount(existing);
       try {
-        await db.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: { ...accountKey(accountId), type: ENTITY.account, ...account },
-            ConditionExpression: ITEM_ABSENT,
-          }),
-        );
-        return remember(account);
+        return await create(accountId, email);
       } catch (e) {
         // A concurrent first request created it: use that one.
-        if ((e as Error).name !== 'ConditionalCheckFailedException') throw e;
-        const created = await read(accountId);
+        if (!isConditionFailure(e)) throw e;
+        const created = await readItem(accountId);
         if (!created) throw e;
-        return remember(created);
+        return email ? syncEmail(created, email) : toAccount(created);
       }
+    },
+
+    /** The account, or undefined when it was never created. */
+    async get(accountId: string): Promise<Account | undefined> {
+      const item = await readItem(accountId);
+      return item ? toAccount(item) : undefined;
+    },
+
+    /**
+     * Puts the account on `plan` (the caller checks that the deployment has it). Undefined when
+     * there is no such account: accounts come into being on their first session request.
+     */
+    async setPlan(accountId: string, plan: string): Promise<{ before: Account; after: Account } | undefined> {
+      try {
+        const out = await db.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: accountKey(accountId),
+            UpdateExpression: 'SET #plan = :plan',
+            ConditionExpression: `${ITEM_EXISTS} AND #type = :type`,
+            ExpressionAttributeNames: { '#plan': 'plan', '#type': 'type' },
+            ExpressionAttributeValues: { ':plan': plan, ':type': ENTITY.account },
+            ReturnValues: 'ALL_OLD',
+          }),
+        );
+        const before = toAccount(out.Attributes ?? {});
+        return { before, after: { ...before, plan } };
+      } catch (e) {
+        if (isConditionFailure(e)) return undefined;
+        throw e;
+      }
+    },
+
+    /** Accounts whose email is `email` (case-insensitive), oldest first. Reads GSI1, never scans. */
+    async findByEmail(email: string): Promise<Account[]> {
+      const found: Account[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const out = await db.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: GSI1.indexName,
+            KeyConditionExpression: '#gpk = :gpk',
+            ExpressionAttributeNames: { '#gpk': GSI1.partitionKey },
+            ExpressionAttributeValues: { ':gpk': accountEmailPartition(email) },
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of out.Items ?? []) if (item.type === ENTITY.account) found.push(toAccount(item));
+        startKey = out.LastEvaluatedKey;
+      } while (startKey);
+      return found.sort((a, b) => a.created_at.localeCompare(b.created_at));
     },
   };
 };

@@ -4,3 +4,6 @@ const ulid = monotonicFactory();
 
 /** Opaque ids: a type prefix and a time-sortable ULID (`job_01J…`). */
 export const newJobId = (): string => `job_${ulid()}`;
+export const newApiKeyId = (): string => `key_${ulid()}`;
+/** `key_` and a ULID, as newApiKeyId makes them. */
+export const API_KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;

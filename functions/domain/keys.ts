@@ -10,6 +10,10 @@
  *   idempotency    PK ACCOUNT#<account>  SK IDEMPOTENCY#<sha256 of the key>  (expires_at set)
  *   template       PK TEMPLATE#<id>      SK TEMPLATE
  *   API key        PK APIKEY#<HMAC digest of the key>  SK APIKEY   (the key itself is never stored)
+ *   API key ref    PK ACCOUNT#<account>  SK APIKEY#<key id>       (id → digest; SK order = creation order)
+ *   key slots      PK ACCOUNT#<account>  SK APIKEY_SLOTS          (the ids of the active keys, a string set)
+ *
+ * An account item carries GSI1PK EMAIL#<lower-cased email>, GSI1SK ACCOUNT#<account> (lookup by email).
  */
 import { createHash } from 'node:crypto';
 import { tableSchema } from '../table.js';
@@ -28,6 +32,8 @@ export const ENTITY = {
   idempotency: 'idempotency',
   template: 'template',
   apiKey: 'api_key',
+  apiKeyRef: 'api_key_ref',
+  apiKeySlots: 'api_key_slots',
 } as const;
 
 export type Entity = (typeof ENTITY)[keyof typeof ENTITY];
@@ -83,3 +89,29 @@ export const templateKey = (templateId: string): ItemKey => ({
 export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
 
 export const apiKeyItemKey = (digest: string): ItemKey => ({ [PK]: `APIKEY#${digest}`, [SK]: 'APIKEY' });
+
+/** An account's pointer from a key's id to its digest: listing and revoking by id read these. */
+export const API_KEY_REF_SK_PREFIX = 'APIKEY#';
+export const apiKeyRefKey = (accountId: string, keyId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `${API_KEY_REF_SK_PREFIX}${keyId}`,
+});
+export const apiKeyRefsPartition = (accountId: string): string => accountPk(accountId);
+
+/** The set of an account's active key ids, whose size caps the active keys. */
+export const apiKeySlotsKey = (accountId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: 'APIKEY_SLOTS',
+});
+
+/** GSI1, the secondary listings index (functions/table.ts). */
+export const GSI1 = tableSchema.globalSecondaryIndexes[0];
+
+/** Emails are looked up case-insensitively. */
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+export const accountEmailPartition = (email: string): string => `EMAIL#${normalizeEmail(email)}`;
+/** An account item's GSI1 attributes: findable by its email. */
+export const accountEmailIndexKey = (email: string, accountId: string): Readonly<Record<string, string>> => ({
+  [GSI1.partitionKey]: accountEmailPartition(email),
+  [GSI1.sortKey]: accountPk(accountId),
+});

@@ -6,7 +6,7 @@
  * - Quota: completed renders per calendar month (UTC). A render holds one unit while it runs and
  *   gives it back if it fails.
  */
-import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Plan } from '../settings.js';
 import { epochSeconds } from './clock.js';
 import { ServiceError } from './errors.js';
@@ -32,12 +32,51 @@ export const monthPeriod = (at: Date): { start: Date; end: Date } => ({
   end: new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)),
 });
 
+/** The month's counters: units held (completed renders and those running) and completed output. */
+export interface MonthUsage {
+  readonly rendersUsed: number;
+  readonly pdfBytes: number;
+  readonly renderMs: number;
+}
+
+const secondsLeftInMinute = (now: Date, minute: number): number =>
+  Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
+
+const count = (value: unknown): number => (typeof value === 'number' && value > 0 ? value : 0);
+
 export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, clock: Clock) => ({
+  /** The current window of the rate limit as it stands, without counting a request. */
+  async readRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
+    const now = clock.now();
+    const minute = minuteOf(now);
+    const out = await db.send(
+      new GetCommand({ TableName: tableName, Key: rateWindowKey(accountId, minute), ConsistentRead: true }),
+    );
+    const limit = plan.rendersPerMinute;
+    return {
+      limit,
+      remaining: Math.max(0, limit - count(out.Item?.request_count)),
+      resetSeconds: secondsLeftInMinute(now, minute),
+    };
+  },
+
+  /** The counters of `month` (`yyyy-mm`); zeros for a month without renders. */
+  async readMonth(accountId: string, month: string): Promise<MonthUsage> {
+    const out = await db.send(
+      new GetCommand({ TableName: tableName, Key: usageKey(accountId, month), ConsistentRead: true }),
+    );
+    return {
+      rendersUsed: count(out.Item?.renders_used),
+      pdfBytes: count(out.Item?.pdf_bytes),
+      renderMs: count(out.Item?.render_ms),
+    };
+  },
+
   /** Count one render request; 429 USAGE_LIMIT_EXCEEDED when the window is full. */
   async hitRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
     const now = clock.now();
     const minute = minuteOf(now);
-    const resetSeconds = Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
+    const resetSeconds = secondsLeftInMinute(now, minute);
     const limit = plan.rendersPerMinute;
     try {
       const out = await db.send(
