@@ -5,6 +5,10 @@
  * type (403) → body size and JSON (413/400) → render rate limit (429) → validation (422) → the
  * route. Errors become answers here and only here (responses.ts).
  */
+
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { ServiceError } from '../domain/errors.js';
@@ -15,7 +19,9 @@ import { type AnyResource, type RouteDeclaration, routeKey } from '../route-decl
 import type { Settings } from '../settings.js';
 import type { Authenticate } from './auth.js';
 import { logger } from './logger.js';
+import { countWith, MetricUnit, metrics } from './metrics.js';
 import { errorResult, jsonResult, type Result, rateLimitHeaders } from './responses.js';
+import { tracer } from './tracing.js';
 
 export type Event = APIGatewayProxyEventV2;
 export type { Result } from './responses.js';
@@ -51,6 +57,8 @@ export interface HttpDeps {
 /** What the stack learns about a request as it goes, kept with that request only. */
 interface RequestState {
   readonly requestId: string;
+  /** performance.now() when the request arrived. */
+  readonly startedAt: number;
   principal?: Principal;
   body?: Record<string, unknown>;
   rateLimit?: RateLimitState;
@@ -65,26 +73,55 @@ const states = new WeakMap<Event, RequestState>();
 const stateOf = ({ event, context }: { event: Event; context: Context }): RequestState => {
   let state = states.get(event);
   if (!state) {
-    state = { requestId: requestIdOf(event, context) };
+    state = { requestId: requestIdOf(event, context), startedAt: performance.now() };
     states.set(event, state);
   }
   return state;
 };
 
-/** Request id first, error mapping last: every answer carries X-Request-Id. */
-const responder = (): MiddlewareObj<Event, Result> => ({
-  before: (request) => {
-    const { requestId } = stateOf(request);
-    logger.appendKeys({ requestId, routeKey: request.event.routeKey });
-  },
-  onError: (request) => {
-    request.response = errorResult(request.error, stateOf(request).requestId);
-    logger.resetKeys();
-  },
-  after: () => {
-    logger.resetKeys();
-  },
-});
+/**
+ * Request id first, error mapping last: every answer carries X-Request-Id. Each answered request
+ * is one log line (route, status, error code, account, request id, duration) and a count in the
+ * metrics; an error code is also counted with its code (quota and rate refusals among them).
+ * Fields are passed with the line, not appended to the shared logger: locally one process serves
+ * concurrent requests.
+ */
+const responder = (): MiddlewareObj<Event, Result> => {
+  const answered = (request: Request<Event, Result>) => {
+    const state = stateOf(request);
+    const status = request.response?.statusCode ?? 500;
+    const errorCode =
+      request.error instanceof ServiceError
+        ? request.error.code
+        : status >= 500
+          ? 'INTERNAL_ERROR'
+          : undefined;
+    logger.info('request', {
+      routeKey: request.event.routeKey,
+      status,
+      ...(errorCode ? { errorCode } : {}),
+      ...(state.principal
+        ? { accountId: state.principal.accountId, credential: state.principal.credential }
+        : {}),
+      requestId: state.requestId,
+      durationMs: Math.round(performance.now() - state.startedAt),
+    });
+    metrics.addMetric('Requests', MetricUnit.Count, 1);
+    if (errorCode) countWith('Errors', { ErrorCode: errorCode });
+  };
+  return {
+    before: (request) => {
+      stateOf(request);
+    },
+    onError: (request) => {
+      request.response = errorResult(request.error, stateOf(request).requestId);
+      answered(request);
+    },
+    after: (request) => {
+      answered(request);
+    },
+  };
+};
 
 const credentials = (
   declaration: RouteDeclaration,
@@ -93,7 +130,6 @@ const credentials = (
   before: async (request) => {
     const principal = await authenticate(request.event.headers?.authorization, declaration.credentials);
     stateOf(request).principal = principal;
-    logger.appendKeys({ accountId: principal.accountId, credential: principal.credential });
   },
 });
 
@@ -152,7 +188,10 @@ const routeHandler = (
   const limited = declaration.rateLimited ? rateLimit(requireRateLimit(deps)) : undefined;
   const body = declaration.body;
   const schema = body?.schema(deps.settings);
-  const chain = middy<Event, Result>();
+  const chain = middy<Event, Result>()
+    .use(captureLambdaHandler(tracer))
+    .use(injectLambdaContext(logger))
+    .use(logMetrics(metrics, { captureColdStartMetric: true }));
   if (limited) chain.use(limited.headers);
   chain.use(responder()).use(credentials(declaration, deps.authenticate));
   if (body) chain.use(jsonBody(deps.settings.maxRequestBodyBytes));

@@ -1,4 +1,10 @@
+/**
+ * One structured logger per process (Powertools Logger: JSON lines with the Lambda context; set
+ * POWERTOOLS_DEV=true for indented, readable lines, as `npm start` does). Never give it tokens,
+ * keys, Authorization headers, HTML or variable values: log codes, ids and sizes.
+ */
 import { Logger } from '@aws-lambda-powertools/logger';
 
-/** One structured logger per process. Never give it tokens, keys or Authorization headers. */
-export const logger = new Logger({ serviceName: 'pdf-render-service' });
+export const SERVICE_NAME = 'pdf-render-service';
+
+export const logger = new Logger({ serviceName: SERVICE_NAME });

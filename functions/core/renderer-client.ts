@@ -7,11 +7,17 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { Renderer, RenderResult } from '../domain/ports.js';
 import type { AwsConfig } from './config.js';
 import { createLambdaClientOptions } from './runtime.js';
+import { traced } from './tracing.js';
 
 const failed = (message: string): RenderResult => ({ ok: false, code: 'PDF_RENDERING_FAILED', message });
 
 export const createLambdaRenderer = (functionName: string, aws: AwsConfig): Renderer => {
-  const client = new LambdaClient(createLambdaClientOptions(aws));
+  // One attempt. A renderer over its reserved concurrency refuses the invoke at once
+  // (TooManyRequestsException); the SDK's retries would wait up to 2 s and try again, and a retry
+  // that then renders for the renderer's whole timeout ends after the pdf function's. Refused, the
+  // call throws and the render fails cleanly (PDF_RENDERING_FAILED, its quota unit given back),
+  // which the caller may retry.
+  const client = traced(new LambdaClient({ ...createLambdaClientOptions(aws), maxAttempts: 1 }));
   return {
     async render(request) {
       const out = await client.send(

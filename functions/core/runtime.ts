@@ -16,6 +16,7 @@ import { createAuthenticator } from './auth.js';
 import type { AwsConfig, ResourceConfig } from './config.js';
 import type { HttpDeps } from './http.js';
 import { logger } from './logger.js';
+import { traced } from './tracing.js';
 
 export const systemClock: Clock = { now: () => new Date() };
 
@@ -30,15 +31,17 @@ const clientOptions = (aws: AwsConfig, endpoint: string | undefined) => ({
 });
 
 export const createDocumentClient = (aws: AwsConfig): DynamoDBDocumentClient =>
-  DynamoDBDocumentClient.from(new DynamoDBClient(clientOptions(aws, aws.dynamoDbEndpoint)), {
+  DynamoDBDocumentClient.from(traced(new DynamoDBClient(clientOptions(aws, aws.dynamoDbEndpoint))), {
     marshallOptions: { removeUndefinedValues: true },
   });
 
 export const createS3Client = (aws: AwsConfig): S3Client =>
-  new S3Client({
-    ...clientOptions(aws, aws.s3Endpoint),
-    ...(aws.s3Endpoint ? { forcePathStyle: true } : {}),
-  });
+  traced(
+    new S3Client({
+      ...clientOptions(aws, aws.s3Endpoint),
+      ...(aws.s3Endpoint ? { forcePathStyle: true } : {}),
+    }),
+  );
 
 export const createLambdaClientOptions = (aws: AwsConfig) => clientOptions(aws, aws.lambdaEndpoint);
 

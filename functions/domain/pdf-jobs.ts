@@ -188,6 +188,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     const upload = await storage.uploadTarget(accepted.job.object_key);
     const rendered = renderer
       .render({
+        jobId: accepted.job.id,
         template: accepted.template,
         ...accepted.options,
         upload,

@@ -13,6 +13,8 @@ export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networki
  * renderer executes it) and a presigned PUT URL, and answers with a result.
  */
 export interface RenderRequest {
+  /** The job this render is for: the renderer's log lines carry it. */
+  readonly jobId: string;
   /** The Jinja2 template and its variables; the renderer executes it, the HTML never leaves it. */
   readonly template: { readonly source: string; readonly variables: Record<string, unknown> };
   readonly pdf: {

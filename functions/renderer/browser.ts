@@ -31,6 +31,7 @@ import { type RendererConfig, readRendererConfig } from '../core/config.js';
 import { createEgressPolicy, type EgressPolicy } from './egress.js';
 import { type EgressProxy, startEgressProxy } from './egress-proxy.js';
 import { interceptRequests } from './interception.js';
+import { log } from './log.js';
 
 /** The Lambda's configuration, from its environment; the local stack hands its own in (configureRenderer). */
 let config: RendererConfig = readRendererConfig();
@@ -98,12 +99,6 @@ export const chromiumArgs = (base: readonly string[], proxyUrl: string): string[
   '--disable-component-update',
   '--disable-notifications',
 ];
-
-const log = (level: 'INFO' | 'WARN', event: string, detail: Record<string, unknown> = {}): void => {
-  const line = JSON.stringify({ level, component: 'renderer', event, ...detail });
-  if (level === 'WARN') console.warn(line);
-  else console.info(line);
-};
 
 let proxy: Promise<EgressProxy> | undefined;
 /** The browser being launched or in use; undefined when the next render must launch one. */

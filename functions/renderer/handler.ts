@@ -5,6 +5,8 @@
  * scope (browser.ts, templating-pool.ts) and stay warm across invocations; its role has no AWS
  * permissions, the PDF leaves through the presigned PUT URL in the request.
  */
+
+import { metrics } from '../core/metrics.js';
 import { prewarm, setSpareSessions } from './browser.js';
 import type { RenderRequest, RenderResult } from './contract.js';
 import { render } from './render.js';
@@ -16,4 +18,11 @@ setSpareSessions(1);
 prewarm();
 templatingPool.prewarm();
 
-export const handler = async (event: RenderRequest): Promise<RenderResult> => render(event);
+export const handler = async (event: RenderRequest): Promise<RenderResult> => {
+  try {
+    return await render(event);
+  } finally {
+    // The render's metrics, as embedded-metric log lines: the role needs no more than its logs.
+    metrics.publishStoredMetrics();
+  }
+};

@@ -3,9 +3,13 @@
  * fresh browser context → PDF → PUT to the presigned URL. Templating and opening the context
  * overlap. Never throws; every outcome is a RenderResult whose message is safe to show the caller.
  */
+
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Page, TimeoutError } from 'puppeteer-core';
+import { countWith, MetricUnit, metrics } from '../core/metrics.js';
 import { closeSession, prepareSpare, releaseUnused, rendererConfig, takeSession } from './browser.js';
 import type { RenderFailureCode, RenderRequest, RenderResult } from './contract.js';
+import { jobLogger } from './log.js';
 import { countPdfPages } from './pdf-pages.js';
 import { templatingPool } from './templating-pool.js';
 
@@ -173,9 +177,42 @@ const upload = async (
 const describeError = (e: unknown): Record<string, string> =>
   e instanceof Error ? { name: e.name, message: e.message } : { message: String(e) };
 
+/** Counts the render's outcome and times in the metrics, and logs a failure with its code. */
+const observe = (result: RenderResult, templatingMs: number | undefined, log: Logger): RenderResult => {
+  countWith('Renders', { Outcome: result.ok ? 'completed' : 'failed' });
+  if (templatingMs !== undefined)
+    metrics.addMetric('TemplatingDuration', MetricUnit.Milliseconds, templatingMs);
+  if (result.ok) {
+    metrics.addMetric('RenderDuration', MetricUnit.Milliseconds, result.renderDurationMs);
+    metrics.addMetric('PdfBytes', MetricUnit.Bytes, result.fileSizeBytes);
+  } else {
+    countWith('RenderFailures', { ErrorCode: result.code });
+    log.info('render-failed', { code: result.code });
+  }
+  return result;
+};
+
 export const render = async (request: RenderRequest): Promise<RenderResult> => {
+  const log = jobLogger(request.jobId);
+  const started = performance.now();
+  let templatingMs: number | undefined;
+  const result = await renderJob(request, log, (ms) => {
+    templatingMs = ms;
+  });
+  log.debug('rendered', { ok: result.ok, durationMs: Math.round(performance.now() - started) });
+  return observe(result, templatingMs, log);
+};
+
+const renderJob = async (
+  request: RenderRequest,
+  log: Logger,
+  templated_: (ms: number) => void,
+): Promise<RenderResult> => {
   const { source, variables } = request.template;
-  const templated = templatingPool.render(source, variables, { maxOutputBytes: request.limits.maxHtmlBytes });
+  const templatingStarted = performance.now();
+  const templated = templatingPool
+    .render(source, variables, { maxOutputBytes: request.limits.maxHtmlBytes })
+    .finally(() => templated_(Math.round(performance.now() - templatingStarted)));
   const opening = takeSession().then(
     (session) => ({ session }),
     (error: unknown) => ({ error }),
@@ -191,14 +228,7 @@ export const render = async (request: RenderRequest): Promise<RenderResult> => {
 
   const opened = await opening;
   if ('error' in opened) {
-    console.error(
-      JSON.stringify({
-        level: 'ERROR',
-        component: 'renderer',
-        event: 'open-failed',
-        ...describeError(opened.error),
-      }),
-    );
+    log.error('open-failed', describeError(opened.error));
     return fail('PDF_RENDERING_FAILED', 'The renderer could not open a page. Try again.');
   }
   const { session } = opened;
@@ -211,14 +241,7 @@ export const render = async (request: RenderRequest): Promise<RenderResult> => {
       printed = fail('PDF_RENDERING_TIMEOUT', timeoutMessage(e.stage, request));
     } else {
       // Chromium's messages carry protocol details and internal addresses: logged, not shown.
-      console.error(
-        JSON.stringify({
-          level: 'ERROR',
-          component: 'renderer',
-          event: 'render-failed',
-          ...describeError(e),
-        }),
-      );
+      log.error('chromium-failed', describeError(e));
       printed = fail('PDF_RENDERING_FAILED', 'Chromium failed while rendering the page.');
     }
   }

@@ -19,6 +19,7 @@
  */
 import { existsSync } from 'node:fs';
 import { type ResourceLimits, Worker, type WorkerOptions } from 'node:worker_threads';
+import { log } from './log.js';
 import type { TemplatingJob, WorkerMessage, WorkerTemplateError } from './templating-worker.js';
 
 /** The contract's templating time per render. */
@@ -129,13 +130,6 @@ interface Slot {
   /** The last 'error' event (e.g. ERR_WORKER_OUT_OF_MEMORY), read when the worker exits. */
   error: unknown;
 }
-
-const log = (level: 'INFO' | 'WARN' | 'ERROR', event: string, detail: Record<string, unknown> = {}): void => {
-  const line = JSON.stringify({ level, component: 'renderer', event, ...detail });
-  if (level === 'INFO') console.info(line);
-  else if (level === 'WARN') console.warn(line);
-  else console.error(line);
-};
 
 const failed = (
   code: 'INVALID_HTML_TEMPLATE' | 'HTML_CONTENT_TOO_LARGE' | 'PDF_RENDERING_FAILED',

@@ -52,6 +52,7 @@ const run = async (m: RunMessage): Promise<void> => {
   for (let i = 0; i < m.warmup + m.iterations; i++) {
     const started = performance.now();
     const result = await renderer.render({
+      jobId: `job_bench_${i}`,
       template: m.template,
       ...m.options,
       upload,

@@ -112,6 +112,7 @@ type Overrides = {
 };
 
 const request = (html: string, o: Overrides = {}): RenderRequest => ({
+  jobId: 'job_renderer_test',
   template: { source: html, variables: {} },
   pdf: {
     format: 'A4',

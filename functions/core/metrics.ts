@@ -1,0 +1,18 @@
+/**
+ * Metrics in CloudWatch's embedded metric format (Powertools Metrics): written as log lines, so
+ * they need no permission beyond writing logs, and the renderer can publish its own. Namespace
+ * PdfRenderService. POWERTOOLS_DEV=true (local) or POWERTOOLS_METRICS_DISABLED=true turns them off.
+ */
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { SERVICE_NAME } from './logger.js';
+
+export { MetricUnit };
+
+export const metrics = new Metrics({ namespace: 'PdfRenderService', serviceName: SERVICE_NAME });
+
+/** One count of `name` with its own dimensions (so that, e.g., an error code does not tag the rest). */
+export const countWith = (name: string, dimensions: Readonly<Record<string, string>>): void => {
+  const single = metrics.singleMetric();
+  for (const [key, value] of Object.entries(dimensions)) single.addDimension(key, value);
+  single.addMetric(name, MetricUnit.Count, 1);
+};

@@ -1,0 +1,116 @@
+/**
+ * Nothing secret or private reaches a log line: not a session token, an API key or any
+ * Authorization header, not HTML, not a variable's value. Every line the service writes while
+ * it answers a broad mix of requests (successes, auth failures, template errors, render
+ * failures), at DEBUG, is captured and searched.
+ */
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeyDigest } from '../../functions/core/api-keys.js';
+import { apiKeyPrefix, generateApiKey } from '../../functions/domain/api-key-format.js';
+import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
+
+// Before the handlers and the renderer load (in beforeAll): everything down to DEBUG is written.
+process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
+process.env.POWERTOOLS_DEV = 'false';
+
+const captured: string[] = [];
+const originals = {
+  out: process.stdout.write.bind(process.stdout),
+  err: process.stderr.write.bind(process.stderr),
+};
+const capture =
+  (original: typeof process.stdout.write) =>
+  (chunk: unknown, ...rest: unknown[]): boolean => {
+    captured.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8'));
+    return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
+  };
+
+const local = useLocalStack({
+  env: { PLANS: JSON.stringify({ free: { monthlyRenders: 1000, rendersPerMinute: 1000 } }) },
+});
+
+const MARK = {
+  html: 'HTML-MARKER-7c1e',
+  value: 'VARIABLE-VALUE-MARKER-93ab',
+  query: 'QUERY-MARKER-51d0',
+  garbage: 'GARBAGE-TOKEN-MARKER-aa42',
+};
+
+beforeAll(() => {
+  process.stdout.write = capture(originals.out) as typeof process.stdout.write;
+  process.stderr.write = capture(originals.err) as typeof process.stderr.write;
+});
+afterAll(() => {
+  process.stdout.write = originals.out;
+  process.stderr.write = originals.err;
+});
+
+describe('log lines', () => {
+  it('never carry tokens, keys, Authorization headers, HTML or variable values', async () => {
+    const token = await local.sessionToken();
+    const expired = await local.sessionToken(undefined, { ttlSeconds: -60 });
+    const key = generateApiKey();
+    const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
+    await db.send(
+      new PutCommand({
+        TableName: local.stack.tableName,
+        Item: {
+          PK: `APIKEY#${apiKeyDigest(local.stack.handlerEnv.API_KEY_SECRET as string, key)}`,
+          SK: 'APIKEY',
+          type: 'api_key',
+          id: 'key_log_secrets',
+          account_id: 'acct-log-secrets',
+          name: 'logs',
+          prefix: apiKeyPrefix(key),
+          created_at: new Date().toISOString(),
+          last_used_at: null,
+          revoked_at: null,
+        },
+      }),
+    );
+    const unknownKey = generateApiKey();
+    const post = (credential: string | undefined, body: unknown) =>
+      local.api(`/v1/pdf?note=${MARK.query}`, { method: 'POST', token: credential, body });
+
+    const answers = [
+      await post(token, { html: `<p>${MARK.html} {{ v }}</p>`, variables: { v: MARK.value } }),
+      await post(key, { html: `<p>${MARK.html}</p>`, variables: { v: MARK.value } }),
+      // Template errors: by parsing, and by executing (the value is in the failing expression).
+      await post(token, { html: `<p>${MARK.html}{% if %}</p>` }),
+      await post(token, { html: `<p>${MARK.html}{{ v.missing }}</p>`, variables: { v: { k: MARK.value } } }),
+      await post(token, { html: `<p>${MARK.html}{{ 1 / 0 }}</p>`, variables: { v: MARK.value } }),
+      // A page that fails to load what it waits for.
+      await post(token, {
+        html: `<p>${MARK.html}</p>`,
+        variables: { v: MARK.value },
+        page_load: { wait_for_selector: '#never', timeout_ms: 1000 },
+      }),
+      // Credentials refused in every way.
+      await post(expired, { html: `<p>${MARK.html}</p>` }),
+      await post(`${MARK.garbage}.${MARK.garbage}.${MARK.garbage}`, { html: `<p>${MARK.html}</p>` }),
+      await post(unknownKey, { html: `<p>${MARK.html}</p>` }),
+      await post(`${key.slice(0, -1)}x`, { html: `<p>${MARK.html}</p>` }),
+      await local.api('/v1/pdf', { method: 'POST', headers: { authorization: `Basic ${MARK.garbage}` } }),
+      // Bad bodies and an unknown route.
+      await post(token, { html: `<p>${MARK.html}</p>`, variables: MARK.value }),
+      await local.api(`/v1/${MARK.query}`, { token }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([
+      201, 201, 422, 422, 422, 504, 401, 401, 401, 401, 401, 422, 404,
+    ]);
+
+    const logs = captured.join('');
+    // The lines are there (so this test could fail): one per answered request, with its code.
+    expect(logs).toContain('"routeKey":"POST /v1/pdf"');
+    expect(logs).toContain('"errorCode":"INVALID_SESSION_TOKEN"');
+    expect(logs).toContain('"errorCode":"INVALID_HTML_TEMPLATE"');
+    expect(logs).toContain('"jobId":"job_');
+    const secrets = { token, expired, key, unknownKey, ...MARK };
+    for (const [name, secret] of Object.entries(secrets)) {
+      expect(logs.includes(secret), `${name} appears in the logs`).toBe(false);
+    }
+    // No piece of a JWT or key either: their signatures and random parts.
+    for (const part of [token.split('.')[2] ?? '', key.slice(9, 30)]) expect(logs.includes(part)).toBe(false);
+  });
+});
