@@ -47,11 +47,28 @@ export type Implementations<R extends AnyResource> = {
     : never;
 };
 
+/**
+ * Counts a request of a rate-limited route (throws 429 USAGE_LIMIT_EXCEEDED past the limit),
+ * given what is known before validation: who, the headers, the parsed JSON body.
+ */
+export type RateLimitCounter = (
+  principal: Principal,
+  request: { readonly headers: Readonly<Record<string, string | undefined>>; readonly body: unknown },
+) => Promise<RateLimitState>;
+
+/** A route's answer with headers of its own (the body alone needs no wrapping). */
+export class Reply {
+  constructor(
+    readonly body: unknown,
+    readonly headers: Readonly<Record<string, string>>,
+  ) {}
+}
+
 export interface HttpDeps {
   readonly authenticate: Authenticate;
   readonly settings: Settings;
   /** Counts a request of a rate-limited route; throws 429 USAGE_LIMIT_EXCEEDED past the limit. */
-  readonly rateLimit?: (principal: Principal) => Promise<RateLimitState>;
+  readonly rateLimit?: RateLimitCounter;
 }
 
 /** What the stack learns about a request as it goes, kept with that request only. */
@@ -159,7 +176,7 @@ const jsonBody = (maxBytes: number): MiddlewareObj<Event, Result> => ({
  * window's headers go on every answer after that, errors included. Counting is the last `before`,
  * the headers the last `after`/`onError` (after the responder has made the error answer).
  */
-const rateLimit = (hit: (principal: Principal) => Promise<RateLimitState>) => {
+const rateLimit = (hit: RateLimitCounter) => {
   const decorate = (request: Request<Event, Result>) => {
     const window = stateOf(request).rateLimit;
     if (window && request.response) {
@@ -173,7 +190,10 @@ const rateLimit = (hit: (principal: Principal) => Promise<RateLimitState>) => {
     count: {
       before: async (request) => {
         const state = stateOf(request);
-        state.rateLimit = await hit(state.principal as Principal);
+        state.rateLimit = await hit(state.principal as Principal, {
+          headers: request.event.headers ?? {},
+          body: state.body,
+        });
       },
     } satisfies MiddlewareObj<Event, Result>,
     headers: { after: decorate, onError: decorate } satisfies MiddlewareObj<Event, Result>,
@@ -210,11 +230,9 @@ const routeHandler = (
       headers: event.headers ?? {},
     };
     const answer = await implementation(request);
-    return jsonResult(
-      declaration.success.status,
-      declaration.success.status === 204 ? undefined : answer,
-      state.requestId,
-    );
+    const { body: payload, headers } = answer instanceof Reply ? answer : { body: answer, headers: {} };
+    const status = declaration.success.status;
+    return jsonResult(status, status === 204 ? undefined : payload, state.requestId, headers);
   }) as LambdaHandler;
 };
 

@@ -67,6 +67,9 @@ const headersFor = (d: RouteDeclaration, status: number): Record<string, object>
       }
     : {}),
   ...(status === 429 ? { 'Retry-After': header('Retry-After') } : {}),
+  ...(d.headers?.some((h) => h.name === 'Idempotency-Key') && status !== 429 && status !== 401
+    ? { 'Idempotent-Replayed': header('Idempotent-Replayed') }
+    : {}),
   ...(status === 401 ? { 'WWW-Authenticate': header('WWW-Authenticate') } : {}),
 });
 
@@ -100,6 +103,10 @@ const HEADERS = {
   'Retry-After': {
     description: 'Seconds until a retry can succeed',
     schema: { type: 'integer', minimum: 0 },
+  },
+  'Idempotent-Replayed': {
+    description: "true when the answer repeats an earlier request's with the same Idempotency-Key and body",
+    schema: { type: 'string', enum: ['true'] },
   },
   'WWW-Authenticate': {
     description: 'Bearer, with error="invalid_token" when a credential was given and refused',

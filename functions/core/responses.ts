@@ -48,6 +48,9 @@ export const rateLimitHeaders = (state: RateLimitState): Record<string, string> 
   'RateLimit-Reset': String(state.resetSeconds),
 });
 
+/** On an idempotent replay's answer, success or error (as Stripe and the IETF draft name it). */
+export const REPLAYED: Headers = { 'Idempotent-Replayed': 'true' };
+
 /** RFC 6750: a missing credential gets the bare challenge, a bad one says why. */
 const CHALLENGES: Partial<Record<ErrorCode, string>> = {
   UNAUTHENTICATED: 'Bearer',
@@ -61,6 +64,7 @@ const errorHeaders = (error: ServiceError): Record<string, string> => {
     ...(error.rateLimit ? rateLimitHeaders(error.rateLimit) : {}),
     ...(error.retryAfterSeconds !== undefined ? { 'Retry-After': String(error.retryAfterSeconds) } : {}),
     ...(challenge ? { 'WWW-Authenticate': challenge } : {}),
+    ...(error.replayed ? REPLAYED : {}),
   };
 };
 

@@ -9,12 +9,10 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createAccountStore } from '../domain/accounts.js';
 import { createApiKeyStore } from '../domain/api-keys.js';
 import type { Clock } from '../domain/ports.js';
-import type { Principal } from '../domain/principal.js';
-import type { RateLimitState } from '../domain/usage.js';
 import { createApiKeyDigester, createApiKeyResolver } from './api-keys.js';
 import { createAuthenticator } from './auth.js';
 import type { AwsConfig, ResourceConfig } from './config.js';
-import type { HttpDeps } from './http.js';
+import type { HttpDeps, RateLimitCounter } from './http.js';
 import { logger } from './logger.js';
 import { traced } from './tracing.js';
 
@@ -61,7 +59,7 @@ export const createApiRuntime = (config: ResourceConfig) => {
     : undefined;
   const resolveApiKey = digestApiKey ? createApiKeyResolver(apiKeys, digestApiKey) : async () => undefined;
   const authenticate = createAuthenticator(need(config.auth, 'the user pool'), resolveApiKey, accounts);
-  const http = (rateLimit?: (principal: Principal) => Promise<RateLimitState>): HttpDeps => ({
+  const http = (rateLimit?: RateLimitCounter): HttpDeps => ({
     authenticate,
     settings: config.settings,
     ...(rateLimit ? { rateLimit } : {}),

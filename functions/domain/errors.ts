@@ -54,6 +54,8 @@ export interface ServiceErrorOptions {
   readonly retryAfterSeconds?: number;
   /** The rate-limit window the refusal was counted in. */
   readonly rateLimit?: RateLimitState;
+  /** The answer repeats an earlier request's (an idempotent replay). */
+  readonly replayed?: boolean;
   readonly cause?: unknown;
 }
 
@@ -64,6 +66,7 @@ export class ServiceError extends Error {
   readonly jobId: string | undefined;
   readonly retryAfterSeconds: number | undefined;
   readonly rateLimit: RateLimitState | undefined;
+  readonly replayed: boolean;
 
   constructor(code: ErrorCode, message: string, options: ServiceErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -73,5 +76,6 @@ export class ServiceError extends Error {
     this.jobId = options.jobId;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.rateLimit = options.rateLimit;
+    this.replayed = options.replayed ?? false;
   }
 }

@@ -129,6 +129,18 @@ export const createIdempotencyStore = (
       );
     },
 
+    /** The answer a request with this key and body would replay now, if there is one. Reads only. */
+    async finishedAnswer(accountId: string, key: string, hash: string): Promise<StoredAnswer | undefined> {
+      const out = await db.send(
+        new GetCommand({ TableName: tableName, Key: idempotencyKey(accountId, key), ConsistentRead: true }),
+      );
+      const item = out.Item;
+      const live = item !== undefined && Number(item[TTL]) >= epochSeconds(clock.now());
+      return live && item.state === 'done' && item.body_hash === hash
+        ? (item.answer as StoredAnswer)
+        : undefined;
+    },
+
     /** Forget a claim whose request ended in a fault of ours, so that a retry can render. */
     async release(accountId: string, key: string): Promise<void> {
       await db.send(new DeleteCommand({ TableName: tableName, Key: idempotencyKey(accountId, key) }));

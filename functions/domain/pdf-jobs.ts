@@ -16,7 +16,12 @@
 import type { Plan } from '../settings.js';
 import { parseTemplate, TemplateError } from '../templating/index.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
-import { bodyHash, type IdempotencyStore, type StoredAnswer } from './idempotency.js';
+import {
+  bodyHash,
+  IDEMPOTENCY_KEY_PATTERN,
+  type IdempotencyStore,
+  type StoredAnswer,
+} from './idempotency.js';
 import { newJobId } from './ids.js';
 import { hasFile, type Job, type JobResponse, type JobStore, jobResponse } from './jobs.js';
 import { pdfObjectKey } from './keys.js';
@@ -112,6 +117,12 @@ export interface AcceptedRender {
   readonly field: TemplateField;
   readonly template: RenderRequest['template'];
   readonly options: RenderOptions;
+}
+
+/** A render's answer: the job, and whether it repeats an earlier request's (idempotent replay). */
+export interface Rendered {
+  readonly job: JobResponse;
+  readonly replayed: boolean;
 }
 
 const RENDERER_UNREACHABLE: RenderResult = {
@@ -246,17 +257,19 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     throw await guarded(accepted, () => fail(accepted, rendering, result));
   };
 
-  const replay = async (principal: Principal, answer: StoredAnswer): Promise<JobResponse> => {
+  /** The first request's answer again: the job with a fresh link, or its error; marked as a replay. */
+  const replay = async (principal: Principal, answer: StoredAnswer): Promise<Rendered> => {
     if (answer.error) {
       const { code, message, details } = answer.error;
       throw new ServiceError(code as ServiceError['code'], message, {
         ...(answer.job_id ? { jobId: answer.job_id } : {}),
         ...(Array.isArray(details) ? { details } : {}),
+        replayed: true,
       });
     }
     const job = answer.job_id ? await jobs.get(principal.accountId, answer.job_id) : undefined;
     if (!job) throw new Error(`idempotent replay: job ${answer.job_id} is missing`);
-    return present(job);
+    return { job: await present(job), replayed: true };
   };
 
   const renderOnce = async (principal: Principal, order: RenderOrder): Promise<JobResponse> =>
@@ -266,21 +279,39 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     accept,
     execute,
 
-    /** Count this render request against the caller's per-minute rate limit. */
-    hitRateLimit: (principal: Principal): Promise<RateLimitState> =>
-      usage.hitRateLimit(principal.accountId, planOf(principal)),
+    /**
+     * Counts this render request against the caller's per-minute rate limit, unless it will replay
+     * a finished idempotent request (which renders nothing): that one only reads the window.
+     */
+    async countRequest(
+      principal: Principal,
+      idempotencyKey: string | undefined,
+      body: unknown,
+    ): Promise<RateLimitState> {
+      const plan = planOf(principal);
+      const replays =
+        idempotencyKey !== undefined &&
+        IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey) &&
+        (await idempotency.finishedAnswer(principal.accountId, idempotencyKey, bodyHash(body))) !== undefined;
+      return replays
+        ? usage.readRateLimit(principal.accountId, plan)
+        : usage.hitRateLimit(principal.accountId, plan);
+    },
 
-    /** Render a PDF; answers the completed job, or throws the failure (with `jobId` when a job exists). */
-    async create(principal: Principal, body: CreatePdfBody, idempotencyKey?: string): Promise<JobResponse> {
+    /**
+     * Render a PDF; answers the completed job (and whether it is a replay), or throws the failure
+     * (with `jobId` when a job exists).
+     */
+    async create(principal: Principal, body: CreatePdfBody, idempotencyKey?: string): Promise<Rendered> {
       const order = prepare(body);
-      if (idempotencyKey === undefined) return renderOnce(principal, order);
+      if (idempotencyKey === undefined) return { job: await renderOnce(principal, order), replayed: false };
 
       const claim = await idempotency.claim(principal.accountId, idempotencyKey, bodyHash(body));
       if (claim.kind === 'replay') return replay(principal, claim.answer);
       try {
         const job = await renderOnce(principal, order);
         await idempotency.finish(principal.accountId, idempotencyKey, { job_id: job.id, error: null });
-        return job;
+        return { job, replayed: false };
       } catch (e) {
         if (e instanceof ServiceError) {
           const error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };

@@ -5,8 +5,9 @@
 
 import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
-import { createResourceHandler, type LambdaHandler } from '../core/http.js';
+import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.js';
 import { createLambdaRenderer } from '../core/renderer-client.js';
+import { REPLAYED } from '../core/responses.js';
 import { createApiRuntime, createS3Client, logFault } from '../core/runtime.js';
 import { createS3PdfStorage } from '../core/storage.js';
 import { checkIdempotencyKey, createIdempotencyStore } from '../domain/idempotency.js';
@@ -51,10 +52,20 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     onFault: logFault,
   });
 
-  return createResourceHandler(pdfResource, http(pdfJobs.hitRateLimit), {
-    createPdf: ({ principal, body, headers }) =>
-      pdfJobs.create(principal, body, checkIdempotencyKey(headers['idempotency-key'])),
-    listPdfs: ({ principal, query }) => pdfJobs.list(principal, query),
-    getPdf: ({ principal, pathParameters }) => pdfJobs.get(principal, pathParameters.job_id ?? ''),
-  });
+  return createResourceHandler(
+    pdfResource,
+    http((principal, { headers, body }) => pdfJobs.countRequest(principal, headers['idempotency-key'], body)),
+    {
+      createPdf: async ({ principal, body, headers }) => {
+        const { job, replayed } = await pdfJobs.create(
+          principal,
+          body,
+          checkIdempotencyKey(headers['idempotency-key']),
+        );
+        return replayed ? new Reply(job, REPLAYED) : job;
+      },
+      listPdfs: ({ principal, query }) => pdfJobs.list(principal, query),
+      getPdf: ({ principal, pathParameters }) => pdfJobs.get(principal, pathParameters.job_id ?? ''),
+    },
+  );
 };

@@ -56,6 +56,41 @@ describe('rate limit', () => {
   });
 });
 
+describe('idempotent replays', () => {
+  it('answer with Idempotent-Replayed: true and do not count against the rate limit', async () => {
+    const token = await local.accountOn('burst');
+    await startOfFreshWindow();
+    const send = (key: string, html: string) =>
+      local.api('/v1/pdf', { method: 'POST', token, body: { html }, headers: { 'Idempotency-Key': key } });
+    const first = await send('replay-ok', '<p>once</p>');
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(first.headers.get('ratelimit-remaining')).toBe('3');
+    const failed = await send('replay-failed', '<p>{{ 1 / 0 }}</p>');
+    expect(failed.status).toBe(422);
+    expect(failed.headers.get('ratelimit-remaining')).toBe('2');
+
+    // Ten replays of each: the same answers, marked, and the window does not move.
+    for (let i = 0; i < 10; i++) {
+      const again = await send('replay-ok', '<p>once</p>');
+      expect(again.status).toBe(201);
+      expect(again.json.id).toBe(first.json.id);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.headers.get('ratelimit-remaining')).toBe('2');
+      const failedAgain = await send('replay-failed', '<p>{{ 1 / 0 }}</p>');
+      expect(failedAgain.status).toBe(422);
+      expect(failedAgain.json.error.job_id).toBe(failed.json.error.job_id);
+      expect(failedAgain.headers.get('idempotent-replayed')).toBe('true');
+    }
+    // A new request still counts, and the same key with another body is no replay.
+    expect((await send('replay-new', '<p>new</p>')).headers.get('ratelimit-remaining')).toBe('1');
+    const reused = await send('replay-ok', '<p>other</p>');
+    expect(reused.json.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(reused.headers.get('idempotent-replayed')).toBeNull();
+    expect(reused.headers.get('ratelimit-remaining')).toBe('0');
+  });
+});
+
 describe('plan quota', () => {
   it('429 PLAN_QUOTA_EXCEEDED once the month’s completed renders are used; failures give their unit back', async () => {
     const token = await local.sessionToken(); // a new account: on the free plan (3 a month here)
