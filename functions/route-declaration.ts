@@ -69,7 +69,7 @@ export interface ResourceNeeds {
   readonly pdfBucket?: boolean;
   /** Invokes the renderer. */
   readonly renderer?: boolean;
-  /** Computes API key digests although none of its routes accepts a key (it issues them). */
+  /** Computes API key digests to store them (it issues keys), besides checking presented ones. */
   readonly issuesApiKeys?: boolean;
 }
 
@@ -133,7 +133,9 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     // Credentials are checked against the table (API keys, accounts) and the user pool.
     table: authenticated,
     userPool: authenticated,
-    apiKeySecret: r.needs.issuesApiKeys === true || declared.some((d) => d.credentials.includes('apiKey')),
+    // Every authenticated route looks a presented key up, also where keys are refused: a valid
+    // key answers 403 SESSION_REQUIRED there, an unknown or revoked one 401 (contract precedence).
+    apiKeySecret: authenticated || r.needs.issuesApiKeys === true,
     pdfBucket: r.needs.pdfBucket === true,
     renderer: r.needs.renderer === true,
   };

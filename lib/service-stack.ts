@@ -105,6 +105,11 @@ export class PdfServiceStack extends Stack {
     });
     new CfnOutput(this, 'UserPoolId', { value: this.userPool.userPoolId });
     new CfnOutput(this, 'UserPoolClientId', { value: this.userPool.userPoolClientId });
+    new CfnOutput(this, 'ApiKeysUrl', {
+      value: `${this.api.url}v1/api-keys`,
+      description:
+        'Where API keys are made: POST {"name": "..."} with a session token (Authorization: Bearer <Cognito ID token>); the key is in that answer only',
+    });
     new CfnOutput(this, 'PdfBucketName', { value: this.pdfBucket.bucketName });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'RendererFunctionName', { value: this.renderer.function.functionName });

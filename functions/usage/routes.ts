@@ -1,0 +1,40 @@
+/** The account's usage (spec: /v1/usage, key or session; shape per the contract). */
+import { z } from 'zod';
+import { KEY_OR_SESSION, resource, route } from '../route-declaration.js';
+
+const timestamp = z.string().describe('ISO 8601 UTC with milliseconds');
+
+export const usageSchema = z.object({
+  plan: z.string(),
+  period_start: timestamp.describe('the first instant of this calendar month (UTC)'),
+  period_end: timestamp.describe('the first instant of the next calendar month (UTC)'),
+  renders_used: z
+    .number()
+    .int()
+    .describe("this month's quota units in use: completed renders, and renders still running"),
+  renders_limit: z.number().int().describe("the plan's monthly renders"),
+  renders_remaining: z.number().int(),
+  rate_limit: z.object({
+    limit: z.number().int().describe('render requests per window'),
+    window_seconds: z.number().int().describe('fixed windows aligned to the UTC clock minute'),
+    remaining: z.number().int().describe('left in the current window'),
+  }),
+  pdf_bytes: z.number().int().describe("total size of this month's completed PDFs"),
+  render_ms: z.number().int().describe("total render duration of this month's completed PDFs"),
+});
+
+export const usageResource = resource({
+  name: 'usage',
+  description: 'The usage API: plan, monthly quota and totals, rate limit',
+  needs: {},
+  routes: {
+    getUsage: route({
+      method: 'GET',
+      path: '/v1/usage',
+      credentials: KEY_OR_SESSION,
+      summary: "This month's usage and the rate limit's current window (reading it counts against nothing)",
+      success: { status: 200, description: 'usage', body: { name: 'Usage', schema: usageSchema } },
+      errors: [],
+    }),
+  },
+});
