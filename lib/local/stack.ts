@@ -56,6 +56,24 @@ const loadOrCreateApiKeySecret = async (dataDir: string): Promise<string> => {
   return (await readFile(file, 'utf8')).trim();
 };
 
+/**
+ * Where a running stack says how to reach its table (dynalite listens on a random port), so that
+ * tools such as the admin command (lib/admin.ts) can work on the same data while it runs.
+ */
+export const RUNNING_STACK_FILE = 'local-stack.json';
+
+export interface RunningStack {
+  readonly pid: number;
+  readonly dynamoDbEndpoint: string;
+  readonly tableName: string;
+  readonly region: string;
+}
+
+const writeRunningStack = (dataDir: string, stack: Omit<RunningStack, 'pid'>): Promise<void> =>
+  writeFile(join(dataDir, RUNNING_STACK_FILE), `${JSON.stringify({ pid: process.pid, ...stack })}\n`, {
+    mode: 0o600,
+  });
+
 export const LOCAL_TABLE_NAME = 'pdf-service-local';
 export const LOCAL_BUCKET_NAME = 'pdf-service-local';
 /**
@@ -163,7 +181,7 @@ const importInProcessRenderer = async (): Promise<InProcessRendererModule | unde
   }
 };
 
-const isAlive = (pid: number): boolean => {
+export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;
@@ -176,7 +194,7 @@ const isAlive = (pid: number): boolean => {
  * Claims DATA_DIR for this process. dynalite's LevelDB store cannot be shared, and when it finds
  * the store locked it fails with an uncaught error, so a second stack is refused here first.
  */
-const lockDataDir = async (dataDir: string): Promise<() => Promise<void>> => {
+export const lockDataDir = async (dataDir: string): Promise<() => Promise<void>> => {
   const file = join(dataDir, 'local-stack.pid');
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -284,6 +302,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     } finally {
       setup.destroy();
     }
+    await writeRunningStack(dataDir, { dynamoDbEndpoint, tableName: LOCAL_TABLE_NAME, region: LOCAL_REGION });
+    cleanups.push(() => rm(join(dataDir, RUNNING_STACK_FILE), { force: true }));
 
     const handlerEnv: Record<string, string> = {
       ...settingsEnv,
