@@ -22,7 +22,11 @@ const main = async (): Promise<void> => {
   const started = performance.now();
   let stack: LocalStack;
   try {
-    stack = await startLocalStack({ port: options.port, dataDir: options.dataDir });
+    stack = await startLocalStack({
+      port: options.port,
+      dataDir: options.dataDir,
+      corsAllowedOrigins: options.corsAllowedOrigins,
+    });
   } catch (e) {
     return fail((e as Error).message);
   }

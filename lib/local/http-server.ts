@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { createMatcher } from '../../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, type Route, routeKey, routes } from '../../functions/routes.js';
+import type { CorsPolicy } from '../cors.js';
 import { LOCAL_REGION } from './issuer.js';
 
 /** API Gateway HTTP API's request payload quota. */
@@ -320,7 +321,48 @@ export interface LocalHttpServerOptions {
   readonly logError?: (message: string, error: unknown) => void;
   /** Waited for before the first request is handled (the stack binds its port before it is ready). */
   readonly ready?: Promise<unknown>;
+  /** CORS as API Gateway's `corsPreflight` answers it. @default none: no CORS headers, OPTIONS is a 405 */
+  readonly cors?: CorsPolicy;
 }
+
+/**
+ * API Gateway's CORS: a preflight (OPTIONS with Origin and Access-Control-Request-Method) is
+ * answered by the gateway itself, 204, with the policy's headers for an allowed origin and none
+ * for another; other answers to an allowed origin carry Access-Control-Allow-Origin and the
+ * exposed headers.
+ */
+const corsHeaders = (policy: CorsPolicy, origin: string | undefined): Record<string, string> =>
+  origin !== undefined && policy.allowOrigins.includes(origin)
+    ? {
+        'access-control-allow-origin': origin,
+        'access-control-expose-headers': policy.exposeHeaders.join(','),
+        vary: 'origin',
+      }
+    : {};
+
+const isPreflight = (req: IncomingMessage): boolean =>
+  req.method === 'OPTIONS' &&
+  req.headers.origin !== undefined &&
+  req.headers['access-control-request-method'] !== undefined;
+
+const preflightAnswer = (policy: CorsPolicy, req: IncomingMessage, requestId: string): HttpAnswer => {
+  const origin = req.headers.origin;
+  const allowed = origin !== undefined && policy.allowOrigins.includes(origin);
+  return {
+    statusCode: 204,
+    headers: allowed
+      ? {
+          'access-control-allow-origin': origin,
+          'access-control-allow-methods': policy.allowMethods.join(','),
+          'access-control-allow-headers': policy.allowHeaders.join(','),
+          'access-control-max-age': String(policy.maxAgeSeconds),
+          vary: 'origin',
+          'x-request-id': requestId,
+        }
+      : { 'x-request-id': requestId },
+    body: Buffer.alloc(0),
+  };
+};
 
 export const createLocalHttpServer = (options: LocalHttpServerOptions): Server => {
   const route = createRouter(options.routes);
@@ -330,6 +372,7 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
     : (options.log ?? ((line: string) => process.stdout.write(`${line}\n`)));
   const logError = options.logError ?? ((message: string, error: unknown) => console.error(message, error));
   const answer = async (req: IncomingMessage, requestId: string): Promise<HttpAnswer | undefined> => {
+    if (options.cors && isPreflight(req)) return preflightAnswer(options.cors, req, requestId);
     const body = await readBody(req, MAX_REQUEST_BODY_BYTES);
     if (body === 'aborted') return undefined;
     if (body === 'too-large') return tooLarge(requestId);
@@ -359,7 +402,8 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
       })
       .then((a) => {
         if (!a || res.headersSent || res.destroyed) return;
-        write(res, a, requestId);
+        const cors = options.cors && !isPreflight(req) ? corsHeaders(options.cors, req.headers.origin) : {};
+        write(res, { ...a, headers: { ...a.headers, ...cors } }, requestId);
         // Only the path: a query string may carry anything, and headers (Authorization) never appear.
         const path = (req.url ?? '/').split('?')[0];
         log(`${req.method} ${path} ${a.statusCode} ${Math.round(performance.now() - started)}ms`);

@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { INTEGER_SETTINGS, PLANS_VARIABLE } from '../../functions/settings.js';
+import { parseOrigins } from '../cors.js';
 
 export const DEFAULT_PORT = 3000;
 export const DEFAULT_DATA_DIR = '.data';
@@ -41,11 +42,14 @@ export const readPort = (env: Env = process.env): number => {
 export interface LocalOptions {
   readonly port: number;
   readonly dataDir: string;
+  /** `CORS_ALLOWED_ORIGINS`: comma-separated origins browsers may call the API from. */
+  readonly corsAllowedOrigins: readonly string[];
 }
 
 export const readLocalOptions = (env: Env = process.env): LocalOptions => ({
   port: readPort(env),
   dataDir: readDataDir(env),
+  corsAllowedOrigins: parseOrigins(value(env, 'CORS_ALLOWED_ORIGINS')),
 });
 
 /** The renderer's own variables (functions/core/config.ts, readRendererConfig). */

@@ -19,6 +19,7 @@ import S3rver from 's3rver';
 import type { RendererConfig } from '../../functions/core/config.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
 import { apiResources, FALLBACK_RESOURCE } from '../../functions/routes.js';
+import { corsPolicy } from '../cors.js';
 import {
   closeServer,
   createLocalHttpServer,
@@ -98,6 +99,8 @@ export interface LocalStackOptions {
   readonly quiet?: boolean;
   /** Tests only: the renderer to use instead of the in-process Chromium one, e.g. to inject a fault. */
   readonly renderer?: Renderer;
+  /** Origins browsers may call the API from (CORS, as the cloud's corsAllowedOrigins). @default none */
+  readonly corsAllowedOrigins?: readonly string[];
 }
 
 export interface LocalStack {
@@ -246,7 +249,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   ready.catch(() => {});
   // Set once the handlers can be made (the emulators' endpoints are known); requests wait for `ready`.
   let loadHandler: HandlerLoader = () => Promise.reject(new Error('the local stack is not ready'));
-  const api = createLocalHttpServer({ quiet: options.quiet, ready, loadHandler: (r) => loadHandler(r) });
+  const cors = corsPolicy(options.corsAllowedOrigins ?? []);
+  const api = createLocalHttpServer({
+    quiet: options.quiet,
+    ready,
+    loadHandler: (r) => loadHandler(r),
+    ...(cors ? { cors } : {}),
+  });
   try {
     const apiPort = (await listen(api, options.port ?? 0, host)).port;
     closeApi = () => closeServer(api);
