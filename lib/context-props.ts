@@ -39,6 +39,23 @@ const typed = <T>(
   return value as T;
 };
 
+/** A number, or off: `false` (`-c key=false`) or the word `none`. */
+const numberOrOff = (node: Node, key: string): number | false | undefined => {
+  const value = read(node, key);
+  if (value === undefined || value === null) return undefined;
+  if (value === false || value === 'none') return false;
+  if (typeof value === 'number') return value;
+  throw new ContextError(key, `must be a number, false or none, got ${JSON.stringify(value)}`);
+};
+
+/** `true`, `false`, or a JSON object of settings. */
+const switchOrObject = <T>(node: Node, key: string): boolean | T | undefined => {
+  const value = read(node, key);
+  if (value === undefined || value === null || typeof value === 'boolean') return value ?? undefined;
+  if (typeof value === 'object' && !Array.isArray(value)) return value as T;
+  throw new ContextError(key, `must be true, false or a JSON object, got ${JSON.stringify(value)}`);
+};
+
 export const stackNameFromContext = (node: Node): string =>
   typed<string>(node, 'stackName', 'string') ?? 'PdfRenderService';
 
@@ -59,7 +76,10 @@ export const stackPropsFromContext = (node: Node): PdfServiceStackProps => {
     rendererMemorySizeMiB: typed(node, 'rendererMemorySizeMiB', 'number'),
     taggedPdf: typed(node, 'taggedPdf', 'boolean'),
     alarmTopicArn: typed(node, 'alarmTopicArn', 'string'),
+    alarmEmail: typed(node, 'alarmEmail', 'string'),
     apiThrottle: typed(node, 'apiThrottle', 'object'),
+    rendererReservedConcurrency: numberOrOff(node, 'rendererReservedConcurrency'),
+    waf: switchOrObject(node, 'waf'),
     existingUserPool: userPoolId && userPoolClientId ? { userPoolId, userPoolClientId } : undefined,
   };
 };

@@ -34,11 +34,29 @@ export interface RendererFunctionProps {
    * @default false, as Chromium and Gotenberg print (tagging makes large tables far bigger and slower)
    */
   readonly taggedPdf?: boolean;
+  /**
+   * Concurrent renders at most: reserved for the renderer and capping it, or `false` for no
+   * reservation (the renderer then shares the account's unreserved concurrency, without a cap).
+   * @default 20 (DEFAULT_RENDERER_RESERVED_CONCURRENCY)
+   */
+  readonly reservedConcurrency?: number | false;
   /** Where the error and throttle alarms notify. @default none (alarms show in the console) */
   readonly alarmActions?: readonly IAlarmAction[];
   /** @default RemovalPolicy.RETAIN */
   readonly logRemovalPolicy?: RemovalPolicy;
 }
+
+/**
+ * The renderer's default concurrency: a cap on what a flood of renders can spend, and a floor
+ * that the API functions cannot take from it. 20 renderers at 2,048 MiB busy without a pause cost
+ * $0.04 a minute ($58 a day); the 1,000 of a default account would cost $2 a minute. Measured
+ * renders take 0.1 to 0.6 s (README, Speed and cost), so 20 render 30 to 200 PDFs a second, about
+ * what the API's default stage rate (50 requests a second, service-api.ts) lets through. Lambda
+ * keeps part of an account's concurrency unreserved (100 of the default 1,000), so a new account
+ * whose limit is lower (some start at 10) cannot reserve 20 and the deploy fails: deploy with
+ * `false` there, or ask for a higher limit first.
+ */
+export const DEFAULT_RENDERER_RESERVED_CONCURRENCY = 20;
 
 export class RendererFunction extends Construct {
   readonly function: ServiceFunction;
@@ -48,6 +66,12 @@ export class RendererFunction extends Construct {
 
   constructor(scope: Construct, id: string, props: RendererFunctionProps) {
     super(scope, id);
+    const reserved = props.reservedConcurrency ?? DEFAULT_RENDERER_RESERVED_CONCURRENCY;
+    if (reserved !== false && !(Number.isInteger(reserved) && reserved >= 1)) {
+      throw new Error(
+        `rendererReservedConcurrency must be a whole number of at least 1, or false, got ${reserved}`,
+      );
+    }
     this.layer = new ChromiumLayer(this, 'ChromiumLayer', {
       projectRoot: PROJECT_ROOT,
       runtime: SERVICE_RUNTIME,
@@ -63,6 +87,9 @@ export class RendererFunction extends Construct {
       // Chromium inflates itself, its libraries and fonts into /tmp (200 MB, measured) and keeps
       // a profile there; the default 512 MiB leaves little room for a large PDF beside them.
       ephemeralStorageSize: Size.mebibytes(1024),
+      // An invoke over the cap is refused at once (TooManyRequestsException); the pdf function
+      // answers it as a failed render and gives the quota unit back (renderer-client.ts).
+      reservedConcurrentExecutions: reserved === false ? undefined : reserved,
       // CommonJS, because Lambda serves layer packages through NODE_PATH (/opt/nodejs/node_modules),
       // which `require` honours. The layer's packages stay out of the bundle (see externalsFor);
       // puppeteer-core is bundled, tree-shaken, with the handler: a few MB of JavaScript instead of
@@ -93,7 +120,8 @@ export class RendererFunction extends Construct {
     });
     this.throttlesAlarm = new Alarm(this, 'ThrottlesAlarm', {
       alarmDescription:
-        'Render requests were throttled: raise the account concurrency limit or the plans are too generous',
+        "Render requests were refused for concurrency (answered as failed renders): raise the renderer's " +
+        'reserved concurrency (rendererReservedConcurrency) or the account limit, or the plans are too generous',
       metric: this.function.metricThrottles({ period }),
       threshold: 1,
       evaluationPeriods: 1,

@@ -11,6 +11,13 @@ import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import {
+  Alarm,
+  ComparisonOperator,
+  type IAlarmAction,
+  MathExpression,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -33,16 +40,49 @@ export interface ServiceApiProps {
   readonly environment: Readonly<Record<string, string>>;
   /**
    * Steady-state requests per second and burst for the whole API, before any Lambda runs.
-   * @default API Gateway's account-level limits only
+   * @default DEFAULT_API_THROTTLE: 50 requests a second, bursts of 100
    */
-  readonly throttle?: { readonly rateLimit: number; readonly burstLimit: number };
+  readonly throttle?: ApiThrottle;
+  /** Where the 5xx alarm notifies. @default none (the alarm shows in the console) */
+  readonly alarmActions?: readonly IAlarmAction[];
   /** @default RemovalPolicy.RETAIN */
   readonly logRemovalPolicy?: RemovalPolicy;
 }
 
+/** API Gateway's token bucket: `rateLimit` requests a second, and up to `burstLimit` at once. */
+export interface ApiThrottle {
+  readonly rateLimit: number;
+  readonly burstLimit: number;
+}
+
+/**
+ * The stage's default throttle. Every request, authenticated or not, costs an API Gateway request
+ * and a Lambda invoke: at API Gateway's account-level 10,000 a second a flood would cost about
+ * $1,000 a day in requests alone; at 50 a second it costs at most about $6 a day (4.3 million
+ * requests: $4.32 of API Gateway, $0.86 of Lambda requests, about $1 of Lambda time at 20 ms
+ * each). 50 a second is the default plans' busiest use many times over (pro: 300 renders a
+ * minute, 5 a second, per account), and the renderer's default concurrency (renderer-function.ts)
+ * renders about as many. The burst of 100 lets a batch of requests start at once. Above these,
+ * API Gateway answers 429 with its own body (`{"message":"Too Many Requests"}`).
+ */
+export const DEFAULT_API_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
+
+const checkThrottle = ({ rateLimit, burstLimit }: ApiThrottle): ApiThrottle => {
+  const positive = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n > 0;
+  if (!positive(rateLimit) || !positive(burstLimit) || !Number.isInteger(burstLimit)) {
+    throw new Error(
+      `apiThrottle must be {"rateLimit": <requests a second, above 0>, "burstLimit": <a whole number, ` +
+        `above 0>}, got ${JSON.stringify({ rateLimit, burstLimit })}`,
+    );
+  }
+  return { rateLimit, burstLimit };
+};
+
 export class ServiceApi extends Construct {
   readonly httpApi: HttpApi;
   readonly stage: HttpStage;
+  /** More than 5% of at least 20 requests answered 5xx, in 2 of 3 five-minute periods. */
+  readonly serverErrorsAlarm: Alarm;
   /** The API functions by resource, the fallback included. */
   readonly functions: ReadonlyMap<string, ServiceFunction>;
 
@@ -83,7 +123,7 @@ export class ServiceApi extends Construct {
     this.stage = this.httpApi.addStage('DefaultStage', {
       stageName: '$default',
       autoDeploy: true,
-      throttle: props.throttle,
+      throttle: checkThrottle(props.throttle ?? DEFAULT_API_THROTTLE),
       accessLogSettings: {
         destination: new LogGroupLogDestination(accessLogs),
         format: AccessLogFormat.custom(
@@ -102,6 +142,30 @@ export class ServiceApi extends Construct {
         ),
       },
     });
+
+    // A rate, not a count: some 5xx are the caller's page (a render that times out answers 504).
+    // Below 20 requests a period one failure would be 5%, so quiet periods do not alarm.
+    const period = Duration.minutes(5);
+    this.serverErrorsAlarm = new Alarm(this, 'ServerErrorsAlarm', {
+      alarmDescription:
+        'More than 5% of API requests answered 5xx (renderer failures, timeouts, internal errors): ' +
+        "see the access logs and the functions' logs",
+      metric: new MathExpression({
+        expression: 'IF(requests >= 20, 100 * errors / requests, 0)',
+        usingMetrics: {
+          errors: this.stage.metricServerError({ period }),
+          requests: this.stage.metricCount({ period }),
+        },
+        label: 'API 5xx (% of requests)',
+        period,
+      }),
+      threshold: 5,
+      evaluationPeriods: 3,
+      datapointsToAlarm: 2,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    for (const action of props.alarmActions ?? []) this.serverErrorsAlarm.addAlarmAction(action);
 
     Validations.of(this.httpApi).acknowledge({
       id: 'AwsSolutions-APIG4',

@@ -82,6 +82,11 @@ export interface ServiceFunctionProps {
   /** @default 512 MiB, Lambda's default */
   readonly ephemeralStorageSize?: Size;
   /**
+   * Concurrency reserved for (and capping) this function.
+   * @default none: the function draws on the account's unreserved concurrency
+   */
+  readonly reservedConcurrentExecutions?: number;
+  /**
    * Module format of the bundle.
    * @default OutputFormat.ESM (index.mjs), so handlers may use top-level await
    */
@@ -137,6 +142,7 @@ export class ServiceFunction extends NodejsFunction {
       timeout: props.timeout ?? Duration.seconds(10),
       tracing: props.tracing ?? Tracing.ACTIVE,
       ephemeralStorageSize: props.ephemeralStorageSize,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       layers: props.layers,
       role,
       logGroup,

@@ -3,13 +3,13 @@
  * grants and cdk-nag acknowledgements (with their reasons, beside what they excuse).
  */
 import { type CfnElement, CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { AlarmTopic } from './alarm-topic.js';
+import { ApiEdge, type WafSettings } from './api-edge.js';
 import { ApiKeySecret } from './api-key-secret.js';
 import { PdfBucket } from './pdf-bucket.js';
 import { RendererFunction } from './renderer-function.js';
-import { ServiceApi } from './service-api.js';
+import { type ApiThrottle, ServiceApi } from './service-api.js';
 import { resolveSettings, type ServiceSettings } from './service-settings.js';
 import { ServiceTable } from './service-table.js';
 import { ServiceUserPool, type UserPoolIds } from './user-pool.js';
@@ -42,16 +42,35 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    */
   readonly taggedPdf?: boolean;
   /**
-   * An SNS topic that the renderer's error and throttle alarms notify.
-   * @default no notification (the alarms still show in CloudWatch)
+   * An existing SNS topic that every alarm notifies (renderer errors and throttles, API 5xx rate).
+   * @default no notification unless `alarmEmail` is given (the alarms still show in CloudWatch)
    */
   readonly alarmTopicArn?: string;
   /**
+   * An email address that every alarm notifies, through a topic this stack creates (or through
+   * `alarmTopicArn`'s, when both are given). The address must confirm the subscription first.
+   * @default no notification unless `alarmTopicArn` is given
+   */
+  readonly alarmEmail?: string;
+  /**
    * API-wide request rate (per second) and burst, enforced by API Gateway before any Lambda runs;
    * the per-account plan limits are enforced by the API itself.
-   * @default API Gateway's account-level limits only
+   * @default 50 requests a second, bursts of 100 (DEFAULT_API_THROTTLE, where the reasoning is)
    */
-  readonly apiThrottle?: { readonly rateLimit: number; readonly burstLimit: number };
+  readonly apiThrottle?: ApiThrottle;
+  /**
+   * The renderer's reserved concurrency, which also caps it; `false` reserves none (for accounts
+   * whose concurrency limit is too small to reserve from).
+   * @default 20 (DEFAULT_RENDERER_RESERVED_CONCURRENCY, where the reasoning is)
+   */
+  readonly rendererReservedConcurrency?: number | false;
+  /**
+   * A CloudFront distribution in front of the API with an AWS WAF web ACL that limits requests per
+   * client IP: `true` for the defaults, or the settings. The stack must deploy to us-east-1 (where
+   * CloudFront's web ACLs live); the execute-api URL stays reachable directly.
+   * @default false: no distribution, no web ACL
+   */
+  readonly waf?: boolean | WafSettings;
 }
 
 export class PdfServiceStack extends Stack {
@@ -61,6 +80,10 @@ export class PdfServiceStack extends Stack {
   readonly pdfBucket: PdfBucket;
   readonly userPool: ServiceUserPool;
   readonly apiKeySecret: ApiKeySecret;
+  /** Where every alarm notifies, when `alarmTopicArn` or `alarmEmail` is given. */
+  readonly alarmTopic?: AlarmTopic;
+  /** The distribution and web ACL, when `waf` is on. */
+  readonly edge?: ApiEdge;
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -79,13 +102,18 @@ export class PdfServiceStack extends Stack {
       retainOnDelete: retain,
     });
     this.apiKeySecret = new ApiKeySecret(this, 'ApiKeySecret', { retainOnDelete: retain });
+    this.alarmTopic = AlarmTopic.maybe(this, 'AlarmTopic', {
+      existingTopicArn: props.alarmTopicArn,
+      email: props.alarmEmail,
+      removalPolicy: logRemovalPolicy,
+    });
+    const alarmActions = this.alarmTopic ? [this.alarmTopic.action] : [];
     this.renderer = new RendererFunction(this, 'Renderer', {
       timeoutSeconds: settings.rendererTimeoutSeconds,
       memorySizeMiB: props.rendererMemorySizeMiB,
       taggedPdf: props.taggedPdf,
-      alarmActions: props.alarmTopicArn
-        ? [new SnsAction(Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn))]
-        : [],
+      reservedConcurrency: props.rendererReservedConcurrency,
+      alarmActions,
       logRemovalPolicy,
     });
     this.api = new ServiceApi(this, 'Api', {
@@ -96,13 +124,28 @@ export class PdfServiceStack extends Stack {
       apiKeySecret: this.apiKeySecret,
       environment: settings.environment,
       throttle: props.apiThrottle,
+      alarmActions,
       logRemovalPolicy,
     });
+    if (props.waf) {
+      this.edge = new ApiEdge(this, 'Edge', {
+        httpApi: this.api.httpApi,
+        ...(props.waf === true ? {} : props.waf),
+        logRemovalPolicy,
+      });
+    }
 
     new CfnOutput(this, 'ApiUrl', {
       value: this.api.url,
       description: 'Base URL of the API (paths start with v1/)',
     });
+    if (this.edge) {
+      new CfnOutput(this, 'DistributionUrl', {
+        value: this.edge.url,
+        description:
+          'Base URL of the API through CloudFront and AWS WAF (paths start with v1/): give clients this one',
+      });
+    }
     new CfnOutput(this, 'UserPoolId', { value: this.userPool.userPoolId });
     new CfnOutput(this, 'UserPoolClientId', { value: this.userPool.userPoolClientId });
     new CfnOutput(this, 'ApiKeysUrl', {

@@ -111,6 +111,23 @@ describe('stack props from CDK context', () => {
     });
   });
 
+  it('reads the edge settings: reserved concurrency or off, waf on or with settings, an alarm address', () => {
+    const read = (context: Record<string, unknown>) => stackPropsFromContext(appWith(context).node);
+    expect(read({ rendererReservedConcurrency: '50' }).rendererReservedConcurrency).toBe(50);
+    expect(read({ rendererReservedConcurrency: 'false' }).rendererReservedConcurrency).toBe(false);
+    expect(read({ rendererReservedConcurrency: 'none' }).rendererReservedConcurrency).toBe(false);
+    expect(read({ waf: 'true' }).waf).toBe(true);
+    expect(read({ waf: false }).waf).toBe(false);
+    expect(read({ waf: '{"requestsPer5MinutesPerIp":500}' }).waf).toEqual({ requestsPer5MinutesPerIp: 500 });
+    expect(read({ apiThrottle: '{"rateLimit":5,"burstLimit":10}' }).apiThrottle).toEqual({
+      rateLimit: 5,
+      burstLimit: 10,
+    });
+    expect(read({ alarmEmail: 'ops@example.com' }).alarmEmail).toBe('ops@example.com');
+    expect(() => read({ rendererReservedConcurrency: 'lots' })).toThrow(/rendererReservedConcurrency/);
+    expect(() => read({ waf: '500' })).toThrow(/waf/);
+  });
+
   it('leaves unset settings undefined, so the defaults apply', () => {
     const props = stackPropsFromContext(appWith({}).node);
     expect(Object.values(props).every((v) => v === undefined)).toBe(true);

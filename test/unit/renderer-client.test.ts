@@ -1,0 +1,76 @@
+/**
+ * The API's side of a renderer invoke, against a local endpoint that answers as Lambda does when
+ * the renderer is at its reserved concurrency or has crashed. A refused invoke throws at once,
+ * after one attempt: the render then fails cleanly, PDF_RENDERING_FAILED with its quota unit given
+ * back (test/integration/stores.test.ts, "execute fails the job … when the renderer cannot be
+ * reached"), instead of retrying into the pdf function's timeout.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AwsConfig } from '../../functions/core/config.js';
+import { createLambdaRenderer } from '../../functions/core/renderer-client.js';
+import type { RenderRequest } from '../../functions/domain/ports.js';
+
+type Answer = (res: ServerResponse) => void;
+
+let close: (() => void) | undefined;
+afterEach(() => close?.());
+
+/** A Lambda endpoint that gives every invoke the same answer, and counts them. */
+const lambdaEndpoint = async (answer: Answer) => {
+  const calls: string[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    calls.push(req.url ?? '');
+    req.resume();
+    req.on('end', () => answer(res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  close = () => server.close();
+  const aws: AwsConfig = {
+    region: 'eu-west-1',
+    dynamoDbEndpoint: undefined,
+    s3Endpoint: undefined,
+    lambdaEndpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+  };
+  return { calls, renderer: createLambdaRenderer('renderer', aws) };
+};
+
+const request = {} as RenderRequest;
+
+describe('the Lambda renderer client', () => {
+  it('throws after one attempt when Lambda refuses the invoke for concurrency', async () => {
+    const { calls, renderer } = await lambdaEndpoint((res) => {
+      res.writeHead(429, {
+        'Content-Type': 'application/json',
+        'x-amzn-errortype': 'TooManyRequestsException',
+      });
+      res.end(
+        JSON.stringify({
+          Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded',
+          Type: 'User',
+          message: 'Rate Exceeded.',
+        }),
+      );
+    });
+    const started = Date.now();
+    await expect(renderer.render(request)).rejects.toMatchObject({ name: 'TooManyRequestsException' });
+    expect(calls).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('answers a crashed renderer as a failed render, without its error text', async () => {
+    const { calls, renderer } = await lambdaEndpoint((res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'X-Amz-Function-Error': 'Unhandled' });
+      res.end(JSON.stringify({ errorType: 'Runtime.OutOfMemory', errorMessage: 'secret internals' }));
+    });
+    const result = await renderer.render(request);
+    expect(result).toEqual({
+      ok: false,
+      code: 'PDF_RENDERING_FAILED',
+      message: 'The renderer failed before producing a PDF.',
+    });
+    expect(calls).toHaveLength(1);
+  });
+});
