@@ -178,8 +178,10 @@ describe('local stack', () => {
   it('bin/token.ts creates the key pair when the server never ran', async () => {
     const fresh = await createTempDataDir();
     try {
-      const { code, stdout } = await runTokenCommand(['--sub', 'x', '--email', 'x@example.com'], fresh);
+      const { code, stdout, stderr } = await runTokenCommand(['--sub', 'x', '--email', 'x@example.com'], fresh);
       expect(code).toBe(0);
+      // Not silently: a server on another DATA_DIR would refuse this token.
+      expect(stderr).toMatch(/no local stack is running on DATA_DIR/);
       const payload = await (await verifierFor(`${fresh}/issuer/jwks.json`)).verify(stdout.trim());
       expect(payload.sub).toBe('x');
     } finally {

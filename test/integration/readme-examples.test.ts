@@ -1,0 +1,88 @@
+/**
+ * The README's examples run as written: every `sh` block of the Quickstart and the API sections,
+ * in order, in one shell, against a local stack on the port they name (3000), with `npm install`,
+ * `npm start` and `npm test` left to the test itself. Any request that answers an error fails the
+ * run (curl with --fail-with-body), and the examples must leave the repository as they found it.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LocalStack, startLocalStack } from '../../lib/local/stack.js';
+import { createTempDataDir } from '../helpers/local-stack.js';
+
+const run = promisify(execFile);
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+
+/** The `sh` blocks between `## Quickstart` and the next section after `## API`. */
+const runnableBlocks = (markdown: string): string[] => {
+  const start = markdown.indexOf('\n## Quickstart');
+  const api = markdown.indexOf('\n## API', start);
+  const end = markdown.indexOf('\n## ', api + 1);
+  const part = markdown.slice(start, end === -1 ? undefined : end);
+  return [...part.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+};
+
+/** Lines the test does itself: installing, starting the server, running the tests. */
+const LEFT_TO_THE_TEST = /^npm (install|ci|start|test)\b/;
+
+const gitStatus = async (): Promise<string[]> =>
+  (await run('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: REPO })).stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .sort();
+
+let stack: LocalStack | undefined;
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = await createTempDataDir();
+  stack = await startLocalStack({ port: 3000, dataDir, quiet: true });
+});
+
+afterAll(async () => {
+  await stack?.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('README examples', () => {
+  it('finds the examples it runs', () => {
+    const blocks = runnableBlocks(README);
+    expect(blocks.length).toBeGreaterThanOrEqual(5);
+    expect(blocks.join('\n')).toContain('POST $BASE/v1/pdf');
+  });
+
+  it('run as written, in order, without an error answer and without writing into the repository', async () => {
+    const script = [
+      'set -euo pipefail',
+      // An error answer fails the command, and with it the run.
+      'curl() { command curl --fail-with-body "$@"; }',
+      ...runnableBlocks(README).map((block) =>
+        block
+          .split('\n')
+          .filter((line) => !LEFT_TO_THE_TEST.test(line.trim()))
+          .join('\n'),
+      ),
+    ].join('\n');
+    const before = await gitStatus();
+    let output: { stdout: string; stderr: string };
+    try {
+      output = await run('bash', ['-c', script], {
+        cwd: REPO,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATA_DIR: dataDir },
+        timeout: 120_000,
+        maxBuffer: 32 * 1024 * 1024,
+      });
+    } catch (e) {
+      const failed = e as { stdout?: string; stderr?: string; code?: number };
+      throw new Error(
+        `the README's examples failed (exit ${failed.code}):\n--- stderr\n${failed.stderr?.slice(-3000)}\n--- stdout\n${failed.stdout?.slice(-3000)}`,
+      );
+    }
+    expect(output.stdout).toContain('"status":"completed"');
+    expect(await gitStatus()).toEqual(before);
+  });
+});
