@@ -9,7 +9,7 @@ export const tableSchema = {
   /** Epoch seconds; DynamoDB deletes the item some time after it passes. */
   ttlAttribute: 'expires_at',
   globalSecondaryIndexes: [
-    /** Secondary listings by owner (templates by owner, API keys by account). */
+    /** Secondary listings and lookups: templates by owner, accounts by email (see domain/keys.ts). */
     { indexName: 'GSI1', partitionKey: 'GSI1PK', sortKey: 'GSI1SK' },
     /** Public listings (public templates, newest first). */
     { indexName: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK' },
