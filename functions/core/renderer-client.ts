@@ -27,8 +27,17 @@ export const createLambdaRenderer = (functionName: string, aws: AwsConfig): Rend
         }),
       );
       // A FunctionError means the renderer crashed or ran out of time or memory: its payload is an
-      // internal error description and is not shown to the caller.
-      if (out.FunctionError || !out.Payload) return failed('The renderer failed before producing a PDF.');
+      // internal error description and is not shown to the caller. Its timeout is told apart.
+      if (out.FunctionError || !out.Payload) {
+        const description = out.Payload ? new TextDecoder().decode(out.Payload) : '';
+        return /Task timed out|Sandbox\.Timedout/.test(description)
+          ? {
+              ok: false,
+              code: 'PDF_RENDERING_TIMEOUT',
+              message: "The render did not finish within the renderer's time limit.",
+            }
+          : failed('The renderer failed before producing a PDF.');
+      }
       return JSON.parse(new TextDecoder().decode(out.Payload)) as RenderResult;
     },
   };

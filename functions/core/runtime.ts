@@ -28,10 +28,24 @@ const clientOptions = (aws: AwsConfig, endpoint: string | undefined) => ({
   ...(aws.credentials ? { credentials: aws.credentials } : {}),
 });
 
+/**
+ * DynamoDB calls take milliseconds; one that hangs is given up after 2 s (connecting: 1 s) and
+ * retried, with throttling, by the SDK's standard retries (3 attempts), after which the request
+ * answers 500 INTERNAL_ERROR instead of waiting for the function's timeout.
+ */
+const DYNAMODB_TIMEOUTS = { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true };
+
 export const createDocumentClient = (aws: AwsConfig): DynamoDBDocumentClient =>
-  DynamoDBDocumentClient.from(traced(new DynamoDBClient(clientOptions(aws, aws.dynamoDbEndpoint))), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  DynamoDBDocumentClient.from(
+    traced(
+      new DynamoDBClient({
+        ...clientOptions(aws, aws.dynamoDbEndpoint),
+        requestHandler: DYNAMODB_TIMEOUTS,
+        maxAttempts: 3,
+      }),
+    ),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
 
 export const createS3Client = (aws: AwsConfig): S3Client =>
   traced(

@@ -1,0 +1,222 @@
+/**
+ * Faults of the parts around a render, injected for real: DynamoDB throttling and hanging calls
+ * through a proxy in front of dynalite, and a renderer Lambda that times out through an endpoint
+ * that answers Invoke as Lambda does. Each fault answers with a named error, leaves no job
+ * pending, gives the quota unit back, and the next request succeeds. (Storage failing after the
+ * PDF was made: pdf-storage-failure.test.ts.)
+ */
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { monthOf, usageKey } from '../../functions/domain/keys.js';
+import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
+import { type Api, createApi, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
+
+const local = useLocalStack({
+  env: { PLANS: JSON.stringify({ free: { monthlyRenders: 1000, rendersPerMinute: 1000 } }) },
+});
+
+type Fault = 'pass' | 'throttle' | 'hang';
+/** Decides each DynamoDB call's fate from its operation (X-Amz-Target) and JSON body. */
+type Rule = (operation: string, body: string) => Fault;
+
+const readAll = (req: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+
+/** A proxy in front of dynalite that throttles or hangs the calls its rule picks. */
+const startDynamoDbFaults = async (target: string) => {
+  let rule: Rule = () => 'pass';
+  const faulted: string[] = [];
+  const upstream = new URL(target);
+  const server = createServer(async (req, res) => {
+    const body = await readAll(req);
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+    const fault = rule(operation, body.toString('utf8'));
+    if (fault !== 'pass') faulted.push(`${operation}:${fault}`);
+    if (fault === 'hang') return; // never answers: the client's timeout must give up
+    if (fault === 'throttle') {
+      res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
+      res.end(
+        JSON.stringify({
+          __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException',
+          message: 'The level of configured provisioned throughput for the table was exceeded.',
+        }),
+      );
+      return;
+    }
+    const forwarded = httpRequest(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        path: req.url,
+        method: req.method,
+        headers: req.headers,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 500, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forwarded.end(body);
+  });
+  const { port } = await listen(server, 0, '127.0.0.1');
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    faulted,
+    set(next: Rule) {
+      rule = next;
+      faulted.length = 0;
+    },
+  };
+};
+
+/** Answers Lambda Invoke as a renderer that ran out of time does. */
+const startTimedOutLambda = async () => {
+  const invoked: string[] = [];
+  const server = createServer(async (req, res) => {
+    await readAll(req);
+    invoked.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'application/json', 'x-amz-function-error': 'Unhandled' });
+    res.end(
+      JSON.stringify({ errorMessage: '2026-11-25T10:00:28.123Z 1b7c… Task timed out after 28.00 seconds' }),
+    );
+  });
+  const { port } = await listen(server, 0, '127.0.0.1');
+  return { url: `http://127.0.0.1:${port}`, server, invoked };
+};
+
+let faults: Awaited<ReturnType<typeof startDynamoDbFaults>>;
+let lambda: Awaited<ReturnType<typeof startTimedOutLambda>>;
+const gateways: Server[] = [];
+let viaFaults: Api;
+let viaTimedOutRenderer: Api;
+
+/** A gateway whose pdf handler is made with `env` (and the in-process renderer unless `invoke`). */
+const gatewayWith = async (env: Record<string, string>, invoke: boolean): Promise<Api> => {
+  const { createHandler } = await import('../../functions/pdf/index.js');
+  const { createInProcessRenderer } = await import('../../functions/renderer/in-process.js');
+  const handler = createHandler(env, invoke ? {} : { renderer: createInProcessRenderer() });
+  const gateway = createLocalHttpServer({
+    quiet: true,
+    logError: () => {},
+    loadHandler: async () => handler,
+  });
+  gateways.push(gateway);
+  const { port } = (await listen(gateway, 0, '127.0.0.1')) as AddressInfo;
+  return createApi(`http://127.0.0.1:${port}`);
+};
+
+beforeAll(async () => {
+  faults = await startDynamoDbFaults(local.stack.dynamoDbEndpoint);
+  lambda = await startTimedOutLambda();
+  viaFaults = await gatewayWith({ ...local.stack.handlerEnv, DYNAMODB_ENDPOINT: faults.url }, false);
+  viaTimedOutRenderer = await gatewayWith(
+    { ...local.stack.handlerEnv, RENDERER_FUNCTION_NAME: 'renderer', LAMBDA_ENDPOINT: lambda.url },
+    true,
+  );
+});
+
+afterAll(async () => {
+  for (const server of [...gateways, faults?.server, lambda?.server]) {
+    server?.closeAllConnections();
+    if (server) await closeServer(server, 100);
+  }
+});
+
+const unitsUsed = async (accountId: string): Promise<number> => {
+  const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
+  const out = await db.send(
+    new GetCommand({ TableName: local.stack.tableName, Key: usageKey(accountId, monthOf(new Date())) }),
+  );
+  return Number(out.Item?.renders_used ?? 0);
+};
+
+const render = (api: Api, token: string, text: string) =>
+  api('/v1/pdf', { method: 'POST', token, body: { html: `<p>${text}</p>` } });
+
+/** No job of the account is left pending or rendering, whatever happened. */
+const expectNoJobInFlight = async (token: string) => {
+  const jobs = (await local.api('/v1/pdf?limit=100', { token })).json as { status: string }[];
+  expect(jobs.filter((j) => j.status === 'pending' || j.status === 'rendering')).toEqual([]);
+  return jobs;
+};
+
+describe('DynamoDB faults', () => {
+  it('rides out brief throttling with the SDK retries', async () => {
+    const sub = `acct-${Date.now()}-retry`;
+    const token = await local.sessionToken(sub);
+    let throttled = 0;
+    faults.set((operation) => (operation === 'PutItem' && throttled++ < 2 ? 'throttle' : 'pass'));
+    const res = await render(viaFaults, token, 'after two throttles');
+    expect(res.status, res.text).toBe(201);
+    expect(faults.faulted).toEqual(['PutItem:throttle', 'PutItem:throttle']);
+    faults.set(() => 'pass');
+  });
+
+  it('answers 500 INTERNAL_ERROR when completing the job stays throttled; the job fails and the unit comes back', async () => {
+    const sub = `acct-${Date.now()}-complete`;
+    const token = await local.sessionToken(sub);
+    faults.set((operation, body) =>
+      operation === 'UpdateItem' && body.includes('"completed"') ? 'throttle' : 'pass',
+    );
+    const res = await render(viaFaults, token, 'never completed');
+    expect(res.status).toBe(500);
+    expect(res.json.error).toMatchObject({ code: 'INTERNAL_ERROR' });
+    expect(faults.faulted).toEqual(['UpdateItem:throttle', 'UpdateItem:throttle', 'UpdateItem:throttle']);
+    faults.set(() => 'pass');
+
+    const jobs = await expectNoJobInFlight(token);
+    expect(jobs).toMatchObject([{ status: 'failed', error: { code: 'INTERNAL_ERROR' } }]);
+    expect(await unitsUsed(sub)).toBe(0);
+    expect((await render(viaFaults, token, 'works again')).status).toBe(201);
+    expect(await unitsUsed(sub)).toBe(1);
+  });
+
+  it('gives up on a hanging DynamoDB within seconds, with 500 INTERNAL_ERROR and nothing held', async () => {
+    const sub = `acct-${Date.now()}-hang`;
+    const token = await local.sessionToken(sub);
+    faults.set((operation, body) =>
+      operation === 'PutItem' && body.includes('"pending"') ? 'hang' : 'pass',
+    );
+    const started = performance.now();
+    const res = await render(viaFaults, token, 'job never written');
+    const seconds = (performance.now() - started) / 1000;
+    expect(res.status).toBe(500);
+    expect(res.json.error.code).toBe('INTERNAL_ERROR');
+    // Three attempts of 2 s each plus the SDK's backoff, far inside the function's 29 s.
+    expect(seconds).toBeLessThan(12);
+    expect(faults.faulted).toEqual(['PutItem:hang', 'PutItem:hang', 'PutItem:hang']);
+    faults.set(() => 'pass');
+
+    await expectNoJobInFlight(token);
+    expect(await unitsUsed(sub)).toBe(0);
+    expect((await render(viaFaults, token, 'works again')).status).toBe(201);
+  });
+});
+
+describe('the renderer Lambda timing out', () => {
+  it('answers 504 PDF_RENDERING_TIMEOUT with the failed job, and gives the unit back', async () => {
+    const sub = `acct-${Date.now()}-timeout`;
+    const token = await local.sessionToken(sub);
+    const res = await render(viaTimedOutRenderer, token, 'too slow');
+    expect(lambda.invoked).toEqual(['/2015-03-31/functions/renderer/invocations']);
+    expect(res.status).toBe(504);
+    expect(res.json.error).toMatchObject({
+      code: 'PDF_RENDERING_TIMEOUT',
+      job_id: expect.stringMatching(/^job_/),
+    });
+    expect(res.json.error.message).not.toMatch(/Task timed out|28\.00/);
+    const job = await local.api(`/v1/pdf/${res.json.error.job_id}`, { token });
+    expect(job.json).toMatchObject({ status: 'failed', error: { code: 'PDF_RENDERING_TIMEOUT' } });
+    expect(await unitsUsed(sub)).toBe(0);
+    // The same account renders at once through the in-process renderer.
+    expect((await render(local.api, token, 'next')).status).toBe(201);
+  });
+});
