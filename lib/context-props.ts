@@ -4,6 +4,7 @@
  * they are JSON (`-c renderBudgetMs=20000`, `-c plans='{"free":{…}}'`), kept as strings otherwise.
  */
 import type { Node } from 'constructs';
+import { parseOrigins } from './cors.js';
 import type { PdfServiceStackProps } from './service-stack.js';
 
 export class ContextError extends Error {
@@ -56,6 +57,18 @@ const switchOrObject = <T>(node: Node, key: string): boolean | T | undefined => 
   throw new ContextError(key, `must be true, false or a JSON object, got ${JSON.stringify(value)}`);
 };
 
+/** A JSON array of origins, or one comma-separated string (`-c corsAllowedOrigins=https://a,https://b`). */
+const origins = (node: Node, key: string): string[] | undefined => {
+  const value = read(node, key);
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return parseOrigins(value);
+  if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return value;
+  throw new ContextError(
+    key,
+    `must be a JSON array of origins or a comma-separated string, got ${JSON.stringify(value)}`,
+  );
+};
+
 export const stackNameFromContext = (node: Node): string =>
   typed<string>(node, 'stackName', 'string') ?? 'PdfRenderService';
 
@@ -66,6 +79,7 @@ export const stackPropsFromContext = (node: Node): PdfServiceStackProps => {
     throw new ContextError('existingUserPoolId', 'and existingUserPoolClientId must be given together');
   }
   return {
+    corsAllowedOrigins: origins(node, 'corsAllowedOrigins'),
     plans: typed(node, 'plans', 'object'),
     limits: typed(node, 'limits', 'object'),
     renderBudgetMs: typed(node, 'renderBudgetMs', 'number'),

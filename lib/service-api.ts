@@ -9,7 +9,14 @@
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, type HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  CorsHttpMethod,
+  type CorsPreflightOptions,
+  HttpApi,
+  HttpMethod,
+  type HttpStage,
+  LogGroupLogDestination,
+} from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import {
   Alarm,
@@ -25,6 +32,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { type AnyResource, routesOf, wiringOf } from '../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, resources } from '../functions/routes.js';
+import { corsPolicy } from './cors.js';
 import type { PdfBucket } from './pdf-bucket.js';
 import { ServiceFunction } from './service-function.js';
 import { PDF_FUNCTION_TIMEOUT_SECONDS } from './service-settings.js';
@@ -43,6 +51,12 @@ export interface ServiceApiProps {
    * @default DEFAULT_API_THROTTLE: 50 requests a second, bursts of 100
    */
   readonly throttle?: ApiThrottle;
+  /**
+   * Origins browsers may call the API from (the dashboard's): API Gateway answers their CORS
+   * preflights and lets them read the answers (lib/cors.ts).
+   * @default none: no CORS, browsers on other origins cannot call the API
+   */
+  readonly corsAllowedOrigins?: readonly string[];
   /** Where the 5xx alarm notifies. @default none (the alarm shows in the console) */
   readonly alarmActions?: readonly IAlarmAction[];
   /** @default RemovalPolicy.RETAIN */
@@ -78,6 +92,18 @@ const checkThrottle = ({ rateLimit, burstLimit }: ApiThrottle): ApiThrottle => {
   return { rateLimit, burstLimit };
 };
 
+const corsPreflightOf = (origins: readonly string[]): CorsPreflightOptions | undefined => {
+  const policy = corsPolicy(origins);
+  if (!policy) return undefined;
+  return {
+    allowOrigins: [...policy.allowOrigins],
+    allowMethods: policy.allowMethods.map((m) => CorsHttpMethod[m as keyof typeof CorsHttpMethod]),
+    allowHeaders: [...policy.allowHeaders],
+    exposeHeaders: [...policy.exposeHeaders],
+    maxAge: Duration.seconds(policy.maxAgeSeconds),
+  };
+};
+
 export class ServiceApi extends Construct {
   readonly httpApi: HttpApi;
   readonly stage: HttpStage;
@@ -105,6 +131,7 @@ export class ServiceApi extends Construct {
       defaultIntegration: new HttpLambdaIntegration('FallbackIntegration', fallback),
       // The stage is made below, with access logs and throttling.
       createDefaultStage: false,
+      corsPreflight: corsPreflightOf(props.corsAllowedOrigins ?? []),
     });
     for (const r of resources) {
       const integration = new HttpLambdaIntegration(

@@ -59,6 +59,12 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    */
   readonly apiThrottle?: ApiThrottle;
   /**
+   * Origins browsers may call the API from, e.g. `["https://dashboard.example.com"]`: exact
+   * `https://` origins (lib/cors.ts).
+   * @default none: no CORS
+   */
+  readonly corsAllowedOrigins?: readonly string[];
+  /**
    * The renderer's reserved concurrency, which also caps it; `false` reserves none (for accounts
    * whose concurrency limit is too small to reserve from).
    * @default 20 (DEFAULT_RENDERER_RESERVED_CONCURRENCY, where the reasoning is)
@@ -124,6 +130,7 @@ export class PdfServiceStack extends Stack {
       apiKeySecret: this.apiKeySecret,
       environment: settings.environment,
       throttle: props.apiThrottle,
+      corsAllowedOrigins: props.corsAllowedOrigins,
       alarmActions,
       logRemovalPolicy,
     });

@@ -173,7 +173,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     });
     const job = await api(`/v1/pdf/${res.json.error.job_id}`, { token });
     expect(job.json).toMatchObject({ status: 'failed', error: { code: 'INVALID_HTML_TEMPLATE' } });
-    expect(processes.get('renderer')?.logs()).toContain('"event":"templating-worker-started"');
+    expect(processes.get('renderer')?.logs()).toContain('"message":"templating-worker-started"');
   });
 
   it('answers a render that fails in Chromium with the contract error, not a Lambda error', async () => {
