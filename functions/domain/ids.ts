@@ -7,3 +7,6 @@ export const newJobId = (): string => `job_${ulid()}`;
 export const newApiKeyId = (): string => `key_${ulid()}`;
 /** `key_` and a ULID, as newApiKeyId makes them. */
 export const API_KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
+export const newTemplateId = (): string => `tpl_${ulid()}`;
+/** `tpl_` and a ULID, as newTemplateId makes them. */
+export const TEMPLATE_ID = /^tpl_[0-9A-HJKMNP-TV-Z]{26}$/;

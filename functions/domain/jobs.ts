@@ -26,6 +26,8 @@ export interface Job {
   readonly account_id: string;
   readonly status: JobStatus;
   readonly template_id: string | null;
+  /** The saved template's version it rendered; null for inline html (and for jobs made before versions). */
+  readonly template_version: number | null;
   readonly object_key: string;
   readonly file_size_bytes: number | null;
   readonly page_count: number | null;
@@ -36,7 +38,7 @@ export interface Job {
   readonly completed_at: string | null;
 }
 
-/** The job as the API shows it (contract: spec fields plus template_id, page_count, error). */
+/** The job as the API shows it (contract: spec fields plus template_id, template_version, page_count, error). */
 export interface JobResponse {
   readonly id: string;
   readonly status: JobStatus;
@@ -45,6 +47,7 @@ export interface JobResponse {
   readonly render_duration_ms: number | null;
   readonly page_count: number | null;
   readonly template_id: string | null;
+  readonly template_version: number | null;
   readonly error: JobError | null;
   readonly created_at: string;
 }
@@ -57,6 +60,7 @@ export const jobResponse = (job: Job, downloadUrl: string | null): JobResponse =
   render_duration_ms: job.render_duration_ms,
   page_count: job.page_count,
   template_id: job.template_id,
+  template_version: job.template_version ?? null,
   error: job.error,
   created_at: job.created_at,
 });
@@ -133,7 +137,9 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string, cl
   };
 
   return {
-    async create(job: Pick<Job, 'id' | 'account_id' | 'template_id' | 'object_key'>): Promise<Job> {
+    async create(
+      job: Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'>,
+    ): Promise<Job> {
       const at = now();
       const item: Job = {
         ...job,

@@ -8,7 +8,9 @@
  *   usage (month)  PK ACCOUNT#<account>  SK USAGE#<yyyy-mm>
  *   rate window    PK ACCOUNT#<account>  SK RATE#<epoch minute>    (expires_at set)
  *   idempotency    PK ACCOUNT#<account>  SK IDEMPOTENCY#<sha256 of the key>  (expires_at set)
- *   template       PK TEMPLATE#<id>      SK TEMPLATE
+ *   template       PK TEMPLATE#<id>      SK TEMPLATE               (GSI1: its owner's listing; GSI2 while public)
+ *   template version PK TEMPLATE#<id>    SK VERSION#<10-digit version>        (immutable; chunk 0 of its html)
+ *   version chunk  PK TEMPLATE#<id>      SK VERSION#<10-digit version>#<4-digit chunk>  (chunks 1..n-1)
  *   API key        PK APIKEY#<HMAC digest of the key>  SK APIKEY   (the key itself is never stored)
  *   API key ref    PK ACCOUNT#<account>  SK APIKEY#<key id>       (id → digest; SK order = creation order)
  *   key slots      PK ACCOUNT#<account>  SK APIKEY_SLOTS          (the ids of the active keys, a string set)
@@ -31,6 +33,8 @@ export const ENTITY = {
   rateWindow: 'rate_window',
   idempotency: 'idempotency',
   template: 'template',
+  templateVersion: 'template_version',
+  templateChunk: 'template_chunk',
   apiKey: 'api_key',
   apiKeyRef: 'api_key_ref',
   apiKeySlots: 'api_key_slots',
@@ -80,9 +84,30 @@ export const idempotencyKey = (accountId: string, key: string): ItemKey => ({
   [SK]: `IDEMPOTENCY#${createHash('sha256').update(key).digest('hex')}`,
 });
 
+const templatePk = (templateId: string) => `TEMPLATE#${templateId}`;
+
 export const templateKey = (templateId: string): ItemKey => ({
-  [PK]: `TEMPLATE#${templateId}`,
+  [PK]: templatePk(templateId),
   [SK]: 'TEMPLATE',
+});
+
+/** Fixed width, so one version's sort keys are never a prefix of another's and sort in order. */
+const VERSION_DIGITS = 10;
+export const MAX_TEMPLATE_VERSION = 10 ** VERSION_DIGITS - 1;
+export const TEMPLATE_VERSION_SK_PREFIX = 'VERSION#';
+
+/** The sort key every item of one version begins with (its header, then its chunks). */
+export const templateVersionSk = (version: number): string =>
+  `${TEMPLATE_VERSION_SK_PREFIX}${String(version).padStart(VERSION_DIGITS, '0')}`;
+export const templateVersionPartition = (templateId: string): string => templatePk(templateId);
+
+/** Chunk 0 lives in the version's header item; chunks 1..n-1 are items of their own. */
+export const templateChunkKey = (templateId: string, version: number, chunk: number): ItemKey => ({
+  [PK]: templatePk(templateId),
+  [SK]:
+    chunk === 0
+      ? templateVersionSk(version)
+      : `${templateVersionSk(version)}#${String(chunk).padStart(4, '0')}`,
 });
 
 /** S3 object key of a job's PDF. */
@@ -106,6 +131,8 @@ export const apiKeySlotsKey = (accountId: string): ItemKey => ({
 
 /** GSI1, the secondary listings index (functions/table.ts). */
 export const GSI1 = tableSchema.globalSecondaryIndexes[0];
+/** GSI2, the public listings index (functions/table.ts). */
+export const GSI2 = tableSchema.globalSecondaryIndexes[1];
 
 /** Emails are looked up case-insensitively. */
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
@@ -114,4 +141,24 @@ export const accountEmailPartition = (email: string): string => `EMAIL#${normali
 export const accountEmailIndexKey = (email: string, accountId: string): Readonly<Record<string, string>> => ({
   [GSI1.partitionKey]: accountEmailPartition(email),
   [GSI1.sortKey]: accountPk(accountId),
+});
+
+/**
+ * A template record's index attributes: GSI1 lists its owner's templates, GSI2 (set only while it
+ * is public) every public template. Ids are ULIDs, so both sort by creation.
+ */
+export const TEMPLATE_INDEX_SK_PREFIX = 'TEMPLATE#';
+export const ownedTemplatesPartition = (accountId: string): string => accountPk(accountId);
+export const PUBLIC_TEMPLATES_PARTITION = 'PUBLIC_TEMPLATES';
+const templateIndexSk = (templateId: string): string => `${TEMPLATE_INDEX_SK_PREFIX}${templateId}`;
+export const ownedTemplateIndexKey = (
+  accountId: string,
+  templateId: string,
+): Readonly<Record<string, string>> => ({
+  [GSI1.partitionKey]: ownedTemplatesPartition(accountId),
+  [GSI1.sortKey]: templateIndexSk(templateId),
+});
+export const publicTemplateIndexKey = (templateId: string): Readonly<Record<string, string>> => ({
+  [GSI2.partitionKey]: PUBLIC_TEMPLATES_PARTITION,
+  [GSI2.sortKey]: templateIndexSk(templateId),
 });

@@ -105,6 +105,8 @@ const checkTemplate = (source: string, variables: Record<string, unknown>, field
 export interface RenderOrder {
   readonly html: string | null;
   readonly templateId: string | null;
+  /** A saved template's version; null: its latest (or inline html). */
+  readonly templateVersion: number | null;
   readonly variables: Record<string, unknown>;
   readonly options: RenderOptions;
 }
@@ -147,6 +149,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   const prepare = (body: CreatePdfBody): RenderOrder => ({
     html: body.html ?? null,
     templateId: body.template_id ?? null,
+    templateVersion: body.template_version ?? null,
     variables: body.variables ?? {},
     options: renderOptionsFrom(body, limits.renderBudgetMs),
   });
@@ -154,8 +157,15 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   /** Step 1: template lookup and parsing, quota, job. Throws 404/422/429 with nothing held. */
   const accept = async (principal: Principal, order: RenderOrder): Promise<AcceptedRender> => {
     const field: TemplateField = order.templateId ? 'template_id' : 'html';
-    const source =
-      order.html ?? (await templates.getReadable(order.templateId as string, principal.accountId)).html;
+    const saved =
+      order.html === null
+        ? await templates.getReadable(
+            order.templateId as string,
+            principal.accountId,
+            order.templateVersion ?? undefined,
+          )
+        : undefined;
+    const source = order.html ?? (saved?.html as string);
     checkTemplate(source, order.variables, field);
 
     const month = await usage.reserveRender(principal.accountId, planOf(principal));
@@ -165,6 +175,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         id: jobId,
         account_id: principal.accountId,
         template_id: order.templateId,
+        template_version: saved?.version ?? null,
         object_key: pdfObjectKey(principal.accountId, jobId),
       });
       return { job, month, field, template: { source, variables: order.variables }, options: order.options };

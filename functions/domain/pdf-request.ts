@@ -114,6 +114,14 @@ export const createPdfSchema = (limits: {
         .max(200, { error: 'must be a template id' })
         .nullable()
         .optional(),
+      template_version: z
+        .number({ error: 'must be an integer of 1 or more' })
+        .int({ error: 'must be an integer of 1 or more' })
+        .min(1, { error: 'must be an integer of 1 or more' })
+        .max(Number.MAX_SAFE_INTEGER, { error: 'must be an integer of 1 or more' })
+        .nullable()
+        .optional()
+        .describe("a saved template's earlier version (with template_id only); default: the latest"),
       variables: z
         .record(z.string(), z.unknown(), { error: 'must be an object' })
         .refine((v) => withinDepth(v, MAX_VARIABLES_DEPTH), {
@@ -173,12 +181,21 @@ const checkHtmlOrTemplateId = (body: Record<string, unknown>): void => {
   });
 };
 
+/** A version names one of a saved template's versions: without a template it means nothing. */
+const checkVersionWithTemplateId = (body: Record<string, unknown>): void => {
+  if (!given(body.template_version) || given(body.template_id)) return;
+  throw new ServiceError('INVALID_PDF_OPTIONS', 'template_version is given only with template_id', {
+    details: [{ field: 'template_version', issue: 'is given only with template_id' }],
+  });
+};
+
 /** Checks a POST /v1/pdf body: what kind of request it is first, then every field. */
 export const parseCreatePdf = (
   body: Record<string, unknown>,
   schema: ReturnType<typeof createPdfSchema>,
 ): CreatePdfBody => {
   checkHtmlOrTemplateId(body);
+  checkVersionWithTemplateId(body);
   return parseOrThrow(schema, body, pdfProblemCode);
 };
 

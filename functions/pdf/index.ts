@@ -37,7 +37,7 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
   const pdfJobs = createPdfJobs({
     jobs: createJobStore(db, tableName, clock),
     usage: createUsageStore(db, tableName, clock),
-    templates: createTemplateStore(db, tableName),
+    templates: createTemplateStore(db, tableName, clock, { onFault: logFault }),
     // A claim outlives the longest render it can wait for.
     idempotency: createIdempotencyStore(db, tableName, clock, settings.renderBudgetMs + 30_000),
     storage: createS3PdfStorage(createS3Client(config.aws), config.bucketName as string, {

@@ -7,7 +7,7 @@ import { KEY_OR_SESSION, resource, route } from '../route-declaration.js';
 
 const timestamp = z.string().describe('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z');
 
-/** A job as the API shows it (spec fields plus template_id, page_count, error). */
+/** A job as the API shows it (spec fields plus template_id, template_version, page_count, error). */
 export const jobSchema = z.object({
   id: z.string().describe('job_ followed by a ULID'),
   status: z.enum(['pending', 'rendering', 'completed', 'failed']),
@@ -19,6 +19,11 @@ export const jobSchema = z.object({
   render_duration_ms: z.number().int().nullable(),
   page_count: z.number().int().nullable(),
   template_id: z.string().nullable(),
+  template_version: z
+    .number()
+    .int()
+    .nullable()
+    .describe("the saved template's version the job rendered; null for inline html"),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   created_at: timestamp,
 });

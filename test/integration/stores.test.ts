@@ -34,7 +34,13 @@ const rejection = async (promise: Promise<unknown>): Promise<ServiceError> => {
 describe('job store', () => {
   const jobs = () => createJobStore(table.db, table.name, clock);
   const newJob = (accountId: string, id: string) =>
-    jobs().create({ id, account_id: accountId, template_id: null, object_key: `pdf/${accountId}/${id}.pdf` });
+    jobs().create({
+      id,
+      account_id: accountId,
+      template_id: null,
+      template_version: null,
+      object_key: `pdf/${accountId}/${id}.pdf`,
+    });
 
   it('moves pending → rendering → completed, and never backwards', async () => {
     const account = newAccount();
@@ -173,7 +179,7 @@ describe('a render in two steps', () => {
     createPdfJobs({
       jobs: createJobStore(table.db, table.name, clock),
       usage: createUsageStore(table.db, table.name, clock),
-      templates: createTemplateStore(table.db, table.name),
+      templates: createTemplateStore(table.db, table.name, clock),
       idempotency: createIdempotencyStore(table.db, table.name, clock, 60_000),
       // Signing needs no network: an S3 client that nothing ever reaches.
       storage: createS3PdfStorage(
@@ -197,6 +203,7 @@ describe('a render in two steps', () => {
   const order = {
     html: '<p>{{ n }}</p>',
     templateId: null,
+    templateVersion: null,
     variables: { n: 1 },
     options: {
       pdf: {

@@ -1,0 +1,70 @@
+/**
+ * A template version's content (its html and the variables it reads) as stored and as sent:
+ *
+ * - Stored gzipped and cut into chunks. A DynamoDB item holds at most 400 KB, and template html
+ *   may be 1 MiB of UTF-8 that does not compress (a chunk is 256 KiB, so an item stays well
+ *   under the limit with its keys). The chunks are items of the table itself, so storing a large
+ *   template needs no bucket and no grant beyond the table.
+ * - Sent inside a Lambda response, which holds at most 6 MB: the answer body is JSON, and API
+ *   Gateway's proxy result carries that body as a JSON string, so every character is escaped
+ *   twice. `payloadBytes` counts exactly that, so lists can stop before they would not fit.
+ */
+import { gunzipSync, gzipSync } from 'node:zlib';
+
+export interface TemplateContent {
+  readonly html: string;
+  /** Sorted top-level names the html reads without defining them. */
+  readonly variables: readonly string[];
+}
+
+/** Bytes of one chunk item's data: 256 KiB, far enough below DynamoDB's 400 KB item limit. */
+export const CHUNK_BYTES = 256 * 1024;
+
+/**
+ * What one answer (a template, or a page of them) may weigh in the Lambda response: 5 MiB of the
+ * 6 MB Lambda allows, leaving room for the status, headers and the result's own JSON.
+ */
+export const ANSWER_BUDGET_BYTES = 5 * 1024 * 1024;
+
+/**
+ * The most a template's metadata (id, owner, a name of 200 characters, timestamps...) can add to
+ * its content in an answer. Content is refused at save when content + this would not fit the budget,
+ * so one template always fits in an answer.
+ */
+export const RECORD_OVERHEAD_BYTES = 8 * 1024;
+
+/** What `value` weighs in a Lambda proxy result: JSON in the body, the body a JSON string. */
+export const payloadBytes = (value: unknown): number =>
+  Buffer.byteLength(JSON.stringify(JSON.stringify(value)), 'utf8') - 2;
+
+/** The content's share of a template answer: its html and variables, escaped as they travel. */
+export const contentPayloadBytes = (content: TemplateContent): number =>
+  payloadBytes(content.html) + payloadBytes(content.variables);
+
+/** The answer's weight of a template record whose content weighs `contentBytes`. */
+export const recordPayloadBytes = (meta: Readonly<Record<string, unknown>>, contentBytes: number): number =>
+  payloadBytes({ ...meta, html: '', variables: [] }) - payloadBytes('') - payloadBytes([]) + contentBytes;
+
+/** The weight of a JSON array of items weighing `itemBytes` each: brackets and commas. */
+export const arrayPayloadBytes = (itemBytes: readonly number[]): number =>
+  itemBytes.reduce((sum, b) => sum + b, 0) + 2 + Math.max(0, itemBytes.length - 1);
+
+/** Gzipped JSON, cut into chunks of at most CHUNK_BYTES (at least one). */
+export const encodeContent = (content: TemplateContent, chunkBytes = CHUNK_BYTES): Buffer[] => {
+  const packed = gzipSync(JSON.stringify({ html: content.html, variables: content.variables }));
+  const chunks: Buffer[] = [];
+  for (let at = 0; at < packed.length; at += chunkBytes) chunks.push(packed.subarray(at, at + chunkBytes));
+  return chunks;
+};
+
+/**
+ * The content back from its chunks, in order. gzip's CRC32 and length trailer make a missing,
+ * reordered or truncated chunk an error here rather than wrong html.
+ */
+export const decodeContent = (chunks: readonly Uint8Array[]): TemplateContent => {
+  const parsed = JSON.parse(gunzipSync(Buffer.concat(chunks)).toString('utf8')) as Partial<TemplateContent>;
+  if (typeof parsed.html !== 'string' || !Array.isArray(parsed.variables)) {
+    throw new Error('a stored template version is not {html, variables}');
+  }
+  return { html: parsed.html, variables: parsed.variables };
+};
