@@ -7,12 +7,19 @@ import { apiKeysResource } from './api-keys/routes.js';
 import { meResource } from './me/routes.js';
 import { pdfResource } from './pdf/routes.js';
 import { type AnyResource, createMatcher, type Route, routeKey, routesOf } from './route-declaration.js';
+import { templatesResource } from './templates/routes.js';
 import { usageResource } from './usage/routes.js';
 
 export type { CredentialKind, HttpMethod, Route } from './route-declaration.js';
 export { routeKey } from './route-declaration.js';
 
-export const resources: readonly AnyResource[] = [pdfResource, apiKeysResource, meResource, usageResource];
+export const resources: readonly AnyResource[] = [
+  pdfResource,
+  templatesResource,
+  apiKeysResource,
+  meResource,
+  usageResource,
+];
 
 /** The Lambda behind API Gateway's `$default` route: 404 and 405 for what no route matches. */
 export const FALLBACK_RESOURCE = 'fallback';

@@ -2,7 +2,7 @@
  * POST/GET /v1/pdf over HTTP against the real local stack (dynalite, s3rver, Chromium): the
  * happy paths, options as they show in the PDF, jobs, lists, downloads, idempotent renders.
  */
-import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { jobSchema } from '../../functions/pdf/routes.js';
 import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
@@ -113,42 +113,35 @@ describe('POST /v1/pdf', () => {
   });
 
   it('renders a saved template by id: the caller’s own and another account’s public one, not a private one', async () => {
-    const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
-    const now = new Date().toISOString();
-    const put = (id: string, owner: string, isPublic: boolean) =>
-      db.send(
-        new PutCommand({
-          TableName: local.stack.tableName,
-          Item: {
-            PK: `TEMPLATE#${id}`,
-            SK: 'TEMPLATE',
-            type: 'template',
-            id,
-            owner_user_id: owner,
-            name: id,
-            html: `<p>${id} for {{ who }}</p>`,
-            is_public: isPublic,
-            created_at: now,
-            updated_at: now,
-          },
-        }),
-      );
-    await put('tpl_own', 'owner-1', false);
-    await put('tpl_public', 'someone-else', true);
-    await put('tpl_private', 'someone-else', false);
-    const token = await local.sessionToken('owner-1');
+    const token = await local.sessionToken();
+    const someoneElse = await local.sessionToken();
+    const save = async (owner: string, label: string, isPublic: boolean): Promise<string> => {
+      const res = await local.api('/v1/templates', {
+        method: 'POST',
+        token: owner,
+        body: { name: label, html: `<p>${label} for {{ who }}</p>`, is_public: isPublic },
+      });
+      expect(res.status).toBe(201);
+      return res.json.id;
+    };
+    const own = await save(token, 'own', false);
+    const shared = await save(someoneElse, 'public', true);
+    const hiddenId = await save(someoneElse, 'private', false);
 
-    for (const id of ['tpl_own', 'tpl_public']) {
+    for (const [id, label] of [
+      [own, 'own'],
+      [shared, 'public'],
+    ] as const) {
       const res = await render(token, { template_id: id, variables: { who: 'Grace' } });
       expect(res.status).toBe(201);
-      expect(res.json.template_id).toBe(id);
+      expect(res.json).toMatchObject({ template_id: id, template_version: 1 });
       const pdf = await readPdf((await download(res.json.download_url)).bytes);
-      expect(pdf.text).toContain(`${id} for Grace`);
+      expect(pdf.text).toContain(`${label} for Grace`);
     }
-    const hidden = await render(token, { template_id: 'tpl_private', variables: { who: 'Grace' } });
+    const hidden = await render(token, { template_id: hiddenId, variables: { who: 'Grace' } });
     expect(hidden.status).toBe(404);
     expect(hidden.json.error.code).toBe('PDF_TEMPLATE_NOT_FOUND');
-    const missingVariable = await render(token, { template_id: 'tpl_own' });
+    const missingVariable = await render(token, { template_id: own });
     expect(missingVariable.status).toBe(422);
     expect(missingVariable.json.error.code).toBe('INVALID_HTML_TEMPLATE');
     expect(missingVariable.json.error.message).toContain("'who'");

@@ -4,9 +4,8 @@
  * error, the time limit) fails the job, with `job_id`, and gives the quota unit back. Templates
  * execute in the renderer's worker threads, so a runaway template does not hold up anyone else.
  */
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
+import { type ApiResponse, type Json, useLocalStack } from '../helpers/local-stack.js';
 
 const local = useLocalStack({
   env: {
@@ -63,27 +62,14 @@ describe('errors that parsing finds: 422 before the quota, no job', () => {
   });
 
   it('a saved template’s errors name template_id', async () => {
-    const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
-    const now = new Date().toISOString();
-    await db.send(
-      new PutCommand({
-        TableName: local.stack.tableName,
-        Item: {
-          PK: 'TEMPLATE#tpl_needs_who',
-          SK: 'TEMPLATE',
-          type: 'template',
-          id: 'tpl_needs_who',
-          owner_user_id: 'templating-owner',
-          name: 'needs who',
-          html: '<p>Dear {{ who }}</p>',
-          is_public: false,
-          created_at: now,
-          updated_at: now,
-        },
-      }),
-    );
     const token = await local.sessionToken('templating-owner');
-    const res = await post(token, { template_id: 'tpl_needs_who' });
+    const saved = await local.api('/v1/templates', {
+      method: 'POST',
+      token,
+      body: { name: 'needs who', html: '<p>Dear {{ who }}</p>' },
+    });
+    expect(saved.json.variables).toEqual(['who']);
+    const res = await post(token, { template_id: saved.json.id });
     expectTemplateError(res);
     expect(res.json.error.details).toEqual([
       { field: 'template_id', issue: "Variable 'who' is undefined (line 1)", line: 1, name: 'who' },

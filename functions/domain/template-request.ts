@@ -1,0 +1,84 @@
+/**
+ * The template request bodies (contract: Templates): their schemas, which also describe them in
+ * the OpenAPI document, and the code each field's problems answer with: INVALID_TEMPLATE_NAME for
+ * the name, INVALID_HTML_CONTENT or HTML_CONTENT_TOO_LARGE for the html, VALIDATION_ERROR for the
+ * rest. Zod only: the route declarations import it, and the CDK app reads those.
+ */
+import { z } from 'zod';
+import type { ErrorCode } from './errors.js';
+import { type Problem, parseOrThrow } from './validation.js';
+
+export const MAX_TEMPLATE_NAME_CHARACTERS = 200;
+
+/** A string DynamoDB and JSON both carry unchanged: no unpaired UTF-16 surrogate. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+const nameIssue = `must be a string of 1 to ${MAX_TEMPLATE_NAME_CHARACTERS} characters after trimming`;
+
+const nameSchema = z
+  .string({ error: nameIssue })
+  .trim()
+  .min(1, { error: nameIssue })
+  // Characters are code points: an emoji is one character, as a reader counts it.
+  .refine((name) => [...name].length <= MAX_TEMPLATE_NAME_CHARACTERS, { error: nameIssue })
+  .refine((name) => !LONE_SURROGATE.test(name), { error: 'must be valid Unicode (an unpaired surrogate)' })
+  .describe(`1-${MAX_TEMPLATE_NAME_CHARACTERS} characters after trimming (stored trimmed)`);
+
+const htmlSchema = (maxBytes: number) =>
+  z
+    .string({ error: 'must be a non-blank string' })
+    .check((ctx) => {
+      const html = ctx.value;
+      const issue = (message: string, code?: ErrorCode) =>
+        ctx.issues.push({ code: 'custom', input: html, message, ...(code ? { params: { code } } : {}) });
+      if (html.trim() === '') issue('must be a non-blank string');
+      else if (html.includes('\u0000')) issue('must not contain NUL characters');
+      else if (LONE_SURROGATE.test(html)) issue('must be valid Unicode (an unpaired surrogate)');
+      else if (Buffer.byteLength(html, 'utf8') > maxBytes) {
+        issue(`must be at most ${maxBytes} bytes (UTF-8)`, 'HTML_CONTENT_TOO_LARGE');
+      }
+    })
+    .describe(`a Jinja2 template, at most ${maxBytes} bytes of UTF-8; checked for syntax, never run`);
+
+interface TemplateLimits {
+  readonly maxTemplateHtmlBytes: number;
+}
+
+export const createTemplateSchema = (limits: TemplateLimits) =>
+  z.strictObject({
+    name: nameSchema,
+    html: htmlSchema(limits.maxTemplateHtmlBytes),
+    is_public: z.boolean({ error: 'must be true or false' }).default(false),
+  });
+
+export const updateTemplateSchema = (limits: TemplateLimits) =>
+  z
+    .strictObject({
+      name: nameSchema.optional(),
+      html: htmlSchema(limits.maxTemplateHtmlBytes)
+        .optional()
+        .describe('new html makes a new version; the old ones stay renderable'),
+    })
+    .refine((body) => body.name !== undefined || body.html !== undefined, {
+      error: 'must give at least one of name and html',
+    });
+
+export const templateVisibilitySchema = z.strictObject({
+  is_public: z.boolean({ error: 'must be true or false' }),
+});
+
+export type CreateTemplateBody = z.output<ReturnType<typeof createTemplateSchema>>;
+export type UpdateTemplateBody = z.output<ReturnType<typeof updateTemplateSchema>>;
+export type TemplateVisibilityBody = z.output<typeof templateVisibilitySchema>;
+
+/** The code a problem with `field` answers with (contract: Templates). */
+const templateProblemCode = (problem: Problem): ErrorCode => {
+  if (problem.field === 'name') return 'INVALID_TEMPLATE_NAME';
+  if (problem.field === 'html') return 'INVALID_HTML_CONTENT';
+  return 'VALIDATION_ERROR';
+};
+
+export const parseTemplateBody = <S extends z.ZodType>(
+  body: Record<string, unknown>,
+  schema: S,
+): z.output<S> => parseOrThrow(schema, body, templateProblemCode);

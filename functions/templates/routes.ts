@@ -1,0 +1,116 @@
+/** The saved-template routes (spec: /v1/templates; keys read and render, only sessions change). */
+import { z } from 'zod';
+import { type Page, pageQuerySchema } from '../domain/pagination.js';
+import {
+  type CreateTemplateBody,
+  createTemplateSchema,
+  parseTemplateBody,
+  type TemplateVisibilityBody,
+  templateVisibilitySchema,
+  type UpdateTemplateBody,
+  updateTemplateSchema,
+} from '../domain/template-request.js';
+import { KEY_OR_SESSION, resource, route, SESSION_ONLY } from '../route-declaration.js';
+
+const timestamp = z.string().describe('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z');
+
+/** A template as the API shows it (spec fields plus the extensions variables and version). */
+export const templateSchema = z.object({
+  id: z.string().describe('tpl_ followed by a ULID'),
+  owner_user_id: z.string(),
+  name: z.string(),
+  html: z.string().describe('the current version’s html'),
+  is_public: z.boolean(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  variables: z
+    .array(z.string())
+    .describe(
+      'sorted top-level names the html reads without defining them (Jinja2 meta.find_undeclared_variables)',
+    ),
+  version: z
+    .number()
+    .int()
+    .min(1)
+    .describe('1 on create, +1 on every change of html; earlier versions render with template_version'),
+});
+
+const pdfTemplate = { name: 'PdfTemplate', schema: templateSchema };
+const pageNote =
+  'newest created first; a page stops early when the next template would take the answer past 5 MiB, so page on until an empty one';
+
+const NOT_FOUND = ['PDF_TEMPLATE_NOT_FOUND'] as const;
+const HTML_CODES = ['INVALID_HTML_CONTENT', 'HTML_CONTENT_TOO_LARGE', 'INVALID_HTML_TEMPLATE'] as const;
+
+export const templatesResource = resource({
+  name: 'templates',
+  description: 'The templates API: saved Jinja2 templates, private or public, versioned',
+  needs: {},
+  routes: {
+    createTemplate: route<CreateTemplateBody>({
+      method: 'POST',
+      path: '/v1/templates',
+      credentials: SESSION_ONLY,
+      body: { schema: createTemplateSchema, parse: parseTemplateBody },
+      summary: 'Save a template (version 1); its html is checked for syntax, never run',
+      success: { status: 201, description: 'the template', body: pdfTemplate },
+      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'VALIDATION_ERROR'],
+    }),
+    listTemplates: route<undefined, Page>({
+      method: 'GET',
+      path: '/v1/templates',
+      credentials: SESSION_ONLY,
+      query: pageQuerySchema,
+      summary: `The caller's templates, ${pageNote}`,
+      success: { status: 200, description: 'templates', body: { ...pdfTemplate, array: true } },
+      errors: [],
+    }),
+    listPublicTemplates: route<undefined, Page>({
+      method: 'GET',
+      path: '/v1/templates/public',
+      credentials: KEY_OR_SESSION,
+      query: pageQuerySchema,
+      summary: `Every account's public templates, ${pageNote}`,
+      success: { status: 200, description: 'templates', body: { ...pdfTemplate, array: true } },
+      errors: [],
+    }),
+    getTemplate: route({
+      method: 'GET',
+      path: '/v1/templates/{template_id}',
+      credentials: KEY_OR_SESSION,
+      summary: "One template: the caller's own, or a public one",
+      success: { status: 200, description: 'the template', body: pdfTemplate },
+      errors: [...NOT_FOUND],
+    }),
+    updateTemplate: route<UpdateTemplateBody>({
+      method: 'PATCH',
+      path: '/v1/templates/{template_id}',
+      credentials: SESSION_ONLY,
+      body: { schema: updateTemplateSchema, parse: parseTemplateBody },
+      summary: 'Rename, or change the html (a new version); owner only',
+      success: {
+        status: 200,
+        description: 'the template as this edit made it (version: the version its html became)',
+        body: pdfTemplate,
+      },
+      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'VALIDATION_ERROR', ...NOT_FOUND],
+    }),
+    setTemplateVisibility: route<TemplateVisibilityBody>({
+      method: 'PATCH',
+      path: '/v1/templates/{template_id}/visibility',
+      credentials: SESSION_ONLY,
+      body: { schema: () => templateVisibilitySchema },
+      summary: 'Make a template public or private; owner only; applies from the next request on',
+      success: { status: 200, description: 'the template', body: pdfTemplate },
+      errors: ['VALIDATION_ERROR', ...NOT_FOUND],
+    }),
+    deleteTemplate: route({
+      method: 'DELETE',
+      path: '/v1/templates/{template_id}',
+      credentials: SESSION_ONLY,
+      summary: 'Delete a template and all its versions; owner only; jobs rendered from it stay',
+      success: { status: 204, description: 'deleted' },
+      errors: [...NOT_FOUND],
+    }),
+  },
+});
