@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { isoNow } from './clock.js';
 import { ENTITY, ITEM_ABSENT, JOB_SK_PREFIX, jobKey, jobsPartition, PK, SK, withoutKeys } from './keys.js';
-import type { Page } from './pagination.js';
+import { type Page, skipItems } from './pagination.js';
 import type { Clock } from './ports.js';
 
 export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
@@ -83,28 +83,9 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string, cl
     ScanIndexForward: false,
   });
 
-  /** Reads `count` items (keys only) past `startKey`; returns where the next read starts. */
-  const skip = async (
-    accountId: string,
-    count: number,
-  ): Promise<{ startKey: Record<string, unknown> | undefined; exhausted: boolean }> => {
-    let startKey: Record<string, unknown> | undefined;
-    let left = count;
-    while (left > 0) {
-      const out = await db.send(
-        new QueryCommand({
-          ...newestFirst(accountId),
-          ProjectionExpression: '#pk, #sk',
-          Limit: Math.min(left, 1000),
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      left -= out.Items?.length ?? 0;
-      startKey = out.LastEvaluatedKey;
-      if (!startKey) return { startKey, exhausted: true };
-    }
-    return { startKey, exhausted: false };
-  };
+  /** Where a page at `count` starts: the jobs before it are read as keys only. */
+  const skip = (accountId: string, count: number) =>
+    skipItems(db, { ...newestFirst(accountId), ProjectionExpression: '#pk, #sk' }, count);
 
   const transition = async (
     job: Pick<Job, 'account_id' | 'id'>,

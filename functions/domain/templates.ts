@@ -46,7 +46,7 @@ import {
   templateVersionPartition,
   templateVersionSk,
 } from './keys.js';
-import type { Page } from './pagination.js';
+import { type Page, skipItems } from './pagination.js';
 import type { Clock } from './ports.js';
 import {
   ANSWER_BUDGET_BYTES,
@@ -289,26 +289,17 @@ export const createTemplateStore = (
       values: { ':name': name, ':now': now() },
     });
 
-  /** Reads `count` index entries (keys only) to find where a page at that offset starts. */
-  const skip = async (query: QueryInput, count: number) => {
-    let startKey: Record<string, unknown> | undefined;
-    let left = count;
-    while (left > 0) {
-      const out = await db.send(
-        new QueryCommand({
-          ...query,
-          ProjectionExpression: '#pk, #sk, #ipk, #isk',
-          ExpressionAttributeNames: { ...query.ExpressionAttributeNames, '#pk': PK, '#sk': SK },
-          Limit: Math.min(left, 1000),
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      left -= out.Items?.length ?? 0;
-      startKey = out.LastEvaluatedKey;
-      if (!startKey) return { startKey, exhausted: true };
-    }
-    return { startKey, exhausted: false };
-  };
+  /** Where a page at `count` starts: the index entries before it are read as keys only. */
+  const skip = (query: QueryInput, count: number) =>
+    skipItems(
+      db,
+      {
+        ...query,
+        ProjectionExpression: '#pk, #sk, #ipk, #isk',
+        ExpressionAttributeNames: { ...query.ExpressionAttributeNames, '#pk': PK, '#sk': SK },
+      },
+      count,
+    );
 
   type QueryInput = {
     TableName: string;
