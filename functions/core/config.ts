@@ -153,7 +153,28 @@ export interface RendererConfig {
    * ~70% slower to print. Deployments that need PDF/UA-style structure turn it on.
    */
   readonly taggedPdf: boolean;
+  /**
+   * `RENDERER_PROCESS_MODEL`: how Chromium runs. `multi` gives each render a browser context of its
+   * own on a multi-process browser; `single` runs Chromium with `--single-process`, where a second
+   * browser context kills the browser, so renders take turns in the default context and its data
+   * is wiped before each one; `auto` (the default) proves at launch that `multi` can open an
+   * isolated page and print, and falls back to `single` when it cannot (reports from Lambda show
+   * multi-process Chromium failing there).
+   */
+  readonly processModel: ProcessModelSetting;
+  /**
+   * `RENDERER_MAX_PAGE_REQUESTS`: the requests one render's page may make (frames and workers
+   * included); past it the render fails. Every request is a DevTools round trip on one
+   * browser-wide session, so this caps what one page can cost the others.
+   */
+  readonly maxPageRequests: number;
 }
+
+export const PROCESS_MODEL_SETTINGS = ['auto', 'multi', 'single'] as const;
+export type ProcessModelSetting = (typeof PROCESS_MODEL_SETTINGS)[number];
+
+/** See RendererConfig.maxPageRequests; README, Configuration. */
+export const DEFAULT_MAX_PAGE_REQUESTS = 2000;
 
 const boolean = (env: Environment, name: string, fallback: boolean): boolean => {
   const v = variable(env, name)?.toLowerCase();
@@ -175,8 +196,30 @@ const hostPorts = (env: Environment, name: string): string[] => {
   });
 };
 
+const processModel = (env: Environment, name: string): ProcessModelSetting => {
+  const v = variable(env, name)?.toLowerCase();
+  if (v === undefined) return 'auto';
+  const known = PROCESS_MODEL_SETTINGS.find((m) => m === v);
+  if (known === undefined) {
+    throw new SettingsError(name, `must be one of ${PROCESS_MODEL_SETTINGS.join(', ')}, got "${v}"`);
+  }
+  return known;
+};
+
+const wholeNumber = (env: Environment, name: string, fallback: number, min: number, max: number): number => {
+  const v = variable(env, name);
+  if (v === undefined) return fallback;
+  const n = /^\d+$/.test(v) ? Number(v) : Number.NaN;
+  if (!(Number.isSafeInteger(n) && n >= min && n <= max)) {
+    throw new SettingsError(name, `must be a whole number from ${min} to ${max}, got "${v}"`);
+  }
+  return n;
+};
+
 export const readRendererConfig = (env: Environment = lambdaEnvironment()): RendererConfig => ({
   chromeExecutablePath: variable(env, 'CHROME_EXECUTABLE_PATH'),
   egressAllowHosts: hostPorts(env, 'RENDERER_EGRESS_ALLOW_HOSTS'),
   taggedPdf: boolean(env, 'PDF_TAGGED', false),
+  processModel: processModel(env, 'RENDERER_PROCESS_MODEL'),
+  maxPageRequests: wholeNumber(env, 'RENDERER_MAX_PAGE_REQUESTS', DEFAULT_MAX_PAGE_REQUESTS, 1, 1_000_000),
 });

@@ -53,7 +53,13 @@ export const readLocalOptions = (env: Env = process.env): LocalOptions => ({
 });
 
 /** The renderer's own variables (functions/core/config.ts, readRendererConfig). */
-const RENDERER_VARIABLES = ['CHROME_EXECUTABLE_PATH', 'RENDERER_EGRESS_ALLOW_HOSTS', 'PDF_TAGGED'];
+const RENDERER_VARIABLES = [
+  'CHROME_EXECUTABLE_PATH',
+  'RENDERER_EGRESS_ALLOW_HOSTS',
+  'PDF_TAGGED',
+  'RENDERER_PROCESS_MODEL',
+  'RENDERER_MAX_PAGE_REQUESTS',
+];
 
 /**
  * The service settings given to the local stack in its environment (PLANS, RENDER_BUDGET_MS,
