@@ -1,37 +1,57 @@
 /**
  * One warm Chromium per process, launched on first use and kept at module scope: in Lambda it
- * survives warm invocations, locally it serves every render of the stack. Each render gets its
- * own browser context (incognito-like: cookies, storage, cache and service workers of its own,
- * discarded on close) and one page in it.
+ * survives warm invocations, locally it serves every render of the stack. Each render gets a
+ * session of its own (session.ts): a page isolated from every other render's.
  *
- * Chromium runs multi-process. @sparticuz/chromium defaults to --single-process, under which a
- * second browser context kills the browser (measured: Target.createTarget fails with "Target
- * closed"), so per-render contexts, and with them isolation between renders, need several
- * processes. It also means a page that hangs its renderer can be closed without touching the
- * browser or the other renders.
+ * Process model (RENDERER_PROCESS_MODEL, warm-browser.ts): multi-process gives each render a
+ * browser context; single-process (--single-process, as @sparticuz/chromium sets it for Lambda)
+ * has one context, so renders take turns and the context's data is wiped between them. Reports
+ * from Lambda show multi-process Chromium failing there ("prctl(PR_SET_NO_NEW_PRIVS) failed",
+ * "Cannot communicate with zygote", newPage() hanging), and nothing outside Lambda can prove it
+ * works inside. So `auto`, the default, proves it on the spot: the first launch is multi-process
+ * and must open an isolated page and print within PROBE_TIMEOUT_MS; if it cannot, Chromium is
+ * relaunched single-process (proved the same way). The outcome is logged
+ * (browser-process-model) and counted (the BrowserProcessModel metric), and later relaunches use
+ * it without proving it again.
  *
  * Egress: every request is checked by browser-wide interception (interception.ts), and every
  * connection leaves through the egress proxy (egress-proxy.ts); both apply egress.ts's policy.
  *
  * Recovery: a browser that disconnects (crash, killed) is dropped and the next render launches a
- * new one; a render whose context cannot be closed kills the browser process the same way.
- * Callers that arrive during a launch share it.
+ * new one; a browser that a render could not clean up after is retired (warm-browser.ts): the
+ * renders still on it finish, new ones get a new browser. Callers that arrive during a launch
+ * share it.
  *
- * Spare session (opt-in, setSpareSessions): opening a context and its page costs ~45 ms, most of
- * it Chromium starting the page's renderer process, and that was the largest cost of a small
- * render beyond Chromium's own work (measured with bench/). With a spare, the next render's fresh
- * context and page are opened in the background once a render has printed, and the next render
- * takes it: still a context of its own, never used before, used once. The Lambda handler turns
- * it on; the in-process renderer leaves it off unless asked, because tests inject faults into, and
- * find the processes of, a context created at render time.
+ * Spare session (opt-in, setSpareSessions, multi-process only): opening a context and its page
+ * costs ~45 ms, most of it Chromium starting the page's renderer process, and that was the largest
+ * cost of a small render beyond Chromium's own work (measured with bench/). With a spare, the
+ * next render's fresh context and page are opened in the background once a render has printed,
+ * and the next render takes it: still a context of its own, never used before, used once. The
+ * Lambda handler turns it on; the in-process renderer leaves it off unless asked, because tests
+ * inject faults into, and find the processes of, a context created at render time. Single-process
+ * has none: its page must be opened (and the context wiped) after the page before it has closed.
  */
 import chromium from '@sparticuz/chromium';
-import puppeteer, { type Browser, type BrowserContext, type Page } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
 import { type RendererConfig, readRendererConfig } from '../core/config.js';
+import { countWith } from '../core/metrics.js';
 import { createEgressPolicy, type EgressPolicy } from './egress.js';
 import { type EgressProxy, startEgressProxy } from './egress-proxy.js';
-import { interceptRequests } from './interception.js';
 import { log } from './log.js';
+import {
+  OPEN_TIMEOUT_MS,
+  OpenTimeoutError,
+  openSession,
+  type RenderSession,
+  takeTurn,
+  timedOut,
+  usable,
+  within,
+} from './session.js';
+import { launchBrowser, type ProcessModel, WarmBrowser } from './warm-browser.js';
+
+export type { RenderSession } from './session.js';
+export { chromiumArgs, type ProcessModel } from './warm-browser.js';
 
 /** The Lambda's configuration, from its environment; the local stack hands its own in (configureRenderer). */
 let config: RendererConfig = readRendererConfig();
@@ -43,68 +63,31 @@ let egressPolicy: EgressPolicy = createEgressPolicy({ allowHosts: config.egressA
 export const configureRenderer = (next: RendererConfig): void => {
   config = next;
   egressPolicy = createEgressPolicy({ allowHosts: next.egressAllowHosts });
+  decided = undefined;
 };
 
 export const rendererConfig = (): RendererConfig => config;
 
-const LAUNCH_TIMEOUT_MS = 30_000;
-/** Opening a context and a page takes milliseconds; a browser that needs longer is stuck. */
-const OPEN_TIMEOUT_MS = 10_000;
-/** Closing a context takes milliseconds, or ~0.5 s when its renderer is hung in a script. */
-const CLOSE_TIMEOUT_MS = 3_000;
+/**
+ * How long `auto` gives a freshly launched browser to open an isolated page and print a one-line
+ * PDF. Measured: 50-150 ms from launch to DevTools, then ~50 ms to the first PDF (2 cores, both
+ * models, in the Lambda-like sandbox of test/integration/lambda-sandbox.test.ts too); Lambda's
+ * cold start is ~0.6 s from launch to a first PDF (lib/service-settings.ts). A multi-process
+ * browser whose renderers cannot start shows its first page crashed within ~15 ms, which fails
+ * the proof at once; the deadline is for a browser that hangs instead.
+ */
+export const PROBE_TIMEOUT_MS = 5_000;
 
 // No WebGL, and no SwiftShader in the launch: pages do not need a GPU to print.
 chromium.setGraphicsMode = false;
 
-/**
- * @sparticuz/chromium's flags minus those that weaken isolation or that we replace:
- * --disable-web-security (same-origin policy off), --allow-running-insecure-content,
- * --disable-site-isolation-trials and the disabled IsolateOrigins/site-per-process features,
- * --enable-features=SharedArrayBuffer (high-resolution timers for any page), --single-process
- * (see above), and its --headless spelling (puppeteer passes its own). --no-zygote goes too: with
- * it every page's renderer process is a fresh exec of the binary; from the zygote it is a fork
- * (measured: 92 instead of 110 ms of Chromium CPU and 76 instead of 88 ms per one-page render with
- * a fresh context, and the zygote's children still show as --type=renderer). It needs no sandbox
- * (Chromium's --no-zygote is for running without one). --no-sandbox stays: Lambda
- * has no user namespaces and runs as root, so Chromium's sandbox cannot start there; the browser
- * is isolated by the Lambda (one render at a time, nothing secret in the process) instead.
- */
-const DROPPED_FLAGS = new Set([
-  '--disable-web-security',
-  '--allow-running-insecure-content',
-  '--disable-site-isolation-trials',
-  '--single-process',
-  '--no-zygote',
-]);
-const DROPPED_FEATURES = new Set(['IsolateOrigins', 'site-per-process', 'SharedArrayBuffer']);
-
-export const chromiumArgs = (base: readonly string[], proxyUrl: string): string[] => [
-  ...base.flatMap((arg) => {
-    if (DROPPED_FLAGS.has(arg) || arg.startsWith('--headless')) return [];
-    const features = /^--(disable|enable)-features=(.*)$/.exec(arg);
-    if (!features) return [arg];
-    const kept = (features[2] ?? '').split(',').filter((f) => f !== '' && !DROPPED_FEATURES.has(f));
-    return kept.length > 0 ? [`--${features[1]}-features=${kept.join(',')}`] : [];
-  }),
-  // Every connection goes through the egress proxy, loopback included (Chromium bypasses proxies
-  // for loopback unless told otherwise).
-  `--proxy-server=${proxyUrl}`,
-  '--proxy-bypass-list=<-loopback>',
-  // window.open and target=_blank get nothing (headless has no popup blocker of its own).
-  '--block-new-web-contents',
-  // WebRTC could send UDP (STUN) around the proxy.
-  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
-  // No traffic of Chromium's own (updates, metrics, safe browsing lists).
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-notifications',
-];
-
 let proxy: Promise<EgressProxy> | undefined;
 /** The browser being launched or in use; undefined when the next render must launch one. */
-let current: Promise<Browser> | undefined;
-/** Which launch produced a browser, so that dropping a dead one never drops its successor. */
-const launchOf = new WeakMap<Browser, Promise<Browser>>();
+let current: Promise<WarmBrowser> | undefined;
+/** Every browser still running (the current one and retired ones): closeBrowser ends them all. */
+const running = new Set<WarmBrowser>();
+/** The process model this process runs in, once a browser has proved it (or it was configured). */
+let decided: ProcessModel | undefined;
 
 const getProxy = (): Promise<EgressProxy> => {
   proxy ??= startEgressProxy(egressPolicy).catch((e: unknown) => {
@@ -114,135 +97,166 @@ const getProxy = (): Promise<EgressProxy> => {
   return proxy;
 };
 
-const launchOnce = async (): Promise<Browser> => {
-  const { url } = await getProxy();
-  const executablePath = config.chromeExecutablePath ?? (await chromium.executablePath());
-  const browser = await puppeteer.launch({
-    executablePath,
-    args: chromiumArgs(chromium.args, url),
-    // Popups stay blocked (puppeteer's defaults would allow them).
-    ignoreDefaultArgs: ['--disable-popup-blocking'],
-    headless: 'shell',
-    // DevTools over a pipe: no debugging port for a page (or anyone else) to reach.
-    pipe: true,
-    timeout: LAUNCH_TIMEOUT_MS,
-    // The local stack shuts down by calling closeBrowser(); puppeteer must not exit the process.
-    handleSIGINT: false,
-    handleSIGTERM: false,
-    handleSIGHUP: false,
-  });
-  try {
-    await interceptRequests(browser, egressPolicy);
-  } catch (e) {
-    browser.process()?.kill('SIGKILL');
-    throw e;
-  }
-  return browser;
-};
+/** The process model of the browser that renders run on now (undefined before the first launch). */
+export const processModel = (): ProcessModel | undefined => decided;
 
-const launch = async (): Promise<Browser> => {
+const launchIn = async (model: ProcessModel): Promise<WarmBrowser> => {
+  const [{ url }, executablePath] = await Promise.all([
+    getProxy(),
+    config.chromeExecutablePath ?? chromium.executablePath(),
+  ]);
   const started = performance.now();
-  let browser: Browser;
+  const launchOnce = (): Promise<WarmBrowser> =>
+    launchBrowser({
+      model,
+      executablePath,
+      baseArgs: chromium.args,
+      proxyUrl: url,
+      policy: egressPolicy,
+      onRetired: (warm) => {
+        if (current !== undefined && launchOf.get(warm) === current) current = undefined;
+      },
+    });
+  let warm: WarmBrowser;
   try {
-    browser = await launchOnce();
+    warm = await launchOnce();
   } catch (e) {
     // A first launch can meet another process still inflating Chromium into /tmp (text file busy).
-    log('WARN', 'browser-launch-retry', { error: (e as Error).message });
+    log('WARN', 'browser-launch-retry', { error: (e as Error).message, processModel: model });
     await new Promise((r) => setTimeout(r, 1000));
-    browser = await launchOnce();
+    warm = await launchOnce();
   }
+  running.add(warm);
+  warm.browser.once('disconnected', () => running.delete(warm));
   log('INFO', 'browser-launched', {
     ms: Math.round(performance.now() - started),
-    pid: browser.process()?.pid,
+    pid: warm.pid,
+    processModel: model,
   });
-  return browser;
+  return warm;
 };
 
-/** The warm browser, launching it when there is none or the last one died. */
-export const getBrowser = async (): Promise<Browser> => {
+/**
+ * The proof: an isolated page opened (a context of its own, or the wiped default context) and a
+ * PDF printed, as a render would, within PROBE_TIMEOUT_MS.
+ */
+const prove = async (warm: WarmBrowser): Promise<void> => {
+  const release = warm.model === 'single' ? await takeTurn() : undefined;
+  const proof = (async () => {
+    const session = await openSession(warm, config.maxPageRequests, release);
+    try {
+      await session.page.setContent('<p>process model probe</p>', { timeout: PROBE_TIMEOUT_MS });
+      await session.page.pdf({ timeout: PROBE_TIMEOUT_MS });
+    } finally {
+      await session.close(false);
+    }
+  })();
+  const outcome = await within(
+    proof.then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    ),
+    PROBE_TIMEOUT_MS,
+  );
+  if (outcome === undefined) return;
+  release?.();
+  warm.kill('it failed the process model probe');
+  throw timedOut(outcome) ? new Error(`no PDF within ${PROBE_TIMEOUT_MS} ms`) : outcome;
+};
+
+/** Reports the process model renders run in: a log line and a metric, once per decision. */
+const report = (model: ProcessModel, detail: Record<string, unknown>): void => {
+  decided = model;
+  log('INFO', 'browser-process-model', { processModel: model, setting: config.processModel, ...detail });
+  countWith('BrowserProcessModel', { ProcessModel: model });
+};
+
+/**
+ * `auto`'s first launch: multi-process if it proves itself, else single-process (which must prove
+ * itself too). Either way the choice holds for the life of the process. Logged with probeMs (the
+ * proof's time, or the time it took to fail) and decidedInMs (from the start, Chromium's
+ * inflation into /tmp on a cold start included).
+ */
+const launchAuto = async (): Promise<WarmBrowser> => {
+  const started = performance.now();
+  const since = (t: number): number => Math.round(performance.now() - t);
+  let probing = started;
+  try {
+    const multi = await launchIn('multi');
+    probing = performance.now();
+    await prove(multi);
+    report('multi', { probeMs: since(probing), decidedInMs: since(started) });
+    return multi;
+  } catch (e) {
+    const reason = (e as Error).message;
+    log('WARN', 'browser-multi-process-failed', { error: reason, probeMs: since(probing) });
+    const single = await launchIn('single');
+    probing = performance.now();
+    await prove(single);
+    report('single', { probeMs: since(probing), decidedInMs: since(started), fallbackReason: reason });
+    return single;
+  }
+};
+
+const launchDecided = async (): Promise<WarmBrowser> => {
+  if (decided !== undefined) return launchIn(decided);
+  if (config.processModel === 'auto') return launchAuto();
+  const warm = await launchIn(config.processModel);
+  report(config.processModel, {});
+  return warm;
+};
+
+/** Which launch produced a browser, so that dropping a dead one never drops its successor. */
+const launchOf = new WeakMap<WarmBrowser, Promise<WarmBrowser>>();
+
+/** The warm browser, launching it when there is none or the last one died or was retired. */
+export const getWarmBrowser = async (): Promise<WarmBrowser> => {
   for (let attempt = 0; ; attempt++) {
     let pending = current;
     if (!pending) {
-      const launching = launch();
+      const launching = launchDecided();
       current = pending = launching;
-      const forget = (): void => {
-        if (current === launching) current = undefined;
-      };
-      launching.then((b) => {
-        launchOf.set(b, launching);
-        b.once('disconnected', forget);
-      }, forget);
+      launching.then(
+        (warm) => {
+          launchOf.set(warm, launching);
+          if (!warm.usable && current === launching) current = undefined;
+        },
+        () => {
+          if (current === launching) current = undefined;
+        },
+      );
     }
-    const browser = await pending;
-    if (browser.connected) return browser;
+    const warm = await pending;
+    if (warm.usable) return warm;
     // Died before its 'disconnected' event was handled; the next turn launches (or joins) anew.
     if (current === pending) current = undefined;
     if (attempt >= 1) throw new Error('the browser disconnected right after launching');
   }
 };
 
-/** Kills the browser process (a render could not clean up after itself); the next render relaunches. */
-export const killBrowser = (browser: Browser, reason: string): void => {
-  log('WARN', 'browser-killed', { reason, pid: browser.process()?.pid });
-  if (current !== undefined && current === launchOf.get(browser)) current = undefined;
-  browser.process()?.kill('SIGKILL');
-};
+/** The warm browser's puppeteer handle (tests inspect and inject faults through it). */
+export const getBrowser = async (): Promise<Browser> => (await getWarmBrowser()).browser;
 
-const TIMED_OUT = Symbol('timed out');
-
-const within = <T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> => {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<typeof TIMED_OUT>((resolve) => {
-      timer = setTimeout(() => resolve(TIMED_OUT), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-};
-
-export interface RenderSession {
-  readonly browser: Browser;
-  readonly context: BrowserContext;
-  readonly page: Page;
-}
-
-/** Pages whose renderer process died (e.g. while waiting as a spare): never handed to a render. */
-const crashedPages = new WeakSet<Page>();
-
-const openOn = async (browser: Browser): Promise<RenderSession> => {
-  const context = await browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+/** A fresh session on the warm browser; one retry when that browser died under it. */
+export const openFreshSession = async (): Promise<RenderSession> => {
+  // Single-process renders take their turn before choosing a browser: the one before may kill it.
+  const release = decided === 'single' ? await takeTurn() : undefined;
   try {
-    const page = await context.newPage();
-    page.once('error', () => crashedPages.add(page));
-    // Should a new tab get past --block-new-web-contents (a system Chrome), it is closed at once.
-    context.on('targetcreated', (target) => {
-      if (target.type() !== 'page') return;
-      target
-        .page()
-        .then((p) => (p && p !== page ? p.close() : undefined))
-        .catch(() => {});
-    });
-    return { browser, context, page };
-  } catch (e) {
-    await context.close().catch(() => {});
-    throw e;
-  }
-};
-
-/** A fresh context with one page, on the warm browser; one retry on a browser that just died. */
-export const openSession = async (): Promise<RenderSession> => {
-  for (let attempt = 0; ; attempt++) {
-    const browser = await getBrowser();
-    try {
-      const opening = openOn(browser);
-      const session = await within(opening, OPEN_TIMEOUT_MS);
-      if (session !== TIMED_OUT) return session;
-      opening.catch(() => {});
-      killBrowser(browser, 'opening a page timed out');
-      throw new Error('opening a page timed out');
-    } catch (e) {
-      if (browser.connected || attempt >= 1) throw e;
+    for (let attempt = 0; ; attempt++) {
+      const warm = await getWarmBrowser();
+      if (warm.model === 'single' && release === undefined) {
+        // auto decided on single-process while this render waited: take the turn after all.
+        return await openFreshSession();
+      }
+      try {
+        return await openSession(warm, config.maxPageRequests, release);
+      } catch (e) {
+        if (warm.usable || e instanceof OpenTimeoutError || attempt >= 1) throw e;
+      }
     }
+  } catch (e) {
+    release?.();
+    throw e;
   }
 };
 
@@ -259,19 +273,21 @@ export const setSpareSessions = (count: 0 | 1): void => {
 const dropSpare = (): void => {
   const dropped = spare;
   spare = undefined;
-  dropped?.then((s) => (s ? closeSession(s) : undefined)).catch(() => {});
+  dropped?.then((s) => s?.close(false)).catch(() => {});
 };
 
 /**
  * Opens the next render's session in the background, on the running browser (never launching
- * one). A failure is forgotten: the next render then opens its own.
+ * one), when it is multi-process. A failure is forgotten: the next render then opens its own.
  */
 export const prepareSpare = (): void => {
   if (spareSessions === 0 || spare) return;
   const launching = current;
   if (!launching) return;
   spare = launching
-    .then((browser) => (browser.connected ? openOn(browser) : undefined))
+    .then((warm) =>
+      warm.usable && warm.model === 'multi' ? openSession(warm, config.maxPageRequests) : undefined,
+    )
     .catch(() => undefined);
 };
 
@@ -281,72 +297,62 @@ export const prepareSpare = (): void => {
  * first render tries again.
  */
 export const prewarm = (): void => {
-  getBrowser().then(prepareSpare, (e: unknown) =>
+  getWarmBrowser().then(prepareSpare, (e: unknown) =>
     log('WARN', 'browser-prewarm-failed', { error: (e as Error).message }),
   );
 };
 
-const usable = (session: RenderSession): boolean =>
-  session.browser.connected && !session.page.isClosed() && !crashedPages.has(session.page);
-
 /**
- * A fresh context with one page for one render: the spare when there is a usable one (waiting
- * for it if it is still opening), else a new one (openSession).
+ * A fresh session for one render: the spare when there is a usable one (waiting for it if it is
+ * still opening), else a new one (openFreshSession).
  */
 export const takeSession = async (): Promise<RenderSession> => {
   const waiting = spare;
   spare = undefined;
   if (waiting) {
     const session = await within(waiting, OPEN_TIMEOUT_MS);
-    if (session === TIMED_OUT) {
-      waiting.then((s) => (s ? closeSession(s) : undefined)).catch(() => {});
+    if (timedOut(session)) {
+      waiting.then((s) => s?.close(true)).catch(() => {});
     } else if (session) {
       if (usable(session)) return session;
-      closeSession(session).catch(() => {});
+      session.close(true).catch(() => {});
     }
   }
-  return openSession();
+  return openFreshSession();
 };
 
 /**
  * Hands back a session that no content ever reached (its render failed in templating): it becomes
  * the spare when spares are on and there is none (still never used), else it is closed.
  */
-export const releaseUnused = async (session: RenderSession): Promise<void> => {
-  if (spareSessions > 0 && !spare && usable(session)) {
+export const releaseUnused = (session: RenderSession): void => {
+  if (spareSessions > 0 && !spare && usable(session) && session.context !== undefined) {
     spare = Promise.resolve(session);
     return;
   }
-  await closeSession(session);
+  session.close(false).catch(() => {});
 };
 
-/** Closes the render's context (and so its page); a context that will not close costs the browser. */
-export const closeSession = async (session: RenderSession): Promise<void> => {
-  if (!session.browser.connected) return;
-  const closed = await within(
-    session.context.close().then(
-      () => true,
-      () => false,
-    ),
-    CLOSE_TIMEOUT_MS,
-  );
-  if (closed !== true && session.browser.connected) killBrowser(session.browser, 'closing a page failed');
-};
-
-/** Closes the browser and the egress proxy (local stack shutdown, tests). Renders may follow. */
+/** Closes every browser and the egress proxy (local stack shutdown, tests). Renders may follow. */
 export const closeBrowser = async (): Promise<void> => {
   const pending = current;
   current = undefined;
   spare = undefined; // its context closes with the browser
-  const browser = await pending?.catch(() => undefined);
-  if (browser?.connected) {
-    const closed = await within(
-      browser.close().then(() => true),
-      CLOSE_TIMEOUT_MS,
-    ).catch(() => false);
-    if (closed !== true) browser.process()?.kill('SIGKILL');
-  }
+  await pending?.catch(() => undefined);
+  await Promise.all(
+    [...running].map(async (warm) => {
+      running.delete(warm);
+      if (!warm.browser.connected) return;
+      const closed = await within(
+        warm.browser.close().then(() => true),
+        3_000,
+      ).catch(() => false);
+      if (closed !== true) warm.kill('closing the browser failed');
+    }),
+  );
   const closing = proxy;
   proxy = undefined;
   await (await closing?.catch(() => undefined))?.close();
 };
+
+export { WarmBrowser };

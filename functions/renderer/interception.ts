@@ -10,40 +10,265 @@
  *
  * Main-frame navigations are always refused: a render's document is the HTML it was given, and a
  * navigation (location = …, meta refresh, form submit) would replace it. 'Aborted' cancels such a
- * navigation without committing an error page, so the content stays and is printed.
+ * navigation without committing an error page, so the content stays and is printed. A refused
+ * frame gets its error page (BlockedByClient): aborted, it would never fire its load event, and a
+ * page that waits for it would wait out its deadline.
+ *
+ * Each render's page has a guard (PageGuard) that its requests are charged to, because every
+ * paused request is a round trip on this one session, shared by every render on the browser:
+ * a page that fires 20,000 blocked requests held the session for longer than its own deadline
+ * and made other renders' pages late. A page may make `maxRequests` requests and have
+ * MAX_PAGE_FRAMES frames; past either, its render fails at once and nothing more is answered for
+ * it. Once a render is over (printed, failed or past its deadline), its page's paused requests
+ * are left unanswered: closing its context discards them, and answering them would only delay
+ * the other renders.
+ *
+ * A request is charged by the frame that made it (Fetch.requestPaused's frameId): a page's main
+ * frame and out-of-process frames are targets of the render's browser context; other frames are
+ * reported by the page itself (Page.frameAttached, see addFrame); a dedicated worker's requests
+ * carry the id of the frame that started it. A request no guard claims is charged to the only
+ * render in progress when there is one (always, in Lambda), else answered uncharged.
  */
 import type { Browser, Protocol } from 'puppeteer-core';
 import type { EgressPolicy } from './egress.js';
 
 const noop = (): void => {};
 
-export const interceptRequests = async (browser: Browser, policy: EgressPolicy): Promise<void> => {
+/**
+ * Frames one render's page may have. Each frame is work for the browser process, which every
+ * render shares: 1,000 frames to a refused address (Chromium's own cap on a page) kept it busy for
+ * 5-8 s, and another render's page took 2-4 s to open meanwhile (measured, 2 cores); 100 frames
+ * cost well under a second. A document has a handful.
+ */
+export const MAX_PAGE_FRAMES = 100;
+
+/** The page made more requests, or opened more frames, than a render may. */
+export class RequestBudgetError extends Error {
+  constructor(
+    readonly limit: number,
+    readonly what: 'requests' | 'frames',
+  ) {
+    super(`the page made more than ${limit} ${what}`);
+    this.name = 'RequestBudgetError';
+  }
+}
+
+/** The page's renderer process died (crash, killed, out of memory). */
+export class PageCrashedError extends Error {
+  constructor(status: string) {
+    super(`the page's renderer process ended (${status})`);
+    this.name = 'PageCrashedError';
+  }
+}
+
+export interface PageGuard {
+  /** Rejects when the page's renderer process dies or the page exceeds its request budget; never resolves. */
+  readonly failed: Promise<never>;
+  /** Requests charged to the page so far. */
+  readonly requests: number;
+  /** The page's main frame (its target id). */
+  addMainFrame(frameId: string): void;
+  /**
+   * A frame of the page (as Page.frameAttached reports it), charged against MAX_PAGE_FRAMES; past
+   * it the render fails.
+   */
+  addFrame(frameId: string): void;
+  /** The render is over: its page's requests are no longer answered, and its failures no longer reported. */
+  end(): void;
+}
+
+export interface Interceptor {
+  /**
+   * Starts charging a page's requests to one render. `contextId` is the render's own browser
+   * context (multi-process); without one (the default context), the page's frames must be added.
+   */
+  guard(contextId: string | undefined, maxRequests: number): PageGuard;
+  /**
+   * The origins pages were let through to since the last call: where a page could have stored
+   * something (single process: what to wipe before the next render). Recorded only when asked
+   * for at interceptRequests.
+   */
+  takeOrigins(): string[];
+}
+
+class Guard implements PageGuard {
+  readonly failed: Promise<never>;
+  requests = 0;
+  subframes = 0;
+  ended = false;
+  readonly frames = new Set<string>();
+  #fail: (e: Error) => void = noop;
+
+  constructor(
+    readonly contextId: string | undefined,
+    readonly maxRequests: number,
+    private readonly onEnd: (guard: Guard) => void,
+    private readonly onFrame: (guard: Guard, frameId: string) => void,
+  ) {
+    this.failed = new Promise<never>((_, reject) => {
+      this.#fail = reject;
+    });
+    this.failed.catch(noop);
+  }
+
+  addMainFrame(frameId: string): void {
+    this.frames.add(frameId);
+    this.onFrame(this, frameId);
+  }
+
+  addFrame(frameId: string): void {
+    this.addMainFrame(frameId);
+    if (++this.subframes > MAX_PAGE_FRAMES) this.fail(new RequestBudgetError(MAX_PAGE_FRAMES, 'frames'));
+  }
+
+  /** Charges one request; false when the page is over its budget (or the render over). */
+  charge(): boolean {
+    if (this.ended) return false;
+    this.requests++;
+    if (this.requests <= this.maxRequests) return true;
+    this.fail(new RequestBudgetError(this.maxRequests, 'requests'));
+    return false;
+  }
+
+  fail(e: Error): void {
+    if (this.ended) return;
+    this.#fail(e);
+    this.end();
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.onEnd(this);
+  }
+}
+
+interface TargetEntry {
+  readonly type: string;
+  readonly contextId: string | undefined;
+}
+
+export interface InterceptOptions {
+  /** Record the origins requests were let through to (see Interceptor.takeOrigins). */
+  readonly recordOrigins?: boolean;
+}
+
+const originOf = (url: string): string | undefined => {
+  try {
+    const { protocol, origin } = new URL(url);
+    return protocol === 'http:' || protocol === 'https:' ? origin : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+export const interceptRequests = async (
+  browser: Browser,
+  policy: EgressPolicy,
+  options: InterceptOptions = {},
+): Promise<Interceptor> => {
   const session = await browser.target().createCDPSession();
-  // A page's main frame has the page's target id: knowing the pages is knowing the main frames.
-  const pages = new Set<string>();
-  session.on('Target.targetCreated', ({ targetInfo }: Protocol.Target.TargetCreatedEvent) => {
-    if (targetInfo.type === 'page') pages.add(targetInfo.targetId);
-  });
+  const targets = new Map<string, TargetEntry>();
+  /** Renders in progress, by their browser context when they have one. */
+  const live = new Set<Guard>();
+  const byContext = new Map<string, Guard>();
+  /** Frames (and page targets) of renders, ended ones included until their page goes away. */
+  const byFrame = new Map<string, Guard>();
+  const origins = new Set<string>();
+
+  const forget = (guard: Guard): void => {
+    for (const frame of guard.frames) if (byFrame.get(frame) === guard) byFrame.delete(frame);
+    if (guard.contextId !== undefined && byContext.get(guard.contextId) === guard)
+      byContext.delete(guard.contextId);
+  };
+
+  /** Whether a page of the guard's render is still there (its requests may still arrive). */
+  const pageAlive = (guard: Guard): boolean => {
+    for (const [id, target] of targets) {
+      if (target.type !== 'page') continue;
+      if (guard.frames.has(id) || (guard.contextId !== undefined && target.contextId === guard.contextId))
+        return true;
+    }
+    return false;
+  };
+
+  const guardOf = (frameId: string): Guard | undefined => {
+    const claimed = byFrame.get(frameId);
+    if (claimed) return claimed;
+    const contextId = targets.get(frameId)?.contextId;
+    const owner = contextId === undefined ? undefined : byContext.get(contextId);
+    if (owner) return owner;
+    if (live.size === 1) return live.values().next().value;
+    return undefined;
+  };
+
+  const track = ({ targetInfo }: { targetInfo: Protocol.Target.TargetInfo }): void => {
+    targets.set(targetInfo.targetId, { type: targetInfo.type, contextId: targetInfo.browserContextId });
+  };
+  session.on('Target.targetCreated', track);
+  session.on('Target.targetInfoChanged', track);
   session.on('Target.targetDestroyed', ({ targetId }: Protocol.Target.TargetDestroyedEvent) => {
-    pages.delete(targetId);
+    const target = targets.get(targetId);
+    targets.delete(targetId);
+    // A render's page is gone: nothing of it can make requests any more.
+    const guard = byFrame.get(targetId) ?? (target?.contextId ? byContext.get(target.contextId) : undefined);
+    if (guard?.ended && target?.type === 'page') forget(guard);
   });
+  session.on('Target.targetCrashed', ({ targetId, status }: Protocol.Target.TargetCrashedEvent) => {
+    const target = targets.get(targetId);
+    if (target?.type !== 'page') return; // a crashed frame shows as a sad frame; the page prints
+    const guard =
+      byFrame.get(targetId) ?? (target.contextId === undefined ? undefined : byContext.get(target.contextId));
+    guard?.fail(new PageCrashedError(status));
+  });
+
   session.on(
     'Fetch.requestPaused',
     ({ requestId, request, resourceType, frameId }: Protocol.Fetch.RequestPausedEvent) => {
-      const navigation = resourceType === 'Document' && pages.has(frameId);
+      const guard = guardOf(frameId);
+      // Over budget or over: left paused, no round trip; the context's close discards it.
+      if (guard && !guard.charge()) return;
+      const navigation = resourceType === 'Document' && targets.get(frameId)?.type === 'page';
       const allowed = navigation ? Promise.resolve(false) : policy.isRequestAllowed(request.url);
       allowed
-        .then((ok) =>
-          ok
+        .then((ok) => {
+          if (guard?.ended) return; // the render ended while the policy looked the host up
+          if (ok && options.recordOrigins) {
+            const origin = originOf(request.url);
+            if (origin) origins.add(origin);
+          }
+          return ok
             ? session.send('Fetch.continueRequest', { requestId })
             : session.send('Fetch.failRequest', {
                 requestId,
                 errorReason: navigation ? 'Aborted' : 'BlockedByClient',
-              }),
-        )
+              });
+        })
         .catch(noop); // the page, or the browser, went away meanwhile
     },
   );
   await session.send('Target.setDiscoverTargets', { discover: true });
   await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] });
+
+  return {
+    guard(contextId, maxRequests) {
+      const guard = new Guard(
+        contextId,
+        maxRequests,
+        (ended) => {
+          live.delete(ended);
+          if (!pageAlive(ended)) forget(ended);
+        },
+        (owner, frameId) => byFrame.set(frameId, owner),
+      );
+      live.add(guard);
+      if (contextId !== undefined) byContext.set(contextId, guard);
+      return guard;
+    },
+    takeOrigins() {
+      const taken = [...origins];
+      origins.clear();
+      return taken;
+    },
+  };
 };

@@ -1,14 +1,22 @@
 /**
  * One render: the template executed in a templating worker (templating-pool.ts) → its HTML in a
- * fresh browser context → PDF → PUT to the presigned URL. Templating and opening the context
- * overlap. Never throws; every outcome is a RenderResult whose message is safe to show the caller.
+ * fresh, isolated page (session.ts) → PDF → PUT to the presigned URL. Templating and opening the
+ * page overlap. Never throws; every outcome is a RenderResult whose message is safe to show the
+ * caller.
+ *
+ * The deadline (page_load.timeout_ms) counts from the render's start and covers everything up to
+ * the printed PDF, opening the page included (milliseconds; a single-process renderer's wait for
+ * its turn too), so that a render answers within its timeout plus a small fixed margin whatever
+ * its page, or another render's, does. Past it nothing is waited for: not the page, not its
+ * requests (interception.ts stops answering them), not closing it (session.ts, in the background).
  */
 
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Page, TimeoutError } from 'puppeteer-core';
 import { countWith, MetricUnit, metrics } from '../core/metrics.js';
-import { closeSession, prepareSpare, releaseUnused, rendererConfig, takeSession } from './browser.js';
+import { prepareSpare, type RenderSession, releaseUnused, rendererConfig, takeSession } from './browser.js';
 import type { RenderFailureCode, RenderRequest, RenderResult } from './contract.js';
+import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
 import { countPdfPages } from './pdf-pages.js';
 import { templatingPool } from './templating-pool.js';
@@ -22,7 +30,7 @@ const MiB = 1024 * 1024;
 const size = (bytes: number): string =>
   bytes >= MiB ? `${(bytes / MiB).toFixed(1).replace(/\.0$/, '')} MiB` : `${bytes} bytes`;
 
-type Stage = 'load' | 'selector' | 'print';
+type Stage = 'open' | 'load' | 'selector' | 'print';
 
 /** A wait that ran past the render's deadline. */
 class StageTimeoutError extends Error {
@@ -60,6 +68,8 @@ const quote = (selector: string): string =>
 const timeoutMessage = (stage: Stage, request: RenderRequest): string => {
   const { waitUntil, timeoutMs, waitForSelector } = request.pageLoad;
   switch (stage) {
+    case 'open':
+      return `The renderer could not open a page within ${timeoutMs} ms.`;
     case 'load':
       return `The page did not reach "${waitUntil}" within ${timeoutMs} ms.`;
     case 'selector':
@@ -90,16 +100,23 @@ const crashOf = (page: Page): Promise<never> => {
   return crashed;
 };
 
-const loadAndPrint = async (page: Page, html: string, request: RenderRequest): Promise<Printed> => {
+const loadAndPrint = async (
+  session: RenderSession,
+  html: string,
+  request: RenderRequest,
+  deadline: number,
+): Promise<Printed> => {
+  const { page, guard } = session;
   const { pdf: options, pageLoad, limits } = request;
   dismissDialogs(page);
-  const crashed = crashOf(page);
+  // The page's renderer dying, or the page going over its request budget, ends the wait at once.
+  const failed = Promise.race([crashOf(page), guard.failed]);
+  failed.catch(noop);
 
   const started = performance.now();
-  const deadline = started + pageLoad.timeoutMs;
   const remaining = (): number => Math.max(1, Math.round(deadline - performance.now()));
   const until = <T>(promise: Promise<T>, at: number, stage: Stage): Promise<T> =>
-    untilDeadline(Promise.race([promise, crashed]), at, stage);
+    untilDeadline(Promise.race([promise, failed]), at, stage);
 
   await until(
     page.setContent(html, { waitUntil: pageLoad.waitUntil, timeout: remaining() }),
@@ -160,7 +177,8 @@ const upload = async (
     const response = await fetch(target.url, {
       method: 'PUT',
       headers: { ...target.headers },
-      body: pdf,
+      // Chromium's stream never hands out shared memory; the DOM typing of fetch asks to be told.
+      body: pdf as Uint8Array<ArrayBuffer>,
       signal: AbortSignal.timeout(UPLOAD_TIMEOUT_MS),
     });
     status = response.status;
@@ -174,8 +192,9 @@ const upload = async (
   return undefined;
 };
 
+/** `error`, not `message`: the logger keeps `message` for the event and drops a second one. */
 const describeError = (e: unknown): Record<string, string> =>
-  e instanceof Error ? { name: e.name, message: e.message } : { message: String(e) };
+  e instanceof Error ? { name: e.name, error: e.message } : { error: String(e) };
 
 /** Counts the render's outcome and times in the metrics, and logs a failure with its code. */
 const observe = (result: RenderResult, templatingMs: number | undefined, log: Logger): RenderResult => {
@@ -208,25 +227,34 @@ const renderJob = async (
   log: Logger,
   templated_: (ms: number) => void,
 ): Promise<RenderResult> => {
+  const deadline = performance.now() + request.pageLoad.timeoutMs;
   const { source, variables } = request.template;
   const templatingStarted = performance.now();
   const templated = templatingPool
     .render(source, variables, { maxOutputBytes: request.limits.maxHtmlBytes })
     .finally(() => templated_(Math.round(performance.now() - templatingStarted)));
-  const opening = takeSession().then(
+  const taking = takeSession();
+  const opening = taking.then(
     (session) => ({ session }),
     (error: unknown) => ({ error }),
   );
   const template = await templated;
   if (!template.ok) {
-    const opened = await opening;
-    if ('session' in opened) await releaseUnused(opened.session);
+    // Handed back when it opens, not awaited: the answer does not wait for the browser.
+    taking.then(releaseUnused, noop);
     prepareSpare();
     const { code, message, details } = template;
     return { ok: false, code, message, ...(details ? { details } : {}) };
   }
 
-  const opened = await opening;
+  let opened: Awaited<typeof opening>;
+  try {
+    opened = await untilDeadline(opening, deadline, 'open');
+  } catch {
+    // Past the deadline: whenever the session opens, it goes back unused.
+    taking.then((s) => s.close(false), noop);
+    return fail('PDF_RENDERING_TIMEOUT', timeoutMessage('open', request));
+  }
   if ('error' in opened) {
     log.error('open-failed', describeError(opened.error));
     return fail('PDF_RENDERING_FAILED', 'The renderer could not open a page. Try again.');
@@ -235,35 +263,45 @@ const renderJob = async (
 
   let printed: Printed;
   try {
-    printed = await loadAndPrint(session.page, template.html, request);
+    printed = await loadAndPrint(session, template.html, request, deadline);
   } catch (e) {
     if (e instanceof StageTimeoutError) {
       printed = fail('PDF_RENDERING_TIMEOUT', timeoutMessage(e.stage, request));
+    } else if (e instanceof RequestBudgetError) {
+      const limit = e.limit.toLocaleString('en-US');
+      printed = fail(
+        'PDF_RENDERING_FAILED',
+        e.what === 'requests'
+          ? `The page made more than ${limit} requests, the most one render may make.`
+          : `The page opened more than ${limit} frames, the most one render may open.`,
+      );
     } else {
       // Chromium's messages carry protocol details and internal addresses: logged, not shown.
       log.error('chromium-failed', describeError(e));
       printed = fail('PDF_RENDERING_FAILED', 'Chromium failed while rendering the page.');
     }
   }
-  // The context closes beside the page count and the upload (both finish before the answer), and
-  // the next render's session, when spares are on, opens meanwhile.
-  const closing = closeSession(session);
+  // The page is done with: its requests are no longer answered, and it closes in the background
+  // (never waited for). A page that timed out or failed is stopped first (spoiled).
+  session.guard.end();
+  const spoiled =
+    'ok' in printed &&
+    !printed.ok &&
+    (printed.code === 'PDF_RENDERING_TIMEOUT' || printed.code === 'PDF_RENDERING_FAILED');
+  session.close(spoiled).catch(noop);
+  // The next render's session, when spares are on, opens meanwhile.
   prepareSpare();
-  if ('ok' in printed) {
-    await closing;
-    return printed;
-  }
+  if ('ok' in printed) return printed;
 
   const { pdf, renderDurationMs } = printed;
   const pageCount = countPdfPages(pdf);
   if (pageCount > request.limits.maxPages) {
-    await closing;
     return fail(
       'PDF_TOO_MANY_PAGES',
       `The PDF has ${pageCount} pages; the limit is ${request.limits.maxPages}.`,
     );
   }
-  const [stored] = await Promise.all([upload(pdf, request.upload), closing]);
+  const stored = await upload(pdf, request.upload);
   if (stored) return stored;
   return { ok: true, fileSizeBytes: pdf.byteLength, pageCount, renderDurationMs };
 };

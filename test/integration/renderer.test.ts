@@ -4,6 +4,7 @@
  * one the test allows pages to reach (RENDERER_EGRESS_ALLOW_HOSTS), to show that what the policy
  * refuses would otherwise have worked, and one that nothing may reach.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import puppeteer from 'puppeteer-core';
@@ -24,6 +25,38 @@ interface Recorder {
   /** TCP connections accepted. */
   connections: number;
 }
+
+/** Chromium renderer processes descended from `root` (the browser process), by their /proc entries. */
+const rendererPids = (root: number): number[] => {
+  const rows = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .flatMap((p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        const args = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+        return [{ pid: Number(p), ppid, renderer: args.includes('--type=renderer') }];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
+  const family = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const row of rows) {
+      if (!family.has(row.pid) && family.has(row.ppid)) {
+        family.add(row.pid);
+        grew = true;
+      }
+    }
+  }
+  return rows.filter((r) => r.renderer && family.has(r.pid)).map((r) => r.pid);
+};
+
+/** Waits without yielding to the event loop (so puppeteer cannot move on meanwhile). */
+const blockFor = (ms: number): void => {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+};
 
 const listen = async (server: Server): Promise<number> => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -473,6 +506,42 @@ describe('renderer', () => {
       });
       const { pdf } = await renderOk('<p>still serving</p>');
       expect(pdf.text).toContain('still serving');
+    });
+
+    it('fails at once when the page’s renderer process is killed while the page opens', async () => {
+      const browser = await browserModule.getBrowser();
+      const browserPid = browser.process()?.pid as number;
+      const before = new Set(rendererPids(browserPid));
+      let killed: number | undefined;
+      const createContext = browser.createBrowserContext.bind(browser);
+      // Fault injection: the new page's target exists, its renderer process is starting, and
+      // puppeteer is still opening the page (held here: nothing of this process runs meanwhile)
+      // when the renderer is killed.
+      vi.spyOn(browser, 'createBrowserContext').mockImplementationOnce(async (options) => {
+        const context = await createContext(options);
+        context.once('targetcreated', () => {
+          for (let waited = 0; killed === undefined && waited < 5000; waited += 5) {
+            killed = rendererPids(browserPid).find((pid) => !before.has(pid));
+            if (killed === undefined) blockFor(5);
+          }
+          if (killed !== undefined) process.kill(killed, 'SIGKILL');
+        });
+        return context;
+      });
+      const started = performance.now();
+      const result = await renderer.render(request('<p>never opened</p>'));
+      const elapsed = performance.now() - started;
+      expect(killed).toBeTypeOf('number');
+      expect(result).toEqual({
+        ok: false,
+        code: 'PDF_RENDERING_FAILED',
+        message: 'The renderer could not open a page. Try again.',
+      });
+      // It waited for the open timeout (10 s) before.
+      expect(elapsed).toBeLessThan(2000);
+      const { pdf } = await renderOk('<p>after the killed open</p>');
+      expect(pdf.text).toContain('after the killed open');
+      expect(await browserModule.getBrowser()).toBe(browser);
     });
 
     it('kills and replaces a browser whose render cannot be closed', async () => {

@@ -1,0 +1,264 @@
+/**
+ * A render's session: one page, isolated from every other render's, on a warm browser.
+ *
+ * Multi-process: a browser context of its own (incognito-like: cookies, storage, caches and
+ * service workers of its own, discarded on close) with one page. Renders run side by side.
+ *
+ * Single-process (Chromium's --single-process, where a second context kills the browser): renders
+ * take turns in the default context, each on a new page, and before a page gets content the
+ * browsing data of the pages before it is wiped (wipeBrowsingData). A render whose page timed
+ * out, crashed or went over its request budget costs the browser: a page that hung in a script
+ * left the single-process browser unable to open another page (measured: newPage timed out after
+ * closing it), so it is killed and the next render launches a fresh one (a fresh profile too).
+ *
+ * Every session's requests are charged to its render (interception.ts, PageGuard), and a crash of
+ * its renderer process fails it at once, while it opens too: a renderer killed while its page
+ * opened used to leave newPage waiting for the open timeout (10 s).
+ */
+import type { BrowserContext, CDPSession, Page, Target } from 'puppeteer-core';
+import type { PageGuard } from './interception.js';
+import type { WarmBrowser } from './warm-browser.js';
+
+const noop = (): void => {};
+
+/** Opening a context and a page takes milliseconds; a browser that needs longer is stuck. */
+export const OPEN_TIMEOUT_MS = 10_000;
+/** Closing a context takes milliseconds, or ~0.5 s when its renderer is hung in a script. */
+const CLOSE_TIMEOUT_MS = 3_000;
+
+const TIMED_OUT = Symbol('timed out');
+
+export const within = <T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> => {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<typeof TIMED_OUT>((resolve) => {
+      timer = setTimeout(() => resolve(TIMED_OUT), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+};
+
+export const timedOut = (value: unknown): value is typeof TIMED_OUT => value === TIMED_OUT;
+
+export interface RenderSession {
+  readonly warm: WarmBrowser;
+  /** Multi-process: the render's own context. Single-process: none (the default context). */
+  readonly context: BrowserContext | undefined;
+  readonly page: Page;
+  /** The renderer's own DevTools session on the page. */
+  readonly cdp: CDPSession;
+  /** Charges the page's requests to the render and reports its crash (interception.ts). */
+  readonly guard: PageGuard;
+  /** Hands the session back; see closeSession. */
+  readonly close: (spoiled: boolean) => Promise<void>;
+}
+
+/** Pages whose renderer process died (e.g. while waiting as a spare): never handed to a render. */
+const crashedPages = new WeakSet<Page>();
+
+export const usable = (session: RenderSession): boolean =>
+  session.warm.usable && !session.page.isClosed() && !crashedPages.has(session.page);
+
+/** Fails as soon as `guard` does (the page crashed): a crash is never waited out. */
+const unlessFailed = <T>(promise: Promise<T>, guard: PageGuard): Promise<T> => {
+  promise.catch(noop);
+  return Promise.race([promise, guard.failed]);
+};
+
+/**
+ * The renderer's own DevTools session on the page: it reports the page's frames to the guard, so
+ * that their requests are charged to this render.
+ */
+const attach = async (page: Page, guard: PageGuard, cdp?: CDPSession): Promise<CDPSession> => {
+  const session = cdp ?? (await page.createCDPSession());
+  session.on('Page.frameAttached', ({ frameId }: { frameId: string }) => guard.addFrame(frameId));
+  await session.send('Page.enable');
+  const { frameTree } = await session.send('Page.getFrameTree');
+  guard.addMainFrame(frameTree.frame.id);
+  return session;
+};
+
+/** Should a new tab get past --block-new-web-contents (a system Chrome), it is closed at once. */
+const closePopups = (context: BrowserContext, page: Page): (() => void) => {
+  const onTarget = (target: Target): void => {
+    if (target.type() !== 'page') return;
+    target
+      .page()
+      .then((p) => (p && p !== page ? p.close() : undefined))
+      .catch(noop);
+  };
+  context.on('targetcreated', onTarget);
+  return () => context.off('targetcreated', onTarget);
+};
+
+/** Multi-process: a context of the render's own with one page. */
+const openContext = async (warm: WarmBrowser, maxRequests: number): Promise<RenderSession> => {
+  const context = await warm.browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+  const guard = warm.interceptor.guard(context.id, maxRequests);
+  warm.addSession();
+  try {
+    const page = await unlessFailed(context.newPage(), guard);
+    page.once('error', () => crashedPages.add(page));
+    const cdp = await unlessFailed(attach(page, guard), guard);
+    const stopClosingPopups = closePopups(context, page);
+    const close = (spoiled: boolean): Promise<void> => {
+      stopClosingPopups();
+      return closeContext(warm, context, guard, cdp, spoiled);
+    };
+    return { warm, context, page, cdp, guard, close };
+  } catch (e) {
+    void closeContext(warm, context, guard, undefined, true);
+    throw e;
+  }
+};
+
+/**
+ * Closes a render's context in the background of its answer. A spoiled page (timed out, crashed,
+ * over its request budget) has its renderer process crashed first (Page.crash): it stops at once
+ * whatever it was doing, and the close is quick. A context that will not close retires the browser.
+ */
+const closeContext = async (
+  warm: WarmBrowser,
+  context: BrowserContext,
+  guard: PageGuard,
+  cdp: CDPSession | undefined,
+  spoiled: boolean,
+): Promise<void> => {
+  guard.end();
+  try {
+    if (!warm.browser.connected) return;
+    if (spoiled) cdp?.send('Page.crash').catch(noop);
+    const closed = await within(
+      context.close().then(
+        () => true,
+        () => false,
+      ),
+      CLOSE_TIMEOUT_MS,
+    );
+    if (closed !== true && warm.browser.connected) warm.retire('closing a page failed');
+  } finally {
+    warm.removeSession();
+  }
+};
+
+/**
+ * Single-process: renders take turns, one page at a time in the default context. A turn is held
+ * from before its browser is chosen until its page is closed (or its browser is gone); call the
+ * function it resolves to to hand it on (more than once does no harm).
+ */
+let turns: Promise<void> = Promise.resolve();
+
+export const takeTurn = (): Promise<() => void> => {
+  const before = turns;
+  let release: () => void = noop;
+  turns = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return before.then(() => release);
+};
+
+/**
+ * Single-process: what earlier renders left in the default context is wiped before a page gets
+ * content. Measured without it, the next render's page was sent the earlier page's cookie and
+ * served its images and fetches from the HTTP cache; localStorage and IndexedDB did not carry
+ * over (a page's frames are partitioned under its opaque top-level origin), and Cache Storage and
+ * service workers are out of reach (a setContent page is not a secure context, nor are its
+ * frames). All of them are cleared for every origin a page was let through to anyway.
+ */
+export const wipeBrowsingData = async (cdp: CDPSession, origins: readonly string[]): Promise<void> => {
+  await Promise.all([
+    cdp.send('Network.clearBrowserCookies'),
+    cdp.send('Network.clearBrowserCache'),
+    ...origins.map((origin) => cdp.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
+  ]);
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  await cdp.send('ServiceWorker.disable');
+};
+
+/** Single-process: a new page in the default context, its browsing data wiped first. */
+const openTurn = async (
+  warm: WarmBrowser,
+  maxRequests: number,
+  release: () => void,
+): Promise<RenderSession> => {
+  warm.addSession();
+  try {
+    const page = await warm.browser.newPage();
+    page.once('error', () => crashedPages.add(page));
+    const cdp = await page.createCDPSession();
+    await wipeBrowsingData(cdp, warm.interceptor.takeOrigins());
+    // Charged from here on: the page has made no request yet.
+    const guard = warm.interceptor.guard(undefined, maxRequests);
+    await attach(page, guard, cdp);
+    const stopClosingPopups = closePopups(warm.browser.defaultBrowserContext(), page);
+    const close = (spoiled: boolean): Promise<void> => {
+      stopClosingPopups();
+      return closeTurn(warm, page, guard, spoiled, release);
+    };
+    return { warm, context: undefined, page, cdp, guard, close };
+  } catch (e) {
+    // Whatever failed (the wipe included), no later page may share this browser's data.
+    warm.kill('opening a page failed in a single-process browser');
+    warm.removeSession();
+    throw e;
+  }
+};
+
+const closeTurn = async (
+  warm: WarmBrowser,
+  page: Page,
+  guard: PageGuard,
+  spoiled: boolean,
+  release: () => void,
+): Promise<void> => {
+  guard.end();
+  try {
+    if (!warm.browser.connected) return;
+    if (spoiled) {
+      warm.kill('a spoiled page in a single-process browser');
+      return;
+    }
+    const closed = await within(
+      page.close().then(
+        () => true,
+        () => false,
+      ),
+      CLOSE_TIMEOUT_MS,
+    );
+    if (closed !== true) warm.kill('closing a page failed');
+  } finally {
+    warm.removeSession();
+    // A killed browser is retired at once: the next turn launches a new one.
+    release();
+  }
+};
+
+/** Opening a page took longer than OPEN_TIMEOUT_MS: the browser is retired, never retried. */
+export class OpenTimeoutError extends Error {
+  constructor() {
+    super('opening a page timed out');
+    this.name = 'OpenTimeoutError';
+  }
+}
+
+/**
+ * Opens a session on `warm` within OPEN_TIMEOUT_MS, failing at once when the page's renderer
+ * process dies meanwhile. Single-process: the caller holds the turn (`release` hands it on when
+ * the session closes). A browser that does not open a page in time is retired (multi-process) or
+ * killed (single-process).
+ */
+export const openSession = async (
+  warm: WarmBrowser,
+  maxRequests: number,
+  release: () => void = noop,
+): Promise<RenderSession> => {
+  const opening =
+    warm.model === 'multi' ? openContext(warm, maxRequests) : openTurn(warm, maxRequests, release);
+  const session = await within(opening, OPEN_TIMEOUT_MS);
+  if (!timedOut(session)) return session;
+  opening.then((s) => s.close(true), noop);
+  if (warm.model === 'multi') warm.retire('opening a page timed out');
+  else warm.kill('opening a page timed out');
+  throw new OpenTimeoutError();
+};

@@ -1,0 +1,318 @@
+/**
+ * The renderer's process models (RENDERER_PROCESS_MODEL) against the real Chromium, in-process:
+ * multi-process (a browser context per render), single-process (renders take turns in the
+ * default context, wiped between them), and auto, proved at launch, falling back to
+ * single-process when multi-process cannot open a page. Multi-process is made to fail the way
+ * reports from Lambda describe (its renderer processes cannot start, newPage never returns):
+ * through CHROME_EXECUTABLE_PATH, a wrapper that gives a multi-process launch
+ * --renderer-cmd-prefix=/bin/false. A single-process launch is left alone, its renderer runs in
+ * the browser process.
+ *
+ * In every model, account A's page stores what a page can (cookie, localStorage, IndexedDB, Cache
+ * Storage, a service worker, HTTP cache entries) through a frame of a host the test allows
+ * (RENDERER_EGRESS_ALLOW_HOSTS), and account B's render, next, finds none of it.
+ */
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import chromium from '@sparticuz/chromium';
+import puppeteer from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RendererConfig } from '../../functions/core/config.js';
+import type { RenderRequest, RenderResult } from '../../functions/renderer/contract.js';
+import { readPdf } from '../helpers/pdf.js';
+import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
+
+// Before the renderer's modules load: its INFO lines and its metrics are written, as in Lambda.
+process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+process.env.POWERTOOLS_DEV = 'false';
+
+const lines: string[] = [];
+const originals = {
+  out: process.stdout.write.bind(process.stdout),
+  err: process.stderr.write.bind(process.stderr),
+};
+/** The renderer's JSON lines (INFO to stdout, WARN to stderr) are kept for the assertions, and out of the test output. */
+const capture =
+  (original: typeof process.stdout.write) =>
+  (chunk: unknown, ...rest: unknown[]): boolean => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8');
+    if (text.startsWith('{')) {
+      lines.push(...text.split('\n').filter((l) => l.trim() !== ''));
+      return true;
+    }
+    return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
+  };
+process.stdout.write = capture(originals.out) as typeof process.stdout.write;
+process.stderr.write = capture(originals.err) as typeof process.stderr.write;
+
+/** The renderer's log lines and metrics written so far, parsed. */
+const logged = (): Record<string, unknown>[] =>
+  lines.flatMap((l) => {
+    try {
+      return [JSON.parse(l) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+
+const listen = async (server: Server): Promise<number> => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return (server.address() as AddressInfo).port;
+};
+
+const uploads = new Map<string, Buffer>();
+const uploadServer = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    uploads.set(req.url ?? '', Buffer.concat(chunks));
+    res.writeHead(200).end();
+  });
+});
+
+let uploadBase = '';
+let fixture: TenantFixture;
+let baseConfig: RendererConfig;
+let workDir = '';
+/** CHROME_EXECUTABLE_PATH for a Chromium whose multi-process renderers cannot start. */
+let brokenMultiProcess = '';
+/** CHROME_EXECUTABLE_PATH for a Chromium whose multi-process renderers start but never answer. */
+let hangingMultiProcess = '';
+let inProcess: typeof import('../../functions/renderer/in-process.js');
+let browserModule: typeof import('../../functions/renderer/browser.js');
+
+beforeAll(async () => {
+  uploadBase = `http://127.0.0.1:${await listen(uploadServer)}`;
+  fixture = await startTenantFixture();
+  const { readRendererConfig } = await import('../../functions/core/config.js');
+  baseConfig = readRendererConfig({ ...process.env, RENDERER_EGRESS_ALLOW_HOSTS: fixture.hostPort });
+  inProcess = await import('../../functions/renderer/in-process.js');
+  browserModule = await import('../../functions/renderer/browser.js');
+
+  workDir = await mkdtemp(join(tmpdir(), 'renderer-isolation-'));
+  const real = baseConfig.chromeExecutablePath ?? (await chromium.executablePath());
+  // Chromium runs `--renderer-cmd-prefix` in front of each renderer's command line; a
+  // single-process launch has no renderer process to start.
+  const wrapper = async (name: string, prefix: string): Promise<string> => {
+    const file = join(workDir, name);
+    await writeFile(
+      file,
+      [
+        '#!/bin/sh',
+        'case " $* " in',
+        `  *" --single-process "*) exec ${JSON.stringify(real)} "$@" ;;`,
+        `  *) exec ${JSON.stringify(real)} --renderer-cmd-prefix=${prefix} "$@" ;;`,
+        'esac',
+        '',
+      ].join('\n'),
+    );
+    await chmod(file, 0o755);
+    return file;
+  };
+  brokenMultiProcess = await wrapper('chromium-without-renderers', '/bin/false');
+  const hang = join(workDir, 'renderer-that-hangs');
+  await writeFile(hang, '#!/bin/sh\nexec sleep 15\n');
+  await chmod(hang, 0o755);
+  hangingMultiProcess = await wrapper('chromium-with-hanging-renderers', hang);
+});
+
+afterAll(async () => {
+  await inProcess?.closeRenderer();
+  uploadServer.closeAllConnections();
+  uploadServer.close();
+  fixture?.close();
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+  process.stdout.write = originals.out;
+  process.stderr.write = originals.err;
+});
+
+/** Starts the renderer afresh with `overrides` (the browser and its process model decided anew). */
+const useRenderer = async (overrides: Partial<RendererConfig>): Promise<void> => {
+  await inProcess.closeRenderer();
+  inProcess.createInProcessRenderer({ ...baseConfig, ...overrides });
+};
+
+let uploadCount = 0;
+
+const request = (jobId: string, html: string, timeoutMs = 10_000): RenderRequest => ({
+  jobId,
+  template: { source: html, variables: {} },
+  pdf: {
+    format: 'A4',
+    landscape: false,
+    printBackground: true,
+    margins: { top: 0.4, right: 0.4, bottom: 0.4, left: 0.4 },
+  },
+  pageLoad: { waitUntil: 'load', timeoutMs, waitForSelector: '#done' },
+  upload: { url: `${uploadBase}/job-${++uploadCount}.pdf`, headers: {} },
+  limits: { maxPdfBytes: 50 * 1024 * 1024, maxPages: 1000, maxHtmlBytes: 10 * 1024 * 1024 },
+});
+
+const render = async (jobId: string, html: string): Promise<{ result: RenderResult; text: string }> => {
+  const { render: run } = await import('../../functions/renderer/render.js');
+  const req = request(jobId, html);
+  const result = await run(req);
+  const stored = uploads.get(new URL(req.upload.url).pathname);
+  // One line of text, as PDF readers break lines where the layout did.
+  return { result, text: stored ? (await readPdf(stored)).text.replace(/\s+/g, ' ') : '' };
+};
+
+const lastModelReport = (): Record<string, unknown> | undefined =>
+  logged()
+    .filter((l) => l.message === 'browser-process-model')
+    .at(-1);
+
+describe.each([
+  {
+    name: 'multi',
+    model: 'multi' as const,
+    overrides: (): Partial<RendererConfig> => ({ processModel: 'multi' }),
+  },
+  {
+    name: 'single',
+    model: 'single' as const,
+    overrides: (): Partial<RendererConfig> => ({ processModel: 'single' }),
+  },
+  {
+    name: 'auto, where multi-process cannot start a renderer',
+    model: 'single' as const,
+    overrides: (): Partial<RendererConfig> => ({
+      processModel: 'auto',
+      chromeExecutablePath: brokenMultiProcess,
+    }),
+  },
+])('process model: $name', ({ model, overrides }) => {
+  beforeAll(async () => {
+    await useRenderer(overrides());
+  });
+
+  it(`renders, and runs ${model}-process`, async () => {
+    const { result, text } = await render('job_hello', '<p>hello</p><p id="done"></p>');
+    expect(result).toMatchObject({ ok: true, pageCount: 1 });
+    expect(text).toContain('hello');
+    expect(browserModule.processModel()).toBe(model);
+    const args = (await browserModule.getBrowser()).process()?.spawnargs ?? [];
+    expect(args.includes('--single-process')).toBe(model === 'single');
+    expect(lastModelReport()).toMatchObject({ processModel: model });
+  });
+
+  it("gives account B's render nothing that account A's page stored", async () => {
+    const { seen, hits } = fixture;
+    const before = { ...hits };
+    seen.length = 0;
+    const a = await render('job_account_a', fixture.page('/write'));
+    expect(a.result).toMatchObject({ ok: true });
+    // What A's page could store, it did (so B finding nothing means something), and its cookie
+    // went out with its next request.
+    expect(a.text).toContain(WROTE);
+    expect(seen).toContain('/cached cookie=tenant=a');
+
+    seen.length = 0;
+    const b = await render('job_account_b', fixture.page('/read'));
+    expect(b.result).toMatchObject({ ok: true });
+    expect(b.text).toContain(FOUND_NOTHING);
+    // B's requests all reached the host (nothing came from a cache), none with A's cookie.
+    expect(hits).toEqual({ cached: before.cached + 2, image: before.image + 2 });
+    expect(seen).toEqual(expect.arrayContaining(['/read cookie=', '/cached cookie=', '/img.gif cookie=']));
+    expect(seen.filter((l) => l.includes('tenant='))).toEqual([]);
+  });
+
+  it('serves concurrent renders, each with its own content', async () => {
+    const results = await Promise.all(
+      [1, 2, 3].map((n) => render(`job_concurrent_${n}`, `<h1>Concurrent ${n}</h1><p id="done"></p>`)),
+    );
+    results.forEach(({ result, text }, i) => {
+      expect(result).toMatchObject({ ok: true });
+      expect(text).toContain(`Concurrent ${i + 1}`);
+      for (const other of [1, 2, 3].filter((n) => n !== i + 1))
+        expect(text).not.toContain(`Concurrent ${other}`);
+    });
+  });
+
+  it('times out a page that never yields, and serves the next render', async () => {
+    const { render: run } = await import('../../functions/renderer/render.js');
+    const started = performance.now();
+    const result = await run(request('job_spin', '<script>while (true) {}</script>', 1000));
+    expect(result).toMatchObject({ ok: false, code: 'PDF_RENDERING_TIMEOUT' });
+    expect(performance.now() - started).toBeLessThan(1000 + 1500);
+    const after = await render('job_after_spin', '<p>after the spin</p><p id="done"></p>');
+    expect(after.result).toMatchObject({ ok: true });
+    expect(after.text).toContain('after the spin');
+  });
+});
+
+describe('auto', () => {
+  it('keeps multi-process where it works, and says so in a log line and a metric', async () => {
+    lines.length = 0;
+    await useRenderer({ processModel: 'auto' });
+    const { result } = await render('job_auto', '<p>auto</p><p id="done"></p>');
+    expect(result).toMatchObject({ ok: true });
+    expect(browserModule.processModel()).toBe('multi');
+    expect(lastModelReport()).toMatchObject({
+      processModel: 'multi',
+      setting: 'auto',
+      level: 'INFO',
+      probeMs: expect.any(Number),
+    });
+    // The embedded metric (CloudWatch EMF) with the model as its dimension.
+    const metric = logged().find((l) => 'BrowserProcessModel' in l);
+    expect(metric).toMatchObject({ BrowserProcessModel: 1, ProcessModel: 'multi' });
+    expect(logged().some((l) => l.message === 'browser-multi-process-failed')).toBe(false);
+  });
+
+  it('falls back to single-process at once when multi-process cannot start a renderer', async () => {
+    lines.length = 0;
+    await useRenderer({ processModel: 'auto', chromeExecutablePath: brokenMultiProcess });
+    const started = performance.now();
+    const { result } = await render('job_fallback', '<p>fallback</p><p id="done"></p>');
+    const elapsed = performance.now() - started;
+    expect(result).toMatchObject({ ok: true });
+    const failed = logged().find((l) => l.message === 'browser-multi-process-failed');
+    expect(failed).toMatchObject({ level: 'WARN' });
+    const report = lastModelReport();
+    expect(report).toMatchObject({
+      processModel: 'single',
+      setting: 'auto',
+      fallbackReason: expect.any(String),
+    });
+    // The crashed first page fails the proof at once, not at its deadline.
+    expect(failed?.probeMs).toBeLessThan(browserModule.PROBE_TIMEOUT_MS / 2);
+    expect(elapsed).toBeLessThan(browserModule.PROBE_TIMEOUT_MS);
+    expect(logged().find((l) => 'BrowserProcessModel' in l)).toMatchObject({ ProcessModel: 'single' });
+  });
+
+  it('falls back at the probe deadline when multi-process hangs instead (its page never opens)', async () => {
+    lines.length = 0;
+    await useRenderer({ processModel: 'auto', chromeExecutablePath: hangingMultiProcess });
+    const started = performance.now();
+    const { result } = await render('job_hanging', '<p>after the hang</p><p id="done"></p>');
+    const elapsed = performance.now() - started;
+    expect(result).toMatchObject({ ok: true });
+    expect(browserModule.processModel()).toBe('single');
+    const failed = logged().find((l) => l.message === 'browser-multi-process-failed');
+    expect(failed).toMatchObject({ error: `no PDF within ${browserModule.PROBE_TIMEOUT_MS} ms` });
+    expect(elapsed).toBeGreaterThanOrEqual(browserModule.PROBE_TIMEOUT_MS);
+    expect(elapsed).toBeLessThan(browserModule.PROBE_TIMEOUT_MS + 2000);
+  });
+
+  it('proves each model with its own page: a second context kills a single-process Chromium', async () => {
+    // Why single-process has no context per render (measured here, not assumed).
+    const browser = await puppeteer.launch({
+      executablePath: baseConfig.chromeExecutablePath ?? (await chromium.executablePath()),
+      args: browserModule.chromiumArgs(chromium.args, 'http://127.0.0.1:9', 'single'),
+      headless: 'shell',
+      pipe: true,
+      waitForInitialPage: false,
+    });
+    try {
+      const context = await browser.createBrowserContext();
+      await expect(context.newPage()).rejects.toThrow();
+      await expect.poll(() => browser.connected, { timeout: 5000 }).toBe(false);
+    } finally {
+      browser.process()?.kill('SIGKILL');
+    }
+  });
+});
