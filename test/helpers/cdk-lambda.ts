@@ -10,10 +10,11 @@
  * not match the bundle, environment variables the template forgot.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IConstruct } from 'constructs';
 import type { Synthesized } from './cdk-synth.js';
+import { createSandbox, type Sandbox } from './lambda-sandbox.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON
 type Json = any;
@@ -200,6 +201,10 @@ export interface InvokeResult {
 
 export interface LambdaProcess {
   readonly functionName: string;
+  /** The function's process (in a sandbox: the Node.js process inside it). */
+  readonly pid: number | undefined;
+  /** The sandbox it runs in, when started with `sandbox: true`. */
+  readonly sandbox: Sandbox | undefined;
   /** For LAMBDA_ENDPOINT: the Invoke API of this function. */
   readonly endpoint: string;
   invoke(event: unknown): Promise<InvokeResult>;
@@ -214,6 +219,12 @@ export interface StartOptions {
   readonly environment: Readonly<Record<string, string>>;
   /** Where the runtime script is written. */
   readonly workDir: string;
+  /**
+   * Run inside Lambda's execution environment as far as this machine reproduces it
+   * (lambda-sandbox.ts: not root, read-only file system but /tmp, no /dev/shm, the memory limit).
+   * Needs root. @default false
+   */
+  readonly sandbox?: boolean;
 }
 
 /** Starts one function's bundle in its own process and waits for its init to finish. */
@@ -221,44 +232,79 @@ export const startLambdaProcess = async (
   fn: BundledFunction,
   options: StartOptions,
 ): Promise<LambdaProcess> => {
-  const runtime = join(options.workDir, 'lambda-runtime.mjs');
-  writeFileSync(runtime, RUNTIME_SOURCE);
-  const child: ChildProcess = spawn(process.execPath, [runtime], {
-    cwd: fn.codeDir,
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    // What Lambda sets, then the function's environment. Nothing else of this process leaks in.
-    env: {
-      PATH: process.env.PATH,
-      LANG: 'en_US.UTF-8',
-      TZ: 'UTC',
-      LAMBDA_TASK_ROOT: fn.codeDir,
-      _HANDLER: fn.handler,
-      AWS_LAMBDA_FUNCTION_NAME: options.functionName,
-      AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memorySizeMiB),
-      NODE_PATH: fn.layerDirs.map((dir) => join(dir, 'nodejs', 'node_modules')).join(':'),
-      SMOKE_TIMEOUT_SECONDS: String(fn.timeoutSeconds),
-      ...options.environment,
-    },
-  });
+  // What Lambda sets, then the function's environment. Nothing else of this process leaks in.
+  const lambdaVariables = {
+    LANG: 'en_US.UTF-8',
+    TZ: 'UTC',
+    _HANDLER: fn.handler,
+    AWS_LAMBDA_FUNCTION_NAME: options.functionName,
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memorySizeMiB),
+    SMOKE_TIMEOUT_SECONDS: String(fn.timeoutSeconds),
+  };
+  let child: ChildProcess;
+  let sandbox: Sandbox | undefined;
+  if (options.sandbox) {
+    if (fn.layerDirs.length > 1)
+      throw new Error(`${options.functionName}: the sandbox mounts one layer at /opt`);
+    const runtimeDir = join(options.workDir, `runtime-${options.functionName}`);
+    mkdirSync(runtimeDir, { recursive: true });
+    writeFileSync(join(runtimeDir, 'lambda-runtime.mjs'), RUNTIME_SOURCE);
+    sandbox = await createSandbox(
+      { codeDir: fn.codeDir, layerDir: fn.layerDirs[0], runtimeDir },
+      fn.memorySizeMiB,
+    );
+    const { file, args } = sandbox.command(sandbox.node, ['/var/runtime/lambda-runtime.mjs']);
+    child = spawn(file, args, {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: { ...sandbox.environment, ...lambdaVariables, ...options.environment },
+    });
+  } else {
+    const runtime = join(options.workDir, 'lambda-runtime.mjs');
+    writeFileSync(runtime, RUNTIME_SOURCE);
+    child = spawn(process.execPath, [runtime], {
+      cwd: fn.codeDir,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      env: {
+        PATH: process.env.PATH,
+        LAMBDA_TASK_ROOT: fn.codeDir,
+        NODE_PATH: fn.layerDirs.map((dir) => join(dir, 'nodejs', 'node_modules')).join(':'),
+        ...lambdaVariables,
+        ...options.environment,
+      },
+    });
+  }
   let output = '';
   const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-64 * 1024);
+    output = (output + chunk.toString('utf8')).slice(-1024 * 1024);
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
-  const port = await new Promise<number>((resolve, reject) => {
-    child.on('message', (m: Json) => {
-      if (m.port) resolve(m.port);
-      if (m.initError) reject(new Error(`${options.functionName} failed its init: ${m.initError.stack}`));
+  let port: number;
+  try {
+    port = await new Promise<number>((resolve, reject) => {
+      child.on('message', (m: Json) => {
+        if (m.port) resolve(m.port);
+        if (m.initError) reject(new Error(`${options.functionName} failed its init: ${m.initError.stack}`));
+      });
+      child.once('exit', (code) =>
+        reject(new Error(`${options.functionName} exited (${code}) during init:\n${output}`)),
+      );
     });
-    child.once('exit', (code) =>
-      reject(new Error(`${options.functionName} exited (${code}) during init:\n${output}`)),
-    );
-  });
+  } catch (e) {
+    child.kill('SIGKILL');
+    await sandbox?.dispose();
+    throw e;
+  }
   const endpoint = `http://127.0.0.1:${port}`;
+  const exited = new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
   return {
     functionName: options.functionName,
+    pid: child.pid,
+    sandbox,
     endpoint,
     async invoke(event) {
       const res = await fetch(`${endpoint}/2015-03-31/functions/${options.functionName}/invocations`, {
@@ -273,11 +319,10 @@ export const startLambdaProcess = async (
       };
     },
     logs: () => output,
-    close: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    close: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+      await sandbox?.dispose();
+    },
   };
 };

@@ -1,0 +1,252 @@
+/**
+ * The renderer bundle that `cdk synth` builds, with its Chromium layer, run as Lambda runs it and
+ * where Lambda runs it, as far as this machine can reproduce that (test/helpers/lambda-sandbox.ts:
+ * not root, no capabilities, a read-only file system but /tmp, no /dev/shm, HOME=/tmp, the
+ * function's memory size as a cgroup limit). A renderer-only variant of bundle-smoke.test.ts:
+ * the tests invoke it directly with render requests, a local server standing in for the
+ * presigned S3 PUT.
+ *
+ * Two renderer processes: the default process model (auto, which proves multi-process at init and
+ * keeps it here) and single-process (RENDERER_PROCESS_MODEL=single). In each: PDFs, the process
+ * model reported, isolation between accounts, and a flooding page answered within its deadline.
+ *
+ * Needs root (mount namespaces, setpriv, cgroups); skipped elsewhere.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RenderRequest } from '../../functions/renderer/contract.js';
+import {
+  type BundledFunction,
+  bundledFunction,
+  type LambdaProcess,
+  resolveEnvironment,
+  startLambdaProcess,
+} from '../helpers/cdk-lambda.js';
+import { synthServiceStack } from '../helpers/cdk-synth.js';
+import { canSandbox, NOBODY } from '../helpers/lambda-sandbox.js';
+import { readPdf } from '../helpers/pdf.js';
+import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
+
+const uploads = new Map<string, Buffer>();
+const uploadServer = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    uploads.set(req.url ?? '', Buffer.concat(chunks));
+    res.writeHead(200).end();
+  });
+});
+
+/** The processes descended from `root`, with the user they run as and their command line. */
+const family = (root: number): { pid: number; uid: number; args: string }[] => {
+  const all: { pid: number; ppid: number; uid: number; args: string }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      all.push({
+        pid: Number(entry),
+        ppid: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]),
+        uid: Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]),
+        args: readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' '),
+      });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const members = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) {
+      if (!members.has(p.pid) && members.has(p.ppid)) {
+        members.add(p.pid);
+        grew = true;
+      }
+    }
+  }
+  return all.filter((p) => members.has(p.pid));
+};
+
+describe.skipIf(!canSandbox())('the renderer bundle in a Lambda-like sandbox', () => {
+  let outdir: string;
+  let renderer: BundledFunction;
+  let uploadBase: string;
+  let fixture: TenantFixture;
+  const processes = new Map<'auto' | 'single', LambdaProcess>();
+  let uploadCount = 0;
+
+  beforeAll(async () => {
+    outdir = await mkdtemp(join(tmpdir(), 'cdk-lambda-sandbox-'));
+    const s = synthServiceStack({ bundle: true, outdir });
+    renderer = bundledFunction(s, s.stack.renderer.function);
+    await new Promise<void>((resolve) => uploadServer.listen(0, '127.0.0.1', () => resolve()));
+    uploadBase = `http://127.0.0.1:${(uploadServer.address() as AddressInfo).port}`;
+    fixture = await startTenantFixture();
+    const start = (model: 'auto' | 'single') =>
+      startLambdaProcess(renderer, {
+        functionName: `pdf-render-service-renderer-${model}`,
+        workDir: outdir,
+        sandbox: true,
+        environment: {
+          AWS_REGION: 'eu-west-1',
+          ...resolveEnvironment(renderer, {}),
+          RENDERER_EGRESS_ALLOW_HOSTS: fixture.hostPort,
+          ...(model === 'single' ? { RENDERER_PROCESS_MODEL: 'single' } : {}),
+        },
+      });
+    const [auto, single] = await Promise.all([start('auto'), start('single')]);
+    processes.set('auto', auto);
+    processes.set('single', single);
+  });
+
+  afterEach((context) => {
+    if (context.task.result?.state !== 'fail') return;
+    for (const [model, p] of processes) console.error(`--- renderer (${model}) log:\n${p.logs()}`);
+  });
+
+  afterAll(async () => {
+    await Promise.all([...processes.values()].map((p) => p.close()));
+    uploadServer.closeAllConnections();
+    uploadServer.close();
+    fixture?.close();
+    if (outdir) await rm(outdir, { recursive: true, force: true });
+  });
+
+  const request = (
+    jobId: string,
+    html: string,
+    pageLoad: Partial<RenderRequest['pageLoad']> = {},
+  ): RenderRequest => ({
+    jobId,
+    template: { source: html, variables: {} },
+    pdf: {
+      format: 'A4',
+      landscape: false,
+      printBackground: true,
+      margins: { top: 0.4, right: 0.4, bottom: 0.4, left: 0.4 },
+    },
+    pageLoad: { waitUntil: 'load', timeoutMs: 10_000, waitForSelector: null, ...pageLoad },
+    upload: { url: `${uploadBase}/sandbox-${++uploadCount}.pdf`, headers: {} },
+    limits: { maxPdfBytes: 50 * 1024 * 1024, maxPages: 1000, maxHtmlBytes: 10 * 1024 * 1024 },
+  });
+
+  /** Invokes the renderer as the pdf function does; the PDF's text when it printed one. */
+  const invoke = async (model: 'auto' | 'single', req: RenderRequest) => {
+    const target = processes.get(model);
+    if (!target) throw new Error(`no ${model} renderer`);
+    const started = performance.now();
+    const { payload, functionError } = await target.invoke(req);
+    const ms = performance.now() - started;
+    expect(functionError, JSON.stringify(payload)).toBeUndefined();
+    const stored = uploads.get(new URL(req.upload.url).pathname);
+    const text = stored ? (await readPdf(stored)).text.replace(/\s+/g, ' ') : '';
+    return { result: payload, text, ms };
+  };
+
+  it.each(['auto', 'single'] as const)(
+    'runs %s as Lambda would: not root, read-only but /tmp, no /dev/shm, its memory limit',
+    async (model) => {
+      const p = processes.get(model) as LambdaProcess;
+      const pid = p.pid as number;
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe(String(NOBODY));
+      expect(/^CapEff:\s+(\w+)/m.exec(status)?.[1]).toBe('0000000000000000');
+      expect(/^NoNewPrivs:\s+(\d)/m.exec(status)?.[1]).toBe('1');
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      expect(environ).toContain('HOME=/tmp');
+      // Its view of the file system: / read-only, /tmp writable, no /dev/shm.
+      const mounts = readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n');
+      const optionsOf = (point: string) => mounts.find((m) => m.split(' ')[4] === point)?.split(' ')[5] ?? '';
+      expect(optionsOf('/')).toMatch(/^ro\b/);
+      expect(optionsOf('/var/task')).toMatch(/^ro\b/);
+      expect(optionsOf('/opt')).toMatch(/^ro\b/);
+      expect(optionsOf('/tmp')).toMatch(/^rw\b/);
+      await expect(readdir(`/proc/${pid}/root/dev`)).resolves.not.toContain('shm');
+      expect(p.sandbox?.memoryLimitBytes).toBe(renderer.memorySizeMiB * 1024 * 1024);
+
+      const { result, text } = await invoke(
+        model,
+        request('job_sandbox_hello', '<h1>Hello from the sandbox</h1>'),
+      );
+      expect(result).toMatchObject({ ok: true, pageCount: 1 });
+      expect(text).toContain('Hello from the sandbox');
+      // Chromium runs there too, as the same user.
+      const chromium = family(pid).filter((c) => c.args.includes('chromium'));
+      expect(chromium.length).toBeGreaterThan(0);
+      expect(new Set(chromium.map((c) => c.uid))).toEqual(new Set([NOBODY]));
+      expect(chromium.some((c) => c.args.includes('--single-process'))).toBe(model === 'single');
+    },
+  );
+
+  it.each([
+    ['auto', 'multi'],
+    ['single', 'single'],
+  ] as const)(
+    '%s reports the process model it runs in: a log line and a metric (%s)',
+    async (model, expected) => {
+      const lines = (processes.get(model) as LambdaProcess)
+        .logs()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.find((l) => l.message === 'browser-process-model')).toMatchObject({
+        level: 'INFO',
+        processModel: expected,
+        setting: model,
+      });
+      expect(lines.find((l) => 'BrowserProcessModel' in l)).toMatchObject({
+        BrowserProcessModel: 1,
+        ProcessModel: expected,
+        _aws: { CloudWatchMetrics: [expect.objectContaining({ Namespace: 'PdfRenderService' })] },
+      });
+    },
+  );
+
+  it.each(['auto', 'single'] as const)(
+    "%s: account B's render finds nothing account A's page stored",
+    async (model) => {
+      const before = { ...fixture.hits };
+      fixture.seen.length = 0;
+      const a = await invoke(
+        model,
+        request('job_sandbox_a', fixture.page('/write'), { waitForSelector: '#done' }),
+      );
+      expect(a.result).toMatchObject({ ok: true });
+      expect(a.text).toContain(WROTE);
+      expect(fixture.seen).toContain('/cached cookie=tenant=a');
+
+      fixture.seen.length = 0;
+      const b = await invoke(
+        model,
+        request('job_sandbox_b', fixture.page('/read'), { waitForSelector: '#done' }),
+      );
+      expect(b.result).toMatchObject({ ok: true });
+      expect(b.text).toContain(FOUND_NOTHING);
+      expect(fixture.hits).toEqual({ cached: before.cached + 2, image: before.image + 2 });
+      expect(fixture.seen.filter((l) => l.includes('tenant='))).toEqual([]);
+    },
+  );
+
+  it.each(['auto', 'single'] as const)(
+    '%s: a page firing 20,000 blocked requests answers within its deadline',
+    async (model) => {
+      const flood = `<p>flood</p><script>for (let i = 0; i < 20000; i++) new Image().src = 'http://10.0.0.1/' + i;</script>`;
+      const { result, ms } = await invoke(model, request('job_sandbox_flood', flood, { timeoutMs: 10_000 }));
+      expect(result).toMatchObject({ ok: false, code: 'PDF_RENDERING_FAILED' });
+      expect(ms).toBeLessThan(10_000 + 3_000);
+      const after = await invoke(model, request('job_sandbox_after', '<p>after the flood</p>'));
+      expect(after.result).toMatchObject({ ok: true });
+      expect(after.text).toContain('after the flood');
+      // Both renderers stayed within the function's memory, and say how close they came.
+      const peak = processes.get(model)?.sandbox?.peakMemoryBytes() ?? 0;
+      expect(peak).toBeGreaterThan(0);
+      expect(peak).toBeLessThan(renderer.memorySizeMiB * 1024 * 1024);
+    },
+  );
+});
