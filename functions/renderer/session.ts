@@ -49,7 +49,10 @@ export interface RenderSession {
   readonly cdp: CDPSession;
   /** Charges the page's requests to the render and reports its crash (interception.ts). */
   readonly guard: PageGuard;
-  /** Hands the session back; see closeSession. */
+  /**
+   * Hands the session back (closeContext or closeTurn), never to be awaited by an answer. A
+   * `spoiled` page (timed out, crashed, over budget) is stopped first.
+   */
   readonly close: (spoiled: boolean) => Promise<void>;
 }
 
