@@ -31,7 +31,10 @@ export interface RenderRequest {
   };
   readonly pageLoad: {
     readonly waitUntil: WaitUntil;
-    /** Already clamped to the render budget. Covers loading, waiting and printing. */
+    /**
+     * Already clamped to the render budget. Counts from the render's start: opening the page,
+     * loading, waiting and printing (not templating before it, nor the upload after).
+     */
     readonly timeoutMs: number;
     readonly waitForSelector: string | null;
   };
