@@ -2,7 +2,8 @@
  * The renderer's Chromium layer, built offline from the packages `npm install` already put in
  * node_modules: @sparticuz/chromium (pinned exactly in layers/chromium/package.json) and the
  * packages Node loads from it, laid out as `nodejs/node_modules/...`, where Lambda's Node.js
- * runtimes resolve layer packages from (NODE_PATH). No Docker and no network: synth copies files.
+ * runtimes resolve layer packages from (NODE_PATH), and the fonts Chromium prints with in
+ * `fonts/` (lib/layer-fonts.ts). No Docker and no network: synth copies files.
  *
  * Before anything is built, the pins are checked against each other and against what is
  * installed, so a layer whose Chromium does not match the bundled puppeteer-core never deploys.
@@ -14,6 +15,13 @@ import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import { Architecture, Code, LayerVersion, type Runtime } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { buildSync } from 'esbuild';
+import {
+  assembleFonts,
+  type FontSet,
+  LAYER_FONTCONFIG_FILE,
+  LAYER_FONTS_DIR,
+  resolveLayerFonts,
+} from './layer-fonts.js';
 
 const CHROMIUM_PACKAGE = '@sparticuz/chromium';
 const PUPPETEER_PACKAGE = 'puppeteer-core';
@@ -256,8 +264,11 @@ const SHIPPED = (path: string): boolean => {
   return true;
 };
 
-/** Lays the packages out as a Lambda Node.js layer: `<outputDir>/nodejs/node_modules/<name>`. */
-export const assembleLayer = (packages: readonly LayerPackage[], outputDir: string): void => {
+/**
+ * Lays the packages out as a Lambda Node.js layer, `<outputDir>/nodejs/node_modules/<name>`, and
+ * the fonts in `<outputDir>/fonts`.
+ */
+export const assembleLayer = (packages: readonly LayerPackage[], fonts: FontSet, outputDir: string): void => {
   const modules = join(outputDir, 'nodejs', 'node_modules');
   mkdirSync(modules, { recursive: true });
   for (const pkg of packages) {
@@ -265,7 +276,14 @@ export const assembleLayer = (packages: readonly LayerPackage[], outputDir: stri
     // anything that would need a second version.
     cpSync(pkg.dir, join(modules, pkg.name), { recursive: true, dereference: true, filter: SHIPPED });
   }
+  assembleFonts(fonts, join(outputDir, LAYER_FONTS_DIR), 'copy');
 };
+
+/**
+ * What Lambda allows a function's code and all its layers to take together, unzipped:
+ * 250 MB. Measured with the fonts: the layer 158 MB, the renderer bundle 5 MB.
+ */
+export const LAMBDA_UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024;
 
 export interface ChromiumLayerProps {
   /** The repository root: package.json, node_modules and layers/chromium live here. */
@@ -280,6 +298,8 @@ export interface ChromiumLayerProps {
  */
 export class ChromiumLayer extends LayerVersion {
   static readonly ARCHITECTURE = Architecture.X86_64;
+  /** The fontconfig file Chromium must be pointed at (FONTCONFIG_FILE) to find the layer's fonts. */
+  static readonly FONTCONFIG_FILE = LAYER_FONTCONFIG_FILE;
 
   /** The packages the layer provides, in `nodejs/node_modules`. */
   readonly packageNames: readonly string[];
@@ -290,16 +310,21 @@ export class ChromiumLayer extends LayerVersion {
     const layerDir = join(props.projectRoot, 'layers', 'chromium');
     const pin = checkLayerPin(props.projectRoot, layerDir);
     const packages = resolveLayerPackages(props.projectRoot);
-    // The asset changes exactly when the pin or an installed package version changes.
+    const fonts = resolveLayerFonts(props.projectRoot);
+    // The asset changes exactly when the pin, an installed package version or the fonts change.
     const assetHash = createHash('sha256')
       .update(readFileSync(join(layerDir, 'package.json')))
       .update(packages.map((p) => `${p.name}@${p.version}`).join('\n'))
+      .update(fonts.hash)
       .digest('hex');
     super(scope, id, {
-      description: `@sparticuz/chromium ${pin.chromiumVersion} for puppeteer-core ${pin.puppeteerCoreVersion}`,
+      description:
+        `@sparticuz/chromium ${pin.chromiumVersion} for puppeteer-core ${pin.puppeteerCoreVersion}, ` +
+        'with fonts (Noto, Arimo, Tinos, Cousine) in /opt/fonts',
       compatibleRuntimes: [props.runtime],
       compatibleArchitectures: [ChromiumLayer.ARCHITECTURE],
-      license: 'MIT',
+      // The fonts are OFL-1.1 (their licenses are in fonts/licenses).
+      license: 'MIT AND OFL-1.1',
       code: Code.fromAsset(layerDir, {
         assetHashType: AssetHashType.CUSTOM,
         assetHash,
@@ -308,7 +333,7 @@ export class ChromiumLayer extends LayerVersion {
           image: DockerImage.fromRegistry('public.ecr.aws/sam/build-nodejs22.x'),
           local: {
             tryBundle(outputDir: string): boolean {
-              assembleLayer(packages, outputDir);
+              assembleLayer(packages, fonts, outputDir);
               return true;
             },
           },

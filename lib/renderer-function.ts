@@ -106,6 +106,8 @@ export class RendererFunction extends Construct {
       tracing: Tracing.DISABLED,
       logRemovalPolicy: props.logRemovalPolicy,
     });
+    // Chromium finds the layer's fonts through it (fontconfig reads it; the renderer passes it on).
+    this.function.addEnvironment('FONTCONFIG_FILE', ChromiumLayer.FONTCONFIG_FILE);
     if (props.taggedPdf) this.function.addEnvironment('PDF_TAGGED', 'true');
 
     const period = Duration.minutes(5);

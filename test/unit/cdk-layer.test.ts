@@ -1,9 +1,21 @@
 /**
  * The Chromium layer: its pins agree with package.json and node_modules, it ships what Node loads
- * from @sparticuz/chromium and nothing else, and the renderer bundle leaves out exactly what the
- * layer provides (except packages it must import itself).
+ * from @sparticuz/chromium and nothing else, with the fonts, their licenses and fonts.conf in
+ * fonts/, within Lambda's size limit, and the renderer bundle leaves out exactly what the layer
+ * provides (except packages it must import itself).
  */
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,9 +24,17 @@ import {
   bundleExternals,
   ChromiumLayerError,
   checkLayerPin,
+  LAMBDA_UNZIPPED_LIMIT_BYTES,
   type LayerPackage,
   resolveLayerPackages,
 } from '../../lib/chromium-layer.js';
+import {
+  LAYER_FONTCONFIG_FILE,
+  LAYER_FONTS,
+  LayerFontsError,
+  localFontconfigFile,
+  resolveLayerFonts,
+} from '../../lib/layer-fonts.js';
 import { handlerEntry, PROJECT_ROOT } from '../../lib/service-function.js';
 
 const LAYER_DIR = join(PROJECT_ROOT, 'layers', 'chromium');
@@ -68,7 +88,7 @@ describe('the layer contents', () => {
   beforeAll(() => {
     packages = resolveLayerPackages(PROJECT_ROOT);
     out = mkdtempSync(join(tmpdir(), 'cdk-layer-'));
-    assembleLayer(packages, out);
+    assembleLayer(packages, resolveLayerFonts(PROJECT_ROOT), out);
   });
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
@@ -101,6 +121,41 @@ describe('the layer contents', () => {
     }
   });
 
+  it('holds the fonts in fonts/ (/opt/fonts in Lambda): a regular and a bold face per script, fonts.conf and the licenses', () => {
+    const fonts = join(out, 'fonts');
+    expect(LAYER_FONTCONFIG_FILE).toBe('/opt/fonts/fonts.conf');
+    expect(readFileSync(join(fonts, 'fonts.conf'), 'utf8')).toBe(
+      readFileSync(join(LAYER_DIR, 'fonts.conf'), 'utf8'),
+    );
+    const ttfs = readdirSync(fonts).filter((f) => f.endsWith('.ttf'));
+    expect(ttfs).toHaveLength(LAYER_FONTS.reduce((n, f) => n + f.faces.length, 0));
+    for (const font of LAYER_FONTS) {
+      const file = font.family.replace(/ /g, '');
+      expect(ttfs, font.family).toContain(`${file}_400Regular.ttf`);
+      // Color emoji come in one face; everything else has its bold.
+      if (font.family !== 'Noto Color Emoji') expect(ttfs, font.family).toContain(`${file}_700Bold.ttf`);
+      const license = readFileSync(join(fonts, 'licenses', `${font.packageName.split('/')[1]}.txt`), 'utf8');
+      expect(license, font.packageName).toContain('SIL OPEN FONT LICENSE Version 1.1');
+    }
+    // Copies, not links into node_modules: the layer is a zip of real files.
+    for (const ttf of ttfs) expect(lstatSync(join(fonts, ttf)).isFile()).toBe(true);
+  });
+
+  it('stays within Lambda’s 250 MB for code and layers, with room for the renderer’s bundle', () => {
+    const sizeOf = (path: string): number =>
+      statSync(path).isDirectory()
+        ? readdirSync(path).reduce((sum, entry) => sum + sizeOf(join(path, entry)), 0)
+        : statSync(path).size;
+    const fonts = sizeOf(join(out, 'fonts'));
+    const layer = sizeOf(out);
+    console.info(
+      `layer ${(layer / 1e6).toFixed(1)} MB unzipped, of which fonts ${(fonts / 1e6).toFixed(1)} MB`,
+    );
+    // The renderer's bundle is ~5 MB; bundle-smoke.test.ts checks the two as synthesized.
+    expect(layer).toBeLessThan(LAMBDA_UNZIPPED_LIMIT_BYTES - 50 * 1024 * 1024);
+    expect(fonts).toBeGreaterThan(50e6);
+  });
+
   it('lets the renderer bundle leave out the layer packages it requires, and keep those it import()s', () => {
     const externals = bundleExternals(
       PROJECT_ROOT,
@@ -111,5 +166,61 @@ describe('the layer contents', () => {
     // @puppeteer/browsers loads tar-fs with import(), which NODE_PATH cannot serve.
     expect(externals).not.toContain('tar-fs');
     expect(externals.every((name) => packages.some((p) => p.name === name))).toBe(true);
+  });
+});
+
+describe('the layer fonts', () => {
+  let project: string;
+  const withPin = (file: string, name: string, version: string) => {
+    const json = readJson(file);
+    json.dependencies[name] = version;
+    writeFileSync(file, JSON.stringify(json));
+  };
+
+  beforeAll(() => {
+    project = mkdtempSync(join(tmpdir(), 'cdk-layer-fonts-'));
+    symlinkSync(join(PROJECT_ROOT, 'node_modules'), join(project, 'node_modules'));
+    cpSync(join(PROJECT_ROOT, 'package.json'), join(project, 'package.json'));
+    cpSync(LAYER_DIR, join(project, 'layers', 'chromium'), { recursive: true });
+  });
+  afterAll(() => rmSync(project, { recursive: true, force: true }));
+
+  it('are pinned exactly and alike in package.json and layers/chromium/package.json, as installed', () => {
+    const root = readJson(join(PROJECT_ROOT, 'package.json'));
+    const layer = readJson(join(LAYER_DIR, 'package.json'));
+    for (const font of LAYER_FONTS) {
+      expect(layer.dependencies[font.packageName], font.packageName).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(root.dependencies[font.packageName], font.packageName).toBe(
+        layer.dependencies[font.packageName],
+      );
+    }
+    expect(resolveLayerFonts(PROJECT_ROOT).files.length).toBeGreaterThan(LAYER_FONTS.length);
+  });
+
+  it('refuses a range, a pin that differs between the two, and a version that is not installed', () => {
+    const rootFile = join(project, 'package.json');
+    const layerFile = join(project, 'layers', 'chromium', 'package.json');
+    const name = '@expo-google-fonts/noto-sans-jp';
+    const pinned = readJson(layerFile).dependencies[name];
+    withPin(rootFile, name, `^${pinned}`);
+    expect(() => resolveLayerFonts(project)).toThrow(LayerFontsError);
+    withPin(rootFile, name, '0.0.1');
+    expect(() => resolveLayerFonts(project)).toThrow(/pinned to one exact version/);
+    withPin(layerFile, name, '0.0.1');
+    expect(() => resolveLayerFonts(project)).toThrow(/node_modules has @expo-google-fonts\/noto-sans-jp@/);
+    withPin(rootFile, name, pinned);
+    withPin(layerFile, name, pinned);
+    expect(() => resolveLayerFonts(project)).not.toThrow();
+  });
+
+  it('are linked, not copied, for the local stack, at a path that stays while the fonts do', () => {
+    const conf = localFontconfigFile(PROJECT_ROOT);
+    expect(conf).toBe(localFontconfigFile(PROJECT_ROOT));
+    expect(conf.startsWith(join(PROJECT_ROOT, 'node_modules', '.cache'))).toBe(true);
+    expect(readFileSync(conf, 'utf8')).toBe(readFileSync(join(LAYER_DIR, 'fonts.conf'), 'utf8'));
+    const dir = join(conf, '..');
+    const ttfs = readdirSync(dir).filter((f) => f.endsWith('.ttf'));
+    expect(ttfs.length).toBe(resolveLayerFonts(PROJECT_ROOT).files.length);
+    for (const ttf of ttfs) expect(lstatSync(join(dir, ttf)).isSymbolicLink()).toBe(true);
   });
 });

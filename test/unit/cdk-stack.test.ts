@@ -106,6 +106,7 @@ describe('the default stack', () => {
     expect(functions[rendererId()].Properties.TracingConfig).toBeUndefined();
     expect(functions[rendererId()].Properties.Environment.Variables).toEqual({
       NODE_OPTIONS: '--enable-source-maps',
+      FONTCONFIG_FILE: '/opt/fonts/fonts.conf',
     });
   });
 
