@@ -4,7 +4,7 @@
  * its own configuration in the same way instead. A missing or malformed variable fails fast with
  * the variable's name.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { ResourceWiring } from '../route-declaration.js';
 import {
   type Environment,
@@ -168,6 +168,12 @@ export interface RendererConfig {
    * browser-wide session, so this caps what one page can cost the others.
    */
   readonly maxPageRequests: number;
+  /**
+   * `FONTCONFIG_FILE`: the fontconfig file Chromium is launched with, which names the fonts it
+   * prints with. The cloud sets the Chromium layer's (/opt/fonts/fonts.conf); the local stack
+   * hands in the same set from node_modules. Unset: the machine's own fontconfig.
+   */
+  readonly fontconfigFile: string | undefined;
 }
 
 export const PROCESS_MODEL_SETTINGS = ['auto', 'multi', 'single'] as const;
@@ -216,10 +222,18 @@ const wholeNumber = (env: Environment, name: string, fallback: number, min: numb
   return n;
 };
 
+/** A file that must exist: a missing fontconfig file would leave Chromium printing without fonts. */
+const existingFile = (env: Environment, name: string): string | undefined => {
+  const v = variable(env, name);
+  if (v !== undefined && !existsSync(v)) throw new SettingsError(name, `names no file: "${v}"`);
+  return v;
+};
+
 export const readRendererConfig = (env: Environment = lambdaEnvironment()): RendererConfig => ({
   chromeExecutablePath: variable(env, 'CHROME_EXECUTABLE_PATH'),
   egressAllowHosts: hostPorts(env, 'RENDERER_EGRESS_ALLOW_HOSTS'),
   taggedPdf: boolean(env, 'PDF_TAGGED', false),
   processModel: processModel(env, 'RENDERER_PROCESS_MODEL'),
   maxPageRequests: wholeNumber(env, 'RENDERER_MAX_PAGE_REQUESTS', DEFAULT_MAX_PAGE_REQUESTS, 1, 1_000_000),
+  fontconfigFile: existingFile(env, 'FONTCONFIG_FILE'),
 });

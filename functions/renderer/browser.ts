@@ -113,6 +113,7 @@ const launchIn = async (model: ProcessModel): Promise<WarmBrowser> => {
       baseArgs: chromium.args,
       proxyUrl: url,
       policy: egressPolicy,
+      fontconfigFile: config.fontconfigFile,
       onRetired: (warm) => {
         if (current !== undefined && launchOf.get(warm) === current) current = undefined;
       },

@@ -8,6 +8,7 @@
  */
 import type { Browser } from 'puppeteer-core';
 import puppeteer from 'puppeteer-core';
+import { lambdaEnvironment } from '../core/config.js';
 import type { EgressPolicy } from './egress.js';
 import { type Interceptor, interceptRequests } from './interception.js';
 import { log } from './log.js';
@@ -85,6 +86,8 @@ export interface LaunchOptions {
   readonly baseArgs: readonly string[];
   readonly proxyUrl: string;
   readonly policy: EgressPolicy;
+  /** FONTCONFIG_FILE for Chromium (the fonts it prints with); unset: what its environment has. */
+  readonly fontconfigFile?: string | undefined;
   /** Called once when the browser is retired or dies: it must not get new sessions. */
   readonly onRetired: (warm: WarmBrowser) => void;
 }
@@ -170,6 +173,9 @@ export const launchBrowser = async (options: LaunchOptions): Promise<WarmBrowser
     // Popups stay blocked (puppeteer's defaults would allow them).
     ignoreDefaultArgs: ['--disable-popup-blocking'],
     headless: 'shell',
+    ...(options.fontconfigFile === undefined
+      ? {}
+      : { env: { ...lambdaEnvironment(), FONTCONFIG_FILE: options.fontconfigFile } }),
     // DevTools over a pipe: no debugging port for a page (or anyone else) to reach.
     pipe: true,
     timeout: LAUNCH_TIMEOUT_MS,

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
@@ -20,6 +21,7 @@ import type { RendererConfig } from '../../functions/core/config.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
 import { apiResources, FALLBACK_RESOURCE } from '../../functions/routes.js';
 import { corsPolicy } from '../cors.js';
+import { localFontconfigFile } from '../layer-fonts.js';
 import {
   closeServer,
   createLocalHttpServer,
@@ -36,6 +38,8 @@ import {
 } from './issuer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
 import { ensureTable } from './table.js';
+
+const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
  * The HMAC key for API key digests (Secrets Manager in the cloud): made once, kept in DATA_DIR,
@@ -270,7 +274,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       ? undefined
       : Promise.all([importInProcessRenderer(), import('../../functions/core/config.js')]).then(
           ([mod, { readRendererConfig }]) =>
-            mod && { mod, renderer: mod.createInProcessRenderer(readRendererConfig(settingsEnv)) },
+            mod && {
+              mod,
+              // The Chromium layer's fonts, from node_modules, unless FONTCONFIG_FILE names others.
+              renderer: mod.createInProcessRenderer(
+                readRendererConfig({ FONTCONFIG_FILE: localFontconfigFile(PROJECT_ROOT), ...settingsEnv }),
+              ),
+            },
         );
     rendererStart?.catch(() => {});
     cleanups.push(async () => {

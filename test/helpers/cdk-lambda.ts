@@ -227,6 +227,22 @@ export interface StartOptions {
   readonly sandbox?: boolean;
 }
 
+/**
+ * Without the sandbox the layer is not mounted at /opt: a variable that names a file in /opt (the
+ * renderer's FONTCONFIG_FILE) is pointed at the same file in the layer's directory.
+ */
+const atLayerDir = (
+  environment: Readonly<Record<string, string>>,
+  layerDirs: readonly string[],
+): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(environment).map(([name, value]) => {
+      if (!value.startsWith('/opt/')) return [name, value];
+      if (layerDirs.length !== 1) throw new Error(`${name} names a file in /opt, and there is no one layer`);
+      return [name, join(layerDirs[0] as string, value.slice('/opt/'.length))];
+    }),
+  );
+
 /** Starts one function's bundle in its own process and waits for its init to finish. */
 export const startLambdaProcess = async (
   fn: BundledFunction,
@@ -270,7 +286,7 @@ export const startLambdaProcess = async (
         LAMBDA_TASK_ROOT: fn.codeDir,
         NODE_PATH: fn.layerDirs.map((dir) => join(dir, 'nodejs', 'node_modules')).join(':'),
         ...lambdaVariables,
-        ...options.environment,
+        ...atLayerDir(options.environment, fn.layerDirs),
       },
     });
   }

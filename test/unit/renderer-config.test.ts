@@ -2,6 +2,7 @@
  * The renderer's settings (functions/core/config.ts, readRendererConfig) and the Chromium flags
  * each process model launches with: defaults, accepted spellings, and a named error for the rest.
  */
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_MAX_PAGE_REQUESTS, readRendererConfig } from '../../functions/core/config.js';
 import { chromiumArgs } from '../../functions/renderer/warm-browser.js';
@@ -51,6 +52,16 @@ describe('readRendererConfig', () => {
       );
     },
   );
+
+  it('reads FONTCONFIG_FILE when it names a file, and refuses one that names none', () => {
+    expect(readRendererConfig({}).fontconfigFile).toBeUndefined();
+    const conf = fileURLToPath(new URL('../../layers/chromium/fonts.conf', import.meta.url));
+    expect(readRendererConfig({ FONTCONFIG_FILE: conf }).fontconfigFile).toBe(conf);
+    // Chromium would start without a font and print every character as nothing.
+    expect(() => readRendererConfig({ FONTCONFIG_FILE: '/opt/fonts/nothing.conf' })).toThrow(
+      'FONTCONFIG_FILE names no file: "/opt/fonts/nothing.conf"',
+    );
+  });
 });
 
 describe('chromiumArgs', () => {
