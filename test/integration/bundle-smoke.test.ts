@@ -3,21 +3,23 @@
  * every function's built file loaded from its asset directory in its own process (outside the
  * repository, so nothing resolves from our node_modules), with only its template environment
  * (references swapped for the local stack's stand-ins), the renderer with the Chromium layer's
- * node_modules on NODE_PATH. Requests go through the local API Gateway emulation to the bundles;
- * the pdf bundle invokes the renderer bundle through Lambda's Invoke API.
+ * node_modules on NODE_PATH and its fonts. Requests go through the local API Gateway emulation to
+ * the bundles; the pdf bundle invokes the renderer bundle through Lambda's Invoke API.
  *
  * One synth (with esbuild and the layer) and one set of processes for the whole file.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { apiResources, routes } from '../../functions/routes.js';
+import { LAMBDA_UNZIPPED_LIMIT_BYTES } from '../../lib/chromium-layer.js';
 import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
 import type { LocalStack } from '../../lib/local/stack.js';
 import { startLocalStack } from '../../lib/local/stack.js';
+import { multilingualHtml, SCRIPT_SAMPLES } from '../fixtures/multilingual.js';
 import {
   type BundledFunction,
   bundledFunction,
@@ -28,6 +30,7 @@ import {
 import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
 import { type Api, createApi, createTempDataDir, type Json } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
+import { glyphsAfterLabels, isMissingGlyph, readGlyphs } from '../helpers/pdf-fonts.js';
 
 /** Variables that exist only locally: where the emulators and the local token issuer's keys are. */
 const LOCAL_ONLY = ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'LOCAL_JWKS_FILE', 'API_KEY_SECRET'] as const;
@@ -151,6 +154,36 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const job = await api(`/v1/pdf/${res.json.id}`, { token });
     expect(job.status).toBe(200);
     expect(job.json).toMatchObject({ id: res.json.id, status: 'completed' });
+  });
+
+  it('prints every script with the layer’s fonts, which the renderer finds through FONTCONFIG_FILE', async () => {
+    const res = await api('/v1/pdf', { method: 'POST', token, body: { html: multilingualHtml() } });
+    expect(res.status, res.text).toBe(201);
+    const glyphs = await readGlyphs(new Uint8Array(await (await fetch(res.json.download_url)).arrayBuffer()));
+    expect(glyphs.filter(isMissingGlyph)).toEqual([]);
+    const lines = glyphsAfterLabels(
+      glyphs,
+      SCRIPT_SAMPLES.map((sample) => sample.key),
+    );
+    for (const sample of SCRIPT_SAMPLES) {
+      expect([...new Set(lines.get(sample.key)?.map((g) => g.font))], sample.key).toEqual([
+        expect.stringMatching(sample.font),
+      ]);
+    }
+  });
+
+  it('fits Lambda’s 250 MB for a function’s code and layers, unzipped', () => {
+    const sizeOf = (path: string): number =>
+      statSync(path).isDirectory()
+        ? readdirSync(path).reduce((sum, entry) => sum + sizeOf(join(path, entry)), 0)
+        : statSync(path).size;
+    const renderer = bundledFunction(s, s.stack.renderer.function);
+    const code = sizeOf(renderer.codeDir);
+    const layers = renderer.layerDirs.reduce((sum, dir) => sum + sizeOf(dir), 0);
+    console.info(
+      `renderer: code ${(code / 1e6).toFixed(1)} MB + layer ${(layers / 1e6).toFixed(1)} MB unzipped`,
+    );
+    expect(code + layers).toBeLessThan(LAMBDA_UNZIPPED_LIMIT_BYTES);
   });
 
   it('executes templates in the renderer bundle’s own worker file, and fails the job on a runtime error', async () => {
