@@ -223,10 +223,16 @@ export class ServiceFunction extends NodejsFunction {
     return this;
   }
 
-  /** COGNITO_USER_POOL_ID and COGNITO_CLIENT_ID: session tokens are verified against the pool's public keys. */
+  /**
+   * COGNITO_USER_POOL_ID and COGNITO_CLIENT_ID (the accepted app clients, comma-separated): session
+   * tokens are verified against the pool's public keys.
+   */
   bindUserPool(userPool: UserPoolIds): this {
     this.addEnvironment('COGNITO_USER_POOL_ID', userPool.userPoolId);
-    this.addEnvironment('COGNITO_CLIENT_ID', userPool.userPoolClientId);
+    this.addEnvironment(
+      'COGNITO_CLIENT_ID',
+      [userPool.userPoolClientId, ...(userPool.additionalClientIds ?? [])].join(','),
+    );
     return this;
   }
 

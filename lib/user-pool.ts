@@ -11,6 +11,8 @@ export interface UserPoolIds {
   readonly userPoolId: string;
   /** The app client whose ID tokens the API accepts (their `aud`). */
   readonly userPoolClientId: string;
+  /** More app clients whose ID tokens the API accepts: the dashboard's (lib/dashboard/dashboard.ts). */
+  readonly additionalClientIds?: readonly string[];
 }
 
 export interface ServiceUserPoolProps {

@@ -1,6 +1,7 @@
 /**
  * Credentials: `Authorization: Bearer <token>`, where the token is an API key (`pdf_live_…`) or a
- * Cognito-style session JWT verified with aws-jwt-verify (issuer, client id, token use, expiry).
+ * Cognito-style session JWT verified with aws-jwt-verify (issuer, one of the accepted app client ids,
+ * token use, expiry).
  * Locally the verifier is handed the local issuer's JWKS; in the cloud it fetches Cognito's.
  * Tokens are never logged or echoed.
  */
@@ -34,7 +35,7 @@ export const createAuthenticator = (
 ): Authenticate => {
   const verifier = CognitoJwtVerifier.create({
     userPoolId: config.userPoolId,
-    clientId: config.clientId,
+    clientId: [...config.clientIds],
     tokenUse: 'id',
   });
   if (config.jwks !== undefined) verifier.cacheJwks(config.jwks as Jwks);

@@ -74,7 +74,11 @@ const readAwsConfig = (env: Environment): AwsConfig => {
 
 export interface AuthConfig {
   readonly userPoolId: string;
-  readonly clientId: string;
+  /**
+   * The app clients whose ID tokens the API accepts (`aud`): the service's own and the
+   * dashboard's. `COGNITO_CLIENT_ID`, comma-separated.
+   */
+  readonly clientIds: readonly string[];
   /** Local stack only: a JWKS file to give the verifier instead of fetching it over https. */
   readonly jwks: unknown | undefined;
 }
@@ -89,11 +93,13 @@ const readAuthConfig = (env: Environment): AuthConfig => {
       throw new SettingsError('LOCAL_JWKS_FILE', `cannot be read as JSON: ${(e as Error).message}`);
     }
   }
-  return {
-    userPoolId: required(env, 'COGNITO_USER_POOL_ID'),
-    clientId: required(env, 'COGNITO_CLIENT_ID'),
-    jwks,
-  };
+  const clientIds = required(env, 'COGNITO_CLIENT_ID')
+    .split(',')
+    .map((id) => id.trim());
+  if (clientIds.some((id) => !/^[\w-]+$/.test(id))) {
+    throw new SettingsError('COGNITO_CLIENT_ID', 'must be app client ids separated by commas');
+  }
+  return { userPoolId: required(env, 'COGNITO_USER_POOL_ID'), clientIds, jwks };
 };
 
 /**

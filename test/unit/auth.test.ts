@@ -14,7 +14,7 @@ const setup = (known: readonly string[] = []) => {
   );
   const ensure = vi.fn(async (id: string) => ({ id, email: null, plan: 'free', created_at: '' }));
   const authenticate = createAuthenticator(
-    { userPoolId: 'us-east-1_localpool', clientId: 'local-client', jwks: { keys: [] } },
+    { userPoolId: 'us-east-1_localpool', clientIds: ['local-client'], jwks: { keys: [] } },
     resolve,
     { ensure } as unknown as AccountStore,
   );
