@@ -1,0 +1,175 @@
+/**
+ * The public API, called with the signed-in user's ID token. Shapes are the API's own (README,
+ * `npm run openapi`); the page reads only the fields it shows. A 401 ends the session (the user
+ * signs in again); every other error arrives as an ApiError carrying the contract's body.
+ */
+
+export interface ApiKey {
+  readonly id: string;
+  readonly prefix: string;
+  readonly name: string;
+  readonly created_at: string;
+  readonly last_used_at: string | null;
+  readonly revoked_at: string | null;
+}
+
+export interface CreatedApiKey extends ApiKey {
+  readonly key: string;
+}
+
+export interface Template {
+  readonly id: string;
+  readonly owner_user_id: string;
+  readonly name: string;
+  readonly html: string;
+  readonly is_public: boolean;
+  readonly variables: readonly string[];
+  readonly version: number;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export interface Job {
+  readonly id: string;
+  readonly status: 'pending' | 'rendering' | 'completed' | 'failed';
+  readonly download_url: string | null;
+  readonly file_size_bytes: number | null;
+  readonly render_duration_ms: number | null;
+  readonly page_count: number | null;
+  readonly template_id: string | null;
+  readonly template_version?: number | null;
+  readonly error: { readonly code: string; readonly message: string } | null;
+  readonly created_at: string;
+}
+
+export interface Account {
+  readonly id: string;
+  readonly email: string | null;
+  readonly plan: string;
+  readonly created_at: string;
+}
+
+export interface Usage {
+  readonly plan: string;
+  readonly period_start: string;
+  readonly period_end: string;
+  readonly renders_used: number;
+  readonly renders_limit: number;
+  readonly renders_remaining: number;
+  readonly rate_limit: {
+    readonly limit: number;
+    readonly window_seconds: number;
+    readonly remaining: number;
+  };
+  readonly pdf_bytes: number;
+  readonly render_ms: number;
+}
+
+export interface ErrorDetail {
+  readonly field?: string;
+  readonly issue?: string;
+  readonly line?: number;
+  readonly name?: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: readonly ErrorDetail[] = [],
+    readonly jobId: string | undefined = undefined,
+    /** Seconds, from Retry-After on a 429. */
+    readonly retryAfterSeconds: number | undefined = undefined,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  /** The first line number the details name (template errors carry one). */
+  get line(): number | undefined {
+    return this.details.find((d) => typeof d.line === 'number')?.line;
+  }
+}
+
+export interface RequestOptions {
+  readonly method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  readonly body?: unknown;
+  readonly idempotencyKey?: string;
+}
+
+export interface ApiClient {
+  request<T>(path: string, options?: RequestOptions): Promise<T>;
+}
+
+interface ErrorBody {
+  error?: { code?: string; message?: string; details?: ErrorDetail[]; job_id?: string };
+}
+
+/**
+ * @param apiUrl the API's base URL, ending with a slash (a path is taken relative to the page)
+ * @param token the current session's ID token, or undefined when there is none
+ * @param onUnauthorized called on a 401: the session is over
+ */
+export const createApiClient = (
+  apiUrl: string,
+  token: () => string | undefined,
+  onUnauthorized: (message: string) => void,
+): ApiClient => {
+  const base = new URL(apiUrl, location.href);
+  return {
+    async request<T>(path: string, { method = 'GET', body, idempotencyKey }: RequestOptions = {}) {
+      const bearer = token();
+      if (bearer === undefined) {
+        onUnauthorized('Sign in to continue.');
+        throw new ApiError(401, 'UNAUTHENTICATED', 'Not signed in');
+      }
+      const headers: Record<string, string> = { authorization: `Bearer ${bearer}` };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+      let res: Response;
+      try {
+        res = await fetch(new URL(path.replace(/^\//, ''), base), {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+      } catch {
+        throw new ApiError(
+          0,
+          'NETWORK_ERROR',
+          'The API could not be reached. Check the connection and try again.',
+        );
+      }
+      if (res.status === 204) return undefined as T;
+      const json = (await res.json().catch(() => undefined)) as unknown;
+      if (res.ok) return json as T;
+      const error = (json as ErrorBody | undefined)?.error;
+      if (res.status === 401) onUnauthorized('Your session has ended. Sign in again.');
+      const retryAfter = Number(res.headers.get('retry-after'));
+      throw new ApiError(
+        res.status,
+        error?.code ?? `HTTP_${res.status}`,
+        error?.message ?? `The API answered ${res.status}`,
+        error?.details ?? [],
+        error?.job_id,
+        Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+      );
+    },
+  };
+};
+
+/** A render's Idempotency-Key from its body: an unchanged preview is replayed, not rendered or counted again. */
+export const idempotencyKeyFor = async (body: unknown): Promise<string> => {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(JSON.stringify(body)));
+  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `dashboard-preview-${hex}`;
+};
+
+/** Downloads a finished job's PDF (a presigned link, no credentials) as a blob to show in the page. */
+export const fetchPdf = async (downloadUrl: string): Promise<Blob> => {
+  const res = await fetch(downloadUrl);
+  if (!res.ok)
+    throw new ApiError(res.status, 'PDF_DOWNLOAD_FAILED', `The PDF could not be downloaded (${res.status})`);
+  return new Blob([await res.arrayBuffer()], { type: 'application/pdf' });
+};

@@ -1,0 +1,135 @@
+/** The page shell: sign-in screen or the signed-in layout (navigation, account, the current page). */
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { DashboardConfig } from '../config.js';
+import { createApiClient } from './api.js';
+import { Dashboard } from './context.js';
+import { JobsPage } from './pages/jobs.js';
+import { KeysPage } from './pages/keys.js';
+import { TemplateEditorPage } from './pages/template-editor.js';
+import { TemplatesPage } from './pages/templates.js';
+import { UsagePage } from './pages/usage.js';
+import { href, parseRoute, type Route } from './routes.js';
+import type { Session } from './session.js';
+
+const NAV: readonly { readonly label: string; readonly href: string; readonly pages: Route['page'][] }[] = [
+  { label: 'API keys', href: href.keys, pages: ['keys'] },
+  { label: 'Templates', href: href.templates, pages: ['templates', 'template'] },
+  { label: 'Jobs', href: href.jobs, pages: ['jobs'] },
+  { label: 'Usage', href: href.usage, pages: ['usage'] },
+];
+
+const useRoute = (): Route => {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const onChange = () => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', onChange);
+    return () => removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+};
+
+const SignIn = ({
+  config,
+  session,
+  notice,
+}: {
+  config: DashboardConfig;
+  session: Session;
+  notice?: string;
+}) => {
+  const [busy, setBusy] = useState(false);
+  return (
+    <main class="sign-in" id="main">
+      <h1>PDF service dashboard</h1>
+      <p>Create API keys, write templates with a live PDF preview, and follow your renders and usage.</p>
+      {notice && (
+        <p class="notice" role="alert">
+          {notice}
+        </p>
+      )}
+      <button
+        type="button"
+        class="primary"
+        disabled={busy}
+        onClick={() => {
+          setBusy(true);
+          session.signIn(location.hash).catch(() => setBusy(false));
+        }}
+      >
+        {busy ? 'Opening sign-in…' : 'Sign in'}
+      </button>
+      {config.environment === 'local' && (
+        <p class="muted">
+          Running locally (<code>npm start</code>): sign in with any email address; each address is an account
+          of its own.
+        </p>
+      )}
+    </main>
+  );
+};
+
+const Page = ({ route }: { route: Route }) => {
+  switch (route.page) {
+    case 'keys':
+      return <KeysPage />;
+    case 'templates':
+      return <TemplatesPage />;
+    case 'template':
+      return <TemplateEditorPage key={route.id ?? 'new'} id={route.id} />;
+    case 'jobs':
+      return <JobsPage />;
+    case 'usage':
+      return <UsagePage />;
+  }
+};
+
+export const App = ({ config, session }: { config: DashboardConfig; session: Session }) => {
+  const [state, setState] = useState(session.state());
+  useEffect(() => session.subscribe(setState), [session]);
+  const route = useRoute();
+  const main = useRef<HTMLElement>(null);
+  const api = useMemo(
+    () =>
+      createApiClient(
+        config.apiUrl,
+        () => session.idToken(),
+        (message) => session.end(message),
+      ),
+    [config, session],
+  );
+  const user = state.user;
+  if (!user) return <SignIn config={config} session={session} notice={state.notice} />;
+  const email = typeof user.profile.email === 'string' ? user.profile.email : user.profile.sub;
+  return (
+    <Dashboard.Provider value={{ api, accountId: user.profile.sub }}>
+      <button type="button" class="skip-link" onClick={() => main.current?.focus()}>
+        Skip to content
+      </button>
+      <header class="top">
+        <p class="brand">PDF service</p>
+        <nav aria-label="Dashboard">
+          <ul>
+            {NAV.map((item) => (
+              <li key={item.href}>
+                <a href={item.href} aria-current={item.pages.includes(route.page) ? 'page' : undefined}>
+                  {item.label}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="account">
+          <span class="email" title={email}>
+            {email}
+          </span>
+          <button type="button" onClick={() => void session.signOut()}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" ref={main} tabIndex={-1}>
+        <Page route={route} />
+      </main>
+    </Dashboard.Provider>
+  );
+};

@@ -1,0 +1,138 @@
+/** Recent renders: status, size, pages, duration, errors, and a download with a freshly signed link. */
+import { useState } from 'preact/hooks';
+import type { Job } from '../api.js';
+import { describeError, ErrorMessage, Loading, PageHeading } from '../components.js';
+import { useDashboard } from '../context.js';
+import { formatBytes, formatDateTime, formatDuration } from '../format.js';
+import { href } from '../routes.js';
+import { usePages } from './paging.js';
+
+const STATUS_LABEL: Record<Job['status'], string> = {
+  pending: 'Pending',
+  rendering: 'Rendering',
+  completed: 'Completed',
+  failed: 'Failed',
+};
+
+const Download = ({ job }: { job: Job }) => {
+  const { api } = useDashboard();
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  if (job.status !== 'completed') return null;
+  // The list's links expire (15 minutes): ask for the job again for a fresh one, then follow it.
+  const download = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const fresh = await api.request<Job>(`v1/pdf/${encodeURIComponent(job.id)}`);
+      if (!fresh.download_url) throw new Error('The file is no longer kept (retention period).');
+      const a = document.createElement('a');
+      a.href = fresh.download_url;
+      a.download = `${job.id}.pdf`;
+      a.click();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      <button type="button" class="small" onClick={download} disabled={busy}>
+        Download<span class="visually-hidden"> PDF of {job.id}</span>
+      </button>
+      {error !== undefined && (
+        <span class="error" role="alert">
+          {describeError(error)}
+        </span>
+      )}
+    </>
+  );
+};
+
+export const JobsPage = () => {
+  const { api } = useDashboard();
+  const jobs = usePages<Job>((limit, offset) => api.request(`v1/pdf?limit=${limit}&offset=${offset}`));
+  return (
+    <>
+      <PageHeading>Jobs</PageHeading>
+      <p class="lead">Your renders, newest first, from the dashboard and from your API keys alike.</p>
+      <p>
+        <button type="button" onClick={jobs.reload} disabled={jobs.loading}>
+          Refresh
+        </button>
+      </p>
+      {jobs.loading && jobs.items.length === 0 && <Loading what="jobs" />}
+      <ErrorMessage error={jobs.error} />
+      {!jobs.loading && !jobs.error && jobs.items.length === 0 && <p class="muted">No renders yet.</p>}
+      {jobs.items.length > 0 && (
+        <div class="table-wrap">
+          <table class="jobs">
+            <caption class="visually-hidden">Jobs, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Created</th>
+                <th scope="col">Status</th>
+                <th scope="col">Source</th>
+                <th scope="col" class="num">
+                  Pages
+                </th>
+                <th scope="col" class="num">
+                  Size
+                </th>
+                <th scope="col" class="num">
+                  Duration
+                </th>
+                <th scope="col">Error</th>
+                <th scope="col">
+                  <span class="visually-hidden">Download</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {jobs.items.map((job) => (
+                <tr key={job.id} data-job-id={job.id}>
+                  <th scope="row">
+                    <span title={job.id}>{formatDateTime(job.created_at)}</span>
+                  </th>
+                  <td>
+                    <span class={`status ${job.status}`}>{STATUS_LABEL[job.status]}</span>
+                  </td>
+                  <td>
+                    {job.template_id ? (
+                      <a href={href.template(job.template_id)}>
+                        Template{job.template_version ? ` v${job.template_version}` : ''}
+                      </a>
+                    ) : (
+                      'Inline HTML'
+                    )}
+                  </td>
+                  <td class="num">{job.page_count ?? '—'}</td>
+                  <td class="num">{formatBytes(job.file_size_bytes)}</td>
+                  <td class="num">{formatDuration(job.render_duration_ms)}</td>
+                  <td>
+                    {job.error ? (
+                      <span class="error-text">
+                        <code>{job.error.code}</code> {job.error.message}
+                      </span>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
+                  <td>
+                    <Download job={job} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {jobs.more && (
+        <button type="button" onClick={jobs.loadMore} disabled={jobs.loading}>
+          Older jobs
+        </button>
+      )}
+    </>
+  );
+};

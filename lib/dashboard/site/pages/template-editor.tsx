@@ -1,0 +1,601 @@
+/**
+ * One template: edit it (CodeMirror, loaded on demand) with a live PDF preview beside it, its
+ * variables as JSON, visibility, versions and deletion. A public template of another account opens
+ * read-only and can still be previewed with your variables.
+ *
+ * The preview renders the editor's text (not the saved version) through POST /v1/pdf and shows the
+ * PDF it downloads. Every preview is a render and counts towards the quota, so previews wait for a
+ * pause in typing, never overlap, and carry an Idempotency-Key derived from their body: an unchanged
+ * preview (reopening a template, undoing an edit) is replayed by the API without rendering or counting.
+ */
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, fetchPdf, idempotencyKeyFor, type Job, type Template } from '../api.js';
+import { ConfirmDialog, describeError, ErrorMessage, Loading, PageHeading } from '../components.js';
+import { useDashboard } from '../context.js';
+import type { EditorDiagnostic, TemplateEditor } from '../editor.js';
+import { formatBytes, formatDateTime, formatDuration } from '../format.js';
+import { href } from '../routes.js';
+
+const STARTER_HTML = `<style>
+  body { font-family: sans-serif; }
+  h1 { color: #1f4e8c; }
+</style>
+<h1>Invoice {{ number }}</h1>
+<p>Bill to: {{ customer }}</p>
+<ul>
+{% for line in lines %}
+  <li>{{ line.item }}: {{ "%.2f"|format(line.price) }}</li>
+{% endfor %}
+</ul>
+`;
+const STARTER_VARIABLES = {
+  number: '2026-0001',
+  customer: 'Ada Lovelace',
+  lines: [{ item: 'Pens', price: 3.5 }],
+};
+/** A pause in typing this long renders the preview. */
+const PREVIEW_DELAY_MS = 1200;
+
+/** Variables text typed for a template, kept while the page lives (across save and reopen). */
+const variablesDrafts = new Map<string, string>();
+
+const prettyJson = (value: unknown) => JSON.stringify(value, null, 2);
+
+/** `{"name": "name", …}` for the names the template reads, keeping values already given. */
+const variablesFor = (names: readonly string[], current?: string): string => {
+  let given: Record<string, unknown> = {};
+  try {
+    const parsed = current ? (JSON.parse(current) as unknown) : {};
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+      given = parsed as Record<string, unknown>;
+  } catch {
+    return current ?? '{}';
+  }
+  const merged = { ...given };
+  for (const name of names) if (!(name in merged)) merged[name] = name;
+  return prettyJson(merged);
+};
+
+type Variables = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+
+const parseVariables = (text: string): Variables => {
+  try {
+    const value = JSON.parse(text.trim() === '' ? '{}' : text) as unknown;
+    if (!value || typeof value !== 'object' || Array.isArray(value)) {
+      return { ok: false, message: 'Variables must be a JSON object, e.g. {"name": "Ada"}.' };
+    }
+    return { ok: true, value: value as Record<string, unknown> };
+  } catch (e) {
+    return { ok: false, message: `Variables are not valid JSON: ${(e as Error).message}` };
+  }
+};
+
+/** The editor error a failed save or render points at: its line, when the API names one. */
+const diagnosticOf = (error: unknown): EditorDiagnostic | undefined =>
+  error instanceof ApiError && error.code === 'INVALID_HTML_TEMPLATE'
+    ? { line: error.line, message: error.message }
+    : undefined;
+
+interface CodeEditorProps {
+  readonly initial: string;
+  /** The visible label's id (for the fallback text area) and its text (the editor's name). */
+  readonly labelId: string;
+  readonly label: string;
+  /** Receives a way to focus the editor (the visible label focuses it when clicked). */
+  readonly focusRef: { current: (() => void) | undefined };
+  readonly readOnly: boolean;
+  readonly variables: readonly string[];
+  readonly diagnostic: EditorDiagnostic | undefined;
+  readonly onChange: (value: string) => void;
+}
+
+/** CodeMirror, imported when the first editor opens; a plain text area if it cannot load. */
+const CodeEditor = ({
+  initial,
+  labelId,
+  label,
+  focusRef,
+  readOnly,
+  variables,
+  diagnostic,
+  onChange,
+}: CodeEditorProps) => {
+  const host = useRef<HTMLDivElement>(null);
+  const editor = useRef<TemplateEditor | undefined>(undefined);
+  const [state, setState] = useState<'loading' | 'ready' | 'failed'>('loading');
+  useEffect(() => {
+    let live = true;
+    import('../editor.js').then(
+      ({ createTemplateEditor }) => {
+        if (!live || !host.current) return;
+        editor.current = createTemplateEditor({
+          host: host.current,
+          doc: initial,
+          label,
+          readOnly,
+          variables,
+          onChange,
+        });
+        focusRef.current = () => editor.current?.focus();
+        setState('ready');
+      },
+      () => live && setState('failed'),
+    );
+    return () => {
+      live = false;
+      focusRef.current = undefined;
+      editor.current?.destroy();
+      editor.current = undefined;
+    };
+  }, []);
+  useEffect(() => editor.current?.showDiagnostic(diagnostic), [diagnostic, state]);
+  if (state === 'failed') {
+    return (
+      <textarea
+        class="code-fallback mono"
+        aria-labelledby={labelId}
+        readOnly={readOnly}
+        spellcheck={false}
+        rows={18}
+        value={initial}
+        onInput={(e) => onChange(e.currentTarget.value)}
+      />
+    );
+  }
+  return (
+    <div class="code-editor">
+      {state === 'loading' && <p class="muted">Loading the editor…</p>}
+      <div ref={host} />
+    </div>
+  );
+};
+
+interface PreviewState {
+  readonly status: 'idle' | 'rendering' | 'ready' | 'failed';
+  readonly url?: string;
+  readonly job?: Job;
+  readonly error?: unknown;
+  /** What was rendered: the editor's text, or a saved version. */
+  readonly source?: string;
+}
+
+type RenderSource =
+  | { readonly kind: 'draft'; readonly html: string }
+  | { readonly kind: 'saved'; readonly templateId: string; readonly version: number };
+
+const usePreview = () => {
+  const { api } = useDashboard();
+  const [preview, setPreview] = useState<PreviewState>({ status: 'idle' });
+  const busy = useRef(false);
+  const queued = useRef<(() => Promise<void>) | undefined>(undefined);
+  useEffect(() => () => void (preview.url && URL.revokeObjectURL(preview.url)), [preview.url]);
+
+  const run = useCallback(
+    async (source: RenderSource, variables: Record<string, unknown>) => {
+      const body =
+        source.kind === 'draft'
+          ? { html: source.html, variables }
+          : { template_id: source.templateId, template_version: source.version, variables };
+      setPreview((p) => ({ ...p, status: 'rendering', error: undefined }));
+      try {
+        const job = await api.request<Job>('v1/pdf', {
+          method: 'POST',
+          body,
+          idempotencyKey: await idempotencyKeyFor(body),
+        });
+        if (!job.download_url) throw new Error('The render finished without a file.');
+        const url = URL.createObjectURL(await fetchPdf(job.download_url));
+        setPreview({
+          status: 'ready',
+          url,
+          job,
+          source: source.kind === 'draft' ? 'the editor’s text' : `saved version ${source.version}`,
+        });
+      } catch (error) {
+        setPreview((p) => ({ ...p, status: 'failed', error }));
+      }
+    },
+    [api],
+  );
+
+  /** Renders now, or right after the render in progress (only the latest request waits). */
+  const render = useCallback(
+    (source: RenderSource, variables: Record<string, unknown>) => {
+      const task = async () => {
+        busy.current = true;
+        try {
+          await run(source, variables);
+        } finally {
+          busy.current = false;
+          const next = queued.current;
+          queued.current = undefined;
+          if (next) void next();
+        }
+      };
+      if (busy.current) queued.current = task;
+      else void task();
+    },
+    [run],
+  );
+  return { preview, render };
+};
+
+const PreviewPane = ({
+  preview,
+  auto,
+  onAuto,
+  onRender,
+  name,
+  canRenderDraft,
+}: {
+  preview: PreviewState;
+  auto: boolean;
+  onAuto: (on: boolean) => void;
+  onRender: () => void;
+  name: string;
+  canRenderDraft: boolean;
+}) => {
+  const job = preview.job;
+  const pages = job?.page_count ?? 0;
+  return (
+    <section class="preview-pane" aria-labelledby="preview-title">
+      <h2 id="preview-title">Preview</h2>
+      <div class="preview-controls">
+        <label class="check">
+          <input type="checkbox" checked={auto} onChange={(e) => onAuto(e.currentTarget.checked)} />
+          Update the preview as I type
+        </label>
+        <button type="button" onClick={onRender} disabled={!canRenderDraft || preview.status === 'rendering'}>
+          Render preview
+        </button>
+      </div>
+      <p class="hint">
+        Each preview is a render and counts towards your monthly quota; an unchanged preview is replayed and
+        not counted.
+      </p>
+      <p role="status" class="preview-status">
+        {preview.status === 'rendering'
+          ? 'Rendering…'
+          : preview.status === 'ready' && job
+            ? `Showing ${preview.source}: ${pages} ${pages === 1 ? 'page' : 'pages'}, ${formatBytes(job.file_size_bytes)}, rendered in ${formatDuration(job.render_duration_ms)}.`
+            : ''}
+      </p>
+      {preview.status === 'failed' && (
+        <p class="error" role="alert">
+          Preview failed: {describeError(preview.error)}
+        </p>
+      )}
+      {preview.url ? (
+        <>
+          <iframe class="pdf-frame" title="PDF preview" src={preview.url} />
+          <a href={preview.url} download={`${name.trim() || 'preview'}.pdf`}>
+            Download this PDF
+          </a>
+        </>
+      ) : (
+        <div class="pdf-frame placeholder">
+          <p>The PDF appears here.</p>
+        </div>
+      )}
+    </section>
+  );
+};
+
+const VersionsAndSharing = ({
+  template,
+  onChange,
+  onRenderVersion,
+  onDelete,
+}: {
+  template: Template;
+  onChange: (t: Template) => void;
+  onRenderVersion: (version: number) => void;
+  onDelete: () => void;
+}) => {
+  const { api } = useDashboard();
+  const [version, setVersion] = useState(template.version);
+  const [visibilityError, setVisibilityError] = useState<unknown>(undefined);
+  const [visibilityBusy, setVisibilityBusy] = useState(false);
+  useEffect(() => setVersion(template.version), [template.version]);
+  const setPublic = async (isPublic: boolean) => {
+    setVisibilityBusy(true);
+    setVisibilityError(undefined);
+    try {
+      onChange(
+        await api.request<Template>(`v1/templates/${encodeURIComponent(template.id)}/visibility`, {
+          method: 'PATCH',
+          body: { is_public: isPublic },
+        }),
+      );
+    } catch (e) {
+      setVisibilityError(e);
+    } finally {
+      setVisibilityBusy(false);
+    }
+  };
+  return (
+    <section class="panel" aria-labelledby="sharing-title">
+      <h2 id="sharing-title">Sharing and versions</h2>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={template.is_public}
+          disabled={visibilityBusy}
+          onChange={(e) => void setPublic(e.currentTarget.checked)}
+        />
+        Public: every account can read and render this template
+      </label>
+      <ErrorMessage error={visibilityError} />
+      <p>
+        Version {template.version}, saved {formatDateTime(template.updated_at)}. Every saved change of the
+        HTML makes a new version; earlier versions stay renderable with <code>template_version</code>.
+      </p>
+      {template.version > 1 && (
+        <div class="inline-form">
+          <div class="field">
+            <label for="tpl-version">Saved version</label>
+            <select
+              id="tpl-version"
+              value={version}
+              onChange={(e) => setVersion(Number(e.currentTarget.value))}
+            >
+              {Array.from({ length: template.version }, (_, i) => template.version - i).map((v) => (
+                <option key={v} value={v}>
+                  Version {v}
+                  {v === template.version ? ' (latest)' : ''}
+                </option>
+              ))}
+            </select>
+          </div>
+          <button type="button" onClick={() => onRenderVersion(version)}>
+            Preview this version
+          </button>
+        </div>
+      )}
+      <p>
+        <button type="button" class="danger" onClick={onDelete}>
+          Delete template
+        </button>
+      </p>
+    </section>
+  );
+};
+
+export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
+  const { api, accountId } = useDashboard();
+  const [template, setTemplate] = useState<Template | undefined>(undefined);
+  const [loadError, setLoadError] = useState<unknown>(undefined);
+  const [loaded, setLoaded] = useState(id === undefined);
+  const [name, setName] = useState('');
+  const html = useRef(id === undefined ? STARTER_HTML : '');
+  const [htmlVersion, setHtmlVersion] = useState(0);
+  const [variablesText, setVariablesText] = useState(id === undefined ? prettyJson(STARTER_VARIABLES) : '{}');
+  const [saving, setSaving] = useState(false);
+  const [saveError, setSaveError] = useState<unknown>(undefined);
+  const [saved, setSaved] = useState<string | undefined>(undefined);
+  const [deleting, setDeleting] = useState(false);
+  const [auto, setAuto] = useState(true);
+  const { preview, render } = usePreview();
+  const focusEditor = useRef<(() => void) | undefined>(undefined);
+
+  useEffect(() => {
+    if (id === undefined) return;
+    api.request<Template>(`v1/templates/${encodeURIComponent(id)}`).then(
+      (t) => {
+        setTemplate(t);
+        setName(t.name);
+        html.current = t.html;
+        setVariablesText(variablesFor(t.variables, variablesDrafts.get(t.id)));
+        setLoaded(true);
+      },
+      (e: unknown) => {
+        setLoadError(e);
+        setLoaded(true);
+      },
+    );
+  }, [api, id]);
+
+  const readOnly = template !== undefined && template.owner_user_id !== accountId;
+  const variables = parseVariables(variablesText);
+  const dirty = template ? name !== template.name || html.current !== template.html : true;
+
+  const renderDraft = useCallback(() => {
+    const v = parseVariables(variablesText);
+    if (!v.ok || html.current.trim() === '') return;
+    // Another account's template renders by id, as its users' requests do.
+    if (readOnly && template)
+      render({ kind: 'saved', templateId: template.id, version: template.version }, v.value);
+    else render({ kind: 'draft', html: html.current }, v.value);
+  }, [variablesText, readOnly, template, render]);
+
+  // The live preview: a pause in typing (or opening the page) renders.
+  useEffect(() => {
+    if (!auto || !loaded || loadError) return;
+    const timer = setTimeout(renderDraft, PREVIEW_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [auto, loaded, loadError, htmlVersion, variablesText, renderDraft]);
+
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setSaveError(undefined);
+    setSaved(undefined);
+    if (template && !dirty) {
+      setSaved('No changes to save.');
+      return;
+    }
+    setSaving(true);
+    try {
+      if (!template) {
+        const created = await api.request<Template>('v1/templates', {
+          method: 'POST',
+          body: { name, html: html.current },
+        });
+        variablesDrafts.set(created.id, variablesText);
+        location.hash = href.template(created.id);
+        return;
+      }
+      const body: { name?: string; html?: string } = {};
+      if (name !== template.name) body.name = name;
+      if (html.current !== template.html) body.html = html.current;
+      const updated = await api.request<Template>(`v1/templates/${encodeURIComponent(template.id)}`, {
+        method: 'PATCH',
+        body,
+      });
+      setTemplate(updated);
+      setName(updated.name);
+      setVariablesText((text) => variablesFor(updated.variables, text));
+      setSaved(`Saved: version ${updated.version}.`);
+    } catch (err) {
+      setSaveError(err);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  if (!loaded) return <Loading what="the template" />;
+  if (loadError) {
+    return (
+      <>
+        <PageHeading>Template</PageHeading>
+        <ErrorMessage error={loadError} />
+        <p>
+          <a href={href.templates}>Back to templates</a>
+        </p>
+      </>
+    );
+  }
+
+  const variablesError = variables.ok ? undefined : variables.message;
+  const nameError =
+    saveError instanceof ApiError && saveError.code === 'INVALID_TEMPLATE_NAME' ? saveError : undefined;
+  const diagnostic =
+    diagnosticOf(saveError) ?? (preview.status === 'failed' ? diagnosticOf(preview.error) : undefined);
+  const title = !template ? 'New template' : readOnly ? template.name : `Edit “${template.name}”`;
+
+  return (
+    <>
+      <PageHeading>{title}</PageHeading>
+      <p>
+        <a href={href.templates}>← All templates</a>
+        {readOnly && <span class="badge">Public template of another account: read-only</span>}
+      </p>
+      <div class="editor-layout">
+        <div class="editor-pane">
+          <form onSubmit={save} aria-label="Template">
+            {!readOnly && (
+              <div class="field">
+                <label for="tpl-name">Name</label>
+                <input
+                  id="tpl-name"
+                  required
+                  maxLength={200}
+                  value={name}
+                  onInput={(e) => setName(e.currentTarget.value)}
+                  aria-invalid={nameError ? true : undefined}
+                  aria-describedby={nameError ? 'tpl-name-error' : undefined}
+                />
+                <ErrorMessage error={nameError} id="tpl-name-error" />
+              </div>
+            )}
+            <div class="field">
+              {/* biome-ignore lint/a11y/noStaticElementInteractions: a label for the editor, as <label> is for inputs; the editor itself is reachable with Tab */}
+              {/* biome-ignore lint/a11y/useKeyWithClickEvents: the editor itself is reachable with Tab */}
+              <span class="label" id="tpl-html-label" onClick={() => focusEditor.current?.()}>
+                HTML (Jinja2)
+              </span>
+              <CodeEditor
+                initial={html.current}
+                labelId="tpl-html-label"
+                label="HTML (Jinja2)"
+                focusRef={focusEditor}
+                readOnly={readOnly}
+                variables={template?.variables ?? Object.keys(STARTER_VARIABLES)}
+                diagnostic={diagnostic}
+                onChange={(value) => {
+                  html.current = value;
+                  setHtmlVersion((v) => v + 1);
+                }}
+              />
+            </div>
+            <div class="field">
+              <label for="tpl-variables">Variables (JSON)</label>
+              <textarea
+                id="tpl-variables"
+                class="mono"
+                rows={8}
+                spellcheck={false}
+                value={variablesText}
+                onInput={(e) => {
+                  setVariablesText(e.currentTarget.value);
+                  if (template) variablesDrafts.set(template.id, e.currentTarget.value);
+                }}
+                aria-invalid={variablesError ? true : undefined}
+                aria-describedby={variablesError ? 'tpl-variables-error' : 'tpl-variables-hint'}
+              />
+              {variablesError ? (
+                <p class="error" id="tpl-variables-error">
+                  {variablesError}
+                </p>
+              ) : (
+                <p class="hint" id="tpl-variables-hint">
+                  Sent as <code>variables</code> with each preview; not saved with the template.
+                </p>
+              )}
+            </div>
+            {!readOnly && (
+              <div class="actions">
+                <button type="submit" class="primary" disabled={saving}>
+                  {saving ? 'Saving…' : template ? 'Save' : 'Create template'}
+                </button>
+                <span role="status" class="muted">
+                  {saved ?? (template && dirty ? 'Unsaved changes' : '')}
+                </span>
+              </div>
+            )}
+            {!nameError && saveError !== undefined && (
+              <p class="error" role="alert">
+                Not saved: {describeError(saveError)}
+              </p>
+            )}
+          </form>
+          {template && !readOnly && (
+            <VersionsAndSharing
+              template={template}
+              onChange={setTemplate}
+              onDelete={() => setDeleting(true)}
+              onRenderVersion={(version) => {
+                if (variables.ok)
+                  render({ kind: 'saved', templateId: template.id, version }, variables.value);
+              }}
+            />
+          )}
+        </div>
+        <PreviewPane
+          preview={preview}
+          auto={auto}
+          onAuto={setAuto}
+          onRender={renderDraft}
+          name={name}
+          canRenderDraft={variables.ok}
+        />
+      </div>
+      {deleting && template && (
+        <ConfirmDialog
+          title={`Delete “${template.name}”?`}
+          confirm="Delete template"
+          onClose={() => setDeleting(false)}
+          onConfirm={async () => {
+            await api.request(`v1/templates/${encodeURIComponent(template.id)}`, { method: 'DELETE' });
+            variablesDrafts.delete(template.id);
+            location.hash = href.templates;
+          }}
+        >
+          <p>
+            All {template.version} {template.version === 1 ? 'version' : 'versions'} go, and requests that
+            name this template fail from now on. PDFs already rendered from it stay. This cannot be undone.
+          </p>
+        </ConfirmDialog>
+      )}
+    </>
+  );
+};

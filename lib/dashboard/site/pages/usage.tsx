@@ -1,0 +1,77 @@
+/** This month's usage: plan, quota used and left, the rate limit, PDF bytes and render time. */
+import type { Account, Usage } from '../api.js';
+import { ErrorMessage, Loading, PageHeading, useAsync } from '../components.js';
+import { useDashboard } from '../context.js';
+import { formatBytes, formatDate, formatDateTime, formatDuration, formatNumber } from '../format.js';
+
+export const UsagePage = () => {
+  const { api } = useDashboard();
+  const data = useAsync(
+    () => Promise.all([api.request<Usage>('v1/usage'), api.request<Account>('v1/me')]),
+    [api],
+  );
+  const [usage, account] = data.data ?? [];
+  return (
+    <>
+      <PageHeading>Usage</PageHeading>
+      <p>
+        <button type="button" onClick={data.reload} disabled={data.loading}>
+          Refresh
+        </button>
+      </p>
+      {data.loading && !usage && <Loading what="usage" />}
+      <ErrorMessage error={data.error} />
+      {usage && account && (
+        <>
+          <section class="panel" aria-labelledby="quota-title">
+            <h2 id="quota-title">Renders this month</h2>
+            <label for="quota-meter">
+              {formatNumber(usage.renders_used)} of {formatNumber(usage.renders_limit)} renders used,{' '}
+              {formatNumber(usage.renders_remaining)} left
+            </label>
+            <meter
+              id="quota-meter"
+              min={0}
+              max={Math.max(usage.renders_limit, 1)}
+              value={usage.renders_used}
+              low={usage.renders_limit * 0.75}
+              high={usage.renders_limit * 0.9}
+              optimum={0}
+            />
+            <p class="muted">
+              Period {formatDate(usage.period_start)} to {formatDate(usage.period_end)} (UTC calendar month);
+              the quota counts completed renders, and renders in progress.
+            </p>
+          </section>
+          <dl class="facts">
+            <div>
+              <dt>Plan</dt>
+              <dd data-field="plan">{usage.plan}</dd>
+            </div>
+            <div>
+              <dt>Rate limit</dt>
+              <dd data-field="rate-limit">
+                {formatNumber(usage.rate_limit.limit)} renders per {usage.rate_limit.window_seconds} s,{' '}
+                {formatNumber(usage.rate_limit.remaining)} left in this window
+              </dd>
+            </div>
+            <div>
+              <dt>PDF bytes this month</dt>
+              <dd data-field="pdf-bytes">{formatBytes(usage.pdf_bytes)}</dd>
+            </div>
+            <div>
+              <dt>Render time this month</dt>
+              <dd data-field="render-time">{formatDuration(usage.render_ms)}</dd>
+            </div>
+            <div>
+              <dt>Account</dt>
+              <dd>
+                {account.email ?? account.id}, since {formatDateTime(account.created_at)}
+              </dd>
+            </div>
+          </dl>
+        </>
+      )}
+    </>
+  );
+};

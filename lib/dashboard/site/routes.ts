@@ -1,0 +1,34 @@
+/**
+ * Pages are addressed by the URL's fragment (`#/keys`, `#/templates/tpl_…`): the site is static
+ * files, served from any path (`/` in the cloud, `/dashboard/` locally), with no server-side routes.
+ */
+export type Route =
+  | { readonly page: 'keys' }
+  | { readonly page: 'templates' }
+  | { readonly page: 'template'; readonly id: string | undefined }
+  | { readonly page: 'jobs' }
+  | { readonly page: 'usage' };
+
+export const parseRoute = (hash: string): Route => {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  switch (parts[0]) {
+    case 'templates':
+      if (parts[1] === 'new') return { page: 'template', id: undefined };
+      return parts[1] ? { page: 'template', id: parts[1] } : { page: 'templates' };
+    case 'jobs':
+      return { page: 'jobs' };
+    case 'usage':
+      return { page: 'usage' };
+    default:
+      return { page: 'keys' };
+  }
+};
+
+export const href = {
+  keys: '#/keys',
+  templates: '#/templates',
+  newTemplate: '#/templates/new',
+  template: (id: string) => `#/templates/${encodeURIComponent(id)}`,
+  jobs: '#/jobs',
+  usage: '#/usage',
+} as const;
