@@ -38,6 +38,7 @@ const main = async (): Promise<void> => {
   process.stdout.write(
     `PDF service listening on ${stack.baseUrl} (data in ${stack.dataDir}, started in ${Math.round(performance.now() - started)} ms)\n`,
   );
+  process.stdout.write(`Dashboard: ${stack.dashboardUrl} (local sign-in: any email address)\n`);
   process.stdout.write(
     `Try: TOKEN=$(${dataDirPrefix}npm run --silent token -- --sub user-1 --email user-1@example.com) && ` +
       `curl -sS -X POST ${stack.baseUrl}/v1/pdf -H "Authorization: Bearer $TOKEN" ` +

@@ -323,6 +323,12 @@ export interface LocalHttpServerOptions {
   readonly ready?: Promise<unknown>;
   /** CORS as API Gateway's `corsPreflight` answers it. @default none: no CORS headers, OPTIONS is a 405 */
   readonly cors?: CorsPolicy;
+  /**
+   * Pages outside the API that only the local server has (the dashboard and its local sign-in,
+   * lib/local/dashboard.ts): asked first, it answers and returns true for its own paths.
+   * @default none
+   */
+  readonly localPages?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /**
@@ -393,6 +399,7 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    if (options.localPages?.(req, res)) return;
     const started = performance.now();
     const requestId = newApiGatewayRequestId();
     answer(req, requestId)

@@ -23,6 +23,12 @@ import { apiResources, FALLBACK_RESOURCE } from '../../functions/routes.js';
 import { corsPolicy } from '../cors.js';
 import { localFontconfigFile } from '../layer-fonts.js';
 import {
+  createLocalDashboard,
+  LOCAL_DASHBOARD_CLIENT_ID,
+  LOCAL_DASHBOARD_PATH,
+  type LocalDashboardParts,
+} from './dashboard.js';
+import {
   closeServer,
   createLocalHttpServer,
   type HandlerLoader,
@@ -79,6 +85,15 @@ const writeRunningStack = (dataDir: string, stack: Omit<RunningStack, 'pid'>): P
     mode: 0o600,
   });
 
+/** s3rver's bucket CORS: GET from the dashboard's origins (the cloud's PDF bucket has the same rule). */
+const pdfBucketCors = (origins: readonly string[]): string =>
+  `<CORSConfiguration>${origins
+    .map(
+      (o) =>
+        `<CORSRule><AllowedOrigin>${o}</AllowedOrigin><AllowedMethod>GET</AllowedMethod><MaxAgeSeconds>600</MaxAgeSeconds></CORSRule>`,
+    )
+    .join('')}</CORSConfiguration>`;
+
 export const LOCAL_TABLE_NAME = 'pdf-service-local';
 export const LOCAL_BUCKET_NAME = 'pdf-service-local';
 /**
@@ -105,11 +120,15 @@ export interface LocalStackOptions {
   readonly renderer?: Renderer;
   /** Origins browsers may call the API from (CORS, as the cloud's corsAllowedOrigins). @default none */
   readonly corsAllowedOrigins?: readonly string[];
+  /** Tests only: the lifetime of the dashboard's local sign-in tokens. @default 3600 s */
+  readonly dashboardSessionTtlSeconds?: number;
 }
 
 export interface LocalStack {
   /** e.g. `http://127.0.0.1:3000`, no trailing slash. */
   readonly baseUrl: string;
+  /** The dashboard, served beside the API with its local sign-in: `<baseUrl>/dashboard/`. */
+  readonly dashboardUrl: string;
   readonly s3Endpoint: string;
   readonly dynamoDbEndpoint: string;
   readonly dataDir: string;
@@ -254,11 +273,19 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   // Set once the handlers can be made (the emulators' endpoints are known); requests wait for `ready`.
   let loadHandler: HandlerLoader = () => Promise.reject(new Error('the local stack is not ready'));
   const cors = corsPolicy(options.corsAllowedOrigins ?? []);
+  let dashboardParts: (parts: LocalDashboardParts) => void = () => {};
+  const localPages = createLocalDashboard({
+    parts: new Promise((res) => {
+      dashboardParts = res;
+    }),
+    sessionTtlSeconds: options.dashboardSessionTtlSeconds,
+  });
   const api = createLocalHttpServer({
     quiet: options.quiet,
     ready,
     loadHandler: (r) => loadHandler(r),
     ...(cors ? { cors } : {}),
+    localPages,
   });
   try {
     const apiPort = (await listen(api, options.port ?? 0, host)).port;
@@ -297,11 +324,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const dynamoDbPort = (await listen(dynamo, 0, '127.0.0.1')).port;
     cleanups.push(() => closeServer(dynamo, 1000));
 
+    // The dashboard's preview downloads PDFs from the page (a cross-origin GET), as in the cloud.
+    const dashboardOrigins = [`http://${host}:${apiPort}`, `http://localhost:${apiPort}`];
     const s3 = new S3rver({
       silent: true,
       directory: join(dataDir, 's3'),
       vhostBuckets: false,
-      configureBuckets: [{ name: LOCAL_BUCKET_NAME }],
+      configureBuckets: [{ name: LOCAL_BUCKET_NAME, configs: [pdfBucketCors(dashboardOrigins)] }],
     });
     await s3.configureBuckets();
     const s3Server = createServer(s3.callback());
@@ -335,7 +364,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       DYNAMODB_ENDPOINT: dynamoDbEndpoint,
       S3_ENDPOINT: s3Endpoint,
       COGNITO_USER_POOL_ID: LOCAL_USER_POOL_ID,
-      COGNITO_CLIENT_ID: LOCAL_CLIENT_ID,
+      COGNITO_CLIENT_ID: `${LOCAL_CLIENT_ID},${LOCAL_DASHBOARD_CLIENT_ID}`,
       LOCAL_JWKS_FILE: issuer.jwksFile,
       API_KEY_SECRET: await loadOrCreateApiKeySecret(dataDir),
     };
@@ -348,9 +377,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     // Make every handler now, as Lambda runs a function's init before its first request.
     await Promise.all([...apiResources(), FALLBACK_RESOURCE].map((resource) => loadHandler(resource)));
 
+    dashboardParts({ issuer, s3Endpoint });
     markReady();
     const stack: LocalStack = {
       baseUrl: `http://${host}:${apiPort}`,
+      dashboardUrl: `http://${host}:${apiPort}${LOCAL_DASHBOARD_PATH}`,
       s3Endpoint,
       dynamoDbEndpoint,
       dataDir,

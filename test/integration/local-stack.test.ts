@@ -102,7 +102,8 @@ describe('local stack', () => {
       DYNAMODB_ENDPOINT: stack.dynamoDbEndpoint,
       S3_ENDPOINT: stack.s3Endpoint,
       COGNITO_USER_POOL_ID: LOCAL_USER_POOL_ID,
-      COGNITO_CLIENT_ID: LOCAL_CLIENT_ID,
+      // The token command's client and the dashboard's local sign-in (lib/local/dashboard.ts).
+      COGNITO_CLIENT_ID: `${LOCAL_CLIENT_ID},local-dashboard`,
       LOCAL_JWKS_FILE: stack.jwksFile,
     });
     for (const name of ['TABLE_NAME', 'BUCKET_NAME', 'DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'LOCAL_JWKS_FILE']) {
@@ -178,7 +179,10 @@ describe('local stack', () => {
   it('bin/token.ts creates the key pair when the server never ran', async () => {
     const fresh = await createTempDataDir();
     try {
-      const { code, stdout, stderr } = await runTokenCommand(['--sub', 'x', '--email', 'x@example.com'], fresh);
+      const { code, stdout, stderr } = await runTokenCommand(
+        ['--sub', 'x', '--email', 'x@example.com'],
+        fresh,
+      );
       expect(code).toBe(0);
       // Not silently: a server on another DATA_DIR would refuse this token.
       expect(stderr).toMatch(/no local stack is running on DATA_DIR/);

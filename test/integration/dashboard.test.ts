@@ -1,0 +1,664 @@
+/**
+ * The dashboard end to end, in a real browser (the project's Chromium) against the local stack:
+ * sign-in through the local stand-in for Cognito (authorization code with PKCE), an API key made,
+ * copied, used from here and revoked, a template written in the editor with its PDF previewed
+ * (the bytes the page downloaded are read back), saved, broken (the error at its line), versioned,
+ * made public and rendered by another account, jobs, usage, the session renewed, ended by a 401 and
+ * signed out. Then the same pages at phone width, one flow with the keyboard alone, an accessible
+ * name on every control, and no console error, uncaught exception or failed request anywhere.
+ *
+ * Screenshots of each page go to test/artifacts/dashboard/ (ignored by git).
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page, SerializedAXNode } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localSubFor } from '../../lib/local/dashboard.js';
+import { launchTestBrowser, type PageProblem, watchPage } from '../helpers/browser.js';
+import { putAccountOnPlan, useLocalStack } from '../helpers/local-stack.js';
+import { readPdf } from '../helpers/pdf.js';
+
+/*
+ * Browser globals, for the functions this file runs in the page (page.evaluate and the like): typed
+ * loosely here instead of adding the DOM library to the whole program, whose code runs in Node.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see above
+type Dom = any;
+declare const document: Dom;
+declare const location: Dom;
+declare const window: Dom;
+declare const sessionStorage: Dom;
+declare const localStorage: Dom;
+declare const navigator: Dom;
+declare const getComputedStyle: Dom;
+declare const DataTransfer: Dom;
+declare const ClipboardEvent: Dom;
+type Element = Dom;
+type HTMLElement = Dom;
+type HTMLButtonElement = Dom;
+type HTMLIFrameElement = Dom;
+type HTMLInputElement = Dom;
+type HTMLMeterElement = Dom;
+type ShadowRoot = Dom;
+
+const ARTIFACTS = fileURLToPath(new URL('../artifacts/dashboard/', import.meta.url));
+/** Short enough that the page renews the session (a minute before expiry) while the test runs. */
+const SESSION_TTL_SECONDS = 70;
+const ADA = 'ada@example.com';
+const BOB = 'bob@example.com';
+
+const local = useLocalStack({ dashboardSessionTtlSeconds: SESSION_TTL_SECONDS });
+
+let browser: Browser;
+let page: Page;
+let bobContext: BrowserContext;
+const problems: PageProblem[] = [];
+/** PDFs the pages downloaded from storage (the preview), newest last. */
+const downloadedPdfs: { page: string; bytes: Buffer }[] = [];
+/** Token endpoint requests (form bodies) the dashboard made. */
+const tokenRequests: string[] = [];
+/** Answers to POST /v1/pdf the page got: status and whether the API replayed it. */
+const renders: { status: number; replayed: boolean }[] = [];
+
+const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+
+const observe = (p: Page, name: string) => {
+  watchPage(p, name, problems);
+  p.on('response', (r) => {
+    const url = r.url();
+    if (url.startsWith(local.stack.s3Endpoint) && r.request().method() === 'GET' && r.ok()) {
+      r.buffer().then(
+        (bytes) => downloadedPdfs.push({ page: name, bytes }),
+        () => {},
+      );
+    }
+    if (url.endsWith('/v1/pdf') && r.request().method() === 'POST') {
+      renders.push({ status: r.status(), replayed: r.headers()['idempotent-replayed'] === 'true' });
+    }
+  });
+  p.on('request', (r) => {
+    if (r.url().endsWith('/local/oauth2/token')) tokenRequests.push(r.postData() ?? '');
+  });
+};
+
+const textOf = (p: Page, selector: string) => p.$eval(selector, (e) => e.textContent ?? '');
+
+const waitForText = async (p: Page, selector: string, text: string | RegExp, timeout = 20_000) => {
+  try {
+    await p.waitForFunction(
+      (sel: string, source: string, flags: string) =>
+        [...document.querySelectorAll(sel)].some((e) => new RegExp(source, flags).test(e.textContent ?? '')),
+      { timeout },
+      selector,
+      typeof text === 'string' ? text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : text.source,
+      typeof text === 'string' ? '' : text.flags,
+    );
+  } catch (e) {
+    // What the page showed instead, for whoever reads the failure.
+    await shot(p, `failed-${selector.replace(/\W+/g, '-')}-${Date.now()}`).catch(() => {});
+    throw e;
+  }
+};
+
+const clickButton = async (p: Page, text: string, within = 'body') => {
+  const handle = await p.waitForFunction(
+    (scope: string, label: string) =>
+      [...document.querySelectorAll(`${scope} button`)].find(
+        (b) => (b.textContent ?? '').trim() === label && !(b as HTMLButtonElement).disabled,
+      ),
+    {},
+    within,
+    text,
+  );
+  await (handle as unknown as { click(): Promise<void> }).click();
+};
+
+const goTo = async (p: Page, hash: string, heading: string | RegExp) => {
+  await p.evaluate((h) => {
+    location.hash = h;
+  }, hash);
+  await waitForText(p, 'h1', heading);
+};
+
+/** Waits for a PDF downloaded by `pageName` whose text has every string of `texts`. */
+const waitForPdf = async (pageName: string, texts: readonly string[], timeoutMs = 30_000) => {
+  const deadline = Date.now() + timeoutMs;
+  const checked = new Set<Buffer>();
+  while (Date.now() < deadline) {
+    for (const d of downloadedPdfs) {
+      if (d.page !== pageName || checked.has(d.bytes)) continue;
+      checked.add(d.bytes);
+      const pdf = await readPdf(d.bytes);
+      if (texts.every((t) => pdf.text.includes(t))) return pdf;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`no PDF with ${JSON.stringify(texts)} was downloaded by the ${pageName} page`);
+};
+
+/** Replaces the editor's text as a paste does (typing would meet auto-closed tags and brackets). */
+/** The editor is in a shadow root (lib/dashboard/site/editor.ts): `>>>` reaches into it. */
+const EDITOR = '>>> .cm-content';
+
+/**
+ * Waits for `selector` inside the editor's shadow root (by polling: waitForSelector watches the
+ * document's mutations, not the shadow root's).
+ */
+const waitInEditor = (p: Page, selector: string) =>
+  p.waitForFunction(
+    (sel: string) =>
+      document.querySelector('.code-editor > div')?.shadowRoot?.querySelector(sel) ?? undefined,
+    { polling: 100 },
+    selector,
+  );
+
+const setEditorText = async (p: Page, text: string) => {
+  await waitInEditor(p, '.cm-content');
+  await p.click(EDITOR);
+  await p.keyboard.down('Control');
+  await p.keyboard.press('KeyA');
+  await p.keyboard.up('Control');
+  await p.$eval(
+    EDITOR,
+    (el, t) => {
+      const data = new DataTransfer();
+      data.setData('text/plain', t);
+      el.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    },
+    text,
+  );
+};
+
+const replaceField = async (p: Page, selector: string, text: string) => {
+  await p.click(selector);
+  await p.keyboard.down('Control');
+  await p.keyboard.press('KeyA');
+  await p.keyboard.up('Control');
+  await p.keyboard.press('Backspace');
+  await p.type(selector, text);
+};
+
+const signIn = async (p: Page, email: string) => {
+  await p.goto(local.stack.dashboardUrl, { waitUntil: 'networkidle0' });
+  await clickButton(p, 'Sign in');
+  await p.waitForSelector('#email');
+  await p.type('#email', email);
+  await Promise.all([p.waitForNavigation({ waitUntil: 'networkidle0' }), p.click('button[type=submit]')]);
+  await p.waitForSelector('nav[aria-label="Dashboard"]');
+};
+
+const storedUser = (p: Page) =>
+  p.evaluate(() => {
+    const key = Object.keys(sessionStorage).find((k) => k.startsWith('oidc.user:'));
+    return key
+      ? (JSON.parse(sessionStorage.getItem(key) ?? '{}') as { id_token: string; refresh_token: string })
+      : undefined;
+  });
+
+const sessionFor = (email: string) => local.stack.issueToken({ sub: localSubFor(email), email });
+
+/** Form controls and other widgets without an accessible name, from the page's accessibility tree. */
+const unnamedControls = async (p: Page): Promise<string[]> => {
+  const roles = new Set([
+    'button',
+    'checkbox',
+    'combobox',
+    'link',
+    'listbox',
+    'meter',
+    'radio',
+    'searchbox',
+    'slider',
+    'spinbutton',
+    'switch',
+    'textbox',
+    'Iframe',
+  ]);
+  const found: string[] = [];
+  const visit = (node: SerializedAXNode | null | undefined) => {
+    if (!node) return;
+    if (roles.has(node.role) && !(node.name ?? '').trim()) found.push(`${node.role} ${JSON.stringify(node)}`);
+    for (const child of node.children ?? []) visit(child);
+  };
+  visit(await p.accessibility.snapshot({ interestingOnly: false }));
+  // Every native control is in the tree above; this catches any the tree would hide.
+  const elements = await p.$$eval(
+    'input:not([type=hidden]), select, textarea, button',
+    (els) => els.filter((e) => !(e as HTMLElement).closest('[hidden], [aria-hidden="true"]')).length,
+  );
+  expect(elements).toBeGreaterThan(0);
+  return found;
+};
+
+let key = '';
+let templateId = '';
+let firstIdToken = '';
+
+beforeAll(async () => {
+  await rm(ARTIFACTS, { recursive: true, force: true });
+  await mkdir(ARTIFACTS, { recursive: true });
+  // Ada renders a lot in a minute (every preview is a render): a plan with room for it.
+  await putAccountOnPlan(local.stack, localSubFor(ADA), 'pro');
+  browser = await launchTestBrowser();
+  page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 860 });
+  observe(page, 'ada');
+  await browser
+    .defaultBrowserContext()
+    .overridePermissions(new URL(local.stack.dashboardUrl).origin, [
+      'clipboard-read',
+      'clipboard-sanitized-write',
+    ]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe('the dashboard', () => {
+  it('signs in through the local sign-in page with an authorization code and PKCE', async () => {
+    await page.goto(local.stack.dashboardUrl, { waitUntil: 'networkidle0' });
+    expect(await textOf(page, 'h1')).toBe('PDF service dashboard');
+    await shot(page, '01-sign-in');
+    await clickButton(page, 'Sign in');
+    await page.waitForSelector('#email');
+    const authorize = new URL(page.url());
+    expect(authorize.pathname).toBe('/local/oauth2/authorize');
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorize.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
+    await shot(page, '02-local-sign-in');
+    await page.type('#email', ADA);
+    await Promise.all([
+      page.waitForNavigation({ waitUntil: 'networkidle0' }),
+      page.click('button[type=submit]'),
+    ]);
+    await waitForText(page, 'h1', 'API keys');
+
+    expect(tokenRequests[0]).toMatch(/grant_type=authorization_code/);
+    expect(tokenRequests[0]).toMatch(/code_verifier=[\w-]{43,}/);
+    // The code is gone from the address bar; tokens are in sessionStorage only.
+    expect(page.url()).toBe(local.stack.dashboardUrl);
+    const user = await storedUser(page);
+    expect(user?.id_token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    firstIdToken = user?.id_token ?? '';
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(await textOf(page, '.email')).toBe(ADA);
+    await shot(page, '03-keys');
+  });
+
+  it('creates an API key, shows it once with a copy button, and the key works with the API', async () => {
+    await page.type('#key-name', 'e2e-key');
+    await clickButton(page, 'Create key');
+    await page.waitForSelector('#new-key-value');
+    key = await page.$eval('#new-key-value', (e) => (e as HTMLInputElement).value);
+    expect(key).toMatch(/^pdf_live_[A-Za-z0-9]{40}$/);
+    expect(await textOf(page, '.new-key .warning')).toContain('you will not see it again');
+    await clickButton(page, 'Copy');
+    await waitForText(page, '.new-key [role=status]', 'Copied to the clipboard.');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    await shot(page, '04-key-created');
+
+    const usage = await local.api('/v1/usage', { token: key });
+    expect(usage.status).toBe(200);
+
+    await clickButton(page, 'I have copied the key');
+    await waitForText(page, 'tbody th', 'e2e-key');
+    expect(await page.content()).not.toContain(key);
+    expect(await textOf(page, 'tbody tr')).toContain(key.slice(0, 16));
+    // Used once: the list says when.
+    await goTo(page, '#/usage', 'Usage');
+    await goTo(page, '#/keys', 'API keys');
+    await page.waitForSelector('tbody tr');
+    expect(await page.$eval('tbody tr td:nth-of-type(3)', (e) => e.textContent)).not.toBe('Never');
+  });
+
+  it('creates a template in the editor and previews its PDF with the variables beside it', async () => {
+    await goTo(page, '#/templates', 'Templates');
+    await page.click('a[href="#/templates/new"]');
+    await waitForText(page, 'h1', 'New template');
+    await waitInEditor(page, '.cm-content');
+    // The editor highlights HTML and Jinja: in the starter text, tag names and Jinja's delimiters
+    // have colours of their own.
+    const colours = await page.waitForFunction(() => {
+      const root = document.querySelector('.code-editor > div')?.shadowRoot;
+      const spans = [...(root?.querySelectorAll('.cm-content span') ?? [])];
+      const colour = (text: string) => {
+        const span = spans.find((s) => s.textContent === text);
+        return span && getComputedStyle(span).color;
+      };
+      const line = root?.querySelector('.cm-line');
+      const found = { text: line && getComputedStyle(line).color, tag: colour('h1'), jinja: colour('{{') };
+      return found.tag && found.jinja ? found : undefined;
+    });
+    const { text, tag, jinja } = (await colours.jsonValue()) as Record<string, string>;
+    expect(new Set([text, tag, jinja]).size).toBe(3);
+    await page.type('#tpl-name', 'Welcome letter');
+    await setEditorText(page, '<h1>Hello {{ customer }}</h1>\n<p>Order {{ order }}</p>\n');
+    await replaceField(page, '#tpl-variables', '{"customer": "Grace Hopper", "order": "A-42"}');
+    const pdf = await waitForPdf('ada', ['Hello Grace Hopper', 'Order A-42']);
+    expect(pdf.pageCount).toBe(1);
+    await waitForText(page, '.preview-status', /^Showing the editor’s text: 1 page/);
+    expect(await page.$eval('iframe.pdf-frame', (e) => (e as HTMLIFrameElement).src)).toMatch(/^blob:/);
+    await shot(page, '05-template-new');
+
+    await clickButton(page, 'Create template');
+    await page.waitForFunction(() => /^#\/templates\/tpl_/.test(location.hash));
+    templateId = decodeURIComponent((await page.evaluate(() => location.hash)).split('/')[2] ?? '');
+    await waitForText(page, 'h1', 'Edit “Welcome letter”');
+    const saved = await local.api(`/v1/templates/${templateId}`, { token: key });
+    expect(saved.json).toMatchObject({
+      name: 'Welcome letter',
+      version: 1,
+      variables: ['customer', 'order'],
+    });
+    // Reopened, the same preview is asked for again: the API replays it instead of rendering.
+    await page.waitForFunction(() =>
+      document.querySelector('.preview-status')?.textContent?.startsWith('Showing'),
+    );
+    await expect.poll(() => renders.some((r) => r.replayed), { timeout: 10_000 }).toBe(true);
+  });
+
+  it('shows a template error at its line, then saves a new version', async () => {
+    await setEditorText(page, '<h1>Hello {{ customer }}</h1>\n<p>{% if %}</p>\n');
+    await waitForText(page, '.preview-pane .error', /Preview failed: .*line 2/i);
+    // The editor marks that line.
+    await waitInEditor(page, '.cm-lintRange-error');
+    const markedLine = await page.$eval('>>> .cm-lintRange-error', (e) => {
+      const line = e.closest('.cm-line');
+      const root = e.getRootNode() as ShadowRoot;
+      return [...root.querySelectorAll('.cm-content .cm-line')].indexOf(line as Element) + 1;
+    });
+    expect(markedLine).toBe(2);
+    await shot(page, '06-template-error');
+
+    await setEditorText(page, '<h1>Dear {{ customer }}</h1>\n<p>Order {{ order }} is on its way.</p>\n');
+    await waitForPdf('ada', ['Dear Grace Hopper', 'Order A-42 is on its way.']);
+    expect(await page.$('>>> .cm-lintRange-error')).toBeNull();
+    await clickButton(page, 'Save');
+    await waitForText(page, '.actions [role=status]', 'Saved: version 2.');
+    expect((await local.api(`/v1/templates/${templateId}`, { token: key })).json.version).toBe(2);
+    await shot(page, '07-template-saved');
+  });
+
+  it('previews an earlier version, makes the template public, and another account renders it', async () => {
+    await page.select('#tpl-version', '1');
+    await clickButton(page, 'Preview this version');
+    await waitForPdf('ada', ['Hello Grace Hopper', 'Order A-42']);
+    await waitForText(page, '.preview-status', /^Showing saved version 1/);
+
+    await page.click('.panel input[type=checkbox]');
+    await expect
+      .poll(async () => (await local.api(`/v1/templates/${templateId}`, { token: key })).json.is_public, {
+        timeout: 10_000,
+      })
+      .toBe(true);
+
+    bobContext = await browser.createBrowserContext();
+    const bob = await bobContext.newPage();
+    await bob.setViewport({ width: 1280, height: 860 });
+    observe(bob, 'bob');
+    await signIn(bob, BOB);
+    await goTo(bob, '#/templates', 'Templates');
+    await bob.click('input[name="template-list"]:not(:checked)');
+    await waitForText(bob, 'tbody th a', 'Welcome letter');
+    await bob.click(`a[href="#/templates/${templateId}"]`);
+    await waitForText(bob, '.badge', 'read-only');
+    expect(await bob.$('#tpl-name')).toBeNull();
+    await replaceField(bob, '#tpl-variables', '{"customer": "Bob", "order": "B-7"}');
+    await waitForPdf('bob', ['Dear Bob', 'Order B-7 is on its way.']);
+    await shot(bob, '08-public-template-other-account');
+
+    const bobJobs = await local.api('/v1/pdf', { token: await sessionFor(BOB) });
+    expect(bobJobs.json.some((j: { template_id: string | null }) => j.template_id === templateId)).toBe(true);
+    await bobContext.close();
+  });
+
+  it('lists jobs with status, size, pages, duration, errors and a download', async () => {
+    // A render through the key that fails while the template runs: its job lists the error.
+    const failed = await local.api('/v1/pdf', {
+      method: 'POST',
+      token: key,
+      body: { html: '<p>{{ 1 / 0 }}</p>' },
+    });
+    expect(failed.status).toBe(422);
+    const failedJobId = failed.json.error.job_id as string;
+
+    await goTo(page, '#/jobs', 'Jobs');
+    await page.waitForSelector(`tr[data-job-id="${failedJobId}"]`);
+    const failedRow = await textOf(page, `tr[data-job-id="${failedJobId}"]`);
+    expect(failedRow).toContain('Failed');
+    expect(failedRow).toContain('ZeroDivisionError');
+    const completed = await page.$$eval('table.jobs tbody tr', (rows) =>
+      rows
+        .filter((r) => r.textContent?.includes('Completed'))
+        .map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent ?? '')),
+    );
+    expect(completed.length).toBeGreaterThanOrEqual(3);
+    const [, source, pages, size, duration] = completed[0] ?? [];
+    expect(source).toMatch(/Inline HTML|Template/);
+    expect(pages).toBe('1');
+    expect(size).toMatch(/\d( B| KB)$/);
+    expect(duration).toMatch(/\d (ms|s)$/);
+    await shot(page, '09-jobs');
+
+    const downloads = await mkdtemp(join(tmpdir(), 'dashboard-downloads-'));
+    try {
+      const cdp = await browser.target().createCDPSession();
+      await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+      await page.click(`table.jobs tbody tr:not([data-job-id="${failedJobId}"]) button`);
+      await expect
+        .poll(async () => (await readdir(downloads)).filter((f) => f.endsWith('.pdf')).length, {
+          timeout: 15_000,
+        })
+        .toBe(1);
+      const [file] = (await readdir(downloads)).filter((f) => f.endsWith('.pdf'));
+      const bytes = await readFile(join(downloads, file as string));
+      expect(bytes.subarray(0, 5).toString()).toBe('%PDF-');
+    } finally {
+      await rm(downloads, { recursive: true, force: true });
+    }
+  });
+
+  it('revokes the key after a confirmation, and the API refuses it', async () => {
+    await goTo(page, '#/keys', 'API keys');
+    await clickButton(page, 'Revoke key e2e-key');
+    await page.waitForSelector('dialog[open]');
+    expect(await textOf(page, 'dialog[open] h2')).toBe('Revoke key “e2e-key”?');
+    await shot(page, '10-revoke-dialog');
+    await clickButton(page, 'Revoke key', 'dialog[open]');
+    await page.waitForFunction(() => !document.querySelector('dialog[open]'));
+    await waitForText(page, 'tbody tr', /e2e-key.*Revoked/);
+    const refused = await local.api('/v1/usage', { token: key });
+    expect(refused.status).toBe(401);
+    expect(refused.json.error.code).toBe('INVALID_API_KEY');
+  });
+
+  it('shows the plan, the quota used and left, the rate limit, PDF bytes and render time', async () => {
+    await goTo(page, '#/usage', 'Usage');
+    await page.waitForSelector('[data-field=plan]');
+    const usage = (await local.api('/v1/usage', { token: await sessionFor(ADA) })).json;
+    expect(usage.renders_used).toBeGreaterThanOrEqual(3);
+    expect(usage.pdf_bytes).toBeGreaterThan(0);
+    expect(await textOf(page, '[data-field=plan]')).toBe('pro');
+    expect(await textOf(page, 'label[for=quota-meter]')).toBe(
+      `${usage.renders_used} of 25,000 renders used, ${(25_000 - usage.renders_used).toLocaleString('en-US')} left`,
+    );
+    expect(await page.$eval('#quota-meter', (e) => (e as HTMLMeterElement).value)).toBe(usage.renders_used);
+    expect(await textOf(page, '[data-field=rate-limit]')).toMatch(/^300 renders per 60 s, \d+ left/);
+    expect(await textOf(page, '[data-field=pdf-bytes]')).toMatch(/KB$/);
+    expect(await textOf(page, '[data-field=render-time]')).toMatch(/\d (ms|s)$/);
+    await shot(page, '11-usage');
+  });
+
+  it('renews the session with the refresh token before it expires', async () => {
+    await expect
+      .poll(() => tokenRequests.some((r) => r.includes('grant_type=refresh_token')), { timeout: 30_000 })
+      .toBe(true);
+    await expect
+      .poll(async () => (await storedUser(page))?.id_token, { timeout: 10_000 })
+      .not.toBe(firstIdToken);
+    // The renewed token works.
+    await goTo(page, '#/keys', 'API keys');
+    await waitForText(page, 'tbody th', 'e2e-key');
+  });
+
+  it('fits a phone screen on every page', async () => {
+    await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true });
+    for (const [hash, heading, name] of [
+      ['#/keys', 'API keys', 'keys'],
+      ['#/templates', 'Templates', 'templates'],
+      [`#/templates/${templateId}`, 'Edit “Welcome letter”', 'template'],
+      ['#/jobs', 'Jobs', 'jobs'],
+      ['#/usage', 'Usage', 'usage'],
+    ] as const) {
+      await goTo(page, hash, heading);
+      await page.waitForNetworkIdle({ idleTime: 300 });
+      const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+        scrollWidth: document.documentElement.scrollWidth,
+        innerWidth: window.innerWidth,
+      }));
+      expect(scrollWidth, name).toBeLessThanOrEqual(innerWidth);
+      await shot(page, `12-phone-${name}`);
+    }
+    // Leaving mobile emulation reloads the page: wait for the app to be back.
+    await page.setViewport({ width: 1280, height: 860 });
+    await waitForText(page, 'h1', 'Usage');
+    await page.waitForNetworkIdle({ idleTime: 300 });
+  });
+
+  it('works with the keyboard alone: navigate, create a key, revoke it through the dialog', async () => {
+    // A fresh load, as someone arriving at the page would.
+    await goTo(page, '#/templates', 'Templates');
+    await page.reload({ waitUntil: 'networkidle0' });
+    await waitForText(page, 'h1', 'Templates');
+    const focused = () =>
+      page.evaluate(() => {
+        const e = document.activeElement as HTMLElement | null;
+        return `${e?.tagName.toLowerCase()}#${e?.id ?? ''}|${(e?.textContent ?? '').trim()}`;
+      });
+    const tabTo = async (matches: (f: string) => boolean, shift = false) => {
+      for (let i = 0; i < 40; i++) {
+        if (shift) await page.keyboard.down('Shift');
+        await page.keyboard.press('Tab');
+        if (shift) await page.keyboard.up('Shift');
+        if (matches(await focused())) return;
+      }
+      throw new Error(`Tab never reached the control (last: ${await focused()})`);
+    };
+    // The page's heading has focus when a page opens; back up to the navigation.
+    expect(await focused()).toMatch(/^h1#\|Templates$/);
+    await tabTo((f) => f === 'a#|API keys', true);
+    await page.keyboard.press('Enter');
+    await waitForText(page, 'h1', 'API keys');
+    // The new page's heading takes focus as it appears, so Tab continues from the top of the page.
+    expect(await focused()).toBe('h1#|API keys');
+    await tabTo((f) => f.startsWith('input#key-name'));
+    await page.keyboard.type('keyboard-key');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#new-key-value');
+    await tabTo((f) => f === 'button#|Copy');
+    await page.keyboard.press('Enter');
+    await waitForText(page, '.new-key [role=status]', 'Copied to the clipboard.');
+    await tabTo((f) => f === 'button#|I have copied the key');
+    await page.keyboard.press('Enter');
+    await waitForText(page, 'tbody th', 'keyboard-key');
+    await tabTo((f) => f === 'button#|Revoke key keyboard-key');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('dialog[open]');
+    // The safe choice has focus; Escape cancels and gives focus back.
+    expect(await focused()).toBe('button#|Cancel');
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !document.querySelector('dialog[open]'));
+    expect(await focused()).toBe('button#|Revoke key keyboard-key');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('dialog[open]');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('button#|Revoke key');
+    await page.keyboard.press('Enter');
+    await waitForText(page, 'tbody tr', /keyboard-key.*Revoked/);
+    // Focus is visible where it lands.
+    await tabTo((f) => f === 'a#|Usage', true);
+    const outline = await page.evaluate(
+      () => getComputedStyle(document.activeElement as Element).outlineStyle,
+    );
+    expect(outline).not.toBe('none');
+  });
+
+  it('gives every control an accessible name, on every page and in the dialog', async () => {
+    for (const [hash, heading] of [
+      ['#/keys', 'API keys'],
+      ['#/templates', 'Templates'],
+      ['#/templates/new', 'New template'],
+      [`#/templates/${templateId}`, 'Edit “Welcome letter”'],
+      ['#/jobs', 'Jobs'],
+      ['#/usage', 'Usage'],
+    ] as const) {
+      await goTo(page, hash, heading);
+      await page.waitForNetworkIdle({ idleTime: 300 });
+      if (hash.startsWith('#/templates/')) await waitInEditor(page, '.cm-content');
+      expect(await unnamedControls(page), hash).toEqual([]);
+    }
+    await goTo(page, `#/templates/${templateId}`, 'Edit “Welcome letter”');
+    await clickButton(page, 'Delete template');
+    await page.waitForSelector('dialog[open]');
+    expect(await unnamedControls(page), 'delete dialog').toEqual([]);
+    await shot(page, '13-delete-dialog');
+    await clickButton(page, 'Delete template', 'dialog[open]');
+    await waitForText(page, 'h1', 'Templates');
+    expect((await local.api(`/v1/templates/${templateId}`, { token: await sessionFor(ADA) })).status).toBe(
+      404,
+    );
+  });
+
+  it('sends the user back to sign-in when the API refuses the session (401)', async () => {
+    await page.evaluate(() => {
+      const k = Object.keys(sessionStorage).find((s) => s.startsWith('oidc.user:')) as string;
+      const user = JSON.parse(sessionStorage.getItem(k) as string) as { id_token: string };
+      const [h, p] = user.id_token.split('.');
+      user.id_token = `${h}.${p}.${'A'.repeat(342)}`;
+      sessionStorage.setItem(k, JSON.stringify(user));
+    });
+    await page.evaluate(() => {
+      location.hash = '#/keys';
+    });
+    await page.reload({ waitUntil: 'networkidle0' });
+    await waitForText(page, '.notice', 'Your session has ended. Sign in again.');
+    expect(await textOf(page, 'h1')).toBe('PDF service dashboard');
+    expect(await storedUser(page)).toBeUndefined();
+    await shot(page, '14-session-ended');
+  });
+
+  it('signs out: tokens forgotten, the refresh token revoked, back at the sign-in screen', async () => {
+    await signIn(page, ADA);
+    const user = await storedUser(page);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), clickButton(page, 'Sign out')]);
+    await waitForText(page, 'h1', 'PDF service dashboard');
+    expect(await storedUser(page)).toBeUndefined();
+    const refresh = await fetch(new URL('/local/oauth2/token', local.stack.baseUrl), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: 'local-dashboard',
+        refresh_token: user?.refresh_token ?? '',
+      }),
+    });
+    expect(refresh.status).toBe(400);
+  });
+
+  it('logged no console error, uncaught exception or failed request, beyond the two answers it caused', () => {
+    // Chromium logs every 4xx answer to fetch: the template error (422) and the refused session (401)
+    // were asked for above, once each.
+    const expected = [
+      'Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
+      'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
+    ];
+    const rest = problems.filter(
+      (p) => !(p.page === 'ada' && p.kind === 'console' && expected.includes(p.text)),
+    );
+    expect(rest).toEqual([]);
+    for (const text of expected) expect(problems.filter((p) => p.text === text)).toHaveLength(1);
+  });
+});
