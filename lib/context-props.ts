@@ -94,6 +94,7 @@ export const stackPropsFromContext = (node: Node): PdfServiceStackProps => {
     apiThrottle: typed(node, 'apiThrottle', 'object'),
     rendererReservedConcurrency: numberOrOff(node, 'rendererReservedConcurrency'),
     waf: switchOrObject(node, 'waf'),
+    dashboard: typed(node, 'dashboard', 'boolean'),
     existingUserPool: userPoolId && userPoolClientId ? { userPoolId, userPoolClientId } : undefined,
   };
 };

@@ -38,10 +38,17 @@ const checkOrigin = (origin: string): string => {
   return origin;
 };
 
-export const corsPolicy = (origins: readonly string[]): CorsPolicy | undefined => {
-  if (origins.length === 0) return undefined;
+/**
+ * @param deployTimeOrigins origins known only at deploy time (CDK tokens: the dashboard
+ * distribution's `https://<domain>`), which the stack builds itself and synth cannot check
+ */
+export const corsPolicy = (
+  origins: readonly string[],
+  deployTimeOrigins: readonly string[] = [],
+): CorsPolicy | undefined => {
+  if (origins.length === 0 && deployTimeOrigins.length === 0) return undefined;
   return {
-    allowOrigins: origins.map(checkOrigin),
+    allowOrigins: [...origins.map(checkOrigin), ...deployTimeOrigins],
     allowMethods: [...new Set(routes.map((r) => r.method))].sort(),
     allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
     exposeHeaders: [

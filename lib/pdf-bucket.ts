@@ -1,11 +1,18 @@
 /**
  * The bucket for rendered PDFs: private, encrypted, TLS only, and emptied of PDFs after the
- * retention period. No CORS: browsers only ever navigate to presigned GET URLs (a plain
- * download, not a cross-origin fetch), and the PUT comes from the renderer Lambda, not a browser.
+ * retention period. CORS only for GET from the dashboard (allowBrowserDownloads), whose preview
+ * fetches the PDF through its presigned URL; other browsers only navigate to presigned GET URLs (a
+ * plain download, not a cross-origin fetch), and the PUT comes from the renderer Lambda.
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  HttpMethods,
+  ObjectOwnership,
+} from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 
 /** Object keys are `pdf/<accountId>/<jobId>.pdf`. */
@@ -56,6 +63,19 @@ export class PdfBucket extends Construct {
 
   get bucketName(): string {
     return this.bucket.bucketName;
+  }
+
+  /**
+   * Lets pages on these origins read PDFs through their presigned GET URLs (the dashboard's
+   * preview); a presigned URL is the credential, CORS only lets the page read the answer.
+   */
+  allowBrowserDownloads(origins: readonly string[]): void {
+    if (origins.length === 0) return;
+    this.bucket.addCorsRule({
+      allowedMethods: [HttpMethods.GET],
+      allowedOrigins: [...origins],
+      maxAge: 600,
+    });
   }
 
   /**

@@ -7,6 +7,7 @@ import type { Construct } from 'constructs';
 import { AlarmTopic } from './alarm-topic.js';
 import { ApiEdge, type WafSettings } from './api-edge.js';
 import { ApiKeySecret } from './api-key-secret.js';
+import { Dashboard } from './dashboard/dashboard.js';
 import { PdfBucket } from './pdf-bucket.js';
 import { RendererFunction } from './renderer-function.js';
 import { type ApiThrottle, ServiceApi } from './service-api.js';
@@ -65,6 +66,13 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    */
   readonly corsAllowedOrigins?: readonly string[];
   /**
+   * The dashboard for signed-in users (lib/dashboard/): a static site on CloudFront, a Cognito
+   * domain with managed login and an app client for it; the API accepts that client's tokens and
+   * allows the site's origin (CORS). It adds a domain and a client to the stack's own user pool.
+   * @default true, unless `existingUserPool` is given
+   */
+  readonly dashboard?: boolean;
+  /**
    * The renderer's reserved concurrency, which also caps it; `false` reserves none (for accounts
    * whose concurrency limit is too small to reserve from).
    * @default 20 (DEFAULT_RENDERER_RESERVED_CONCURRENCY, where the reasoning is)
@@ -90,6 +98,8 @@ export class PdfServiceStack extends Stack {
   readonly alarmTopic?: AlarmTopic;
   /** The distribution and web ACL, when `waf` is on. */
   readonly edge?: ApiEdge;
+  /** The dashboard, unless `dashboard` is false. */
+  readonly dashboard?: Dashboard;
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -108,6 +118,20 @@ export class PdfServiceStack extends Stack {
       retainOnDelete: retain,
     });
     this.apiKeySecret = new ApiKeySecret(this, 'ApiKeySecret', { retainOnDelete: retain });
+    if (props.dashboard ?? props.existingUserPool === undefined) {
+      if (!this.userPool.userPool) {
+        throw new Error(
+          'dashboard: the dashboard adds a Cognito domain and an app client to the user pool, which it can ' +
+            'only do to the pool this stack creates; leave existingUserPool out, or set dashboard to false',
+        );
+      }
+      this.dashboard = new Dashboard(this, 'Dashboard', {
+        userPool: this.userPool.userPool,
+        removalPolicy: retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+      });
+    }
+    const dashboardOrigins = this.dashboard ? [this.dashboard.origin] : [];
+    this.pdfBucket.allowBrowserDownloads(dashboardOrigins);
     this.alarmTopic = AlarmTopic.maybe(this, 'AlarmTopic', {
       existingTopicArn: props.alarmTopicArn,
       email: props.alarmEmail,
@@ -126,11 +150,17 @@ export class PdfServiceStack extends Stack {
       table: this.table,
       pdfBucket: this.pdfBucket,
       renderer: this.renderer.function,
-      userPool: this.userPool,
+      userPool: this.dashboard
+        ? {
+            userPoolId: this.userPool.userPoolId,
+            userPoolClientId: this.userPool.userPoolClientId,
+            additionalClientIds: [this.dashboard.clientId],
+          }
+        : this.userPool,
       apiKeySecret: this.apiKeySecret,
       environment: settings.environment,
       throttle: props.apiThrottle,
-      corsAllowedOrigins: props.corsAllowedOrigins,
+      corsAllowedOrigins: [...(props.corsAllowedOrigins ?? []), ...dashboardOrigins],
       alarmActions,
       logRemovalPolicy,
     });
@@ -142,6 +172,8 @@ export class PdfServiceStack extends Stack {
       });
     }
 
+    this.dashboard?.deploySite({ apiUrl: this.api.url });
+
     new CfnOutput(this, 'ApiUrl', {
       value: this.api.url,
       description: 'Base URL of the API (paths start with v1/)',
@@ -151,6 +183,12 @@ export class PdfServiceStack extends Stack {
         value: this.edge.url,
         description:
           'Base URL of the API through CloudFront and AWS WAF (paths start with v1/): give clients this one',
+      });
+    }
+    if (this.dashboard) {
+      new CfnOutput(this, 'DashboardUrl', {
+        value: this.dashboard.url,
+        description: 'The dashboard: sign in with a user of the user pool',
       });
     }
     new CfnOutput(this, 'UserPoolId', { value: this.userPool.userPoolId });

@@ -51,13 +51,12 @@ describe('the default stack', () => {
     expect(reservedConcurrency(s)).toEqual({ [s.logicalId(s.stack.renderer.function)]: 20 });
   });
 
-  it('has no distribution, no web ACL and no topic; the alarms notify nobody', () => {
-    for (const type of [
-      'AWS::CloudFront::Distribution',
-      'AWS::WAFv2::WebACL',
-      'AWS::SNS::Topic',
-      'AWS::KMS::Key',
-    ]) {
+  it("has no distribution but the dashboard's, no web ACL and no topic; the alarms notify nobody", () => {
+    s.template.resourceCountIs('AWS::CloudFront::Distribution', 1);
+    expect(Object.keys(s.template.findResources('AWS::CloudFront::Distribution'))).toEqual([
+      s.logicalId(s.stack.dashboard?.distribution as never),
+    ]);
+    for (const type of ['AWS::WAFv2::WebACL', 'AWS::SNS::Topic', 'AWS::KMS::Key']) {
       s.template.resourceCountIs(type, 0);
     }
     expect(s.template.findOutputs('DistributionUrl')).toEqual({});
@@ -157,8 +156,10 @@ describe('with waf, in us-east-1', () => {
   });
 
   it('puts the web ACL on a distribution that passes every request through to the API over HTTPS', () => {
-    const [distribution] = resourcesOf(s, 'AWS::CloudFront::Distribution');
-    const config = distribution.Properties.DistributionConfig;
+    const distribution = s.template.findResources('AWS::CloudFront::Distribution')[
+      s.logicalId(edge.distribution)
+    ];
+    const config = distribution?.Properties.DistributionConfig;
     expect(config.WebACLId).toEqual({ 'Fn::GetAtt': [s.logicalId(edge.webAcl), 'Arn'] });
     expect(config.DefaultCacheBehavior).toMatchObject({
       ViewerProtocolPolicy: 'https-only',

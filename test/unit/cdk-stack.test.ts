@@ -66,18 +66,25 @@ describe('the default stack', () => {
   });
 
   it('has one Lambda per API resource, the fallback and the renderer, all on Node.js 22 or newer', () => {
-    expect(Object.keys(functions).sort()).toEqual(
-      [...apiResources(), 'fallback'].map(fnId).concat(rendererId()).sort(),
-    );
-    for (const fn of Object.values(functions)) {
+    // Besides them, only aws-cdk-lib's own handler that copies the dashboard into its bucket.
+    const deployHandler = s.stack.dashboard?.bucketDeploymentHandler;
+    const ours = Object.keys(functions).filter((id) => id !== s.logicalId(deployHandler as never));
+    expect(ours.sort()).toEqual([...apiResources(), 'fallback'].map(fnId).concat(rendererId()).sort());
+    for (const fn of ours.map((id) => functions[id])) {
       expect(Number(/^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime)?.[1])).toBeGreaterThanOrEqual(22);
     }
   });
 
   it('gives only the renderer a layer: the Chromium layer, on x86_64', () => {
-    const layered = Object.entries(functions).filter(([, fn]) => fn.Properties.Layers !== undefined);
+    // (aws-cdk-lib's handler that copies the dashboard into its bucket has the AWS CLI's.)
+    const deployHandler = s.logicalId(s.stack.dashboard?.bucketDeploymentHandler as never);
+    const layered = Object.entries(functions).filter(
+      ([id, fn]) => fn.Properties.Layers !== undefined && id !== deployHandler,
+    );
     expect(layered.map(([id]) => id)).toEqual([rendererId()]);
-    const [layerId] = Object.keys(resourcesOf(s, 'AWS::Lambda::LayerVersion'));
+    const [layerId] = Object.entries(resourcesOf(s, 'AWS::Lambda::LayerVersion'))
+      .filter(([, layer]) => /@sparticuz\/chromium/.test(layer.Properties.Description ?? ''))
+      .map(([id]) => id);
     expect(layered[0]?.[1].Properties).toMatchObject({
       Layers: [{ Ref: layerId }],
       Architectures: ['x86_64'],
@@ -140,7 +147,11 @@ describe('the default stack', () => {
       statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
     );
     const pdfRole = functions[fnId('pdf')].Properties.Role['Fn::GetAtt'][0];
-    expect(s3Users).toEqual([pdfRole]);
+    // Besides aws-cdk-lib's handler that copies the dashboard into its own bucket.
+    const deployHandler = s.logicalId(s.stack.dashboard?.bucketDeploymentHandler as never);
+    const deployRole = functions[deployHandler].Properties.Role['Fn::GetAtt'][0];
+    expect(s3Users.filter((id) => id !== deployRole)).toEqual([pdfRole]);
+    expect(JSON.stringify(statementsOfRole(s, deployRole))).not.toContain(bucketId);
     expect(
       statementsOfRole(s, pdfRole).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
     ).toEqual([
@@ -187,8 +198,18 @@ describe('the default stack', () => {
         COGNITO_USER_POOL_ID: wiring.userPool
           ? { Ref: s.logicalId(s.stack.userPool.userPool as never) }
           : undefined,
+        // The service's app client and the dashboard's.
         COGNITO_CLIENT_ID: wiring.userPool
-          ? { Ref: s.logicalId(s.stack.userPool.userPoolClient as never) }
+          ? {
+              'Fn::Join': [
+                '',
+                [
+                  { Ref: s.logicalId(s.stack.userPool.userPoolClient as never) },
+                  ',',
+                  { Ref: s.logicalId(s.stack.dashboard?.client as never) },
+                ],
+              ],
+            }
           : undefined,
         RENDERER_FUNCTION_NAME: wiring.renderer ? { Ref: rendererId() } : undefined,
       };
@@ -252,7 +273,26 @@ describe('the default stack', () => {
             Match.objectLike({ Prefix: 'pdf/', ExpirationInDays: 30, Status: 'Enabled' }),
           ]),
         },
-        CorsConfiguration: Match.absent(),
+        // Only the dashboard's page may read PDFs from a script (its preview).
+        CorsConfiguration: {
+          CorsRules: [
+            {
+              AllowedMethods: ['GET'],
+              AllowedOrigins: [
+                {
+                  'Fn::Join': [
+                    '',
+                    [
+                      'https://',
+                      { 'Fn::GetAtt': [s.logicalId(s.stack.dashboard?.distribution as never), 'DomainName'] },
+                    ],
+                  ],
+                },
+              ],
+              MaxAge: 600,
+            },
+          ],
+        },
       }),
     });
     s.template.hasResourceProperties('AWS::S3::BucketPolicy', {
@@ -269,7 +309,9 @@ describe('the default stack', () => {
       AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
       UsernameAttributes: ['email'],
     });
-    const [client] = Object.values(resourcesOf(s, 'AWS::Cognito::UserPoolClient'));
+    const client = resourcesOf(s, 'AWS::Cognito::UserPoolClient')[
+      s.logicalId(s.stack.userPool.userPoolClient as never)
+    ];
     expect(client.Properties).toMatchObject({
       GenerateSecret: false,
       AllowedOAuthFlowsUserPoolClient: false,
