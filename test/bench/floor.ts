@@ -9,7 +9,9 @@ import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { readRendererConfig } from '../../functions/core/config.js';
 import { chromiumArgs } from '../../functions/renderer/browser.js';
+import { localFontconfigFile } from '../../lib/layer-fonts.js';
 import type { Fixture } from './fixtures/index.js';
+import { ROOT } from './service.js';
 
 export const FLOOR_DEFINITION =
   'same Chromium binary and flags (minus the egress proxy), warm browser, fresh page per render opened ' +
@@ -25,6 +27,11 @@ export const launchFloorBrowser = async (): Promise<{ browser: Browser; executab
     ignoreDefaultArgs: ['--disable-popup-blocking'],
     headless: 'shell',
     pipe: true,
+    // The renderer's fonts (the service's: the layer's, from node_modules).
+    env: {
+      ...process.env,
+      FONTCONFIG_FILE: readRendererConfig().fontconfigFile ?? localFontconfigFile(ROOT),
+    },
   });
   return { browser, executablePath };
 };

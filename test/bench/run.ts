@@ -6,11 +6,12 @@
  *   npm run bench -- --out results.json  # where the JSON goes (default test/bench/results/<time>.json)
  *   npm run bench -- --fixtures invoice,report --no-peers
  *   npx tsx test/bench/templating.ts     # the templating cost per invoice alone (seconds)
+ *   npx tsx test/bench/fonts.ts          # the fonts' cost alone: cold start and per render (a minute)
  *
  * Phases: the templating cost per invoice (the engine in process and through the renderer's worker
  * pool, no Chromium), the floor (raw Chromium), the renderer alone in its own process (as the
- * renderer Lambda runs it), the whole service over HTTP (cold start, sequential, concurrency 2
- * and 4), the peers.
+ * renderer Lambda runs it), the fonts' cost on its cold start and renders (fonts.ts), the whole
+ * service over HTTP (cold start, sequential, concurrency 2 and 4), the peers.
  * Progress goes to stderr, the table to stdout, the results to a JSON file.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -19,9 +20,11 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import chromium from '@sparticuz/chromium';
+import { localFontconfigFile } from '../../lib/layer-fonts.js';
 import { COST_ASSUMPTIONS, type CostPer1000, costPer1000, PRICES, readMemorySettings } from './cost.js';
 import { FIXTURE_NAMES, type Fixture, type FixtureName, loadFixtures } from './fixtures/index.js';
 import { FLOOR_DEFINITION, floorOnce, launchFloorBrowser } from './floor.js';
+import { type FontsResult, fontsLines, measureFonts } from './fonts.js';
 import { cpuOfTree, type Peak, procAvailable, startSampler } from './lib/proc.js';
 import { bar, note, progress } from './lib/progress.js';
 import { ratio, type Summary, summarize } from './lib/stats.js';
@@ -43,6 +46,7 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     fixtures: { type: 'string' },
     'no-peers': { type: 'boolean', default: false },
+    'no-fonts': { type: 'boolean', default: false },
     'no-spare': { type: 'boolean', default: false },
     'cold-starts': { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -51,7 +55,7 @@ const { values: args } = parseArgs({
 });
 if (args.help) {
   process.stdout.write(
-    'usage: npm run bench -- [--quick] [--out file.json] [--fixtures invoice,report,...] [--no-peers] [--no-spare] [--cold-starts N]\n',
+    'usage: npm run bench -- [--quick] [--out file.json] [--fixtures invoice,report,...] [--no-peers] [--no-fonts] [--no-spare] [--cold-starts N]\n',
   );
   process.exit(0);
 }
@@ -59,7 +63,7 @@ if (args.help) {
 const quick = args.quick === true;
 /** The renderer's spare session (as the renderer Lambda runs it); --no-spare measures without. */
 const spare = args['no-spare'] !== true;
-/** Measured iterations per fixture (warm-up excluded); the report, 30 pages, gets half. */
+/** Measured iterations per fixture (warm-up excluded); the report, 27 pages, gets half. */
 const PLAN = quick
   ? { warmup: 3, floor: 12, renderer: 12, sequential: 12, c2: 12, c4: 24, peers: 3, coldStarts: 1 }
   : { warmup: 5, floor: 40, renderer: 40, sequential: 40, c2: 40, c4: 80, peers: 8, coldStarts: 3 };
@@ -217,6 +221,8 @@ let rendererColdStart: { readyMs: number; firstPdfMs: number } | undefined;
     ['--import', 'tsx', 'test/bench/renderer-host.ts', ...(spare ? [] : ['--no-spare'])],
     {
       cwd: ROOT,
+      // The layer's fonts, as the renderer Lambda has them (and the service below).
+      env: { ...process.env, FONTCONFIG_FILE: process.env.FONTCONFIG_FILE ?? localFontconfigFile(ROOT) },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     },
   );
@@ -288,6 +294,15 @@ let rendererColdStart: { readyMs: number; firstPdfMs: number } | undefined;
   child.send({ type: 'exit' });
   await exited;
   sampler.stop();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phase 2b: the fonts (fonts.ts runs it alone): renderer cold starts without and with them
+
+let fonts: FontsResult | undefined;
+if (args['no-fonts'] !== true) {
+  fonts = await measureFonts(quick ? 1 : 3, quick ? 8 : 20);
+  for (const line of fontsLines(fonts).slice(2)) note(`fonts      ${line}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -654,6 +669,10 @@ out(
     `renderer process spawn → first PDF ${fmt(rendererColdStart?.firstPdfMs)} ms; Chromium ready on disk in ${extractionMs} ms this run`,
 );
 out('');
+if (fonts) {
+  for (const line of fontsLines(fonts)) out(line);
+  out('');
+}
 out('Peak memory, MiB (summed RSS of the process tree; PSS shares pages between processes fairly)');
 out(
   `${padEnd('fixture', 13)}${pad('renderer RSS', 13)}${pad('PSS', 6)}${pad('chromium', 9)}${pad('procs', 6)} |${pad('service RSS', 12)}${pad('PSS', 6)}`,
@@ -734,6 +753,7 @@ const json = {
   templating,
   fixtures: results,
   coldStart: { service: serviceColdStarts, serviceMedianMs: coldStartMs, renderer: rendererColdStart },
+  fonts,
   peers: { found: peers.found.map((p) => ({ name: p.name, version: p.version })), missing: peers.missing },
   cost: {
     prices: PRICES,
