@@ -65,10 +65,25 @@ export const defaultWorkerScript = (): URL => {
 export interface TemplateFailureDetails {
   readonly line?: number;
   readonly name?: string;
+  /** The part (RenderPart.name) that failed; absent: the main template. */
+  readonly part?: string;
+}
+
+/** A template executed after the main one, with the same variables and within the same deadline. */
+export interface RenderPart {
+  /** Names the part in failures (e.g. `header`). */
+  readonly name: string;
+  readonly source: string;
+  readonly maxOutputBytes: number;
 }
 
 export type TemplatingOutcome =
-  | { readonly ok: true; readonly html: string }
+  | {
+      readonly ok: true;
+      readonly html: string;
+      /** The parts' HTML, in order, when parts were given. */
+      readonly parts?: readonly string[];
+    }
   | {
       readonly ok: false;
       readonly code: 'INVALID_HTML_TEMPLATE' | 'HTML_CONTENT_TOO_LARGE' | 'PDF_RENDERING_FAILED';
@@ -95,7 +110,7 @@ export interface TemplatingPool {
   render(
     source: string,
     variables: Record<string, unknown>,
-    options: { readonly maxOutputBytes: number },
+    options: { readonly maxOutputBytes: number; readonly parts?: readonly RenderPart[] },
   ): Promise<TemplatingOutcome>;
   /** Starts a worker ahead of the first render, when there is none. */
   prewarm(): void;
@@ -114,6 +129,7 @@ interface Task {
   readonly source: string;
   readonly variables: Record<string, unknown>;
   readonly maxOutputBytes: number;
+  readonly parts: readonly RenderPart[] | undefined;
   readonly resolve: (outcome: TemplatingOutcome) => void;
 }
 
@@ -137,11 +153,18 @@ const failed = (
   details?: TemplateFailureDetails,
 ): TemplatingOutcome => ({ ok: false, code, message, ...(details ? { details } : {}) });
 
-const tooLarge = (maxOutputBytes: number): TemplatingOutcome =>
-  failed('HTML_CONTENT_TOO_LARGE', `The HTML is over ${maxOutputBytes} bytes after templating`);
+const tooLarge = (maxOutputBytes: number, part?: RenderPart): TemplatingOutcome =>
+  part
+    ? failed(
+        'HTML_CONTENT_TOO_LARGE',
+        `The ${part.name}'s HTML is over ${part.maxOutputBytes} bytes after templating`,
+        { part: part.name },
+      )
+    : failed('HTML_CONTENT_TOO_LARGE', `The HTML is over ${maxOutputBytes} bytes after templating`);
 
-const outcomeOfError = (error: WorkerTemplateError, maxOutputBytes: number): TemplatingOutcome => {
-  if (error.kind === 'limit' && error.outputTooLarge) return tooLarge(maxOutputBytes);
+const outcomeOfError = (error: WorkerTemplateError, task: Task): TemplatingOutcome => {
+  const part = error.part === undefined ? undefined : task.parts?.[error.part];
+  if (error.kind === 'limit' && error.outputTooLarge) return tooLarge(task.maxOutputBytes, part);
   if (error.kind === 'internal') {
     // The engine's own fault: its text is ours, not the template's.
     log('ERROR', 'templating-internal-error', { message: error.message });
@@ -150,6 +173,7 @@ const outcomeOfError = (error: WorkerTemplateError, maxOutputBytes: number): Tem
   const details: TemplateFailureDetails = {
     ...(error.line !== undefined ? { line: error.line } : {}),
     ...(error.variable !== undefined ? { name: error.variable } : {}),
+    ...(part ? { part: part.name } : {}),
   };
   return failed('INVALID_HTML_TEMPLATE', error.message, details);
 };
@@ -218,6 +242,9 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
       maxOutputBytes: task.maxOutputBytes,
       deadline: Date.now() + timeLimitMs,
       timeLimitMs,
+      ...(task.parts
+        ? { parts: task.parts.map((p) => ({ source: p.source, maxOutputBytes: p.maxOutputBytes })) }
+        : {}),
     };
     slot.timer = setTimeout(
       () =>
@@ -273,13 +300,16 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
       if (!task || message.id !== slot.jobId) return;
       if (message.type === 'done') {
         // The engine stops at the limit; checked again here for whatever engine runs.
-        const bytes = message.html.length <= task.maxOutputBytes / 3 ? 0 : Buffer.byteLength(message.html);
-        finish(
-          slot,
-          bytes > task.maxOutputBytes ? tooLarge(task.maxOutputBytes) : { ok: true, html: message.html },
-        );
+        const over = (html: string, max: number) => html.length > max / 3 && Buffer.byteLength(html) > max;
+        const parts = task.parts ?? [];
+        const overPart = parts.find((p, i) => over(message.parts?.[i] ?? '', p.maxOutputBytes));
+        if (over(message.html, task.maxOutputBytes)) finish(slot, tooLarge(task.maxOutputBytes));
+        else if (overPart) finish(slot, tooLarge(task.maxOutputBytes, overPart));
+        else if (task.parts && message.parts?.length !== parts.length)
+          finish(slot, failed('PDF_RENDERING_FAILED', 'Templating failed in the renderer.'));
+        else finish(slot, { ok: true, html: message.html, ...(task.parts ? { parts: message.parts } : {}) });
       } else {
-        finish(slot, outcomeOfError(message.error, task.maxOutputBytes));
+        finish(slot, outcomeOfError(message.error, task));
       }
       pump();
     });
@@ -335,9 +365,9 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
   };
 
   return {
-    render(source, variables, { maxOutputBytes }) {
+    render(source, variables, { maxOutputBytes, parts }) {
       return new Promise<TemplatingOutcome>((resolve) => {
-        queue.push({ source, variables, maxOutputBytes, resolve });
+        queue.push({ source, variables, maxOutputBytes, parts, resolve });
         pump();
       });
     },

@@ -3,8 +3,11 @@
  * else. It imports only the engine, starts with an empty environment and under memory limits
  * (templating-pool.ts), and answers one job at a time:
  *
- *   pool   → { id, source, variables, maxOutputBytes, deadline, timeLimitMs }
- *   worker → { type: 'ready' } once loaded, then { type: 'done', id, html } or { type: 'failed', id, error }
+ *   pool   → { id, source, variables, maxOutputBytes, deadline, timeLimitMs, parts? }
+ *   worker → { type: 'ready' } once loaded, then { type: 'done', id, html, parts? } or { type: 'failed', id, error }
+ *
+ * `parts` are more templates (a header, a footer) executed after `source` with the same variables
+ * and the same deadline: one render's templating is one job, bounded once.
  *
  * Built as its own file beside the renderer Lambda's bundle (lib/renderer-function.ts); started
  * from TypeScript source through templating-worker-tsx.mjs.
@@ -20,6 +23,12 @@ export interface TemplatingJob {
   /** Epoch ms. */
   readonly deadline: number;
   readonly timeLimitMs: number;
+  readonly parts?: readonly TemplatingPart[];
+}
+
+export interface TemplatingPart {
+  readonly source: string;
+  readonly maxOutputBytes: number;
 }
 
 export interface WorkerTemplateError {
@@ -30,11 +39,13 @@ export interface WorkerTemplateError {
   readonly variable?: string;
   /** A 'limit' error because the output passed maxOutputBytes. */
   readonly outputTooLarge: boolean;
+  /** The index in `parts` of the template that failed; absent: `source`. */
+  readonly part?: number;
 }
 
 export type WorkerMessage =
   | { readonly type: 'ready' }
-  | { readonly type: 'done'; readonly id: number; readonly html: string }
+  | { readonly type: 'done'; readonly id: number; readonly html: string; readonly parts?: readonly string[] }
   | { readonly type: 'failed'; readonly id: number; readonly error: WorkerTemplateError };
 
 const toWorkerError = (e: unknown): WorkerTemplateError => {
@@ -55,17 +66,27 @@ const port = parentPort;
 if (port) {
   port.on('message', (job: TemplatingJob) => {
     let answer: WorkerMessage;
+    let part: number | undefined;
     try {
       // timeLimitMs is what the engine names in its time-limit message (engines without it ignore it).
-      const options = {
-        maxOutputBytes: job.maxOutputBytes,
+      const options = (maxOutputBytes: number) => ({
+        maxOutputBytes,
         deadline: job.deadline,
         timeLimitMs: job.timeLimitMs,
-      };
-      const html = renderTemplate(job.source, job.variables, options);
-      answer = { type: 'done', id: job.id, html };
+      });
+      const html = renderTemplate(job.source, job.variables, options(job.maxOutputBytes));
+      const parts: string[] = [];
+      for (const [i, p] of (job.parts ?? []).entries()) {
+        part = i;
+        parts.push(renderTemplate(p.source, job.variables, options(p.maxOutputBytes)));
+      }
+      answer = { type: 'done', id: job.id, html, ...(job.parts ? { parts } : {}) };
     } catch (e) {
-      answer = { type: 'failed', id: job.id, error: toWorkerError(e) };
+      answer = {
+        type: 'failed',
+        id: job.id,
+        error: { ...toWorkerError(e), ...(part !== undefined ? { part } : {}) },
+      };
     }
     port.postMessage(answer);
   });
