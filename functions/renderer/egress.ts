@@ -86,9 +86,18 @@ const DEFAULT_PORTS: Readonly<Record<string, number>> = {
   'wss:': 443,
 };
 
+/** Why a URL is refused, as a render's diagnostics show it (`blocked: <reason>`). */
+export type EgressRefusal = 'invalid URL' | 'scheme' | 'invalid port' | 'private address' | 'host not found';
+
+export type EgressVerdict =
+  | { readonly allowed: true }
+  | { readonly allowed: false; readonly reason: EgressRefusal };
+
 export interface EgressPolicy {
   /** Whether the page may fetch or navigate to this URL. Never throws. */
   isRequestAllowed(url: string): Promise<boolean>;
+  /** The same decision, with the reason for a refusal. Never throws. */
+  check(url: string): Promise<EgressVerdict>;
   /**
    * The address to open a connection to for host:port, or undefined when it is refused. The
    * host as a URL spells it (IPv6 in brackets); the proxy connects to the returned address only.
@@ -107,39 +116,54 @@ export const createEgressPolicy = (options: EgressPolicyOptions = {}): EgressPol
   const allowHosts = new Set(options.allowHosts?.map((h) => h.toLowerCase()) ?? []);
   const lookup = options.lookup ?? systemLookup;
 
-  const resolveDestination = async (host: string, port: number): Promise<string | undefined> => {
+  const destination = async (
+    host: string,
+    port: number,
+  ): Promise<{ readonly address: string } | { readonly refused: EgressRefusal }> => {
     const name = host.toLowerCase().replace(/\.$/, '');
-    if (name === '' || !Number.isInteger(port) || port < 1 || port > 65535) return undefined;
-    if (allowHosts.has(`${name}:${port}`)) return name.replace(/^\[(.*)\]$/, '$1');
+    if (name === '') return { refused: 'invalid URL' };
+    if (!Number.isInteger(port) || port < 1 || port > 65535) return { refused: 'invalid port' };
+    if (allowHosts.has(`${name}:${port}`)) return { address: name.replace(/^\[(.*)\]$/, '$1') };
     const literal = name.replace(/^\[(.*)\]$/, '$1');
-    if (isIP(literal) !== 0) return isPublicAddress(literal) ? literal : undefined;
-    if (name === 'localhost' || name.endsWith('.localhost')) return undefined;
+    if (isIP(literal) !== 0)
+      return isPublicAddress(literal) ? { address: literal } : { refused: 'private address' };
+    if (name === 'localhost' || name.endsWith('.localhost')) return { refused: 'private address' };
     let addresses: readonly string[];
     try {
       addresses = await lookup(name);
     } catch {
-      return undefined; // does not resolve: nothing to connect to
+      return { refused: 'host not found' }; // does not resolve: nothing to connect to
     }
+    if (addresses.length === 0) return { refused: 'host not found' };
     // Every address must be public: a name that also resolves to a private address is refused,
     // whichever one a client would have picked.
-    if (addresses.length === 0 || !addresses.every(isPublicAddress)) return undefined;
-    return addresses[0];
+    if (!addresses.every(isPublicAddress)) return { refused: 'private address' };
+    return { address: addresses[0] as string };
   };
 
-  const isRequestAllowed = async (url: string): Promise<boolean> => {
+  const resolveDestination = async (host: string, port: number): Promise<string | undefined> => {
+    const found = await destination(host, port);
+    return 'address' in found ? found.address : undefined;
+  };
+
+  const check = async (url: string): Promise<EgressVerdict> => {
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
-      return false;
+      return { allowed: false, reason: 'invalid URL' };
     }
-    if (SCHEMES_WITHOUT_NETWORK.has(parsed.protocol)) return true;
-    if (!NETWORK_SCHEMES.has(parsed.protocol)) return false; // file:, ftp:, chrome:, filesystem:, …
+    if (SCHEMES_WITHOUT_NETWORK.has(parsed.protocol)) return { allowed: true };
+    // file:, ftp:, chrome:, filesystem:, …
+    if (!NETWORK_SCHEMES.has(parsed.protocol)) return { allowed: false, reason: 'scheme' };
     const port = parsed.port === '' ? DEFAULT_PORTS[parsed.protocol] : Number(parsed.port);
-    return (await resolveDestination(parsed.hostname, port ?? 0)) !== undefined;
+    const found = await destination(parsed.hostname, port ?? 0);
+    return 'address' in found ? { allowed: true } : { allowed: false, reason: found.refused };
   };
 
-  return { isRequestAllowed, resolveDestination };
+  const isRequestAllowed = async (url: string): Promise<boolean> => (await check(url)).allowed;
+
+  return { isRequestAllowed, check, resolveDestination };
 };
 
 const defaultPolicy = createEgressPolicy();

@@ -30,7 +30,7 @@
  * render in progress when there is one (always, in Lambda), else answered uncharged.
  */
 import type { Browser, Protocol } from 'puppeteer-core';
-import type { EgressPolicy } from './egress.js';
+import type { EgressPolicy, EgressVerdict } from './egress.js';
 
 const noop = (): void => {};
 
@@ -75,6 +75,11 @@ export interface PageGuard {
   addFrame(frameId: string): void;
   /** The render is over: its page's requests are no longer answered, and its failures no longer reported. */
   end(): void;
+  /**
+   * Told of each request of the page that is refused (egress policy, or a navigation), with why.
+   * Only requests known to come from this render's page are told: never another render's.
+   */
+  onBlocked(listener: (url: string, reason: string) => void): void;
 }
 
 export interface Interceptor {
@@ -98,6 +103,7 @@ class Guard implements PageGuard {
   ended = false;
   readonly frames = new Set<string>();
   #fail: (e: Error) => void = noop;
+  #blocked: (url: string, reason: string) => void = noop;
 
   constructor(
     readonly contextId: string | undefined,
@@ -128,6 +134,14 @@ class Guard implements PageGuard {
     if (this.requests <= this.maxRequests) return true;
     this.fail(new RequestBudgetError(this.maxRequests, 'requests'));
     return false;
+  }
+
+  onBlocked(listener: (url: string, reason: string) => void): void {
+    this.#blocked = listener;
+  }
+
+  blocked(url: string, reason: string): void {
+    if (!this.ended) this.#blocked(url, reason);
   }
 
   fail(e: Error): void {
@@ -192,14 +206,19 @@ export const interceptRequests = async (
     return false;
   };
 
-  const guardOf = (frameId: string): Guard | undefined => {
+  /**
+   * The render a request is charged to, and whether it surely came from that render's page (its
+   * frame or context is the render's): only then is the render told why it was refused, so that a
+   * request charged by elimination never shows in the diagnostics of a render it may not be from.
+   */
+  const guardOf = (frameId: string): { guard: Guard | undefined; certain: boolean } => {
     const claimed = byFrame.get(frameId);
-    if (claimed) return claimed;
+    if (claimed) return { guard: claimed, certain: true };
     const contextId = targets.get(frameId)?.contextId;
     const owner = contextId === undefined ? undefined : byContext.get(contextId);
-    if (owner) return owner;
-    if (live.size === 1) return live.values().next().value;
-    return undefined;
+    if (owner) return { guard: owner, certain: true };
+    if (live.size === 1) return { guard: live.values().next().value, certain: false };
+    return { guard: undefined, certain: false };
   };
 
   const track = ({ targetInfo }: { targetInfo: Protocol.Target.TargetInfo }): void => {
@@ -225,18 +244,22 @@ export const interceptRequests = async (
   session.on(
     'Fetch.requestPaused',
     ({ requestId, request, resourceType, frameId }: Protocol.Fetch.RequestPausedEvent) => {
-      const guard = guardOf(frameId);
+      const { guard, certain } = guardOf(frameId);
       // Over budget or over: left paused, no round trip; the context's close discards it.
       if (guard && !guard.charge()) return;
       const navigation = resourceType === 'Document' && targets.get(frameId)?.type === 'page';
-      const allowed = navigation ? Promise.resolve(false) : policy.isRequestAllowed(request.url);
-      allowed
-        .then((ok) => {
+      const verdict: Promise<EgressVerdict | { allowed: false; reason: 'navigation' }> = navigation
+        ? Promise.resolve({ allowed: false, reason: 'navigation' })
+        : policy.check(request.url);
+      verdict
+        .then((v) => {
           if (guard?.ended) return; // the render ended while the policy looked the host up
+          const ok = v.allowed;
           if (ok && options.recordOrigins) {
             const origin = originOf(request.url);
             if (origin) origins.add(origin);
           }
+          if (!v.allowed && certain) guard?.blocked(request.url, `blocked: ${v.reason}`);
           return ok
             ? session.send('Fetch.continueRequest', { requestId })
             : session.send('Fetch.failRequest', {
