@@ -48,6 +48,40 @@ export interface RenderRequest {
   };
 }
 
+/** Fields of the PDF's document information dictionary (the request's `metadata`). */
+export interface PdfMetadata {
+  readonly title?: string;
+  readonly author?: string;
+  readonly subject?: string;
+  readonly keywords?: readonly string[];
+}
+
+/** What a render's page did that the caller may want to know (the job's `diagnostics`). */
+export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_glyph';
+
+export interface DiagnosticEntry {
+  readonly type: DiagnosticType;
+  /**
+   * console, page_error: the text. resource: why it did not load (`blocked: private address`,
+   * `failed: net::ERR_NAME_NOT_RESOLVED`, `failed: HTTP 404`, `pending: still loading at the deadline`).
+   * missing_glyph: the characters no font could draw.
+   */
+  readonly message: string;
+  /** resource: the URL (cut when long). */
+  readonly url?: string;
+  /** How many times the same entry happened. */
+  readonly count: number;
+}
+
+export interface Diagnostics {
+  readonly entries: readonly DiagnosticEntry[];
+  /** Entries were left out to keep within the caps (50 entries, 16 KiB as JSON). */
+  readonly truncated: boolean;
+}
+
+/** The templates a render executes besides its html. */
+export type TemplatePart = 'header' | 'footer';
+
 export type RenderFailureCode =
   | 'INVALID_HTML_TEMPLATE'
   | 'HTML_CONTENT_TOO_LARGE'

@@ -4,10 +4,14 @@
  * render() is called in-process.
  */
 export type {
+  DiagnosticEntry,
+  Diagnostics,
   PaperFormat,
+  PdfMetadata,
   Renderer,
   RenderFailureCode,
   RenderRequest,
   RenderResult,
+  TemplatePart,
   WaitUntil,
 } from '../domain/ports.js';

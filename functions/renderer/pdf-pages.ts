@@ -6,13 +6,13 @@
  * so text or link targets in the document cannot pose as them.
  */
 
-const text = (pdf: Uint8Array, start: number, end: number): string =>
+export const text = (pdf: Uint8Array, start: number, end: number): string =>
   Buffer.from(pdf.buffer, pdf.byteOffset + start, Math.max(0, Math.min(end, pdf.length) - start)).toString(
     'latin1',
   );
 
 /** Byte offset of object `num` from a classic xref table at `xrefOffset`. */
-const objectOffset = (pdf: Uint8Array, xrefOffset: number, num: number): number | undefined => {
+export const objectOffset = (pdf: Uint8Array, xrefOffset: number, num: number): number | undefined => {
   let pos = xrefOffset;
   const head = /^xref\s*/.exec(text(pdf, pos, pos + 16));
   if (!head) return undefined;
