@@ -77,6 +77,14 @@ export const MAX_LIST_OFFSET = 10_000;
  */
 export const MAX_VARIABLES_DEPTH = 64;
 
+/**
+ * A header's or footer's html (POST /v1/pdf `header_html`/`footer_html`, and a saved template's),
+ * as given and after templating (UTF-8). Fixed rather than a setting: a header is a line or two
+ * printed on every page, and Chromium lays it out again for each page, so a large one only makes
+ * every page slower.
+ */
+export const MAX_HEADER_FOOTER_BYTES = 1 * MiB;
+
 const integerSchema = (s: IntegerSetting) => {
   const range = `an integer from ${s.min} to ${s.max ?? Number.MAX_SAFE_INTEGER}`;
   return z

@@ -4,6 +4,7 @@
  * document cannot drift from what the service accepts. `npm run --silent openapi` prints it.
  */
 import { z } from 'zod';
+import { diagnosticsSchema } from '../domain/diagnostics.js';
 import { ERROR_CODES, type ErrorCode } from '../domain/errors.js';
 import type { AnyResource, RouteDeclaration } from '../route-declaration.js';
 import { resources } from '../routes.js';
@@ -26,6 +27,9 @@ export const errorSchema = z.object({
       .optional(),
     request_id: z.string().describe('equals the X-Request-Id header'),
     job_id: z.string().optional().describe('the failed job, when one exists'),
+    diagnostics: diagnosticsSchema
+      .optional()
+      .describe("a failed render whose page opened: what happened inside it (as on the job's diagnostics)"),
   }),
 });
 

@@ -107,6 +107,7 @@ export const errorResult = (error: unknown, requestId: string, headers: Headers 
           ...(error.details ? { details: error.details } : {}),
           request_id: requestId,
           ...(error.jobId ? { job_id: error.jobId } : {}),
+          ...(error.diagnostics ? { diagnostics: error.diagnostics } : {}),
         },
       },
       requestId,

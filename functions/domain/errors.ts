@@ -3,6 +3,7 @@
  * `ServiceError`; the HTTP layer (functions/core/responses.ts) alone gives each code its status
  * and headers. Anything else thrown becomes a generic 500 INTERNAL_ERROR.
  */
+import type { Diagnostics } from './ports.js';
 import type { RateLimitState } from './usage.js';
 
 export const ERROR_CODES = [
@@ -50,6 +51,8 @@ export interface ErrorDetail {
 export interface ServiceErrorOptions {
   readonly details?: readonly ErrorDetail[];
   readonly jobId?: string;
+  /** A failed render: what happened inside its page (as on its job). */
+  readonly diagnostics?: Diagnostics;
   /** When the caller may try again (a limit that resets). */
   readonly retryAfterSeconds?: number;
   /** The rate-limit window the refusal was counted in. */
@@ -64,6 +67,7 @@ export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly details: readonly ErrorDetail[] | undefined;
   readonly jobId: string | undefined;
+  readonly diagnostics: Diagnostics | undefined;
   readonly retryAfterSeconds: number | undefined;
   readonly rateLimit: RateLimitState | undefined;
   readonly replayed: boolean;
@@ -74,6 +78,7 @@ export class ServiceError extends Error {
     this.code = code;
     this.details = options.details;
     this.jobId = options.jobId;
+    this.diagnostics = options.diagnostics;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.rateLimit = options.rateLimit;
     this.replayed = options.replayed ?? false;

@@ -16,7 +16,7 @@ import stringify from 'safe-stable-stringify';
 import { epochSeconds } from './clock.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import { ENTITY, ITEM_ABSENT, idempotencyKey, TTL } from './keys.js';
-import type { Clock } from './ports.js';
+import type { Clock, Diagnostics } from './ports.js';
 
 const RETENTION_SECONDS = 24 * 3600;
 const POLL_MS = 200;
@@ -48,6 +48,7 @@ export interface StoredAnswer {
     readonly code: string;
     readonly message: string;
     readonly details?: readonly ErrorDetail[];
+    readonly diagnostics?: Diagnostics;
   } | null;
 }
 

@@ -12,7 +12,7 @@ import {
 import { isoNow } from './clock.js';
 import { ENTITY, ITEM_ABSENT, JOB_SK_PREFIX, jobKey, jobsPartition, PK, SK, withoutKeys } from './keys.js';
 import { type Page, skipItems } from './pagination.js';
-import type { Clock } from './ports.js';
+import type { Clock, Diagnostics } from './ports.js';
 
 export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
 
@@ -33,6 +33,11 @@ export interface Job {
   readonly page_count: number | null;
   readonly render_duration_ms: number | null;
   readonly error: JobError | null;
+  /**
+   * What happened inside the render's page (capped: ports.ts); null until the render ends, when it
+   * ended before a page opened, and on jobs made before diagnostics.
+   */
+  readonly diagnostics?: Diagnostics | null;
   readonly created_at: string;
   readonly updated_at: string;
   readonly completed_at: string | null;
@@ -49,6 +54,7 @@ export interface JobResponse {
   readonly template_id: string | null;
   readonly template_version: number | null;
   readonly error: JobError | null;
+  readonly diagnostics: Diagnostics | null;
   readonly created_at: string;
 }
 
@@ -62,6 +68,7 @@ export const jobResponse = (job: Job, downloadUrl: string | null): JobResponse =
   template_id: job.template_id,
   template_version: job.template_version ?? null,
   error: job.error,
+  diagnostics: job.diagnostics ?? null,
   created_at: job.created_at,
 });
 
@@ -129,6 +136,7 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string, cl
         page_count: null,
         render_duration_ms: null,
         error: null,
+        diagnostics: null,
         created_at: at,
         updated_at: at,
         completed_at: null,
@@ -145,20 +153,30 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string, cl
 
     markRendering: (job: Job) => transition(job, ['pending'], { status: 'rendering' }),
 
-    complete: (job: Job, result: { fileSizeBytes: number; pageCount: number; renderDurationMs: number }) =>
+    complete: (
+      job: Job,
+      result: {
+        fileSizeBytes: number;
+        pageCount: number;
+        renderDurationMs: number;
+        diagnostics?: Diagnostics | undefined;
+      },
+    ) =>
       transition(job, ['rendering'], {
         status: 'completed',
         file_size_bytes: result.fileSizeBytes,
         page_count: result.pageCount,
         render_duration_ms: result.renderDurationMs,
+        diagnostics: result.diagnostics ?? null,
         completed_at: now(),
       }),
 
-    fail: (job: Job, error: JobError, renderDurationMs: number | null = null) =>
+    fail: (job: Job, error: JobError, diagnostics: Diagnostics | null = null) =>
       transition(job, ['pending', 'rendering'], {
         status: 'failed',
         error,
-        render_duration_ms: renderDurationMs,
+        render_duration_ms: null,
+        diagnostics,
       }),
 
     async get(accountId: string, jobId: string): Promise<Job | undefined> {

@@ -13,7 +13,7 @@
  * execution reveals (an undefined attribute, a runtime error, the time or output limit) fails
  * the job there, like any render failure.
  */
-import type { Plan } from '../settings.js';
+import { MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
 import { parseTemplate, TemplateError } from '../templating/index.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import {
@@ -26,8 +26,13 @@ import { newJobId } from './ids.js';
 import { hasFile, type Job, type JobResponse, type JobStore, jobResponse } from './jobs.js';
 import { pdfObjectKey } from './keys.js';
 import type { Page } from './pagination.js';
-import { type CreatePdfBody, type RenderOptions, renderOptionsFrom } from './pdf-request.js';
-import type { Clock, PdfStorage, Renderer, RenderRequest, RenderResult } from './ports.js';
+import {
+  type CreatePdfBody,
+  checkHeaderFooterMargins,
+  type RenderOptions,
+  renderOptionsFrom,
+} from './pdf-request.js';
+import type { Clock, PdfStorage, Renderer, RenderRequest, RenderResult, TemplatePart } from './ports.js';
 import type { Principal } from './principal.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
@@ -61,7 +66,17 @@ const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
 const jobNotFound = (jobId: string) =>
   new ServiceError('PDF_JOB_NOT_FOUND', `PDF job ${jobId} was not found`);
 
-type TemplateField = 'html' | 'template_id';
+/** Where a template came from: inline html, a saved template, or a header or footer of either. */
+type TemplateField = 'html' | 'template_id' | 'header_html' | 'footer_html';
+
+const PART_FIELD: Readonly<Record<TemplatePart, TemplateField>> = {
+  header: 'header_html',
+  footer: 'footer_html',
+};
+
+/** A header's or footer's problems say which it is: the html's were the only ones before them. */
+const named = (field: TemplateField, message: string): string =>
+  field === 'header_html' || field === 'footer_html' ? `${field}: ${message}` : message;
 
 const templateDetail = (
   field: TemplateField,
@@ -84,7 +99,7 @@ const checkTemplate = (source: string, variables: Record<string, unknown>, field
     required = parseTemplate(source).required;
   } catch (e) {
     if (!(e instanceof TemplateError)) throw e;
-    throw new ServiceError('INVALID_HTML_TEMPLATE', e.message, {
+    throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, e.message), {
       details: [templateDetail(field, e.message, { line: e.line })],
     });
   }
@@ -95,7 +110,7 @@ const checkTemplate = (source: string, variables: Record<string, unknown>, field
   }
   if (missing) {
     const message = `Variable '${missing.name}' is undefined (line ${missing.line})`;
-    throw new ServiceError('INVALID_HTML_TEMPLATE', message, {
+    throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, message), {
       details: [templateDetail(field, message, missing)],
     });
   }
@@ -104,6 +119,9 @@ const checkTemplate = (source: string, variables: Record<string, unknown>, field
 /** A render request whose options are checked: what it renders and how. */
 export interface RenderOrder {
   readonly html: string | null;
+  /** With inline html only: a saved template brings its own. */
+  readonly headerHtml?: string | null;
+  readonly footerHtml?: string | null;
   readonly templateId: string | null;
   /** A saved template's version; null: its latest (or inline html). */
   readonly templateVersion: number | null;
@@ -148,6 +166,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
   const prepare = (body: CreatePdfBody): RenderOrder => ({
     html: body.html ?? null,
+    headerHtml: body.header_html ?? null,
+    footerHtml: body.footer_html ?? null,
     templateId: body.template_id ?? null,
     templateVersion: body.template_version ?? null,
     variables: body.variables ?? {},
@@ -166,7 +186,12 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
           )
         : undefined;
     const source = order.html ?? (saved?.html as string);
+    const header = (saved ? saved.header_html : order.headerHtml) ?? null;
+    const footer = (saved ? saved.footer_html : order.footerHtml) ?? null;
+    checkHeaderFooterMargins(order.options, { header: header !== null, footer: footer !== null });
     checkTemplate(source, order.variables, field);
+    if (header !== null) checkTemplate(header, order.variables, 'header_html');
+    if (footer !== null) checkTemplate(footer, order.variables, 'footer_html');
 
     const month = await usage.reserveRender(principal.accountId, planOf(principal));
     const jobId = newJobId();
@@ -178,7 +203,13 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         template_version: saved?.version ?? null,
         object_key: pdfObjectKey(principal.accountId, jobId),
       });
-      return { job, month, field, template: { source, variables: order.variables }, options: order.options };
+      return {
+        job,
+        month,
+        field,
+        template: { source, variables: order.variables, header, footer },
+        options: order.options,
+      };
     } catch (e) {
       await releaseUnit(principal.accountId, month);
       throw e;
@@ -218,6 +249,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
           maxPdfBytes: limits.maxPdfBytes,
           maxPages: limits.maxPdfPages,
           maxHtmlBytes: limits.maxRenderedHtmlBytes,
+          maxHeaderFooterBytes: MAX_HEADER_FOOTER_BYTES,
         },
       })
       .catch((e: unknown) => {
@@ -252,12 +284,16 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     rendering: Job,
     result: Extract<RenderResult, { ok: false }>,
   ): Promise<ServiceError> => {
-    await jobs.fail(rendering, { code: result.code, message: result.message });
-    await usage.releaseRender(job.account_id, month);
     const templating = result.code === 'INVALID_HTML_TEMPLATE' || result.code === 'HTML_CONTENT_TOO_LARGE';
-    return new ServiceError(result.code, result.message, {
+    const part = result.details?.part;
+    const where = part ? PART_FIELD[part] : field;
+    const message = templating ? named(where, result.message) : result.message;
+    await jobs.fail(rendering, { code: result.code, message }, result.diagnostics ?? null);
+    await usage.releaseRender(job.account_id, month);
+    return new ServiceError(result.code, message, {
       jobId: job.id,
-      ...(templating ? { details: [templateDetail(field, result.message, result.details)] } : {}),
+      ...(templating ? { details: [templateDetail(where, result.message, result.details)] } : {}),
+      ...(result.diagnostics ? { diagnostics: result.diagnostics } : {}),
     });
   };
 
@@ -271,10 +307,11 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   /** The first request's answer again: the job with a fresh link, or its error; marked as a replay. */
   const replay = async (principal: Principal, answer: StoredAnswer): Promise<Rendered> => {
     if (answer.error) {
-      const { code, message, details } = answer.error;
+      const { code, message, details, diagnostics } = answer.error;
       throw new ServiceError(code as ServiceError['code'], message, {
         ...(answer.job_id ? { jobId: answer.job_id } : {}),
         ...(Array.isArray(details) ? { details } : {}),
+        ...(diagnostics ? { diagnostics } : {}),
         replayed: true,
       });
     }
@@ -325,7 +362,12 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         return { job, replayed: false };
       } catch (e) {
         if (e instanceof ServiceError) {
-          const error = { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
+          const error = {
+            code: e.code,
+            message: e.message,
+            ...(e.details ? { details: e.details } : {}),
+            ...(e.diagnostics ? { diagnostics: e.diagnostics } : {}),
+          };
           await idempotency.finish(principal.accountId, idempotencyKey, { job_id: e.jobId ?? null, error });
         } else {
           await idempotency

@@ -4,9 +4,9 @@
  */
 import { parse as parseSelector } from 'css-what';
 import { z } from 'zod';
-import { MAX_VARIABLES_DEPTH } from '../settings.js';
+import { MAX_HEADER_FOOTER_BYTES, MAX_VARIABLES_DEPTH } from '../settings.js';
 import { type ErrorCode, ServiceError } from './errors.js';
-import type { PaperFormat, RenderRequest, WaitUntil } from './ports.js';
+import type { PaperFormat, PdfMetadata, RenderRequest, WaitUntil } from './ports.js';
 import { parseOrThrow } from './validation.js';
 
 /** Paper sizes in inches, portrait (width, height), as Chromium prints them. */
@@ -27,6 +27,15 @@ const WAIT_UNTIL = [
 ] as const satisfies readonly WaitUntil[];
 
 export const DEFAULT_MARGIN_INCHES = 0.4;
+/**
+ * Chromium prints a header inside the top margin and a footer inside the bottom one, and clips
+ * what does not fit: below this (about one line of 10 px text) a header or footer cannot show,
+ * so such margins are refused rather than printed blank. The default margin holds two lines.
+ */
+export const MIN_HEADER_FOOTER_MARGIN_INCHES = 0.2;
+export const MAX_METADATA_CHARACTERS = 1000;
+export const MAX_KEYWORDS = 50;
+export const MAX_KEYWORD_CHARACTERS = 200;
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 const COMBINATORS = new Set(['descendant', 'child', 'parent', 'sibling', 'adjacent', 'column-combinator']);
@@ -83,31 +92,76 @@ export const withinDepth = (value: unknown, max: number): boolean => {
   return true;
 };
 
+/** HTML given inline: a non-blank string without NUL of at most `maxBytes` of UTF-8. */
+const inlineHtml = (maxBytes: number) =>
+  z.string({ error: 'must be a non-blank string' }).check((ctx) => {
+    const html = ctx.value;
+    if (html.trim() === '') {
+      ctx.issues.push({ code: 'custom', input: html, message: 'must be a non-blank string' });
+    } else if (html.includes('\u0000')) {
+      ctx.issues.push({ code: 'custom', input: html, message: 'must not contain NUL characters' });
+    } else if (Buffer.byteLength(html, 'utf8') > maxBytes) {
+      ctx.issues.push({
+        code: 'custom',
+        input: html,
+        message: `must be at most ${maxBytes} bytes (UTF-8)`,
+        params: { code: 'HTML_CONTENT_TOO_LARGE' },
+      });
+    }
+  });
+
+const headerFooterHtml = (where: 'top' | 'bottom') =>
+  inlineHtml(MAX_HEADER_FOOTER_BYTES)
+    .nullable()
+    .optional()
+    .describe(
+      `a Jinja2 template (the same variables as html) printed in the ${where} margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most ${MAX_HEADER_FOOTER_BYTES} bytes of UTF-8; not with template_id (a saved template brings its own)`,
+    );
+
+/**
+ * Document information text: a PDF text string holds any Unicode, but control characters and
+ * unpaired surrogates have no meaning in a title and no valid UTF-16 form.
+ */
+const metadataText = (maxCharacters: number) => {
+  const issue = `must be a string of 1 to ${maxCharacters} characters after trimming`;
+  return z
+    .string({ error: issue })
+    .trim()
+    .min(1, { error: issue })
+    .refine((text) => [...text].length <= maxCharacters, { error: issue })
+    .refine((text) => !/[\p{Cc}\p{Cs}]/u.test(text), {
+      error: 'must not contain control characters or unpaired surrogates',
+    });
+};
+
+const metadataSchema = z
+  .strictObject(
+    {
+      title: metadataText(MAX_METADATA_CHARACTERS)
+        .optional()
+        .describe("the PDF's title; default: the document's <title>, when it has one"),
+      author: metadataText(MAX_METADATA_CHARACTERS).optional(),
+      subject: metadataText(MAX_METADATA_CHARACTERS).optional(),
+      keywords: z
+        .array(metadataText(MAX_KEYWORD_CHARACTERS), {
+          error: `must be an array of at most ${MAX_KEYWORDS} strings`,
+        })
+        .max(MAX_KEYWORDS, { error: `must be an array of at most ${MAX_KEYWORDS} strings` })
+        .optional(),
+    },
+    { error: 'must be an object {title?, author?, subject?, keywords?}' },
+  )
+  .describe("the PDF's document information (plain text, not templated); the creation date is always set");
+
 export const createPdfSchema = (limits: {
   readonly maxInlineHtmlBytes: number;
   readonly maxVariablesBytes: number;
 }) =>
   z.strictObject(
     {
-      html: z
-        .string({ error: 'must be a non-blank string' })
-        .check((ctx) => {
-          const html = ctx.value;
-          if (html.trim() === '') {
-            ctx.issues.push({ code: 'custom', input: html, message: 'must be a non-blank string' });
-          } else if (html.includes('\u0000')) {
-            ctx.issues.push({ code: 'custom', input: html, message: 'must not contain NUL characters' });
-          } else if (Buffer.byteLength(html, 'utf8') > limits.maxInlineHtmlBytes) {
-            ctx.issues.push({
-              code: 'custom',
-              input: html,
-              message: `must be at most ${limits.maxInlineHtmlBytes} bytes (UTF-8)`,
-              params: { code: 'HTML_CONTENT_TOO_LARGE' },
-            });
-          }
-        })
-        .nullable()
-        .optional(),
+      html: inlineHtml(limits.maxInlineHtmlBytes).nullable().optional(),
+      header_html: headerFooterHtml('top'),
+      footer_html: headerFooterHtml('bottom'),
       template_id: z
         .string({ error: 'must be a template id' })
         .min(1, { error: 'must be a template id' })
@@ -148,6 +202,7 @@ export const createPdfSchema = (limits: {
         )
         .optional(),
       page_load: pageLoadSchema.optional(),
+      metadata: metadataSchema.optional(),
     },
     { error: 'must be a JSON object' },
   );
@@ -156,7 +211,8 @@ export type CreatePdfBody = z.output<ReturnType<typeof createPdfSchema>>;
 
 /** The code a problem with `field` answers with (contract.md: PDF endpoint choices). */
 export const pdfProblemCode = (problem: { field: string }): ErrorCode => {
-  if (problem.field === 'html') return 'INVALID_HTML_CONTENT';
+  if (problem.field === 'html' || problem.field === 'header_html' || problem.field === 'footer_html')
+    return 'INVALID_HTML_CONTENT';
   if (problem.field === 'page_load' || problem.field.startsWith('page_load.'))
     return 'INVALID_PAGE_LOAD_OPTIONS';
   return 'INVALID_PDF_OPTIONS';
@@ -189,6 +245,20 @@ const checkVersionWithTemplateId = (body: Record<string, unknown>): void => {
   });
 };
 
+/**
+ * A saved template is the whole document: its header and footer come with it (and can be edited
+ * there), so header_html and footer_html go with inline html only, as template_version goes with
+ * template_id only.
+ */
+const checkHeaderFooterWithHtml = (body: Record<string, unknown>): void => {
+  if (!given(body.template_id)) return;
+  for (const field of ['header_html', 'footer_html'] as const) {
+    if (!given(body[field])) continue;
+    const issue = "is given only with html (a saved template's header and footer are part of it)";
+    throw new ServiceError('INVALID_PDF_OPTIONS', `${field} ${issue}`, { details: [{ field, issue }] });
+  }
+};
+
 /** Checks a POST /v1/pdf body: what kind of request it is first, then every field. */
 export const parseCreatePdf = (
   body: Record<string, unknown>,
@@ -196,10 +266,43 @@ export const parseCreatePdf = (
 ): CreatePdfBody => {
   checkHtmlOrTemplateId(body);
   checkVersionWithTemplateId(body);
+  checkHeaderFooterWithHtml(body);
   return parseOrThrow(schema, body, pdfProblemCode);
 };
 
-export type RenderOptions = Pick<RenderRequest, 'pdf' | 'pageLoad'>;
+export type RenderOptions = Pick<RenderRequest, 'pdf' | 'pageLoad' | 'metadata'>;
+
+/**
+ * A header or footer prints inside its margin: one that leaves no room for it is refused (a saved
+ * template's header is known only once it is read, so this runs after the lookup).
+ */
+export const checkHeaderFooterMargins = (
+  options: RenderOptions,
+  parts: { readonly header: boolean; readonly footer: boolean },
+): void => {
+  const { margins } = options.pdf;
+  for (const [part, side] of [
+    ['header', 'top'],
+    ['footer', 'bottom'],
+  ] as const) {
+    if (!parts[part] || margins[side] >= MIN_HEADER_FOOTER_MARGIN_INCHES) continue;
+    const issue = `must be at least ${MIN_HEADER_FOOTER_MARGIN_INCHES} inches to leave room for the ${part} (it prints inside the ${side} margin)`;
+    throw new ServiceError('INVALID_PDF_OPTIONS', `margins.${side} ${issue}`, {
+      details: [{ field: `margins.${side}`, issue }],
+    });
+  }
+};
+
+const metadataOf = (metadata: CreatePdfBody['metadata']): PdfMetadata | undefined => {
+  if (!metadata) return undefined;
+  const { title, author, subject, keywords } = metadata;
+  return {
+    ...(title !== undefined ? { title } : {}),
+    ...(author !== undefined ? { author } : {}),
+    ...(subject !== undefined ? { subject } : {}),
+    ...(keywords !== undefined && keywords.length > 0 ? { keywords } : {}),
+  };
+};
 
 /** Defaults applied, margins checked against the paper, timeout clamped to the render budget. */
 export const renderOptionsFrom = (body: CreatePdfBody, renderBudgetMs: number): RenderOptions => {
@@ -226,5 +329,6 @@ export const renderOptionsFrom = (body: CreatePdfBody, renderBudgetMs: number): 
       timeoutMs: Math.min(body.page_load?.timeout_ms ?? DEFAULT_TIMEOUT_MS, renderBudgetMs),
       waitForSelector: body.page_load?.wait_for_selector ?? null,
     },
+    ...(body.metadata ? { metadata: metadataOf(body.metadata) } : {}),
   };
 };

@@ -15,8 +15,17 @@ export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networki
 export interface RenderRequest {
   /** The job this render is for: the renderer's log lines carry it. */
   readonly jobId: string;
-  /** The Jinja2 template and its variables; the renderer executes it, the HTML never leaves it. */
-  readonly template: { readonly source: string; readonly variables: Record<string, unknown> };
+  /**
+   * The Jinja2 template and its variables; the renderer executes it, the HTML never leaves it.
+   * `header` and `footer` are templates too, executed with the same variables in the same
+   * templating job (one deadline), and printed on every page in the top and bottom margins.
+   */
+  readonly template: {
+    readonly source: string;
+    readonly variables: Record<string, unknown>;
+    readonly header?: string | null;
+    readonly footer?: string | null;
+  };
   readonly pdf: {
     readonly format: PaperFormat;
     readonly landscape: boolean;
@@ -38,6 +47,8 @@ export interface RenderRequest {
     readonly timeoutMs: number;
     readonly waitForSelector: string | null;
   };
+  /** The PDF's document information: what is given here replaces what Chromium writes. */
+  readonly metadata?: PdfMetadata;
   /** Where to put the PDF: a presigned S3 PUT. The renderer sends exactly these headers. */
   readonly upload: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
   readonly limits: {
@@ -45,6 +56,8 @@ export interface RenderRequest {
     readonly maxPages: number;
     /** UTF-8 bytes of HTML after templating. */
     readonly maxHtmlBytes: number;
+    /** UTF-8 bytes of the header's, and of the footer's, HTML after templating. @default maxHtmlBytes */
+    readonly maxHeaderFooterBytes?: number;
   };
 }
 
@@ -79,9 +92,6 @@ export interface Diagnostics {
   readonly truncated: boolean;
 }
 
-/** The templates a render executes besides its html. */
-export type TemplatePart = 'header' | 'footer';
-
 export type RenderFailureCode =
   | 'INVALID_HTML_TEMPLATE'
   | 'HTML_CONTENT_TOO_LARGE'
@@ -98,15 +108,25 @@ export type RenderResult =
       readonly pageCount: number;
       /** Time spent loading and printing (excludes upload). */
       readonly renderDurationMs: number;
+      /** What happened inside the page. */
+      readonly diagnostics?: Diagnostics;
     }
   | {
       readonly ok: false;
       readonly code: RenderFailureCode;
       /** Safe to show the caller: no paths, stack traces or internal addresses. */
       readonly message: string;
-      /** INVALID_HTML_TEMPLATE: where in the template (1-based line) and which undefined variable. */
-      readonly details?: { readonly line?: number; readonly name?: string };
+      /**
+       * INVALID_HTML_TEMPLATE (and HTML_CONTENT_TOO_LARGE): where in the template (1-based line),
+       * which undefined variable, and which part (absent: the html; else the header or footer).
+       */
+      readonly details?: { readonly line?: number; readonly name?: string; readonly part?: TemplatePart };
+      /** What happened inside the page, when the render got as far as opening it. */
+      readonly diagnostics?: Diagnostics;
     };
+
+/** The templates a render executes besides its html. */
+export type TemplatePart = 'header' | 'footer';
 
 /** Renders a PDF; a failed render is a result, never a rejection of its own making. */
 export interface Renderer {

@@ -13,8 +13,12 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 
 export interface TemplateContent {
   readonly html: string;
-  /** Sorted top-level names the html reads without defining them. */
+  /** Sorted top-level names the html, header and footer read without defining them. */
   readonly variables: readonly string[];
+  /** Printed in the top margin of every page; null or absent: none (as in versions saved before headers). */
+  readonly header_html?: string | null;
+  /** Printed in the bottom margin of every page; null or absent: none. */
+  readonly footer_html?: string | null;
 }
 
 /** Bytes of one chunk item's data: 256 KiB, far enough below DynamoDB's 400 KB item limit. */
@@ -37,13 +41,22 @@ export const RECORD_OVERHEAD_BYTES = 8 * 1024;
 export const payloadBytes = (value: unknown): number =>
   Buffer.byteLength(JSON.stringify(JSON.stringify(value)), 'utf8') - 2;
 
-/** The content's share of a template answer: its html and variables, escaped as they travel. */
+/** The content's share of a template answer: its html, header, footer and variables, escaped as they travel. */
 export const contentPayloadBytes = (content: TemplateContent): number =>
-  payloadBytes(content.html) + payloadBytes(content.variables);
+  payloadBytes(content.html) +
+  payloadBytes(content.variables) +
+  payloadBytes(content.header_html ?? null) +
+  payloadBytes(content.footer_html ?? null);
 
-/** The answer's weight of a template record whose content weighs `contentBytes`. */
+/**
+ * The answer's weight of a template record whose content weighs `contentBytes`. (Records saved
+ * before headers counted no `null` header and footer: 8 bytes less, well inside the budget's margin.)
+ */
 export const recordPayloadBytes = (meta: Readonly<Record<string, unknown>>, contentBytes: number): number =>
-  payloadBytes({ ...meta, html: '', variables: [] }) - payloadBytes('') - payloadBytes([]) + contentBytes;
+  payloadBytes({ ...meta, html: '', variables: [], header_html: '', footer_html: '' }) -
+  3 * payloadBytes('') -
+  payloadBytes([]) +
+  contentBytes;
 
 /** The weight of a JSON array of items weighing `itemBytes` each: brackets and commas. */
 export const arrayPayloadBytes = (itemBytes: readonly number[]): number =>
@@ -51,7 +64,15 @@ export const arrayPayloadBytes = (itemBytes: readonly number[]): number =>
 
 /** Gzipped JSON, cut into chunks of at most CHUNK_BYTES (at least one). */
 export const encodeContent = (content: TemplateContent, chunkBytes = CHUNK_BYTES): Buffer[] => {
-  const packed = gzipSync(JSON.stringify({ html: content.html, variables: content.variables }));
+  const packed = gzipSync(
+    JSON.stringify({
+      html: content.html,
+      variables: content.variables,
+      // Left out when absent, so a version without them is stored as before headers existed.
+      ...(typeof content.header_html === 'string' ? { header_html: content.header_html } : {}),
+      ...(typeof content.footer_html === 'string' ? { footer_html: content.footer_html } : {}),
+    }),
+  );
   const chunks: Buffer[] = [];
   for (let at = 0; at < packed.length; at += chunkBytes) chunks.push(packed.subarray(at, at + chunkBytes));
   return chunks;
@@ -62,9 +83,22 @@ export const encodeContent = (content: TemplateContent, chunkBytes = CHUNK_BYTES
  * reordered or truncated chunk an error here rather than wrong html.
  */
 export const decodeContent = (chunks: readonly Uint8Array[]): TemplateContent => {
-  const parsed = JSON.parse(gunzipSync(Buffer.concat(chunks)).toString('utf8')) as Partial<TemplateContent>;
-  if (typeof parsed.html !== 'string' || !Array.isArray(parsed.variables)) {
-    throw new Error('a stored template version is not {html, variables}');
+  const parsed = JSON.parse(gunzipSync(Buffer.concat(chunks)).toString('utf8')) as Partial<
+    Record<keyof TemplateContent, unknown>
+  >;
+  const optional = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
+  if (
+    typeof parsed.html !== 'string' ||
+    !Array.isArray(parsed.variables) ||
+    !optional(parsed.header_html) ||
+    !optional(parsed.footer_html)
+  ) {
+    throw new Error('a stored template version is not {html, variables, header_html?, footer_html?}');
   }
-  return { html: parsed.html, variables: parsed.variables };
+  return {
+    html: parsed.html,
+    variables: parsed.variables as string[],
+    ...(parsed.header_html !== undefined ? { header_html: parsed.header_html } : {}),
+    ...(parsed.footer_html !== undefined ? { footer_html: parsed.footer_html } : {}),
+  };
 };

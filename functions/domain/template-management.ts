@@ -12,29 +12,54 @@ import { contentPayloadBytes, type TemplateContent } from './template-content.js
 import type { CreateTemplateBody, TemplateVisibilityBody, UpdateTemplateBody } from './template-request.js';
 import { type Template, type TemplateStore, templateNotFound } from './templates.js';
 
+/** The parts of a template's content, each a Jinja2 template (header and footer optional). */
+interface Parts {
+  readonly html: string;
+  readonly header_html: string | null;
+  readonly footer_html: string | null;
+}
+type ContentField = keyof Parts;
+const CONTENT_FIELDS: readonly ContentField[] = ['html', 'header_html', 'footer_html'];
+
 export interface TemplateManagementDeps {
   readonly store: TemplateStore;
 }
 
 export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
-  /**
-   * Parses the html (syntax only: nothing runs) for its variables. Content that would not fit
-   * one answer is refused here, so any saved template can be read back: only html full of
-   * control characters, each sent as a 6-character escape, gets near that.
-   */
-  const contentOf = (html: string): TemplateContent => {
-    let variables: readonly string[];
+  /** Parses one part (syntax only: nothing runs) for the variables it reads. */
+  const variablesOf = (source: string, field: ContentField): readonly string[] => {
     try {
-      variables = parseTemplate(html).undeclared;
+      return parseTemplate(source).undeclared;
     } catch (e) {
       if (!(e instanceof TemplateError)) throw e;
       throw new ServiceError('INVALID_HTML_TEMPLATE', e.message, {
-        details: [{ field: 'html', issue: e.message, ...(e.line !== undefined ? { line: e.line } : {}) }],
+        details: [{ field, issue: e.message, ...(e.line !== undefined ? { line: e.line } : {}) }],
       });
     }
-    const content = { html, variables: [...variables] };
+  };
+
+  /** The parts a body gives, each parsed: a template that does not parse is refused before any lookup. */
+  const checkParts = (parts: Partial<Parts>): void => {
+    for (const field of CONTENT_FIELDS) {
+      const source = parts[field];
+      if (typeof source === 'string') variablesOf(source, field);
+    }
+  };
+
+  /**
+   * The content of a version: its parts and the variables any of them reads. Content that would
+   * not fit one answer is refused here, so any saved template can be read back: only html full
+   * of control characters, each sent as a 6-character escape, gets near that.
+   */
+  const contentOf = (parts: Parts): TemplateContent => {
+    const variables = new Set<string>();
+    for (const field of CONTENT_FIELDS) {
+      const source = parts[field];
+      if (source !== null) for (const name of variablesOf(source, field)) variables.add(name);
+    }
+    const content = { ...parts, variables: [...variables].sort() };
     if (contentPayloadBytes(content) > store.maxContentBytes) {
-      const issue = `with its variables must take at most ${store.maxContentBytes} bytes as a JSON answer (control characters take six each)`;
+      const issue = `with header_html, footer_html and the variables must take at most ${store.maxContentBytes} bytes as a JSON answer (control characters take six each)`;
       throw new ServiceError('HTML_CONTENT_TOO_LARGE', `html ${issue}`, {
         details: [{ field: 'html', issue }],
       });
@@ -56,7 +81,11 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
           name: body.name,
           is_public: body.is_public,
         },
-        contentOf(body.html),
+        contentOf({
+          html: body.html,
+          header_html: body.header_html ?? null,
+          footer_html: body.footer_html ?? null,
+        }),
       ),
 
     listOwn: (principal: Principal, page: Page): Promise<Template[]> =>
@@ -69,12 +98,36 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
       return store.getReadable(templateId, principal.accountId);
     },
 
-    /** Only the name: the same version. New html: a new version. */
+    /**
+     * Only the name: the same version. New html, header or footer: a new version, whose other
+     * parts are the current version's (read first: two edits at once both land as versions, and
+     * the later one carries what it read).
+     */
     async update(principal: Principal, templateId: string, body: UpdateTemplateBody): Promise<Template> {
-      const content = body.html === undefined ? undefined : contentOf(body.html);
+      const given: Partial<Parts> = {
+        ...(body.html !== undefined ? { html: body.html } : {}),
+        ...(body.header_html !== undefined ? { header_html: body.header_html } : {}),
+        ...(body.footer_html !== undefined ? { footer_html: body.footer_html } : {}),
+      };
+      checkParts(given);
       checkId(templateId);
-      if (content) return store.revise(templateId, principal.accountId, content, body.name);
-      return store.rename(templateId, principal.accountId, body.name as string);
+      if (Object.keys(given).length === 0) {
+        return store.rename(templateId, principal.accountId, body.name as string);
+      }
+      let current: Parts | undefined;
+      if (Object.keys(given).length < CONTENT_FIELDS.length) {
+        const template = await store.getReadable(templateId, principal.accountId);
+        // Another account's public template is readable, but not the caller's to edit.
+        if (template.owner_user_id !== principal.accountId) throw templateNotFound(templateId);
+        current = template;
+      }
+      const parts = { ...(current as Parts), ...given } as Parts;
+      const content = contentOf({
+        html: parts.html,
+        header_html: parts.header_html,
+        footer_html: parts.footer_html,
+      });
+      return store.revise(templateId, principal.accountId, content, body.name);
     },
 
     async setVisibility(

@@ -5,6 +5,7 @@
  * rest. Zod only: the route declarations import it, and the CDK app reads those.
  */
 import { z } from 'zod';
+import { MAX_HEADER_FOOTER_BYTES } from '../settings.js';
 import type { ErrorCode } from './errors.js';
 import { type Problem, parseOrThrow } from './validation.js';
 
@@ -44,13 +45,24 @@ interface TemplateLimits {
   readonly maxTemplateHtmlBytes: number;
 }
 
+const headerFooterSchema = (where: 'top' | 'bottom', edit: string) =>
+  htmlSchema(MAX_HEADER_FOOTER_BYTES)
+    .nullable()
+    .optional()
+    .describe(
+      `a Jinja2 template printed in the ${where} margin of every page (classes pageNumber, totalPages, date, title filled in; inline styles only), at most ${MAX_HEADER_FOOTER_BYTES} bytes of UTF-8; ${edit}`,
+    );
+
 export const createTemplateSchema = (limits: TemplateLimits) =>
   z.strictObject({
     name: nameSchema,
     html: htmlSchema(limits.maxTemplateHtmlBytes),
+    header_html: headerFooterSchema('top', 'null or absent: none'),
+    footer_html: headerFooterSchema('bottom', 'null or absent: none'),
     is_public: z.boolean({ error: 'must be true or false' }).default(false),
   });
 
+/** What a PATCH changes: a given field (null included) replaces it; an absent one is kept. */
 export const updateTemplateSchema = (limits: TemplateLimits) =>
   z
     .strictObject({
@@ -58,10 +70,17 @@ export const updateTemplateSchema = (limits: TemplateLimits) =>
       html: htmlSchema(limits.maxTemplateHtmlBytes)
         .optional()
         .describe('new html makes a new version; the old ones stay renderable'),
+      header_html: headerFooterSchema('top', 'null removes it; a change makes a new version'),
+      footer_html: headerFooterSchema('bottom', 'null removes it; a change makes a new version'),
     })
-    .refine((body) => body.name !== undefined || body.html !== undefined, {
-      error: 'must give at least one of name and html',
-    });
+    .refine(
+      (body) =>
+        body.name !== undefined ||
+        body.html !== undefined ||
+        body.header_html !== undefined ||
+        body.footer_html !== undefined,
+      { error: 'must give at least one of name, html, header_html and footer_html' },
+    );
 
 export const templateVisibilitySchema = z.strictObject({
   is_public: z.boolean({ error: 'must be true or false' }),
@@ -74,7 +93,8 @@ export type TemplateVisibilityBody = z.output<typeof templateVisibilitySchema>;
 /** The code a problem with `field` answers with (contract: Templates). */
 const templateProblemCode = (problem: Problem): ErrorCode => {
   if (problem.field === 'name') return 'INVALID_TEMPLATE_NAME';
-  if (problem.field === 'html') return 'INVALID_HTML_CONTENT';
+  if (problem.field === 'html' || problem.field === 'header_html' || problem.field === 'footer_html')
+    return 'INVALID_HTML_CONTENT';
   return 'VALIDATION_ERROR';
 };
 

@@ -6,14 +6,14 @@
  *   version   TEMPLATE#<id> / VERSION#<v>     immutable: chunk 0 of the content and the chunk count
  *   chunk     TEMPLATE#<id> / VERSION#<v>#<n> immutable: chunks 1..n-1
  *
- * Content (html and its variables, template-content.ts) is gzipped and cut into chunks, so 1 MiB of
- * html fits the table's 400 KB items. Nothing points to a version before all of it is written:
+ * Content (html, header and footer, and their variables: template-content.ts) is gzipped and cut
+ * into chunks, so 1 MiB of html fits the table's 400 KB items. Nothing points to a version before all of it is written:
  * its chunks, then its header (the item that says how many chunks there are), then the record.
  * DynamoDB has no multi-item transaction in dynalite, and none is needed: a reader who finds a
  * version's header finds all its chunks, and a version becomes the current one only once written.
  *
- * Edits of html never overwrite: each takes a new version number from an atomic counter on the
- * record (ADD), writes the version, and then moves the record forward only if no later version got
+ * Edits of the content never overwrite: each takes a new version number from an atomic counter on
+ * the record (ADD), writes the version, and then moves the record forward only if no later version got
  * there first (a conditional update). Two concurrent edits both land, as two versions.
  */
 import {
@@ -69,6 +69,8 @@ export interface Template extends TemplateContent {
   readonly created_at: string;
   readonly updated_at: string;
   readonly version: number;
+  readonly header_html: string | null;
+  readonly footer_html: string | null;
 }
 
 /** The record item as stored, without its content. */
@@ -111,6 +113,8 @@ const withContent = (
   owner_user_id: record.owner_user_id,
   name: record.name,
   html: content.html,
+  header_html: content.header_html ?? null,
+  footer_html: content.footer_html ?? null,
   is_public: record.is_public,
   created_at: record.created_at,
   updated_at: record.updated_at,
@@ -120,7 +124,13 @@ const withContent = (
 
 /** What a record will weigh in an answer, known before its content is read. */
 const answerBytes = (record: TemplateRecord): number => {
-  const { html: _html, variables: _variables, ...meta } = withContent(record, { html: '', variables: [] });
+  const {
+    html: _html,
+    variables: _variables,
+    header_html: _header,
+    footer_html: _footer,
+    ...meta
+  } = withContent(record, { html: '', variables: [], header_html: null, footer_html: null });
   return recordPayloadBytes(meta, record.content_bytes);
 };
 
@@ -440,7 +450,7 @@ export const createTemplateStore = (
     },
 
     /**
-     * New html (and perhaps a new name) as a new version. Answers the template as this edit made
+     * New content (and perhaps a new name) as a new version. Answers the template as this edit made
      * it: when a concurrent edit took a later version first, this one stays in the history (and
      * renderable by its number) and the answer says which version it became.
      */

@@ -1,5 +1,6 @@
 /** The PDF job routes (spec: /v1/pdf). */
 import { z } from 'zod';
+import { diagnosticsSchema } from '../domain/diagnostics.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.js';
 import { type Page, pageQuerySchema } from '../domain/pagination.js';
 import { type CreatePdfBody, createPdfSchema, parseCreatePdf } from '../domain/pdf-request.js';
@@ -7,7 +8,7 @@ import { KEY_OR_SESSION, resource, route } from '../route-declaration.js';
 
 const timestamp = z.string().describe('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z');
 
-/** A job as the API shows it (spec fields plus template_id, template_version, page_count, error). */
+/** A job as the API shows it (spec fields plus template_id, template_version, page_count, error, diagnostics). */
 export const jobSchema = z.object({
   id: z.string().describe('job_ followed by a ULID'),
   status: z.enum(['pending', 'rendering', 'completed', 'failed']),
@@ -25,6 +26,7 @@ export const jobSchema = z.object({
     .nullable()
     .describe("the saved template's version the job rendered; null for inline html"),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  diagnostics: diagnosticsSchema.nullable(),
   created_at: timestamp,
 });
 

@@ -20,19 +20,29 @@ export const templateSchema = z.object({
   owner_user_id: z.string(),
   name: z.string(),
   html: z.string().describe('the current version’s html'),
+  header_html: z
+    .string()
+    .nullable()
+    .describe('the current version’s header, printed in the top margin of every page; null: none'),
+  footer_html: z
+    .string()
+    .nullable()
+    .describe('the current version’s footer, printed in the bottom margin of every page; null: none'),
   is_public: z.boolean(),
   created_at: timestamp,
   updated_at: timestamp,
   variables: z
     .array(z.string())
     .describe(
-      'sorted top-level names the html reads without defining them (Jinja2 meta.find_undeclared_variables)',
+      'sorted top-level names the html, header and footer read without defining them (Jinja2 meta.find_undeclared_variables)',
     ),
   version: z
     .number()
     .int()
     .min(1)
-    .describe('1 on create, +1 on every change of html; earlier versions render with template_version'),
+    .describe(
+      '1 on create, +1 on every change of html, header_html or footer_html; earlier versions render with template_version',
+    ),
 });
 
 const pdfTemplate = { name: 'PdfTemplate', schema: templateSchema };
@@ -87,7 +97,7 @@ export const templatesResource = resource({
       path: '/v1/templates/{template_id}',
       credentials: SESSION_ONLY,
       body: { schema: updateTemplateSchema, parse: parseTemplateBody },
-      summary: 'Rename, or change the html (a new version); owner only',
+      summary: 'Rename, or change the html, header or footer (a new version); owner only',
       success: {
         status: 200,
         description: 'the template as this edit made it (version: the version its html became)',

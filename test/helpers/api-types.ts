@@ -85,7 +85,7 @@ export interface paths {
         delete: operations["deleteTemplate"];
         options?: never;
         head?: never;
-        /** Rename, or change the html (a new version); owner only */
+        /** Rename, or change the html, header or footer (a new version); owner only */
         patch: operations["updateTemplate"];
         trace?: never;
     };
@@ -196,6 +196,25 @@ export interface components {
                 request_id: string;
                 /** @description the failed job, when one exists */
                 job_id?: string;
+                /** @description a failed render whose page opened: what happened inside it (as on the job's diagnostics) */
+                diagnostics?: {
+                    /** @description in the order they first happened */
+                    entries: {
+                        /**
+                         * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw
+                         * @enum {string}
+                         */
+                        type: "console" | "page_error" | "resource" | "missing_glyph";
+                        /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404" */
+                        message: string;
+                        /** @description resource: its URL (at most 300 characters) */
+                        url?: string;
+                        /** @description how many times the same entry happened */
+                        count: number;
+                    }[];
+                    /** @description entries were left out to keep within 50 entries and 16384 bytes as JSON */
+                    truncated: boolean;
+                };
             };
         };
         PdfJob: {
@@ -215,11 +234,33 @@ export interface components {
                 code: string;
                 message: string;
             } | null;
+            diagnostics: {
+                /** @description in the order they first happened */
+                entries: {
+                    /**
+                     * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw
+                     * @enum {string}
+                     */
+                    type: "console" | "page_error" | "resource" | "missing_glyph";
+                    /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404" */
+                    message: string;
+                    /** @description resource: its URL (at most 300 characters) */
+                    url?: string;
+                    /** @description how many times the same entry happened */
+                    count: number;
+                }[];
+                /** @description entries were left out to keep within 50 entries and 16384 bytes as JSON */
+                truncated: boolean;
+            } | null;
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
         };
         CreatePdfRequest: {
             html?: string | null;
+            /** @description a Jinja2 template (the same variables as html) printed in the top margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+            header_html?: string | null;
+            /** @description a Jinja2 template (the same variables as html) printed in the bottom margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+            footer_html?: string | null;
             template_id?: string | null;
             /** @description a saved template's earlier version (with template_id only); default: the latest */
             template_version?: number | null;
@@ -242,6 +283,14 @@ export interface components {
                 timeout_ms?: number;
                 wait_for_selector?: string | null;
             };
+            /** @description the PDF's document information (plain text, not templated); the creation date is always set */
+            metadata?: {
+                /** @description the PDF's title; default: the document's <title>, when it has one */
+                title?: string;
+                author?: string;
+                subject?: string;
+                keywords?: string[];
+            };
         } & ({
             html: string;
         } | {
@@ -254,14 +303,18 @@ export interface components {
             name: string;
             /** @description the current version’s html */
             html: string;
+            /** @description the current version’s header, printed in the top margin of every page; null: none */
+            header_html: string | null;
+            /** @description the current version’s footer, printed in the bottom margin of every page; null: none */
+            footer_html: string | null;
             is_public: boolean;
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             updated_at: string;
-            /** @description sorted top-level names the html reads without defining them (Jinja2 meta.find_undeclared_variables) */
+            /** @description sorted top-level names the html, header and footer read without defining them (Jinja2 meta.find_undeclared_variables) */
             variables: string[];
-            /** @description 1 on create, +1 on every change of html; earlier versions render with template_version */
+            /** @description 1 on create, +1 on every change of html, header_html or footer_html; earlier versions render with template_version */
             version: number;
         };
         CreateTemplateRequest: {
@@ -269,6 +322,10 @@ export interface components {
             name: string;
             /** @description a Jinja2 template, at most 1048576 bytes of UTF-8; checked for syntax, never run */
             html: string;
+            /** @description a Jinja2 template printed in the top margin of every page (classes pageNumber, totalPages, date, title filled in; inline styles only), at most 1048576 bytes of UTF-8; null or absent: none */
+            header_html?: string | null;
+            /** @description a Jinja2 template printed in the bottom margin of every page (classes pageNumber, totalPages, date, title filled in; inline styles only), at most 1048576 bytes of UTF-8; null or absent: none */
+            footer_html?: string | null;
             /** @default false */
             is_public: boolean;
         };
@@ -277,6 +334,10 @@ export interface components {
             name?: string;
             /** @description new html makes a new version; the old ones stay renderable */
             html?: string;
+            /** @description a Jinja2 template printed in the top margin of every page (classes pageNumber, totalPages, date, title filled in; inline styles only), at most 1048576 bytes of UTF-8; null removes it; a change makes a new version */
+            header_html?: string | null;
+            /** @description a Jinja2 template printed in the bottom margin of every page (classes pageNumber, totalPages, date, title filled in; inline styles only), at most 1048576 bytes of UTF-8; null removes it; a change makes a new version */
+            footer_html?: string | null;
         };
         SetTemplateVisibilityRequest: {
             is_public: boolean;

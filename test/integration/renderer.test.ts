@@ -264,6 +264,7 @@ describe('renderer', () => {
         ok: false,
         code: 'PDF_RENDERING_TIMEOUT',
         message: 'The selector "#never" did not appear within 1000 ms.',
+        diagnostics: { entries: [], truncated: false },
       });
       expect(uploads.size).toBe(before);
     });
@@ -288,6 +289,7 @@ describe('renderer', () => {
         ok: false,
         code: 'PDF_RENDERING_TIMEOUT',
         message: 'The page did not reach "load" within 1000 ms.',
+        diagnostics: expect.any(Object),
       });
       const { pdf } = await renderOk('<p>after the spin</p>');
       expect(pdf.text).toContain('after the spin');
@@ -302,6 +304,7 @@ describe('renderer', () => {
         ok: false,
         code: 'PDF_TOO_MANY_PAGES',
         message: 'The PDF has 3 pages; the limit is 2.',
+        diagnostics: { entries: [], truncated: false },
       });
       expect(uploads.size).toBe(before);
     });
@@ -503,6 +506,7 @@ describe('renderer', () => {
         ok: false,
         code: 'PDF_RENDERING_FAILED',
         message: 'Chromium failed while rendering the page.',
+        diagnostics: expect.any(Object),
       });
       const { pdf } = await renderOk('<p>still serving</p>');
       expect(pdf.text).toContain('still serving');

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { errorStatus } from '../../functions/core/responses.js';
 import { ServiceError } from '../../functions/domain/errors.js';
-import { createPdfSchema, parseCreatePdf, renderOptionsFrom } from '../../functions/domain/pdf-request.js';
+import {
+  checkHeaderFooterMargins,
+  createPdfSchema,
+  parseCreatePdf,
+  renderOptionsFrom,
+} from '../../functions/domain/pdf-request.js';
 
 const schema = createPdfSchema({ maxInlineHtmlBytes: 1000, maxVariablesBytes: 200 });
 
@@ -77,12 +82,57 @@ describe('POST /v1/pdf body', () => {
     ],
     [{ html: 'x', page_load: { waitUntil: 'load' } }, 'INVALID_PAGE_LOAD_OPTIONS', 'page_load.waitUntil'],
     [{ html: 'x', page_load: 'fast' }, 'INVALID_PAGE_LOAD_OPTIONS', 'page_load'],
+    [{ html: 'x', header_html: '' }, 'INVALID_HTML_CONTENT', 'header_html'],
+    [{ html: 'x', footer_html: ' \n ' }, 'INVALID_HTML_CONTENT', 'footer_html'],
+    [{ html: 'x', footer_html: 7 }, 'INVALID_HTML_CONTENT', 'footer_html'],
+    [{ html: 'x', header_html: 'a\u0000b' }, 'INVALID_HTML_CONTENT', 'header_html'],
+    [{ html: 'x', header_html: 'h'.repeat(1024 * 1024 + 1) }, 'HTML_CONTENT_TOO_LARGE', 'header_html'],
+    [{ template_id: 'tpl_1', footer_html: '<p>f</p>' }, 'INVALID_PDF_OPTIONS', 'footer_html'],
+    [{ html: 'x', metadata: 'title' }, 'INVALID_PDF_OPTIONS', 'metadata'],
+    [{ html: 'x', metadata: { titel: 'T' } }, 'INVALID_PDF_OPTIONS', 'metadata.titel'],
+    [{ html: 'x', metadata: { title: '  ' } }, 'INVALID_PDF_OPTIONS', 'metadata.title'],
+    [{ html: 'x', metadata: { author: 'a'.repeat(1001) } }, 'INVALID_PDF_OPTIONS', 'metadata.author'],
+    [{ html: 'x', metadata: { subject: 'a\nb' } }, 'INVALID_PDF_OPTIONS', 'metadata.subject'],
+    [{ html: 'x', metadata: { keywords: 'a, b' } }, 'INVALID_PDF_OPTIONS', 'metadata.keywords'],
+    [{ html: 'x', metadata: { keywords: ['ok', ''] } }, 'INVALID_PDF_OPTIONS', 'metadata.keywords.1'],
+    [{ html: 'x', metadata: { keywords: Array(51).fill('k') } }, 'INVALID_PDF_OPTIONS', 'metadata.keywords'],
   ])('%j → %s on %s', (body, code, field) => {
     const e = rejection(body);
     expect(e.code).toBe(code);
     expect(errorStatus[e.code]).toBe(422);
     expect(e.details?.map((d) => d.field)).toContain(field);
     expect(e.message.length).toBeGreaterThan(10);
+  });
+
+  it('leaves room for a header and a footer in their margins', () => {
+    const options = (margins: Record<string, number>) =>
+      renderOptionsFrom(parseCreatePdf({ html: 'x', margins }, schema), 25_000);
+    const refused = (margins: Record<string, number>, parts: { header: boolean; footer: boolean }) => {
+      try {
+        checkHeaderFooterMargins(options(margins), parts);
+      } catch (e) {
+        return (e as ServiceError).details?.[0]?.field;
+      }
+      return undefined;
+    };
+    expect(refused({}, { header: true, footer: true })).toBeUndefined();
+    expect(refused({ top: 0.1 }, { header: true, footer: false })).toBe('margins.top');
+    expect(refused({ bottom: 0 }, { header: false, footer: true })).toBe('margins.bottom');
+    // Without a footer, a bottom margin of 0 is fine.
+    expect(refused({ bottom: 0 }, { header: true, footer: false })).toBeUndefined();
+  });
+
+  it('carries metadata to the renderer trimmed, and nothing when none is given', () => {
+    const with_ = parseCreatePdf(
+      { html: 'x', metadata: { title: ' Q3 ', author: 'Ada', keywords: ['a', 'b'] } },
+      schema,
+    );
+    expect(renderOptionsFrom(with_, 25_000).metadata).toEqual({
+      title: 'Q3',
+      author: 'Ada',
+      keywords: ['a', 'b'],
+    });
+    expect(renderOptionsFrom(parseCreatePdf({ html: 'x' }, schema), 25_000).metadata).toBeUndefined();
   });
 
   it('measures the margins of a landscape page against its wider side', () => {

@@ -1,0 +1,240 @@
+/**
+ * A render's diagnostics, gathered from its own page only (the caps: domain/diagnostics.ts):
+ *
+ * - console: `console.error` calls and the browser's own error log lines (CSP refusals, …), except
+ *   "Failed to load resource", which the resource entries say better;
+ * - page_error: uncaught exceptions;
+ * - resource: requests the egress policy refused, with its reason (interception.ts tells the
+ *   page's guard, and only about requests from this page's frames and workers), requests that
+ *   failed (`failed: net::ERR_…`), answers of HTTP 400 and above, and, when the render ran out of
+ *   time, the requests still loading;
+ * - missing_glyph: characters of the document's text that no font can draw (see GLYPH_CHECK).
+ *
+ * Everything comes from the render's own page (its puppeteer page, its DevTools session, its
+ * guard), which sees nothing of any other render's, and stops at `finish`.
+ */
+import type { CDPSession, ConsoleMessage, Page, Protocol } from 'puppeteer-core';
+import { DiagnosticsRecorder } from '../domain/diagnostics.js';
+import type { Diagnostics } from './contract.js';
+import type { PageGuard } from './interception.js';
+import { log } from './log.js';
+
+const noop = (): void => {};
+
+/**
+ * Net errors that are not the resource's fault: refused by the egress policy (interception.ts
+ * reports those with the reason; the Network domain calls them net::ERR_BLOCKED_BY_CLIENT.Inspector)
+ * or cancelled (a navigation refused, a frame removed, the page done with).
+ */
+const notAFailure = (errorText: string): boolean =>
+  errorText.startsWith('net::ERR_BLOCKED_BY_CLIENT') || errorText === 'net::ERR_ABORTED';
+
+/**
+ * Text that falls back to a missing glyph, looked for in the page: for every element whose text
+ * has characters beyond ASCII (every system has a Latin font; a document of ASCII only is done
+ * with after one read of its text), each distinct character is measured on a canvas in
+ * the element's font and compared with a character that no font has (U+0378, unassigned): Chromium
+ * draws both with the same .notdef box, so equal metrics, confirmed by equal pixels, mean the
+ * character prints as a box. Canvas text uses the page's fonts and fallback, web fonts included.
+ * Runs in an isolated world, so the page's scripts cannot change what it sees or calls, and under
+ * a CDP timeout. The main document's text only (not frames, generated content, or the header and
+ * footer; hidden text included); marks, format and space characters are skipped (they draw
+ * nothing anyway).
+ */
+const GLYPH_CHECK = `(() => {
+  const MAX_CHECKS = 5000, MAX_FAMILIES = 10, MAX_CHARS = 20;
+  const skip = /[\\p{Z}\\p{C}\\p{M}]/u;
+  const root = document.body || document.documentElement;
+  // One native call answers most documents: nothing beyond ASCII, nothing to look at.
+  const beyondAscii = new Set(root ? root.textContent.match(/[^\\x00-\\x7f]/gu) : []);
+  if (beyondAscii.size === 0) return [];
+  // A few such characters (a report's "Δ", an invoice's "€"): XPath finds the text nodes that
+  // have them natively, where walking the 12,000 text nodes of a 30-page table took ~10 ms. Many
+  // (a document in another script): every text node is looked at anyway.
+  let nodes;
+  if (beyondAscii.size <= 64) {
+    const test = [...beyondAscii].map((ch) => 'contains(., "' + ch + '")').join(' or ');
+    const found = document.evaluate('.//text()[' + test + ']', root, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+    nodes = Array.from({ length: found.snapshotLength }, (_, i) => found.snapshotItem(i));
+  } else {
+    nodes = [];
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+  }
+  const byFont = new Map();
+  let checks = 0;
+  for (const node of nodes) {
+    if (checks >= MAX_CHECKS) break;
+    const text = node.data;
+    if (!/[^\\x00-\\x7f]/.test(text)) continue;
+    const el = node.parentElement;
+    // Not checkVisibility(): it would lay the page out for the screen, a cost as large as the rest.
+    if (!el || el.closest('script, style, noscript, template')) continue;
+    const style = getComputedStyle(el);
+    const key = style.fontStyle + ' ' + style.fontWeight + ' 32px ' + style.fontFamily;
+    let entry = byFont.get(key);
+    if (!entry) byFont.set(key, (entry = { family: style.fontFamily, chars: new Set() }));
+    for (const ch of text) {
+      if (ch.charCodeAt(0) < 0x80 || skip.test(ch) || entry.chars.has(ch)) continue;
+      entry.chars.add(ch);
+      checks++;
+    }
+  }
+  const canvas = new OffscreenCanvas(48, 48);
+  const ctx = canvas.getContext('2d', { willReadFrequently: true });
+  const metrics = (ch) => {
+    const m = ctx.measureText(ch);
+    return [m.width, m.actualBoundingBoxLeft, m.actualBoundingBoxRight, m.actualBoundingBoxAscent, m.actualBoundingBoxDescent].join();
+  };
+  const pixels = (ch) => {
+    ctx.clearRect(0, 0, 48, 48);
+    ctx.fillText(ch, 4, 36);
+    return ctx.getImageData(0, 0, 48, 48).data.join();
+  };
+  const missing = new Map();
+  for (const [font, entry] of byFont) {
+    ctx.font = font;
+    const box = '\\u0378';
+    const boxMetrics = metrics(box);
+    let boxPixels;
+    for (const ch of entry.chars) {
+      if (metrics(ch) !== boxMetrics) continue;
+      boxPixels ??= pixels(box);
+      if (pixels(ch) !== boxPixels) continue;
+      let chars = missing.get(entry.family);
+      if (!chars) {
+        if (missing.size >= MAX_FAMILIES) continue;
+        missing.set(entry.family, (chars = []));
+      }
+      if (chars.length < MAX_CHARS) chars.push(ch);
+    }
+  }
+  return [...missing].map(([family, chars]) => ({ family, chars }));
+})()`;
+
+const codePoint = (ch: string): string =>
+  `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+
+export interface PageWatch {
+  /** Looks for text that prints as missing-glyph boxes; gives up quietly after `timeoutMs`. */
+  checkGlyphs(timeoutMs: number): Promise<void>;
+  /** Stops watching; when the render ran out of time, the requests still loading are listed. */
+  finish(outcome: { readonly timedOut: boolean }): Diagnostics;
+}
+
+/**
+ * Starts recording what `page` does; resolves before the page gets content.
+ *
+ * Requests are followed through the Network domain of the renderer's own DevTools session on the
+ * page, not puppeteer's request events: the browser runs with puppeteer's network tracking off
+ * (warm-browser.ts: it cost a core on a page with a thousand requests in flight), and these
+ * handlers do a map operation per event. Chromium keeps no response bodies for it (buffers of 0).
+ * It sees the page's own frames' requests; requests of out-of-process frames and workers show
+ * only when the egress policy refuses them (interception.ts sees every request).
+ */
+export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): Promise<PageWatch> => {
+  const recorder = new DiagnosticsRecorder();
+  /** Requests in flight, by request id: their URLs. */
+  const loading = new Map<string, string>();
+
+  const onConsole = (message: ConsoleMessage): void => {
+    const args = message.args();
+    // Puppeteer keeps a listener's console arguments alive in the page; nothing here reads them.
+    for (const arg of args) arg.dispose().catch(noop);
+    if (message.type() !== 'error') return;
+    const text = message.text();
+    if (args.length === 0 && text.startsWith('Failed to load resource')) return;
+    recorder.add('console', text);
+  };
+  const onPageError = (error: unknown): void => {
+    if (!(error instanceof Error)) {
+      recorder.add('page_error', String(error));
+      return;
+    }
+    const name = error.name && error.name !== 'Error' ? `${error.name}: ` : '';
+    recorder.add('page_error', `${name}${error.message}`);
+  };
+  const onRequest = ({ requestId, request }: Protocol.Network.RequestWillBeSentEvent): void => {
+    loading.set(requestId, request.url);
+  };
+  const onFinished = ({ requestId }: Protocol.Network.LoadingFinishedEvent): void => {
+    loading.delete(requestId);
+  };
+  const onFailed = ({ requestId, errorText, canceled }: Protocol.Network.LoadingFailedEvent): void => {
+    const url = loading.get(requestId);
+    loading.delete(requestId);
+    if (url === undefined || canceled || notAFailure(errorText)) return;
+    recorder.add('resource', `failed: ${errorText}`, url);
+  };
+  const onResponse = ({ response }: Protocol.Network.ResponseReceivedEvent): void => {
+    if (response.status >= 400) recorder.add('resource', `failed: HTTP ${response.status}`, response.url);
+  };
+
+  page.on('console', onConsole);
+  page.on('pageerror', onPageError);
+  cdp.on('Network.requestWillBeSent', onRequest);
+  cdp.on('Network.loadingFinished', onFinished);
+  cdp.on('Network.loadingFailed', onFailed);
+  cdp.on('Network.responseReceived', onResponse);
+  guard.onBlocked((url, reason) => recorder.add('resource', reason, url));
+  await cdp.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 });
+
+  /** GLYPH_CHECK in a world of its own on the page's main frame; its findings recorded. */
+  const glyphCheck = async (timeoutMs: number): Promise<void> => {
+    const { frameTree } = await cdp.send('Page.getFrameTree');
+    const { executionContextId } = await cdp.send('Page.createIsolatedWorld', {
+      frameId: frameTree.frame.id,
+      worldName: 'render-diagnostics',
+    });
+    const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', {
+      expression: GLYPH_CHECK,
+      contextId: executionContextId,
+      returnByValue: true,
+      timeout: Math.round(timeoutMs),
+    });
+    if (exceptionDetails || !Array.isArray(result.value)) throw new Error('the glyph check did not finish');
+    for (const { family, chars } of result.value as { family: string; chars: string[] }[]) {
+      const list = chars.map((ch) => `${ch} (${codePoint(ch)})`).join(', ');
+      recorder.add('missing_glyph', `no font has a glyph for ${list}; font-family: ${family}`);
+    }
+  };
+
+  return {
+    async checkGlyphs(timeoutMs) {
+      if (timeoutMs < 1) return;
+      const started = performance.now();
+      let timer: NodeJS.Timeout | undefined;
+      // The CDP timeout stops the script; this stops waiting on a page that went away meanwhile.
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the glyph check timed out')), timeoutMs + 250);
+      });
+      try {
+        await Promise.race([glyphCheck(timeoutMs), late]);
+      } catch (e) {
+        // Diagnostics never fail a render.
+        log('INFO', 'glyph-check-skipped', {
+          error: (e as Error).message,
+          ms: Math.round(performance.now() - started),
+        });
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    finish({ timedOut }) {
+      page.off('console', onConsole);
+      page.off('pageerror', onPageError);
+      cdp.off('Network.requestWillBeSent', onRequest);
+      cdp.off('Network.loadingFinished', onFinished);
+      cdp.off('Network.loadingFailed', onFailed);
+      cdp.off('Network.responseReceived', onResponse);
+      guard.onBlocked(noop);
+      if (timedOut) {
+        for (const url of loading.values())
+          recorder.add('resource', 'pending: still loading at the deadline', url);
+      }
+      loading.clear();
+      return recorder.result();
+    },
+  };
+};
