@@ -94,7 +94,9 @@ describe('the default stack', () => {
     s.template.hasResourceProperties('AWS::Lambda::LayerVersion', {
       CompatibleArchitectures: ['x86_64'],
       CompatibleRuntimes: [functions[rendererId()].Properties.Runtime],
-      Description: Match.stringLikeRegexp('^@sparticuz/chromium 143\\.0\\.4 for puppeteer-core 24\\.35\\.0$'),
+      Description: Match.stringLikeRegexp(
+        '^@sparticuz/chromium 143\\.0\\.4 for puppeteer-core 24\\.35\\.0, with fonts',
+      ),
     });
   });
 
