@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The folder beside the repository that a clone does not have. */
 const OUTSIDE = ['..', 'shared', ''].join('/');
-const DOCUMENTS = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
+const DOCUMENTS = ['README.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
   f.endsWith('.md'),
 );
 
