@@ -26,10 +26,11 @@ import {
   ViewerProtocolPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import type { ErrorCode } from '../functions/domain/errors.js';
+import { createAccessLogBucket } from './access-log-bucket.js';
 
 /** The region where CloudFront's web ACLs (scope CLOUDFRONT) must be created. */
 export const CLOUDFRONT_WAF_REGION = 'us-east-1';
@@ -132,23 +133,9 @@ export class ApiEdge extends Construct {
     });
 
     const removalPolicy = props.logRemovalPolicy ?? RemovalPolicy.RETAIN;
-    this.logBucket = new Bucket(this, 'AccessLogs', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      // CloudFront's standard logs are written with an ACL (granted to its log delivery account).
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      minimumTLSVersion: 1.2,
-      // As long as the API's own access logs (service-api.ts).
-      lifecycleRules: [{ id: 'expire-logs', expiration: Duration.days(30) }],
+    this.logBucket = createAccessLogBucket(this, 'AccessLogs', {
+      of: "the API distribution's",
       removalPolicy,
-      autoDeleteObjects: removalPolicy === RemovalPolicy.DESTROY,
-    });
-    Validations.of(this.logBucket).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason:
-        "This bucket holds the distribution's access logs; logging access to it would need yet another " +
-        'bucket. Nothing but CloudFront writes here, and readers are the account’s operators.',
     });
 
     this.distribution = new Distribution(this, 'Distribution', {

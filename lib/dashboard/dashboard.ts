@@ -36,6 +36,7 @@ import type { Policy } from 'aws-cdk-lib/aws-iam';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
+import { createAccessLogBucket } from '../access-log-bucket.js';
 import { ASSETS_DIR, buildSiteSync, CONFIG_FILE, writeSite } from './build.js';
 import { cognitoEndpoints, DASHBOARD_SCOPE, type DashboardConfig } from './config.js';
 import { contentSecurityPolicy, HSTS_MAX_AGE_SECONDS, SECURITY_HEADERS } from './headers.js';
@@ -104,22 +105,9 @@ export class Dashboard extends Construct {
         'viewer request, so server access logs would repeat them.',
     });
 
-    this.logBucket = new Bucket(this, 'AccessLogs', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      // CloudFront's standard logs are written with an ACL (granted to its log delivery account).
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_PREFERRED,
-      encryption: BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      minimumTLSVersion: 1.2,
-      lifecycleRules: [{ id: 'expire-logs', expiration: Duration.days(30) }],
+    this.logBucket = createAccessLogBucket(this, 'AccessLogs', {
+      of: "the dashboard distribution's",
       removalPolicy,
-      autoDeleteObjects: removalPolicy === RemovalPolicy.DESTROY,
-    });
-    Validations.of(this.logBucket).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason:
-        "This bucket holds the dashboard distribution's access logs; logging access to it would need yet " +
-        'another bucket. Nothing but CloudFront writes here.',
     });
 
     // connect-src names host patterns, not the API's and the PDF bucket's own hosts: both allow
