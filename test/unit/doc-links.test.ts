@@ -11,9 +11,11 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The folder beside the repository that a clone does not have. */
 const OUTSIDE = ['..', 'shared', ''].join('/');
-const DOCUMENTS = ['README.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
-  f.endsWith('.md'),
-);
+const DOCUMENTS = [
+  'README.md',
+  'CHANGELOG.md',
+  ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`),
+].filter((f) => f.endsWith('.md'));
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */
 const anchorOf = (heading: string): string =>
