@@ -615,9 +615,17 @@ describe('the dashboard', () => {
   it('sends the user back to sign-in when the API refuses the session (401)', async () => {
     await page.evaluate(() => {
       const k = Object.keys(sessionStorage).find((s) => s.startsWith('oidc.user:')) as string;
-      const user = JSON.parse(sessionStorage.getItem(k) as string) as { id_token: string };
+      const user = JSON.parse(sessionStorage.getItem(k) as string) as {
+        id_token: string;
+        expires_at: number;
+        refresh_token?: string;
+      };
       const [h, p] = user.id_token.split('.');
       user.id_token = `${h}.${p}.${'A'.repeat(342)}`;
+      // Far from expiry and with nothing to renew it: the page must send this token as it is. (On a
+      // busy machine the session could otherwise be near its renewal and come back valid.)
+      user.expires_at = Math.floor(Date.now() / 1000) + 3600;
+      delete user.refresh_token;
       sessionStorage.setItem(k, JSON.stringify(user));
     });
     await page.evaluate(() => {
