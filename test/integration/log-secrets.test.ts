@@ -9,22 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyDigest } from '../../functions/core/api-keys.js';
 import { apiKeyPrefix, generateApiKey } from '../../functions/domain/api-key-format.js';
 import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
+import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
 
 // Before the handlers and the renderer load (in beforeAll): everything down to DEBUG is written.
 process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
 process.env.POWERTOOLS_DEV = 'false';
-
-const captured: string[] = [];
-const originals = {
-  out: process.stdout.write.bind(process.stdout),
-  err: process.stderr.write.bind(process.stderr),
-};
-const capture =
-  (original: typeof process.stdout.write) =>
-  (chunk: unknown, ...rest: unknown[]): boolean => {
-    captured.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8'));
-    return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
-  };
 
 const local = useLocalStack({
   env: { PLANS: JSON.stringify({ free: { monthlyRenders: 1000, rendersPerMinute: 1000 } }) },
@@ -37,14 +26,11 @@ const MARK = {
   garbage: 'GARBAGE-TOKEN-MARKER-aa42',
 };
 
+let output: CapturedOutput;
 beforeAll(() => {
-  process.stdout.write = capture(originals.out) as typeof process.stdout.write;
-  process.stderr.write = capture(originals.err) as typeof process.stderr.write;
+  output = captureOutput();
 });
-afterAll(() => {
-  process.stdout.write = originals.out;
-  process.stderr.write = originals.err;
-});
+afterAll(() => output.stop());
 
 describe('log lines', () => {
   it('never carry tokens, keys, Authorization headers, HTML or variable values', async () => {
@@ -100,7 +86,7 @@ describe('log lines', () => {
       201, 201, 422, 422, 422, 504, 401, 401, 401, 401, 401, 422, 404,
     ]);
 
-    const logs = captured.join('');
+    const logs = output.chunks.join('');
     // The lines are there (so this test could fail): one per answered request, with its code.
     expect(logs).toContain('"routeKey":"POST /v1/pdf"');
     expect(logs).toContain('"errorCode":"INVALID_SESSION_TOKEN"');

@@ -23,40 +23,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RendererConfig } from '../../functions/core/config.js';
 import type { RenderRequest, RenderResult } from '../../functions/renderer/contract.js';
 import { readPdf } from '../helpers/pdf.js';
+import { captureOutput } from '../helpers/process-output.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
 
 // Before the renderer's modules load: its INFO lines and its metrics are written, as in Lambda.
 process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
 process.env.POWERTOOLS_DEV = 'false';
 
-const lines: string[] = [];
-const originals = {
-  out: process.stdout.write.bind(process.stdout),
-  err: process.stderr.write.bind(process.stderr),
-};
 /** The renderer's JSON lines (INFO to stdout, WARN to stderr) are kept for the assertions, and out of the test output. */
-const capture =
-  (original: typeof process.stdout.write) =>
-  (chunk: unknown, ...rest: unknown[]): boolean => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8');
-    if (text.startsWith('{')) {
-      lines.push(...text.split('\n').filter((l) => l.trim() !== ''));
-      return true;
-    }
-    return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
-  };
-process.stdout.write = capture(originals.out) as typeof process.stdout.write;
-process.stderr.write = capture(originals.err) as typeof process.stderr.write;
+const output = captureOutput({ swallowJson: true });
 
 /** The renderer's log lines and metrics written so far, parsed. */
-const logged = (): Record<string, unknown>[] =>
-  lines.flatMap((l) => {
-    try {
-      return [JSON.parse(l) as Record<string, unknown>];
-    } catch {
-      return [];
-    }
-  });
+const logged = (): Record<string, unknown>[] => output.json();
 
 const listen = async (server: Server): Promise<number> => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -125,8 +103,7 @@ afterAll(async () => {
   uploadServer.close();
   fixture?.close();
   if (workDir) await rm(workDir, { recursive: true, force: true });
-  process.stdout.write = originals.out;
-  process.stderr.write = originals.err;
+  output.stop();
 });
 
 /** Starts the renderer afresh with `overrides` (the browser and its process model decided anew). */
@@ -246,7 +223,7 @@ describe.each([
 
 describe('auto', () => {
   it('keeps multi-process where it works, and says so in a log line and a metric', async () => {
-    lines.length = 0;
+    output.clear();
     await useRenderer({ processModel: 'auto' });
     const { result } = await render('job_auto', '<p>auto</p><p id="done"></p>');
     expect(result).toMatchObject({ ok: true });
@@ -264,7 +241,7 @@ describe('auto', () => {
   });
 
   it('falls back to single-process at once when multi-process cannot start a renderer', async () => {
-    lines.length = 0;
+    output.clear();
     await useRenderer({ processModel: 'auto', chromeExecutablePath: brokenMultiProcess });
     const started = performance.now();
     const { result } = await render('job_fallback', '<p>fallback</p><p id="done"></p>');
@@ -285,7 +262,7 @@ describe('auto', () => {
   });
 
   it('falls back at the probe deadline when multi-process hangs instead (its page never opens)', async () => {
-    lines.length = 0;
+    output.clear();
     await useRenderer({ processModel: 'auto', chromeExecutablePath: hangingMultiProcess });
     const started = performance.now();
     const { result } = await render('job_hanging', '<p>after the hang</p><p id="done"></p>');
