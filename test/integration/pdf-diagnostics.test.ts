@@ -4,32 +4,20 @@
  * requests still loading at the deadline, text no font can draw) on the POST answer, the job and
  * the list; capped; and only ever the render's own page, never another account's.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { jobSchema } from '../../functions/pdf/routes.js';
 import { type Json, useLocalStack } from '../helpers/local-stack.js';
+import { useReachableHost } from '../helpers/reachable-host.js';
 import { newAccount, type TestAccount } from '../helpers/template-fixtures.js';
 
-/** A host pages may reach (allowed below): /missing answers 404, /hang never answers. */
-const host: Server = createServer((req, res) => {
+/** A host pages may reach: /missing answers 404, /hang never answers. */
+const host = useReachableHost((req, res) => {
   if (req.url?.startsWith('/hang')) return;
   if (req.url?.startsWith('/missing')) return void res.writeHead(404).end();
   res.writeHead(200, { 'content-type': 'text/plain', 'access-control-allow-origin': '*' }).end('ok');
 });
-let hostPort = '';
-const env: Record<string, string> = {};
-beforeAll(async () => {
-  await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', () => resolve()));
-  hostPort = `127.0.0.1:${(host.address() as AddressInfo).port}`;
-  env.RENDERER_EGRESS_ALLOW_HOSTS = hostPort;
-});
-afterAll(() => {
-  host.closeAllConnections();
-  host.close();
-});
 
-const local = useLocalStack({ env });
+const local = useLocalStack({ env: host.env });
 
 let account: TestAccount;
 beforeAll(async () => {
@@ -84,13 +72,13 @@ describe('diagnostics', () => {
 
   it('reports failed resources (an HTTP 404, a host that does not resolve) and nothing for a clean page', async () => {
     const res = await render({
-      html: `<img src="http://${hostPort}/missing.png"><img src="https://no-such-host.invalid/a.png">`,
+      html: `<img src="http://${host.hostPort}/missing.png"><img src="https://no-such-host.invalid/a.png">`,
       page_load: { wait_until: 'networkidle0' },
     });
     expect(res.status, res.text).toBe(201);
     expect(res.json.diagnostics.entries).toEqual(
       expect.arrayContaining([
-        entry('resource', 'failed: HTTP 404', `http://${hostPort}/missing.png`),
+        entry('resource', 'failed: HTTP 404', `http://${host.hostPort}/missing.png`),
         entry('resource', 'blocked: host not found', 'https://no-such-host.invalid/a.png'),
       ]),
     );
@@ -109,14 +97,18 @@ describe('diagnostics', () => {
 
   it('on a render that times out: the requests still loading, in the error body and on the job', async () => {
     const res = await render({
-      html: `<p>Slow</p><img src="http://${hostPort}/hang.png?token=abc"><script>console.error('waiting')</script>`,
+      html: `<p>Slow</p><img src="http://${host.hostPort}/hang.png?token=abc"><script>console.error('waiting')</script>`,
       page_load: { wait_until: 'networkidle0', timeout_ms: 1500 },
     });
     expect(res.status, res.text).toBe(504);
     expect(res.json.error.code).toBe('PDF_RENDERING_TIMEOUT');
     const expected = expect.arrayContaining([
       entry('console', 'waiting'),
-      entry('resource', 'pending: still loading at the deadline', `http://${hostPort}/hang.png?token=abc`),
+      entry(
+        'resource',
+        'pending: still loading at the deadline',
+        `http://${host.hostPort}/hang.png?token=abc`,
+      ),
     ]);
     expect(res.json.error.diagnostics.entries).toEqual(expected);
     const job = await local.api(`/v1/pdf/${res.json.error.job_id}`, { token: account.session });
@@ -125,7 +117,7 @@ describe('diagnostics', () => {
 
   it('are replayed with the error of an idempotent request', async () => {
     const body = {
-      html: `<img src="http://${hostPort}/hang.png"><script>console.error('replayed')</script>`,
+      html: `<img src="http://${host.hostPort}/hang.png"><script>console.error('replayed')</script>`,
       page_load: { wait_until: 'networkidle0', timeout_ms: 1000 },
     };
     const headers = { 'Idempotency-Key': `diag-${Date.now()}` };

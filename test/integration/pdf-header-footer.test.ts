@@ -5,36 +5,23 @@
  * size, syntax, undefined variables, each naming its field); saved templates carry them,
  * versioned with the html; and a header loads nothing, not even from a host pages may reach.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { templateSchema } from '../../functions/templates/routes.js';
 import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
+import { useReachableHost } from '../helpers/reachable-host.js';
 import { newAccount, type TestAccount } from '../helpers/template-fixtures.js';
 
-/** A host pages may reach (allowed below), which records every request that reaches it. */
+/** A host pages may reach, which records every request that reaches it. */
 const seen: string[] = [];
-const host: Server = createServer((req, res) => {
+const host = useReachableHost((req, res) => {
   seen.push(req.url ?? '');
   res.writeHead(200, { 'content-type': 'image/gif' });
   res.end(Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64'));
 });
-let hostPort = '';
-/** Read by the stack when it starts, after the host has its port. */
-const env: Record<string, string> = {};
-beforeAll(async () => {
-  await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', () => resolve()));
-  hostPort = `127.0.0.1:${(host.address() as AddressInfo).port}`;
-  env.RENDERER_EGRESS_ALLOW_HOSTS = hostPort;
-});
-afterAll(() => {
-  host.closeAllConnections();
-  host.close();
-});
 
-const local = useLocalStack({ env });
+const local = useLocalStack({ env: host.env });
 
 let account: TestAccount;
 beforeAll(async () => {
@@ -201,9 +188,9 @@ describe('header_html and footer_html on POST /v1/pdf', () => {
     it('not an image from a host pages may reach (the body’s loads), nor from a private address', async () => {
       seen.length = 0;
       const res = await render({
-        html: `<p>Body</p><img src="http://${hostPort}/body.gif">`,
-        header_html: `<div style="font-size: 10px">Header <img src="http://${hostPort}/header.gif"><img src="http://10.0.0.1/header.gif"></div>`,
-        footer_html: `<div style="font-size: 10px; background: url(http://${hostPort}/footer.gif)">Footer <img src="http://169.254.169.254/latest/meta-data/"></div>`,
+        html: `<p>Body</p><img src="http://${host.hostPort}/body.gif">`,
+        header_html: `<div style="font-size: 10px">Header <img src="http://${host.hostPort}/header.gif"><img src="http://10.0.0.1/header.gif"></div>`,
+        footer_html: `<div style="font-size: 10px; background: url(http://${host.hostPort}/footer.gif)">Footer <img src="http://169.254.169.254/latest/meta-data/"></div>`,
         page_load: { wait_until: 'networkidle0' },
       });
       const pdf = await pdfOf(res);
@@ -218,7 +205,7 @@ describe('header_html and footer_html on POST /v1/pdf', () => {
       seen.length = 0;
       const res = await render({
         html: '<p>Body</p>',
-        header_html: `<link rel="stylesheet" href="http://${hostPort}/header.css"><div>Header</div>`,
+        header_html: `<link rel="stylesheet" href="http://${host.hostPort}/header.css"><div>Header</div>`,
       });
       expect(res.status, res.text).toBe(502);
       expect(res.json.error.code).toBe('PDF_RENDERING_FAILED');
