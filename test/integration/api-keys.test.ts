@@ -4,10 +4,11 @@
  * limit of 25 active keys under concurrent creations, names, and keys kept out of logs.
  */
 import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { errorSchema } from '../../functions/core/openapi.js';
 import { isWellFormedApiKey } from '../../functions/domain/api-key-format.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
+import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
 
 const local = useLocalStack();
 
@@ -24,20 +25,11 @@ const createKey = (token: string, name: unknown = 'ci') =>
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** Everything written to stdout and stderr while a test runs (the handlers' logs included). */
-let written = '';
+let output: CapturedOutput;
 beforeEach(() => {
-  written = '';
-  for (const stream of [process.stdout, process.stderr]) {
-    const write = stream.write.bind(stream);
-    vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: never[]) => {
-      written += String(chunk);
-      return write(chunk as string, ...rest);
-    }) as typeof stream.write);
-  }
+  output = captureOutput();
 });
-afterEach(() => {
-  vi.restoreAllMocks();
-});
+afterEach(() => output.stop());
 
 describe('POST /v1/api-keys', () => {
   it('answers 201 with the record and the key, shown this once; only a digest is stored', async () => {
@@ -71,7 +63,7 @@ describe('POST /v1/api-keys', () => {
       new ScanCommand({ TableName: local.stack.tableName }),
     );
     expect(JSON.stringify(items.Items)).not.toContain(key.slice(16));
-    expect(written).not.toContain(key.slice(16));
+    expect(output.chunks.join('')).not.toContain(key.slice(16));
   });
 
   it('refuses names that are not 1-100 characters after trimming with 422 VALIDATION_ERROR', async () => {

@@ -15,12 +15,13 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorSchema } from '../../functions/core/openapi.js';
 import { generateApiKey } from '../../functions/domain/api-key-format.js';
 import { type Route, routeKey, routes } from '../../functions/routes.js';
 import { LOCAL_CLIENT_ID, LOCAL_ISSUER } from '../../lib/local/issuer.js';
 import { putAccountOnPlan, useLocalStack } from '../helpers/local-stack.js';
+import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
 
 const local = useLocalStack();
 
@@ -114,7 +115,7 @@ const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toStrin
 
 let credentials: Credentials;
 /** Everything written to stdout and stderr while the matrix runs (the handlers' logs included). */
-let written = '';
+let output: CapturedOutput;
 
 beforeAll(async () => {
   const sub = 'acct-matrix';
@@ -166,18 +167,10 @@ beforeAll(async () => {
     }),
   };
 
-  for (const stream of [process.stdout, process.stderr]) {
-    const write = stream.write.bind(stream);
-    vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: never[]) => {
-      written += String(chunk);
-      return write(chunk as string, ...rest);
-    }) as typeof stream.write);
-  }
+  output = captureOutput();
 });
 
-afterAll(() => {
-  vi.restoreAllMocks();
-});
+afterAll(() => output.stop());
 
 /** A concrete path for a route: each `{param}` filled with a placeholder that names nothing. */
 const pathOf = (route: Route) => route.path.replace(/\{(\w+)\+?\}/g, 'matrix-placeholder');
@@ -230,7 +223,7 @@ it('writes no credential to the logs', () => {
     credentials.foreign,
     credentials.algNone,
   ]) {
-    expect(written).not.toContain(secret);
+    expect(output.chunks.join('')).not.toContain(secret);
   }
-  expect(written.toLowerCase()).not.toContain('bearer ');
+  expect(output.chunks.join('').toLowerCase()).not.toContain('bearer ');
 });

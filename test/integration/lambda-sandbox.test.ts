@@ -30,6 +30,7 @@ import {
 import { synthServiceStack } from '../helpers/cdk-synth.js';
 import { canSandbox, NOBODY } from '../helpers/lambda-sandbox.js';
 import { readPdf } from '../helpers/pdf.js';
+import { descendantsOf } from '../helpers/process-tree.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
 
 const uploads = new Map<string, Buffer>();
@@ -60,17 +61,7 @@ const family = (root: number): { pid: number; uid: number; args: string }[] => {
       // gone meanwhile
     }
   }
-  const members = new Set([root]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of all) {
-      if (!members.has(p.pid) && members.has(p.ppid)) {
-        members.add(p.pid);
-        grew = true;
-      }
-    }
-  }
-  return all.filter((p) => members.has(p.pid));
+  return descendantsOf(root, all);
 };
 
 describe.skipIf(!canSandbox())('the renderer bundle in a Lambda-like sandbox', () => {

@@ -12,6 +12,7 @@ import { generateApiKey } from '../../functions/domain/api-key-format.js';
 import { monthOf, usageKey } from '../../functions/domain/keys.js';
 import { LOCAL_CLIENT_ID, LOCAL_REGION, LOCAL_USER_POOL_ID } from '../../lib/local/issuer.js';
 import { type ApiResponse, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
+import { descendantsOf } from '../helpers/process-tree.js';
 
 const local = useLocalStack();
 
@@ -212,17 +213,9 @@ describe('Chromium failing mid-render', () => {
       .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
       .filter((m): m is RegExpExecArray => m !== null)
       .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] ?? '' }));
-    const mine = new Set([process.pid]);
-    for (let grew = true; grew; ) {
-      grew = false;
-      for (const row of rows) {
-        if (!mine.has(row.pid) && mine.has(row.ppid)) {
-          mine.add(row.pid);
-          grew = true;
-        }
-      }
-    }
-    return rows.filter((r) => mine.has(r.pid) && r.args.includes('--type=renderer')).map((r) => r.pid);
+    return descendantsOf(process.pid, rows)
+      .filter((r) => r.args.includes('--type=renderer'))
+      .map((r) => r.pid);
   };
 
   it('502 PDF_RENDERING_FAILED when the page’s renderer process dies, and the next render works', async () => {

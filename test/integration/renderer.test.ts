@@ -11,6 +11,7 @@ import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Renderer, RenderRequest, RenderResult } from '../../functions/renderer/contract.js';
 import { PAPER_SIZES_PT, type PdfInfo, readFillColors, readPdf } from '../helpers/pdf.js';
+import { descendantsOf } from '../helpers/process-tree.js';
 
 interface Upload {
   readonly headers: IncomingHttpHeaders;
@@ -40,17 +41,9 @@ const rendererPids = (root: number): number[] => {
         return []; // gone meanwhile
       }
     });
-  const family = new Set([root]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const row of rows) {
-      if (!family.has(row.pid) && family.has(row.ppid)) {
-        family.add(row.pid);
-        grew = true;
-      }
-    }
-  }
-  return rows.filter((r) => r.renderer && family.has(r.pid)).map((r) => r.pid);
+  return descendantsOf(root, rows)
+    .filter((r) => r.renderer)
+    .map((r) => r.pid);
 };
 
 /** Waits without yielding to the event loop (so puppeteer cannot move on meanwhile). */

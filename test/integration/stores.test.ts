@@ -6,7 +6,6 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { createS3PdfStorage } from '../../functions/core/storage.js';
-import { ServiceError } from '../../functions/domain/errors.js';
 import { createIdempotencyStore } from '../../functions/domain/idempotency.js';
 import { createJobStore, type Job } from '../../functions/domain/jobs.js';
 import { createPdfJobs } from '../../functions/domain/pdf-jobs.js';
@@ -14,22 +13,12 @@ import type { Principal } from '../../functions/domain/principal.js';
 import { createTemplateStore } from '../../functions/domain/templates.js';
 import { createUsageStore } from '../../functions/domain/usage.js';
 import { MAX_LIST_OFFSET } from '../../functions/settings.js';
-import { testClock, useTable } from '../helpers/dynalite.js';
+import { rejection, testClock, useTable } from '../helpers/dynalite.js';
 
 const table = useTable();
 const clock = testClock('2026-11-25T10:00:30.000Z');
 let accounts = 0;
 const newAccount = () => `acct-${++accounts}`;
-
-const rejection = async (promise: Promise<unknown>): Promise<ServiceError> => {
-  try {
-    await promise;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
-};
 
 describe('job store', () => {
   const jobs = () => createJobStore(table.db, table.name, clock);

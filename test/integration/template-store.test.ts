@@ -13,7 +13,6 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../functions/domain/errors.js';
 import { newTemplateId } from '../../functions/domain/ids.js';
 import { templateKey } from '../../functions/domain/keys.js';
 import {
@@ -23,7 +22,7 @@ import {
   payloadBytes,
 } from '../../functions/domain/template-content.js';
 import { createTemplateStore, type TemplateStoreOptions } from '../../functions/domain/templates.js';
-import { testClock, useTable } from '../helpers/dynalite.js';
+import { rejection, testClock, useTable } from '../helpers/dynalite.js';
 
 const table = useTable('template-store-test');
 const clock = testClock('2026-11-25T10:00:00.000Z');
@@ -46,16 +45,6 @@ const noisy = (chars: number, seed = 7): string => {
     s += alphabet[x % alphabet.length];
   }
   return s;
-};
-
-const rejection = async (promise: Promise<unknown>): Promise<ServiceError> => {
-  try {
-    await promise;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
 };
 
 const itemsOf = async (templateId: string) =>
