@@ -26,6 +26,7 @@ const main = async (): Promise<void> => {
       port: options.port,
       dataDir: options.dataDir,
       corsAllowedOrigins: options.corsAllowedOrigins,
+      rendererSpareSessions: options.rendererSpareSessions,
     });
   } catch (e) {
     return fail((e as Error).message);

@@ -1,7 +1,9 @@
 /**
- * One warm Chromium per process, launched on first use and kept at module scope: in Lambda it
- * survives warm invocations, locally it serves every render of the stack. Each render gets a
- * session of its own (session.ts): a page isolated from every other render's.
+ * One warm Chromium per renderer (createBrowserHost; renderer.ts makes one per createRenderer),
+ * launched on first use: in Lambda the renderer lives at module scope and the browser survives
+ * warm invocations; locally each stack's renderer serves every render of that stack, and several
+ * stacks (each with its own browser, egress proxy and process model) can run in one process.
+ * Each render gets a session of its own (session.ts): a page isolated from every other render's.
  *
  * Process model (RENDERER_PROCESS_MODEL, warm-browser.ts): multi-process gives each render a
  * browser context; single-process (--single-process, as @sparticuz/chromium sets it for Lambda)
@@ -22,7 +24,7 @@
  * renders still on it finish, new ones get a new browser. Callers that arrive during a launch
  * share it.
  *
- * Spare session (opt-in, setSpareSessions, multi-process only): opening a context and its page
+ * Spare session (opt-in, spareSessions, multi-process only): opening a context and its page
  * costs ~45 ms, most of it Chromium starting the page's renderer process, and that was the largest
  * cost of a small render beyond Chromium's own work (measured with bench/). With a spare, the
  * next render's fresh context and page are opened in the background once a render has printed,
@@ -33,17 +35,17 @@
  */
 import chromium from '@sparticuz/chromium';
 import type { Browser } from 'puppeteer-core';
-import { type RendererConfig, readRendererConfig } from '../core/config.js';
+import type { RendererConfig } from '../core/config.js';
 import { countWith } from '../core/metrics.js';
-import { createEgressPolicy, type EgressPolicy } from './egress.js';
+import { createEgressPolicy } from './egress.js';
 import { type EgressProxy, startEgressProxy } from './egress-proxy.js';
 import { log } from './log.js';
 import {
+  createTurnQueue,
   OPEN_TIMEOUT_MS,
   OpenTimeoutError,
   openSession,
   type RenderSession,
-  takeTurn,
   timedOut,
   usable,
   within,
@@ -52,21 +54,6 @@ import { launchBrowser, type ProcessModel, WarmBrowser } from './warm-browser.js
 
 export type { RenderSession } from './session.js';
 export { chromiumArgs, type ProcessModel } from './warm-browser.js';
-
-/** The Lambda's configuration, from its environment; the local stack hands its own in (configureRenderer). */
-let config: RendererConfig = readRendererConfig();
-
-/** The egress policy for pages, with the configured test allowances. */
-let egressPolicy: EgressPolicy = createEgressPolicy({ allowHosts: config.egressAllowHosts });
-
-/** Replaces the configuration; takes effect for the next browser and egress proxy started. */
-export const configureRenderer = (next: RendererConfig): void => {
-  config = next;
-  egressPolicy = createEgressPolicy({ allowHosts: next.egressAllowHosts });
-  decided = undefined;
-};
-
-export const rendererConfig = (): RendererConfig => config;
 
 /**
  * How long `auto` gives a freshly launched browser to open an isolated page and print a one-line
@@ -81,279 +68,319 @@ export const PROBE_TIMEOUT_MS = 5_000;
 // No WebGL, and no SwiftShader in the launch: pages do not need a GPU to print.
 chromium.setGraphicsMode = false;
 
-let proxy: Promise<EgressProxy> | undefined;
-/** The browser being launched or in use; undefined when the next render must launch one. */
-let current: Promise<WarmBrowser> | undefined;
-/** Every browser still running (the current one and retired ones): closeBrowser ends them all. */
-const running = new Set<WarmBrowser>();
-/** The process model this process runs in, once a browser has proved it (or it was configured). */
-let decided: ProcessModel | undefined;
+export interface BrowserHostOptions {
+  /**
+   * Whether renders get a context and page opened ahead of them (0: each render opens its own).
+   * @default 0
+   */
+  readonly spareSessions?: 0 | 1;
+}
 
-const getProxy = (): Promise<EgressProxy> => {
-  proxy ??= startEgressProxy(egressPolicy).catch((e: unknown) => {
-    proxy = undefined;
-    throw e;
-  });
-  return proxy;
-};
+/** A renderer's browser: launched on demand, relaunched when it dies, shared by its renders. */
+export interface BrowserHost {
+  /** The warm browser, launching it when there is none or the last one died or was retired. */
+  getWarmBrowser(): Promise<WarmBrowser>;
+  /** The warm browser's puppeteer handle (tests inspect and inject faults through it). */
+  getBrowser(): Promise<Browser>;
+  /** The process model renders run in now (undefined before the first launch). */
+  processModel(): ProcessModel | undefined;
+  /** A fresh session for one render: the spare when there is a usable one, else a new one. */
+  takeSession(): Promise<RenderSession>;
+  /** Hands back a session that no content ever reached (its render failed in templating). */
+  releaseUnused(session: RenderSession): void;
+  /** Opens the next render's session in the background, when spares are on. */
+  prepareSpare(): void;
+  /** Launches the browser (and opens the spare, when on) ahead of the first render. */
+  prewarm(): void;
+  /** Whether renders get a context and page opened ahead of them. */
+  setSpareSessions(count: 0 | 1): void;
+  /** Closes every browser and the egress proxy (shutdown, tests). Renders may follow. */
+  close(): Promise<void>;
+}
 
-/** The process model of the browser that renders run on now (undefined before the first launch). */
-export const processModel = (): ProcessModel | undefined => decided;
+export const createBrowserHost = (config: RendererConfig, options: BrowserHostOptions = {}): BrowserHost => {
+  /** The egress policy for pages, with the configured test allowances. */
+  const egressPolicy = createEgressPolicy({ allowHosts: config.egressAllowHosts });
+  /** Single-process renders take turns on this renderer's browser (session.ts). */
+  const takeTurn = createTurnQueue();
+  let proxy: Promise<EgressProxy> | undefined;
+  /** The browser being launched or in use; undefined when the next render must launch one. */
+  let current: Promise<WarmBrowser> | undefined;
+  /** Every browser still running (the current one and retired ones): close ends them all. */
+  const running = new Set<WarmBrowser>();
+  /** The process model this renderer runs in, once a browser has proved it (or it was configured). */
+  let decided: ProcessModel | undefined;
+  /** Which launch produced a browser, so that dropping a dead one never drops its successor. */
+  const launchOf = new WeakMap<WarmBrowser, Promise<WarmBrowser>>();
+  let spareSessions: 0 | 1 = options.spareSessions ?? 0;
+  /** The next render's session, opening or open; undefined when there is none. */
+  let spare: Promise<RenderSession | undefined> | undefined;
 
-const launchIn = async (model: ProcessModel): Promise<WarmBrowser> => {
-  const [{ url }, executablePath] = await Promise.all([
-    getProxy(),
-    config.chromeExecutablePath ?? chromium.executablePath(),
-  ]);
-  const started = performance.now();
-  const launchOnce = (): Promise<WarmBrowser> =>
-    launchBrowser({
-      model,
-      executablePath,
-      baseArgs: chromium.args,
-      proxyUrl: url,
-      policy: egressPolicy,
-      fontconfigFile: config.fontconfigFile,
-      onRetired: (warm) => {
-        if (current !== undefined && launchOf.get(warm) === current) current = undefined;
-      },
+  const getProxy = (): Promise<EgressProxy> => {
+    proxy ??= startEgressProxy(egressPolicy).catch((e: unknown) => {
+      proxy = undefined;
+      throw e;
     });
-  let warm: WarmBrowser;
-  try {
-    warm = await launchOnce();
-  } catch (e) {
-    // A first launch can meet another process still inflating Chromium into /tmp (text file busy).
-    log('WARN', 'browser-launch-retry', { error: (e as Error).message, processModel: model });
-    await new Promise((r) => setTimeout(r, 1000));
-    warm = await launchOnce();
-  }
-  running.add(warm);
-  warm.browser.once('disconnected', () => running.delete(warm));
-  log('INFO', 'browser-launched', {
-    ms: Math.round(performance.now() - started),
-    pid: warm.pid,
-    processModel: model,
-  });
-  return warm;
-};
+    return proxy;
+  };
 
-/**
- * The proof: an isolated page opened (a context of its own, or the wiped default context) and a
- * PDF printed, as a render would, within PROBE_TIMEOUT_MS.
- */
-const prove = async (warm: WarmBrowser): Promise<void> => {
-  const release = warm.model === 'single' ? await takeTurn() : undefined;
-  const proof = (async () => {
-    const session = await openSession(warm, config.maxPageRequests, release);
+  const launchIn = async (model: ProcessModel): Promise<WarmBrowser> => {
+    const [{ url }, executablePath] = await Promise.all([
+      getProxy(),
+      config.chromeExecutablePath ?? chromium.executablePath(),
+    ]);
+    const started = performance.now();
+    const launchOnce = (): Promise<WarmBrowser> =>
+      launchBrowser({
+        model,
+        executablePath,
+        baseArgs: chromium.args,
+        proxyUrl: url,
+        policy: egressPolicy,
+        fontconfigFile: config.fontconfigFile,
+        onRetired: (warm) => {
+          if (current !== undefined && launchOf.get(warm) === current) current = undefined;
+        },
+      });
+    let warm: WarmBrowser;
     try {
-      await session.page.setContent('<p>process model probe</p>', { timeout: PROBE_TIMEOUT_MS });
-      await session.page.pdf({ timeout: PROBE_TIMEOUT_MS });
-    } finally {
-      await session.close(false);
+      warm = await launchOnce();
+    } catch (e) {
+      // A first launch can meet another process still inflating Chromium into /tmp (text file busy).
+      log('WARN', 'browser-launch-retry', { error: (e as Error).message, processModel: model });
+      await new Promise((r) => setTimeout(r, 1000));
+      warm = await launchOnce();
     }
-  })();
-  const outcome = await within(
-    proof.then(
-      () => undefined,
-      (e: unknown) => e as Error,
-    ),
-    PROBE_TIMEOUT_MS,
-  );
-  if (outcome === undefined) return;
-  release?.();
-  warm.kill('it failed the process model probe');
-  throw timedOut(outcome) ? new Error(`no PDF within ${PROBE_TIMEOUT_MS} ms`) : outcome;
-};
+    running.add(warm);
+    warm.browser.once('disconnected', () => running.delete(warm));
+    log('INFO', 'browser-launched', {
+      ms: Math.round(performance.now() - started),
+      pid: warm.pid,
+      processModel: model,
+    });
+    return warm;
+  };
 
-/** Reports the process model renders run in: a log line and a metric, once per decision. */
-const report = (model: ProcessModel, detail: Record<string, unknown>): void => {
-  decided = model;
-  log('INFO', 'browser-process-model', { processModel: model, setting: config.processModel, ...detail });
-  countWith('BrowserProcessModel', { ProcessModel: model });
-};
-
-/**
- * `auto`'s first launch: multi-process if it proves itself, else single-process (which must prove
- * itself too). Either way the choice holds for the life of the process. Logged with probeMs (the
- * proof's time, or the time it took to fail) and decidedInMs (from the start, Chromium's
- * inflation into /tmp on a cold start included).
- */
-const launchAuto = async (): Promise<WarmBrowser> => {
-  const started = performance.now();
-  const since = (t: number): number => Math.round(performance.now() - t);
-  let probing = started;
-  try {
-    const multi = await launchIn('multi');
-    probing = performance.now();
-    await prove(multi);
-    report('multi', { probeMs: since(probing), decidedInMs: since(started) });
-    return multi;
-  } catch (e) {
-    const reason = (e as Error).message;
-    log('WARN', 'browser-multi-process-failed', { error: reason, probeMs: since(probing) });
-    const single = await launchIn('single');
-    probing = performance.now();
-    await prove(single);
-    report('single', { probeMs: since(probing), decidedInMs: since(started), fallbackReason: reason });
-    return single;
-  }
-};
-
-const launchDecided = async (): Promise<WarmBrowser> => {
-  if (decided !== undefined) return launchIn(decided);
-  if (config.processModel === 'auto') return launchAuto();
-  const warm = await launchIn(config.processModel);
-  report(config.processModel, {});
-  return warm;
-};
-
-/** Which launch produced a browser, so that dropping a dead one never drops its successor. */
-const launchOf = new WeakMap<WarmBrowser, Promise<WarmBrowser>>();
-
-/** The warm browser, launching it when there is none or the last one died or was retired. */
-export const getWarmBrowser = async (): Promise<WarmBrowser> => {
-  for (let attempt = 0; ; attempt++) {
-    let pending = current;
-    if (!pending) {
-      const launching = launchDecided();
-      current = pending = launching;
-      launching.then(
-        (warm) => {
-          launchOf.set(warm, launching);
-          if (!warm.usable && current === launching) current = undefined;
-        },
-        () => {
-          if (current === launching) current = undefined;
-        },
-      );
-    }
-    const warm = await pending;
-    if (warm.usable) return warm;
-    // Died before its 'disconnected' event was handled; the next turn launches (or joins) anew.
-    if (current === pending) current = undefined;
-    if (attempt >= 1) throw new Error('the browser disconnected right after launching');
-  }
-};
-
-/** The warm browser's puppeteer handle (tests inspect and inject faults through it). */
-export const getBrowser = async (): Promise<Browser> => (await getWarmBrowser()).browser;
-
-/** A fresh session on the warm browser; one retry when that browser died under it. */
-export const openFreshSession = async (): Promise<RenderSession> => {
-  // Single-process renders take their turn before choosing a browser: the one before may kill it.
-  const release = decided === 'single' ? await takeTurn() : undefined;
-  try {
-    for (let attempt = 0; ; attempt++) {
-      const warm = await getWarmBrowser();
-      if (warm.model === 'single' && release === undefined) {
-        // auto decided on single-process while this render waited: take the turn after all.
-        return await openFreshSession();
-      }
+  /**
+   * The proof: an isolated page opened (a context of its own, or the wiped default context) and a
+   * PDF printed, as a render would, within PROBE_TIMEOUT_MS.
+   */
+  const prove = async (warm: WarmBrowser): Promise<void> => {
+    const release = warm.model === 'single' ? await takeTurn() : undefined;
+    const proof = (async () => {
+      const session = await openSession(warm, config.maxPageRequests, release);
       try {
-        return await openSession(warm, config.maxPageRequests, release);
-      } catch (e) {
-        if (warm.usable || e instanceof OpenTimeoutError || attempt >= 1) throw e;
+        await session.page.setContent('<p>process model probe</p>', { timeout: PROBE_TIMEOUT_MS });
+        await session.page.pdf({ timeout: PROBE_TIMEOUT_MS });
+      } finally {
+        await session.close(false);
+      }
+    })();
+    const outcome = await within(
+      proof.then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      ),
+      PROBE_TIMEOUT_MS,
+    );
+    if (outcome === undefined) return;
+    release?.();
+    warm.kill('it failed the process model probe');
+    throw timedOut(outcome) ? new Error(`no PDF within ${PROBE_TIMEOUT_MS} ms`) : outcome;
+  };
+
+  /** Reports the process model renders run in: a log line and a metric, once per decision. */
+  const report = (model: ProcessModel, detail: Record<string, unknown>): void => {
+    decided = model;
+    log('INFO', 'browser-process-model', { processModel: model, setting: config.processModel, ...detail });
+    countWith('BrowserProcessModel', { ProcessModel: model });
+  };
+
+  /**
+   * `auto`'s first launch: multi-process if it proves itself, else single-process (which must prove
+   * itself too). Either way the choice holds for the life of the process. Logged with probeMs (the
+   * proof's time, or the time it took to fail) and decidedInMs (from the start, Chromium's
+   * inflation into /tmp on a cold start included).
+   */
+  const launchAuto = async (): Promise<WarmBrowser> => {
+    const started = performance.now();
+    const since = (t: number): number => Math.round(performance.now() - t);
+    let probing = started;
+    try {
+      const multi = await launchIn('multi');
+      probing = performance.now();
+      await prove(multi);
+      report('multi', { probeMs: since(probing), decidedInMs: since(started) });
+      return multi;
+    } catch (e) {
+      const reason = (e as Error).message;
+      log('WARN', 'browser-multi-process-failed', { error: reason, probeMs: since(probing) });
+      const single = await launchIn('single');
+      probing = performance.now();
+      await prove(single);
+      report('single', { probeMs: since(probing), decidedInMs: since(started), fallbackReason: reason });
+      return single;
+    }
+  };
+
+  const launchDecided = async (): Promise<WarmBrowser> => {
+    if (decided !== undefined) return launchIn(decided);
+    if (config.processModel === 'auto') return launchAuto();
+    const warm = await launchIn(config.processModel);
+    report(config.processModel, {});
+    return warm;
+  };
+
+  /** The warm browser, launching it when there is none or the last one died or was retired. */
+  const getWarmBrowser = async (): Promise<WarmBrowser> => {
+    for (let attempt = 0; ; attempt++) {
+      let pending = current;
+      if (!pending) {
+        const launching = launchDecided();
+        current = pending = launching;
+        launching.then(
+          (warm) => {
+            launchOf.set(warm, launching);
+            if (!warm.usable && current === launching) current = undefined;
+          },
+          () => {
+            if (current === launching) current = undefined;
+          },
+        );
+      }
+      const warm = await pending;
+      if (warm.usable) return warm;
+      // Died before its 'disconnected' event was handled; the next turn launches (or joins) anew.
+      if (current === pending) current = undefined;
+      if (attempt >= 1) throw new Error('the browser disconnected right after launching');
+    }
+  };
+
+  /** A fresh session on the warm browser; one retry when that browser died under it. */
+  const openFreshSession = async (): Promise<RenderSession> => {
+    // Single-process renders take their turn before choosing a browser: the one before may kill it.
+    const release = decided === 'single' ? await takeTurn() : undefined;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const warm = await getWarmBrowser();
+        if (warm.model === 'single' && release === undefined) {
+          // auto decided on single-process while this render waited: take the turn after all.
+          return await openFreshSession();
+        }
+        try {
+          return await openSession(warm, config.maxPageRequests, release);
+        } catch (e) {
+          if (warm.usable || e instanceof OpenTimeoutError || attempt >= 1) throw e;
+        }
+      }
+    } catch (e) {
+      release?.();
+      throw e;
+    }
+  };
+
+  /** Whether renders get a context and page opened ahead of them (0: each render opens its own). */
+  const setSpareSessions = (count: 0 | 1): void => {
+    spareSessions = count;
+    if (count === 0) dropSpare();
+  };
+
+  const dropSpare = (): void => {
+    const dropped = spare;
+    spare = undefined;
+    dropped?.then((s) => s?.close(false)).catch(() => {});
+  };
+
+  /**
+   * Opens the next render's session in the background, on the running browser (never launching
+   * one), when it is multi-process. A failure is forgotten: the next render then opens its own.
+   */
+  const prepareSpare = (): void => {
+    if (spareSessions === 0 || spare) return;
+    const launching = current;
+    if (!launching) return;
+    spare = launching
+      .then((warm) =>
+        warm.usable && warm.model === 'multi' ? openSession(warm, config.maxPageRequests) : undefined,
+      )
+      .catch(() => undefined);
+  };
+
+  /**
+   * Launches the browser (and opens the spare session, when on) ahead of the first render, so that
+   * a cold start overlaps the launch with the rest of its start. A failed launch is logged; the
+   * first render tries again.
+   */
+  const prewarm = (): void => {
+    getWarmBrowser().then(prepareSpare, (e: unknown) =>
+      log('WARN', 'browser-prewarm-failed', { error: (e as Error).message }),
+    );
+  };
+
+  /**
+   * A fresh session for one render: the spare when there is a usable one (waiting for it if it is
+   * still opening), else a new one (openFreshSession).
+   */
+  const takeSession = async (): Promise<RenderSession> => {
+    const waiting = spare;
+    spare = undefined;
+    if (waiting) {
+      const session = await within(waiting, OPEN_TIMEOUT_MS);
+      if (timedOut(session)) {
+        waiting.then((s) => s?.close(true)).catch(() => {});
+      } else if (session) {
+        if (usable(session)) return session;
+        session.close(true).catch(() => {});
       }
     }
-  } catch (e) {
-    release?.();
-    throw e;
-  }
-};
+    return openFreshSession();
+  };
 
-let spareSessions = 0;
-/** The next render's session, opening or open; undefined when there is none. */
-let spare: Promise<RenderSession | undefined> | undefined;
-
-/** Whether renders get a context and page opened ahead of them (0: each render opens its own). */
-export const setSpareSessions = (count: 0 | 1): void => {
-  spareSessions = count;
-  if (count === 0) dropSpare();
-};
-
-const dropSpare = (): void => {
-  const dropped = spare;
-  spare = undefined;
-  dropped?.then((s) => s?.close(false)).catch(() => {});
-};
-
-/**
- * Opens the next render's session in the background, on the running browser (never launching
- * one), when it is multi-process. A failure is forgotten: the next render then opens its own.
- */
-export const prepareSpare = (): void => {
-  if (spareSessions === 0 || spare) return;
-  const launching = current;
-  if (!launching) return;
-  spare = launching
-    .then((warm) =>
-      warm.usable && warm.model === 'multi' ? openSession(warm, config.maxPageRequests) : undefined,
-    )
-    .catch(() => undefined);
-};
-
-/**
- * Launches the browser (and opens the spare session, when on) ahead of the first render, so that
- * a cold start overlaps the launch with the rest of its start. A failed launch is logged; the
- * first render tries again.
- */
-export const prewarm = (): void => {
-  getWarmBrowser().then(prepareSpare, (e: unknown) =>
-    log('WARN', 'browser-prewarm-failed', { error: (e as Error).message }),
-  );
-};
-
-/**
- * A fresh session for one render: the spare when there is a usable one (waiting for it if it is
- * still opening), else a new one (openFreshSession).
- */
-export const takeSession = async (): Promise<RenderSession> => {
-  const waiting = spare;
-  spare = undefined;
-  if (waiting) {
-    const session = await within(waiting, OPEN_TIMEOUT_MS);
-    if (timedOut(session)) {
-      waiting.then((s) => s?.close(true)).catch(() => {});
-    } else if (session) {
-      if (usable(session)) return session;
-      session.close(true).catch(() => {});
+  /**
+   * Hands back a session that no content ever reached (its render failed in templating): it becomes
+   * the spare when spares are on and there is none (still never used), else it is closed.
+   */
+  const releaseUnused = (session: RenderSession): void => {
+    if (spareSessions > 0 && !spare && usable(session) && session.context !== undefined) {
+      spare = Promise.resolve(session);
+      return;
     }
-  }
-  return openFreshSession();
-};
+    session.close(false).catch(() => {});
+  };
 
-/**
- * Hands back a session that no content ever reached (its render failed in templating): it becomes
- * the spare when spares are on and there is none (still never used), else it is closed.
- */
-export const releaseUnused = (session: RenderSession): void => {
-  if (spareSessions > 0 && !spare && usable(session) && session.context !== undefined) {
-    spare = Promise.resolve(session);
-    return;
-  }
-  session.close(false).catch(() => {});
-};
+  /** Closes every browser and the egress proxy (local stack shutdown, tests). Renders may follow. */
+  const closeBrowser = async (): Promise<void> => {
+    const pending = current;
+    current = undefined;
+    spare = undefined; // its context closes with the browser
+    await pending?.catch(() => undefined);
+    await Promise.all(
+      [...running].map(async (warm) => {
+        running.delete(warm);
+        if (!warm.browser.connected) return;
+        const closed = await within(
+          warm.browser.close().then(() => true),
+          3_000,
+        ).catch(() => false);
+        if (closed !== true) warm.kill('closing the browser failed');
+      }),
+    );
+    const closing = proxy;
+    proxy = undefined;
+    await (await closing?.catch(() => undefined))?.close();
+  };
 
-/** Closes every browser and the egress proxy (local stack shutdown, tests). Renders may follow. */
-export const closeBrowser = async (): Promise<void> => {
-  const pending = current;
-  current = undefined;
-  spare = undefined; // its context closes with the browser
-  await pending?.catch(() => undefined);
-  await Promise.all(
-    [...running].map(async (warm) => {
-      running.delete(warm);
-      if (!warm.browser.connected) return;
-      const closed = await within(
-        warm.browser.close().then(() => true),
-        3_000,
-      ).catch(() => false);
-      if (closed !== true) warm.kill('closing the browser failed');
-    }),
-  );
-  const closing = proxy;
-  proxy = undefined;
-  await (await closing?.catch(() => undefined))?.close();
+  return {
+    getWarmBrowser,
+    getBrowser: async () => (await getWarmBrowser()).browser,
+    processModel: () => decided,
+    takeSession,
+    releaseUnused,
+    prepareSpare,
+    prewarm,
+    setSpareSessions,
+    close: closeBrowser,
+  };
 };
 
 export { WarmBrowser };

@@ -14,7 +14,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type Page, TimeoutError } from 'puppeteer-core';
 import { countWith, MetricUnit, metrics } from '../core/metrics.js';
-import { prepareSpare, type RenderSession, releaseUnused, rendererConfig, takeSession } from './browser.js';
+import type { BrowserHost, RenderSession } from './browser.js';
 import type {
   Diagnostics,
   RenderFailureCode,
@@ -27,7 +27,15 @@ import { jobLogger } from './log.js';
 import { type PageWatch, watchPage } from './page-diagnostics.js';
 import { withDocumentInfo } from './pdf-metadata.js';
 import { countPdfPages } from './pdf-pages.js';
-import { type RenderPart, templatingPool } from './templating-pool.js';
+import type { RenderPart, TemplatingPool } from './templating-pool.js';
+
+/** What a render runs on: its renderer's browser and templating pool, and how it prints. */
+export interface RenderParts {
+  readonly browser: BrowserHost;
+  readonly templating: TemplatingPool;
+  /** RendererConfig.taggedPdf. */
+  readonly taggedPdf: boolean;
+}
 
 /** The PUT is not part of the render budget; S3 takes a 50 MiB body well within this. */
 const UPLOAD_TIMEOUT_MS = 60_000;
@@ -148,6 +156,7 @@ const crashOf = (page: Page): Promise<never> => {
 };
 
 const loadAndPrint = async (
+  taggedPdf: boolean,
   session: RenderSession,
   html: string,
   headerFooter: HeaderFooter,
@@ -201,7 +210,7 @@ const loadAndPrint = async (
             }
           : {}),
         preferCSSPageSize: false,
-        tagged: rendererConfig().taggedPdf,
+        tagged: taggedPdf,
         timeout: remaining(),
       })
       .catch((e: unknown) => {
@@ -275,11 +284,12 @@ const observe = (result: RenderResult, templatingMs: number | undefined, log: Lo
   return result;
 };
 
-export const render = async (request: RenderRequest): Promise<RenderResult> => {
+/** One render on `parts`; renderer.ts binds it to a renderer's own. */
+export const render = async (parts: RenderParts, request: RenderRequest): Promise<RenderResult> => {
   const log = jobLogger(request.jobId);
   const started = performance.now();
   let templatingMs: number | undefined;
-  const result = await renderJob(request, log, (ms) => {
+  const result = await renderJob(parts, request, log, (ms) => {
     templatingMs = ms;
   });
   log.debug('rendered', { ok: result.ok, durationMs: Math.round(performance.now() - started) });
@@ -310,6 +320,7 @@ const withMetadata = (pdf: Uint8Array, request: RenderRequest, log: Logger): Uin
 };
 
 const renderJob = async (
+  { browser, templating, taggedPdf }: RenderParts,
   request: RenderRequest,
   log: Logger,
   templated_: (ms: number) => void,
@@ -318,13 +329,13 @@ const renderJob = async (
   const { source, variables } = request.template;
   const parts = templatingParts(request);
   const templatingStarted = performance.now();
-  const templated = templatingPool
+  const templated = templating
     .render(source, variables, {
       maxOutputBytes: request.limits.maxHtmlBytes,
       ...(parts.length > 0 ? { parts: parts.map((p) => p.render) } : {}),
     })
     .finally(() => templated_(Math.round(performance.now() - templatingStarted)));
-  const taking = takeSession();
+  const taking = browser.takeSession();
   const opening = taking.then(
     (session) => ({ session }),
     (error: unknown) => ({ error }),
@@ -332,8 +343,8 @@ const renderJob = async (
   const template = await templated;
   if (!template.ok) {
     // Handed back when it opens, not awaited: the answer does not wait for the browser.
-    taking.then(releaseUnused, noop);
-    prepareSpare();
+    taking.then(browser.releaseUnused, noop);
+    browser.prepareSpare();
     const { code, message, details } = template;
     if (!details) return { ok: false, code, message };
     const { part, line, name } = details;
@@ -378,7 +389,7 @@ const renderJob = async (
   // A page that timed out, crashed or went over its budget is stopped before it is closed.
   let spoiled = false;
   try {
-    printed = await loadAndPrint(session, template.html, headerFooter, request, deadline);
+    printed = await loadAndPrint(taggedPdf, session, template.html, headerFooter, request, deadline);
   } catch (e) {
     spoiled = true;
     if (e instanceof StageTimeoutError) {
@@ -418,7 +429,7 @@ const renderJob = async (
       session.guard.end();
       session.close(spoiled).catch(noop);
       // The next render's session, when spares are on, opens meanwhile.
-      prepareSpare();
+      browser.prepareSpare();
     })
     .catch(noop);
   if ('ok' in printed) return printed.ok ? printed : { ...printed, diagnostics: await done };

@@ -147,17 +147,19 @@ const closeContext = async (
 /**
  * Single-process: renders take turns, one page at a time in the default context. A turn is held
  * from before its browser is chosen until its page is closed (or its browser is gone); call the
- * function it resolves to to hand it on (more than once does no harm).
+ * function it resolves to to hand it on (more than once does no harm). One queue per renderer
+ * (browser.ts): renderers in the same process never wait for each other.
  */
-let turns: Promise<void> = Promise.resolve();
-
-export const takeTurn = (): Promise<() => void> => {
-  const before = turns;
-  let release: () => void = noop;
-  turns = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return before.then(() => release);
+export const createTurnQueue = (): (() => Promise<() => void>) => {
+  let turns: Promise<void> = Promise.resolve();
+  return () => {
+    const before = turns;
+    let release: () => void = noop;
+    turns = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return before.then(() => release);
+  };
 };
 
 /**

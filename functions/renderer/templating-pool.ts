@@ -394,6 +394,3 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
     }),
   };
 };
-
-/** The renderer's pool: one per process, shared by every render in it. */
-export const templatingPool = createTemplatingPool();

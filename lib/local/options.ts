@@ -44,12 +44,25 @@ export interface LocalOptions {
   readonly dataDir: string;
   /** `CORS_ALLOWED_ORIGINS`: comma-separated origins browsers may call the API from. */
   readonly corsAllowedOrigins: readonly string[];
+  /**
+   * `RENDERER_SPARE_SESSIONS` (0 or 1, default 0): open each render's page ahead of it, as the
+   * renderer Lambda does (functions/renderer/browser.ts); the benchmark turns it on.
+   */
+  readonly rendererSpareSessions: 0 | 1;
 }
+
+const spareSessions = (env: Env): 0 | 1 => {
+  const raw = value(env, 'RENDERER_SPARE_SESSIONS');
+  if (raw === undefined || raw === '0') return 0;
+  if (raw === '1') return 1;
+  throw new LocalOptionsError(`RENDERER_SPARE_SESSIONS must be 0 or 1, got "${raw}"`);
+};
 
 export const readLocalOptions = (env: Env = process.env): LocalOptions => ({
   port: readPort(env),
   dataDir: readDataDir(env),
   corsAllowedOrigins: parseOrigins(value(env, 'CORS_ALLOWED_ORIGINS')),
+  rendererSpareSessions: spareSessions(env),
 });
 
 /** The renderer's own variables (functions/core/config.ts, readRendererConfig). */

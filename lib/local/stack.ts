@@ -5,9 +5,9 @@
  *
  * Each resource's handler is made by its `createHandler(environment, parts)` with this stack's
  * configuration (endpoints, table, bucket, issuer, settings) and the in-process renderer handed
- * in, as a Lambda's is made from its environment at cold start; process.env is left alone. A
- * process hosts one stack at a time, because the in-process renderer (one browser) is the
- * process's.
+ * in, as a Lambda's is made from its environment at cold start; process.env is left alone.
+ * Each stack has a renderer of its own (its browser, egress proxy and templating workers), so
+ * several stacks, each with its own DATA_DIR, can run in one process.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -17,8 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
-import type { RendererConfig } from '../../functions/core/config.js';
+import { readRendererConfig } from '../../functions/core/config.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
+import { createInProcessRenderer } from '../../functions/renderer/in-process.js';
 import { apiResources, FALLBACK_RESOURCE } from '../../functions/routes.js';
 import { corsPolicy } from '../cors.js';
 import { localFontconfigFile } from '../layer-fonts.js';
@@ -122,6 +123,11 @@ export interface LocalStackOptions {
   readonly corsAllowedOrigins?: readonly string[];
   /** Tests only: the lifetime of the dashboard's local sign-in tokens. @default 3600 s */
   readonly dashboardSessionTtlSeconds?: number;
+  /**
+   * Open each render's page ahead of it, as the renderer Lambda does (functions/renderer/browser.ts).
+   * @default 0: tests fault and inspect pages opened at render time
+   */
+  readonly rendererSpareSessions?: 0 | 1;
 }
 
 export interface LocalStack {
@@ -145,17 +151,10 @@ export interface LocalStack {
   close(): Promise<void>;
 }
 
-interface InProcessRendererModule {
-  createInProcessRenderer(config?: RendererConfig): Renderer;
-  closeRenderer(): Promise<void>;
-}
-
 /** What every resource folder's index.ts exports: its handler, made from a configuration. */
 interface ResourceModule {
   createHandler(env: Readonly<Record<string, string>>, parts: { renderer?: Renderer }): LambdaHandler;
 }
-
-let running = false;
 
 /**
  * Makes each resource's handler from `functions/<resource>/index.ts` with `env` and `parts`,
@@ -184,27 +183,6 @@ const resourceLoader = (
     }
     return handler;
   };
-};
-
-const isMissingModule = (e: unknown, file: string): boolean =>
-  (e as NodeJS.ErrnoException | null)?.code === 'ERR_MODULE_NOT_FOUND' &&
-  String((e as Error).message).includes(file);
-
-/** The in-process renderer module, or undefined while it does not exist yet. */
-const importInProcessRenderer = async (): Promise<InProcessRendererModule | undefined> => {
-  const url = new URL('../../functions/renderer/in-process.ts', import.meta.url);
-  try {
-    const mod = (await import(url.href)) as Partial<InProcessRendererModule>;
-    if (typeof mod.createInProcessRenderer !== 'function' || typeof mod.closeRenderer !== 'function') {
-      throw new Error(
-        'functions/renderer/in-process.ts must export createInProcessRenderer and closeRenderer',
-      );
-    }
-    return mod as InProcessRendererModule;
-  } catch (e) {
-    if (isMissingModule(e, 'in-process')) return undefined;
-    throw e;
-  }
 };
 
 export const isAlive = (pid: number): boolean => {
@@ -241,14 +219,9 @@ export const lockDataDir = async (dataDir: string): Promise<() => Promise<void>>
 };
 
 export const startLocalStack = async (options: LocalStackOptions = {}): Promise<LocalStack> => {
-  if (running) {
-    throw new Error('a local stack is already running in this process (it holds the in-process renderer)');
-  }
   const dataDir = resolve(options.dataDir ?? DEFAULT_DATA_DIR);
-  running = true;
   const settingsEnv = { ...readServiceEnvironment(), ...options.env };
   const host = options.host ?? '127.0.0.1';
-  const notice = options.quiet ? () => {} : (line: string) => process.stderr.write(`${line}\n`);
   // Shutdown runs the API server's close first (no new requests), then the rest in reverse order.
   const cleanups: (() => Promise<void>)[] = [];
   let closeApi: (() => Promise<void>) | undefined;
@@ -258,7 +231,6 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     for (const cleanup of steps) {
       await cleanup().catch((e: unknown) => console.error('local stack: shutdown step failed:', e));
     }
-    running = false;
   };
 
   // The API port is bound first so that a taken PORT fails before anything else starts.
@@ -297,23 +269,16 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
 
     // The renderer needs only its own settings (CHROME_EXECUTABLE_PATH, PDF_TAGGED, ...), known
     // already: Chromium starts now, beside the emulators, not after them.
-    const rendererStart = options.renderer
-      ? undefined
-      : Promise.all([importInProcessRenderer(), import('../../functions/core/config.js')]).then(
-          ([mod, { readRendererConfig }]) =>
-            mod && {
-              mod,
-              // The Chromium layer's fonts, from node_modules, unless FONTCONFIG_FILE names others.
-              renderer: mod.createInProcessRenderer(
-                readRendererConfig({ FONTCONFIG_FILE: localFontconfigFile(PROJECT_ROOT), ...settingsEnv }),
-              ),
-            },
-        );
-    rendererStart?.catch(() => {});
-    cleanups.push(async () => {
-      const started = await rendererStart?.catch(() => undefined);
-      await started?.mod.closeRenderer();
-    });
+    let renderer = options.renderer;
+    if (!renderer) {
+      const own = createInProcessRenderer(
+        // The Chromium layer's fonts, from node_modules, unless FONTCONFIG_FILE names others.
+        readRendererConfig({ FONTCONFIG_FILE: localFontconfigFile(PROJECT_ROOT), ...settingsEnv }),
+        { spareSessions: options.rendererSpareSessions ?? 0 },
+      );
+      cleanups.push(() => own.close());
+      renderer = own;
+    }
 
     const dynamo = dynalite({
       path: join(dataDir, 'dynamodb'),
@@ -369,11 +334,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       API_KEY_SECRET: await loadOrCreateApiKeySecret(dataDir),
     };
 
-    const inProcess = await rendererStart;
-    const renderer = options.renderer ?? inProcess?.renderer;
-    if (!renderer)
-      notice('local stack: functions/renderer/in-process.ts does not exist yet, so renders will fail');
-    loadHandler = resourceLoader(handlerEnv, renderer ? { renderer } : {});
+    loadHandler = resourceLoader(handlerEnv, { renderer });
     // Make every handler now, as Lambda runs a function's init before its first request.
     await Promise.all([...apiResources(), FALLBACK_RESOURCE].map((resource) => loadHandler(resource)));
 

@@ -4,9 +4,6 @@
  * Node's diagnostics channels, without touching the service's code. Reports to the benchmark over
  * the IPC channel when asked ({type: 'probe:take'} → {type: 'probe:traces', traces}).
  *
- * Unless BENCH_SPARE=0, it also turns on the renderer's spare session (functions/renderer/browser.ts)
- * as the renderer Lambda's handler does, so that the local stack renders as the cloud does.
- *
  * Attribution: when the API server starts a request, the probe enters an AsyncLocalStorage store
  * for it; the handler's async work, including the AWS SDK's HTTP requests and the renderer's
  * fetch PUT, inherits it.
@@ -27,12 +24,6 @@ interface Trace {
   end: number;
   status: number;
   readonly calls: Call[];
-}
-
-if (process.env.BENCH_SPARE !== '0') {
-  // Reads only the renderer's own settings (CHROME_EXECUTABLE_PATH, ...), which the stack does not set.
-  const browser = await import('../../functions/renderer/browser.js');
-  browser.setSpareSessions(1);
 }
 
 const apiPort = Number(process.env.PORT);

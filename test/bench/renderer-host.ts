@@ -10,9 +10,9 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { prewarm, setSpareSessions } from '../../functions/renderer/browser.js';
+import { readRendererConfig } from '../../functions/core/config.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
-import { closeRenderer, createInProcessRenderer } from '../../functions/renderer/in-process.js';
+import { createInProcessRenderer } from '../../functions/renderer/in-process.js';
 
 interface RunMessage {
   readonly type: 'run';
@@ -38,14 +38,10 @@ const upload = {
   url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/bucket/bench.pdf`,
   headers: { 'Content-Type': 'application/pdf' },
 };
-const renderer = createInProcessRenderer();
-// As the renderer Lambda's handler does (functions/renderer/handler.ts), unless told otherwise.
-if (process.argv.includes('--no-spare')) {
-  setSpareSessions(0);
-} else {
-  setSpareSessions(1);
-  prewarm();
-}
+// A spare session as the renderer Lambda's handler has (functions/renderer/handler.ts), unless told otherwise.
+const renderer = createInProcessRenderer(readRendererConfig(), {
+  spareSessions: process.argv.includes('--no-spare') ? 0 : 1,
+});
 
 const run = async (m: RunMessage): Promise<void> => {
   const samples: { wallMs: number; renderDurationMs: number; pages: number; bytes: number }[] = [];
@@ -75,7 +71,7 @@ const run = async (m: RunMessage): Promise<void> => {
 
 process.on('message', (m: RunMessage | { type: 'exit' }) => {
   if (m.type === 'exit') {
-    void closeRenderer().finally(() => {
+    void renderer.close().finally(() => {
       sink.close();
       process.exit(0);
     });

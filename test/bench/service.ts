@@ -75,7 +75,8 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
         DATA_DIR: dataDir,
         PLANS: BENCH_PLANS,
         POWERTOOLS_LOG_LEVEL: 'ERROR',
-        BENCH_SPARE: spare ? '1' : '0',
+        // The renderer's spare session, as the renderer Lambda's handler turns it on (lib/local/options.ts).
+        RENDERER_SPARE_SESSIONS: spare ? '1' : '0',
       },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     },

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { monthOf, usageKey } from '../../functions/domain/keys.js';
+import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
 import { type Api, createApi, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 
@@ -95,6 +96,7 @@ const startTimedOutLambda = async () => {
 let faults: Awaited<ReturnType<typeof startDynamoDbFaults>>;
 let lambda: Awaited<ReturnType<typeof startTimedOutLambda>>;
 const gateways: Server[] = [];
+const renderers: RendererInstance[] = [];
 let viaFaults: Api;
 let viaTimedOutRenderer: Api;
 
@@ -102,7 +104,9 @@ let viaTimedOutRenderer: Api;
 const gatewayWith = async (env: Record<string, string>, invoke: boolean): Promise<Api> => {
   const { createHandler } = await import('../../functions/pdf/index.js');
   const { createInProcessRenderer } = await import('../../functions/renderer/in-process.js');
-  const handler = createHandler(env, invoke ? {} : { renderer: createInProcessRenderer() });
+  const renderer = invoke ? undefined : createInProcessRenderer();
+  if (renderer) renderers.push(renderer);
+  const handler = createHandler(env, renderer ? { renderer } : {});
   const gateway = createLocalHttpServer({
     quiet: true,
     logError: () => {},
@@ -124,6 +128,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await Promise.all(renderers.map((r) => r.close()));
   for (const server of [...gateways, faults?.server, lambda?.server]) {
     server?.closeAllConnections();
     if (server) await closeServer(server, 100);

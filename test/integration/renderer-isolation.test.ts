@@ -22,6 +22,7 @@ import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RendererConfig } from '../../functions/core/config.js';
 import type { RenderRequest, RenderResult } from '../../functions/renderer/contract.js';
+import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { readPdf } from '../helpers/pdf.js';
 import { captureOutput } from '../helpers/process-output.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
@@ -60,6 +61,7 @@ let brokenMultiProcess = '';
 /** CHROME_EXECUTABLE_PATH for a Chromium whose multi-process renderers start but never answer. */
 let hangingMultiProcess = '';
 let inProcess: typeof import('../../functions/renderer/in-process.js');
+let renderer: RendererInstance | undefined;
 let browserModule: typeof import('../../functions/renderer/browser.js');
 
 beforeAll(async () => {
@@ -98,7 +100,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await inProcess?.closeRenderer();
+  await renderer?.close();
   uploadServer.closeAllConnections();
   uploadServer.close();
   fixture?.close();
@@ -108,8 +110,14 @@ afterAll(async () => {
 
 /** Starts the renderer afresh with `overrides` (the browser and its process model decided anew). */
 const useRenderer = async (overrides: Partial<RendererConfig>): Promise<void> => {
-  await inProcess.closeRenderer();
-  inProcess.createInProcessRenderer({ ...baseConfig, ...overrides });
+  await renderer?.close();
+  renderer = inProcess.createInProcessRenderer({ ...baseConfig, ...overrides });
+};
+
+/** The renderer useRenderer started last. */
+const current = (): RendererInstance => {
+  if (!renderer) throw new Error('useRenderer first');
+  return renderer;
 };
 
 let uploadCount = 0;
@@ -129,9 +137,8 @@ const request = (jobId: string, html: string, timeoutMs = 10_000): RenderRequest
 });
 
 const render = async (jobId: string, html: string): Promise<{ result: RenderResult; text: string }> => {
-  const { render: run } = await import('../../functions/renderer/render.js');
   const req = request(jobId, html);
-  const result = await run(req);
+  const result = await current().render(req);
   const stored = uploads.get(new URL(req.upload.url).pathname);
   // One line of text, as PDF readers break lines where the layout did.
   return { result, text: stored ? (await readPdf(stored)).text.replace(/\s+/g, ' ') : '' };
@@ -170,8 +177,8 @@ describe.each([
     const { result, text } = await render('job_hello', '<p>hello</p><p id="done"></p>');
     expect(result).toMatchObject({ ok: true, pageCount: 1 });
     expect(text).toContain('hello');
-    expect(browserModule.processModel()).toBe(model);
-    const args = (await browserModule.getBrowser()).process()?.spawnargs ?? [];
+    expect(current().browser.processModel()).toBe(model);
+    const args = (await current().browser.getBrowser()).process()?.spawnargs ?? [];
     expect(args.includes('--single-process')).toBe(model === 'single');
     expect(lastModelReport()).toMatchObject({ processModel: model });
   });
@@ -210,9 +217,8 @@ describe.each([
   });
 
   it('times out a page that never yields, and serves the next render', async () => {
-    const { render: run } = await import('../../functions/renderer/render.js');
     const started = performance.now();
-    const result = await run(request('job_spin', '<script>while (true) {}</script>', 1000));
+    const result = await current().render(request('job_spin', '<script>while (true) {}</script>', 1000));
     expect(result).toMatchObject({ ok: false, code: 'PDF_RENDERING_TIMEOUT' });
     expect(performance.now() - started).toBeLessThan(1000 + 1500);
     const after = await render('job_after_spin', '<p>after the spin</p><p id="done"></p>');
@@ -227,7 +233,7 @@ describe('auto', () => {
     await useRenderer({ processModel: 'auto' });
     const { result } = await render('job_auto', '<p>auto</p><p id="done"></p>');
     expect(result).toMatchObject({ ok: true });
-    expect(browserModule.processModel()).toBe('multi');
+    expect(current().browser.processModel()).toBe('multi');
     expect(lastModelReport()).toMatchObject({
       processModel: 'multi',
       setting: 'auto',
@@ -268,7 +274,7 @@ describe('auto', () => {
     const { result } = await render('job_hanging', '<p>after the hang</p><p id="done"></p>');
     const elapsed = performance.now() - started;
     expect(result).toMatchObject({ ok: true });
-    expect(browserModule.processModel()).toBe('single');
+    expect(current().browser.processModel()).toBe('single');
     const failed = logged().find((l) => l.message === 'browser-multi-process-failed');
     expect(failed).toMatchObject({ error: `no PDF within ${browserModule.PROBE_TIMEOUT_MS} ms` });
     expect(elapsed).toBeGreaterThanOrEqual(browserModule.PROBE_TIMEOUT_MS);

@@ -9,7 +9,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Renderer, RenderRequest, RenderResult } from '../../functions/renderer/contract.js';
+import type { RenderRequest, RenderResult } from '../../functions/renderer/contract.js';
+import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { PAPER_SIZES_PT, type PdfInfo, readFillColors, readPdf } from '../helpers/pdf.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 
@@ -100,9 +101,7 @@ const uploadServer = createServer((req, res) => {
 let uploadBase = '';
 let allowed: Recorder;
 let forbidden: Recorder;
-let renderer: Renderer;
-let closeRenderer: () => Promise<void>;
-let browserModule: typeof import('../../functions/renderer/browser.js');
+let renderer: RendererInstance;
 let egress: typeof import('../../functions/renderer/egress.js');
 let countPdfPages: (pdf: Uint8Array) => number;
 
@@ -110,18 +109,17 @@ beforeAll(async () => {
   uploadBase = `http://127.0.0.1:${await listen(uploadServer)}`;
   allowed = await startRecorder();
   forbidden = await startRecorder();
-  // Read once, when the renderer's modules load.
-  process.env.RENDERER_EGRESS_ALLOW_HOSTS = `127.0.0.1:${allowed.port}`;
+  const { readRendererConfig } = await import('../../functions/core/config.js');
   const inProcess = await import('../../functions/renderer/in-process.js');
-  renderer = inProcess.createInProcessRenderer();
-  closeRenderer = inProcess.closeRenderer;
-  browserModule = await import('../../functions/renderer/browser.js');
+  renderer = inProcess.createInProcessRenderer(
+    readRendererConfig({ ...process.env, RENDERER_EGRESS_ALLOW_HOSTS: `127.0.0.1:${allowed.port}` }),
+  );
   egress = await import('../../functions/renderer/egress.js');
   countPdfPages = (await import('../../functions/renderer/pdf-pages.js')).countPdfPages;
 });
 
 afterAll(async () => {
-  await closeRenderer?.();
+  await renderer?.close();
   for (const server of [uploadServer, allowed?.server, forbidden?.server]) {
     server?.closeAllConnections();
     server?.close();
@@ -444,7 +442,7 @@ describe('renderer', () => {
 
   describe('the browser', () => {
     it('is launched without the flags that switch off web security or isolation', async () => {
-      const browser = await browserModule.getBrowser();
+      const browser = await renderer.browser.getBrowser();
       const args = browser.process()?.spawnargs ?? [];
       expect(args.some((a) => a.startsWith('--proxy-server=http://127.0.0.1:'))).toBe(true);
       for (const flag of ['--disable-web-security', '--single-process', '--allow-running-insecure-content']) {
@@ -454,17 +452,17 @@ describe('renderer', () => {
     });
 
     it('relaunches after Chromium is killed', async () => {
-      const browser = await browserModule.getBrowser();
+      const browser = await renderer.browser.getBrowser();
       const pid = browser.process()?.pid;
       expect(pid).toBeTypeOf('number');
       process.kill(pid as number, 'SIGKILL');
       const { pdf } = await renderOk('<p>after the crash</p>');
       expect(pdf.text).toContain('after the crash');
-      expect((await browserModule.getBrowser()).process()?.pid).not.toBe(pid);
+      expect((await renderer.browser.getBrowser()).process()?.pid).not.toBe(pid);
     });
 
     it('launches once for the renders that arrive while it relaunches', async () => {
-      const pid = (await browserModule.getBrowser()).process()?.pid;
+      const pid = (await renderer.browser.getBrowser()).process()?.pid;
       process.kill(pid as number, 'SIGKILL');
       const launch = vi.spyOn(puppeteer, 'launch');
       try {
@@ -479,7 +477,7 @@ describe('renderer', () => {
     });
 
     it('answers PDF_RENDERING_FAILED with a safe message when Chromium fails', async () => {
-      const browser = await browserModule.getBrowser();
+      const browser = await renderer.browser.getBrowser();
       const createContext = browser.createBrowserContext.bind(browser);
       // Fault injection: the page fails with the kind of message Chromium produces.
       vi.spyOn(browser, 'createBrowserContext').mockImplementationOnce(async (options) => {
@@ -506,7 +504,7 @@ describe('renderer', () => {
     });
 
     it('fails at once when the page’s renderer process is killed while the page opens', async () => {
-      const browser = await browserModule.getBrowser();
+      const browser = await renderer.browser.getBrowser();
       const browserPid = browser.process()?.pid as number;
       const before = new Set(rendererPids(browserPid));
       let killed: number | undefined;
@@ -538,11 +536,11 @@ describe('renderer', () => {
       expect(elapsed).toBeLessThan(2000);
       const { pdf } = await renderOk('<p>after the killed open</p>');
       expect(pdf.text).toContain('after the killed open');
-      expect(await browserModule.getBrowser()).toBe(browser);
+      expect(await renderer.browser.getBrowser()).toBe(browser);
     });
 
     it('kills and replaces a browser whose render cannot be closed', async () => {
-      const browser = await browserModule.getBrowser();
+      const browser = await renderer.browser.getBrowser();
       const createContext = browser.createBrowserContext.bind(browser);
       // Fault injection: the render's context never finishes closing.
       vi.spyOn(browser, 'createBrowserContext').mockImplementationOnce(async (options) => {
@@ -554,7 +552,7 @@ describe('renderer', () => {
       await vi.waitFor(() => expect(browser.connected).toBe(false), { timeout: 5000 });
       const { pdf } = await renderOk('<p>fresh browser</p>');
       expect(pdf.text).toContain('fresh browser');
-      expect(await browserModule.getBrowser()).not.toBe(browser);
+      expect(await renderer.browser.getBrowser()).not.toBe(browser);
     });
 
     it('serves 4 concurrent renders, each with its own content', async () => {

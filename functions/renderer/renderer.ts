@@ -1,0 +1,52 @@
+/**
+ * A renderer you can instantiate: createRenderer(config) owns its browser, its sessions, its
+ * egress proxy and policy (browser.ts) and its templating workers (templating-pool.ts). Nothing
+ * is kept at module scope, so several renderers (one per local stack, one per test) live side by
+ * side in one process. The Lambda handler makes one at cold start and keeps it at its module
+ * scope, where it survives warm invocations (handler.ts); the local stack makes one per stack.
+ */
+import type { RendererConfig } from '../core/config.js';
+import { type BrowserHost, createBrowserHost } from './browser.js';
+import type { Renderer, RenderRequest, RenderResult } from './contract.js';
+import { render } from './render.js';
+import { createTemplatingPool, type TemplatingPool, type TemplatingPoolOptions } from './templating-pool.js';
+
+export interface RendererOptions {
+  /**
+   * Open the next render's context and page ahead of it (browser.ts, spare session).
+   * @default 0: each render opens its own, at render time (tests find and fault those)
+   */
+  readonly spareSessions?: 0 | 1;
+  /** @default the pool's defaults (templating-pool.ts) */
+  readonly templating?: TemplatingPoolOptions;
+}
+
+export interface RendererInstance extends Renderer {
+  readonly config: RendererConfig;
+  /** Its browser: tests inspect it and inject faults through it. */
+  readonly browser: BrowserHost;
+  readonly templating: TemplatingPool;
+  /** Starts the browser and a templating worker ahead of the first render. */
+  prewarm(): void;
+  /** Closes the browser, the egress proxy and the templating workers. A later render starts them again. */
+  close(): Promise<void>;
+}
+
+export const createRenderer = (config: RendererConfig, options: RendererOptions = {}): RendererInstance => {
+  const browser = createBrowserHost(config, { spareSessions: options.spareSessions ?? 0 });
+  const templating = createTemplatingPool(options.templating);
+  const parts = { browser, templating, taggedPdf: config.taggedPdf };
+  return {
+    config,
+    browser,
+    templating,
+    render: (request: RenderRequest): Promise<RenderResult> => render(parts, request),
+    prewarm: () => {
+      browser.prewarm();
+      templating.prewarm();
+    },
+    close: async () => {
+      await Promise.all([browser.close(), templating.close()]);
+    },
+  };
+};
