@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import type { ErrorCode } from './domain/errors.js';
 import type { CredentialKind } from './domain/principal.js';
 import type { Settings } from './settings.js';
+import type { Binding } from './wiring.js';
 
 export type { CredentialKind } from './domain/principal.js';
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -117,14 +118,11 @@ export const routesOf = (r: AnyResource): Route[] =>
     name,
   }));
 
-/** Everything a resource's Lambda is given: its own needs plus what its routes' credentials imply. */
-export interface ResourceWiring {
-  readonly table: boolean;
-  readonly userPool: boolean;
-  readonly apiKeySecret: boolean;
-  readonly pdfBucket: boolean;
-  readonly renderer: boolean;
-}
+/**
+ * Everything a resource's Lambda is given: its own needs plus what its routes' credentials imply.
+ * One flag per binding of the wiring declaration (wiring.ts), which names each one's variables.
+ */
+export type ResourceWiring = Readonly<Record<Binding, boolean>>;
 
 export const wiringOf = (r: AnyResource): ResourceWiring => {
   const declared = Object.values(r.routes);

@@ -11,6 +11,7 @@ import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from '
 import { Tracing } from 'aws-cdk-lib/aws-lambda';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
+import { RENDERER_VARIABLES } from '../functions/wiring.js';
 import { ChromiumLayer } from './chromium-layer.js';
 import { handlerEntry, PROJECT_ROOT, SERVICE_RUNTIME, ServiceFunction } from './service-function.js';
 
@@ -107,8 +108,8 @@ export class RendererFunction extends Construct {
       logRemovalPolicy: props.logRemovalPolicy,
     });
     // Chromium finds the layer's fonts through it (fontconfig reads it; the renderer passes it on).
-    this.function.addEnvironment('FONTCONFIG_FILE', ChromiumLayer.FONTCONFIG_FILE);
-    if (props.taggedPdf) this.function.addEnvironment('PDF_TAGGED', 'true');
+    this.function.addEnvironment(RENDERER_VARIABLES.fontconfigFile, ChromiumLayer.FONTCONFIG_FILE);
+    if (props.taggedPdf) this.function.addEnvironment(RENDERER_VARIABLES.taggedPdf, 'true');
 
     const period = Duration.minutes(5);
     this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {

@@ -32,6 +32,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { type AnyResource, routesOf, wiringOf } from '../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, resources } from '../functions/routes.js';
+import { BINDING_NAMES, type Binding } from '../functions/wiring.js';
 import { corsPolicy } from './cors.js';
 import type { PdfBucket } from './pdf-bucket.js';
 import { ServiceFunction } from './service-function.js';
@@ -225,11 +226,15 @@ export class ServiceApi extends Construct {
       logRemovalPolicy: props.logRemovalPolicy,
     });
     fn.addEnvironmentVariables(props.environment);
-    if (wiring.table) fn.bindTable(props.table);
-    if (wiring.userPool) fn.bindUserPool(props.userPool);
-    if (wiring.apiKeySecret) fn.bindApiKeySecret(props.apiKeySecret);
-    if (wiring.pdfBucket) fn.bindPdfBucket(props.pdfBucket);
-    if (wiring.renderer) fn.bindRenderer(props.renderer);
+    // Every binding of the wiring declaration (functions/wiring.ts) has its variables and grant here.
+    const binders = {
+      table: () => fn.bindTable(props.table),
+      userPool: () => fn.bindUserPool(props.userPool),
+      apiKeySecret: () => fn.bindApiKeySecret(props.apiKeySecret),
+      pdfBucket: () => fn.bindPdfBucket(props.pdfBucket),
+      renderer: () => fn.bindRenderer(props.renderer),
+    } satisfies Record<Binding, () => ServiceFunction>;
+    for (const binding of BINDING_NAMES) if (wiring[binding]) binders[binding]();
     return fn;
   }
 }

@@ -15,6 +15,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { type Binding, type BindingValues, bindingEnvironment } from '../functions/wiring.js';
 import type { PdfBucket } from './pdf-bucket.js';
 import type { UserPoolIds } from './user-pool.js';
 
@@ -192,9 +193,14 @@ export class ServiceFunction extends NodejsFunction {
     logGroup.grantWrite(role);
   }
 
+  /** A binding's variables, as functions/wiring.ts declares them (the grant is the caller's). */
+  private bindVariables<B extends Binding>(binding: B, values: BindingValues<B>): this {
+    return this.addEnvironmentVariables(bindingEnvironment(binding, values));
+  }
+
   /** TABLE_NAME, and read/write access to the table's items and indexes. */
   bindTable(table: ITable): this {
-    this.addEnvironment('TABLE_NAME', table.tableName);
+    this.bindVariables('table', { tableName: table.tableName });
     table.grantReadWriteData(this);
     return this;
   }
@@ -204,21 +210,21 @@ export class ServiceFunction extends NodejsFunction {
    * through the PUT URL; callers download through the GET URL).
    */
   bindPdfBucket(bucket: PdfBucket): this {
-    this.addEnvironment('BUCKET_NAME', bucket.bucketName);
+    this.bindVariables('pdfBucket', { bucketName: bucket.bucketName });
     bucket.grantPresignPdfObjects(this);
     return this;
   }
 
   /** RENDERER_FUNCTION_NAME, and the right to invoke that function and nothing else. */
   bindRenderer(renderer: IFunction): this {
-    this.addEnvironment('RENDERER_FUNCTION_NAME', renderer.functionName);
+    this.bindVariables('renderer', { functionName: renderer.functionName });
     renderer.grantInvoke(this);
     return this;
   }
 
   /** API_KEY_SECRET_ID, and the right to read that one secret (the API-key HMAC key). */
   bindApiKeySecret(secret: ISecret): this {
-    this.addEnvironment('API_KEY_SECRET_ID', secret.secretArn);
+    this.bindVariables('apiKeySecret', { secretId: secret.secretArn });
     secret.grantRead(this);
     return this;
   }
@@ -228,12 +234,10 @@ export class ServiceFunction extends NodejsFunction {
    * tokens are verified against the pool's public keys.
    */
   bindUserPool(userPool: UserPoolIds): this {
-    this.addEnvironment('COGNITO_USER_POOL_ID', userPool.userPoolId);
-    this.addEnvironment(
-      'COGNITO_CLIENT_ID',
-      [userPool.userPoolClientId, ...(userPool.additionalClientIds ?? [])].join(','),
-    );
-    return this;
+    return this.bindVariables('userPool', {
+      userPoolId: userPool.userPoolId,
+      clientIds: [userPool.userPoolClientId, ...(userPool.additionalClientIds ?? [])].join(','),
+    });
   }
 
   /** Plain settings: values without an IAM side. */

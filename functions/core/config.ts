@@ -14,6 +14,7 @@ import {
   SettingsError,
   settingsFromEnvironment,
 } from '../settings.js';
+import { BINDINGS, LOCAL_VARIABLES, REGION_VARIABLES, RENDERER_VARIABLES } from '../wiring.js';
 
 export type { Environment } from '../settings.js';
 /** A configuration problem: names the variable. */
@@ -54,19 +55,20 @@ export interface AwsConfig {
 
 const readAwsConfig = (env: Environment): AwsConfig => {
   const endpoints = {
-    dynamoDbEndpoint: variable(env, 'DYNAMODB_ENDPOINT'),
-    s3Endpoint: variable(env, 'S3_ENDPOINT'),
-    lambdaEndpoint: variable(env, 'LAMBDA_ENDPOINT'),
+    dynamoDbEndpoint: variable(env, LOCAL_VARIABLES.dynamoDbEndpoint),
+    s3Endpoint: variable(env, LOCAL_VARIABLES.s3Endpoint),
+    lambdaEndpoint: variable(env, LOCAL_VARIABLES.lambdaEndpoint),
   };
   const local = Object.values(endpoints).some((e) => e !== undefined);
   return {
-    region: variable(env, 'AWS_REGION') ?? variable(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
+    region:
+      variable(env, REGION_VARIABLES.region) ?? variable(env, REGION_VARIABLES.defaultRegion) ?? 'us-east-1',
     ...endpoints,
     // In the cloud the SDK's own provider chain finds (and renews) the role's credentials.
     credentials: local
       ? {
-          accessKeyId: required(env, 'AWS_ACCESS_KEY_ID'),
-          secretAccessKey: required(env, 'AWS_SECRET_ACCESS_KEY'),
+          accessKeyId: required(env, LOCAL_VARIABLES.accessKeyId),
+          secretAccessKey: required(env, LOCAL_VARIABLES.secretAccessKey),
         }
       : undefined,
   };
@@ -84,22 +86,22 @@ export interface AuthConfig {
 }
 
 const readAuthConfig = (env: Environment): AuthConfig => {
-  const jwksFile = variable(env, 'LOCAL_JWKS_FILE');
+  const jwksFile = variable(env, LOCAL_VARIABLES.jwksFile);
   let jwks: unknown;
   if (jwksFile !== undefined) {
     try {
       jwks = JSON.parse(readFileSync(jwksFile, 'utf8'));
     } catch (e) {
-      throw new SettingsError('LOCAL_JWKS_FILE', `cannot be read as JSON: ${(e as Error).message}`);
+      throw new SettingsError(LOCAL_VARIABLES.jwksFile, `cannot be read as JSON: ${(e as Error).message}`);
     }
   }
-  const clientIds = required(env, 'COGNITO_CLIENT_ID')
+  const clientIds = required(env, BINDINGS.userPool.clientIds)
     .split(',')
     .map((id) => id.trim());
   if (clientIds.some((id) => !/^[\w-]+$/.test(id))) {
-    throw new SettingsError('COGNITO_CLIENT_ID', 'must be app client ids separated by commas');
+    throw new SettingsError(BINDINGS.userPool.clientIds, 'must be app client ids separated by commas');
   }
-  return { userPoolId: required(env, 'COGNITO_USER_POOL_ID'), clientIds, jwks };
+  return { userPoolId: required(env, BINDINGS.userPool.userPoolId), clientIds, jwks };
 };
 
 /**
@@ -111,14 +113,18 @@ export type ApiKeySecretSource =
   | { readonly kind: 'secretsManager'; readonly secretId: string };
 
 const readApiKeySecretSource = (env: Environment): ApiKeySecretSource => {
-  const value = variable(env, 'API_KEY_SECRET');
+  const value = variable(env, LOCAL_VARIABLES.apiKeySecret);
   if (value !== undefined) {
-    if (value.length < 32) throw new SettingsError('API_KEY_SECRET', 'must be at least 32 characters');
+    if (value.length < 32)
+      throw new SettingsError(LOCAL_VARIABLES.apiKeySecret, 'must be at least 32 characters');
     return { kind: 'value', value };
   }
-  const secretId = variable(env, 'API_KEY_SECRET_ID');
+  const secretId = variable(env, BINDINGS.apiKeySecret.secretId);
   if (secretId === undefined) {
-    throw new SettingsError('API_KEY_SECRET_ID', 'is required (or API_KEY_SECRET locally)');
+    throw new SettingsError(
+      BINDINGS.apiKeySecret.secretId,
+      `is required (or ${LOCAL_VARIABLES.apiKeySecret} locally)`,
+    );
   }
   return { kind: 'secretsManager', secretId };
 };
@@ -138,11 +144,11 @@ export interface ResourceConfig {
 export const readResourceConfig = (wiring: ResourceWiring, env: Environment): ResourceConfig => ({
   settings: settingsFromEnvironment(env),
   aws: readAwsConfig(env),
-  tableName: wiring.table ? required(env, 'TABLE_NAME') : undefined,
+  tableName: wiring.table ? required(env, BINDINGS.table.tableName) : undefined,
   auth: wiring.userPool ? readAuthConfig(env) : undefined,
   apiKeySecret: wiring.apiKeySecret ? readApiKeySecretSource(env) : undefined,
-  bucketName: wiring.pdfBucket ? required(env, 'BUCKET_NAME') : undefined,
-  rendererFunctionName: wiring.renderer ? variable(env, 'RENDERER_FUNCTION_NAME') : undefined,
+  bucketName: wiring.pdfBucket ? required(env, BINDINGS.pdfBucket.bucketName) : undefined,
+  rendererFunctionName: wiring.renderer ? variable(env, BINDINGS.renderer.functionName) : undefined,
 });
 
 export interface RendererConfig {
@@ -235,11 +241,15 @@ const existingFile = (env: Environment, name: string): string | undefined => {
   return v;
 };
 
-export const readRendererConfig = (env: Environment = lambdaEnvironment()): RendererConfig => ({
-  chromeExecutablePath: variable(env, 'CHROME_EXECUTABLE_PATH'),
-  egressAllowHosts: hostPorts(env, 'RENDERER_EGRESS_ALLOW_HOSTS'),
-  taggedPdf: boolean(env, 'PDF_TAGGED', false),
-  processModel: processModel(env, 'RENDERER_PROCESS_MODEL'),
-  maxPageRequests: wholeNumber(env, 'RENDERER_MAX_PAGE_REQUESTS', DEFAULT_MAX_PAGE_REQUESTS, 1, 1_000_000),
-  fontconfigFile: existingFile(env, 'FONTCONFIG_FILE'),
-});
+export const readRendererConfig = (env: Environment = lambdaEnvironment()): RendererConfig => {
+  // Typed by the config's fields: the compiler proves that each has its variable (functions/wiring.ts).
+  const name: Readonly<Record<keyof RendererConfig, string>> = RENDERER_VARIABLES;
+  return {
+    chromeExecutablePath: variable(env, name.chromeExecutablePath),
+    egressAllowHosts: hostPorts(env, name.egressAllowHosts),
+    taggedPdf: boolean(env, name.taggedPdf, false),
+    processModel: processModel(env, name.processModel),
+    maxPageRequests: wholeNumber(env, name.maxPageRequests, DEFAULT_MAX_PAGE_REQUESTS, 1, 1_000_000),
+    fontconfigFile: existingFile(env, name.fontconfigFile),
+  };
+};

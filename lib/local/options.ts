@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { INTEGER_SETTINGS, PLANS_VARIABLE } from '../../functions/settings.js';
+import { RENDERER_VARIABLES } from '../../functions/wiring.js';
 import { parseOrigins } from '../cors.js';
 
 export const DEFAULT_PORT = 3000;
@@ -65,16 +66,6 @@ export const readLocalOptions = (env: Env = process.env): LocalOptions => ({
   rendererSpareSessions: spareSessions(env),
 });
 
-/** The renderer's own variables (functions/core/config.ts, readRendererConfig). */
-const RENDERER_VARIABLES = [
-  'CHROME_EXECUTABLE_PATH',
-  'RENDERER_EGRESS_ALLOW_HOSTS',
-  'PDF_TAGGED',
-  'RENDERER_PROCESS_MODEL',
-  'RENDERER_MAX_PAGE_REQUESTS',
-  'FONTCONFIG_FILE',
-];
-
 /**
  * The service settings given to the local stack in its environment (PLANS, RENDER_BUDGET_MS,
  * the limits, the renderer's), and nothing else: cloud variables in the shell (AWS_PROFILE,
@@ -84,7 +75,8 @@ export const readServiceEnvironment = (env: Env = process.env): Record<string, s
   const names = [
     PLANS_VARIABLE,
     ...Object.values(INTEGER_SETTINGS).map((s) => s.variable),
-    ...RENDERER_VARIABLES,
+    // The renderer's own (functions/wiring.ts; read by functions/core/config.ts).
+    ...Object.values(RENDERER_VARIABLES),
   ];
   const picked: Record<string, string> = {};
   for (const name of names) {

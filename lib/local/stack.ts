@@ -3,9 +3,11 @@
  * issuer for Cognito, the in-process renderer for the renderer Lambda, and the local API Gateway
  * in front of the same handlers the cloud runs. Data lives under DATA_DIR and survives restarts.
  *
- * Each resource's handler is made by its `createHandler(environment, parts)` with this stack's
- * configuration (endpoints, table, bucket, issuer, settings) and the in-process renderer handed
- * in, as a Lambda's is made from its environment at cold start; process.env is left alone.
+ * Each resource's handler is made by its `createHandler(environment, parts)` (functions/handlers.ts,
+ * by the route table's resource names) with this stack's configuration (endpoints, table, bucket,
+ * issuer, settings; each resource only its wiring's bindings, functions/wiring.ts) and the
+ * in-process renderer handed in, as a Lambda's is made from its environment at cold start;
+ * process.env is left alone.
  * Each stack has a renderer of its own (its browser, egress proxy and templating workers), so
  * several stacks, each with its own DATA_DIR, can run in one process.
  */
@@ -18,9 +20,18 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { readRendererConfig } from '../../functions/core/config.js';
+import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
 import { createInProcessRenderer } from '../../functions/renderer/in-process.js';
-import { apiResources, FALLBACK_RESOURCE } from '../../functions/routes.js';
+import { type ResourceWiring, wiringOf } from '../../functions/route-declaration.js';
+import { resources } from '../../functions/routes.js';
+import {
+  BINDING_NAMES,
+  type Binding,
+  bindingEnvironment,
+  LOCAL_VARIABLES,
+  REGION_VARIABLES,
+} from '../../functions/wiring.js';
 import { corsPolicy } from '../cors.js';
 import { localFontconfigFile } from '../layer-fonts.js';
 import {
@@ -151,38 +162,54 @@ export interface LocalStack {
   close(): Promise<void>;
 }
 
-/** What every resource folder's index.ts exports: its handler, made from a configuration. */
-interface ResourceModule {
-  createHandler(env: Readonly<Record<string, string>>, parts: { renderer?: Renderer }): LambdaHandler;
-}
+/** Where a resource's wiring (which bindings its Lambda has) is declared: the route table. */
+const wiringOfResource = (name: string): ResourceWiring | undefined => {
+  const declared = resources.find((r) => r.name === name);
+  return declared ? wiringOf(declared) : undefined;
+};
 
 /**
- * Makes each resource's handler from `functions/<resource>/index.ts` with `env` and `parts`,
- * once: a warm Lambda keeps its clients and configuration at module scope the same way.
+ * Each binding's variables as this stack sets them, by the wiring declaration (functions/wiring.ts):
+ * the cloud's, with the local stand-ins where the cloud has a service the stack does not.
  */
-const resourceLoader = (
-  env: Readonly<Record<string, string>>,
-  parts: { renderer?: Renderer },
-): HandlerLoader => {
-  const made = new Map<string, Promise<LambdaHandler>>();
-  return (resource) => {
-    if (!/^[a-z0-9-]+$/.test(resource))
-      return Promise.reject(new Error(`invalid resource name "${resource}"`));
-    let handler = made.get(resource);
-    if (!handler) {
-      const url = new URL(`../../functions/${resource}/index.ts`, import.meta.url);
-      handler = (import(url.href) as Promise<Partial<ResourceModule>>).then((mod) => {
-        if (typeof mod.createHandler !== 'function') {
-          throw new Error(`functions/${resource}/index.ts does not export createHandler`);
-        }
-        return mod.createHandler(env, parts);
-      });
-      // A module that failed to load (a syntax error being fixed) is tried again next request.
-      handler.catch(() => made.delete(resource));
-      made.set(resource, handler);
-    }
-    return handler;
+const localBindings = (parts: {
+  readonly jwksFile: string;
+  readonly apiKeySecret: string;
+}): { readonly [B in Binding]: Readonly<Record<string, string>> } => ({
+  table: bindingEnvironment('table', { tableName: LOCAL_TABLE_NAME }),
+  userPool: {
+    ...bindingEnvironment('userPool', {
+      userPoolId: LOCAL_USER_POOL_ID,
+      clientIds: `${LOCAL_CLIENT_ID},${LOCAL_DASHBOARD_CLIENT_ID}`,
+    }),
+    // The verifier is handed the issuer's keys (aws-jwt-verify fetches only https).
+    [LOCAL_VARIABLES.jwksFile]: parts.jwksFile,
+  },
+  // The HMAC key itself, in place of the Secrets Manager secret's id.
+  apiKeySecret: { [LOCAL_VARIABLES.apiKeySecret]: parts.apiKeySecret },
+  pdfBucket: bindingEnvironment('pdfBucket', { bucketName: LOCAL_BUCKET_NAME }),
+  // The in-process renderer is handed in (HandlerParts), not invoked by name.
+  renderer: {},
+});
+
+/**
+ * Makes each resource's handler once, from the factory the route table's map gives it
+ * (functions/handlers.ts), with the environment its wiring gives it: the settings and the
+ * emulators' endpoints, and the variables of its own bindings only, as its Lambda has in the
+ * cloud. A warm Lambda keeps its clients and configuration at module scope the same way.
+ */
+const makeHandlers = (
+  common: Readonly<Record<string, string>>,
+  bindings: ReturnType<typeof localBindings>,
+  parts: HandlerParts,
+): ReadonlyMap<string, LambdaHandler> => {
+  const environmentOf = (resource: string): Record<string, string> => {
+    const wiring = wiringOfResource(resource);
+    const environment = { ...common };
+    for (const binding of BINDING_NAMES) if (wiring?.[binding]) Object.assign(environment, bindings[binding]);
+    return environment;
   };
+  return new Map(servedResources().map((r) => [r, handlerFactory(r)(environmentOf(r), parts)]));
 };
 
 export const isAlive = (pid: number): boolean => {
@@ -318,25 +345,30 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     await writeRunningStack(dataDir, { dynamoDbEndpoint, tableName: LOCAL_TABLE_NAME, region: LOCAL_REGION });
     cleanups.push(() => rm(join(dataDir, RUNNING_STACK_FILE), { force: true }));
 
-    const handlerEnv: Record<string, string> = {
+    // What every Lambda's environment has: the settings, the region, and the emulators.
+    const common: Record<string, string> = {
       ...settingsEnv,
-      AWS_REGION: LOCAL_REGION,
-      AWS_DEFAULT_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-      TABLE_NAME: LOCAL_TABLE_NAME,
-      BUCKET_NAME: LOCAL_BUCKET_NAME,
-      DYNAMODB_ENDPOINT: dynamoDbEndpoint,
-      S3_ENDPOINT: s3Endpoint,
-      COGNITO_USER_POOL_ID: LOCAL_USER_POOL_ID,
-      COGNITO_CLIENT_ID: `${LOCAL_CLIENT_ID},${LOCAL_DASHBOARD_CLIENT_ID}`,
-      LOCAL_JWKS_FILE: issuer.jwksFile,
-      API_KEY_SECRET: await loadOrCreateApiKeySecret(dataDir),
+      [REGION_VARIABLES.region]: LOCAL_REGION,
+      [REGION_VARIABLES.defaultRegion]: LOCAL_REGION,
+      [LOCAL_VARIABLES.accessKeyId]: LOCAL_CREDENTIALS.accessKeyId,
+      [LOCAL_VARIABLES.secretAccessKey]: LOCAL_CREDENTIALS.secretAccessKey,
+      [LOCAL_VARIABLES.dynamoDbEndpoint]: dynamoDbEndpoint,
+      [LOCAL_VARIABLES.s3Endpoint]: s3Endpoint,
     };
+    const bindings = localBindings({
+      jwksFile: issuer.jwksFile,
+      apiKeySecret: await loadOrCreateApiKeySecret(dataDir),
+    });
+    // Every binding's variables: what a handler made by hand (tests) is given.
+    const handlerEnv: Record<string, string> = Object.assign({ ...common }, ...Object.values(bindings));
 
-    loadHandler = resourceLoader(handlerEnv, { renderer });
-    // Make every handler now, as Lambda runs a function's init before its first request.
-    await Promise.all([...apiResources(), FALLBACK_RESOURCE].map((resource) => loadHandler(resource)));
+    // Every handler is made now, as Lambda runs a function's init before its first request.
+    const handlers = makeHandlers(common, bindings, { renderer });
+    loadHandler = async (resource) => {
+      const handler = handlers.get(resource);
+      if (!handler) throw new Error(`no handler for the resource "${resource}"`);
+      return handler;
+    };
 
     dashboardParts({ issuer, s3Endpoint });
     markReady();

@@ -1,0 +1,48 @@
+/**
+ * Every Lambda behind the API, by the name the route table gives its resource (routes.ts), with
+ * the factory its handler.ts calls at cold start. The local stack makes its handlers from this
+ * map, with its own configuration, instead of loading modules by path; the CDK app never imports
+ * it (it would pull in the runtime code).
+ */
+import { createHandler as createApiKeysHandler } from './api-keys/index.js';
+import { apiKeysResource } from './api-keys/routes.js';
+import type { Environment } from './core/config.js';
+import type { LambdaHandler } from './core/http.js';
+import type { Renderer } from './domain/ports.js';
+import { createHandler as createFallbackHandler } from './fallback/index.js';
+import { createHandler as createMeHandler } from './me/index.js';
+import { meResource } from './me/routes.js';
+import { createHandler as createPdfHandler } from './pdf/index.js';
+import { pdfResource } from './pdf/routes.js';
+import { apiResources, FALLBACK_RESOURCE } from './routes.js';
+import { createHandler as createTemplatesHandler } from './templates/index.js';
+import { templatesResource } from './templates/routes.js';
+import { createHandler as createUsageHandler } from './usage/index.js';
+import { usageResource } from './usage/routes.js';
+
+/** What a resource's Lambda is made with: its environment, and parts the local stack hands in. */
+export interface HandlerParts {
+  /** The local stack's in-process renderer; in the cloud the renderer Lambda is invoked. */
+  readonly renderer?: Renderer;
+}
+
+export type CreateHandler = (env: Environment, parts: HandlerParts) => LambdaHandler;
+
+export const handlerFactories: ReadonlyMap<string, CreateHandler> = new Map<string, CreateHandler>([
+  [pdfResource.name, createPdfHandler],
+  [templatesResource.name, createTemplatesHandler],
+  [apiKeysResource.name, createApiKeysHandler],
+  [meResource.name, createMeHandler],
+  [usageResource.name, createUsageHandler],
+  [FALLBACK_RESOURCE, createFallbackHandler],
+]);
+
+/** The factory of `resource`'s Lambda; every resource of the route table has one. */
+export const handlerFactory = (resource: string): CreateHandler => {
+  const create = handlerFactories.get(resource);
+  if (!create) throw new Error(`no handler for the resource "${resource}" (functions/handlers.ts)`);
+  return create;
+};
+
+/** The resources the local stack serves: the route table's, and the fallback. */
+export const servedResources = (): string[] => [...apiResources(), FALLBACK_RESOURCE];

@@ -1,0 +1,80 @@
+/**
+ * The wiring contract between the deployables, declared once: which bindings an API resource's
+ * Lambda can have and the environment variables each sets, the renderer function's own variables,
+ * and those only the local stack sets. Three sides read it:
+ * - the CDK stack (lib/service-function.ts, lib/service-api.ts, lib/renderer-function.ts) writes
+ *   each binding's variables together with its IAM grant;
+ * - the handlers (functions/core/config.ts) read the same variables back, for the bindings their
+ *   resource's wiring (route-declaration.ts, wiringOf) gives them;
+ * - the local stack (lib/local/stack.ts) sets them from its emulators, per resource, the same way.
+ * Like routes.ts, settings.ts and table.ts this is data, so it imports nothing.
+ */
+
+/**
+ * Each binding's variables, by the value they carry. A resource gets a binding's variables only
+ * when its wiring has that binding (route-declaration.ts).
+ */
+export const BINDINGS = {
+  /** The service table (TABLE_NAME), read and written. */
+  table: { tableName: 'TABLE_NAME' },
+  /** The Cognito user pool whose ID tokens are accepted, and its app clients (comma-separated). */
+  userPool: { userPoolId: 'COGNITO_USER_POOL_ID', clientIds: 'COGNITO_CLIENT_ID' },
+  /** The Secrets Manager secret that holds the API-key HMAC key. */
+  apiKeySecret: { secretId: 'API_KEY_SECRET_ID' },
+  /** The PDF bucket, for presigned GET and PUT URLs. */
+  pdfBucket: { bucketName: 'BUCKET_NAME' },
+  /** The renderer Lambda, invoked synchronously. */
+  renderer: { functionName: 'RENDERER_FUNCTION_NAME' },
+} as const;
+
+export type Binding = keyof typeof BINDINGS;
+export const BINDING_NAMES = Object.keys(BINDINGS) as Binding[];
+
+/** What a binding's variables carry: e.g. `{ tableName: 'pdf-service-local' }` for `table`. */
+export type BindingValues<B extends Binding> = { readonly [K in keyof (typeof BINDINGS)[B]]: string };
+
+/** The environment variables that bind `binding` to `values`. */
+export const bindingEnvironment = <B extends Binding>(
+  binding: B,
+  values: BindingValues<B>,
+): Record<string, string> => {
+  const variables = BINDINGS[binding] as Readonly<Record<string, string>>;
+  const environment: Record<string, string> = {};
+  for (const [key, name] of Object.entries(variables)) {
+    environment[name] = (values as Readonly<Record<string, string>>)[key] as string;
+  }
+  return environment;
+};
+
+/**
+ * What the local stack sets in place of, or beside, a binding's cloud variables: the emulators'
+ * endpoints and credentials, the API-key HMAC key itself (the cloud reads it from Secrets
+ * Manager), and a JWKS file (the cloud's verifier fetches the pool's keys over https).
+ */
+export const LOCAL_VARIABLES = {
+  dynamoDbEndpoint: 'DYNAMODB_ENDPOINT',
+  s3Endpoint: 'S3_ENDPOINT',
+  /** Tests only: an endpoint that answers Lambda Invoke (the bundle smoke test). */
+  lambdaEndpoint: 'LAMBDA_ENDPOINT',
+  accessKeyId: 'AWS_ACCESS_KEY_ID',
+  secretAccessKey: 'AWS_SECRET_ACCESS_KEY',
+  apiKeySecret: 'API_KEY_SECRET',
+  jwksFile: 'LOCAL_JWKS_FILE',
+} as const;
+
+/** The region, as Lambda sets it (and the SDK's older name). */
+export const REGION_VARIABLES = { region: 'AWS_REGION', defaultRegion: 'AWS_DEFAULT_REGION' } as const;
+
+/**
+ * The renderer function's variables, by the RendererConfig field each carries
+ * (functions/core/config.ts): the cloud sets FONTCONFIG_FILE and PDF_TAGGED
+ * (lib/renderer-function.ts), the local stack passes on any given to it (lib/local/options.ts).
+ */
+export const RENDERER_VARIABLES = {
+  chromeExecutablePath: 'CHROME_EXECUTABLE_PATH',
+  egressAllowHosts: 'RENDERER_EGRESS_ALLOW_HOSTS',
+  taggedPdf: 'PDF_TAGGED',
+  processModel: 'RENDERER_PROCESS_MODEL',
+  maxPageRequests: 'RENDERER_MAX_PAGE_REQUESTS',
+  fontconfigFile: 'FONTCONFIG_FILE',
+} as const;
