@@ -154,7 +154,10 @@ export interface LocalStack {
   readonly region: string;
   /** The JWKS the API verifies session tokens against (LOCAL_JWKS_FILE). */
   readonly jwksFile: string;
-  /** The environment the handlers were made with (as a Lambda's environment would be). */
+  /**
+   * Every variable the handlers were made with (as a Lambda's environment would be): each handler
+   * got the common ones and its own bindings'; this holds every binding's, for handlers made by hand.
+   */
   readonly handlerEnv: Readonly<Record<string, string>>;
   /** A Cognito-style ID token for the local user pool. */
   issueToken(options: IssueTokenOptions): Promise<string>;
