@@ -209,9 +209,10 @@ export const removeUnsafeLinks = (pdf: Uint8Array): RemovedLink[] | undefined =>
     const annots = /\/Annots\s*(\[([^\]]*)\]|\d+\s+\d+\s+R)/.exec(page.body);
     if (!annots) continue;
     // Skia writes the array inline; an indirect one is not its layout, so it is not trusted.
-    if (annots[2] === undefined) return undefined;
-    const listAt = annots.index + annots[0].length - annots[1].length + 1;
-    for (const ref of (annots[2] as string).matchAll(/(\d+)\s+\d+\s+R/g)) {
+    const [whole, value, list] = annots;
+    if (list === undefined || value === undefined) return undefined;
+    const listAt = annots.index + whole.length - value.length + 1;
+    for (const ref of list.matchAll(/(\d+)\s+\d+\s+R/g)) {
       const annotation = readObject(pdf, trailer.xref, Number(ref[1]));
       const verdict: Verdict = annotation
         ? judge(annotation.body)
