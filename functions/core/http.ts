@@ -14,7 +14,6 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { ServiceError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
 import type { RateLimitState } from '../domain/usage.js';
-import { parseOrThrow } from '../domain/validation.js';
 import { type AnyResource, type RouteDeclaration, routeKey } from '../route-declaration.js';
 import type { Settings } from '../settings.js';
 import type { Authenticate } from './auth.js';
@@ -22,6 +21,7 @@ import { logger } from './logger.js';
 import { countWith, MetricUnit, metrics } from './metrics.js';
 import { errorResult, jsonResult, type Result, rateLimitHeaders } from './responses.js';
 import { tracer } from './tracing.js';
+import { parseOrThrow } from './validation.js';
 
 export type Event = APIGatewayProxyEventV2;
 export type { Result } from './responses.js';
@@ -219,15 +219,21 @@ const routeHandler = (
   return chain.handler(async (event, context) => {
     const state = stateOf({ event, context });
     const raw = state.body ?? {};
+    const received = event.headers ?? {};
     const request: ApiRequest<unknown, unknown> = {
       requestId: state.requestId,
       principal: state.principal as Principal,
-      body: body && schema ? (body.parse ? body.parse(raw, schema) : parseOrThrow(schema, raw)) : undefined,
+      body:
+        body && schema
+          ? body.parse
+            ? body.parse(raw, schema, received)
+            : parseOrThrow(schema, raw)
+          : undefined,
       query: declaration.query
         ? parseOrThrow(declaration.query, event.queryStringParameters ?? {})
         : undefined,
       pathParameters: event.pathParameters ?? {},
-      headers: event.headers ?? {},
+      headers: received,
     };
     const answer = await implementation(request);
     const { body: payload, headers } = answer instanceof Reply ? answer : { body: answer, headers: {} };

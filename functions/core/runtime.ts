@@ -6,10 +6,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createAccountStore } from '../domain/accounts.js';
-import { createApiKeyStore } from '../domain/api-keys.js';
+import { createAccountStore } from '../adapters/dynamodb/accounts.js';
+import { createApiKeyStore } from '../adapters/dynamodb/api-keys.js';
+import { createApiKeyDigester, createApiKeyResolver } from '../adapters/secrets-manager/api-key-digest.js';
 import type { Clock } from '../domain/ports.js';
-import { createApiKeyDigester, createApiKeyResolver } from './api-keys.js';
 import { createAuthenticator } from './auth.js';
 import type { AwsConfig, ResourceConfig } from './config.js';
 import type { HttpDeps, RateLimitCounter } from './http.js';
