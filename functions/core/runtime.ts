@@ -40,10 +40,11 @@ export const createApiRuntime = (config: ResourceConfig) => {
     : undefined;
   const resolveApiKey = digestApiKey ? createApiKeyResolver(apiKeys, digestApiKey) : async () => undefined;
   const authenticate = createAuthenticator(need(config.auth, 'the user pool'), resolveApiKey, accounts);
-  const http = (rateLimit?: RateLimitCounter): HttpDeps => ({
+  /** `rateLimit` takes the command of the resource's rate-limited route (one per resource). */
+  const http = <C>(rateLimit?: RateLimitCounter<C>): HttpDeps => ({
     authenticate,
     settings: config.settings,
-    ...(rateLimit ? { rateLimit } : {}),
+    ...(rateLimit ? { rateLimit: rateLimit as RateLimitCounter } : {}),
   });
   return { config, db, tableName, clock, accounts, apiKeys, digestApiKey, http };
 };

@@ -22,7 +22,7 @@ import { hasFile, type Job, type JobStore, type JobView, pdfObjectKey } from './
 import type { Page } from './pagination.js';
 import type { Clock, PdfStorage, Renderer, RenderRequest, RenderResult, TemplatePart } from './ports.js';
 import type { Principal } from './principal.js';
-import type { IdempotencyClaim, RenderCommand } from './render-command.js';
+import type { RenderCommand } from './render-command.js';
 import { checkHeaderFooterMargins, type RenderOptions, renderOptionsFrom } from './render-options.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
@@ -302,6 +302,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     return { job: await present(job), replayed: true };
   };
 
+  /** Finished answers the rate limit's count found, by the request's command (gone with it). */
+  const finished = new WeakMap<RenderCommand, StoredAnswer>();
+
   const renderOnce = async (principal: Principal, order: RenderOrder): Promise<JobView> =>
     execute(await accept(principal, order));
 
@@ -311,15 +314,18 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
     /**
      * Counts this render request against the caller's per-minute rate limit, unless it will replay
-     * a finished idempotent request (which renders nothing): that one only reads the window.
+     * a finished idempotent request (which renders nothing): that one only reads the window. An
+     * invalid request (no command: it will answer 422) is counted. The answer found here is the
+     * one `create` replays: the idempotency record is read once.
      */
-    async countRequest(principal: Principal, idempotency: IdempotencyClaim | null): Promise<RateLimitState> {
+    async countRequest(principal: Principal, command: RenderCommand | undefined): Promise<RateLimitState> {
       const plan = planOf(principal);
-      const replays =
-        idempotency !== null &&
-        (await idempotency_.finishedAnswer(principal.accountId, idempotency.key, idempotency.bodyHash)) !==
-          undefined;
-      return replays
+      const claim = command?.idempotency;
+      const answer = claim
+        ? await idempotency_.finishedAnswer(principal.accountId, claim.key, claim.bodyHash)
+        : undefined;
+      if (command && answer) finished.set(command, answer);
+      return answer
         ? usage.readRateLimit(principal.accountId, plan)
         : usage.hitRateLimit(principal.accountId, plan);
     },
@@ -334,6 +340,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       if (idempotency === null) return { job: await renderOnce(principal, order), replayed: false };
 
       const { accountId } = principal;
+      const answered = finished.get(command);
+      if (answered) return replay(principal, answered);
       const claim = await idempotency_.claim(accountId, idempotency.key, idempotency.bodyHash);
       if (claim.kind === 'replay') return replay(principal, claim.answer);
       try {

@@ -15,12 +15,10 @@ import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.j
 import { createLambdaRenderer } from '../core/renderer-client.js';
 import { REPLAYED } from '../core/responses.js';
 import { createApiRuntime, logFault } from '../core/runtime.js';
-import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.js';
 import { createPdfJobs } from '../domain/pdf-jobs.js';
 import type { Renderer } from '../domain/ports.js';
 import { wiringOf } from '../route-declaration.js';
 import { DEFAULT_PLAN } from '../settings.js';
-import { bodyHash } from './request.js';
 import { pdfResource } from './routes.js';
 import { jobResponse } from './schemas.js';
 
@@ -56,24 +54,13 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     onFault: logFault,
   });
 
-  return createResourceHandler(
-    pdfResource,
-    // Counted before validation (contract order): a malformed key here only means "no replay".
-    http((principal, { headers, body }) => {
-      const key = headers['idempotency-key'];
-      return pdfJobs.countRequest(
-        principal,
-        key !== undefined && IDEMPOTENCY_KEY_PATTERN.test(key) ? { key, bodyHash: bodyHash(body) } : null,
-      );
-    }),
-    {
-      createPdf: async ({ principal, body }) => {
-        const { job, replayed } = await pdfJobs.create(principal, body);
-        return replayed ? new Reply(jobResponse(job), REPLAYED) : jobResponse(job);
-      },
-      listPdfs: async ({ principal, query }) => (await pdfJobs.list(principal, query)).map(jobResponse),
-      getPdf: async ({ principal, pathParameters }) =>
-        jobResponse(await pdfJobs.get(principal, pathParameters.job_id ?? '')),
+  return createResourceHandler(pdfResource, http(pdfJobs.countRequest), {
+    createPdf: async ({ principal, body }) => {
+      const { job, replayed } = await pdfJobs.create(principal, body);
+      return replayed ? new Reply(jobResponse(job), REPLAYED) : jobResponse(job);
     },
-  );
+    listPdfs: async ({ principal, query }) => (await pdfJobs.list(principal, query)).map(jobResponse),
+    getPdf: async ({ principal, pathParameters }) =>
+      jobResponse(await pdfJobs.get(principal, pathParameters.job_id ?? '')),
+  });
 };
