@@ -1,7 +1,7 @@
 /**
  * The admin command (`npm run admin -- <command>`): operations on accounts that the API does not
  * offer, against the local stack's data (DATA_DIR) or a deployed table. Like lib/local, it runs
- * the service's own data layer (functions/domain/accounts.ts) outside Lambda. bin/admin.ts only
+ * the service's own data layer (functions/adapters/dynamodb/accounts.ts) outside Lambda. bin/admin.ts only
  * hands it the arguments and the environment, so tests run it in-process.
  *
  *   set-plan --account <id> --plan <plan>   put an account on a plan (applies from its next request)
