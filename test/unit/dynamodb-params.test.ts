@@ -4,6 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  createAccountParams,
+  findAccountsByEmailParams,
+  getAccountParams,
+  setAccountEmailParams,
+  setAccountPlanParams,
+} from '../../functions/adapters/dynamodb/accounts.js';
+import {
   claimIdempotencyParams,
   finishIdempotencyParams,
   getIdempotencyParams,
@@ -15,7 +22,13 @@ import {
   listJobsParams,
   transitionJobParams,
 } from '../../functions/adapters/dynamodb/jobs.js';
-import { idempotencyKey, jobKey, rateWindowKey, usageKey } from '../../functions/adapters/dynamodb/keys.js';
+import {
+  accountKey,
+  idempotencyKey,
+  jobKey,
+  rateWindowKey,
+  usageKey,
+} from '../../functions/adapters/dynamodb/keys.js';
 import {
   getMonthUsageParams,
   getRateWindowParams,
@@ -172,6 +185,51 @@ describe('usage requests', () => {
       TableName: TABLE,
       Key: key,
       ConsistentRead: true,
+    });
+  });
+});
+
+describe('account requests', () => {
+  const account = { id: 'acc_1', email: 'Ada@Example.com', plan: 'free', created_at: now.toISOString() };
+
+  it('creates an account findable by its lower-cased email, only where no item is', () => {
+    expect(createAccountParams(TABLE, account)).toEqual({
+      TableName: TABLE,
+      Item: {
+        ...accountKey('acc_1'),
+        type: 'account',
+        ...account,
+        GSI1PK: 'EMAIL#ada@example.com',
+        GSI1SK: 'ACCOUNT#acc_1',
+      },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    });
+    expect(createAccountParams(TABLE, { ...account, email: null }).Item).not.toHaveProperty('GSI1PK');
+  });
+
+  it('reads consistently, moves email and index together, and sets a plan on an existing account only', () => {
+    expect(getAccountParams(TABLE, 'acc_1')).toEqual({
+      TableName: TABLE,
+      Key: accountKey('acc_1'),
+      ConsistentRead: true,
+    });
+    expect(setAccountEmailParams(TABLE, 'acc_1', 'b@example.com')).toMatchObject({
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeValues: {
+        ':email': 'b@example.com',
+        ':gpk': 'EMAIL#b@example.com',
+        ':gsk': 'ACCOUNT#acc_1',
+      },
+      ReturnValues: 'ALL_NEW',
+    });
+    expect(setAccountPlanParams(TABLE, 'acc_1', 'pro')).toMatchObject({
+      ConditionExpression: 'attribute_exists(PK) AND #type = :type',
+      ExpressionAttributeValues: { ':plan': 'pro', ':type': 'account' },
+      ReturnValues: 'ALL_OLD',
+    });
+    expect(findAccountsByEmailParams(TABLE, ' ADA@example.com ')).toMatchObject({
+      IndexName: 'GSI1',
+      ExpressionAttributeValues: { ':gpk': 'EMAIL#ada@example.com' },
     });
   });
 });

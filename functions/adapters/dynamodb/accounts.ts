@@ -7,9 +7,13 @@
 import {
   type DynamoDBDocumentClient,
   GetCommand,
+  type GetCommandInput,
   PutCommand,
+  type PutCommandInput,
   QueryCommand,
+  type QueryCommandInput,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { Account, AccountStore } from '../../domain/accounts.js';
 import { isoNow } from '../../domain/clock.js';
@@ -34,15 +38,76 @@ const toAccount = (item: Record<string, unknown>): Account => ({
 
 const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
 
+export const getAccountParams = (tableName: string, accountId: string): GetCommandInput => ({
+  TableName: tableName,
+  Key: accountKey(accountId),
+  ConsistentRead: true,
+});
+
+/** A new account, findable by its email when it has one; only where no item is. */
+export const createAccountParams = (tableName: string, account: Account): PutCommandInput => ({
+  TableName: tableName,
+  Item: {
+    ...accountKey(account.id),
+    type: ENTITY.account,
+    ...account,
+    ...(account.email ? accountEmailIndexKey(account.email, account.id) : {}),
+  },
+  ConditionExpression: ITEM_ABSENT,
+});
+
+/** The account's email and its GSI1 entry, moved together; answers the item as it became. */
+export const setAccountEmailParams = (
+  tableName: string,
+  accountId: string,
+  email: string,
+): UpdateCommandInput => {
+  const index = accountEmailIndexKey(email, accountId);
+  return {
+    TableName: tableName,
+    Key: accountKey(accountId),
+    UpdateExpression: 'SET email = :email, #gpk = :gpk, #gsk = :gsk',
+    ConditionExpression: ITEM_EXISTS,
+    ExpressionAttributeNames: { '#gpk': GSI1.partitionKey, '#gsk': GSI1.sortKey },
+    ExpressionAttributeValues: {
+      ':email': email,
+      ':gpk': index[GSI1.partitionKey],
+      ':gsk': index[GSI1.sortKey],
+    },
+    ReturnValues: 'ALL_NEW',
+  };
+};
+
+/** Only an existing account item; answers the item as it was. */
+export const setAccountPlanParams = (
+  tableName: string,
+  accountId: string,
+  plan: string,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: accountKey(accountId),
+  UpdateExpression: 'SET #plan = :plan',
+  ConditionExpression: `${ITEM_EXISTS} AND #type = :type`,
+  ExpressionAttributeNames: { '#plan': 'plan', '#type': 'type' },
+  ExpressionAttributeValues: { ':plan': plan, ':type': ENTITY.account },
+  ReturnValues: 'ALL_OLD',
+});
+
+export const findAccountsByEmailParams = (tableName: string, email: string): QueryCommandInput => ({
+  TableName: tableName,
+  IndexName: GSI1.indexName,
+  KeyConditionExpression: '#gpk = :gpk',
+  ExpressionAttributeNames: { '#gpk': GSI1.partitionKey },
+  ExpressionAttributeValues: { ':gpk': accountEmailPartition(email) },
+});
+
 export const createAccountStore = (
   db: DynamoDBDocumentClient,
   tableName: string,
   clock: Clock,
 ): AccountStore => {
   const readItem = async (accountId: string): Promise<Record<string, unknown> | undefined> => {
-    const out = await db.send(
-      new GetCommand({ TableName: tableName, Key: accountKey(accountId), ConsistentRead: true }),
-    );
+    const out = await db.send(new GetCommand(getAccountParams(tableName, accountId)));
     return out.Item?.type === ENTITY.account ? out.Item : undefined;
   };
 
@@ -53,21 +118,7 @@ export const createAccountStore = (
   const syncEmail = async (item: Record<string, unknown>, email: string): Promise<Account> => {
     const index = accountEmailIndexKey(email, String(item.id));
     if (item.email === email && item[GSI1.partitionKey] === index[GSI1.partitionKey]) return toAccount(item);
-    const out = await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: accountKey(String(item.id)),
-        UpdateExpression: 'SET email = :email, #gpk = :gpk, #gsk = :gsk',
-        ConditionExpression: ITEM_EXISTS,
-        ExpressionAttributeNames: { '#gpk': GSI1.partitionKey, '#gsk': GSI1.sortKey },
-        ExpressionAttributeValues: {
-          ':email': email,
-          ':gpk': index[GSI1.partitionKey],
-          ':gsk': index[GSI1.sortKey],
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
+    const out = await db.send(new UpdateCommand(setAccountEmailParams(tableName, String(item.id), email)));
     return toAccount(out.Attributes ?? item);
   };
 
@@ -78,18 +129,7 @@ export const createAccountStore = (
       plan: DEFAULT_PLAN,
       created_at: isoNow(clock.now()),
     };
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: {
-          ...accountKey(accountId),
-          type: ENTITY.account,
-          ...account,
-          ...(email ? accountEmailIndexKey(email, accountId) : {}),
-        },
-        ConditionExpression: ITEM_ABSENT,
-      }),
-    );
+    await db.send(new PutCommand(createAccountParams(tableName, account)));
     return account;
   };
 
@@ -121,17 +161,7 @@ export const createAccountStore = (
      */
     async setPlan(accountId: string, plan: string): Promise<{ before: Account; after: Account } | undefined> {
       try {
-        const out = await db.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: accountKey(accountId),
-            UpdateExpression: 'SET #plan = :plan',
-            ConditionExpression: `${ITEM_EXISTS} AND #type = :type`,
-            ExpressionAttributeNames: { '#plan': 'plan', '#type': 'type' },
-            ExpressionAttributeValues: { ':plan': plan, ':type': ENTITY.account },
-            ReturnValues: 'ALL_OLD',
-          }),
-        );
+        const out = await db.send(new UpdateCommand(setAccountPlanParams(tableName, accountId, plan)));
         const before = toAccount(out.Attributes ?? {});
         return { before, after: { ...before, plan } };
       } catch (e) {
@@ -146,14 +176,7 @@ export const createAccountStore = (
       let startKey: Record<string, unknown> | undefined;
       do {
         const out = await db.send(
-          new QueryCommand({
-            TableName: tableName,
-            IndexName: GSI1.indexName,
-            KeyConditionExpression: '#gpk = :gpk',
-            ExpressionAttributeNames: { '#gpk': GSI1.partitionKey },
-            ExpressionAttributeValues: { ':gpk': accountEmailPartition(email) },
-            ExclusiveStartKey: startKey,
-          }),
+          new QueryCommand({ ...findAccountsByEmailParams(tableName, email), ExclusiveStartKey: startKey }),
         );
         for (const item of out.Items ?? []) if (item.type === ENTITY.account) found.push(toAccount(item));
         startKey = out.LastEvaluatedKey;
