@@ -11,6 +11,15 @@ import {
   setAccountPlanParams,
 } from '../../functions/adapters/dynamodb/accounts.js';
 import {
+  createApiKeyRecordParams,
+  createApiKeyRefParams,
+  listApiKeyRefsParams,
+  markApiKeyUsedParams,
+  releaseApiKeySlotsParams,
+  revokeApiKeyParams,
+  takeApiKeySlotParams,
+} from '../../functions/adapters/dynamodb/api-keys.js';
+import {
   claimIdempotencyParams,
   finishIdempotencyParams,
   getIdempotencyParams,
@@ -24,6 +33,9 @@ import {
 } from '../../functions/adapters/dynamodb/jobs.js';
 import {
   accountKey,
+  apiKeyItemKey,
+  apiKeyRefKey,
+  apiKeySlotsKey,
   idempotencyKey,
   jobKey,
   rateWindowKey,
@@ -230,6 +242,63 @@ describe('account requests', () => {
     expect(findAccountsByEmailParams(TABLE, ' ADA@example.com ')).toMatchObject({
       IndexName: 'GSI1',
       ExpressionAttributeValues: { ':gpk': 'EMAIL#ada@example.com' },
+    });
+  });
+});
+
+describe('API key requests', () => {
+  const record = {
+    id: 'key_1',
+    prefix: 'pk_live_abcd',
+    name: 'ci',
+    created_at: now.toISOString(),
+    last_used_at: null,
+    revoked_at: null,
+  };
+
+  it('takes a slot only below the limit, and gives slots back by id', () => {
+    expect(takeApiKeySlotParams(TABLE, 'acc_1', 'key_1', 25)).toMatchObject({
+      Key: apiKeySlotsKey('acc_1'),
+      ConditionExpression: 'attribute_not_exists(key_ids) OR size(key_ids) < :limit',
+      ExpressionAttributeValues: { ':id': new Set(['key_1']), ':limit': 25, ':type': 'api_key_slots' },
+    });
+    expect(releaseApiKeySlotsParams(TABLE, 'acc_1', ['key_1', 'key_2'])).toMatchObject({
+      UpdateExpression: 'DELETE key_ids :ids',
+      ExpressionAttributeValues: { ':ids': new Set(['key_1', 'key_2']) },
+    });
+  });
+
+  it('writes the ref, then the record under the digest, each only where no item is', () => {
+    expect(createApiKeyRefParams(TABLE, 'acc_1', { id: 'key_1', digest: 'd1' })).toEqual({
+      TableName: TABLE,
+      Item: { ...apiKeyRefKey('acc_1', 'key_1'), type: 'api_key_ref', id: 'key_1', digest: 'd1' },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    });
+    expect(createApiKeyRecordParams(TABLE, 'acc_1', 'd1', record).Item).toEqual({
+      ...apiKeyItemKey('d1'),
+      type: 'api_key',
+      ...record,
+      account_id: 'acc_1',
+    });
+  });
+
+  it("lists refs newest first, marks use at most once a minute, and revokes only the owner's live key", () => {
+    expect(listApiKeyRefsParams(TABLE, 'acc_1')).toMatchObject({
+      ExpressionAttributeValues: { ':pk': 'ACCOUNT#acc_1', ':prefix': 'APIKEY#' },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+    });
+    expect(markApiKeyUsedParams(TABLE, 'd1', now).ExpressionAttributeValues).toEqual({
+      ':null': 'NULL',
+      ':now': now.toISOString(),
+      ':cutoff': new Date(now.getTime() - 60_000).toISOString(),
+    });
+    expect(revokeApiKeyParams(TABLE, 'acc_1', 'd1', now)).toMatchObject({
+      Key: apiKeyItemKey('d1'),
+      ConditionExpression:
+        'attribute_exists(PK) AND account_id = :account AND (attribute_not_exists(revoked_at) OR attribute_type(revoked_at, :null))',
+      ExpressionAttributeValues: { ':now': now.toISOString(), ':account': 'acc_1', ':null': 'NULL' },
+      ReturnValues: 'ALL_NEW',
     });
   });
 });

@@ -25,8 +25,11 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
+  type PutCommandInput,
   QueryCommand,
+  type QueryCommandInput,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { decodeTime } from 'ulid';
 import type {
@@ -77,6 +80,92 @@ const idTime = (keyId: string): number | undefined => {
   }
 };
 
+/** Takes a slot for `keyId` while the account holds fewer than `limit`. */
+export const takeApiKeySlotParams = (
+  tableName: string,
+  accountId: string,
+  keyId: string,
+  limit: number,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: apiKeySlotsKey(accountId),
+  UpdateExpression: 'ADD key_ids :id SET #type = :type',
+  ConditionExpression: 'attribute_not_exists(key_ids) OR size(key_ids) < :limit',
+  ExpressionAttributeNames: { '#type': 'type' },
+  ExpressionAttributeValues: { ':id': new Set([keyId]), ':limit': limit, ':type': ENTITY.apiKeySlots },
+});
+
+export const releaseApiKeySlotsParams = (
+  tableName: string,
+  accountId: string,
+  keyIds: readonly string[],
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: apiKeySlotsKey(accountId),
+  UpdateExpression: 'DELETE key_ids :ids',
+  ExpressionAttributeValues: { ':ids': new Set(keyIds) },
+});
+
+/** The account's refs (id → digest), newest first, read consistently. */
+export const listApiKeyRefsParams = (tableName: string, accountId: string): QueryCommandInput => ({
+  TableName: tableName,
+  KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+  ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+  ExpressionAttributeValues: { ':pk': apiKeyRefsPartition(accountId), ':prefix': API_KEY_REF_SK_PREFIX },
+  ScanIndexForward: false,
+  ConsistentRead: true,
+});
+
+/** Moves last_used_at to `now`, unless a request of the last minute already did. */
+export const markApiKeyUsedParams = (tableName: string, digest: string, now: Date): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: apiKeyItemKey(digest),
+  UpdateExpression: 'SET last_used_at = :now',
+  ConditionExpression: `${ITEM_EXISTS} AND (attribute_not_exists(last_used_at) OR attribute_type(last_used_at, :null) OR last_used_at < :cutoff)`,
+  ExpressionAttributeValues: {
+    ':null': 'NULL',
+    ':now': isoNow(now),
+    ':cutoff': isoNow(new Date(now.getTime() - LAST_USED_RESOLUTION_MS)),
+  },
+});
+
+export const createApiKeyRefParams = (
+  tableName: string,
+  accountId: string,
+  key: Pick<NewApiKey, 'id' | 'digest'>,
+): PutCommandInput => ({
+  TableName: tableName,
+  Item: { ...apiKeyRefKey(accountId, key.id), type: ENTITY.apiKeyRef, id: key.id, digest: key.digest },
+  ConditionExpression: ITEM_ABSENT,
+});
+
+/** The record, under the key's digest: written last, it is what makes the key exist. */
+export const createApiKeyRecordParams = (
+  tableName: string,
+  accountId: string,
+  digest: string,
+  record: ApiKeyRecord,
+): PutCommandInput => ({
+  TableName: tableName,
+  Item: { ...apiKeyItemKey(digest), type: ENTITY.apiKey, ...record, account_id: accountId },
+  ConditionExpression: ITEM_ABSENT,
+});
+
+/** Revokes the account's own key, once; answers the record as it became. */
+export const revokeApiKeyParams = (
+  tableName: string,
+  accountId: string,
+  digest: string,
+  now: Date,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: apiKeyItemKey(digest),
+  UpdateExpression: 'SET revoked_at = :now',
+  ConditionExpression: `${ITEM_EXISTS} AND account_id = :account AND (attribute_not_exists(revoked_at) OR attribute_type(revoked_at, :null))`,
+  ExpressionAttributeValues: { ':now': isoNow(now), ':account': accountId, ':null': 'NULL' },
+  ReturnValues: 'ALL_NEW',
+});
+
 export const createApiKeyStore = (
   db: DynamoDBDocumentClient,
   tableName: string,
@@ -89,20 +178,7 @@ export const createApiKeyStore = (
   /** Takes a slot for `keyId`: false when the account has `limit` active keys. */
   const takeSlot = async (accountId: string, keyId: string, limit: number): Promise<boolean> => {
     try {
-      await db.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: apiKeySlotsKey(accountId),
-          UpdateExpression: 'ADD key_ids :id SET #type = :type',
-          ConditionExpression: 'attribute_not_exists(key_ids) OR size(key_ids) < :limit',
-          ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: {
-            ':id': new Set([keyId]),
-            ':limit': limit,
-            ':type': ENTITY.apiKeySlots,
-          },
-        }),
-      );
+      await db.send(new UpdateCommand(takeApiKeySlotParams(tableName, accountId, keyId, limit)));
       return true;
     } catch (e) {
       if (isConditionFailure(e)) return false;
@@ -113,14 +189,7 @@ export const createApiKeyStore = (
   /** Removing ids from the set is idempotent: a slot given back twice is given back once. */
   const releaseSlots = async (accountId: string, keyIds: readonly string[]): Promise<void> => {
     if (keyIds.length === 0) return;
-    await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: apiKeySlotsKey(accountId),
-        UpdateExpression: 'DELETE key_ids :ids',
-        ExpressionAttributeValues: { ':ids': new Set(keyIds) },
-      }),
-    );
+    await db.send(new UpdateCommand(releaseApiKeySlotsParams(tableName, accountId, keyIds)));
   };
 
   /** The account's refs (id → digest), newest first. */
@@ -129,18 +198,7 @@ export const createApiKeyStore = (
     let startKey: Record<string, unknown> | undefined;
     do {
       const out = await db.send(
-        new QueryCommand({
-          TableName: tableName,
-          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-          ExpressionAttributeValues: {
-            ':pk': apiKeyRefsPartition(accountId),
-            ':prefix': API_KEY_REF_SK_PREFIX,
-          },
-          ScanIndexForward: false,
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
+        new QueryCommand({ ...listApiKeyRefsParams(tableName, accountId), ExclusiveStartKey: startKey }),
       );
       for (const item of out.Items ?? []) {
         if (item.type === ENTITY.apiKeyRef) found.push({ id: String(item.id), digest: String(item.digest) });
@@ -208,19 +266,7 @@ export const createApiKeyStore = (
       const lastUsed = typeof item.last_used_at === 'string' ? Date.parse(item.last_used_at) : 0;
       if (now - lastUsed >= LAST_USED_RESOLUTION_MS) {
         await db
-          .send(
-            new UpdateCommand({
-              TableName: tableName,
-              Key: key,
-              UpdateExpression: 'SET last_used_at = :now',
-              ConditionExpression: `${ITEM_EXISTS} AND (attribute_not_exists(last_used_at) OR attribute_type(last_used_at, :null) OR last_used_at < :cutoff)`,
-              ExpressionAttributeValues: {
-                ':null': 'NULL',
-                ':now': isoNow(new Date(now)),
-                ':cutoff': isoNow(new Date(now - LAST_USED_RESOLUTION_MS)),
-              },
-            }),
-          )
+          .send(new UpdateCommand(markApiKeyUsedParams(tableName, digest, new Date(now))))
           // Another request of the same minute got there first, or the write failed: the key
           // still authenticates; last_used_at is bookkeeping.
           .catch((e: unknown) => {
@@ -247,26 +293,9 @@ export const createApiKeyStore = (
       };
       let refWritten = false;
       try {
-        await db.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: {
-              ...apiKeyRefKey(accountId, key.id),
-              type: ENTITY.apiKeyRef,
-              id: key.id,
-              digest: key.digest,
-            },
-            ConditionExpression: ITEM_ABSENT,
-          }),
-        );
+        await db.send(new PutCommand(createApiKeyRefParams(tableName, accountId, key)));
         refWritten = true;
-        await db.send(
-          new PutCommand({
-            TableName: tableName,
-            Item: { ...apiKeyItemKey(key.digest), type: ENTITY.apiKey, ...record, account_id: accountId },
-            ConditionExpression: ITEM_ABSENT,
-          }),
-        );
+        await db.send(new PutCommand(createApiKeyRecordParams(tableName, accountId, key.digest, record)));
       } catch (e) {
         // The key was never handed out: take back what was written, then the slot.
         if (refWritten) {
@@ -308,18 +337,7 @@ export const createApiKeyStore = (
       let record: ApiKeyRecord;
       try {
         const out = await db.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: key,
-            UpdateExpression: 'SET revoked_at = :now',
-            ConditionExpression: `${ITEM_EXISTS} AND account_id = :account AND (attribute_not_exists(revoked_at) OR attribute_type(revoked_at, :null))`,
-            ExpressionAttributeValues: {
-              ':now': isoNow(clock.now()),
-              ':account': accountId,
-              ':null': 'NULL',
-            },
-            ReturnValues: 'ALL_NEW',
-          }),
+          new UpdateCommand(revokeApiKeyParams(tableName, accountId, String(ref.digest), clock.now())),
         );
         record = toRecord(out.Attributes ?? {});
       } catch (e) {
