@@ -111,13 +111,15 @@ describe('page references in the body (pagedMedia)', () => {
       a::after { content: " (page " target-counter(attr(href), page, upper-roman) ")"; }
       .folio::after { content: counter(page, lower-alpha) "/" counter(pages); }
     </style>
-    <p><a href="#third">to the third</a> <a href="#nowhere">to nowhere</a></p>
+    <p><a href="#third">to the third</a> <a href="#nowhere">to nowhere</a> <a href="#gr%C3%B6%C3%9Fe%20(2)">to Größe</a></p>
     <p class="folio" style="break-after: page"></p><p style="break-after: page">second</p>
-    <h2 id="third">Third</h2><p class="folio"></p>`;
+    <h2 id="third">Third</h2><p class="folio"></p><p id="größe (2)">Größe</p>`;
     const pdf = await readPdf(await renderPdf(html, { pagedMedia: true }));
     expect(pdf.pageCount).toBe(3);
     expect(pdf.pages[0]?.text).toContain('to the third (page III)');
     expect(pdf.pages[0]?.text).toContain('to nowhere (page )');
+    // An id that is not ASCII, with a space and parentheses: a PDF name escaped, read back.
+    expect(pdf.pages[0]?.text).toContain('to Größe (page III)');
     expect(pdf.pages[0]?.text).toContain('a/3');
     expect(pdf.pages[2]?.text).toContain('c/3');
   });

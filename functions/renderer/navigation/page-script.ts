@@ -10,7 +10,7 @@
  *   page[, style]) rewritten first to counter(nav-target-X[, style]), which it keeps; then the
  *   cascade itself (getComputedStyle of the pseudo-element) says which elements use them, with
  *   what content;
- * - headings h1-h6 that are printed, for the outline.
+ * - headings h1-h6, for the outline (only those printed get a destination, and an item).
  * Every element whose page must be known gets an id (its own when unique) and a link to it in a
  * hidden element, which makes Chromium write it as a named destination (pdf-destinations.ts).
  *
@@ -135,8 +135,8 @@ export const PREPARE = `((options) => {
   const headings = [];
   if (options.headings) {
     for (const el of document.querySelectorAll('h1, h2, h3, h4, h5, h6')) {
-      // Not printed (display: none, or inside such an element): no page to point to.
-      if (el.getClientRects().length === 0) continue;
+      // One that is not printed (display: none) gets no destination, and so no outline item:
+      // asking for its boxes here would lay the page out for the screen, a cost of its own.
       const title = el.textContent.replace(/\\s+/g, ' ').trim();
       if (!title) continue;
       if (!room()) break;

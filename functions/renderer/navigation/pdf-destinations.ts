@@ -65,6 +65,18 @@ export const decodeName = (raw: string): string =>
     'latin1',
   ).toString('utf8');
 
+/**
+ * The element id a destination is named after: Blink names it with the id as a URL fragment
+ * serializes it (percent-encoded: "größe (2)" is written gr%C3%B6%C3%9Fe%20(2), measured).
+ */
+const elementId = (name: string): string => {
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+};
+
 /** The page objects in page order (1-based page number by object number). */
 const pageNumbers = (pdf: Uint8Array, trailer: PdfTrailer, pagesRoot: number): Map<number, number> => {
   const numbers = new Map<number, number>();
@@ -113,7 +125,7 @@ export const readDestinations = (pdf: Uint8Array): PdfDestinations | undefined =
   for (const entry of dests?.matchAll(/\/([^\s/[\]<>()]+)\s*(\[\s*(\d+)\s+0\s+R[^\]]*\])/g) ?? []) {
     const [, name = '', array = '', pageRef] = entry;
     const page = pages.get(Number(pageRef));
-    if (page !== undefined) byName.set(decodeName(name), { page, array });
+    if (page !== undefined) byName.set(elementId(decodeName(name)), { page, array });
   }
   return { trailer, catalog, pageCount: pages.size, byName };
 };
