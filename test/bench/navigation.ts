@@ -1,13 +1,14 @@
 /**
  * What navigation costs (issue 26): each fixture rendered by the in-process renderer without the
- * options and with each of them, interleaved (round-robin, so that the machine's load falls on
- * every variant alike), render time and PDF size.
+ * options and with each of them, interleaved (round-robin, each run starting one variant later, so
+ * that the machine's load falls on every variant alike), render time and PDF size.
  *
  *   npx tsx test/bench/navigation.ts                       # 5 renders per variant
  *   npx tsx test/bench/navigation.ts --runs 9
- *   npx tsx test/bench/navigation.ts --before ../before    # also the renderer of another
- *                                                          # checkout (its node_modules linked),
- *                                                          # without options, side by side
+ *   npx tsx test/bench/navigation.ts --checkout /tmp/before --checkout /tmp/after
+ *       # also the renderers of other checkouts (their node_modules linked), without options,
+ *       # each with a browser of its own: `git archive` of the commit before this work and of
+ *       # this one compare the plain render before and after, symmetrically
  *
  * Variants: plain (no option), tagged, outline (untagged: built from the headings' destinations),
  * outline + tagged (Chromium's own), paged media (two prints when the document uses the counters,
@@ -26,7 +27,7 @@ import { type Fixture, loadFixtures } from './fixtures/index.js';
 import { type Summary, summarize } from './lib/stats.js';
 
 const { values: args } = parseArgs({
-  options: { runs: { type: 'string', default: '5' }, before: { type: 'string' } },
+  options: { runs: { type: 'string', default: '5' }, checkout: { type: 'string', multiple: true } },
 });
 const runs = Number(args.runs);
 
@@ -93,7 +94,9 @@ const load = async (root: string): Promise<Loaded> => {
 };
 
 const current = await load(resolve(import.meta.dirname, '../..'));
-const before = args.before ? await load(args.before) : undefined;
+const checkouts = await Promise.all(
+  (args.checkout ?? []).map(async (dir) => ({ name: `plain, ${dir}`, ...(await load(dir)) })),
+);
 
 const time = async (renderer: Renderer, req: RenderRequest): Promise<{ ms: number; bytes: number }> => {
   const started = performance.now();
@@ -106,9 +109,7 @@ const time = async (renderer: Renderer, req: RenderRequest): Promise<{ ms: numbe
 const rows: { fixture: string; variant: string; ms: Summary; bytes: number }[] = [];
 for (const fixture of fixtures) {
   const variants: [string, Renderer, Options][] = [
-    ...(before
-      ? [['before (other checkout), plain', before.renderer, {}] as [string, Renderer, Options]]
-      : []),
+    ...checkouts.map(({ name, renderer }): [string, Renderer, Options] => [name, renderer, {}]),
     ...Object.entries(VARIANTS).map(([name, options]): [string, Renderer, Options] => [
       name,
       current.renderer,
@@ -119,7 +120,9 @@ for (const fixture of fixtures) {
   for (const [, renderer, options] of variants) await time(renderer, request(fixture, options));
   const samples = new Map(variants.map(([name]) => [name, { ms: [] as number[], bytes: 0 }]));
   for (let run = 0; run < runs; run++) {
-    for (const [name, renderer, options] of variants) {
+    // Each run starts one variant later: none always follows the heaviest.
+    const order = variants.map((_, i) => variants[(i + run) % variants.length] as (typeof variants)[number]);
+    for (const [name, renderer, options] of order) {
       const { ms, bytes } = await time(renderer, request(fixture, options));
       const sample = samples.get(name);
       sample?.ms.push(ms);
@@ -143,5 +146,5 @@ for (const r of rows) {
     `| ${r.fixture} | ${r.variant} | ${Math.round(r.ms.p50)} | ${Math.round(r.ms.min)} | ${Math.round(r.ms.max)} | ${x(r.ms.p50, plain?.ms.p50)} | ${r.bytes.toLocaleString('en-US')} | ${x(r.bytes, plain?.bytes)} |`,
   );
 }
-await Promise.all([current.close(), before?.close()]);
+await Promise.all([current.close(), ...checkouts.map((c) => c.close())]);
 uploadServer.close();
