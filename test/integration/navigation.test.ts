@@ -124,6 +124,23 @@ describe('page references in the body (pagedMedia)', () => {
     expect(pdf.pages[2]?.text).toContain('c/3');
   });
 
+  it('prints a third time when the numbers filled in move their own target to another page', async () => {
+    // One 100 px line per digit: "0" (the first print) is one line and leaves the target at the
+    // bottom of page 10; "10" is two, which pushes it to page 11; "11" keeps it there.
+    const html = `<style>
+      body { margin: 0; font: 10px monospace; }
+      .n { font: 100px/100px monospace; width: 0.7em; word-break: break-all; }
+      .n a::after { content: target-counter(attr(href), page); }
+    </style>
+    <div class="n"><a href="#target"></a></div>
+    <div style="height: 10300px"></div>
+    <p id="target" style="margin: 0">TARGET</p>`;
+    const pdf = await readPdf(await renderPdf(html, { pagedMedia: true }));
+    const targetPage = pdf.pages.findIndex((p) => p.text.includes('TARGET')) + 1;
+    expect(targetPage).toBe(11);
+    expect(pdf.pages[0]?.text.replace(/\s/g, '')).toBe('11');
+  });
+
   it('prints once, exactly as without it, a document that uses no page counters', async () => {
     const html = '<h1>Plain</h1><p>No counters here.</p>';
     const plain = await renderPdf(html);

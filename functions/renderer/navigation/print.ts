@@ -23,7 +23,7 @@
  */
 import type { CDPSession } from 'puppeteer-core';
 import type { NavigationOptions } from '../contract.js';
-import { log } from '../log.js';
+import { log, rendererLogger } from '../log.js';
 import { withOutline } from './outline.js';
 import { FILL, MAX_MARKS, PREPARE, type Prepared } from './page-script.js';
 import { type PdfDestinations, readDestinations } from './pdf-destinations.js';
@@ -113,10 +113,11 @@ export const printNavigated = async <P extends { readonly pdf: Uint8Array }, F>(
   if (prepared.truncated) log('WARN', 'navigation-truncated', { max: MAX_MARKS });
 
   let printed = await print();
+  let prints = 1;
   const isPrint = (p: P | F): p is P => typeof p === 'object' && p !== null && 'pdf' in p;
   if (references && prepared.references.length > 0) {
     let filled: Numbers | undefined;
-    for (let prints = 1; isPrint(printed); prints++) {
+    for (; isPrint(printed); prints++) {
       const destinations = readDestinations(printed.pdf);
       if (!destinations) break;
       const numbers = numbersOf(destinations, prepared);
@@ -131,6 +132,11 @@ export const printNavigated = async <P extends { readonly pdf: Uint8Array }, F>(
       printed = await print();
     }
   }
+  rendererLogger.debug('navigation-printed', {
+    prints,
+    references: prepared.references.length,
+    headings: prepared.headings.length,
+  });
   if (!ownOutline || prepared.headings.length === 0 || !isPrint(printed)) return printed;
   const destinations = readDestinations(printed.pdf);
   const outlined = destinations && withOutline(printed.pdf, destinations, prepared.headings);
