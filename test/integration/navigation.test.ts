@@ -141,6 +141,13 @@ describe('page references in the body (pagedMedia)', () => {
     expect(pdf.pages[0]?.text.replace(/\s/g, '')).toBe('11');
   });
 
+  it('is not needed for running page numbers in @page margin boxes: Chromium prints those itself', async () => {
+    const html = `<style>@page { @bottom-right { content: "Page " counter(page) " of " counter(pages); } }</style>
+      <p style="break-after: page">one</p><p>two</p>`;
+    const pdf = await readPdf(await renderPdf(html));
+    expect(pdf.pages.map((p) => p.text)).toEqual(['Page 1 of 2\none', 'Page 2 of 2\ntwo']);
+  });
+
   it('prints once, exactly as without it, a document that uses no page counters', async () => {
     const html = '<h1>Plain</h1><p>No counters here.</p>';
     const plain = await renderPdf(html);
