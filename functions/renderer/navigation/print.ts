@@ -22,8 +22,8 @@
  * Measured with test/bench/navigation.ts (p50 of 7 interleaved renders, 2 cores under a load of
  * ~19, so ±20 % is noise): the navigated report (contents page, "Page N of M" on all 30 pages)
  * 306 ms plain, 428 ms with pagedMedia (two prints; 80 KB instead of 77 KB, the destinations);
- * a document that uses no counters prints once and its PDF is byte for byte the plain one (the
- * invoice, the 30-page table report: within the noise).
+ * a document that uses no counters prints once, the same PDF as without the option but for its
+ * dates (the invoice, the 30-page table report: within the noise).
  *
  * Tagged (Chromium's structure tree, with /Lang from <html lang> and DisplayDocTitle, which
  * Chromium writes itself): invoice 67.7 KB instead of 40.2 KB, time within the noise; navigated
