@@ -25,6 +25,9 @@ export interface PdfNavigation {
   readonly pageMode: string;
   readonly displayDocTitle: boolean;
   readonly language: string | undefined;
+  /** The document information's title and author. */
+  readonly title: string | undefined;
+  readonly author: string | undefined;
   readonly marked: boolean;
   /** Each page's structure tree (null: the page has none). */
   readonly structTrees: readonly (StructNode | null)[];
@@ -64,6 +67,8 @@ export const readNavigation = async (bytes: Uint8Array): Promise<PdfNavigation> 
       pageMode,
       displayDocTitle: preferences?.DisplayDocTitle === true,
       language: (metadata.info as { Language?: string }).Language,
+      title: (metadata.info as { Title?: string }).Title,
+      author: (metadata.info as { Author?: string }).Author,
       marked: markInfo?.Marked === true,
       structTrees,
     };
