@@ -4,7 +4,7 @@
  * it always did: nothing here runs but the choice of Chromium's `tagged` flag.
  *
  * Page references are filled by printing twice, not by Paged.js (pagedjs 0.4.3, the reference
- * polyfill, injected from disk). Measured on 2 busy cores, printing the same HTML:
+ * polyfill, injected from disk; test/bench/pagedjs.ts). Measured on 2 busy cores, the same HTML:
  *   invoice (1 page):    plain print 79-93 ms;  Paged.js 244-260 ms (its 500 KB script parsed on
  *                        every render, then 22-32 ms of layout); text identical.
  *   report (30 pages):   plain print 0.9-1.1 s; Paged.js 1.9-3.2 s (1.1-1.8 s of its own layout);
