@@ -24,6 +24,7 @@ import type {
 } from './contract.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
+import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
 import { type PageWatch, watchPage } from './page-diagnostics.js';
 import { withDocumentInfo } from './pdf-metadata.js';
 import { countPdfPages } from './pdf-pages.js';
@@ -190,55 +191,65 @@ const loadAndPrint = async (
   const inches = (n: number): string => `${n}in`;
   const { header, footer } = headerFooter;
   const withHeaderFooter = header !== null || footer !== null;
-  const stream = await until(
-    page
-      .createPDFStream({
-        format: options.format,
-        landscape: options.landscape,
-        printBackground: options.printBackground,
-        margin: {
-          top: inches(options.margins.top),
-          right: inches(options.margins.right),
-          bottom: inches(options.margins.bottom),
-          left: inches(options.margins.left),
-        },
-        ...(withHeaderFooter
-          ? {
-              displayHeaderFooter: true,
-              headerTemplate: header ?? EMPTY_TEMPLATE,
-              footerTemplate: footer ?? EMPTY_TEMPLATE,
-            }
-          : {}),
-        preferCSSPageSize: false,
-        tagged: taggedPdf,
-        timeout: remaining(),
-      })
-      .catch((e: unknown) => {
-        if (withHeaderFooter && e instanceof Error && /Printing failed/.test(e.message)) {
-          throw new HeaderFooterPrintError();
-        }
-        throw e;
-      }),
-    deadline,
-    'print',
-  );
+  const taggedByDefault = taggedPdf;
+  const printOnce = async (): Promise<Printed> => {
+    const stream = await until(
+      page
+        .createPDFStream({
+          format: options.format,
+          landscape: options.landscape,
+          printBackground: options.printBackground,
+          margin: {
+            top: inches(options.margins.top),
+            right: inches(options.margins.right),
+            bottom: inches(options.margins.bottom),
+            left: inches(options.margins.left),
+          },
+          ...(withHeaderFooter
+            ? {
+                displayHeaderFooter: true,
+                headerTemplate: header ?? EMPTY_TEMPLATE,
+                footerTemplate: footer ?? EMPTY_TEMPLATE,
+              }
+            : {}),
+          preferCSSPageSize: false,
+          ...chromiumPrintFlags(options, taggedByDefault),
+          timeout: remaining(),
+        })
+        .catch((e: unknown) => {
+          if (withHeaderFooter && e instanceof Error && /Printing failed/.test(e.message)) {
+            throw new HeaderFooterPrintError();
+          }
+          throw e;
+        }),
+      deadline,
+      'print',
+    );
 
-  // Read the PDF as Chromium streams it, and stop as soon as it is over the limit.
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await until(reader.read(), deadline, 'print');
-    if (done) break;
-    total += value.byteLength;
-    if (total > limits.maxPdfBytes) {
-      reader.cancel().catch(noop);
-      return fail('PDF_TOO_LARGE', `The PDF is larger than the limit of ${size(limits.maxPdfBytes)}.`);
+    // Read the PDF as Chromium streams it, and stop as soon as it is over the limit.
+    const reader = stream.getReader();
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for (;;) {
+      const { done, value } = await until(reader.read(), deadline, 'print');
+      if (done) break;
+      total += value.byteLength;
+      if (total > limits.maxPdfBytes) {
+        reader.cancel().catch(noop);
+        return fail('PDF_TOO_LARGE', `The PDF is larger than the limit of ${size(limits.maxPdfBytes)}.`);
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
-  }
-  const pdf = chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, total);
-  return { pdf, renderDurationMs: Math.round(performance.now() - started) };
+    const pdf = chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, total);
+    return { pdf, renderDurationMs: Math.round(performance.now() - started) };
+  };
+  return printNavigated<Extract<Printed, { pdf: Uint8Array }>, RenderResult>(
+    session.cdp,
+    options,
+    taggedByDefault,
+    printOnce,
+    (p) => until(p, deadline, 'print'),
+  );
 };
 
 const upload = async (
