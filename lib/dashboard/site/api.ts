@@ -22,8 +22,12 @@ export interface Template {
   readonly owner_user_id: string;
   readonly name: string;
   readonly html: string;
+  readonly header_html: string | null;
+  readonly footer_html: string | null;
   readonly is_public: boolean;
   readonly variables: readonly string[];
+  /** The data the template is designed against, saved with it (versioned with the html). */
+  readonly sample_variables?: Readonly<Record<string, unknown>> | null;
   readonly version: number;
   readonly created_at: string;
   readonly updated_at: string;
@@ -39,7 +43,18 @@ export interface Job {
   readonly template_id: string | null;
   readonly template_version?: number | null;
   readonly error: { readonly code: string; readonly message: string } | null;
+  readonly diagnostics?: Diagnostics | null;
   readonly created_at: string;
+}
+
+export interface Diagnostics {
+  readonly entries: readonly {
+    readonly type: 'console' | 'page_error' | 'resource' | 'missing_glyph';
+    readonly message: string;
+    readonly url?: string;
+    readonly count: number;
+  }[];
+  readonly truncated: boolean;
 }
 
 export interface Account {

@@ -9,7 +9,7 @@
  * site is static files.)
  */
 import { html } from '@codemirror/lang-html';
-import { jinja } from '@codemirror/lang-jinja';
+import { jinja, jinjaLanguage } from '@codemirror/lang-jinja';
 import { defaultHighlightStyle, HighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { type Diagnostic, lintGutter, setDiagnostics } from '@codemirror/lint';
 import { EditorState } from '@codemirror/state';
@@ -38,6 +38,8 @@ export interface TemplateEditorOptions {
   /** Names offered by completion inside `{{ … }}` and `{% … %}`. */
   readonly variables: readonly string[];
   readonly onChange: (value: string) => void;
+  /** A short editor (a header or a footer). */
+  readonly compact?: boolean;
 }
 
 /**
@@ -51,11 +53,58 @@ const jinjaHighlight = HighlightStyle.define([
   { tag: tags.brace, color: '#b35900', fontWeight: 'bold' },
 ]);
 
-const theme = EditorView.theme({
-  '&': { fontSize: '14px', border: '1px solid var(--border)', borderRadius: '6px' },
-  '&.cm-focused': { outline: '2px solid var(--focus)', outlineOffset: '2px' },
-  '.cm-scroller': { fontFamily: 'var(--mono)', minHeight: '16rem', maxHeight: '32rem' },
-});
+const themeOf = (minHeight: string) =>
+  EditorView.theme({
+    '&': { fontSize: '14px', border: '1px solid var(--border)', borderRadius: '6px' },
+    '&.cm-focused': { outline: '2px solid var(--focus)', outlineOffset: '2px' },
+    '.cm-scroller': { fontFamily: 'var(--mono)', minHeight, maxHeight: '32rem' },
+  });
+const theme = themeOf('16rem');
+const compactTheme = themeOf('4rem');
+
+/** Names Jinja gives every template: not the caller's to provide. */
+const JINJA_GLOBALS = new Set([
+  'loop',
+  'range',
+  'dict',
+  'lipsum',
+  'cycler',
+  'joiner',
+  'namespace',
+  'super',
+  'caller',
+  'varargs',
+  'kwargs',
+  'self',
+  'true',
+  'false',
+  'none',
+  'True',
+  'False',
+  'None',
+]);
+
+/**
+ * The top-level names the sources read without defining them, from the editor's own Jinja parse:
+ * a hint while typing, before the API's introspection (the saved template's `variables`) knows the
+ * text. Simpler than Jinja's scoping: a name defined anywhere (set, for, macro) counts as defined
+ * everywhere, and the name after `is` is a test, not a variable.
+ */
+export const detectVariables = (sources: readonly string[]): string[] => {
+  const read = new Set<string>();
+  const defined = new Set<string>();
+  for (const source of sources) {
+    const cursor = jinjaLanguage.parser.parse(source).cursor();
+    let afterIs = false;
+    do {
+      const text = () => source.slice(cursor.from, cursor.to);
+      if (cursor.name === 'Definition') defined.add(text());
+      else if (cursor.name === 'VariableName' && !afterIs) read.add(text());
+      if (cursor.name !== 'BinaryExpression') afterIs = cursor.name === 'is';
+    } while (cursor.next());
+  }
+  return [...read].filter((n) => !defined.has(n) && !JINJA_GLOBALS.has(n)).sort();
+};
 
 export const createTemplateEditor = (options: TemplateEditorOptions): TemplateEditor => {
   const root = options.host.shadowRoot ?? options.host.attachShadow({ mode: 'open' });
@@ -67,13 +116,14 @@ export const createTemplateEditor = (options: TemplateEditorOptions): TemplateEd
       extensions: [
         basicSetup,
         jinja({
-          base: html(),
+          // Closing tags are the author's to type: auto-closed ones doubled what they typed (`</p></p>`).
+          base: html({ autoCloseTags: false }),
           variables: options.variables.map((label) => ({ label, type: 'variable' })),
         }),
         syntaxHighlighting(jinjaHighlight),
         syntaxHighlighting(defaultHighlightStyle),
         lintGutter(),
-        theme,
+        options.compact ? compactTheme : theme,
         EditorView.lineWrapping,
         EditorState.readOnly.of(options.readOnly),
         EditorView.contentAttributes.of({
