@@ -212,6 +212,21 @@ type RenderSource =
   | ({ readonly kind: 'draft' } & DraftContent)
   | { readonly kind: 'saved'; readonly templateId: string; readonly version: number };
 
+/**
+ * The value with every object's keys sorted: a preview's body, and so its Idempotency-Key, does not
+ * depend on the order the sample's keys come back in from storage.
+ */
+const sortedKeys = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]),
+    );
+  return value;
+};
+
 const usePreview = () => {
   const { api } = useDashboard();
   const [preview, setPreview] = useState<PreviewState>({ status: 'idle' });
@@ -220,7 +235,8 @@ const usePreview = () => {
   useEffect(() => () => void (preview.url && URL.revokeObjectURL(preview.url)), [preview.url]);
 
   const run = useCallback(
-    async (source: RenderSource, variables: Record<string, unknown>, options: Record<string, unknown>) => {
+    async (source: RenderSource, given: Record<string, unknown>, options: Record<string, unknown>) => {
+      const variables = sortedKeys(given);
       const body =
         source.kind === 'draft'
           ? {
@@ -798,7 +814,6 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
                 class="mono"
                 rows={8}
                 spellcheck={false}
-                readOnly={readOnly}
                 value={variablesText}
                 onInput={(e) => setVariablesText(e.currentTarget.value)}
                 aria-invalid={variablesError ? true : undefined}
@@ -826,7 +841,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
                     ))}
                     .
                   </p>
-                  {!readOnly && variables.ok && (
+                  {variables.ok && (
                     <button
                       type="button"
                       class="small"
