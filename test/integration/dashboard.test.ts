@@ -666,7 +666,7 @@ describe('the dashboard', () => {
       }));
       expect(scrollWidth, name).toBeLessThanOrEqual(innerWidth);
       // Each action, scrolled to as a finger would (up and down only), lies wholly inside the screen.
-      const actions = await page.$$eval('main button, main a.button', (els) =>
+      const actions = await page.$$eval('header button, main button, main a.button', (els) =>
         els
           .filter((e) => (e as HTMLElement).getClientRects().length > 0)
           .map((e) => {

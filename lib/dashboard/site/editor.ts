@@ -9,7 +9,7 @@
  * site is static files.)
  */
 import { html } from '@codemirror/lang-html';
-import { jinja, jinjaLanguage } from '@codemirror/lang-jinja';
+import { jinja } from '@codemirror/lang-jinja';
 import { defaultHighlightStyle, HighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { type Diagnostic, lintGutter, setDiagnostics } from '@codemirror/lint';
 import { EditorState } from '@codemirror/state';
@@ -61,50 +61,6 @@ const themeOf = (minHeight: string) =>
   });
 const theme = themeOf('16rem');
 const compactTheme = themeOf('4rem');
-
-/** Names Jinja gives every template: not the caller's to provide. */
-const JINJA_GLOBALS = new Set([
-  'loop',
-  'range',
-  'dict',
-  'lipsum',
-  'cycler',
-  'joiner',
-  'namespace',
-  'super',
-  'caller',
-  'varargs',
-  'kwargs',
-  'self',
-  'true',
-  'false',
-  'none',
-  'True',
-  'False',
-  'None',
-]);
-
-/**
- * The top-level names the sources read without defining them, from the editor's own Jinja parse:
- * a hint while typing, before the API's introspection (the saved template's `variables`) knows the
- * text. Simpler than Jinja's scoping: a name defined anywhere (set, for, macro) counts as defined
- * everywhere, and the name after `is` is a test, not a variable.
- */
-export const detectVariables = (sources: readonly string[]): string[] => {
-  const read = new Set<string>();
-  const defined = new Set<string>();
-  for (const source of sources) {
-    const cursor = jinjaLanguage.parser.parse(source).cursor();
-    let afterIs = false;
-    do {
-      const text = () => source.slice(cursor.from, cursor.to);
-      if (cursor.name === 'Definition') defined.add(text());
-      else if (cursor.name === 'VariableName' && !afterIs) read.add(text());
-      if (cursor.name !== 'BinaryExpression') afterIs = cursor.name === 'is';
-    } while (cursor.next());
-  }
-  return [...read].filter((n) => !defined.has(n) && !JINJA_GLOBALS.has(n)).sort();
-};
 
 export const createTemplateEditor = (options: TemplateEditorOptions): TemplateEditor => {
   const root = options.host.shadowRoot ?? options.host.attachShadow({ mode: 'open' });

@@ -611,7 +611,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
     }
     let live = true;
     const timer = setTimeout(() => {
-      import('../editor.js').then(
+      import('../template-variables.js').then(
         ({ detectVariables }) =>
           live && setDetected(detectVariables([html.current, header.current, footer.current])),
         () => {},
