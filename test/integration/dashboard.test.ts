@@ -201,6 +201,17 @@ const replaceField = async (p: Page, selector: string, text: string) => {
   await p.type(selector, text);
 };
 
+/**
+ * Changes the viewport. A change into or out of mobile emulation reloads the page, and the app
+ * starts after the load event: a page address changed before it has started is put back by the
+ * sign-in's restore, so this waits for the app.
+ */
+const setViewport = async (viewport: Parameters<Page['setViewport']>[0]) => {
+  await page.setViewport(viewport);
+  await page.waitForSelector('nav[aria-label="Dashboard"]');
+  await page.waitForNetworkIdle({ idleTime: 300 });
+};
+
 const signIn = async (p: Page, email: string) => {
   await p.goto(local.stack.dashboardUrl, { waitUntil: 'networkidle0' });
   await clickButton(p, 'Sign in');
@@ -650,7 +661,7 @@ describe('the dashboard', () => {
     expect(
       (await local.api('/v1/api-keys', { method: 'POST', token: ada, body: { name: 'phone' } })).status,
     ).toBe(201);
-    await page.setViewport(PHONE);
+    await setViewport(PHONE);
     for (const [hash, heading, name] of [
       ['#/keys', 'API keys', 'keys'],
       ['#/templates', 'Templates', 'templates'],
@@ -697,9 +708,8 @@ describe('the dashboard', () => {
       await shot(page, `12-phone-${name}`);
     }
     // Leaving mobile emulation reloads the page: wait for the app to be back.
-    await page.setViewport({ width: 1280, height: 860 });
+    await setViewport({ width: 1280, height: 860 });
     await waitForText(page, 'h1', 'Usage');
-    await page.waitForNetworkIdle({ idleTime: 300 });
   });
 
   it('takes the README’s screenshots of each page, at desktop and phone width', async () => {
@@ -714,7 +724,7 @@ describe('the dashboard', () => {
       [DESKTOP, 'desktop'],
       [PHONE, 'phone'],
     ] as const) {
-      await page.setViewport(viewport);
+      await setViewport(viewport);
       for (const [hash, heading, name] of pages) {
         await goTo(page, hash, heading);
         await page.waitForNetworkIdle({ idleTime: 300 });
@@ -723,9 +733,8 @@ describe('the dashboard', () => {
         await page.screenshot({ path: join(README_SHOTS, `${name}-${width}.png`) });
       }
     }
-    await page.setViewport({ width: 1280, height: 860 });
+    await setViewport({ width: 1280, height: 860 });
     await waitForText(page, 'h1', 'Usage');
-    await page.waitForNetworkIdle({ idleTime: 300 });
   });
 
   it('works with the keyboard alone: navigate, create a key, revoke it through the dialog', async () => {
