@@ -5,8 +5,8 @@
  * (lib/dashboard/build.ts), and test/unit/dashboard-snippets.test.ts checks the snippets against it.
  */
 import { z } from 'zod';
-import { pdfResource } from '../../functions/pdf/routes.js';
 import type { RouteDeclaration } from '../../functions/route-declaration.js';
+import { resources } from '../../functions/routes.js';
 import { settingsSchema } from '../../functions/settings.js';
 import type { SnippetRoute, SnippetRoutes } from './site/snippets.js';
 
@@ -24,6 +24,13 @@ const snippetRoute = (d: RouteDeclaration): SnippetRoute => {
   };
 };
 
+/** A declaration by its name (the OpenAPI operationId), wherever its resource declares it. */
+const declared = (name: string): RouteDeclaration => {
+  const found = resources.map((r) => r.routes[name]).find((d) => d !== undefined);
+  if (!found) throw new Error(`dashboard snippets: the route table has no ${name}`);
+  return found;
+};
+
 export const snippetRoutes = (): SnippetRoutes => ({
-  createPdf: snippetRoute(pdfResource.routes.createPdf),
+  createPdf: snippetRoute(declared('createPdf')),
 });
