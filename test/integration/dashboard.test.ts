@@ -767,6 +767,8 @@ describe('the dashboard', () => {
     await page.keyboard.type('keyboard-key');
     await page.keyboard.press('Enter');
     await page.waitForSelector('#new-key-value');
+    // With a template in the account, the first render's code renders the newest one, with its sample.
+    await waitForText(page, '[data-snippets="first-render"] code', templateId);
     await tabTo((f) => f === 'button#|Copy');
     await page.keyboard.press('Enter');
     await waitForText(page, '.new-key [role=status]', 'Copied to the clipboard.');
