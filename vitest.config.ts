@@ -27,6 +27,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          setupFiles: ['test/helpers/no-network.ts'],
         },
       },
       {
