@@ -9,7 +9,7 @@ const local = useLocalStack({
       roomy: { monthlyRenders: 1000, rendersPerMinute: 1000 },
     }),
     // Short enough that clamping 120 s to it shows, long enough for the large PDF below on a busy
-    // machine (at 2 s, a load of 8 turned that render into a timeout).
+    // machine (at 2 s and at 6 s, a load of 18 on 2 cores turned that render into a timeout).
     RENDER_BUDGET_MS: '10000',
     MAX_PDF_PAGES: '3',
     MAX_PDF_BYTES: '60000',
