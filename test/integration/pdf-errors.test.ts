@@ -14,7 +14,8 @@ import { LOCAL_CLIENT_ID, LOCAL_REGION, LOCAL_USER_POOL_ID } from '../../lib/loc
 import { type ApiResponse, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 
-const local = useLocalStack();
+// Its own: it kills its stack's Chromium renderer processes, found among this process's children.
+const local = useLocalStack({ ownStack: true });
 
 const expectError = (res: ApiResponse, status: number, code: string) => {
   expect(res.status, res.text).toBe(status);
