@@ -6,13 +6,22 @@
  * - renderTemplate: executes a template, bounded in time and output. Only the renderer's
  *   templating worker calls it (functions/renderer), where a compromise would gain nothing.
  *
- * Built on nunjucks' tokenizer and parser (parser.ts); evaluated by a tree walker (evaluate.ts)
- * over Python-like values (values.ts), with Jinja2's filters, tests and globals (builtins.ts).
+ * Laid out along Jinja2's own modules, each layer importing only the ones below it:
+ * - lexer.ts, expression-parser.ts, parser.ts → nodes.ts: the template as a plain tree (on
+ *   nunjucks' tokenizer); introspect.ts walks it (meta.py).
+ * - evaluator.ts walks it (compiler.py's place) with runtime.ts (RenderState, frames, loops) and
+ *   operators.ts.
+ * - filters/, tests.ts, defaults.ts: Jinja2's builtins; members.ts with str-methods.ts and
+ *   collection-methods.ts: the attributes a template may read (sandbox.py's place).
+ * - format.ts, str-functions.ts, slices.ts, protocols.ts, numbers.ts, values.ts: Python's
+ *   semantics for the values a template sees.
  */
-import type { TemplateAst } from './ast.js';
-import { Evaluator, RenderState } from './evaluate.js';
+import { Evaluator } from './evaluator.js';
+import { TemplateSyntaxError } from './exceptions.js';
 import { introspect } from './introspect.js';
-import { parse, TemplateSyntaxError } from './parser.js';
+import type { TemplateAst } from './nodes.js';
+import { parse } from './parser.js';
+import { RenderState } from './runtime.js';
 import { fromJson, LimitError, PyError, type Value } from './values.js';
 
 export type TemplateErrorKind = 'syntax' | 'undefined' | 'runtime' | 'limit';

@@ -4,15 +4,16 @@
  * without a guard (`is defined`, `default`), and whether every filter and test it names exists
  * (Jinja2 checks those when it compiles, so an unknown one is a syntax error).
  */
-import type { CallArgs, Expr, MacroDef, Stmt, Target } from './ast.js';
-import { FILTERS, TESTS } from './builtins.js';
-import { TemplateSyntaxError } from './parser.js';
+import { TemplateSyntaxError } from './exceptions.js';
+import { FILTERS } from './filters/index.js';
+import type { CallArgs, Expr, MacroDef, Stmt, Target } from './nodes.js';
+import { TESTS } from './tests.js';
 
 const GLOBAL_NAMES = new Set(['range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespace', 'self']);
 const GUARD_TESTS = new Set(['defined', 'undefined']);
 const GUARD_FILTERS = new Set(['default', 'd']);
 
-export interface Introspection {
+interface Introspection {
   readonly undeclared: string[];
   readonly required: { name: string; line: number }[];
 }

@@ -1,6 +1,6 @@
 /**
  * The syntax tree of a Jinja2 template, as the parser (parser.ts) builds it and the evaluator
- * (evaluate.ts) and the introspection (introspect.ts) walk it. Plain data: no code is generated.
+ * (evaluator.ts) and the introspection (introspect.ts) walk it. Plain data: no code is generated.
  */
 import type { Value } from './values.js';
 
