@@ -16,13 +16,15 @@
  * - format.ts, str-functions.ts, slices.ts, protocols.ts, numbers.ts, values.ts: Python's
  *   semantics for the values a template sees.
  */
+
+import type { TemplateData } from './data.js';
 import { Evaluator } from './evaluator.js';
 import { TemplateSyntaxError } from './exceptions.js';
 import { introspect } from './introspect.js';
 import type { TemplateAst } from './nodes.js';
 import { parse } from './parser.js';
 import { RenderState } from './runtime.js';
-import { fromJson, LimitError, PyError, type Value } from './values.js';
+import { fromJson, LimitError, PyDict, PyError, type Value } from './values.js';
 
 export type TemplateErrorKind = 'syntax' | 'undefined' | 'runtime' | 'limit';
 
@@ -152,10 +154,21 @@ const toTemplateError = (e: unknown, line: number | undefined): TemplateError =>
   );
 };
 
-/** Execute a template with JSON `variables`; throws TemplateError. */
+export {
+  MAX_TEMPLATE_DATA_DEPTH,
+  parseTemplateData,
+  stringifyTemplateData,
+  type TemplateData,
+  TemplateDataError,
+} from './data.js';
+
+/**
+ * Execute a template with `variables`: TemplateData (parseTemplateData: key order, floats and big
+ * ints as JSON sent them) or a JavaScript object (as JSON.parse made it); throws TemplateError.
+ */
 export const renderTemplate = (
   source: string,
-  variables: Record<string, unknown>,
+  variables: TemplateData | Record<string, unknown>,
   options: RenderOptions = {},
 ): string => {
   const { ast } = parsed(source);
@@ -167,7 +180,8 @@ export const renderTemplate = (
   });
   try {
     const context = new Map<string, Value>();
-    for (const key of Object.keys(variables)) context.set(key, fromJson(variables[key]));
+    if (variables instanceof PyDict) for (const [key, v] of variables.entries()) context.set(String(key), v);
+    else for (const key of Object.keys(variables)) context.set(key, fromJson(variables[key]));
     return new Evaluator(ast, context, state).render();
   } catch (e) {
     throw toTemplateError(e, state.line || undefined);

@@ -11,13 +11,16 @@
  * test/templating/known-differences.json; a case that becomes identical must leave that list.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { type Node, parseTree } from 'jsonc-parser';
 import { describe, expect, it } from 'vitest';
-import { renderTemplate, TemplateError } from '../../functions/templating/index.js';
+import { parseTemplateData, renderTemplate, TemplateError } from '../../functions/templating/index.js';
 
 interface Case {
   readonly name: string;
   readonly template: string;
   readonly variables?: Record<string, unknown>;
+  /** The variables' JSON text as the case file has it (key order, `10.0`, big ints). */
+  readonly variablesText?: string;
 }
 
 type GoldenError = {
@@ -42,7 +45,17 @@ const readJson = (url: URL): unknown => JSON.parse(readFileSync(url, 'utf8'));
 const caseFiles = readdirSync(new URL('cases/', root))
   .filter((file) => file.endsWith('.json'))
   .sort();
-const cases: Case[] = caseFiles.flatMap((file) => readJson(new URL(`cases/${file}`, root)) as Case[]);
+/** Each case with its variables' own text, so they reach the engine as JSON sent them. */
+const readCases = (file: string): Case[] => {
+  const text = readFileSync(new URL(`cases/${file}`, root), 'utf8');
+  const tree = parseTree(text) as Node;
+  return (JSON.parse(text) as Case[]).map((c, i) => {
+    const node = tree.children?.[i]?.children?.find((p) => p.children?.[0]?.value === 'variables')
+      ?.children?.[1];
+    return node ? { ...c, variablesText: text.slice(node.offset, node.offset + node.length) } : c;
+  });
+};
+const cases: Case[] = caseFiles.flatMap(readCases);
 const goldenFile = readJson(new URL('goldens.json', root)) as {
   generator: string;
   cases: Record<string, Golden>;
@@ -52,9 +65,8 @@ const knownDifferences = readJson(new URL('known-differences.json', root)) as Re
 
 const render = (c: Case): Ours => {
   try {
-    // Exactly what the service gets: variables that went through JSON.parse.
-    const variables = JSON.parse(JSON.stringify(c.variables ?? {})) as Record<string, unknown>;
-    return { output: renderTemplate(c.template, variables) };
+    // Exactly what the service gets: the variables' JSON text, read by parseTemplateData.
+    return { output: renderTemplate(c.template, parseTemplateData(c.variablesText ?? '{}')) };
   } catch (e) {
     return e instanceof TemplateError ? { error: e } : { crash: e };
   }
