@@ -142,7 +142,7 @@ class JinjaParser extends ExpressionParser {
     const tag = this.endTag();
     let else_: Stmt[] = [];
     if (tag === 'elif') {
-      else_ = [this.parseIf(this.tokens.lineno + 1)];
+      else_ = [{ ...(this.parseIf(this.tokens.lineno + 1) as Stmt & { t: 'if' }), elif: true }];
       return { t: 'if', test, body, else_, line };
     }
     if (tag === 'else') {

@@ -13,7 +13,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { type Node, parseTree } from 'jsonc-parser';
 import { describe, expect, it } from 'vitest';
-import { parseTemplateData, renderTemplate, TemplateError } from '../../functions/templating/index.js';
+import {
+  parseTemplate,
+  parseTemplateData,
+  renderTemplate,
+  TemplateError,
+} from '../../functions/templating/index.js';
 
 interface Case {
   readonly name: string;
@@ -29,7 +34,10 @@ type GoldenError = {
   readonly message: string;
   readonly line: number | null;
 };
-type Golden = { readonly output: string } | { readonly error: GoldenError };
+type Golden = ({ readonly output: string } | { readonly error: GoldenError }) & {
+  /** jinja2.meta.find_undeclared_variables, sorted, for a template that parses. */
+  readonly undeclared?: readonly string[];
+};
 
 type Ours = { readonly output: string } | { readonly error: TemplateError } | { readonly crash: unknown };
 
@@ -139,6 +147,39 @@ describe(`Jinja2 differential corpus (goldens by ${goldenFile.generator})`, () =
     run();
     expect(total).toBeGreaterThanOrEqual(250);
     expect((total - differences.length) / total).toBeGreaterThanOrEqual(0.98);
+  });
+
+  it("lists each template's undeclared names exactly as jinja2.meta.find_undeclared_variables does", () => {
+    const wrong = cases.flatMap((c) => {
+      const expected = goldens[c.name]?.undeclared;
+      if (!expected) return [];
+      let ours: readonly string[] | string;
+      try {
+        ours = parseTemplate(c.template).undeclared;
+      } catch (e) {
+        ours = e instanceof Error ? e.message : String(e);
+      }
+      return JSON.stringify(ours) === JSON.stringify(expected)
+        ? []
+        : [`${c.name}: jinja2 ${JSON.stringify(expected)}, ours ${JSON.stringify(ours)}`];
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it('never refuses at parse time a case Jinja2 renders (required names are all given)', () => {
+    const refused = cases.flatMap((c) => {
+      const golden = goldens[c.name];
+      if (!golden || !('output' in golden)) return [];
+      let required: readonly { name: string }[] = [];
+      try {
+        required = parseTemplate(c.template).required;
+      } catch {
+        return [`${c.name}: does not parse`];
+      }
+      const missing = required.filter((r) => !(r.name in (c.variables ?? {})));
+      return missing.length ? [`${c.name}: requires ${missing.map((r) => r.name).join(', ')}`] : [];
+    });
+    expect(refused).toEqual([]);
   });
 
   it('differs from Jinja2 on exactly the cases listed in known-differences.json', () => {
