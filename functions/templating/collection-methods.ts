@@ -133,6 +133,13 @@ export const DICT_METHODS = new Map<string, Method>([
   ['values', (_s, self) => dictView('dict_values', (self as PyDict).values())],
   ['copy', (_s, self) => PyDict.from((self as PyDict).entries())],
   [
+    'fromkeys',
+    (_s, _self, a, k) => {
+      const [keys, value] = bind('fromkeys', ['iterable', 'value'], [undefined, null], a, k);
+      return PyDict.from(iterate(keys as Value).map((key) => [key, value as Value] as const));
+    },
+  ],
+  [
     'setdefault',
     (_s, self, a, k) => {
       const [key, d] = bind('setdefault', ['key', 'default'], [undefined, null], a, k);

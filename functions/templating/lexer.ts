@@ -50,6 +50,12 @@ const decodePythonString = (body: string, line: number): string => {
       if (code > 0x10ffff) throw new TemplateSyntaxError('illegal Unicode character in a string', line);
       out += String.fromCodePoint(code);
       i += 1 + size;
+    } else if (next === 'N' && body[i + 2] === '{') {
+      // Python's \N{NAME} needs the Unicode name database (megabytes); refused rather than printed as written.
+      throw new TemplateSyntaxError(
+        'the \\N{…} escape is not supported: write the character itself or its \\u escape',
+        line,
+      );
     } else if (/[0-7]/.test(next)) {
       const oct = /^[0-7]{1,3}/.exec(body.slice(i + 1))?.[0] as string;
       out += String.fromCodePoint(Number.parseInt(oct, 8));
@@ -65,9 +71,15 @@ const decodePythonString = (body: string, line: number): string => {
 export class JinjaTokenizer extends TokenizerBase {
   /** Brackets open in the current tag: like Jinja2's lexer, `}}` and `%}` only end a balanced tag. */
   private open = 0;
+  /** The last token opened a tag: a `+` right after `{%` or `{{` is Jinja2's lstrip marker. */
+  private opened = false;
+  /** Inside `{% … %}` (not `{{ … }}`), where `+%}` ends the tag. */
+  private inBlock = false;
 
   override nextToken(): Token | null {
     const tok = this.codeToken();
+    this.opened = tok?.type === lexer.TOKEN_BLOCK_START || tok?.type === lexer.TOKEN_VARIABLE_START;
+    if (this.opened) this.inBlock = tok?.type === lexer.TOKEN_BLOCK_START;
     if (tok) {
       if (
         tok.type === lexer.TOKEN_LEFT_PAREN ||
@@ -88,6 +100,16 @@ export class JinjaTokenizer extends TokenizerBase {
 
   private codeToken(): Token | null {
     if (this.in_code && !this.isFinished()) {
+      // `{%+`, `{{+` and `+%}`: markers that only matter with lstrip_blocks and trim_blocks, which
+      // the service's environment does not set; they are read and have no effect.
+      if (this.opened && this.current() === '+') this.forward();
+      else if (
+        this.inBlock &&
+        this.open === 0 &&
+        this.current() === '+' &&
+        this.str.startsWith('%}', this.index + 1)
+      )
+        this.forward();
       const lineno = this.lineno;
       const colno = this.colno;
       const cur = this.current();

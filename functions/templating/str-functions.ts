@@ -1,4 +1,5 @@
 /** CPython's str algorithms the str methods and the string filters share (Objects/unicodeobject.c). */
+import { decodeHTML } from 'entities';
 import { chars } from './protocols.js';
 import type { RenderState } from './runtime.js';
 import { seqIndex } from './slices.js';
@@ -22,7 +23,7 @@ export const stripChars = (s: string, chs: Value, left: boolean, right: boolean)
 
 const splitWhitespace = (s: string, max: number, fromRight: boolean): string[] => {
   const words = s.split(/[\s\u0085]+/).filter(Boolean);
-  if (max < 0 || words.length <= max + 1) return words;
+  if (max < 0) return words;
   if (!fromRight) {
     // The rest keeps its inner whitespace.
     const out: string[] = [];
@@ -33,7 +34,7 @@ const splitWhitespace = (s: string, max: number, fromRight: boolean): string[] =
       out.push(m[1] as string);
       rest = rest.slice(m[0].length);
     }
-    out.push(rest.replace(/\s+$/, ''));
+    if (rest) out.push(rest);
     return out;
   }
   const out: string[] = [];
@@ -44,7 +45,7 @@ const splitWhitespace = (s: string, max: number, fromRight: boolean): string[] =
     out.unshift(m[1] as string);
     rest = rest.slice(0, rest.length - m[0].length);
   }
-  out.unshift(rest.replace(/^\s+/, ''));
+  if (rest) out.unshift(rest);
   return out;
 };
 
@@ -204,24 +205,21 @@ export const pyReplace = (state: RenderState, s: string, old: string, rep: strin
   return parts.slice(0, occurrences + 1).join(rep) + old + parts.slice(occurrences + 1).join(old);
 };
 
-export const unescapeHtml = (s: string): string =>
-  s
-    .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
-    .replace(/&#x([0-9a-fA-F]+);/g, (_, h: string) => String.fromCodePoint(Number.parseInt(h, 16)))
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&nbsp;/g, '\u00a0')
-    .replace(/&amp;/g, '&');
+/** Python's html.unescape (markupsafe's unescape): every HTML5 named and numeric reference, as a browser reads text. */
+export const unescapeHtml = (s: string): string => (s.includes('&') ? decodeHTML(s) : s);
 
-/** markupsafe's striptags: drop comments and tags, collapse whitespace, unescape. */
+/** What Python's str.split() and str.isspace() count as whitespace. */
+export const PY_WHITESPACE =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: Python's whitespace includes \x1c-\x1f
+  /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
+
+/** markupsafe 3's striptags: drop comments, then tags, collapse whitespace, then unescape. */
 export const striptagsOf = (s: string): string =>
   unescapeHtml(
     s
-      .replace(/<!--[\s\S]*?(-->|$)/g, '')
+      .replace(/<!--[\s\S]*?-->/g, '')
       .replace(/<[^>]*>/g, '')
-      .split(/\s+/)
+      .split(PY_WHITESPACE)
       .filter(Boolean)
       .join(' '),
   );

@@ -7,6 +7,7 @@ import {
   expandTabs,
   find,
   isTitle,
+  PY_WHITESPACE,
   pad,
   pyCapitalize,
   pyReplace,
@@ -18,11 +19,13 @@ import {
   unescapeHtml,
 } from './str-functions.js';
 import {
+  isInt,
   isString,
   Markup,
   markupEscape,
   num,
   PyDict,
+  PyError,
   PyTuple,
   str,
   typeError,
@@ -268,12 +271,76 @@ export const STR_METHODS = new Map<string, Method>([
       return like(self, x && s.endsWith(x) ? s.slice(0, -x.length) : s);
     },
   ],
-  ['isdigit', (_s, self) => /^[0-9\u00b2\u00b3\u00b9\u0660-\u0669]+$/.test(S(self))],
+  // Numeric_Type Decimal or Digit: decimal digits, super- and subscripts, circled and parenthesised digits.
+  [
+    'isdigit',
+    (_s, self) =>
+      /^[\p{Nd}\u00b2\u00b3\u00b9\u1369-\u1371\u19da\u2070\u2074-\u2079\u2080-\u2089\u2460-\u2468\u2474-\u247c\u2488-\u2490\u24ea\u24f5-\u24fd\u24ff\u2776-\u277e\u2780-\u2788\u278a-\u2792]+$/u.test(
+        S(self),
+      ),
+  ],
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII starts at NUL
+  ['isascii', (_s, self) => /^[\u0000-\u007f]*$/.test(S(self))],
+  ['isidentifier', (_s, self) => /^[\p{XID_Start}_]\p{XID_Continue}*$/u.test(S(self))],
+  [
+    'isprintable',
+    (_s, self) =>
+      !/[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/u.test(
+        S(self),
+      ),
+  ],
+  [
+    'encode',
+    (_s, self, a, k) => {
+      const [encoding] = bind('encode', ['encoding', 'errors'], ['utf-8', 'strict'], a, k);
+      if (!/^utf[-_]?8$/i.test(str(encoding as Value)))
+        throw new PyError('LookupError', `unknown encoding: ${str(encoding as Value)}`);
+      return bytesRepr(new TextEncoder().encode(S(self)));
+    },
+  ],
+  [
+    'translate',
+    (_s, self, a, k) => {
+      const [table] = bind('translate', ['table'], [undefined], a, k);
+      let out = '';
+      for (const ch of S(self)) {
+        const code = ch.codePointAt(0) as number;
+        const to = table instanceof PyDict ? table.get(code) : getItemOrUndefined(table as Value, code);
+        if (to === undefined) out += ch;
+        else if (to === null) continue;
+        else out += isInt(to) ? String.fromCodePoint(num(to)) : str(to);
+      }
+      return like(self, out);
+    },
+  ],
+  [
+    'maketrans',
+    (_s, _self, a) => {
+      const [x, y, z] = a;
+      const d = new PyDict();
+      if (y === undefined) {
+        if (!(x instanceof PyDict))
+          throw typeError('if you give only one argument to maketrans it must be a dict');
+        for (const [key, v] of x.entries())
+          d.set(typeof key === 'string' ? (key.codePointAt(0) as number) : key, v);
+        return d;
+      }
+      const from = chars(str(x as Value));
+      const to = chars(str(y));
+      if (from.length !== to.length)
+        throw valueError('the first two maketrans arguments must have equal length');
+      from.forEach((c, i) => {
+        d.set(c.codePointAt(0) as number, (to[i] as string).codePointAt(0) as number);
+      });
+      if (z !== undefined) for (const c of chars(str(z))) d.set(c.codePointAt(0) as number, null);
+      return d;
+    },
+  ],
   ['isdecimal', (_s, self) => /^\p{Nd}+$/u.test(S(self))],
   ['isnumeric', (_s, self) => /^\p{N}+$/u.test(S(self))],
   ['isalpha', (_s, self) => /^\p{L}+$/u.test(S(self))],
   ['isalnum', (_s, self) => /^[\p{L}\p{N}]+$/u.test(S(self))],
-  ['isspace', (_s, self) => /^[\s\u0085]+$/.test(S(self))],
+  ['isspace', (_s, self) => new RegExp(`^${PY_WHITESPACE.source}$`).test(S(self))],
   [
     'isupper',
     (_s, self) => {
@@ -340,3 +407,26 @@ const sliceString = (s: string, start: Value, end: Value): string => {
   if ((start === null || start === undefined) && (end === null || end === undefined)) return s;
   return sliceValue(s, start ?? null, end ?? null, null) as string;
 };
+
+/** Python's repr() of bytes, for str.encode() (there is no bytes type: its repr is what a template prints). */
+const bytesRepr = (bytes: Uint8Array): string => {
+  const text = Array.from(bytes, (b) => String.fromCharCode(b)).join('');
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = '';
+  for (const b of bytes) {
+    const c = String.fromCharCode(b);
+    if (c === quote || c === '\\') out += `\\${c}`;
+    else if (c === '\t') out += '\\t';
+    else if (c === '\n') out += '\\n';
+    else if (c === '\r') out += '\\r';
+    else if (b >= 0x20 && b < 0x7f) out += c;
+    else out += `\\x${b.toString(16).padStart(2, '0')}`;
+  }
+  return `b${quote}${out}${quote}`;
+};
+
+/** table[code] for translate(): a missing key leaves the character as it is. */
+const getItemOrUndefined = (table: Value, code: number): Value | undefined =>
+  (Array.isArray(table) || table instanceof PyTuple) && code < iterate(table).length
+    ? iterate(table)[code]
+    : undefined;

@@ -1,7 +1,7 @@
 /** Jinja2's HTML and URL filters: escape, forceescape, safe, striptags, urlencode, urlize, xmlattr. */
-import { iterate, truthy } from '../protocols.js';
+import { chars, isIterable, iterate, truthy } from '../protocols.js';
 import { bind, define, type FilterFn } from '../runtime.js';
-import { striptagsOf } from '../str-functions.js';
+import { PY_WHITESPACE, striptagsOf } from '../str-functions.js';
 import {
   escapeString,
   isString,
@@ -9,6 +9,7 @@ import {
   markupEscape,
   num,
   PyDict,
+  PyError,
   repr,
   str,
   typeError,
@@ -37,42 +38,113 @@ def('forceescape', (_s, v) => new Markup(escapeString(v instanceof Markup ? v.s 
 def('safe', (_s, v) => (v instanceof Markup ? v : new Markup(str(v))));
 def('striptags', (_s, v) => striptagsOf(v instanceof Markup ? v.s : str(v)));
 def('urlencode', (_s, v) => {
-  if (isString(v)) return urlQuote(v, false);
+  if (isString(v) || !(isIterable(v) || v instanceof Undefined)) return urlQuote(v, false);
   const pairs = v instanceof PyDict ? v.entries() : iterate(v).map((p) => iterate(p) as [Value, Value]);
   return pairs.map(([key, x]) => `${urlQuote(key, true)}=${urlQuote(x, true)}`).join('&');
 });
-def('urlize', (_s, v, a, k) => {
-  const [limit, nofollow, target, rel] = bind(
+// jinja2.utils: _http_re (re.IGNORECASE | re.VERBOSE; \w and \d are Unicode's) and _email_re.
+const W = '[\\p{L}\\p{N}_]';
+const HTTP_RE = new RegExp(
+  `^((https?://|www\\.)((${W.replace(']', '%-]')}+\\.)+)?([a-z]{2,63}|xn--${W.replace(']', '%]')}{2,59})|(${W.replace(']', '%-]')}{2,63}\\.)+(com|net|int|edu|gov|org|info|mil)|(https?://)(((\\p{Nd}{1,3})(\\.\\p{Nd}{1,3}){3})|(\\[([\\da-f]{0,4}:){2}([\\da-f]{0,4}:?){1,6}\\])))(?::\\p{Nd}{1,5})?(?:[/?#]\\S*)?$`,
+  'iu',
+);
+const EMAIL_RE = new RegExp(`^\\S+@${W}[${W.slice(1, -1)}.-]*\\.${W}+$`, 'u');
+const URI_SCHEME_RE = /^[a-zA-Z][\w+.-]*:(\/\/)?$/;
+
+/** jinja2.utils.urlize over text already escaped, as Jinja2 3.1 writes it. */
+const urlize = (
+  text: string,
+  limit: number | null,
+  rel: string | null,
+  target: string | null,
+  extraSchemes: string[],
+): string => {
+  const trim = (x: string) =>
+    limit !== null && chars(x).length > limit ? `${chars(x).slice(0, limit).join('')}...` : x;
+  const relAttr = rel ? ` rel="${escapeString(rel)}"` : '';
+  const targetAttr = target ? ` target="${escapeString(target)}"` : '';
+  const words = text.split(/(\s+)/);
+  return words
+    .map((word) => {
+      let head = '';
+      let middle = word;
+      let tail = '';
+      const lead = /^(?:[(<]|&lt;)+/.exec(middle);
+      if (lead) {
+        head = lead[0];
+        middle = middle.slice(head.length);
+      }
+      if (/(?:[)>.,\n]|&gt;)$/.test(middle)) {
+        const m = /(?:[)>.,\n]|&gt;)+$/.exec(middle);
+        if (m) {
+          tail = m[0];
+          middle = middle.slice(0, m.index);
+        }
+      }
+      for (const [open, close] of [
+        ['(', ')'],
+        ['<', '>'],
+        ['&lt;', '&gt;'],
+      ] as const) {
+        const opens = middle.split(open).length - 1;
+        if (opens <= middle.split(close).length - 1) continue;
+        const moves = Math.min(opens, tail.split(close).length - 1);
+        for (let i = 0; i < moves; i++) {
+          const end = tail.indexOf(close) + close.length;
+          middle += tail.slice(0, end);
+          tail = tail.slice(end);
+        }
+      }
+      if (HTTP_RE.test(middle)) {
+        const href =
+          middle.startsWith('https://') || middle.startsWith('http://') ? middle : `https://${middle}`;
+        middle = `<a href="${href}"${relAttr}${targetAttr}>${trim(middle)}</a>`;
+      } else if (middle.startsWith('mailto:') && EMAIL_RE.test(middle.slice(7))) {
+        middle = `<a href="${middle}">${middle.slice(7)}</a>`;
+      } else if (
+        middle.includes('@') &&
+        !middle.startsWith('www.') &&
+        !middle.startsWith('@') &&
+        !middle.includes(':') &&
+        EMAIL_RE.test(middle)
+      ) {
+        middle = `<a href="mailto:${middle}">${middle}</a>`;
+      } else {
+        for (const scheme of extraSchemes) {
+          if (middle !== scheme && middle.startsWith(scheme))
+            middle = `<a href="${middle}"${relAttr}${targetAttr}>${middle}</a>`;
+        }
+      }
+      return `${head}${middle}${tail}`;
+    })
+    .join('');
+};
+
+def('urlize', (state, v, a, k) => {
+  const [limit, nofollow, target, rel, extra] = bind(
     'urlize',
     ['trim_url_limit', 'nofollow', 'target', 'rel', 'extra_schemes'],
     [null, false, null, null, null],
     a,
     k,
   );
-  const rels = new Set((rel === null ? 'noopener' : str(rel as Value)).split(/\s+/).filter(Boolean));
+  // do_urlize: the rel given, nofollow, and the environment's policy ("noopener"), sorted.
+  const rels = new Set((rel === null ? '' : str(rel as Value)).split(PY_WHITESPACE).filter(Boolean));
   if (truthy(nofollow as Value)) rels.add('nofollow');
-  const relAttr = rels.size ? ` rel="${escapeString([...rels].sort().join(' '))}"` : '';
-  const targetAttr = target !== null ? ` target="${escapeString(str(target as Value))}"` : '';
-  const trim = (u: string) =>
-    limit !== null && u.length > num(limit as Value) ? `${u.slice(0, num(limit as Value))}...` : u;
-  const words = str(v).split(/(\s+)/);
-  return new Markup(
-    words
-      .map((word) => {
-        const m = /^([(<]*)(.*?)([.,)>\n]*)$/s.exec(word);
-        const [, head = '', middle = '', tail = ''] = m ?? [];
-        let href: string | undefined;
-        if (/^https?:\/\//.test(middle)) href = middle;
-        else if (/^www\./.test(middle) || (/^[\w.-]+\.(com|org|net)$/.test(middle) && !middle.includes('@')))
-          href = `https://${middle}`;
-        else if (/^[^@\s]+@[\w-]+(\.[\w-]+)+$/.test(middle) && !middle.includes(':')) {
-          return `${escapeString(head)}<a href="mailto:${escapeString(middle)}">${escapeString(middle)}</a>${escapeString(tail)}`;
-        }
-        if (!href) return escapeString(word);
-        return `${escapeString(head)}<a href="${escapeString(href)}"${relAttr}${targetAttr}>${escapeString(trim(middle))}</a>${escapeString(tail)}`;
-      })
-      .join(''),
+  rels.add('noopener');
+  const schemes = extra === null ? [] : iterate(extra as Value).map((s) => str(s));
+  for (const s of schemes) {
+    if (!URI_SCHEME_RE.test(s))
+      throw new PyError('FilterArgumentError', `${repr(s)} is not a valid URI scheme prefix.`);
+  }
+  const rv = urlize(
+    markupEscape(v).s,
+    limit === null ? null : num(limit as Value),
+    [...rels].sort().join(' ') || null,
+    target === null ? null : str(target as Value),
+    schemes,
   );
+  return state.autoescape ? new Markup(rv) : rv;
 });
 def('xmlattr', (_s, v, a, k) => {
   const [autospace] = bind('xmlattr', ['autospace'], [true], a, k);
