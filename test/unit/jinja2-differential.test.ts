@@ -143,16 +143,16 @@ describe(`Jinja2 differential corpus (goldens by ${goldenFile.generator})`, () =
     console.log(`jinja2 differential: ${same}/${total} identical (${percent}%)`);
   };
 
-  it('renders at least 98% of at least 250 cases exactly as Jinja2 does', () => {
+  it('renders at least 98% of at least 900 cases exactly as Jinja2 does', () => {
     run();
-    expect(total).toBeGreaterThanOrEqual(250);
+    expect(total).toBeGreaterThanOrEqual(900);
     expect((total - differences.length) / total).toBeGreaterThanOrEqual(0.98);
   });
 
   it("lists each template's undeclared names exactly as jinja2.meta.find_undeclared_variables does", () => {
     const wrong = cases.flatMap((c) => {
       const expected = goldens[c.name]?.undeclared;
-      if (!expected) return [];
+      if (!expected || c.name in knownDifferences) return [];
       let ours: readonly string[] | string;
       try {
         ours = parseTemplate(c.template).undeclared;
@@ -169,7 +169,7 @@ describe(`Jinja2 differential corpus (goldens by ${goldenFile.generator})`, () =
   it('never refuses at parse time a case Jinja2 renders (required names are all given)', () => {
     const refused = cases.flatMap((c) => {
       const golden = goldens[c.name];
-      if (!golden || !('output' in golden)) return [];
+      if (!golden || !('output' in golden) || c.name in knownDifferences) return [];
       let required: readonly { name: string }[] = [];
       try {
         required = parseTemplate(c.template).required;
