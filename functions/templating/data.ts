@@ -3,17 +3,18 @@
  * object keys keep the order they were sent in (integer-like keys included, which a JavaScript
  * object would move to the front), `10.0` and `1e3` stay floats, and integers keep every digit.
  *
- * Two paths, because no maintained reader is both lossless and fast (1 MiB of invoice-like
- * variables, best of 25 on a loaded 2-core machine: JSON.parse 3.9 ms; JSON.parse + the walk below
- * 6.5 ms; jsonc-parser's visitor 32 ms; lossless-json 33 ms and it reorders integer-like keys;
- * JSON.parse with a source-reading reviver 46 ms):
- * - JSON.parse, then a walk that converts its result. JSON.parse loses exactly three things, and
- *   the walk or one scan of the text notices each: an integer-like key (it comes first in
- *   Object.keys), an integer beyond 2^53 (it is no longer a safe integer), and a float that is
- *   integral (`10.0`, `1e3`: the scan looks for a number with `.0` or an exponent).
- * - When one of them turns up (or the scan is unsure, as with `"v1.0"` inside a string), the text
- *   is read again with jsonc-parser's visitor, which reports every key in order and every number
- *   with its text.
+ * No maintained reader is both lossless and fast. On 1 MiB of invoice-like variables (CPU time,
+ * best of 11, a loaded 2-core machine): JSON.parse 5-6 ms, JSON.parse + converting walk 6.5-7 ms,
+ * jsonc-parser's visitor about 30 ms, lossless-json about 33 ms (and it reorders integer-like keys),
+ * JSON.parse with a source-reading reviver about 45 ms. So, three paths:
+ * - JSON.parse, then a walk that converts its result (1 MiB: about 2 ms over JSON.parse). JSON.parse
+ *   loses exactly three things, and the walk or one scan of the text notices each: an integer-like
+ *   key (it comes first in Object.keys), an integer beyond 2^53 (no longer a safe integer), and a
+ *   float that is integral (`10.0`, `1e3`: the scan looks for a number with `.0` or an exponent).
+ * - Integer-like keys only: each is marked in the text (it cannot occur inside a string) so that
+ *   JSON.parse keeps its place, then parsed and walked again (1 MiB: about 20 ms over JSON.parse).
+ * - Otherwise jsonc-parser's visitor, which reports every key in order and every number with its
+ *   text (1 MiB: about 25-40 ms over JSON.parse).
  */
 import { visit } from 'jsonc-parser';
 import { normInt, PyDict, PyFloat, type Value } from './values.js';
@@ -44,32 +45,48 @@ const INTEGRAL_FLOAT_HINT = /[:,[\s-][0-9]+(?:\.0+|(?:\.[0-9]+)?[eE][+-]?[0-9]+)
 /** An array index, which a JavaScript object orders before every other key. */
 const INDEX_KEY = /^(?:0|[1-9][0-9]*)$/;
 
-class NeedsSource extends Error {}
+/** Why the first reading could not keep what the text says. */
+class NeedsSource extends Error {
+  constructor(readonly reason: 'key' | 'number') {
+    super(reason);
+  }
+}
+
+/** An object key of digits only (`,"2024":`): it cannot be inside a string, where quotes are escaped. */
+const INDEX_KEY_TEXT = /([{,]\s*)"((?:0|[1-9][0-9]*))"(\s*:)/g;
+/**
+ * Marks such a key, as the JSON escape of U+0001, so that JSON.parse keeps it in place (and the walk
+ * takes the mark off). Not used when the text has that escape already: the key could be real.
+ */
+const KEY_MARK = '\\u0001';
 
 const tooDeep = (max: number) =>
   new TemplateDataError(`must not nest objects and arrays more than ${max} levels deep`, 'depth');
 
-const fromParsed = (value: unknown, depth: number, max: number): Value => {
+const fromParsed = (value: unknown, depth: number, max: number, marked = false): Value => {
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return value;
     case 'number':
       if (Number.isSafeInteger(value)) return value === 0 ? 0 : value;
-      if (Number.isInteger(value)) throw new NeedsSource();
+      if (Number.isInteger(value)) throw new NeedsSource('number');
       return new PyFloat(value);
     case 'object': {
       if (value === null) return null;
       if (depth > max) throw tooDeep(max);
       if (Array.isArray(value)) {
         const list: Value[] = new Array(value.length);
-        for (let i = 0; i < value.length; i++) list[i] = fromParsed(value[i], depth + 1, max);
+        for (let i = 0; i < value.length; i++) list[i] = fromParsed(value[i], depth + 1, max, marked);
         return list;
       }
       const keys = Object.keys(value);
-      if (keys.length && INDEX_KEY.test(keys[0] as string)) throw new NeedsSource();
+      if (keys.length && INDEX_KEY.test(keys[0] as string)) throw new NeedsSource('key');
       const d = new PyDict();
-      for (const key of keys) d.set(key, fromParsed((value as Record<string, unknown>)[key], depth + 1, max));
+      for (const key of keys) {
+        const v = fromParsed((value as Record<string, unknown>)[key], depth + 1, max, marked);
+        d.set(marked && key.charCodeAt(0) === 1 ? key.slice(1) : key, v);
+      }
       return d;
     }
     default:
@@ -162,8 +179,16 @@ export function parseTemplateData(
   }
   let value: Value;
   try {
-    if (INTEGRAL_FLOAT_HINT.test(text)) throw new NeedsSource();
-    value = fromParsed(parsed, 1, max);
+    if (INTEGRAL_FLOAT_HINT.test(text)) throw new NeedsSource('number');
+    try {
+      value = fromParsed(parsed, 1, max);
+    } catch (e) {
+      // Integer-like keys only: mark them so that JSON.parse keeps their place, and read again.
+      if (!(e instanceof NeedsSource && e.reason === 'key') || text.includes(KEY_MARK)) throw e;
+      let again = JSON.parse(text.replace(INDEX_KEY_TEXT, `$1"${KEY_MARK}$2"$3`)) as unknown;
+      if (member !== undefined) again = (again as Record<string, unknown>)[member];
+      value = fromParsed(again, 1, max, true);
+    }
   } catch (e) {
     if (!(e instanceof NeedsSource)) throw e;
     const all = fromSource(text, member === undefined ? max : max + 1);

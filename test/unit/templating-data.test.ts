@@ -72,3 +72,20 @@ describe('template data read as JSON means it', () => {
     expect(reason(nest(100_000, '1'))).toBe('depth');
   });
 });
+
+describe('template data with integer-like keys', () => {
+  it('keeps them in place on every path: marked keys, a key that looks marked, and the source reader', () => {
+    const keys = (json: string) => render('{% for k in d %}{{ k }},{% endfor %}', json);
+    expect(keys('{"d": {"b": 1, "2": {"10": 1, "9": 2}, "1": [{"3": 0, "a": 1}]}}')).toBe('b,2,1,');
+    expect(render('{{ d }}', '{"d": {"b": 1, "2": {"10": 1, "9": 2}}}')).toBe(
+      '{&#39;b&#39;: 1, &#39;2&#39;: {&#39;10&#39;: 1, &#39;9&#39;: 2}}',
+    );
+    // A real key that starts with U+0001 keeps its mark; the reader then takes the source path.
+    expect(render('{{ d|list|map("length")|list }}', '{"d": {"\\u00012": 1, "1": 2}}')).toBe('[2, 1]');
+    // A big int next to integer-like keys: marked keys first, then the source reader.
+    expect(render('{{ d }}', '{"d": {"2": 123456789012345678, "1": 0}}')).toBe(
+      '{&#39;2&#39;: 123456789012345678, &#39;1&#39;: 0}',
+    );
+    expect(render('{{ "2" in d }} {{ d["2"] }}', '{"d": {"2": "x", "1": "y"}}')).toBe('True x');
+  });
+});
