@@ -9,6 +9,7 @@
 import { GLOBALS } from './defaults.js';
 import { FILTERS } from './filters/index.js';
 import { getattr, getitem } from './members.js';
+import type { DeclaredNames } from './meta.js';
 import type { CallArgs, Expr, MacroDef, Stmt, Target, TemplateAst } from './nodes.js';
 import { intNeg } from './numbers.js';
 import { BIN_OPS, COMPARE } from './operators.js';
@@ -41,14 +42,17 @@ import {
 export class Evaluator {
   private readonly globals: Map<string, Value>;
   private selfObject: PyObject | undefined;
-  private readonly root = new Frame(null);
+  private readonly root: Frame;
 
   constructor(
     private readonly ast: TemplateAst,
     private readonly context: Map<string, Value>,
     readonly state: RenderState,
+    /** The names each frame declares (meta.ts), by the statements it runs. */
+    private readonly declared: DeclaredNames = new Map(),
   ) {
     this.globals = GLOBALS(state);
+    this.root = new Frame(null, declared.get(ast.body));
   }
 
   render(): string {
@@ -91,14 +95,14 @@ export class Evaluator {
         return;
       case 'setblock': {
         const inner = new Out(this.state, false);
-        this.execBody(stmt.body, new Frame(frame), inner);
+        this.execBody(stmt.body, new Frame(frame, this.declared.get(stmt.body)), inner);
         let value: Value = this.state.autoescape ? new Markup(inner.text()) : inner.text();
         if (stmt.filter) value = this.applyFilterChain(stmt.filter, value, frame);
         this.assign(stmt.target, value, frame);
         return;
       }
       case 'with': {
-        const inner = new Frame(frame);
+        const inner = new Frame(frame, this.declared.get(stmt.body));
         const values = stmt.values.map((v) => this.eval(v, frame));
         for (const [i, t] of stmt.targets.entries()) this.assign(t, values[i] as Value, inner);
         this.execBody(stmt.body, inner, out);
@@ -118,7 +122,7 @@ export class Evaluator {
       }
       case 'filterblock': {
         const inner = new Out(this.state, false);
-        this.execBody(stmt.body, new Frame(frame), inner);
+        this.execBody(stmt.body, new Frame(frame, this.declared.get(stmt.body)), inner);
         const text = inner.text();
         const value = this.applyFilterChain(
           stmt.filter,
@@ -149,7 +153,7 @@ export class Evaluator {
   private execFor(stmt: Stmt & { t: 'for' }, frame: Frame, out: Out): void {
     const run = (iterable: Value, depth0: number, target: Out): void => {
       let items = iterate(iterable);
-      const inner = new Frame(frame);
+      const inner = new Frame(frame, this.declared.get(stmt.body));
       if (stmt.test) {
         const test = stmt.test;
         items = items.filter((item) => {
@@ -234,7 +238,7 @@ export class Evaluator {
     const macro = new PyCallable(
       def.name,
       (args, kwargs) => {
-        const inner = new Frame(frame);
+        const inner = new Frame(frame, this.declared.get(def.body));
         const params = def.params;
         if (args.length > params.length && !catchVarargs) {
           throw typeError(`macro '${def.name}' takes not more than ${params.length} argument(s)`);

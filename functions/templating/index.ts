@@ -21,6 +21,7 @@ import type { TemplateData } from './data.js';
 import { Evaluator } from './evaluator.js';
 import { TemplateSyntaxError } from './exceptions.js';
 import { introspect } from './introspect.js';
+import type { DeclaredNames } from './meta.js';
 import type { TemplateAst } from './nodes.js';
 import { parse } from './parser.js';
 import { RenderState } from './runtime.js';
@@ -71,6 +72,7 @@ export const DEFAULT_DEADLINE_MS = 2_000;
 interface Parsed {
   readonly ast: TemplateAst;
   readonly info: ParsedTemplate;
+  readonly declared: DeclaredNames;
 }
 
 const CACHE_ENTRIES = 128;
@@ -91,7 +93,8 @@ const parsed = (source: string): Parsed => {
   let entry: Parsed;
   try {
     const ast = parse(source);
-    entry = { ast, info: introspect(ast.body) };
+    const { undeclared, required, declared } = introspect(ast.body);
+    entry = { ast, info: { undeclared, required }, declared };
   } catch (e) {
     if (e instanceof TemplateSyntaxError) throw syntaxError(e);
     if (e instanceof RangeError)
@@ -171,7 +174,7 @@ export const renderTemplate = (
   variables: TemplateData | Record<string, unknown>,
   options: RenderOptions = {},
 ): string => {
-  const { ast } = parsed(source);
+  const { ast, declared } = parsed(source);
   const deadlineMs = options.timeLimitMs ?? DEFAULT_DEADLINE_MS;
   const state = new RenderState({
     maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
@@ -182,7 +185,7 @@ export const renderTemplate = (
     const context = new Map<string, Value>();
     if (variables instanceof PyDict) for (const [key, v] of variables.entries()) context.set(String(key), v);
     else for (const key of Object.keys(variables)) context.set(key, fromJson(variables[key]));
-    return new Evaluator(ast, context, state).render();
+    return new Evaluator(ast, context, state, declared).render();
   } catch (e) {
     throw toTemplateError(e, state.line || undefined);
   }

@@ -9,7 +9,7 @@
 
 import { TemplateSyntaxError } from './exceptions.js';
 import { FILTERS } from './filters/index.js';
-import { findUndeclared } from './meta.js';
+import { analyseSymbols, type DeclaredNames } from './meta.js';
 import type { CallArgs, Expr, MacroDef, Stmt, Target } from './nodes.js';
 import { TESTS } from './tests.js';
 
@@ -37,6 +37,8 @@ const CONSUMING_TESTS = new Set(
 interface Introspection {
   readonly undeclared: string[];
   readonly required: { name: string; line: number }[];
+  /** For the evaluator: the names each frame declares (meta.ts). */
+  readonly declared: DeclaredNames;
 }
 
 export const introspect = (body: readonly Stmt[]): Introspection => {
@@ -277,9 +279,10 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
   };
 
   stmts(body, new Set());
-  const undeclared = findUndeclared(body);
+  const { undeclared, declared } = analyseSymbols(body);
   return {
     undeclared,
+    declared,
     required: undeclared
       .filter((n) => unguarded.has(n) && !guarded.has(n))
       .map((name) => ({ name, line: firstLine.get(name) as number })),

@@ -99,8 +99,15 @@ const readsOf = (body: readonly Stmt[], wanted: readonly string[]): Set<string> 
   return found;
 };
 
-export const findUndeclared = (body: readonly Stmt[]): string[] => {
+/**
+ * Names a frame declares without reading them from the context (Jinja2 gives such a name its own
+ * variable, undefined until the frame assigns it), by the statements the frame runs.
+ */
+export type DeclaredNames = ReadonlyMap<readonly Stmt[], ReadonlySet<string>>;
+
+export const analyseSymbols = (body: readonly Stmt[]): { undeclared: string[]; declared: DeclaredNames } => {
   const undeclared = new Set<string>();
+  const declared = new Map<readonly Stmt[], ReadonlySet<string>>();
   const enter = (sym: Symbols) => {
     for (const [action, param] of sym.loads.values()) {
       if (action === 'resolve' && param !== null && !GLOBALS.has(param)) undeclared.add(param);
@@ -244,6 +251,7 @@ export const findUndeclared = (body: readonly Stmt[]): string[] => {
               (child) => {
                 if (s.recursive || readsOf(s.body, ['loop']).size) child.declareParameter('loop');
               },
+              s.body,
             );
             if (s.else_.length) frame(parent, (v) => v.stmts(s.else_));
             if (s.test) {
@@ -263,17 +271,22 @@ export const findUndeclared = (body: readonly Stmt[]): string[] => {
         case 'setblock': {
           target(s.target);
           const parent = sym;
-          pending.push(() => frame(parent, (v) => v.stmts(s.body)));
+          pending.push(() => frame(parent, (v) => v.stmts(s.body), undefined, s.body));
           return;
         }
         case 'with': {
           for (const v of s.values) expr(v);
           const parent = sym;
           pending.push(() =>
-            frame(parent, (v) => {
-              for (const t of s.targets) v.target(t);
-              v.stmts(s.body);
-            }),
+            frame(
+              parent,
+              (v) => {
+                for (const t of s.targets) v.target(t);
+                v.stmts(s.body);
+              },
+              undefined,
+              s.body,
+            ),
           );
           return;
         }
@@ -293,10 +306,15 @@ export const findUndeclared = (body: readonly Stmt[]): string[] => {
           expr(s.filter);
           const parent = sym;
           pending.push(() =>
-            frame(parent, (v) => {
-              v.stmts(s.body);
-              v.expr(s.filter);
-            }),
+            frame(
+              parent,
+              (v) => {
+                v.stmts(s.body);
+                v.expr(s.filter);
+              },
+              undefined,
+              s.body,
+            ),
           );
           return;
         }
@@ -344,6 +362,7 @@ export const findUndeclared = (body: readonly Stmt[]): string[] => {
     parent: Symbols | null,
     analyse: (v: ReturnType<typeof frameVisitor>) => void,
     declare?: (sym: Symbols) => void,
+    key?: readonly Stmt[],
   ): void => {
     const pending: Pending[] = [];
     const v = frameVisitor(new Symbols(parent), pending);
@@ -351,6 +370,11 @@ export const findUndeclared = (body: readonly Stmt[]): string[] => {
     const sym = v.symbols;
     declare?.(sym);
     enter(sym);
+    if (key) {
+      const names = new Set<string>();
+      for (const [name, ref] of sym.refs) if (sym.loads.get(ref)?.[0] === 'undefined') names.add(name);
+      if (names.size) declared.set(key, names);
+    }
     for (const p of pending) p();
   };
 
@@ -365,8 +389,9 @@ export const findUndeclared = (body: readonly Stmt[]): string[] => {
       (sym) => {
         for (const n of readsOf(m.body, ['caller', 'kwargs', 'varargs'])) sym.declareParameter(n);
       },
+      m.body,
     );
 
-  frame(null, (v) => v.stmts(body));
-  return [...undeclared].sort();
+  frame(null, (v) => v.stmts(body), undefined, body);
+  return { undeclared: [...undeclared].sort(), declared };
 };

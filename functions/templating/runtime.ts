@@ -8,6 +8,7 @@ import {
   str,
   typeError,
   Undefined,
+  undefinedName,
   type Value,
 } from './values.js';
 
@@ -104,12 +105,21 @@ export class Out {
 /** A scope: `for`, `with`, macro bodies and blocks open one; `if` does not. */
 export class Frame {
   readonly vars = new Map<string, Value>();
-  constructor(readonly parent: Frame | null) {}
+  constructor(
+    readonly parent: Frame | null,
+    /**
+     * Names this frame assigns before reading them (meta.ts): Jinja2 gives each its own variable,
+     * undefined until assigned, so the render's variable of that name is never seen from here.
+     */
+    readonly declared?: ReadonlySet<string>,
+  ) {}
 
+  /** undefined: not a name of this frame or its parents (read the context). */
   lookup(name: string): Value | undefined {
     for (let f: Frame | null = this; f; f = f.parent) {
       const v = f.vars.get(name);
       if (v !== undefined || f.vars.has(name)) return v;
+      if (f.declared?.has(name)) return undefinedName(name);
     }
     return undefined;
   }

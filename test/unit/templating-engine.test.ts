@@ -253,6 +253,25 @@ describe('introspection, by parsing only', () => {
     ]);
   });
 
+  it('refuses at parse time only what every execution would refuse', () => {
+    // A macro reading a name set at the top level after its definition, before its call: renders.
+    const macro = parseTemplate('{% macro m() %}{{ x }}{% endmacro %}{% set x = 1 %}{{ m() }}');
+    expect(macro).toEqual({ undeclared: [], required: [] });
+    // `a.b|default(…)` with `a` missing fails when run, as in Jinja2, not at parse time.
+    expect(parseTemplate('{{ a.b|default("x") }}')).toEqual({ undeclared: ['a'], required: [] });
+    // Passed on, not used: a filter argument, a branch, a loop body.
+    expect(
+      parseTemplate('{{ "a"|default(b) }}{% if c %}{{ d }}{% endif %}{% for i in e %}{{ f }}{% endfor %}'),
+    ).toEqual({
+      undeclared: ['b', 'c', 'd', 'e', 'f'],
+      required: [
+        { name: 'c', line: 1 },
+        { name: 'e', line: 1 },
+      ],
+    });
+    expect(() => renderTemplate('{{ a.b|default("x") }}', {})).toThrow(TemplateError);
+  });
+
   it('never executes anything while parsing', () => {
     expect(() =>
       parseTemplate('{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}'),
