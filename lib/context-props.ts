@@ -91,6 +91,7 @@ export const stackPropsFromContext = (node: Node): PdfServiceStackProps => {
     taggedPdf: typed(node, 'taggedPdf', 'boolean'),
     alarmTopicArn: typed(node, 'alarmTopicArn', 'string'),
     alarmEmail: typed(node, 'alarmEmail', 'string'),
+    alarms: typed(node, 'alarms', 'string'),
     apiThrottle: typed(node, 'apiThrottle', 'object'),
     rendererReservedConcurrency: numberOrOff(node, 'rendererReservedConcurrency'),
     waf: switchOrObject(node, 'waf'),

@@ -9,8 +9,9 @@ import { ApiEdge, type WafSettings } from './api-edge.js';
 import { ApiKeySecret } from './api-key-secret.js';
 import { Dashboard } from './dashboard/dashboard.js';
 import { PdfBucket } from './pdf-bucket.js';
-import { RendererFunction } from './renderer-function.js';
+import { DEFAULT_RENDERER_RESERVED_CONCURRENCY, RendererFunction } from './renderer-function.js';
 import { type ApiThrottle, ServiceApi } from './service-api.js';
+import { ServiceMonitoring } from './service-monitoring.js';
 import { resolveSettings, type ServiceSettings } from './service-settings.js';
 import { ServiceTable } from './service-table.js';
 import { ServiceUserPool, type UserPoolIds } from './user-pool.js';
@@ -43,16 +44,23 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    */
   readonly taggedPdf?: boolean;
   /**
-   * An existing SNS topic that every alarm notifies (renderer errors and throttles, API 5xx rate).
-   * @default no notification unless `alarmEmail` is given (the alarms still show in CloudWatch)
+   * An existing SNS topic that every alarm notifies (lib/service-monitoring.ts lists them). One of
+   * `alarmTopicArn`, `alarmEmail` or `alarms: 'none'` is required.
+   * @default none: then `alarmEmail` or `alarms: 'none'` must be given
    */
   readonly alarmTopicArn?: string;
   /**
    * An email address that every alarm notifies, through a topic this stack creates (or through
    * `alarmTopicArn`'s, when both are given). The address must confirm the subscription first.
-   * @default no notification unless `alarmTopicArn` is given
+   * @default none: then `alarmTopicArn` or `alarms: 'none'` must be given
    */
   readonly alarmEmail?: string;
+  /**
+   * `'none'`: synthesize without an alarm destination (throwaway stacks, previews). The alarms and
+   * the CloudWatch dashboard are still made; their notifications go nowhere.
+   * @default alarms notify `alarmTopicArn` and/or `alarmEmail`, one of which is then required
+   */
+  readonly alarms?: 'none';
   /**
    * API-wide request rate (per second) and burst, enforced by API Gateway before any Lambda runs;
    * the per-account plan limits are enforced by the API itself.
@@ -87,6 +95,27 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
   readonly waf?: boolean | WafSettings;
 }
 
+export class AlarmDestinationError extends Error {
+  constructor() {
+    super(
+      'alarms: the alarms would notify nobody. Give an address (-c alarmEmail=ops@example.com) or an existing ' +
+        "SNS topic (-c alarmTopicArn=arn:aws:sns:<region>:<account>:<topic>), in cdk.json's context or on the " +
+        'command line; or, for a stack nobody operates, opt out with -c alarms=none.',
+    );
+    this.name = 'AlarmDestinationError';
+  }
+}
+
+/** A stack that nobody hears from is refused at synth, unless it says so (`alarms: 'none'`). */
+const checkAlarmDestination = (props: PdfServiceStackProps): void => {
+  if (props.alarms !== undefined && props.alarms !== 'none') {
+    throw new Error(
+      `alarms: the only value is "none" (no alarm destination), got ${JSON.stringify(props.alarms)}`,
+    );
+  }
+  if (!props.alarmTopicArn && !props.alarmEmail && props.alarms !== 'none') throw new AlarmDestinationError();
+};
+
 export class PdfServiceStack extends Stack {
   readonly api: ServiceApi;
   readonly renderer: RendererFunction;
@@ -94,8 +123,10 @@ export class PdfServiceStack extends Stack {
   readonly pdfBucket: PdfBucket;
   readonly userPool: ServiceUserPool;
   readonly apiKeySecret: ApiKeySecret;
-  /** Where every alarm notifies, when `alarmTopicArn` or `alarmEmail` is given. */
+  /** Where every alarm notifies, unless `alarms: 'none'`. */
   readonly alarmTopic?: AlarmTopic;
+  /** The alarms the stack adds to the API's and the renderer's own, and the CloudWatch dashboard. */
+  readonly monitoring: ServiceMonitoring;
   /** The distribution and web ACL, when `waf` is on. */
   readonly edge?: ApiEdge;
   /** The dashboard, unless `dashboard` is false. */
@@ -103,6 +134,7 @@ export class PdfServiceStack extends Stack {
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
+    checkAlarmDestination(props);
     const settings = resolveSettings(props);
     const retain = props.retainData ?? true;
     const logRemovalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
@@ -163,6 +195,14 @@ export class PdfServiceStack extends Stack {
       corsAllowedOrigins: [...(props.corsAllowedOrigins ?? []), ...dashboardOrigins],
       alarmActions,
       logRemovalPolicy,
+    });
+    const reserved = props.rendererReservedConcurrency ?? DEFAULT_RENDERER_RESERVED_CONCURRENCY;
+    this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
+      api: this.api,
+      renderer: this.renderer,
+      rendererTimeoutSeconds: settings.rendererTimeoutSeconds,
+      rendererReservedConcurrency: reserved === false ? undefined : reserved,
+      alarmActions,
     });
     if (props.waf) {
       this.edge = new ApiEdge(this, 'Edge', {

@@ -51,7 +51,7 @@ describe('the default stack', () => {
     expect(reservedConcurrency(s)).toEqual({ [s.logicalId(s.stack.renderer.function)]: 20 });
   });
 
-  it("has no distribution but the dashboard's, no web ACL and no topic; the alarms notify nobody", () => {
+  it("has no distribution but the dashboard's, no web ACL and no topic; with alarms=none its alarms notify nobody", () => {
     s.template.resourceCountIs('AWS::CloudFront::Distribution', 1);
     expect(Object.keys(s.template.findResources('AWS::CloudFront::Distribution'))).toEqual([
       s.logicalId(s.stack.dashboard?.distribution as never),
@@ -60,7 +60,7 @@ describe('the default stack', () => {
       s.template.resourceCountIs(type, 0);
     }
     expect(s.template.findOutputs('DistributionUrl')).toEqual({});
-    expect(alarmActions(s)).toEqual([undefined, undefined, undefined]);
+    expect(alarmActions(s)).toEqual([undefined, undefined, undefined, undefined, undefined]);
   });
 
   it("alarms when more than 5% of at least 20 of the stage's requests answer 5xx", () => {
