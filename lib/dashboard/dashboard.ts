@@ -33,6 +33,7 @@ import {
   type UserPoolDomain,
 } from 'aws-cdk-lib/aws-cognito';
 import type { Policy } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
@@ -80,10 +81,12 @@ export class Dashboard extends Construct {
   /** aws-cdk-lib's Lambda that copies the site into the bucket (one per stack), once deploySite ran. */
   bucketDeploymentHandler?: Construct;
   private readonly userPool: UserPool;
+  private readonly removalPolicy: RemovalPolicy;
 
   constructor(scope: Construct, id: string, props: DashboardProps) {
     super(scope, id);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.removalPolicy = removalPolicy;
     this.userPool = props.userPool;
 
     // Managed login on a Cognito domain. Prefixes are unique per region across all accounts: the
@@ -262,7 +265,14 @@ export class Dashboard extends Construct {
         endpoints: cognitoEndpoints(this.domain.baseUrl(), `https://${this.userPool.userPoolProviderUrl}`),
       },
     };
+    // The deployment handler's own log group: without one, CDK makes it with two years' retention
+    // (731 days), kept after the stack is deleted, unlike every other log group of the stack.
+    const logGroup = new LogGroup(this, 'DeploymentLogs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: this.removalPolicy,
+    });
     const assets = new BucketDeployment(this, 'DeployAssets', {
+      logGroup,
       sources: [Source.asset(dirs.assets)],
       destinationBucket: this.bucket,
       destinationKeyPrefix: `${ASSETS_DIR}/`,
@@ -270,6 +280,7 @@ export class Dashboard extends Construct {
       cacheControl: [CacheControl.fromString('public, max-age=31536000, immutable')],
     });
     const pages = new BucketDeployment(this, 'DeployPages', {
+      logGroup,
       // The built site, config.json, then index.html again with the exact hosts' policy: sources
       // are unpacked in order, so this copy replaces the built one.
       sources: [

@@ -178,6 +178,12 @@ describe('the dashboard page, the deployment handler, Cognito mail and the targe
     s.template.resourceCountIs('Custom::CDKBucketDeployment', 2);
   });
 
+  it("keeps every log group 30 days, the deployment handler's included (CDK's default is 731)", () => {
+    const groups = Object.values(s.template.findResources('AWS::Logs::LogGroup')) as Json[];
+    expect(groups.length).toBeGreaterThanOrEqual(9);
+    for (const g of groups) expect(g.Properties.RetentionInDays).toBe(30);
+  });
+
   it("sends Cognito's mail through SES when cognitoEmail is given", () => {
     const withSes = synthServiceStack({
       props: { cognitoEmail: { fromEmail: 'no-reply@example.com', fromName: 'PDF service' } },
