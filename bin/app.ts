@@ -8,13 +8,24 @@
  */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { stackNameFromContext, stackPropsFromContext } from '../lib/context-props.js';
+import { ContextError, stackNameFromContext, stackPropsFromContext } from '../lib/context-props.js';
 import { createServiceStacks } from '../lib/service-app.js';
+import { ServiceSettingsError } from '../lib/service-settings.js';
+import { AlarmDestinationError } from '../lib/service-stack.js';
 
 const app = new App();
-createServiceStacks(app, stackNameFromContext(app.node), {
-  description: 'PDF render service: HTML+CSS to PDF behind an HTTP API',
-  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
-  ...stackPropsFromContext(app.node),
-});
+try {
+  createServiceStacks(app, stackNameFromContext(app.node), {
+    description: 'PDF render service: HTML+CSS to PDF behind an HTTP API',
+    env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
+    ...stackPropsFromContext(app.node),
+  });
+} catch (e) {
+  // A setting the deployer must fix: its message says how; a stack trace would bury it.
+  if (e instanceof AlarmDestinationError || e instanceof ContextError || e instanceof ServiceSettingsError) {
+    process.stderr.write(`\n${e.message}\n\n`);
+    process.exit(1);
+  }
+  throw e;
+}
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

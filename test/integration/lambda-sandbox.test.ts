@@ -102,7 +102,9 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     const [auto, single] = await Promise.all([start('auto'), start('single')]);
     processes.set('auto', auto);
     processes.set('single', single);
-  });
+    // A real bundling (esbuild, the layer) and two starts at the function's CPU share (1.16 vCPU):
+    // on a shared 2-core machine that outlasts the default hook timeout.
+  }, 300_000);
 
   afterEach((context) => {
     if (context.task.result?.state !== 'fail') return;
