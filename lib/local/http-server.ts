@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { createMatcher } from '../../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, type Route, routeKey, routes } from '../../functions/routes.js';
@@ -163,6 +163,15 @@ export const buildEvent = ({ req, body, match, requestId, now }: EventInput): AP
     isBase64Encoded: body.length > 0 && !text,
   };
 };
+
+/**
+ * The size API Gateway holds an event to before it invokes: the body as it arrived (or its base64
+ * form) plus the rest of the event. Not `JSON.stringify(event)`: that escapes the body a second
+ * time (a JSON body's every quote counted twice), and a 5 MiB html of table markup in a 5.8 MB
+ * body, under the documented 6 MiB, was refused with 413.
+ */
+export const eventPayloadBytes = (event: APIGatewayProxyEventV2): number =>
+  Buffer.byteLength(JSON.stringify({ ...event, body: '' })) + Buffer.byteLength(event.body ?? '');
 
 export const createLambdaContext = (resource: string, timeoutMs = FUNCTION_TIMEOUT_MS): Context => {
   const functionName = `pdf-service-local-${resource}`;
@@ -387,7 +396,7 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
     const q = url.indexOf('?');
     const match = route(req.method ?? 'GET', q === -1 ? url : url.slice(0, q));
     const event = buildEvent({ req, body, match, requestId, now: new Date() });
-    if (Buffer.byteLength(JSON.stringify(event)) > MAX_LAMBDA_PAYLOAD_BYTES) return tooLarge(requestId);
+    if (eventPayloadBytes(event) > MAX_LAMBDA_PAYLOAD_BYTES) return tooLarge(requestId);
     try {
       const handler = await load(match.resource);
       const result = await invoke(handler, event, createLambdaContext(match.resource));
@@ -410,6 +419,8 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
       .then((a) => {
         if (!a || res.headersSent || res.destroyed) return;
         const cors = options.cors && !isPreflight(req) ? corsHeaders(options.cors, req.headers.origin) : {};
+        // Shutting down (closeServer): the connection closes after this answer instead of idling.
+        if (!server.listening) res.shouldKeepAlive = false;
         write(res, { ...a, headers: { ...a.headers, ...cors } }, requestId);
         // Only the path: a query string may carry anything, and headers (Authorization) never appear.
         const path = (req.url ?? '/').split('?')[0];
@@ -418,6 +429,7 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
   };
 
   const server = createServer(onRequest);
+  keepAcrossStalls(server);
   // curl asks before sending a large body: refuse an announced oversize body without reading it.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BODY_BYTES) {
@@ -431,6 +443,23 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
     onRequest(req, res);
   });
   return server;
+};
+
+/**
+ * Node ends a kept-alive connection once its keep-alive timeout passes. After a stall of the
+ * process (SIGSTOP, a laptop's sleep, a debugger) that timer fires in the same turn of the event
+ * loop that reads the request the client sent meanwhile, and timers run first: the request was
+ * reset without an answer. So the verdict waits one turn (setImmediate runs after the I/O), and a
+ * connection that received bytes in the meantime is kept.
+ */
+const keepAcrossStalls = (server: Server): void => {
+  // Listening makes the server responsible for timed-out sockets (node:http destroys them otherwise).
+  server.on('timeout', (socket: Socket) => {
+    const bytesRead = socket.bytesRead;
+    setImmediate(() => {
+      if (!socket.destroyed && socket.bytesRead === bytesRead) socket.destroy();
+    });
+  });
 };
 
 /** Binds `server`; a taken port rejects with a message that names it. */
