@@ -11,6 +11,7 @@ import { createMatcher } from '../../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, type Route, routeKey, routes } from '../../functions/routes.js';
 import type { CorsPolicy } from '../cors.js';
 import { LOCAL_REGION } from './issuer.js';
+import type { StorageWatch } from './storage-faults.js';
 
 /** API Gateway HTTP API's request payload quota. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
@@ -288,6 +289,35 @@ const tooLarge = (requestId: string): HttpAnswer =>
 const internalError = (requestId: string): HttpAnswer =>
   errorAnswer(500, 'INTERNAL_ERROR', 'An internal error occurred.', requestId);
 
+/** How long a full DATA_DIR is given before a retry: the user has to free space first. */
+const STORAGE_RETRY_AFTER_SECONDS = 10;
+
+/**
+ * A 5xx while DATA_DIR is full is the disk's doing (the emulators' writes failed): the answer says
+ * so, keeping the job's id when the handler named one.
+ */
+const insufficientStorage = (failed: HttpAnswer, requestId: string): HttpAnswer => {
+  let jobId: unknown;
+  try {
+    jobId = (JSON.parse(failed.body.toString('utf8')) as { error?: { job_id?: unknown } }).error?.job_id;
+  } catch {
+    jobId = undefined;
+  }
+  const answer = errorAnswer(
+    507,
+    'INSUFFICIENT_STORAGE',
+    "The local stack's data directory (DATA_DIR) is full: free some space and try again.",
+    requestId,
+  );
+  const body = JSON.parse(answer.body.toString('utf8')) as { error: Record<string, unknown> };
+  if (typeof jobId === 'string') body.error.job_id = jobId;
+  return {
+    ...answer,
+    headers: { ...answer.headers, 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
+    body: Buffer.from(JSON.stringify(body)),
+  };
+};
+
 const write = (res: ServerResponse, answer: HttpAnswer, requestId: string): void => {
   res.writeHead(answer.statusCode, {
     ...answer.headers,
@@ -338,6 +368,8 @@ export interface LocalHttpServerOptions {
    * @default none
    */
   readonly localPages?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** Where the stack keeps its data: a 5xx while it is full answers 507 INSUFFICIENT_STORAGE. @default none */
+  readonly storage?: StorageWatch;
 }
 
 /**
@@ -397,14 +429,19 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
     const match = route(req.method ?? 'GET', q === -1 ? url : url.slice(0, q));
     const event = buildEvent({ req, body, match, requestId, now: new Date() });
     if (eventPayloadBytes(event) > MAX_LAMBDA_PAYLOAD_BYTES) return tooLarge(requestId);
+    let answered: HttpAnswer;
     try {
       const handler = await load(match.resource);
       const result = await invoke(handler, event, createLambdaContext(match.resource));
-      return toHttpAnswer(result);
+      answered = toHttpAnswer(result);
     } catch (e) {
       logError(`${match.routeKey}: the ${match.resource} handler failed (answered 500 INTERNAL_ERROR):`, e);
-      return internalError(requestId);
+      answered = internalError(requestId);
     }
+    if (answered.statusCode >= 500 && (await options.storage?.isFull())) {
+      return insufficientStorage(answered, requestId);
+    }
+    return answered;
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
