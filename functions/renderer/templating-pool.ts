@@ -9,7 +9,10 @@
  * Why a worker: the engine is bounded by itself (a deadline and an output limit), and the pool
  * bounds it again from outside, where no engine bug can reach:
  * - time: a worker that has not answered TIME_LIMIT_MS plus a margin after its job started is
- *   terminated and replaced; the render fails with INVALID_HTML_TEMPLATE naming the limit;
+ *   terminated and replaced; the render fails with INVALID_HTML_TEMPLATE naming the limit. The
+ *   engine's limit is the worker's CPU time (templating-worker.ts), and a watchdog that fires late
+ *   (the whole process was stopped, the worker with it) waits one more period instead of blaming
+ *   the template;
  * - memory: resourceLimits cap each worker's heap, so a memory bomb kills the worker (and is
  *   answered "Templating ran out of memory"), not the renderer;
  * - environment: workers start with an empty process.env and import nothing but the engine.
@@ -27,6 +30,10 @@ export const TIME_LIMIT_MS = 2_000;
 /** How long past the limit a worker may take to answer before it is terminated. */
 export const TIME_LIMIT_MARGIN_MS = 250;
 export const MAX_WORKERS = 4;
+/** Times a late-firing watchdog waits again before it terminates the worker (see armWatchdog). */
+const MAX_LATE_WATCHDOGS = 3;
+/** A timer this late means the process did not run (stopped, or starved), not that the template did. */
+const LATE_WATCHDOG_MS = 500;
 /**
  * How long a job waits for the worker it was given to finish loading: one that takes longer is
  * stuck (from source, tsx may take ~0.5 s on a busy machine). Counted from the job, not from the
@@ -170,6 +177,7 @@ const outcomeOfError = (error: WorkerTemplateError, task: Task): TemplatingOutco
     log('ERROR', 'templating-internal-error', { message: error.message });
     return failed('PDF_RENDERING_FAILED', 'Templating failed in the renderer.');
   }
+
   const details: TemplateFailureDetails = {
     ...(error.line !== undefined ? { line: error.line } : {}),
     ...(error.variable !== undefined ? { name: error.variable } : {}),
@@ -224,6 +232,27 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
     else if (slots.length === 0 && slot.ready) prewarm();
   };
 
+  /**
+   * Terminates the worker `budgetMs` plus the margin from now, unless it answers first. A watchdog
+   * that fires LATE_WATCHDOG_MS late or more found the whole process stopped, which stopped the
+   * worker too: it waits one more period (up to MAX_LATE_WATCHDOGS times).
+   */
+  const armWatchdog = (slot: Slot, budgetMs: number, lateSoFar: number): void => {
+    clearTimeout(slot.timer);
+    const due = performance.now() + budgetMs + marginMs;
+    slot.timer = setTimeout(() => {
+      if (performance.now() - due > LATE_WATCHDOG_MS && lateSoFar < MAX_LATE_WATCHDOGS) {
+        armWatchdog(slot, timeLimitMs, lateSoFar + 1);
+        return;
+      }
+      discard(
+        slot,
+        failed('INVALID_HTML_TEMPLATE', `Templating exceeded its ${timeLimitMs} ms limit`),
+        'time limit',
+      );
+    }, budgetMs + marginMs);
+  };
+
   const dispatch = (slot: Slot): void => {
     const task = slot.task;
     if (!task || slot.gone) return;
@@ -246,15 +275,7 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
         ? { parts: task.parts.map((p) => ({ source: p.source, maxOutputBytes: p.maxOutputBytes })) }
         : {}),
     };
-    slot.timer = setTimeout(
-      () =>
-        discard(
-          slot,
-          failed('INVALID_HTML_TEMPLATE', `Templating exceeded its ${timeLimitMs} ms limit`),
-          'time limit',
-        ),
-      timeLimitMs + marginMs,
-    );
+    armWatchdog(slot, timeLimitMs, 0);
     slot.worker.ref();
     try {
       slot.worker.postMessage(job);
