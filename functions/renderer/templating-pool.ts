@@ -8,11 +8,10 @@
  *
  * Why a worker: the engine is bounded by itself (a deadline and an output limit), and the pool
  * bounds it again from outside, where no engine bug can reach:
- * - time: a worker that has not answered TIME_LIMIT_MS plus a margin after its job started is
- *   terminated and replaced; the render fails with INVALID_HTML_TEMPLATE naming the limit. The
- *   engine's limit is the worker's CPU time (templating-worker.ts), and a watchdog that fires late
- *   (the whole process was stopped, the worker with it) waits one more period instead of blaming
- *   the template;
+ * - time: the engine stops itself at TIME_LIMIT_MS of the worker's CPU time (templating-worker.ts);
+ *   a worker that has not answered WATCHDOG_FACTOR × TIME_LIMIT_MS plus a margin after its job
+ *   started, not counting the time the whole process was stopped (the worker with it), is
+ *   terminated and replaced; the render fails with INVALID_HTML_TEMPLATE naming the limit;
  * - memory: resourceLimits cap each worker's heap, so a memory bomb kills the worker (and is
  *   answered "Templating ran out of memory"), not the renderer;
  * - environment: workers start with an empty process.env and import nothing but the engine.
@@ -30,10 +29,51 @@ export const TIME_LIMIT_MS = 2_000;
 /** How long past the limit a worker may take to answer before it is terminated. */
 export const TIME_LIMIT_MARGIN_MS = 250;
 export const MAX_WORKERS = 4;
-/** Times a late-firing watchdog waits again before it terminates the worker (see armWatchdog). */
-const MAX_LATE_WATCHDOGS = 3;
-/** A timer this late means the process did not run (stopped, or starved), not that the template did. */
-const LATE_WATCHDOG_MS = 500;
+/**
+ * The watchdog's wall-clock period, in time limits. The engine stops itself at the limit in CPU
+ * time (templating-worker.ts); the watchdog is for an engine that stops checking, and waits longer
+ * than the limit because a worker sharing a busy machine gets less than a core: on this project's
+ * 2-core machine under load, 1.2 s of template CPU took 2-3 s.
+ */
+export const WATCHDOG_FACTOR = 2;
+/** How often the pool's clock looks for stalls while a job runs (see createRunClock). */
+const TICK_MS = 100;
+/** A tick this late means the process did not run (stopped, or starved), and neither did the worker. */
+const STALL_MS = 300;
+
+/**
+ * Milliseconds that leaves out the time the process was stopped (SIGSTOP, a laptop's sleep):
+ * while anything runs, a tick every TICK_MS notes how late it came, and a tick STALL_MS late or
+ * more is counted as a stall. The worker was stopped too, so its watchdog does not count it.
+ */
+const createRunClock = () => {
+  let stalledMs = 0;
+  let last = performance.now();
+  let ticker: NodeJS.Timeout | undefined;
+  const tick = (): void => {
+    const now = performance.now();
+    const late = now - last - TICK_MS;
+    if (late >= STALL_MS) stalledMs += late;
+    last = now;
+  };
+  return {
+    /** Ticks while any job runs. */
+    running(busy: boolean): void {
+      if (busy && !ticker) {
+        last = performance.now();
+        ticker = setInterval(tick, TICK_MS);
+        ticker.unref();
+      } else if (!busy && ticker) {
+        clearInterval(ticker);
+        ticker = undefined;
+      }
+    },
+    now(): number {
+      if (ticker) tick(); // a stall that just ended, before its tick ran
+      return performance.now() - stalledMs;
+    },
+  };
+};
 /**
  * How long a job waits for the worker it was given to finish loading: one that takes longer is
  * stuck (from source, tsx may take ~0.5 s on a busy machine). Counted from the job, not from the
@@ -198,6 +238,7 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
 
   const slots: Slot[] = [];
   const queue: Task[] = [];
+  const clock = createRunClock();
   let nextJobId = 1;
 
   const remove = (slot: Slot): void => {
@@ -216,6 +257,7 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
     clearTimeout(slot.timer);
     slot.timer = undefined;
     slot.worker.unref();
+    clock.running(slots.some((s) => s.task !== undefined));
     task?.resolve(outcome);
   };
 
@@ -233,24 +275,25 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
   };
 
   /**
-   * Terminates the worker `budgetMs` plus the margin from now, unless it answers first. A watchdog
-   * that fires LATE_WATCHDOG_MS late or more found the whole process stopped, which stopped the
-   * worker too: it waits one more period (up to MAX_LATE_WATCHDOGS times).
+   * Terminates the worker once it has run `periodMs` (the run clock's: stalls of the process left
+   * out), unless it answers first.
    */
-  const armWatchdog = (slot: Slot, budgetMs: number, lateSoFar: number): void => {
+  const armWatchdog = (slot: Slot, periodMs: number): void => {
     clearTimeout(slot.timer);
-    const due = performance.now() + budgetMs + marginMs;
-    slot.timer = setTimeout(() => {
-      if (performance.now() - due > LATE_WATCHDOG_MS && lateSoFar < MAX_LATE_WATCHDOGS) {
-        armWatchdog(slot, timeLimitMs, lateSoFar + 1);
-        return;
-      }
-      discard(
-        slot,
-        failed('INVALID_HTML_TEMPLATE', `Templating exceeded its ${timeLimitMs} ms limit`),
-        'time limit',
-      );
-    }, budgetMs + marginMs);
+    const startedAt = clock.now();
+    const check = (waitMs: number): void => {
+      slot.timer = setTimeout(() => {
+        const left = periodMs - (clock.now() - startedAt);
+        if (left >= 1) return check(left);
+        discard(
+          slot,
+          failed('INVALID_HTML_TEMPLATE', `Templating exceeded its ${timeLimitMs} ms limit`),
+          'time limit',
+        );
+      }, waitMs);
+    };
+    clock.running(true);
+    check(periodMs);
   };
 
   const dispatch = (slot: Slot): void => {
@@ -275,7 +318,7 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
         ? { parts: task.parts.map((p) => ({ source: p.source, maxOutputBytes: p.maxOutputBytes })) }
         : {}),
     };
-    armWatchdog(slot, timeLimitMs, 0);
+    armWatchdog(slot, timeLimitMs * WATCHDOG_FACTOR + marginMs);
     slot.worker.ref();
     try {
       slot.worker.postMessage(job);

@@ -5,6 +5,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { renderTemplate } from '../../functions/templating/index.js';
 import { type NpmStart, npmStart, signalGroup } from '../helpers/npm-start.js';
 import { sleep, timedApi } from '../helpers/template-abuse.js';
 
@@ -12,6 +13,27 @@ import { sleep, timedApi } from '../helpers/template-abuse.js';
 const slowPage = {
   html: '<p>slow</p><script>setTimeout(() => { const p = document.createElement("p"); p.id = "done"; document.body.append(p); }, 1500)</script>',
   page_load: { wait_for_selector: '#done', timeout_ms: 20_000 },
+};
+
+/** This thread's CPU time in ms. */
+const cpuMs = (): number => {
+  const { user, system } = process.threadCpuUsage();
+  return (user + system) / 1000;
+};
+
+/**
+ * A template that busies the engine for about `targetMs` of CPU time (measured here, with the same
+ * engine the stack's templating worker runs), and writes nothing.
+ */
+const busyTemplate = (targetMs: number): string => {
+  const template = (n: number) =>
+    `{% for i in range(${n}) %}{% for j in range(1000) %}{% endfor %}{% endfor %}`;
+  const probe = 1_000;
+  renderTemplate(template(probe), {}, { deadline: Date.now() + 60_000 }); // warm-up (JIT)
+  const started = cpuMs();
+  renderTemplate(template(probe), {}, { deadline: Date.now() + 60_000 });
+  const perRound = Math.max(0.001, (cpuMs() - started) / probe);
+  return template(Math.min(100_000, Math.max(1, Math.round(targetMs / perRound))));
 };
 
 const groupAlive = (pid: number): boolean => {
@@ -137,6 +159,41 @@ describe('npm start under signals and stalls', () => {
     } finally {
       socket.destroy();
     }
+  });
+
+  it('a stall during templating is not blamed on the template: the limit is CPU time', async () => {
+    stack = await npmStart();
+    const api = timedApi(stack.baseUrl);
+    const token = await stack.sessionToken();
+    const plain = await api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>invoice</p>' },
+      timeoutMs: 60_000,
+    });
+    expect(plain.status, plain.text).toBe(201);
+    const html = `<p>invoice</p>${busyTemplate(800)}`;
+    const control = await api('/v1/pdf', { method: 'POST', token, body: { html }, timeoutMs: 60_000 });
+    expect(control.status, control.text).toBe(201);
+    console.info(`templated render ${Math.round(control.ms)} ms, plain ${Math.round(plain.ms)} ms`);
+
+    const answer = api('/v1/pdf', { method: 'POST', token, body: { html }, timeoutMs: 60_000 });
+    // Templating runs for about 800 ms of CPU once the request is in: stall it midway, well past
+    // the 2,000 ms limit (a laptop's lid closed mid-render).
+    await sleep(500);
+    signalGroup(stack.pid, 'SIGSTOP');
+    try {
+      await sleep(3_000);
+    } finally {
+      signalGroup(stack.pid, 'SIGCONT');
+    }
+    const stalled = await answer;
+    const templatingLog = stack
+      .output()
+      .split('\n')
+      .filter((line) => /templating|DBG/.test(line))
+      .join('\n');
+    expect(stalled.status, `${stalled.text}\n${templatingLog}`).toBe(201);
   });
 
   it('a 5 MiB html of table markup in a body under 6 MiB renders', async () => {
