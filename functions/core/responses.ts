@@ -40,6 +40,8 @@ export const errorStatus = {
   PDF_RENDERING_FAILED: 502,
   PDF_STORAGE_FAILED: 502,
   PDF_RENDERING_TIMEOUT: 504,
+  SERVICE_BUSY: 503,
+  INSUFFICIENT_STORAGE: 507,
 } as const satisfies Record<ErrorCode, number>;
 
 export const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({

@@ -35,6 +35,8 @@ export const ERROR_CODES = [
   'PDF_RENDERING_FAILED',
   'PDF_STORAGE_FAILED',
   'PDF_RENDERING_TIMEOUT',
+  'SERVICE_BUSY',
+  'INSUFFICIENT_STORAGE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

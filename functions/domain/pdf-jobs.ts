@@ -276,6 +276,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       jobId: job.id,
       ...(templating ? { details: [templateDetail(where, result.message, result.details)] } : {}),
       ...(result.diagnostics ? { diagnostics: result.diagnostics } : {}),
+      ...(result.retryAfterSeconds !== undefined ? { retryAfterSeconds: result.retryAfterSeconds } : {}),
     });
   };
 
@@ -349,7 +350,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         await idempotency_.finish(accountId, idempotency.key, { job_id: job.job.id, error: null });
         return { job, replayed: false };
       } catch (e) {
-        if (e instanceof ServiceError) {
+        // A busy renderer is not this request's answer for good: the key is free for the retry.
+        if (e instanceof ServiceError && e.code !== 'SERVICE_BUSY') {
           const error = {
             code: e.code,
             message: e.message,

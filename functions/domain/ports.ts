@@ -100,7 +100,8 @@ export type RenderFailureCode =
   | 'PDF_RENDERING_FAILED'
   | 'PDF_STORAGE_FAILED'
   | 'PDF_TOO_LARGE'
-  | 'PDF_TOO_MANY_PAGES';
+  | 'PDF_TOO_MANY_PAGES'
+  | 'SERVICE_BUSY';
 
 export type RenderResult =
   | {
@@ -124,6 +125,8 @@ export type RenderResult =
       readonly details?: { readonly line?: number; readonly name?: string; readonly part?: TemplatePart };
       /** What happened inside the page, when the render got as far as opening it. */
       readonly diagnostics?: Diagnostics;
+      /** SERVICE_BUSY: when the renderer expects to have room again. */
+      readonly retryAfterSeconds?: number;
     };
 
 /** The templates a render executes besides its html. */

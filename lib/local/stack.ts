@@ -55,6 +55,7 @@ import {
   loadOrCreateIssuer,
 } from './issuer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
+import { createStorageWatch, guardLevelDb, guardS3rverWrites } from './storage-faults.js';
 import { ensureTable } from './table.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -282,8 +283,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     }),
     sessionTtlSeconds: options.dashboardSessionTtlSeconds,
   });
+  // A full DATA_DIR: the emulators' failed writes are answered, not thrown (storage-faults.ts).
+  const storage = createStorageWatch(dataDir);
   const api = createLocalHttpServer({
     quiet: options.quiet,
+    storage,
     ready,
     loadHandler: (r) => loadHandler(r),
     ...(cors ? { cors } : {}),
@@ -310,6 +314,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       renderer = own;
     }
 
+    const unguardLevelDb = guardLevelDb(storage);
+    cleanups.push(async () => unguardLevelDb());
     const dynamo = dynalite({
       path: join(dataDir, 'dynamodb'),
       createTableMs: 0,
@@ -327,6 +333,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       vhostBuckets: false,
       configureBuckets: [{ name: LOCAL_BUCKET_NAME, configs: [pdfBucketCors(dashboardOrigins)] }],
     });
+    guardS3rverWrites(s3, storage);
     await s3.configureBuckets();
     const s3Server = createServer(s3.callback());
     const s3Port = (await listen(s3Server, 0, '127.0.0.1')).port;

@@ -182,7 +182,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "API_KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT";
+                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "API_KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
                 message: string;
                 details?: {
                     field: string;
@@ -622,6 +622,21 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_BUSY */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
