@@ -70,17 +70,17 @@ export interface PdfMetadata {
 }
 
 /** What a render's page did that the caller may want to know (the job's `diagnostics`). */
-export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_glyph';
+export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_glyph' | 'unsafe_link';
 
 export interface DiagnosticEntry {
   readonly type: DiagnosticType;
   /**
    * console, page_error: the text. resource: why it did not load (`blocked: private address`,
    * `failed: net::ERR_NAME_NOT_RESOLVED`, `failed: HTTP 404`, `pending: still loading at the deadline`).
-   * missing_glyph: the characters no font could draw.
+   * missing_glyph: the characters no font could draw. unsafe_link: the page the link was removed from.
    */
   readonly message: string;
-  /** resource: the URL (cut when long). */
+  /** resource: the URL; unsafe_link: the link's target (both cut when long). */
   readonly url?: string;
   /** How many times the same entry happened. */
   readonly count: number;

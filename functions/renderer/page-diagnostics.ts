@@ -116,6 +116,8 @@ const codePoint = (ch: string): string =>
   `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 
 export interface PageWatch {
+  /** Records what the renderer found in the printed PDF (before finish). */
+  add(type: 'unsafe_link', message: string, url: string): void;
   /** Looks for text that prints as missing-glyph boxes; gives up quietly after `timeoutMs`. */
   checkGlyphs(timeoutMs: number): Promise<void>;
   /** Stops watching; when the render ran out of time, the requests still loading are listed. */
@@ -200,6 +202,10 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
   };
 
   return {
+    add(type, message, url) {
+      recorder.add(type, message, url);
+    },
+
     async checkGlyphs(timeoutMs) {
       if (timeoutMs < 1) return;
       const started = performance.now();

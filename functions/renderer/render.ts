@@ -25,6 +25,7 @@ import type {
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
 import { type PageWatch, watchPage } from './page-diagnostics.js';
+import { removeUnsafeLinks } from './pdf-links.js';
 import { withDocumentInfo } from './pdf-metadata.js';
 import { countPdfPages } from './pdf-pages.js';
 import type { RenderPart, TemplatingPool } from './templating-pool.js';
@@ -411,6 +412,7 @@ const renderJob = async (
       printed = fail('PDF_RENDERING_FAILED', 'Chromium failed while rendering the page.');
     }
   }
+  if (!('ok' in printed)) printed = withSafeLinks(printed, watch, log);
   // A printed page is looked at once more, for missing glyphs, while its PDF is checked and
   // uploaded (a failed one is not: nothing of it is printed).
   const glyphs =
@@ -437,6 +439,31 @@ const renderJob = async (
   const stored = await storePdf(printed, request, log);
   const diagnostics = await done;
   return { ...stored, diagnostics };
+};
+
+/**
+ * The printed PDF with every link the allow-list refuses removed (pdf-links.ts), each reported in
+ * the diagnostics. Done on Chromium's own file, before any incremental update (the metadata's
+ * /Prev), which the reader does not walk. A file it cannot walk is not passed on unchecked.
+ */
+const withSafeLinks = (
+  printed: Extract<Printed, { pdf: Uint8Array }>,
+  watch: PageWatch,
+  log: Logger,
+): Printed => {
+  const removed = removeUnsafeLinks(printed.pdf);
+  if (!removed) {
+    log.error('pdf-links-unreadable', { bytes: printed.pdf.byteLength });
+    return fail('PDF_RENDERING_FAILED', 'The printed PDF could not be checked for unsafe links.');
+  }
+  for (const { target, page } of removed) {
+    watch.add(
+      'unsafe_link',
+      `removed from page ${page}: only http:, https:, mailto: and in-document links are kept`,
+      target,
+    );
+  }
+  return printed;
 };
 
 /** Page count and size checked, metadata set, and the PUT: the result without its diagnostics. */
