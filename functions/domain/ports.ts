@@ -49,6 +49,12 @@ export interface RenderRequest {
   };
   /** The PDF's document information: what is given here replaces what Chromium writes. */
   readonly metadata?: PdfMetadata;
+  /**
+   * No network egress at all for this render's page: every request and connection is refused
+   * (DNS included), whatever the deployment's egress settings. For a template written by another
+   * account, whose page must not carry the caller's variables anywhere. @default false
+   */
+  readonly offline?: boolean;
   /** Where to put the PDF: a presigned S3 PUT. The renderer sends exactly these headers. */
   readonly upload: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
   readonly limits: {

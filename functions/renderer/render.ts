@@ -336,7 +336,7 @@ const renderJob = async (
       ...(parts.length > 0 ? { parts: parts.map((p) => p.render) } : {}),
     })
     .finally(() => templated_(Math.round(performance.now() - templatingStarted)));
-  const taking = browser.takeSession();
+  const taking = browser.takeSession({ offline: request.offline === true });
   const opening = taking.then(
     (session) => ({ session }),
     (error: unknown) => ({ error }),

@@ -73,6 +73,10 @@ export const chromiumArgs = (
   '--block-new-web-contents',
   // WebRTC could send UDP (STUN) around the proxy.
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  // Chromium never needs a name resolved: every connection goes to the proxy by its address, and
+  // the proxy resolves. So no lookup of its own (DNS prefetch, preconnect, WebRTC) leaves a trace
+  // of a page's host names at a resolver, offline renders' included.
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
   // No traffic of Chromium's own (updates, metrics, safe browsing lists).
   '--disable-background-networking',
   '--disable-component-update',
