@@ -75,6 +75,8 @@ export interface PageGuard {
    * it the render fails.
    */
   addFrame(frameId: string): void;
+  /** Fails the render at once (its page did what no render may); `failed` rejects with `e`. */
+  fail(e: Error): void;
   /** The render is over: its page's requests are no longer answered, and its failures no longer reported. */
   end(): void;
   /**

@@ -24,6 +24,7 @@ import type {
 } from './contract.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
+import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
 import { type PageWatch, watchPage } from './page-diagnostics.js';
 import { removeUnsafeLinks } from './pdf-links.js';
 import { withDocumentInfo } from './pdf-metadata.js';
@@ -402,6 +403,11 @@ const renderJob = async (
         e.what === 'requests'
           ? `The page made more than ${limit} requests, the most one render may make.`
           : `The page opened more than ${limit} frames, the most one render may open.`,
+      );
+    } else if (e instanceof PageEventFloodError) {
+      printed = fail(
+        'PDF_RENDERING_FAILED',
+        `The page sent more than ${PROTOCOL_EVENT_LIMIT.toLocaleString('en-US')} console messages or errors, the most one render may send.`,
       );
     } else if (e instanceof HeaderFooterPrintError) {
       spoiled = false;
