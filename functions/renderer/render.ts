@@ -12,7 +12,7 @@
  */
 
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { type Page, TimeoutError } from 'puppeteer-core';
+import { type CDPSession, type Page, TimeoutError } from 'puppeteer-core';
 import { countWith, MetricUnit, metrics } from '../core/metrics.js';
 import type { BrowserHost, RenderSession } from './browser.js';
 import type {
@@ -157,6 +157,28 @@ const crashOf = (page: Page): Promise<never> => {
   return crashed;
 };
 
+/**
+ * Has page.setContent write the document through the renderer's own DevTools session, not
+ * puppeteer's evaluate, which tags its script with `//# sourceURL=pptr:…` naming the caller's file
+ * (the renderer's install path and puppeteer's): every stack trace the page's scripts take while
+ * the document is written (all its inline scripts') showed it, in the PDF and the diagnostics. This
+ * script has no URL: its frame shows as `<anonymous>`. Puppeteer's lifecycle wait is kept.
+ */
+const writeWithoutSourceUrl = (page: Page, cdp: CDPSession): void => {
+  const frame = page.mainFrame() as unknown as { setFrameContent?: (html: string) => Promise<void> };
+  if (typeof frame.setFrameContent !== 'function') {
+    throw new Error('puppeteer-core changed: Frame.setFrameContent is gone (see writeWithoutSourceUrl)');
+  }
+  Object.defineProperty(frame, 'setFrameContent', {
+    value: async (html: string): Promise<void> => {
+      const { exceptionDetails } = await cdp.send('Runtime.evaluate', {
+        expression: `document.open(); document.write(${JSON.stringify(html)}); document.close();`,
+      });
+      if (exceptionDetails) throw new Error('writing the document failed');
+    },
+  });
+};
+
 const loadAndPrint = async (
   taggedPdf: boolean,
   session: RenderSession,
@@ -165,9 +187,10 @@ const loadAndPrint = async (
   request: RenderRequest,
   deadline: number,
 ): Promise<Printed> => {
-  const { page, guard } = session;
+  const { page, guard, cdp } = session;
   const { pdf: options, pageLoad, limits } = request;
   dismissDialogs(page);
+  writeWithoutSourceUrl(page, cdp);
   // The page's renderer dying, or the page going over its request budget, ends the wait at once.
   const failed = Promise.race([crashOf(page), guard.failed]);
   failed.catch(noop);
