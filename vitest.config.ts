@@ -1,24 +1,43 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Unit tests need no network; integration tests start a real local stack per file (dynalite,
- * s3rver, Chromium). Each file runs in its own child process, because a process holds one stack
- * (it owns the in-process renderer); two at a time, because this machine has 2 cores and a
- * Chromium per busy file is what it can carry.
+ * Two projects. `unit` needs no network and no Chromium (`npm run test:unit`). `integration` runs
+ * against real local stacks (dynalite, s3rver, Chromium): one shared stack for the whole run,
+ * started by its global setup in a process of its own (test/helpers/shared-stack.ts), which every
+ * file without special settings uses; files that need other settings, faults or the handlers in
+ * their own process start their own. Each file runs in its own child process, two at a time:
+ * this machine has 2 cores, and Chromium's work is most of the load.
  */
 export default defineConfig({
   test: {
-    include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
     pool: 'forks',
     maxWorkers: 2,
     minWorkers: 1,
     isolate: true,
-    // Chromium-backed renders and a stack start per file; no test asserts on timing.
+    // Generous for a busy machine (a Chromium start, a CDK synth): no test judges time by these.
     testTimeout: 60_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000,
     // Logs as locally (readable, metrics off), and only warnings and errors: a test that reads the
     // logs raises the level itself (test/integration/log-secrets.test.ts).
     env: { POWERTOOLS_DEV: 'true', POWERTOOLS_LOG_LEVEL: 'WARN' },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          setupFiles: ['test/helpers/no-network.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/helpers/shared-stack.ts'],
+        },
+      },
+    ],
   },
 });

@@ -28,6 +28,16 @@ export interface BodyDeclaration<B, S extends z.ZodType<B> = z.ZodType<B>> {
   parse?(body: Record<string, unknown>, schema: S): B;
 }
 
+/**
+ * A body parsed once, with the headers the route reads, into the command its use case takes
+ * (which is not the body's shape: the schema documents the body, `parse` builds the command).
+ */
+export interface CommandDeclaration<C, S extends z.ZodType = z.ZodType> {
+  readonly schema: (settings: Settings) => S;
+  /** Throws the 422 the route answers with. */
+  parse(body: Record<string, unknown>, schema: S, headers: Readonly<Record<string, string | undefined>>): C;
+}
+
 export interface HeaderDeclaration {
   readonly name: string;
   readonly description: string;
@@ -40,7 +50,7 @@ export interface RouteDeclaration<B = unknown, Q = unknown> {
   /** API Gateway path syntax, e.g. `/v1/pdf/{job_id}`. */
   readonly path: string;
   readonly credentials: readonly CredentialKind[];
-  readonly body?: BodyDeclaration<B>;
+  readonly body?: BodyDeclaration<B> | CommandDeclaration<B>;
   /** Query parameters as strings in, parsed values out; problems answer VALIDATION_ERROR. */
   readonly query?: z.ZodType<Q, Readonly<Record<string, string | undefined>>>;
   /** Request headers the route reads (documented; the route checks them). */

@@ -1,7 +1,7 @@
 /**
  * The admin command (`npm run admin -- <command>`): operations on accounts that the API does not
  * offer, against the local stack's data (DATA_DIR) or a deployed table. Like lib/local, it runs
- * the service's own data layer (functions/domain/accounts.ts) outside Lambda. bin/admin.ts only
+ * the service's own data layer (functions/adapters/dynamodb/accounts.ts) outside Lambda. bin/admin.ts only
  * hands it the arguments and the environment, so tests run it in-process.
  *
  *   set-plan --account <id> --plan <plan>   put an account on a plan (applies from its next request)
@@ -22,7 +22,8 @@ import { parseArgs } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
-import { type Account, createAccountStore } from '../functions/domain/accounts.js';
+import { createAccountStore } from '../functions/adapters/dynamodb/accounts.js';
+import type { Account } from '../functions/domain/accounts.js';
 import { DEFAULT_PLANS, type Plan, plansFromVariable, plansSchema } from '../functions/settings.js';
 import { closeServer, listen } from './local/http-server.js';
 import { LOCAL_REGION } from './local/issuer.js';

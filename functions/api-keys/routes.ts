@@ -1,7 +1,7 @@
 /** The API key routes (spec: /v1/api-keys, session only; revocation per the contract). */
 import { z } from 'zod';
-import { type CreateApiKeyBody, createApiKeySchema } from '../domain/api-key-management.js';
 import { resource, route, SESSION_ONLY } from '../route-declaration.js';
+import { type CreateApiKeyBody, createApiKeySchema } from './request.js';
 
 const timestamp = z.string().describe('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z');
 

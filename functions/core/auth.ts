@@ -7,11 +7,11 @@
  */
 import { CognitoJwtVerifier } from 'aws-jwt-verify';
 import type { Jwks } from 'aws-jwt-verify/jwk';
+import type { ApiKeyResolver } from '../adapters/secrets-manager/api-key-digest.js';
 import type { AccountStore } from '../domain/accounts.js';
 import { isWellFormedApiKey, looksLikeApiKey } from '../domain/api-key-format.js';
 import { ServiceError } from '../domain/errors.js';
 import type { CredentialKind, Principal } from '../domain/principal.js';
-import type { ApiKeyResolver } from './api-keys.js';
 import type { AuthConfig } from './config.js';
 
 export type Authenticate = (

@@ -14,7 +14,6 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { ServiceError } from '../domain/errors.js';
 import type { Principal } from '../domain/principal.js';
 import type { RateLimitState } from '../domain/usage.js';
-import { parseOrThrow } from '../domain/validation.js';
 import { type AnyResource, type RouteDeclaration, routeKey } from '../route-declaration.js';
 import type { Settings } from '../settings.js';
 import type { Authenticate } from './auth.js';
@@ -22,6 +21,7 @@ import { logger } from './logger.js';
 import { countWith, MetricUnit, metrics } from './metrics.js';
 import { errorResult, jsonResult, type Result, rateLimitHeaders } from './responses.js';
 import { tracer } from './tracing.js';
+import { parseOrThrow } from './validation.js';
 
 export type Event = APIGatewayProxyEventV2;
 export type { Result } from './responses.js';
@@ -49,11 +49,12 @@ export type Implementations<R extends AnyResource> = {
 
 /**
  * Counts a request of a rate-limited route (throws 429 USAGE_LIMIT_EXCEEDED past the limit),
- * given what is known before validation: who, the headers, the parsed JSON body.
+ * given who asks and the route's parsed body (its command), or undefined when the request is
+ * invalid: the count comes before the 422 (contract order), so it may see either.
  */
-export type RateLimitCounter = (
+export type RateLimitCounter<C = unknown> = (
   principal: Principal,
-  request: { readonly headers: Readonly<Record<string, string | undefined>>; readonly body: unknown },
+  command: C | undefined,
 ) => Promise<RateLimitState>;
 
 /** A route's answer with headers of its own (the body alone needs no wrapping). */
@@ -78,6 +79,8 @@ interface RequestState {
   readonly startedAt: number;
   principal?: Principal;
   body?: Record<string, unknown>;
+  /** The body and query parsed once (into the route's command), or why they are invalid. */
+  parsed?: { readonly body: unknown; readonly query: unknown } | { readonly invalid: unknown };
   rateLimit?: RateLimitState;
 }
 
@@ -172,7 +175,38 @@ const jsonBody = (maxBytes: number): MiddlewareObj<Event, Result> => ({
 });
 
 /**
- * The render rate limit: counted after credentials and body parsing, before validation; its
+ * Parses the body (with the headers the route reads) and the query once, into what the route's
+ * use case takes. A problem is kept, not thrown: it answers 422 after the rate limit's count.
+ */
+const parseRequest = (declaration: RouteDeclaration, settings: Settings): MiddlewareObj<Event, Result> => {
+  const body = declaration.body;
+  const schema = body?.schema(settings);
+  return {
+    before: (request) => {
+      const state = stateOf(request);
+      const { event } = request;
+      try {
+        const raw = state.body ?? {};
+        state.parsed = {
+          body:
+            body && schema
+              ? body.parse
+                ? body.parse(raw, schema, event.headers ?? {})
+                : parseOrThrow(schema, raw)
+              : undefined,
+          query: declaration.query
+            ? parseOrThrow(declaration.query, event.queryStringParameters ?? {})
+            : undefined,
+        };
+      } catch (e) {
+        state.parsed = { invalid: e };
+      }
+    },
+  };
+};
+
+/**
+ * The render rate limit: counted after credentials and body parsing, before validation's answer; its
  * window's headers go on every answer after that, errors included. Counting is the last `before`,
  * the headers the last `after`/`onError` (after the responder has made the error answer).
  */
@@ -190,10 +224,11 @@ const rateLimit = (hit: RateLimitCounter) => {
     count: {
       before: async (request) => {
         const state = stateOf(request);
-        state.rateLimit = await hit(state.principal as Principal, {
-          headers: request.event.headers ?? {},
-          body: state.body,
-        });
+        const parsed = state.parsed;
+        state.rateLimit = await hit(
+          state.principal as Principal,
+          parsed && 'body' in parsed ? parsed.body : undefined,
+        );
       },
     } satisfies MiddlewareObj<Event, Result>,
     headers: { after: decorate, onError: decorate } satisfies MiddlewareObj<Event, Result>,
@@ -206,26 +241,24 @@ const routeHandler = (
   deps: HttpDeps,
 ): LambdaHandler => {
   const limited = declaration.rateLimited ? rateLimit(requireRateLimit(deps)) : undefined;
-  const body = declaration.body;
-  const schema = body?.schema(deps.settings);
   const chain = middy<Event, Result>()
     .use(captureLambdaHandler(tracer))
     .use(injectLambdaContext(logger))
     .use(logMetrics(metrics, { captureColdStartMetric: true }));
   if (limited) chain.use(limited.headers);
   chain.use(responder()).use(credentials(declaration, deps.authenticate));
-  if (body) chain.use(jsonBody(deps.settings.maxRequestBodyBytes));
+  if (declaration.body) chain.use(jsonBody(deps.settings.maxRequestBodyBytes));
+  chain.use(parseRequest(declaration, deps.settings));
   if (limited) chain.use(limited.count);
   return chain.handler(async (event, context) => {
     const state = stateOf({ event, context });
-    const raw = state.body ?? {};
+    const parsed = state.parsed ?? { body: undefined, query: undefined };
+    if ('invalid' in parsed) throw parsed.invalid;
     const request: ApiRequest<unknown, unknown> = {
       requestId: state.requestId,
       principal: state.principal as Principal,
-      body: body && schema ? (body.parse ? body.parse(raw, schema) : parseOrThrow(schema, raw)) : undefined,
-      query: declaration.query
-        ? parseOrThrow(declaration.query, event.queryStringParameters ?? {})
-        : undefined,
+      body: parsed.body,
+      query: parsed.query,
       pathParameters: event.pathParameters ?? {},
       headers: event.headers ?? {},
     };

@@ -3,18 +3,17 @@
  * DynamoDB client, the clock, the stores, the authenticator and the HTTP stack's dependencies.
  * Whatever else a resource needs (S3, the renderer) it builds itself, in its own index.ts.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createAccountStore } from '../domain/accounts.js';
-import { createApiKeyStore } from '../domain/api-keys.js';
+
+import { clientOptions } from '../adapters/client-options.js';
+import { createAccountStore } from '../adapters/dynamodb/accounts.js';
+import { createApiKeyStore } from '../adapters/dynamodb/api-keys.js';
+import { createDocumentClient } from '../adapters/dynamodb/client.js';
+import { createApiKeyDigester, createApiKeyResolver } from '../adapters/secrets-manager/api-key-digest.js';
 import type { Clock } from '../domain/ports.js';
-import { createApiKeyDigester, createApiKeyResolver } from './api-keys.js';
 import { createAuthenticator } from './auth.js';
 import type { AwsConfig, ResourceConfig } from './config.js';
 import type { HttpDeps, RateLimitCounter } from './http.js';
 import { logger } from './logger.js';
-import { traced } from './tracing.js';
 
 export const systemClock: Clock = { now: () => new Date() };
 
@@ -22,39 +21,7 @@ export const systemClock: Clock = { now: () => new Date() };
 export const logFault = (message: string, error: unknown): void =>
   logger.error(message, { error: error as Error });
 
-const clientOptions = (aws: AwsConfig, endpoint: string | undefined) => ({
-  region: aws.region,
-  ...(endpoint ? { endpoint } : {}),
-  ...(aws.credentials ? { credentials: aws.credentials } : {}),
-});
-
-/**
- * DynamoDB calls take milliseconds; one that hangs is given up after 2 s (connecting: 1 s) and
- * retried, with throttling, by the SDK's standard retries (3 attempts), after which the request
- * answers 500 INTERNAL_ERROR instead of waiting for the function's timeout.
- */
-const DYNAMODB_TIMEOUTS = { connectionTimeout: 1_000, requestTimeout: 2_000, throwOnRequestTimeout: true };
-
-export const createDocumentClient = (aws: AwsConfig): DynamoDBDocumentClient =>
-  DynamoDBDocumentClient.from(
-    traced(
-      new DynamoDBClient({
-        ...clientOptions(aws, aws.dynamoDbEndpoint),
-        requestHandler: DYNAMODB_TIMEOUTS,
-        maxAttempts: 3,
-      }),
-    ),
-    { marshallOptions: { removeUndefinedValues: true } },
-  );
-
-export const createS3Client = (aws: AwsConfig): S3Client =>
-  traced(
-    new S3Client({
-      ...clientOptions(aws, aws.s3Endpoint),
-      ...(aws.s3Endpoint ? { forcePathStyle: true } : {}),
-    }),
-  );
-
+/** Kept here for core/renderer-client.ts, which builds the renderer's Lambda client. */
 export const createLambdaClientOptions = (aws: AwsConfig) => clientOptions(aws, aws.lambdaEndpoint);
 
 const need = <T>(value: T | undefined, what: string): T => {
@@ -73,10 +40,11 @@ export const createApiRuntime = (config: ResourceConfig) => {
     : undefined;
   const resolveApiKey = digestApiKey ? createApiKeyResolver(apiKeys, digestApiKey) : async () => undefined;
   const authenticate = createAuthenticator(need(config.auth, 'the user pool'), resolveApiKey, accounts);
-  const http = (rateLimit?: RateLimitCounter): HttpDeps => ({
+  /** `rateLimit` takes the command of the resource's rate-limited route (one per resource). */
+  const http = <C>(rateLimit?: RateLimitCounter<C>): HttpDeps => ({
     authenticate,
     settings: config.settings,
-    ...(rateLimit ? { rateLimit } : {}),
+    ...(rateLimit ? { rateLimit: rateLimit as RateLimitCounter } : {}),
   });
   return { config, db, tableName, clock, accounts, apiKeys, digestApiKey, http };
 };

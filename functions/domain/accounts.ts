@@ -4,26 +4,6 @@
  * change (the admin command) applies on the very next request, on every warm function.
  * An account with a known email is findable by it through GSI1 (never a scan).
  */
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { DEFAULT_PLAN } from '../settings.js';
-import { isoNow } from './clock.js';
-import {
-  accountEmailIndexKey,
-  accountEmailPartition,
-  accountKey,
-  ENTITY,
-  GSI1,
-  ITEM_ABSENT,
-  ITEM_EXISTS,
-} from './keys.js';
-import type { Clock } from './ports.js';
-
 export interface Account {
   readonly id: string;
   readonly email: string | null;
@@ -31,138 +11,16 @@ export interface Account {
   readonly created_at: string;
 }
 
-const toAccount = (item: Record<string, unknown>): Account => ({
-  id: String(item.id),
-  email: typeof item.email === 'string' ? item.email : null,
-  plan: String(item.plan),
-  created_at: String(item.created_at),
-});
-
-const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
-
-export const createAccountStore = (db: DynamoDBDocumentClient, tableName: string, clock: Clock) => {
-  const readItem = async (accountId: string): Promise<Record<string, unknown> | undefined> => {
-    const out = await db.send(
-      new GetCommand({ TableName: tableName, Key: accountKey(accountId), ConsistentRead: true }),
-    );
-    return out.Item?.type === ENTITY.account ? out.Item : undefined;
-  };
-
+export interface AccountStore {
+  /** The caller's account, created on first use; `email` (a session's) is kept up to date. */
+  ensure(accountId: string, email: string | undefined): Promise<Account>;
+  /** The account, or undefined when it was never created. */
+  get(accountId: string): Promise<Account | undefined>;
   /**
-   * The session token is the source of the email: keep the record (and its GSI1 entry) in step
-   * with it. Writes only when something differs, so a steady account costs one read a request.
+   * Puts the account on `plan` (the caller checks that the deployment has it). Undefined when
+   * there is no such account: accounts come into being on their first session request.
    */
-  const syncEmail = async (item: Record<string, unknown>, email: string): Promise<Account> => {
-    const index = accountEmailIndexKey(email, String(item.id));
-    if (item.email === email && item[GSI1.partitionKey] === index[GSI1.partitionKey]) return toAccount(item);
-    const out = await db.send(
-      new UpdateCommand({
-        TableName: tableName,
-        Key: accountKey(String(item.id)),
-        UpdateExpression: 'SET email = :email, #gpk = :gpk, #gsk = :gsk',
-        ConditionExpression: ITEM_EXISTS,
-        ExpressionAttributeNames: { '#gpk': GSI1.partitionKey, '#gsk': GSI1.sortKey },
-        ExpressionAttributeValues: {
-          ':email': email,
-          ':gpk': index[GSI1.partitionKey],
-          ':gsk': index[GSI1.sortKey],
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return toAccount(out.Attributes ?? item);
-  };
-
-  const create = async (accountId: string, email: string | undefined): Promise<Account> => {
-    const account: Account = {
-      id: accountId,
-      email: email ?? null,
-      plan: DEFAULT_PLAN,
-      created_at: isoNow(clock.now()),
-    };
-    await db.send(
-      new PutCommand({
-        TableName: tableName,
-        Item: {
-          ...accountKey(accountId),
-          type: ENTITY.account,
-          ...account,
-          ...(email ? accountEmailIndexKey(email, accountId) : {}),
-        },
-        ConditionExpression: ITEM_ABSENT,
-      }),
-    );
-    return account;
-  };
-
-  return {
-    /** The caller's account, created on first use; `email` (a session's) is kept up to date. */
-    async ensure(accountId: string, email: string | undefined): Promise<Account> {
-      const existing = await readItem(accountId);
-      if (existing) return email ? syncEmail(existing, email) : toAccount(existing);
-      try {
-        return await create(accountId, email);
-      } catch (e) {
-        // A concurrent first request created it: use that one.
-        if (!isConditionFailure(e)) throw e;
-        const created = await readItem(accountId);
-        if (!created) throw e;
-        return email ? syncEmail(created, email) : toAccount(created);
-      }
-    },
-
-    /** The account, or undefined when it was never created. */
-    async get(accountId: string): Promise<Account | undefined> {
-      const item = await readItem(accountId);
-      return item ? toAccount(item) : undefined;
-    },
-
-    /**
-     * Puts the account on `plan` (the caller checks that the deployment has it). Undefined when
-     * there is no such account: accounts come into being on their first session request.
-     */
-    async setPlan(accountId: string, plan: string): Promise<{ before: Account; after: Account } | undefined> {
-      try {
-        const out = await db.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: accountKey(accountId),
-            UpdateExpression: 'SET #plan = :plan',
-            ConditionExpression: `${ITEM_EXISTS} AND #type = :type`,
-            ExpressionAttributeNames: { '#plan': 'plan', '#type': 'type' },
-            ExpressionAttributeValues: { ':plan': plan, ':type': ENTITY.account },
-            ReturnValues: 'ALL_OLD',
-          }),
-        );
-        const before = toAccount(out.Attributes ?? {});
-        return { before, after: { ...before, plan } };
-      } catch (e) {
-        if (isConditionFailure(e)) return undefined;
-        throw e;
-      }
-    },
-
-    /** Accounts whose email is `email` (case-insensitive), oldest first. Reads GSI1, never scans. */
-    async findByEmail(email: string): Promise<Account[]> {
-      const found: Account[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const out = await db.send(
-          new QueryCommand({
-            TableName: tableName,
-            IndexName: GSI1.indexName,
-            KeyConditionExpression: '#gpk = :gpk',
-            ExpressionAttributeNames: { '#gpk': GSI1.partitionKey },
-            ExpressionAttributeValues: { ':gpk': accountEmailPartition(email) },
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of out.Items ?? []) if (item.type === ENTITY.account) found.push(toAccount(item));
-        startKey = out.LastEvaluatedKey;
-      } while (startKey);
-      return found.sort((a, b) => a.created_at.localeCompare(b.created_at));
-    },
-  };
-};
-
-export type AccountStore = ReturnType<typeof createAccountStore>;
+  setPlan(accountId: string, plan: string): Promise<{ before: Account; after: Account } | undefined>;
+  /** Accounts whose email is `email` (case-insensitive), oldest first. Reads GSI1, never scans. */
+  findByEmail(email: string): Promise<Account[]>;
+}

@@ -3,7 +3,6 @@
  * key itself exists only in the creation answer; what is kept is its keyed digest (computed by
  * the `digest` port, which holds the deployment's secret).
  */
-import { z } from 'zod';
 import { apiKeyPrefix, generateApiKey } from './api-key-format.js';
 import type { ApiKeyRecord, ApiKeyStore } from './api-keys.js';
 import { ServiceError } from './errors.js';
@@ -14,19 +13,10 @@ import type { Principal } from './principal.js';
 export const MAX_ACTIVE_API_KEYS = 25;
 export const MAX_API_KEY_NAME_CHARACTERS = 100;
 
-const nameIssue = `must be a string of 1 to ${MAX_API_KEY_NAME_CHARACTERS} characters after trimming`;
-
-export const createApiKeySchema = z.strictObject({
-  name: z
-    .string({ error: nameIssue })
-    .trim()
-    .min(1, { error: nameIssue })
-    // Characters are code points: an emoji is one character, as a reader counts it.
-    .refine((name) => [...name].length <= MAX_API_KEY_NAME_CHARACTERS, { error: nameIssue })
-    .describe(`a label, 1-${MAX_API_KEY_NAME_CHARACTERS} characters after trimming (stored trimmed)`),
-});
-
-export type CreateApiKeyBody = z.output<typeof createApiKeySchema>;
+/** A new key's label, as the edge parsed it (functions/api-keys/request.ts). */
+export interface CreateApiKeyCommand {
+  readonly name: string;
+}
 
 /** The creation answer: the record and, this once, the key. */
 export type CreatedApiKey = ApiKeyRecord & { readonly key: string };
@@ -46,7 +36,7 @@ export const createApiKeyManagement = (deps: ApiKeyManagementDeps) => {
   const { store } = deps;
   const maxActiveKeys = deps.maxActiveKeys ?? MAX_ACTIVE_API_KEYS;
   return {
-    async create(principal: Principal, body: CreateApiKeyBody): Promise<CreatedApiKey> {
+    async create(principal: Principal, body: CreateApiKeyCommand): Promise<CreatedApiKey> {
       const key = generateApiKey();
       const outcome = await store.create(
         principal.accountId,

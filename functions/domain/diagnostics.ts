@@ -10,7 +10,6 @@
  * stays inside the 5 MiB the answers keep to. Control characters are replaced: they only cost
  * escapes, and text from a page is shown to its own author, never to another account.
  */
-import { z } from 'zod';
 import type { DiagnosticEntry, Diagnostics, DiagnosticType } from './ports.js';
 
 export const MAX_DIAGNOSTIC_ENTRIES = 50;
@@ -27,39 +26,6 @@ export const DIAGNOSTIC_TYPES = [
   'missing_glyph',
   'unsafe_link',
 ] as const satisfies readonly DiagnosticType[];
-
-export const diagnosticsSchema = z
-  .object({
-    entries: z
-      .array(
-        z.object({
-          type: z
-            .enum(DIAGNOSTIC_TYPES)
-            .describe(
-              'console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw; unsafe_link: a link in the PDF whose target is not http:, https:, mailto: or in the document, removed from the PDF (its text stays)',
-            ),
-          message: z
-            .string()
-            .describe(
-              `the text (at most ${MAX_DIAGNOSTIC_MESSAGE_CHARACTERS} characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404"`,
-            ),
-          url: z
-            .string()
-            .optional()
-            .describe(
-              `resource: its URL; unsafe_link: the removed link's target (at most ${MAX_DIAGNOSTIC_URL_CHARACTERS} characters)`,
-            ),
-          count: z.number().int().min(1).describe('how many times the same entry happened'),
-        }),
-      )
-      .describe('in the order they first happened'),
-    truncated: z
-      .boolean()
-      .describe(
-        `entries were left out to keep within ${MAX_DIAGNOSTIC_ENTRIES} entries and ${MAX_DIAGNOSTICS_BYTES} bytes as JSON`,
-      ),
-  })
-  .describe("what happened inside the render's page; null before the render ends or when no page opened");
 
 /** Cuts `text` to `max` code points, marking the cut; control characters and lone surrogates replaced. */
 export const clip = (text: string, max: number): string => {

@@ -16,24 +16,14 @@
 import { MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
 import { parseTemplate, TemplateError } from '../templating/index.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
-import {
-  bodyHash,
-  IDEMPOTENCY_KEY_PATTERN,
-  type IdempotencyStore,
-  type StoredAnswer,
-} from './idempotency.js';
+import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
-import { hasFile, type Job, type JobResponse, type JobStore, jobResponse } from './jobs.js';
-import { pdfObjectKey } from './keys.js';
+import { hasFile, type Job, type JobStore, type JobView, pdfObjectKey } from './jobs.js';
 import type { Page } from './pagination.js';
-import {
-  type CreatePdfBody,
-  checkHeaderFooterMargins,
-  type RenderOptions,
-  renderOptionsFrom,
-} from './pdf-request.js';
 import type { Clock, PdfStorage, Renderer, RenderRequest, RenderResult, TemplatePart } from './ports.js';
 import type { Principal } from './principal.js';
+import type { RenderCommand } from './render-command.js';
+import { checkHeaderFooterMargins, type RenderOptions, renderOptionsFrom } from './render-options.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
@@ -118,13 +108,7 @@ const checkTemplate = (source: string, variables: Record<string, unknown>, field
 
 /** A render request whose options are checked: what it renders and how. */
 export interface RenderOrder {
-  readonly html: string | null;
-  /** With inline html only: a saved template brings its own. */
-  readonly headerHtml?: string | null;
-  readonly footerHtml?: string | null;
-  readonly templateId: string | null;
-  /** A saved template's version; null: its latest (or inline html). */
-  readonly templateVersion: number | null;
+  readonly source: RenderCommand['source'];
   readonly variables: Record<string, unknown>;
   readonly options: RenderOptions;
 }
@@ -141,7 +125,7 @@ export interface AcceptedRender {
 
 /** A render's answer: the job, and whether it repeats an earlier request's (idempotent replay). */
 export interface Rendered {
-  readonly job: JobResponse;
+  readonly job: JobView;
   readonly replayed: boolean;
 }
 
@@ -152,7 +136,7 @@ const RENDERER_UNREACHABLE: RenderResult = {
 };
 
 export const createPdfJobs = (deps: PdfJobDeps) => {
-  const { jobs, usage, templates, idempotency, storage, renderer, limits, clock } = deps;
+  const { jobs, usage, templates, idempotency: idempotency_, storage, renderer, limits, clock } = deps;
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
@@ -161,35 +145,33 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       ? storage.downloadUrl(job.object_key, `${job.id}.pdf`)
       : null;
 
-  const present = async (job: Job): Promise<JobResponse> => jobResponse(job, await linkOf(job));
+  const present = async (job: Job): Promise<JobView> => ({ job, downloadUrl: await linkOf(job) });
 
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
-  const prepare = (body: CreatePdfBody): RenderOrder => ({
-    html: body.html ?? null,
-    headerHtml: body.header_html ?? null,
-    footerHtml: body.footer_html ?? null,
-    templateId: body.template_id ?? null,
-    templateVersion: body.template_version ?? null,
-    variables: body.variables ?? {},
-    options: renderOptionsFrom(body, limits.renderBudgetMs),
+  const prepare = ({ source, variables, options }: RenderCommand): RenderOrder => ({
+    source,
+    variables,
+    options: renderOptionsFrom(options, limits.renderBudgetMs),
   });
 
   /** Step 1: template lookup and parsing, quota, job. Throws 404/422/429 with nothing held. */
   const accept = async (principal: Principal, order: RenderOrder): Promise<AcceptedRender> => {
-    const field: TemplateField = order.templateId ? 'template_id' : 'html';
-    const saved =
-      order.html === null
-        ? await templates.getReadable(
-            order.templateId as string,
-            principal.accountId,
-            order.templateVersion ?? undefined,
-          )
-        : undefined;
-    const source = order.html ?? (saved?.html as string);
-    const header = (saved ? saved.header_html : order.headerHtml) ?? null;
-    const footer = (saved ? saved.footer_html : order.footerHtml) ?? null;
+    const { source } = order;
+    const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
+    const document =
+      source.kind === 'saved'
+        ? await templates.getReadable(source.templateId, principal.accountId, source.version ?? undefined)
+        : {
+            html: source.html,
+            header_html: source.headerHtml,
+            footer_html: source.footerHtml,
+            version: null,
+          };
+    const sourceHtml = document.html;
+    const header = document.header_html ?? null;
+    const footer = document.footer_html ?? null;
     checkHeaderFooterMargins(order.options, { header: header !== null, footer: footer !== null });
-    checkTemplate(source, order.variables, field);
+    checkTemplate(sourceHtml, order.variables, field);
     if (header !== null) checkTemplate(header, order.variables, 'header_html');
     if (footer !== null) checkTemplate(footer, order.variables, 'footer_html');
 
@@ -199,15 +181,15 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const job = await jobs.create({
         id: jobId,
         account_id: principal.accountId,
-        template_id: order.templateId,
-        template_version: saved?.version ?? null,
+        template_id: source.kind === 'saved' ? source.templateId : null,
+        template_version: document.version,
         object_key: pdfObjectKey(principal.accountId, jobId),
       });
       return {
         job,
         month,
         field,
-        template: { source, variables: order.variables, header, footer },
+        template: { source: sourceHtml, variables: order.variables, header, footer },
         options: order.options,
       };
     } catch (e) {
@@ -270,7 +252,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     { job, month }: AcceptedRender,
     rendering: Job,
     result: Extract<RenderResult, { ok: true }>,
-  ): Promise<JobResponse> => {
+  ): Promise<JobView> => {
     const [completed] = await Promise.all([
       jobs.complete(rendering, result),
       usage.recordRender(job.account_id, month, result.fileSizeBytes, result.renderDurationMs),
@@ -298,7 +280,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   };
 
   /** Step 2: render, store, and complete, or fail and give the unit back. */
-  const execute = async (accepted: AcceptedRender): Promise<JobResponse> => {
+  const execute = async (accepted: AcceptedRender): Promise<JobView> => {
     const { rendering, result } = await guarded(accepted, () => render(accepted));
     if (result.ok) return guarded(accepted, () => complete(accepted, rendering, result));
     throw await guarded(accepted, () => fail(accepted, rendering, result));
@@ -320,7 +302,10 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     return { job: await present(job), replayed: true };
   };
 
-  const renderOnce = async (principal: Principal, order: RenderOrder): Promise<JobResponse> =>
+  /** Finished answers the rate limit's count found, by the request's command (gone with it). */
+  const finished = new WeakMap<RenderCommand, StoredAnswer>();
+
+  const renderOnce = async (principal: Principal, order: RenderOrder): Promise<JobView> =>
     execute(await accept(principal, order));
 
   return {
@@ -329,19 +314,18 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
     /**
      * Counts this render request against the caller's per-minute rate limit, unless it will replay
-     * a finished idempotent request (which renders nothing): that one only reads the window.
+     * a finished idempotent request (which renders nothing): that one only reads the window. An
+     * invalid request (no command: it will answer 422) is counted. The answer found here is the
+     * one `create` replays: the idempotency record is read once.
      */
-    async countRequest(
-      principal: Principal,
-      idempotencyKey: string | undefined,
-      body: unknown,
-    ): Promise<RateLimitState> {
+    async countRequest(principal: Principal, command: RenderCommand | undefined): Promise<RateLimitState> {
       const plan = planOf(principal);
-      const replays =
-        idempotencyKey !== undefined &&
-        IDEMPOTENCY_KEY_PATTERN.test(idempotencyKey) &&
-        (await idempotency.finishedAnswer(principal.accountId, idempotencyKey, bodyHash(body))) !== undefined;
-      return replays
+      const claim = command?.idempotency;
+      const answer = claim
+        ? await idempotency_.finishedAnswer(principal.accountId, claim.key, claim.bodyHash)
+        : undefined;
+      if (command && answer) finished.set(command, answer);
+      return answer
         ? usage.readRateLimit(principal.accountId, plan)
         : usage.hitRateLimit(principal.accountId, plan);
     },
@@ -350,15 +334,19 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
      * Render a PDF; answers the completed job (and whether it is a replay), or throws the failure
      * (with `jobId` when a job exists).
      */
-    async create(principal: Principal, body: CreatePdfBody, idempotencyKey?: string): Promise<Rendered> {
-      const order = prepare(body);
-      if (idempotencyKey === undefined) return { job: await renderOnce(principal, order), replayed: false };
+    async create(principal: Principal, command: RenderCommand): Promise<Rendered> {
+      const order = prepare(command);
+      const { idempotency } = command;
+      if (idempotency === null) return { job: await renderOnce(principal, order), replayed: false };
 
-      const claim = await idempotency.claim(principal.accountId, idempotencyKey, bodyHash(body));
+      const { accountId } = principal;
+      const answered = finished.get(command);
+      if (answered) return replay(principal, answered);
+      const claim = await idempotency_.claim(accountId, idempotency.key, idempotency.bodyHash);
       if (claim.kind === 'replay') return replay(principal, claim.answer);
       try {
         const job = await renderOnce(principal, order);
-        await idempotency.finish(principal.accountId, idempotencyKey, { job_id: job.id, error: null });
+        await idempotency_.finish(accountId, idempotency.key, { job_id: job.job.id, error: null });
         return { job, replayed: false };
       } catch (e) {
         if (e instanceof ServiceError) {
@@ -368,24 +356,24 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
             ...(e.details ? { details: e.details } : {}),
             ...(e.diagnostics ? { diagnostics: e.diagnostics } : {}),
           };
-          await idempotency.finish(principal.accountId, idempotencyKey, { job_id: e.jobId ?? null, error });
+          await idempotency_.finish(accountId, idempotency.key, { job_id: e.jobId ?? null, error });
         } else {
-          await idempotency
-            .release(principal.accountId, idempotencyKey)
+          await idempotency_
+            .release(accountId, idempotency.key)
             .catch((f) => deps.onFault('idempotency release failed', f));
         }
         throw e;
       }
     },
 
-    async get(principal: Principal, jobId: string): Promise<JobResponse> {
+    async get(principal: Principal, jobId: string): Promise<JobView> {
       if (!JOB_ID.test(jobId)) throw jobNotFound(jobId);
       const job = await jobs.get(principal.accountId, jobId);
       if (!job) throw jobNotFound(jobId);
       return present(job);
     },
 
-    async list(principal: Principal, page: Page): Promise<JobResponse[]> {
+    async list(principal: Principal, page: Page): Promise<JobView[]> {
       return Promise.all((await jobs.list(principal.accountId, page)).map(present));
     },
   };

@@ -8,8 +8,12 @@ import { ServiceError } from './errors.js';
 import { newTemplateId, TEMPLATE_ID } from './ids.js';
 import type { Page } from './pagination.js';
 import type { Principal } from './principal.js';
+import type {
+  CreateTemplateCommand as CreateTemplateBody,
+  TemplateVisibilityCommand as TemplateVisibilityBody,
+  UpdateTemplateCommand as UpdateTemplateBody,
+} from './template-commands.js';
 import { contentPayloadBytes, type TemplateContent } from './template-content.js';
-import type { CreateTemplateBody, TemplateVisibilityBody, UpdateTemplateBody } from './template-request.js';
 import { type Template, type TemplateStore, templateNotFound } from './templates.js';
 
 /** The parts of a template's content, each a Jinja2 template (header and footer optional). */

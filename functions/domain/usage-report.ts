@@ -4,8 +4,8 @@
  * against nothing.
  */
 import type { Plan } from '../settings.js';
-import { isoNow } from './clock.js';
-import { monthOf } from './keys.js';
+
+import { isoNow, monthOf } from './clock.js';
 import type { Clock } from './ports.js';
 import type { Principal } from './principal.js';
 import { monthPeriod, planAllowance, type UsageStore } from './usage.js';

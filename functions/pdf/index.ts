@@ -3,22 +3,24 @@
  * cases, with what only this resource needs: the bucket's presigner and the renderer.
  */
 
+import { createIdempotencyStore } from '../adapters/dynamodb/idempotency.js';
+import { createJobStore } from '../adapters/dynamodb/jobs.js';
+import { createTemplateStore } from '../adapters/dynamodb/templates.js';
+import { createUsageStore } from '../adapters/dynamodb/usage.js';
+import { createS3Client } from '../adapters/s3/client.js';
+import { createS3PdfStorage } from '../adapters/s3/pdf-storage.js';
 import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.js';
 import { createLambdaRenderer } from '../core/renderer-client.js';
 import { REPLAYED } from '../core/responses.js';
-import { createApiRuntime, createS3Client, logFault } from '../core/runtime.js';
-import { createS3PdfStorage } from '../core/storage.js';
-import { checkIdempotencyKey, createIdempotencyStore } from '../domain/idempotency.js';
-import { createJobStore } from '../domain/jobs.js';
+import { createApiRuntime, logFault } from '../core/runtime.js';
 import { createPdfJobs } from '../domain/pdf-jobs.js';
 import type { Renderer } from '../domain/ports.js';
-import { createTemplateStore } from '../domain/templates.js';
-import { createUsageStore } from '../domain/usage.js';
 import { wiringOf } from '../route-declaration.js';
 import { DEFAULT_PLAN } from '../settings.js';
 import { pdfResource } from './routes.js';
+import { jobResponse } from './schemas.js';
 
 export interface PdfParts {
   /** The local stack's in-process renderer; in the cloud the renderer Lambda is invoked. */
@@ -52,20 +54,13 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     onFault: logFault,
   });
 
-  return createResourceHandler(
-    pdfResource,
-    http((principal, { headers, body }) => pdfJobs.countRequest(principal, headers['idempotency-key'], body)),
-    {
-      createPdf: async ({ principal, body, headers }) => {
-        const { job, replayed } = await pdfJobs.create(
-          principal,
-          body,
-          checkIdempotencyKey(headers['idempotency-key']),
-        );
-        return replayed ? new Reply(job, REPLAYED) : job;
-      },
-      listPdfs: ({ principal, query }) => pdfJobs.list(principal, query),
-      getPdf: ({ principal, pathParameters }) => pdfJobs.get(principal, pathParameters.job_id ?? ''),
+  return createResourceHandler(pdfResource, http(pdfJobs.countRequest), {
+    createPdf: async ({ principal, body }) => {
+      const { job, replayed } = await pdfJobs.create(principal, body);
+      return replayed ? new Reply(jobResponse(job), REPLAYED) : jobResponse(job);
     },
-  );
+    listPdfs: async ({ principal, query }) => (await pdfJobs.list(principal, query)).map(jobResponse),
+    getPdf: async ({ principal, pathParameters }) =>
+      jobResponse(await pdfJobs.get(principal, pathParameters.job_id ?? '')),
+  });
 };

@@ -1,34 +1,10 @@
 /** The PDF job routes (spec: /v1/pdf). */
-import { z } from 'zod';
-import { diagnosticsSchema } from '../domain/diagnostics.js';
+import { type Page, pageQuerySchema } from '../core/page-query.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.js';
-import { type Page, pageQuerySchema } from '../domain/pagination.js';
-import { type CreatePdfBody, createPdfSchema, parseCreatePdf } from '../domain/pdf-request.js';
+import type { RenderCommand } from '../domain/render-command.js';
 import { KEY_OR_SESSION, resource, route } from '../route-declaration.js';
-
-const timestamp = z.string().describe('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z');
-
-/** A job as the API shows it (spec fields plus template_id, template_version, page_count, error, diagnostics). */
-export const jobSchema = z.object({
-  id: z.string().describe('job_ followed by a ULID'),
-  status: z.enum(['pending', 'rendering', 'completed', 'failed']),
-  download_url: z
-    .string()
-    .nullable()
-    .describe('presigned S3 GET, valid 15 minutes by default, signed afresh on each read'),
-  file_size_bytes: z.number().int().nullable(),
-  render_duration_ms: z.number().int().nullable(),
-  page_count: z.number().int().nullable(),
-  template_id: z.string().nullable(),
-  template_version: z
-    .number()
-    .int()
-    .nullable()
-    .describe("the saved template's version the job rendered; null for inline html"),
-  error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  diagnostics: diagnosticsSchema.nullable(),
-  created_at: timestamp,
-});
+import { createPdfSchema, parseCreatePdf } from './request.js';
+import { jobSchema } from './schemas.js';
 
 const pdfJob = { name: 'PdfJob', schema: jobSchema };
 
@@ -37,7 +13,7 @@ export const pdfResource = resource({
   description: 'The pdf API: render, list and get PDF jobs',
   needs: { pdfBucket: true, renderer: true },
   routes: {
-    createPdf: route<CreatePdfBody>({
+    createPdf: route<RenderCommand>({
       method: 'POST',
       path: '/v1/pdf',
       credentials: KEY_OR_SESSION,

@@ -24,9 +24,10 @@ import type {
 } from './contract.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
+import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
 import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
 import { type PageWatch, watchPage } from './page-diagnostics.js';
-import { removeUnsafeLinks } from './pdf-links.js';
+import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
 import { withDocumentInfo } from './pdf-metadata.js';
 import { countPdfPages } from './pdf-pages.js';
 import type { RenderPart, TemplatingPool } from './templating-pool.js';
@@ -137,7 +138,14 @@ const dismissDialogs = (page: Page): void => {
   });
 };
 
-type Printed = { readonly pdf: Uint8Array; readonly renderDurationMs: number } | RenderResult;
+type Printed =
+  | {
+      readonly pdf: Uint8Array;
+      readonly renderDurationMs: number;
+      /** The links removed from Chromium's file (pdf-links.ts), for the diagnostics. */
+      readonly removedLinks: readonly RemovedLink[];
+    }
+  | RenderResult;
 
 /** The templated header and footer, when the render has them. */
 interface HeaderFooter {
@@ -215,55 +223,72 @@ const loadAndPrint = async (
   const inches = (n: number): string => `${n}in`;
   const { header, footer } = headerFooter;
   const withHeaderFooter = header !== null || footer !== null;
-  const stream = await until(
-    page
-      .createPDFStream({
-        format: options.format,
-        landscape: options.landscape,
-        printBackground: options.printBackground,
-        margin: {
-          top: inches(options.margins.top),
-          right: inches(options.margins.right),
-          bottom: inches(options.margins.bottom),
-          left: inches(options.margins.left),
-        },
-        ...(withHeaderFooter
-          ? {
-              displayHeaderFooter: true,
-              headerTemplate: header ?? EMPTY_TEMPLATE,
-              footerTemplate: footer ?? EMPTY_TEMPLATE,
-            }
-          : {}),
-        preferCSSPageSize: false,
-        tagged: taggedPdf,
-        timeout: remaining(),
-      })
-      .catch((e: unknown) => {
-        if (withHeaderFooter && e instanceof Error && /Printing failed/.test(e.message)) {
-          throw new HeaderFooterPrintError();
-        }
-        throw e;
-      }),
-    deadline,
-    'print',
-  );
+  const taggedByDefault = taggedPdf;
+  const printOnce = async (): Promise<Printed> => {
+    const stream = await until(
+      page
+        .createPDFStream({
+          format: options.format,
+          landscape: options.landscape,
+          printBackground: options.printBackground,
+          margin: {
+            top: inches(options.margins.top),
+            right: inches(options.margins.right),
+            bottom: inches(options.margins.bottom),
+            left: inches(options.margins.left),
+          },
+          ...(withHeaderFooter
+            ? {
+                displayHeaderFooter: true,
+                headerTemplate: header ?? EMPTY_TEMPLATE,
+                footerTemplate: footer ?? EMPTY_TEMPLATE,
+              }
+            : {}),
+          preferCSSPageSize: false,
+          ...chromiumPrintFlags(options, taggedByDefault),
+          timeout: remaining(),
+        })
+        .catch((e: unknown) => {
+          if (withHeaderFooter && e instanceof Error && /Printing failed/.test(e.message)) {
+            throw new HeaderFooterPrintError();
+          }
+          throw e;
+        }),
+      deadline,
+      'print',
+    );
 
-  // Read the PDF as Chromium streams it, and stop as soon as it is over the limit.
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await until(reader.read(), deadline, 'print');
-    if (done) break;
-    total += value.byteLength;
-    if (total > limits.maxPdfBytes) {
-      reader.cancel().catch(noop);
-      return fail('PDF_TOO_LARGE', `The PDF is larger than the limit of ${size(limits.maxPdfBytes)}.`);
+    // Read the PDF as Chromium streams it, and stop as soon as it is over the limit.
+    const reader = stream.getReader();
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for (;;) {
+      const { done, value } = await until(reader.read(), deadline, 'print');
+      if (done) break;
+      total += value.byteLength;
+      if (total > limits.maxPdfBytes) {
+        reader.cancel().catch(noop);
+        return fail('PDF_TOO_LARGE', `The PDF is larger than the limit of ${size(limits.maxPdfBytes)}.`);
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
-  }
-  const pdf = chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, total);
-  return { pdf, renderDurationMs: Math.round(performance.now() - started) };
+    const pdf = chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, total);
+    // Links are made safe in Chromium's own file, before any incremental update (the outline's,
+    // the metadata's: their /Prev is not walked), and in every print (a two-pass one too). A file
+    // it cannot walk is not passed on unchecked.
+    const removedLinks = removeUnsafeLinks(pdf);
+    if (!removedLinks) {
+      return fail('PDF_RENDERING_FAILED', 'The printed PDF could not be checked for unsafe links.');
+    }
+    return { pdf, renderDurationMs: Math.round(performance.now() - started), removedLinks };
+  };
+  return printNavigated<Extract<Printed, { pdf: Uint8Array }>, RenderResult>(
+    session.cdp,
+    options,
+    taggedByDefault,
+    printOnce,
+    (p) => until(p, deadline, 'print'),
+  );
 };
 
 const upload = async (
@@ -441,7 +466,7 @@ const renderJob = async (
       printed = fail('PDF_RENDERING_FAILED', 'Chromium failed while rendering the page.');
     }
   }
-  if (!('ok' in printed)) printed = withSafeLinks(printed, watch, log);
+  if (!('ok' in printed)) reportRemovedLinks(printed.removedLinks, watch);
   // A printed page is looked at once more, for missing glyphs, while its PDF is checked and
   // uploaded (a failed one is not: nothing of it is printed).
   const glyphs =
@@ -470,21 +495,8 @@ const renderJob = async (
   return { ...stored, diagnostics };
 };
 
-/**
- * The printed PDF with every link the allow-list refuses removed (pdf-links.ts), each reported in
- * the diagnostics. Done on Chromium's own file, before any incremental update (the metadata's
- * /Prev), which the reader does not walk. A file it cannot walk is not passed on unchecked.
- */
-const withSafeLinks = (
-  printed: Extract<Printed, { pdf: Uint8Array }>,
-  watch: PageWatch,
-  log: Logger,
-): Printed => {
-  const removed = removeUnsafeLinks(printed.pdf);
-  if (!removed) {
-    log.error('pdf-links-unreadable', { bytes: printed.pdf.byteLength });
-    return fail('PDF_RENDERING_FAILED', 'The printed PDF could not be checked for unsafe links.');
-  }
+/** Each link removed from the PDF (pdf-links.ts), in the render's diagnostics. */
+const reportRemovedLinks = (removed: readonly RemovedLink[], watch: PageWatch): void => {
   for (const { target, page } of removed) {
     watch.add(
       'unsafe_link',
@@ -492,7 +504,6 @@ const withSafeLinks = (
       target,
     );
   }
-  return printed;
 };
 
 /** Page count and size checked, metadata set, and the PUT: the result without its diagnostics. */

@@ -2,12 +2,13 @@
  * The templates resource's Lambda: its routes (routes.ts) bound to one call each into the
  * saved-template use cases. It needs the table only: large html is stored in the table too.
  */
+
+import { createTemplateStore } from '../adapters/dynamodb/templates.js';
 import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
 import { createApiRuntime, logFault } from '../core/runtime.js';
 import { createTemplateManagement } from '../domain/template-management.js';
-import { createTemplateStore } from '../domain/templates.js';
 import { wiringOf } from '../route-declaration.js';
 import { templatesResource } from './routes.js';
 

@@ -1,6 +1,7 @@
 /** The saved-template routes (spec: /v1/templates; keys read and render, only sessions change). */
 import { z } from 'zod';
-import { type Page, pageQuerySchema } from '../domain/pagination.js';
+import { type Page, pageQuerySchema } from '../core/page-query.js';
+import { KEY_OR_SESSION, resource, route, SESSION_ONLY } from '../route-declaration.js';
 import {
   type CreateTemplateBody,
   createTemplateSchema,
@@ -9,8 +10,7 @@ import {
   templateVisibilitySchema,
   type UpdateTemplateBody,
   updateTemplateSchema,
-} from '../domain/template-request.js';
-import { KEY_OR_SESSION, resource, route, SESSION_ONLY } from '../route-declaration.js';
+} from './request.js';
 
 const timestamp = z.string().describe('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z');
 

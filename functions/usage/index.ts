@@ -1,9 +1,10 @@
 /** The usage resource's Lambda: one read of the month's counters and the rate window. */
+
+import { createUsageStore } from '../adapters/dynamodb/usage.js';
 import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
 import { createApiRuntime } from '../core/runtime.js';
-import { createUsageStore } from '../domain/usage.js';
 import { createUsageReport } from '../domain/usage-report.js';
 import { wiringOf } from '../route-declaration.js';
 import { DEFAULT_PLAN } from '../settings.js';

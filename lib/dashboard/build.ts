@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, type BuildResult, build, buildSync, type Metafile } from 'esbuild';
+import { snippetRoutes } from './api-routes.js';
 
 /** The page's source: index.html, main.tsx and the rest. */
 export const SITE_SOURCE_DIR = fileURLToPath(new URL('./site/', import.meta.url));
@@ -60,7 +61,11 @@ const buildOptions = (): BuildOptions & { write: false; metafile: true } => ({
   // Licence comments of the bundled libraries stay, at the end of each file.
   legalComments: 'eof',
   charset: 'utf8',
-  define: { 'process.env.NODE_ENV': '"production"' },
+  define: {
+    'process.env.NODE_ENV': '"production"',
+    // The routes the code snippets call, from the route declarations (lib/dashboard/api-routes.ts).
+    __API_ROUTES__: JSON.stringify(snippetRoutes()),
+  },
   outdir: OUT,
   entryNames: `${ASSETS_DIR}/[name]-[hash]`,
   chunkNames: `${ASSETS_DIR}/[name]-[hash]`,

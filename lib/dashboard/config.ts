@@ -33,6 +33,11 @@ export interface DashboardConfig {
   };
   /** `local` when `npm start` serves the page: it then explains the local sign-in. */
   readonly environment: 'aws' | 'local';
+  /**
+   * What the usage page says about changing plans (plain text: whom to ask, a link's address).
+   * @default a line saying that the deployment's operator changes plans (`npm run admin` locally)
+   */
+  readonly planContact?: string;
 }
 
 /** The scopes the dashboard asks for: an ID token with the email claim, which the API reads. */

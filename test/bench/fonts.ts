@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import chromium from '@sparticuz/chromium';
-import { renderOptionsFrom } from '../../functions/domain/pdf-request.js';
+import { renderOptionsFrom } from '../../functions/domain/render-options.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
 import { assembleFonts, resolveLayerFonts } from '../../lib/layer-fonts.js';
 import { multilingualHtml } from '../fixtures/multilingual.js';
@@ -65,7 +65,7 @@ const documents: Record<DocumentName, { template: RenderRequest['template'] }> =
   multilingual: { template: { source: `{% raw %}${multilingualHtml()}{% endraw %}`, variables: {} } },
   invoice: { template: { source: INVOICE_TEMPLATE, variables: invoiceVariables() } },
 };
-const OPTIONS = renderOptionsFrom({ html: '' }, 25_000);
+const OPTIONS = renderOptionsFrom({}, 25_000);
 
 /** One cold start of renderer-host.ts with this environment: its first PDF, then `iterations` of each document. */
 const coldStart = async (

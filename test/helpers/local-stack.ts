@@ -1,6 +1,7 @@
 /**
- * Integration tests run against the real local stack: one per test file (vitest gives each
- * file its own process), on a temporary DATA_DIR and a random port, quiet.
+ * Integration tests run against the real local stack: the run's shared one (shared-stack.ts),
+ * or one of the file's own when it needs other settings, on a temporary DATA_DIR and a random
+ * port, quiet.
  *
  *   const local = useLocalStack();
  *   it('renders', async () => {
@@ -16,7 +17,8 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
 import {
   LOCAL_CREDENTIALS,
   type LocalStack,
@@ -127,10 +129,8 @@ export interface TestStack {
 
 export type TestStackOptions = Omit<LocalStackOptions, 'port' | 'quiet'>;
 
-/** Starts a quiet stack on a random port; on a fresh temporary DATA_DIR unless one is given. */
-export const startTestStack = async (options: TestStackOptions = {}): Promise<TestStack> => {
-  const dataDir = options.dataDir ?? (await createTempDataDir());
-  const stack = await startLocalStack({ ...options, dataDir, port: 0, quiet: true });
+/** A TestStack's helpers around a running stack. */
+const testStackOf = (stack: LocalStack): TestStack => {
   const sessionToken: TestStack['sessionToken'] = (
     sub = `user-${randomUUID()}`,
     { email = `${sub}@example.com`, ttlSeconds } = {},
@@ -147,19 +147,55 @@ export const startTestStack = async (options: TestStackOptions = {}): Promise<Te
   };
 };
 
+/** Starts a quiet stack on a random port; on a fresh temporary DATA_DIR unless one is given. */
+export const startTestStack = async (options: TestStackOptions = {}): Promise<TestStack> => {
+  const dataDir = options.dataDir ?? (await createTempDataDir());
+  return testStackOf(await startLocalStack({ ...options, dataDir, port: 0, quiet: true }));
+};
+
 /**
- * One stack for the calling test file: started in beforeAll, closed (and its temporary DATA_DIR
- * removed) in afterAll. Read its members inside tests or hooks, not at the top level.
+ * The run's shared stack (started by shared-stack.ts in a process of its own), or undefined when
+ * this run has none. Its tokens are signed here with the key in its DATA_DIR.
  */
-export const useLocalStack = (options: TestStackOptions = {}): TestStack => {
+const sharedTestStack = async (): Promise<TestStack | undefined> => {
+  const description = inject('sharedStack');
+  if (!description) return undefined;
+  const issuer = await loadOrCreateIssuer(description.dataDir);
+  return testStackOf({
+    ...description,
+    issueToken: (o) => issuer.issueToken(o),
+    close: () =>
+      Promise.reject(new Error('the shared stack is closed by the global teardown, not by a test')),
+  });
+};
+
+export interface UseLocalStackOptions extends TestStackOptions {
+  /**
+   * A stack of the file's own, in its process, although it needs no special settings: for tests
+   * that read the handlers' log lines from this process's output.
+   */
+  readonly ownStack?: boolean;
+}
+
+/**
+ * The stack for the calling test file. Without options, the run's shared stack (every file makes
+ * its own accounts, so files do not see each other's data); with settings, or `ownStack`, one of
+ * the file's own: started in beforeAll, closed (and its temporary DATA_DIR removed) in afterAll.
+ * Read its members inside tests or hooks, not at the top level.
+ */
+export const useLocalStack = ({ ownStack = false, ...options }: UseLocalStackOptions = {}): TestStack => {
   let current: TestStack | undefined;
+  let owned = false;
   let tempDir: string | undefined;
   beforeAll(async () => {
+    if (!ownStack && Object.keys(options).length === 0) current = await sharedTestStack();
+    if (current) return;
     if (!options.dataDir) tempDir = await createTempDataDir();
     current = await startTestStack({ ...options, dataDir: options.dataDir ?? tempDir });
+    owned = true;
   });
   afterAll(async () => {
-    await current?.stack.close();
+    if (owned) await current?.stack.close();
     if (tempDir) await rm(tempDir, { recursive: true, force: true });
   });
   const started = (): TestStack => {

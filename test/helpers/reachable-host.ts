@@ -8,8 +8,8 @@
  *   // in tests: `http://${host.hostPort}/…`
  */
 import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
+import { listenOnFreePort } from './render-fixtures.js';
 
 export interface ReachableHost {
   /** `127.0.0.1:<port>`, once started. */
@@ -23,8 +23,7 @@ export const useReachableHost = (handle: RequestListener): ReachableHost => {
   const env: Record<string, string> = {};
   let hostPort = '';
   beforeAll(async () => {
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    hostPort = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    hostPort = `127.0.0.1:${await listenOnFreePort(server)}`;
     env.RENDERER_EGRESS_ALLOW_HOSTS = hostPort;
   });
   afterAll(() => {

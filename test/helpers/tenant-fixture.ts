@@ -7,7 +7,7 @@
  * request served from a cache never arrives).
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnFreePort } from './render-fixtures.js';
 
 /** A frame that stores everything a page can, and says what it managed. */
 const WRITE_PAGE = `<script>
@@ -97,8 +97,7 @@ export const startTenantFixture = async (): Promise<TenantFixture> => {
         return res.writeHead(404).end();
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const hostPort = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const hostPort = `127.0.0.1:${await listenOnFreePort(server)}`;
   return {
     hostPort,
     seen,

@@ -6,10 +6,11 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { describe, expect, it } from 'vitest';
-import { createAccountStore } from '../../functions/domain/accounts.js';
-import { createApiKeyStore, type NewApiKey } from '../../functions/domain/api-keys.js';
+import { createAccountStore } from '../../functions/adapters/dynamodb/accounts.js';
+import { createApiKeyStore } from '../../functions/adapters/dynamodb/api-keys.js';
+import { createUsageStore } from '../../functions/adapters/dynamodb/usage.js';
+import type { NewApiKey } from '../../functions/domain/api-keys.js';
 import { newApiKeyId } from '../../functions/domain/ids.js';
-import { createUsageStore } from '../../functions/domain/usage.js';
 import { createUsageReport } from '../../functions/domain/usage-report.js';
 import { testClock, useTable } from '../helpers/dynalite.js';
 

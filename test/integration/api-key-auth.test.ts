@@ -5,7 +5,7 @@
  */
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { apiKeyDigest } from '../../functions/core/api-keys.js';
+import { apiKeyDigest } from '../../functions/adapters/secrets-manager/api-key-digest.js';
 import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 
 const local = useLocalStack();

@@ -10,7 +10,7 @@ import { isWellFormedApiKey } from '../../functions/domain/api-key-format.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
 import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
 
-const local = useLocalStack();
+const local = useLocalStack({ ownStack: true }); // reads the handlers' log lines
 
 const expectError = (res: ApiResponse, status: number, code: string) => {
   expect(res.status, res.text).toBe(status);

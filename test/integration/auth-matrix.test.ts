@@ -23,7 +23,7 @@ import { LOCAL_CLIENT_ID, LOCAL_ISSUER } from '../../lib/local/issuer.js';
 import { putAccountOnPlan, useLocalStack } from '../helpers/local-stack.js';
 import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
 
-const local = useLocalStack();
+const local = useLocalStack({ ownStack: true }); // reads the handlers' log lines
 
 type Expected =
   | { readonly status: 401; readonly code: string; readonly challenge: string }

@@ -9,16 +9,19 @@
  *
  * Screenshots of each page go to test/artifacts/dashboard/ (ignored by git).
  */
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page, SerializedAXNode } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY_VARIABLE } from '../../lib/dashboard/site/snippets.js';
 import { localSubFor } from '../../lib/local/dashboard.js';
 import { launchTestBrowser, type PageProblem, watchPage } from '../helpers/browser.js';
 import { putAccountOnPlan, useLocalStack } from '../helpers/local-stack.js';
-import { readPdf } from '../helpers/pdf.js';
+import { PAPER_SIZES_PT, readPdf } from '../helpers/pdf.js';
 
 /*
  * Browser globals, for the functions this file runs in the page (page.evaluate and the like): typed
@@ -44,6 +47,16 @@ type HTMLMeterElement = Dom;
 type ShadowRoot = Dom;
 
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/dashboard/', import.meta.url));
+/**
+ * The README's screenshots: into test/artifacts/ on every run, into docs/screenshots/ when
+ * DASHBOARD_SCREENSHOTS=docs (so that a test run leaves the committed ones alone).
+ */
+const README_SHOTS =
+  process.env.DASHBOARD_SCREENSHOTS === 'docs'
+    ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
+    : join(ARTIFACTS, 'readme');
+const DESKTOP = { width: 1366, height: 900 };
+const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true };
 /** Short enough that the page renews the session (a minute before expiry) while the test runs. */
 const SESSION_TTL_SECONDS = 70;
 const ADA = 'ada@example.com';
@@ -123,11 +136,11 @@ const goTo = async (p: Page, hash: string, heading: string | RegExp) => {
 };
 
 /** Waits for a PDF downloaded by `pageName` whose text has every string of `texts`. */
-const waitForPdf = async (pageName: string, texts: readonly string[], timeoutMs = 30_000) => {
+const waitForPdf = async (pageName: string, texts: readonly string[], timeoutMs = 30_000, from = 0) => {
   const deadline = Date.now() + timeoutMs;
   const checked = new Set<Buffer>();
   while (Date.now() < deadline) {
-    for (const d of downloadedPdfs) {
+    for (const d of downloadedPdfs.slice(from)) {
       if (d.page !== pageName || checked.has(d.bytes)) continue;
       checked.add(d.bytes);
       const pdf = await readPdf(d.bytes);
@@ -135,7 +148,15 @@ const waitForPdf = async (pageName: string, texts: readonly string[], timeoutMs 
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`no PDF with ${JSON.stringify(texts)} was downloaded by the ${pageName} page`);
+  const seen = await Promise.all(
+    downloadedPdfs
+      .slice(from)
+      .filter((d) => d.page === pageName)
+      .map(async (d) => (await readPdf(d.bytes)).text),
+  );
+  throw new Error(
+    `no PDF with ${JSON.stringify(texts)} was downloaded by the ${pageName} page (it downloaded ${JSON.stringify(seen)})`,
+  );
 };
 
 /** Replaces the editor's text as a paste does (typing would meet auto-closed tags and brackets). */
@@ -178,6 +199,17 @@ const replaceField = async (p: Page, selector: string, text: string) => {
   await p.keyboard.up('Control');
   await p.keyboard.press('Backspace');
   await p.type(selector, text);
+};
+
+/**
+ * Changes the viewport. A change into or out of mobile emulation reloads the page, and the app
+ * starts after the load event: a page address changed before it has started is put back by the
+ * sign-in's restore, so this waits for the app.
+ */
+const setViewport = async (viewport: Parameters<Page['setViewport']>[0]) => {
+  await page.setViewport(viewport);
+  await page.waitForSelector('nav[aria-label="Dashboard"]');
+  await page.waitForNetworkIdle({ idleTime: 300 });
 };
 
 const signIn = async (p: Page, email: string) => {
@@ -239,6 +271,7 @@ let firstIdToken = '';
 beforeAll(async () => {
   await rm(ARTIFACTS, { recursive: true, force: true });
   await mkdir(ARTIFACTS, { recursive: true });
+  await mkdir(README_SHOTS, { recursive: true });
   // Ada renders a lot in a minute (every preview is a render): a plan with room for it.
   await putAccountOnPlan(local.stack, localSubFor(ADA), 'pro');
   browser = await launchTestBrowser();
@@ -298,6 +331,12 @@ describe('the dashboard', () => {
     await clickButton(page, 'Copy');
     await waitForText(page, '.new-key [role=status]', 'Copied to the clipboard.');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    // Code for a first render comes with it, the key already set.
+    const firstRender = await textOf(page, '[data-snippets="first-render"] code');
+    expect(firstRender).toContain(`export ${API_KEY_VARIABLE}='${key}'`);
+    expect(firstRender).toContain(`${new URL('v1/pdf', local.stack.dashboardUrl).origin}/v1/pdf`);
+    const { stdout } = await promisify(execFile)('bash', ['-c', firstRender]);
+    expect(JSON.parse(stdout)).toMatchObject({ status: 'completed', page_count: 1 });
     await shot(page, '04-key-created');
 
     const usage = await local.api('/v1/usage', { token: key });
@@ -336,7 +375,10 @@ describe('the dashboard', () => {
     expect(new Set([text, tag, jinja]).size).toBe(3);
     await page.type('#tpl-name', 'Welcome letter');
     await setEditorText(page, '<h1>Hello {{ customer }}</h1>\n<p>Order {{ order }}</p>\n');
+    // What the text reads and the sample lacks shows as it is typed, before any render answers.
+    await waitForText(page, '[data-field=missing-variables]', /lacks: order\./);
     await replaceField(page, '#tpl-variables', '{"customer": "Grace Hopper", "order": "A-42"}');
+    await page.waitForFunction(() => !document.querySelector('[data-field=missing-variables]'));
     const pdf = await waitForPdf('ada', ['Hello Grace Hopper', 'Order A-42']);
     expect(pdf.pageCount).toBe(1);
     await waitForText(page, '.preview-status', /^Showing the editor’s text: 1 page/);
@@ -352,12 +394,61 @@ describe('the dashboard', () => {
       name: 'Welcome letter',
       version: 1,
       variables: ['customer', 'order'],
+      sample_variables: { customer: 'Grace Hopper', order: 'A-42' },
     });
     // Reopened, the same preview is asked for again: the API replays it instead of rendering.
     await page.waitForFunction(() =>
       document.querySelector('.preview-status')?.textContent?.startsWith('Showing'),
     );
     await expect.poll(() => renders.some((r) => r.replayed), { timeout: 10_000 }).toBe(true);
+
+    // A reload forgets everything the page held: the sample comes back from the API, and renders.
+    const before = downloadedPdfs.length;
+    await page.reload({ waitUntil: 'networkidle0' });
+    await waitForText(page, 'h1', 'Edit “Welcome letter”');
+    expect(JSON.parse(await page.$eval('#tpl-variables', (e) => (e as HTMLInputElement).value))).toEqual({
+      customer: 'Grace Hopper',
+      order: 'A-42',
+    });
+    const preview = await waitForPdf('ada', ['Hello Grace Hopper', 'Order A-42'], 30_000, before);
+    expect(await page.$('[data-field=missing-variables]')).toBeNull();
+
+    // The page shows the id, and code that renders the template with its sample: the curl snippet,
+    // copied and run with the key, gives the preview's text.
+    expect(await textOf(page, '[data-field=template-id]')).toBe(templateId);
+    await clickButton(page, 'Copy curl snippet');
+    const curl = (await page.evaluate(() => navigator.clipboard.readText())) as string;
+    expect(curl).toContain(templateId);
+    const { stdout } = await promisify(execFile)('bash', ['-c', curl], {
+      env: { ...process.env, [API_KEY_VARIABLE]: key },
+    });
+    const job = JSON.parse(stdout);
+    expect(job).toMatchObject({ status: 'completed', template_id: templateId, template_version: 1 });
+    const fromCode = await readPdf(new Uint8Array(await (await fetch(job.download_url)).arrayBuffer()));
+    expect(fromCode.text).toBe(preview.text);
+    for (const language of ['JavaScript', 'Python']) {
+      await page.$$eval(
+        '[data-snippets=template] label',
+        (labels, l) => (labels.find((e) => e.textContent?.trim() === l) as HTMLElement | undefined)?.click(),
+        language,
+      );
+      await waitForText(page, '[data-snippets=template] code', templateId);
+    }
+    expect(await textOf(page, '[data-snippets=template] code')).toContain('requests.post(');
+  });
+
+  it('closes no tag twice: typing <p>, then its text and </p>, gives one </p>', async () => {
+    await goTo(page, '#/templates/new', 'New template');
+    await waitInEditor(page, '.cm-content');
+    await page.click(EDITOR);
+    await page.keyboard.down('Control');
+    await page.keyboard.press('KeyA');
+    await page.keyboard.up('Control');
+    await page.keyboard.press('Backspace');
+    await page.keyboard.type('<p>');
+    await page.keyboard.type('Hi</p>');
+    expect(await page.$eval(EDITOR, (e) => e.textContent)).toBe('<p>Hi</p>');
+    await goTo(page, `#/templates/${templateId}`, 'Edit “Welcome letter”');
   });
 
   it('shows a template error at its line, then saves a new version', async () => {
@@ -406,6 +497,9 @@ describe('the dashboard', () => {
     await bob.click(`a[href="#/templates/${templateId}"]`);
     await waitForText(bob, '.badge', 'read-only');
     expect(await bob.$('#tpl-name')).toBeNull();
+    // The template's own sample data renders its preview for another account too.
+    await waitForPdf('bob', ['Dear Grace Hopper', 'Order A-42 is on its way.']);
+    expect(await textOf(bob, '[data-field=template-id]')).toBe(templateId);
     await replaceField(bob, '#tpl-variables', '{"customer": "Bob", "order": "B-7"}');
     await waitForPdf('bob', ['Dear Bob', 'Order B-7 is on its way.']);
     await shot(bob, '08-public-template-other-account');
@@ -413,6 +507,38 @@ describe('the dashboard', () => {
     const bobJobs = await local.api('/v1/pdf', { token: await sessionFor(BOB) });
     expect(bobJobs.json.some((j: { template_id: string | null }) => j.template_id === templateId)).toBe(true);
     await bobContext.close();
+  });
+
+  it('edits the footer and the page options, previews them, and saves the footer with the template', async () => {
+    await page.click('.header-footer summary');
+    const footerEditor = '>>> .cm-content';
+    // The footer is the third editor (html, header, footer).
+    await page.waitForFunction(() => document.querySelectorAll('.code-editor > div').length === 3);
+    const footer = (await page.$$('.code-editor > div'))[2];
+    const content = await footer?.$(footerEditor);
+    await content?.click();
+    await page.keyboard.type('Page <span class="pageNumber"></span> of {{ customer }}');
+    await page.select('#tpl-format', 'A5');
+    await page.$$eval('.page-options label.check', (labels) =>
+      (labels.find((e) => e.textContent?.includes('Landscape')) as HTMLElement | undefined)?.click(),
+    );
+    const before = downloadedPdfs.length;
+    const pdf = await waitForPdf('ada', ['Dear Grace Hopper', 'of Grace Hopper'], 30_000, before);
+    // The page number is filled in (the text layer runs "Page", the number and "of" together).
+    expect(pdf.text).toMatch(/Page\s*1\s*of Grace Hopper/);
+    const [first] = pdf.pages;
+    // A5 landscape (within the point Chromium rounds by).
+    expect(Math.abs((first?.widthPt ?? 0) - PAPER_SIZES_PT.A5.heightPt)).toBeLessThanOrEqual(1);
+    expect(Math.abs((first?.heightPt ?? 0) - PAPER_SIZES_PT.A5.widthPt)).toBeLessThanOrEqual(1);
+    // The snippet renders with the same options.
+    expect(await textOf(page, '[data-snippets=template] code')).toMatch(
+      /"format": "A5"[\s\S]*"landscape": true/,
+    );
+    await clickButton(page, 'Save');
+    await waitForText(page, '.actions [role=status]', 'Saved: version 3.');
+    const saved = await local.api(`/v1/templates/${templateId}`, { token: key });
+    expect(saved.json.footer_html).toBe('Page <span class="pageNumber"></span> of {{ customer }}');
+    await shot(page, '08b-template-footer-options');
   });
 
   it('lists jobs with status, size, pages, duration, errors and a download', async () => {
@@ -424,12 +550,30 @@ describe('the dashboard', () => {
     });
     expect(failed.status).toBe(422);
     const failedJobId = failed.json.error.job_id as string;
+    // One whose page logs an error: its diagnostics show.
+    const noisy = await local.api('/v1/pdf', {
+      method: 'POST',
+      token: key,
+      body: { html: "<p>Noisy</p><script>console.error('tax rate missing')</script>" },
+    });
+    expect(noisy.status).toBe(201);
 
     await goTo(page, '#/jobs', 'Jobs');
     await page.waitForSelector(`tr[data-job-id="${failedJobId}"]`);
     const failedRow = await textOf(page, `tr[data-job-id="${failedJobId}"]`);
     expect(failedRow).toContain('Failed');
     expect(failedRow).toContain('ZeroDivisionError');
+    // Each job shows its id, with a copy button.
+    expect(await textOf(page, `tr[data-job-id="${failedJobId}"] .job-id code`)).toBe(failedJobId);
+    await clickButton(page, `Copy job id ${failedJobId}`);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(failedJobId);
+    const noisyRow = `tr[data-job-id="${noisy.json.id}"]`;
+    await page.click(`${noisyRow} .diagnostics summary`);
+    await waitForText(page, `${noisyRow} .diagnostics li`, /Console error.*tax rate missing/);
+    // A template's job links it, with the version rendered.
+    expect(await page.$$eval('table.jobs tbody a', (as) => as.map((a) => a.textContent))).toContain(
+      'Template v1',
+    );
     const completed = await page.$$eval('table.jobs tbody tr', (rows) =>
       rows
         .filter((r) => r.textContent?.includes('Completed'))
@@ -447,7 +591,7 @@ describe('the dashboard', () => {
     try {
       const cdp = await browser.target().createCDPSession();
       await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
-      await page.click(`table.jobs tbody tr:not([data-job-id="${failedJobId}"]) button`);
+      await page.click(`table.jobs tbody tr:not([data-job-id="${failedJobId}"]) .row-actions button`);
       await expect
         .poll(async () => (await readdir(downloads)).filter((f) => f.endsWith('.pdf')).length, {
           timeout: 15_000,
@@ -489,6 +633,13 @@ describe('the dashboard', () => {
     expect(await textOf(page, '[data-field=rate-limit]')).toMatch(/^300 renders per 60 s, \d+ left/);
     expect(await textOf(page, '[data-field=pdf-bytes]')).toMatch(/KB$/);
     expect(await textOf(page, '[data-field=render-time]')).toMatch(/\d (ms|s)$/);
+    // The plan's limits, and what to do for more.
+    expect(await textOf(page, '[data-field=plan-name]')).toBe('pro');
+    expect(await textOf(page, '[data-field=plan-limits]')).toMatch(
+      /25,000 renders a month.*300 renders per 60 s/,
+    );
+    expect(await textOf(page, '[data-field=plan-contact]')).toContain('npm run --silent admin -- set-plan');
+    expect(await textOf(page, '[data-field=account-id]')).toBe(localSubFor(ADA));
     await shot(page, '11-usage');
   });
 
@@ -504,8 +655,13 @@ describe('the dashboard', () => {
     await waitForText(page, 'tbody th', 'e2e-key');
   });
 
-  it('fits a phone screen on every page', async () => {
-    await page.setViewport({ width: 390, height: 844, isMobile: true, hasTouch: true });
+  it('fits a phone screen on every page, every action inside the viewport', async () => {
+    // A key that can be revoked, so that the keys page has its action to check.
+    const ada = await sessionFor(ADA);
+    expect(
+      (await local.api('/v1/api-keys', { method: 'POST', token: ada, body: { name: 'phone' } })).status,
+    ).toBe(201);
+    await setViewport(PHONE);
     for (const [hash, heading, name] of [
       ['#/keys', 'API keys', 'keys'],
       ['#/templates', 'Templates', 'templates'],
@@ -520,12 +676,65 @@ describe('the dashboard', () => {
         innerWidth: window.innerWidth,
       }));
       expect(scrollWidth, name).toBeLessThanOrEqual(innerWidth);
+      // Each action, scrolled to as a finger would (up and down only), lies wholly inside the screen.
+      const actions = await page.$$eval('header button, main button, main a.button', (els) =>
+        els
+          .filter((e) => (e as HTMLElement).getClientRects().length > 0)
+          .map((e) => {
+            (e as HTMLElement).scrollIntoView({ block: 'center', inline: 'nearest' });
+            const r = (e as HTMLElement).getBoundingClientRect();
+            return {
+              label: (e.textContent ?? '').trim(),
+              inside:
+                r.left >= 0 &&
+                r.top >= 0 &&
+                r.right <= window.innerWidth &&
+                r.bottom <= window.innerHeight &&
+                window.scrollX === 0,
+            };
+          }),
+      );
+      if (name === 'keys') expect(actions.map((a) => a.label)).toContain('Revoke key phone');
+      if (name === 'jobs')
+        expect(actions.map((a) => a.label)).toEqual(
+          expect.arrayContaining([expect.stringMatching(/^Download/)]),
+        );
+      expect(actions.length, name).toBeGreaterThan(0);
+      expect(
+        actions.filter((a) => !a.inside),
+        name,
+      ).toEqual([]);
+      await page.evaluate(() => window.scrollTo(0, 0));
       await shot(page, `12-phone-${name}`);
     }
     // Leaving mobile emulation reloads the page: wait for the app to be back.
-    await page.setViewport({ width: 1280, height: 860 });
+    await setViewport({ width: 1280, height: 860 });
     await waitForText(page, 'h1', 'Usage');
-    await page.waitForNetworkIdle({ idleTime: 300 });
+  });
+
+  it('takes the README’s screenshots of each page, at desktop and phone width', async () => {
+    const pages = [
+      ['#/keys', 'API keys', 'keys'],
+      ['#/templates', 'Templates', 'templates'],
+      [`#/templates/${templateId}`, 'Edit “Welcome letter”', 'template'],
+      ['#/jobs', 'Jobs', 'jobs'],
+      ['#/usage', 'Usage', 'usage'],
+    ] as const;
+    for (const [viewport, width] of [
+      [DESKTOP, 'desktop'],
+      [PHONE, 'phone'],
+    ] as const) {
+      await setViewport(viewport);
+      for (const [hash, heading, name] of pages) {
+        await goTo(page, hash, heading);
+        await page.waitForNetworkIdle({ idleTime: 300 });
+        if (name === 'template') await waitForText(page, '.preview-status', /^Showing/);
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await page.screenshot({ path: join(README_SHOTS, `${name}-${width}.png`) });
+      }
+    }
+    await setViewport({ width: 1280, height: 860 });
+    await waitForText(page, 'h1', 'Usage');
   });
 
   it('works with the keyboard alone: navigate, create a key, revoke it through the dialog', async () => {
@@ -558,6 +767,8 @@ describe('the dashboard', () => {
     await page.keyboard.type('keyboard-key');
     await page.keyboard.press('Enter');
     await page.waitForSelector('#new-key-value');
+    // With a template in the account, the first render's code renders the newest one, with its sample.
+    await waitForText(page, '[data-snippets="first-render"] code', templateId);
     await tabTo((f) => f === 'button#|Copy');
     await page.keyboard.press('Enter');
     await waitForText(page, '.new-key [role=status]', 'Copied to the clipboard.');

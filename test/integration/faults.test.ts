@@ -9,7 +9,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { monthOf, usageKey } from '../../functions/domain/keys.js';
+import { monthOf, usageKey } from '../../functions/adapters/dynamodb/keys.js';
 import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
 import { type Api, createApi, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';

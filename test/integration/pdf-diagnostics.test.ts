@@ -5,7 +5,7 @@
  * the list; capped; and only ever the render's own page, never another account's.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { jobSchema } from '../../functions/pdf/routes.js';
+import { jobSchema } from '../../functions/pdf/schemas.js';
 import { type Json, useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { useReachableHost } from '../helpers/reachable-host.js';

@@ -7,14 +7,15 @@ import { generateKeyPairSync } from 'node:crypto';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
+import { monthOf, usageKey } from '../../functions/adapters/dynamodb/keys.js';
 import { errorSchema } from '../../functions/core/openapi.js';
 import { generateApiKey } from '../../functions/domain/api-key-format.js';
-import { monthOf, usageKey } from '../../functions/domain/keys.js';
 import { LOCAL_CLIENT_ID, LOCAL_REGION, LOCAL_USER_POOL_ID } from '../../lib/local/issuer.js';
 import { type ApiResponse, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 
-const local = useLocalStack();
+// Its own: it kills its stack's Chromium renderer processes, found among this process's children.
+const local = useLocalStack({ ownStack: true });
 
 const expectError = (res: ApiResponse, status: number, code: string) => {
   expect(res.status, res.text).toBe(status);

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { jobSchema } from '../../functions/pdf/routes.js';
+import { jobSchema } from '../../functions/pdf/schemas.js';
 import { useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { readLinks } from '../helpers/pdf-links.js';

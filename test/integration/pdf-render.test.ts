@@ -4,7 +4,7 @@
  */
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
-import { jobSchema } from '../../functions/pdf/routes.js';
+import { jobSchema } from '../../functions/pdf/schemas.js';
 import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 

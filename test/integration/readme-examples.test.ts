@@ -1,17 +1,16 @@
 /**
  * The README's examples run as written: every `sh` block of the Quickstart and the API sections,
- * in order, in one shell, against a local stack on the port they name (3000), with `npm install`,
- * `npm start` and `npm test` left to the test itself. Any request that answers an error fails the
+ * in order, in one shell, against the run's local stack, with the port they name (3000, where
+ * `npm start` listens) replaced by the stack's free one, so that the test runs beside a running
+ * `npm start`; `npm install`, `npm start` and `npm test` are left to the test itself. Any request that answers an error fails the
  * run (curl with --fail-with-body), and the examples must leave the repository as they found it.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStack, startLocalStack } from '../../lib/local/stack.js';
-import { createTempDataDir } from '../helpers/local-stack.js';
+import { describe, expect, it } from 'vitest';
+import { useLocalStack } from '../helpers/local-stack.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -35,18 +34,10 @@ const gitStatus = async (): Promise<string[]> =>
     .filter((l) => l !== '')
     .sort();
 
-let stack: LocalStack | undefined;
-let dataDir: string;
+/** Where the README's examples send their requests (`npm start`'s default address). */
+const README_BASE_URL = 'http://127.0.0.1:3000';
 
-beforeAll(async () => {
-  dataDir = await createTempDataDir();
-  stack = await startLocalStack({ port: 3000, dataDir, quiet: true });
-});
-
-afterAll(async () => {
-  await stack?.close();
-  await rm(dataDir, { recursive: true, force: true });
-});
+const local = useLocalStack();
 
 describe('README examples', () => {
   it('finds the examples it runs', () => {
@@ -64,7 +55,8 @@ describe('README examples', () => {
         block
           .split('\n')
           .filter((line) => !LEFT_TO_THE_TEST.test(line.trim()))
-          .join('\n'),
+          .join('\n')
+          .replaceAll(README_BASE_URL, local.stack.baseUrl),
       ),
     ].join('\n');
     const before = await gitStatus();
@@ -72,7 +64,11 @@ describe('README examples', () => {
     try {
       output = await run('bash', ['-c', script], {
         cwd: REPO,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATA_DIR: dataDir },
+        env: {
+          PATH: process.env.PATH ?? '',
+          HOME: process.env.HOME ?? '/tmp',
+          DATA_DIR: local.stack.dataDir,
+        },
         timeout: 120_000,
         maxBuffer: 32 * 1024 * 1024,
       });

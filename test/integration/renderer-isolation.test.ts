@@ -13,8 +13,6 @@
  * (RENDERER_EGRESS_ALLOW_HOSTS), and account B's render, next, finds none of it.
  */
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import chromium from '@sparticuz/chromium';
@@ -25,6 +23,7 @@ import type { RenderRequest, RenderResult } from '../../functions/renderer/contr
 import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { readPdf } from '../helpers/pdf.js';
 import { captureOutput } from '../helpers/process-output.js';
+import { renderRequest, startUploadSink, type UploadSink } from '../helpers/render-fixtures.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
 
 // Before the renderer's modules load: its INFO lines and its metrics are written, as in Lambda.
@@ -37,22 +36,7 @@ const output = captureOutput({ swallowJson: true });
 /** The renderer's log lines and metrics written so far, parsed. */
 const logged = (): Record<string, unknown>[] => output.json();
 
-const listen = async (server: Server): Promise<number> => {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return (server.address() as AddressInfo).port;
-};
-
-const uploads = new Map<string, Buffer>();
-const uploadServer = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    uploads.set(req.url ?? '', Buffer.concat(chunks));
-    res.writeHead(200).end();
-  });
-});
-
-let uploadBase = '';
+let sink: UploadSink;
 let fixture: TenantFixture;
 let baseConfig: RendererConfig;
 let workDir = '';
@@ -65,7 +49,7 @@ let renderer: RendererInstance | undefined;
 let browserModule: typeof import('../../functions/renderer/browser.js');
 
 beforeAll(async () => {
-  uploadBase = `http://127.0.0.1:${await listen(uploadServer)}`;
+  sink = await startUploadSink();
   fixture = await startTenantFixture();
   const { readRendererConfig } = await import('../../functions/core/config.js');
   baseConfig = readRendererConfig({ ...process.env, RENDERER_EGRESS_ALLOW_HOSTS: fixture.hostPort });
@@ -101,8 +85,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await renderer?.close();
-  uploadServer.closeAllConnections();
-  uploadServer.close();
+  sink?.close();
   fixture?.close();
   if (workDir) await rm(workDir, { recursive: true, force: true });
   output.stop();
@@ -122,24 +105,16 @@ const current = (): RendererInstance => {
 
 let uploadCount = 0;
 
-const request = (jobId: string, html: string, timeoutMs = 10_000): RenderRequest => ({
-  jobId,
-  template: { source: html, variables: {} },
-  pdf: {
-    format: 'A4',
-    landscape: false,
-    printBackground: true,
-    margins: { top: 0.4, right: 0.4, bottom: 0.4, left: 0.4 },
-  },
-  pageLoad: { waitUntil: 'load', timeoutMs, waitForSelector: '#done' },
-  upload: { url: `${uploadBase}/job-${++uploadCount}.pdf`, headers: {} },
-  limits: { maxPdfBytes: 50 * 1024 * 1024, maxPages: 1000, maxHtmlBytes: 10 * 1024 * 1024 },
-});
+const request = (jobId: string, html: string, timeoutMs = 10_000): RenderRequest =>
+  renderRequest(`${sink.baseUrl}/job-${++uploadCount}.pdf`, html, {
+    jobId,
+    pageLoad: { timeoutMs, waitForSelector: '#done' },
+  });
 
 const render = async (jobId: string, html: string): Promise<{ result: RenderResult; text: string }> => {
   const req = request(jobId, html);
   const result = await current().render(req);
-  const stored = uploads.get(new URL(req.upload.url).pathname);
+  const stored = sink.uploadOf(req.upload.url)?.body;
   // One line of text, as PDF readers break lines where the layout did.
   return { result, text: stored ? (await readPdf(stored)).text.replace(/\s+/g, ' ') : '' };
 };

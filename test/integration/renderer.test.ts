@@ -5,19 +5,22 @@
  * refuses would otherwise have worked, and one that nothing may reach.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RenderRequest, RenderResult } from '../../functions/renderer/contract.js';
 import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { PAPER_SIZES_PT, type PdfInfo, readFillColors, readPdf } from '../helpers/pdf.js';
 import { descendantsOf } from '../helpers/process-tree.js';
-
-interface Upload {
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-}
+import {
+  listenOnFreePort as listen,
+  type RenderRequestOverrides,
+  renderRequest,
+  startUploadSink,
+  type Upload,
+  type UploadSink,
+} from '../helpers/render-fixtures.js';
 
 interface Recorder {
   readonly server: Server;
@@ -52,11 +55,6 @@ const blockFor = (ms: number): void => {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 };
 
-const listen = async (server: Server): Promise<number> => {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return (server.address() as AddressInfo).port;
-};
-
 /** A server that records what reaches it; /hang never answers, /state sets a cookie. */
 const startRecorder = async (): Promise<Recorder> => {
   const seen: string[] = [];
@@ -82,22 +80,8 @@ const startRecorder = async (): Promise<Recorder> => {
   return Object.assign(recorder, { port: await listen(server) });
 };
 
-const uploads = new Map<string, Upload>();
-const uploadServer = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    if (req.url?.startsWith('/fail')) {
-      res
-        .writeHead(403, { 'content-type': 'application/xml' })
-        .end('<Error><Code>AccessDenied</Code></Error>');
-      return;
-    }
-    uploads.set(req.url ?? '', { headers: req.headers, body: Buffer.concat(chunks) });
-    res.writeHead(200).end();
-  });
-});
-
+let sink: UploadSink;
+let uploads: Map<string, Upload>;
 let uploadBase = '';
 let allowed: Recorder;
 let forbidden: Recorder;
@@ -106,7 +90,9 @@ let egress: typeof import('../../functions/renderer/egress.js');
 let countPdfPages: (pdf: Uint8Array) => number;
 
 beforeAll(async () => {
-  uploadBase = `http://127.0.0.1:${await listen(uploadServer)}`;
+  sink = await startUploadSink();
+  uploads = sink.uploads;
+  uploadBase = sink.baseUrl;
   allowed = await startRecorder();
   forbidden = await startRecorder();
   const { readRendererConfig } = await import('../../functions/core/config.js');
@@ -120,7 +106,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await renderer?.close();
-  for (const server of [uploadServer, allowed?.server, forbidden?.server]) {
+  sink?.close();
+  for (const server of [allowed?.server, forbidden?.server]) {
     server?.closeAllConnections();
     server?.close();
   }
@@ -128,30 +115,16 @@ afterAll(async () => {
 
 let uploadCount = 0;
 
-type Overrides = {
-  pdf?: Partial<RenderRequest['pdf']>;
-  pageLoad?: Partial<RenderRequest['pageLoad']>;
-  limits?: Partial<RenderRequest['limits']>;
-  upload?: RenderRequest['upload'];
-};
+type Overrides = Omit<RenderRequestOverrides, 'jobId'>;
 
-const request = (html: string, o: Overrides = {}): RenderRequest => ({
-  jobId: 'job_renderer_test',
-  template: { source: html, variables: {} },
-  pdf: {
-    format: 'A4',
-    landscape: false,
-    printBackground: true,
-    margins: { top: 0.4, right: 0.4, bottom: 0.4, left: 0.4 },
-    ...o.pdf,
-  },
-  pageLoad: { waitUntil: 'load', timeoutMs: 10_000, waitForSelector: null, ...o.pageLoad },
-  upload: o.upload ?? {
-    url: `${uploadBase}/bucket/job-${++uploadCount}.pdf?X-Amz-Signature=abc`,
-    headers: { 'Content-Type': 'application/pdf' },
-  },
-  limits: { maxPdfBytes: 50 * 1024 * 1024, maxPages: 1000, maxHtmlBytes: 10 * 1024 * 1024, ...o.limits },
-});
+const request = (html: string, o: Overrides = {}): RenderRequest =>
+  renderRequest(`${uploadBase}/bucket/job-${++uploadCount}.pdf?X-Amz-Signature=abc`, html, {
+    ...o,
+    upload: o.upload ?? {
+      url: `${uploadBase}/bucket/job-${uploadCount}.pdf?X-Amz-Signature=abc`,
+      headers: { 'Content-Type': 'application/pdf' },
+    },
+  });
 
 /** Renders, expects success, and reads back the PDF that was PUT. */
 const renderOk = async (
@@ -161,7 +134,7 @@ const renderOk = async (
   const req = request(html, o);
   const result = await renderer.render(req);
   expect(result).toMatchObject({ ok: true });
-  const stored = uploads.get(new URL(req.upload.url).pathname + new URL(req.upload.url).search);
+  const stored = sink.uploadOf(req.upload.url);
   if (!stored) throw new Error('the PDF was not uploaded');
   return { result, pdf: await readPdf(stored.body), bytes: stored.body };
 };

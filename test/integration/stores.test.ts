@@ -5,13 +5,14 @@
  */
 import { S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { createS3PdfStorage } from '../../functions/core/storage.js';
-import { createIdempotencyStore } from '../../functions/domain/idempotency.js';
-import { createJobStore, type Job } from '../../functions/domain/jobs.js';
+import { createIdempotencyStore } from '../../functions/adapters/dynamodb/idempotency.js';
+import { createJobStore } from '../../functions/adapters/dynamodb/jobs.js';
+import { createTemplateStore } from '../../functions/adapters/dynamodb/templates.js';
+import { createUsageStore } from '../../functions/adapters/dynamodb/usage.js';
+import { createS3PdfStorage } from '../../functions/adapters/s3/pdf-storage.js';
+import type { Job } from '../../functions/domain/jobs.js';
 import { createPdfJobs } from '../../functions/domain/pdf-jobs.js';
 import type { Principal } from '../../functions/domain/principal.js';
-import { createTemplateStore } from '../../functions/domain/templates.js';
-import { createUsageStore } from '../../functions/domain/usage.js';
 import { MAX_LIST_OFFSET } from '../../functions/settings.js';
 import { rejection, testClock, useTable } from '../helpers/dynalite.js';
 
@@ -190,9 +191,7 @@ describe('a render in two steps', () => {
       onFault: () => {},
     });
   const order = {
-    html: '<p>{{ n }}</p>',
-    templateId: null,
-    templateVersion: null,
+    source: { kind: 'inline' as const, html: '<p>{{ n }}</p>', headerHtml: null, footerHtml: null },
     variables: { n: 1 },
     options: {
       pdf: {
@@ -226,7 +225,9 @@ describe('a render in two steps', () => {
 
   it('accept refuses a template that does not parse before holding anything', async () => {
     const caller = principal('free');
-    const e = await rejection(pdfJobs(unreachable).accept(caller, { ...order, html: '{% if %}' }));
+    const e = await rejection(
+      pdfJobs(unreachable).accept(caller, { ...order, source: { ...order.source, html: '{% if %}' } }),
+    );
     expect(e.code).toBe('INVALID_HTML_TEMPLATE');
     // The unit is still there.
     await expect(pdfJobs(unreachable).accept(caller, order)).resolves.toBeDefined();

@@ -13,15 +13,18 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { templateKey } from '../../functions/adapters/dynamodb/keys.js';
+import {
+  createTemplateStore,
+  type TemplateStoreOptions,
+} from '../../functions/adapters/dynamodb/templates.js';
 import { newTemplateId } from '../../functions/domain/ids.js';
-import { templateKey } from '../../functions/domain/keys.js';
 import {
   arrayPayloadBytes,
   decodeContent,
   encodeContent,
   payloadBytes,
 } from '../../functions/domain/template-content.js';
-import { createTemplateStore, type TemplateStoreOptions } from '../../functions/domain/templates.js';
 import { rejection, testClock, useTable } from '../helpers/dynalite.js';
 
 const table = useTable('template-store-test');

@@ -16,7 +16,8 @@ import { dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack
 import { readPdf } from '../helpers/pdf.js';
 import { MiB, newAccount, noise, saveTemplate, templateOfSize } from '../helpers/template-fixtures.js';
 
-const local = useLocalStack();
+// Its own: it pages through GET /v1/templates/public, which lists every account's templates.
+const local = useLocalStack({ ownStack: true });
 
 const render = (token: string, body: Json) => local.api('/v1/pdf', { method: 'POST', token, body });
 

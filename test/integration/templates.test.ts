@@ -9,7 +9,8 @@ import { templateSchema } from '../../functions/templates/routes.js';
 import { type ApiResponse, type Json, useLocalStack } from '../helpers/local-stack.js';
 import { MiB, newAccount, saveTemplate, type TestAccount } from '../helpers/template-fixtures.js';
 
-const local = useLocalStack();
+// Its own: it asserts the order of GET /v1/templates/public, which lists every account's templates.
+const local = useLocalStack({ ownStack: true });
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

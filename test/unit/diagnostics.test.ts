@@ -2,12 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import {
   DiagnosticsRecorder,
-  diagnosticsSchema,
   MAX_DIAGNOSTIC_ENTRIES,
   MAX_DIAGNOSTIC_MESSAGE_CHARACTERS,
   MAX_DIAGNOSTIC_URL_CHARACTERS,
   MAX_DIAGNOSTICS_BYTES,
 } from '../../functions/domain/diagnostics.js';
+import { diagnosticsSchema } from '../../functions/pdf/schemas.js';
 
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 

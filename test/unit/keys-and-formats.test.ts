@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { jobKey, rateWindowKey } from '../../functions/adapters/dynamodb/keys.js';
 import { ConfigError, parsePlans } from '../../functions/core/config.js';
+import { parsePage } from '../../functions/core/page-query.js';
 import { apiKeyPrefix, generateApiKey, isWellFormedApiKey } from '../../functions/domain/api-key-format.js';
-import { jobKey, minuteOf, monthOf, pdfObjectKey, rateWindowKey } from '../../functions/domain/keys.js';
-import { parsePage } from '../../functions/domain/pagination.js';
+import { minuteOf, monthOf } from '../../functions/domain/clock.js';
+import { pdfObjectKey } from '../../functions/domain/jobs.js';
 import { monthPeriod } from '../../functions/domain/usage.js';
 
 describe('API key format', () => {

@@ -1,18 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { errorStatus } from '../../functions/core/responses.js';
 import { ServiceError } from '../../functions/domain/errors.js';
-import {
-  checkHeaderFooterMargins,
-  createPdfSchema,
-  parseCreatePdf,
-  renderOptionsFrom,
-} from '../../functions/domain/pdf-request.js';
+import { checkHeaderFooterMargins, renderOptionsFrom } from '../../functions/domain/render-options.js';
+import { createPdfSchema, parseCreatePdf } from '../../functions/pdf/request.js';
 
 const schema = createPdfSchema({ maxInlineHtmlBytes: 1000, maxVariablesBytes: 200 });
+/** The options of the render command a body parses into. */
+const parse = (body: Record<string, unknown>) => parseCreatePdf(body, schema, {}).options;
 
 const rejection = (body: Record<string, unknown>): ServiceError => {
   try {
-    const parsed = parseCreatePdf(body, schema);
+    const parsed = parse(body);
     renderOptionsFrom(parsed, 25_000);
   } catch (e) {
     if (e instanceof ServiceError) return e;
@@ -23,7 +21,7 @@ const rejection = (body: Record<string, unknown>): ServiceError => {
 
 describe('POST /v1/pdf body', () => {
   it('applies the spec defaults', () => {
-    const options = renderOptionsFrom(parseCreatePdf({ html: '<p>x</p>' }, schema), 25_000);
+    const options = renderOptionsFrom(parse({ html: '<p>x</p>' }), 25_000);
     expect(options).toEqual({
       pdf: {
         format: 'A4',
@@ -36,7 +34,7 @@ describe('POST /v1/pdf body', () => {
   });
 
   it('clamps timeout_ms to the render budget silently', () => {
-    const body = parseCreatePdf({ html: 'x', page_load: { timeout_ms: 120_000 } }, schema);
+    const body = parse({ html: 'x', page_load: { timeout_ms: 120_000 } });
     expect(renderOptionsFrom(body, 25_000).pageLoad.timeoutMs).toBe(25_000);
     expect(renderOptionsFrom(body, 200_000).pageLoad.timeoutMs).toBe(120_000);
   });
@@ -106,7 +104,7 @@ describe('POST /v1/pdf body', () => {
 
   it('leaves room for a header and a footer in their margins', () => {
     const options = (margins: Record<string, number>) =>
-      renderOptionsFrom(parseCreatePdf({ html: 'x', margins }, schema), 25_000);
+      renderOptionsFrom(parse({ html: 'x', margins }), 25_000);
     const refused = (margins: Record<string, number>, parts: { header: boolean; footer: boolean }) => {
       try {
         checkHeaderFooterMargins(options(margins), parts);
@@ -123,21 +121,18 @@ describe('POST /v1/pdf body', () => {
   });
 
   it('carries metadata to the renderer trimmed, and nothing when none is given', () => {
-    const with_ = parseCreatePdf(
-      { html: 'x', metadata: { title: ' Q3 ', author: 'Ada', keywords: ['a', 'b'] } },
-      schema,
-    );
+    const with_ = parse({ html: 'x', metadata: { title: ' Q3 ', author: 'Ada', keywords: ['a', 'b'] } });
     expect(renderOptionsFrom(with_, 25_000).metadata).toEqual({
       title: 'Q3',
       author: 'Ada',
       keywords: ['a', 'b'],
     });
-    expect(renderOptionsFrom(parseCreatePdf({ html: 'x' }, schema), 25_000).metadata).toBeUndefined();
+    expect(renderOptionsFrom(parse({ html: 'x' }), 25_000).metadata).toBeUndefined();
   });
 
   it('measures the margins of a landscape page against its wider side', () => {
     // 5 + 5 inches fit across A4 landscape (11.7 in) but not portrait (8.27 in).
-    const body = parseCreatePdf({ html: 'x', landscape: true, margins: { left: 5, right: 5 } }, schema);
+    const body = parse({ html: 'x', landscape: true, margins: { left: 5, right: 5 } });
     expect(renderOptionsFrom(body, 25_000).pdf.margins.left).toBe(5);
   });
 });

@@ -3,67 +3,21 @@
  * `npm run openapi`); the page reads only the fields it shows. A 401 ends the session (the user
  * signs in again); every other error arrives as an ApiError carrying the contract's body.
  */
+import type { components } from '../../../test/helpers/api-types.js';
 
-export interface ApiKey {
-  readonly id: string;
-  readonly prefix: string;
-  readonly name: string;
-  readonly created_at: string;
-  readonly last_used_at: string | null;
-  readonly revoked_at: string | null;
-}
+type Schemas = components['schemas'];
 
-export interface CreatedApiKey extends ApiKey {
-  readonly key: string;
-}
-
-export interface Template {
-  readonly id: string;
-  readonly owner_user_id: string;
-  readonly name: string;
-  readonly html: string;
-  readonly is_public: boolean;
-  readonly variables: readonly string[];
-  readonly version: number;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
-
-export interface Job {
-  readonly id: string;
-  readonly status: 'pending' | 'rendering' | 'completed' | 'failed';
-  readonly download_url: string | null;
-  readonly file_size_bytes: number | null;
-  readonly render_duration_ms: number | null;
-  readonly page_count: number | null;
-  readonly template_id: string | null;
-  readonly template_version?: number | null;
-  readonly error: { readonly code: string; readonly message: string } | null;
-  readonly created_at: string;
-}
-
-export interface Account {
-  readonly id: string;
-  readonly email: string | null;
-  readonly plan: string;
-  readonly created_at: string;
-}
-
-export interface Usage {
-  readonly plan: string;
-  readonly period_start: string;
-  readonly period_end: string;
-  readonly renders_used: number;
-  readonly renders_limit: number;
-  readonly renders_remaining: number;
-  readonly rate_limit: {
-    readonly limit: number;
-    readonly window_seconds: number;
-    readonly remaining: number;
-  };
-  readonly pdf_bytes: number;
-  readonly render_ms: number;
-}
+// The API's own shapes, generated from the route declarations' schemas (`npm run openapi -- --types`).
+export type ApiKey = Schemas['ApiKey'];
+export type CreatedApiKey = Schemas['CreatedApiKey'];
+// sample_variables: the template's saved sample data, added to the API's schema with the templates' wiring.
+export type Template = Schemas['PdfTemplate'] & {
+  readonly sample_variables?: Readonly<Record<string, unknown>> | null;
+};
+export type Job = Schemas['PdfJob'];
+export type Account = Schemas['Account'];
+export type Usage = Schemas['Usage'];
+export type Diagnostics = NonNullable<Job['diagnostics']>;
 
 export interface ErrorDetail {
   readonly field?: string;

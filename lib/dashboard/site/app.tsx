@@ -101,7 +101,9 @@ export const App = ({ config, session }: { config: DashboardConfig; session: Ses
   if (!user) return <SignIn config={config} session={session} notice={state.notice} />;
   const email = typeof user.profile.email === 'string' ? user.profile.email : user.profile.sub;
   return (
-    <Dashboard.Provider value={{ api, accountId: user.profile.sub }}>
+    <Dashboard.Provider
+      value={{ api, accountId: user.profile.sub, config, apiUrl: new URL(config.apiUrl, location.href).href }}
+    >
       <button type="button" class="skip-link" onClick={() => main.current?.focus()}>
         Skip to content
       </button>

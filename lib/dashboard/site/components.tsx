@@ -145,3 +145,45 @@ export const ConfirmDialog = ({ title, children, confirm, onConfirm, onClose }: 
     </dialog>
   );
 };
+
+/**
+ * Copies `text` to the clipboard; without the permission, selects `fallback` (the element showing
+ * the text) so that a keyboard copy takes it. Says which in a status line beside it.
+ */
+export const CopyButton = ({
+  text,
+  label = 'Copy',
+  what,
+  fallback,
+}: {
+  text: string;
+  label?: string;
+  /** Read by screen readers after the label, e.g. "template id". */
+  what: string;
+  fallback?: { current: HTMLElement | null };
+}) => {
+  const [copied, setCopied] = useState<'yes' | 'no' | undefined>(undefined);
+  useEffect(() => setCopied(undefined), [text]);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied('yes');
+    } catch {
+      const node = fallback?.current;
+      if (node instanceof HTMLInputElement || node instanceof HTMLTextAreaElement) node.select();
+      else if (node) getSelection()?.selectAllChildren(node);
+      setCopied('no');
+    }
+  };
+  return (
+    <span class="copy">
+      <button type="button" class="small" onClick={copy}>
+        {label}
+        <span class="visually-hidden"> {what}</span>
+      </button>
+      <span role="status" class="muted">
+        {copied === 'yes' ? 'Copied.' : copied === 'no' ? 'Selected: press Ctrl+C (⌘C).' : ''}
+      </span>
+    </span>
+  );
+};

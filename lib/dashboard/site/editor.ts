@@ -38,6 +38,8 @@ export interface TemplateEditorOptions {
   /** Names offered by completion inside `{{ … }}` and `{% … %}`. */
   readonly variables: readonly string[];
   readonly onChange: (value: string) => void;
+  /** A short editor (a header or a footer). */
+  readonly compact?: boolean;
 }
 
 /**
@@ -51,11 +53,14 @@ const jinjaHighlight = HighlightStyle.define([
   { tag: tags.brace, color: '#b35900', fontWeight: 'bold' },
 ]);
 
-const theme = EditorView.theme({
-  '&': { fontSize: '14px', border: '1px solid var(--border)', borderRadius: '6px' },
-  '&.cm-focused': { outline: '2px solid var(--focus)', outlineOffset: '2px' },
-  '.cm-scroller': { fontFamily: 'var(--mono)', minHeight: '16rem', maxHeight: '32rem' },
-});
+const themeOf = (minHeight: string) =>
+  EditorView.theme({
+    '&': { fontSize: '14px', border: '1px solid var(--border)', borderRadius: '6px' },
+    '&.cm-focused': { outline: '2px solid var(--focus)', outlineOffset: '2px' },
+    '.cm-scroller': { fontFamily: 'var(--mono)', minHeight, maxHeight: '32rem' },
+  });
+const theme = themeOf('16rem');
+const compactTheme = themeOf('4rem');
 
 export const createTemplateEditor = (options: TemplateEditorOptions): TemplateEditor => {
   const root = options.host.shadowRoot ?? options.host.attachShadow({ mode: 'open' });
@@ -67,13 +72,14 @@ export const createTemplateEditor = (options: TemplateEditorOptions): TemplateEd
       extensions: [
         basicSetup,
         jinja({
-          base: html(),
+          // Closing tags are the author's to type: auto-closed ones doubled what they typed (`</p></p>`).
+          base: html({ autoCloseTags: false }),
           variables: options.variables.map((label) => ({ label, type: 'variable' })),
         }),
         syntaxHighlighting(jinjaHighlight),
         syntaxHighlighting(defaultHighlightStyle),
         lintGutter(),
-        theme,
+        options.compact ? compactTheme : theme,
         EditorView.lineWrapping,
         EditorState.readOnly.of(options.readOnly),
         EditorView.contentAttributes.of({

@@ -1,7 +1,10 @@
-/** Recent renders: status, size, pages, duration, errors, and a download with a freshly signed link. */
-import { useState } from 'preact/hooks';
-import type { Job } from '../api.js';
-import { describeError, ErrorMessage, Loading, PageHeading } from '../components.js';
+/**
+ * Recent renders: id, status, source (template and version), size, pages, duration, errors, what
+ * happened inside the page (diagnostics), and a download with a freshly signed link.
+ */
+import { useRef, useState } from 'preact/hooks';
+import type { Diagnostics, Job } from '../api.js';
+import { CopyButton, describeError, ErrorMessage, Loading, PageHeading } from '../components.js';
 import { useDashboard } from '../context.js';
 import { formatBytes, formatDateTime, formatDuration } from '../format.js';
 import { href } from '../routes.js';
@@ -50,6 +53,44 @@ const Download = ({ job }: { job: Job }) => {
   );
 };
 
+const DIAGNOSTIC_LABEL: Record<Diagnostics['entries'][number]['type'], string> = {
+  console: 'Console error',
+  page_error: 'Uncaught error',
+  resource: 'Resource',
+  missing_glyph: 'Missing glyphs',
+};
+
+const DiagnosticsList = ({ diagnostics }: { diagnostics: Diagnostics | null | undefined }) => {
+  const entries = diagnostics?.entries ?? [];
+  if (entries.length === 0) return <>{diagnostics ? 'None' : '—'}</>;
+  return (
+    <details class="diagnostics">
+      <summary>
+        {entries.length} {entries.length === 1 ? 'entry' : 'entries'}
+        {diagnostics?.truncated ? ' (more left out)' : ''}
+      </summary>
+      <ul>
+        {entries.map((d, i) => (
+          <li key={i}>
+            <strong>{DIAGNOSTIC_LABEL[d.type]}</strong>
+            {d.count > 1 ? ` ×${d.count}` : ''}: {d.message}
+            {d.url && <span class="mono url"> {d.url}</span>}
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
+};
+
+const JobId = ({ id }: { id: string }) => {
+  const ref = useRef<HTMLElement>(null);
+  return (
+    <span class="job-id">
+      <code ref={ref}>{id}</code> <CopyButton text={id} what={`job id ${id}`} fallback={ref} />
+    </span>
+  );
+};
+
 export const JobsPage = () => {
   const { api } = useDashboard();
   const jobs = usePages<Job>((limit, offset) => api.request(`v1/pdf?limit=${limit}&offset=${offset}`));
@@ -67,7 +108,7 @@ export const JobsPage = () => {
       {!jobs.loading && !jobs.error && jobs.items.length === 0 && <p class="muted">No renders yet.</p>}
       {jobs.items.length > 0 && (
         <div class="table-wrap">
-          <table class="jobs">
+          <table class="jobs cards">
             <caption class="visually-hidden">Jobs, newest first</caption>
             <thead>
               <tr>
@@ -84,6 +125,7 @@ export const JobsPage = () => {
                   Duration
                 </th>
                 <th scope="col">Error</th>
+                <th scope="col">Diagnostics</th>
                 <th scope="col">
                   <span class="visually-hidden">Download</span>
                 </th>
@@ -93,12 +135,13 @@ export const JobsPage = () => {
               {jobs.items.map((job) => (
                 <tr key={job.id} data-job-id={job.id}>
                   <th scope="row">
-                    <span title={job.id}>{formatDateTime(job.created_at)}</span>
+                    <span class="created">{formatDateTime(job.created_at)}</span>
+                    <JobId id={job.id} />
                   </th>
-                  <td>
+                  <td data-label="Status">
                     <span class={`status ${job.status}`}>{STATUS_LABEL[job.status]}</span>
                   </td>
-                  <td>
+                  <td data-label="Source">
                     {job.template_id ? (
                       <a href={href.template(job.template_id)}>
                         Template{job.template_version ? ` v${job.template_version}` : ''}
@@ -107,10 +150,16 @@ export const JobsPage = () => {
                       'Inline HTML'
                     )}
                   </td>
-                  <td class="num">{job.page_count ?? '—'}</td>
-                  <td class="num">{formatBytes(job.file_size_bytes)}</td>
-                  <td class="num">{formatDuration(job.render_duration_ms)}</td>
-                  <td>
+                  <td class="num" data-label="Pages">
+                    {job.page_count ?? '—'}
+                  </td>
+                  <td class="num" data-label="Size">
+                    {formatBytes(job.file_size_bytes)}
+                  </td>
+                  <td class="num" data-label="Duration">
+                    {formatDuration(job.render_duration_ms)}
+                  </td>
+                  <td data-label="Error">
                     {job.error ? (
                       <span class="error-text">
                         <code>{job.error.code}</code> {job.error.message}
@@ -119,7 +168,10 @@ export const JobsPage = () => {
                       '—'
                     )}
                   </td>
-                  <td>
+                  <td data-label="Diagnostics">
+                    <DiagnosticsList diagnostics={job.diagnostics} />
+                  </td>
+                  <td class="row-actions">
                     <Download job={job} />
                   </td>
                 </tr>

@@ -1,11 +1,23 @@
 /** API keys: create (the key shown once), list, revoke. */
 import { useRef, useState } from 'preact/hooks';
-import type { ApiKey, CreatedApiKey } from '../api.js';
+import type { ApiKey, CreatedApiKey, Template } from '../api.js';
+import { CodeSnippets } from '../code-snippets.js';
 import { ConfirmDialog, ErrorMessage, Loading, PageHeading, useAsync } from '../components.js';
 import { useDashboard } from '../context.js';
 import { formatDateTime } from '../format.js';
+import { templateRenderBody } from '../snippets.js';
+
+/** What the key-created panel offers to render when the account has no template yet: inline html. */
+const FIRST_RENDER = {
+  html: '<h1>Hello {{ name }}</h1>\n<p>My first PDF from code.</p>',
+  variables: { name: 'World' },
+};
 
 const NewKey = ({ created, onDone }: { created: CreatedApiKey; onDone: () => void }) => {
+  const { api } = useDashboard();
+  // The newest template, if any, is what a first render from code most likely wants.
+  const latest = useAsync(() => api.request<Template[]>('v1/templates?limit=1'), [api]);
+  const template = latest.data?.[0];
   const [copied, setCopied] = useState<'yes' | 'no' | undefined>(undefined);
   const input = useRef<HTMLInputElement>(null);
   const copy = async () => {
@@ -46,6 +58,25 @@ const NewKey = ({ created, onDone }: { created: CreatedApiKey; onDone: () => voi
             ? 'Selected: press Ctrl+C (⌘C) to copy.'
             : ''}
       </p>
+      <h3 id="first-render-title">A first render with it</h3>
+      {latest.loading ? (
+        <Loading what="code for a first render" />
+      ) : (
+        <>
+          <p>
+            {template
+              ? `Run this to render your latest template, “${template.name}”, with its sample data`
+              : 'Run this to render a first PDF'}
+            , then open the <code>download_url</code> of the answer. Each template’s page has the same code
+            with its id and sample data.
+          </p>
+          <CodeSnippets
+            id="first-render"
+            body={template ? templateRenderBody(template.id, template.sample_variables ?? {}) : FIRST_RENDER}
+            keyValue={created.key}
+          />
+        </>
+      )}
       <button type="button" onClick={onDone}>
         I have copied the key
       </button>
@@ -115,7 +146,7 @@ export const KeysPage = () => {
       {keys.data && keys.data.length === 0 && <p class="muted">No keys yet.</p>}
       {keys.data && keys.data.length > 0 && (
         <div class="table-wrap">
-          <table>
+          <table class="cards">
             <caption class="visually-hidden">API keys, newest first</caption>
             <thead>
               <tr>
@@ -133,11 +164,15 @@ export const KeysPage = () => {
               {keys.data.map((k) => (
                 <tr key={k.id} class={k.revoked_at ? 'revoked' : undefined}>
                   <th scope="row">{k.name}</th>
-                  <td class="mono">{k.prefix}…</td>
-                  <td>{formatDateTime(k.created_at)}</td>
-                  <td>{k.last_used_at ? formatDateTime(k.last_used_at) : 'Never'}</td>
-                  <td>{k.revoked_at ? `Revoked ${formatDateTime(k.revoked_at)}` : 'Active'}</td>
-                  <td>
+                  <td class="mono" data-label="Prefix">
+                    {k.prefix}…
+                  </td>
+                  <td data-label="Created">{formatDateTime(k.created_at)}</td>
+                  <td data-label="Last used">{k.last_used_at ? formatDateTime(k.last_used_at) : 'Never'}</td>
+                  <td data-label="Status">
+                    {k.revoked_at ? `Revoked ${formatDateTime(k.revoked_at)}` : 'Active'}
+                  </td>
+                  <td class="row-actions">
                     {!k.revoked_at && (
                       <button type="button" class="danger small" onClick={() => setRevoking(k)}>
                         Revoke<span class="visually-hidden"> key {k.name}</span>

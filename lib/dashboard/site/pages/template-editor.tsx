@@ -1,7 +1,8 @@
 /**
- * One template: edit it (CodeMirror, loaded on demand) with a live PDF preview beside it, its
- * variables as JSON, visibility, versions and deletion. A public template of another account opens
- * read-only and can still be previewed with your variables.
+ * One template: edit its html, header and footer (CodeMirror, loaded on demand) with a live PDF
+ * preview beside it, its sample data (saved with it as `sample_variables`), the page options of the
+ * preview, code that renders it (curl, JavaScript, Python), visibility, versions and deletion. A
+ * public template of another account opens read-only and previews with its own sample data.
  *
  * The preview renders the editor's text (not the saved version) through POST /v1/pdf and shows the
  * PDF it downloads. Every preview is a render and counts towards the quota, so previews wait for a
@@ -10,7 +11,15 @@
  */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, fetchPdf, idempotencyKeyFor, type Job, type Template } from '../api.js';
-import { ConfirmDialog, describeError, ErrorMessage, Loading, PageHeading } from '../components.js';
+import { CodeSnippets } from '../code-snippets.js';
+import {
+  ConfirmDialog,
+  CopyButton,
+  describeError,
+  ErrorMessage,
+  Loading,
+  PageHeading,
+} from '../components.js';
 import { useDashboard } from '../context.js';
 import type { EditorDiagnostic, TemplateEditor } from '../editor.js';
 import { formatBytes, formatDateTime, formatDuration } from '../format.js';
@@ -36,25 +45,55 @@ const STARTER_VARIABLES = {
 /** A pause in typing this long renders the preview. */
 const PREVIEW_DELAY_MS = 1200;
 
-/** Variables text typed for a template, kept while the page lives (across save and reopen). */
-const variablesDrafts = new Map<string, string>();
+/** A pause in typing this long looks for the variables the text reads. */
+const DETECT_DELAY_MS = 300;
+
+/**
+ * Page options chosen for a template, kept while the page lives: the API saves a template's html,
+ * header, footer and sample data, not its page options (those are a render's).
+ */
+const optionsDrafts = new Map<string, PageOptions>();
 
 const prettyJson = (value: unknown) => JSON.stringify(value, null, 2);
 
-/** `{"name": "name", …}` for the names the template reads, keeping values already given. */
-const variablesFor = (names: readonly string[], current?: string): string => {
-  let given: Record<string, unknown> = {};
-  try {
-    const parsed = current ? (JSON.parse(current) as unknown) : {};
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
-      given = parsed as Record<string, unknown>;
-  } catch {
-    return current ?? '{}';
-  }
-  const merged = { ...given };
-  for (const name of names) if (!(name in merged)) merged[name] = name;
-  return prettyJson(merged);
+const PAPER_FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const;
+const SIDES = ['top', 'right', 'bottom', 'left'] as const;
+/** The API's defaults (README: POST /v1/pdf): only options that differ are sent. */
+const DEFAULT_MARGIN = '0.4';
+interface PageOptions {
+  readonly format: (typeof PAPER_FORMATS)[number];
+  readonly landscape: boolean;
+  readonly print_background: boolean;
+  /** As typed, in inches. */
+  readonly margins: Readonly<Record<(typeof SIDES)[number], string>>;
+}
+const DEFAULT_OPTIONS: PageOptions = {
+  format: 'A4',
+  landscape: false,
+  print_background: true,
+  margins: { top: DEFAULT_MARGIN, right: DEFAULT_MARGIN, bottom: DEFAULT_MARGIN, left: DEFAULT_MARGIN },
 };
+
+type OptionsBody = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+
+/** The render body's page options: those that differ from the API's defaults. */
+const optionsBody = (o: PageOptions): OptionsBody => {
+  const value: Record<string, unknown> = {};
+  if (o.format !== DEFAULT_OPTIONS.format) value.format = o.format;
+  if (o.landscape !== DEFAULT_OPTIONS.landscape) value.landscape = o.landscape;
+  if (o.print_background !== DEFAULT_OPTIONS.print_background) value.print_background = o.print_background;
+  const margins: Record<string, number> = {};
+  for (const side of SIDES) {
+    const n = Number(o.margins[side]);
+    if (o.margins[side].trim() === '' || !Number.isFinite(n) || n < 0 || n > 10)
+      return { ok: false, message: `The ${side} margin must be a number of inches from 0 to 10.` };
+    margins[side] = n;
+  }
+  if (SIDES.some((side) => margins[side] !== Number(DEFAULT_MARGIN))) value.margins = margins;
+  return { ok: true, value };
+};
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 type Variables = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
 
@@ -78,6 +117,8 @@ const diagnosticOf = (error: unknown): EditorDiagnostic | undefined =>
 
 interface CodeEditorProps {
   readonly initial: string;
+  /** A short editor (a header or a footer). */
+  readonly compact?: boolean;
   /** The visible label's id (for the fallback text area) and its text (the editor's name). */
   readonly labelId: string;
   readonly label: string;
@@ -92,6 +133,7 @@ interface CodeEditorProps {
 /** CodeMirror, imported when the first editor opens; a plain text area if it cannot load. */
 const CodeEditor = ({
   initial,
+  compact,
   labelId,
   label,
   focusRef,
@@ -115,6 +157,7 @@ const CodeEditor = ({
           readOnly,
           variables,
           onChange,
+          compact,
         });
         focusRef.current = () => editor.current?.focus();
         setState('ready');
@@ -136,7 +179,7 @@ const CodeEditor = ({
         aria-labelledby={labelId}
         readOnly={readOnly}
         spellcheck={false}
-        rows={18}
+        rows={compact ? 4 : 18}
         value={initial}
         onInput={(e) => onChange(e.currentTarget.value)}
       />
@@ -159,9 +202,30 @@ interface PreviewState {
   readonly source?: string;
 }
 
+interface DraftContent {
+  readonly html: string;
+  readonly header_html?: string;
+  readonly footer_html?: string;
+}
+
 type RenderSource =
-  | { readonly kind: 'draft'; readonly html: string }
+  | ({ readonly kind: 'draft' } & DraftContent)
   | { readonly kind: 'saved'; readonly templateId: string; readonly version: number };
+
+/**
+ * The value with every object's keys sorted: a preview's body, and so its Idempotency-Key, does not
+ * depend on the order the sample's keys come back in from storage.
+ */
+const sortedKeys = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]),
+    );
+  return value;
+};
 
 const usePreview = () => {
   const { api } = useDashboard();
@@ -171,11 +235,18 @@ const usePreview = () => {
   useEffect(() => () => void (preview.url && URL.revokeObjectURL(preview.url)), [preview.url]);
 
   const run = useCallback(
-    async (source: RenderSource, variables: Record<string, unknown>) => {
+    async (source: RenderSource, given: Record<string, unknown>, options: Record<string, unknown>) => {
+      const variables = sortedKeys(given);
       const body =
         source.kind === 'draft'
-          ? { html: source.html, variables }
-          : { template_id: source.templateId, template_version: source.version, variables };
+          ? {
+              html: source.html,
+              header_html: source.header_html,
+              footer_html: source.footer_html,
+              variables,
+              ...options,
+            }
+          : { template_id: source.templateId, template_version: source.version, variables, ...options };
       setPreview((p) => ({ ...p, status: 'rendering', error: undefined }));
       try {
         const job = await api.request<Job>('v1/pdf', {
@@ -200,11 +271,11 @@ const usePreview = () => {
 
   /** Renders now, or right after the render in progress (only the latest request waits). */
   const render = useCallback(
-    (source: RenderSource, variables: Record<string, unknown>) => {
+    (source: RenderSource, variables: Record<string, unknown>, options: Record<string, unknown>) => {
       const task = async () => {
         busy.current = true;
         try {
-          await run(source, variables);
+          await run(source, variables, options);
         } finally {
           busy.current = false;
           const next = queued.current;
@@ -328,7 +399,8 @@ const VersionsAndSharing = ({
       <ErrorMessage error={visibilityError} />
       <p>
         Version {template.version}, saved {formatDateTime(template.updated_at)}. Every saved change of the
-        HTML makes a new version; earlier versions stay renderable with <code>template_version</code>.
+        HTML, header, footer or sample data makes a new version; earlier versions stay renderable with{' '}
+        <code>template_version</code>.
       </p>
       {template.version > 1 && (
         <div class="inline-form">
@@ -361,6 +433,112 @@ const VersionsAndSharing = ({
   );
 };
 
+const PageOptionsFields = ({
+  options,
+  onChange,
+  error,
+}: {
+  options: PageOptions;
+  onChange: (o: PageOptions) => void;
+  error: string | undefined;
+}) => (
+  <fieldset class="page-options">
+    <legend>Page</legend>
+    <div class="option-row">
+      <div class="field">
+        <label for="tpl-format">Paper</label>
+        <select
+          id="tpl-format"
+          value={options.format}
+          onChange={(e) => onChange({ ...options, format: e.currentTarget.value as PageOptions['format'] })}
+        >
+          {PAPER_FORMATS.map((f) => (
+            <option key={f} value={f}>
+              {f === 'LETTER' ? 'Letter' : f === 'LEGAL' ? 'Legal' : f}
+            </option>
+          ))}
+        </select>
+      </div>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={options.landscape}
+          onChange={(e) => onChange({ ...options, landscape: e.currentTarget.checked })}
+        />
+        Landscape
+      </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={options.print_background}
+          onChange={(e) => onChange({ ...options, print_background: e.currentTarget.checked })}
+        />
+        Backgrounds
+      </label>
+    </div>
+    <div class="option-row margins">
+      {SIDES.map((side) => (
+        <div class="field" key={side}>
+          <label for={`tpl-margin-${side}`}>
+            {side[0]?.toUpperCase()}
+            {side.slice(1)} margin (in)
+          </label>
+          <input
+            id={`tpl-margin-${side}`}
+            type="number"
+            inputMode="decimal"
+            min={0}
+            max={10}
+            step={0.1}
+            value={options.margins[side]}
+            onInput={(e) =>
+              onChange({ ...options, margins: { ...options.margins, [side]: e.currentTarget.value } })
+            }
+          />
+        </div>
+      ))}
+    </div>
+    {error ? (
+      <p class="error">{error}</p>
+    ) : (
+      <p class="hint">
+        Used by the preview and written into the code below; the API keeps them with each render, not with the
+        template.
+      </p>
+    )}
+  </fieldset>
+);
+
+/** The template's id and code that renders it with its sample data. */
+const UseFromCode = ({
+  template,
+  variables,
+  options,
+}: {
+  template: Template;
+  variables: Record<string, unknown> | undefined;
+  options: Record<string, unknown> | undefined;
+}) => {
+  const idRef = useRef<HTMLElement>(null);
+  return (
+    <section class="panel" aria-labelledby="use-title">
+      <h2 id="use-title">Use this template from code</h2>
+      <p class="id-row">
+        Template id{' '}
+        <code ref={idRef} data-field="template-id">
+          {template.id}
+        </code>{' '}
+        <CopyButton text={template.id} what="template id" fallback={idRef} />
+      </p>
+      {variables && options ? (
+        <CodeSnippets id="template" body={{ template_id: template.id, variables, ...options }} />
+      ) : (
+        <p class="muted">Fix the sample data and the page options above to see the code.</p>
+      )}
+    </section>
+  );
+};
+
 export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   const { api, accountId } = useDashboard();
   const [template, setTemplate] = useState<Template | undefined>(undefined);
@@ -368,8 +546,14 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   const [loaded, setLoaded] = useState(id === undefined);
   const [name, setName] = useState('');
   const html = useRef(id === undefined ? STARTER_HTML : '');
+  const header = useRef('');
+  const footer = useRef('');
   const [htmlVersion, setHtmlVersion] = useState(0);
   const [variablesText, setVariablesText] = useState(id === undefined ? prettyJson(STARTER_VARIABLES) : '{}');
+  const [options, setOptionsState] = useState<PageOptions>(
+    (id !== undefined && optionsDrafts.get(id)) || DEFAULT_OPTIONS,
+  );
+  const [detected, setDetected] = useState<readonly string[] | undefined>(undefined);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<unknown>(undefined);
   const [saved, setSaved] = useState<string | undefined>(undefined);
@@ -377,6 +561,15 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   const [auto, setAuto] = useState(true);
   const { preview, render } = usePreview();
   const focusEditor = useRef<(() => void) | undefined>(undefined);
+  const focusHeader = useRef<(() => void) | undefined>(undefined);
+  const focusFooter = useRef<(() => void) | undefined>(undefined);
+  /** Open at first when the template has a header or footer; then the user's to open and close. */
+  const headerFooterOpen = useRef<boolean | undefined>(undefined);
+
+  const setOptions = (o: PageOptions) => {
+    setOptionsState(o);
+    if (template) optionsDrafts.set(template.id, o);
+  };
 
   useEffect(() => {
     if (id === undefined) return;
@@ -385,7 +578,9 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
         setTemplate(t);
         setName(t.name);
         html.current = t.html;
-        setVariablesText(variablesFor(t.variables, variablesDrafts.get(t.id)));
+        header.current = t.header_html ?? '';
+        footer.current = t.footer_html ?? '';
+        setVariablesText(prettyJson(t.sample_variables ?? {}));
         setLoaded(true);
       },
       (e: unknown) => {
@@ -397,28 +592,69 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
 
   const readOnly = template !== undefined && template.owner_user_id !== accountId;
   const variables = parseVariables(variablesText);
-  const dirty = template ? name !== template.name || html.current !== template.html : true;
+  const pageOptions = optionsBody(options);
+  const contentChanged = template
+    ? html.current !== template.html ||
+      header.current !== (template.header_html ?? '') ||
+      footer.current !== (template.footer_html ?? '')
+    : true;
+  const sampleChanged = template
+    ? !variables.ok || !sameJson(variables.value, template.sample_variables ?? {})
+    : true;
+  const dirty = template ? name !== template.name || contentChanged || sampleChanged : true;
+
+  // What the text reads: the API's introspection for the saved text, the editor's parse while it changes.
+  useEffect(() => {
+    if (template && !contentChanged) {
+      setDetected(template.variables);
+      return;
+    }
+    let live = true;
+    const timer = setTimeout(() => {
+      import('../template-variables.js').then(
+        ({ detectVariables }) =>
+          live && setDetected(detectVariables([html.current, header.current, footer.current])),
+        () => {},
+      );
+    }, DETECT_DELAY_MS);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [template, contentChanged, htmlVersion]);
+  const missing = detected && variables.ok ? detected.filter((n) => !Object.hasOwn(variables.value, n)) : [];
+
+  const draft = (): DraftContent => ({
+    html: html.current,
+    ...(header.current.trim() ? { header_html: header.current } : {}),
+    ...(footer.current.trim() ? { footer_html: footer.current } : {}),
+  });
 
   const renderDraft = useCallback(() => {
     const v = parseVariables(variablesText);
-    if (!v.ok || html.current.trim() === '') return;
+    const o = optionsBody(options);
+    if (!v.ok || !o.ok || html.current.trim() === '') return;
     // Another account's template renders by id, as its users' requests do.
     if (readOnly && template)
-      render({ kind: 'saved', templateId: template.id, version: template.version }, v.value);
-    else render({ kind: 'draft', html: html.current }, v.value);
-  }, [variablesText, readOnly, template, render]);
+      render({ kind: 'saved', templateId: template.id, version: template.version }, v.value, o.value);
+    else render({ kind: 'draft', ...draft() }, v.value, o.value);
+  }, [variablesText, options, readOnly, template, render]);
 
   // The live preview: a pause in typing (or opening the page) renders.
   useEffect(() => {
     if (!auto || !loaded || loadError) return;
     const timer = setTimeout(renderDraft, PREVIEW_DELAY_MS);
     return () => clearTimeout(timer);
-  }, [auto, loaded, loadError, htmlVersion, variablesText, renderDraft]);
+  }, [auto, loaded, loadError, htmlVersion, variablesText, options, renderDraft]);
 
   const save = async (e: Event) => {
     e.preventDefault();
     setSaveError(undefined);
     setSaved(undefined);
+    if (!variables.ok) {
+      setSaveError(new Error(`Not saved: ${variables.message}`));
+      return;
+    }
     if (template && !dirty) {
       setSaved('No changes to save.');
       return;
@@ -428,22 +664,25 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       if (!template) {
         const created = await api.request<Template>('v1/templates', {
           method: 'POST',
-          body: { name, html: html.current },
+          body: { name, ...draft(), sample_variables: variables.value },
         });
-        variablesDrafts.set(created.id, variablesText);
+        optionsDrafts.set(created.id, options);
         location.hash = href.template(created.id);
         return;
       }
-      const body: { name?: string; html?: string } = {};
+      const body: Record<string, unknown> = {};
       if (name !== template.name) body.name = name;
       if (html.current !== template.html) body.html = html.current;
+      // An emptied header or footer is removed (null), as the API takes it.
+      if (header.current !== (template.header_html ?? '')) body.header_html = header.current.trim() || null;
+      if (footer.current !== (template.footer_html ?? '')) body.footer_html = footer.current.trim() || null;
+      if (sampleChanged) body.sample_variables = variables.value;
       const updated = await api.request<Template>(`v1/templates/${encodeURIComponent(template.id)}`, {
         method: 'PATCH',
         body,
       });
       setTemplate(updated);
       setName(updated.name);
-      setVariablesText((text) => variablesFor(updated.variables, text));
       setSaved(`Saved: version ${updated.version}.`);
     } catch (err) {
       setSaveError(err);
@@ -471,6 +710,12 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   const diagnostic =
     diagnosticOf(saveError) ?? (preview.status === 'failed' ? diagnosticOf(preview.error) : undefined);
   const title = !template ? 'New template' : readOnly ? template.name : `Edit “${template.name}”`;
+  headerFooterOpen.current ??= header.current !== '' || footer.current !== '';
+  const completion = detected ?? template?.variables ?? Object.keys(STARTER_VARIABLES);
+  const onEdit = (target: { current: string }) => (value: string) => {
+    target.current = value;
+    setHtmlVersion((v) => v + 1);
+  };
 
   return (
     <>
@@ -509,26 +754,68 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
                 label="HTML (Jinja2)"
                 focusRef={focusEditor}
                 readOnly={readOnly}
-                variables={template?.variables ?? Object.keys(STARTER_VARIABLES)}
+                variables={completion}
                 diagnostic={diagnostic}
-                onChange={(value) => {
-                  html.current = value;
-                  setHtmlVersion((v) => v + 1);
-                }}
+                onChange={onEdit(html)}
               />
+              {diagnostic && (
+                <p class="error editor-error" data-field="template-error">
+                  {diagnostic.line !== undefined && !/\bline \d+/i.test(diagnostic.message)
+                    ? `Line ${diagnostic.line}: `
+                    : ''}
+                  {diagnostic.message}
+                </p>
+              )}
             </div>
+            <details class="field header-footer" open={headerFooterOpen.current}>
+              <summary>Header and footer</summary>
+              <p class="hint">
+                Printed in the top and bottom margins of every page; elements of class <code>pageNumber</code>
+                , <code>totalPages</code>, <code>date</code> and <code>title</code> are filled in; inline
+                styles only.
+              </p>
+              {/* biome-ignore lint/a11y/noStaticElementInteractions: as above */}
+              {/* biome-ignore lint/a11y/useKeyWithClickEvents: as above */}
+              <span class="label" id="tpl-header-label" onClick={() => focusHeader.current?.()}>
+                Header
+              </span>
+              <CodeEditor
+                compact
+                initial={header.current}
+                labelId="tpl-header-label"
+                label="Header"
+                focusRef={focusHeader}
+                readOnly={readOnly}
+                variables={completion}
+                diagnostic={undefined}
+                onChange={onEdit(header)}
+              />
+              {/* biome-ignore lint/a11y/noStaticElementInteractions: as above */}
+              {/* biome-ignore lint/a11y/useKeyWithClickEvents: as above */}
+              <span class="label" id="tpl-footer-label" onClick={() => focusFooter.current?.()}>
+                Footer
+              </span>
+              <CodeEditor
+                compact
+                initial={footer.current}
+                labelId="tpl-footer-label"
+                label="Footer"
+                focusRef={focusFooter}
+                readOnly={readOnly}
+                variables={completion}
+                diagnostic={undefined}
+                onChange={onEdit(footer)}
+              />
+            </details>
             <div class="field">
-              <label for="tpl-variables">Variables (JSON)</label>
+              <label for="tpl-variables">Sample data (JSON)</label>
               <textarea
                 id="tpl-variables"
                 class="mono"
                 rows={8}
                 spellcheck={false}
                 value={variablesText}
-                onInput={(e) => {
-                  setVariablesText(e.currentTarget.value);
-                  if (template) variablesDrafts.set(template.id, e.currentTarget.value);
-                }}
+                onInput={(e) => setVariablesText(e.currentTarget.value)}
                 aria-invalid={variablesError ? true : undefined}
                 aria-describedby={variablesError ? 'tpl-variables-error' : 'tpl-variables-hint'}
               />
@@ -538,10 +825,46 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
                 </p>
               ) : (
                 <p class="hint" id="tpl-variables-hint">
-                  Sent as <code>variables</code> with each preview; not saved with the template.
+                  The template’s <code>sample_variables</code>: saved with it, sent as <code>variables</code>{' '}
+                  with each preview and written into the code below.
                 </p>
               )}
+              {missing.length > 0 && (
+                <div class="warning missing" data-field="missing-variables">
+                  <p>
+                    The template reads {missing.length === 1 ? 'a variable' : 'variables'} the sample lacks:{' '}
+                    {missing.map((n, i) => (
+                      <span key={n}>
+                        {i > 0 && ', '}
+                        <code>{n}</code>
+                      </span>
+                    ))}
+                    .
+                  </p>
+                  {variables.ok && (
+                    <button
+                      type="button"
+                      class="small"
+                      onClick={() =>
+                        setVariablesText(
+                          prettyJson({
+                            ...variables.value,
+                            ...Object.fromEntries(missing.map((n) => [n, ''])),
+                          }),
+                        )
+                      }
+                    >
+                      Add {missing.length === 1 ? 'it' : 'them'} to the sample
+                    </button>
+                  )}
+                </div>
+              )}
             </div>
+            <PageOptionsFields
+              options={options}
+              onChange={setOptions}
+              error={pageOptions.ok ? undefined : pageOptions.message}
+            />
             {!readOnly && (
               <div class="actions">
                 <button type="submit" class="primary" disabled={saving}>
@@ -558,14 +881,25 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
               </p>
             )}
           </form>
+          {template && (
+            <UseFromCode
+              template={template}
+              variables={variables.ok ? variables.value : undefined}
+              options={pageOptions.ok ? pageOptions.value : undefined}
+            />
+          )}
           {template && !readOnly && (
             <VersionsAndSharing
               template={template}
               onChange={setTemplate}
               onDelete={() => setDeleting(true)}
               onRenderVersion={(version) => {
-                if (variables.ok)
-                  render({ kind: 'saved', templateId: template.id, version }, variables.value);
+                if (variables.ok && pageOptions.ok)
+                  render(
+                    { kind: 'saved', templateId: template.id, version },
+                    variables.value,
+                    pageOptions.value,
+                  );
               }}
             />
           )}
@@ -576,7 +910,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
           onAuto={setAuto}
           onRender={renderDraft}
           name={name}
-          canRenderDraft={variables.ok}
+          canRenderDraft={variables.ok && pageOptions.ok}
         />
       </div>
       {deleting && template && (
@@ -586,7 +920,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
           onClose={() => setDeleting(false)}
           onConfirm={async () => {
             await api.request(`v1/templates/${encodeURIComponent(template.id)}`, { method: 'DELETE' });
-            variablesDrafts.delete(template.id);
+            optionsDrafts.delete(template.id);
             location.hash = href.templates;
           }}
         >

@@ -19,7 +19,7 @@ const TemplateTable = ({
   const { accountId } = useDashboard();
   return (
     <div class="table-wrap">
-      <table>
+      <table class="cards">
         <caption class="visually-hidden">{caption}</caption>
         <thead>
           <tr>
@@ -35,8 +35,8 @@ const TemplateTable = ({
               <th scope="row">
                 <a href={href.template(t.id)}>{t.name}</a>
               </th>
-              <td>v{t.version}</td>
-              <td>
+              <td data-label="Version">v{t.version}</td>
+              <td data-label={own ? 'Visibility' : 'Owner'}>
                 {own
                   ? t.is_public
                     ? 'Public'
@@ -45,7 +45,7 @@ const TemplateTable = ({
                     ? 'You'
                     : 'Another account'}
               </td>
-              <td>{formatDateTime(t.updated_at)}</td>
+              <td data-label="Updated">{formatDateTime(t.updated_at)}</td>
             </tr>
           ))}
         </tbody>

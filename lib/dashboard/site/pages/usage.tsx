@@ -1,11 +1,20 @@
-/** This month's usage: plan, quota used and left, the rate limit, PDF bytes and render time. */
+/**
+ * This month's usage: plan, quota used and left, the rate limit, PDF bytes and render time; the
+ * plan's limits, and what the deployment says about changing plans (config.json's planContact).
+ */
 import type { Account, Usage } from '../api.js';
 import { ErrorMessage, Loading, PageHeading, useAsync } from '../components.js';
 import { useDashboard } from '../context.js';
 import { formatBytes, formatDate, formatDateTime, formatDuration, formatNumber } from '../format.js';
 
+/** What the page says about changing plans when the deployment says nothing. */
+const defaultPlanContact = (environment: 'aws' | 'local'): string =>
+  environment === 'local'
+    ? 'Plans are set by whoever runs the service; locally: npm run --silent admin -- set-plan --account <id> --plan <plan>.'
+    : 'Plans are set by whoever runs this service: ask them for a plan with more room.';
+
 export const UsagePage = () => {
-  const { api } = useDashboard();
+  const { api, config } = useDashboard();
   const data = useAsync(
     () => Promise.all([api.request<Usage>('v1/usage'), api.request<Account>('v1/me')]),
     [api],
@@ -41,6 +50,21 @@ export const UsagePage = () => {
             <p class="muted">
               Period {formatDate(usage.period_start)} to {formatDate(usage.period_end)} (UTC calendar month);
               the quota counts completed renders, and renders in progress.
+            </p>
+          </section>
+          <section class="panel" aria-labelledby="plan-title">
+            <h2 id="plan-title">
+              Plan <span data-field="plan-name">{usage.plan}</span>
+            </h2>
+            <ul class="limits" data-field="plan-limits">
+              <li>{formatNumber(usage.renders_limit)} renders a month</li>
+              <li>
+                {formatNumber(usage.rate_limit.limit)} renders per {usage.rate_limit.window_seconds} s at most
+              </li>
+            </ul>
+            <p data-field="plan-contact">{config.planContact ?? defaultPlanContact(config.environment)}</p>
+            <p class="muted">
+              Your account id (for whoever changes plans): <code data-field="account-id">{account.id}</code>
             </p>
           </section>
           <dl class="facts">

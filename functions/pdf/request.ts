@@ -1,22 +1,17 @@
 /**
- * POST /v1/pdf: the request schema (spec + contract), the error code each field's problems
- * answer with, and the normalised options the renderer is given.
+ * POST /v1/pdf on the wire: the request schema (spec + contract), the error code each field's
+ * problems answer with, and the parse into the render command (domain/render-command.ts).
  */
+import { createHash } from 'node:crypto';
 import { parse as parseSelector } from 'css-what';
+import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
+import { parseOrThrow } from '../core/validation.js';
+import { type ErrorCode, ServiceError } from '../domain/errors.js';
+import { checkIdempotencyKey } from '../domain/idempotency.js';
+import type { PaperFormat, WaitUntil } from '../domain/ports.js';
+import type { RenderCommand } from '../domain/render-command.js';
 import { MAX_HEADER_FOOTER_BYTES, MAX_VARIABLES_DEPTH } from '../settings.js';
-import { type ErrorCode, ServiceError } from './errors.js';
-import type { PaperFormat, PdfMetadata, RenderRequest, WaitUntil } from './ports.js';
-import { parseOrThrow } from './validation.js';
-
-/** Paper sizes in inches, portrait (width, height), as Chromium prints them. */
-export const PAPER_INCHES: Readonly<Record<PaperFormat, readonly [number, number]>> = {
-  A3: [11.7, 16.54],
-  A4: [8.27, 11.7],
-  A5: [5.83, 8.27],
-  LETTER: [8.5, 11],
-  LEGAL: [8.5, 14],
-};
 
 const FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const satisfies readonly PaperFormat[];
 const WAIT_UNTIL = [
@@ -26,17 +21,9 @@ const WAIT_UNTIL = [
   'networkidle2',
 ] as const satisfies readonly WaitUntil[];
 
-export const DEFAULT_MARGIN_INCHES = 0.4;
-/**
- * Chromium prints a header inside the top margin and a footer inside the bottom one, and clips
- * what does not fit: below this (about one line of 10 px text) a header or footer cannot show,
- * so such margins are refused rather than printed blank. The default margin holds two lines.
- */
-export const MIN_HEADER_FOOTER_MARGIN_INCHES = 0.2;
 export const MAX_METADATA_CHARACTERS = 1000;
 export const MAX_KEYWORDS = 50;
 export const MAX_KEYWORD_CHARACTERS = 200;
-export const DEFAULT_TIMEOUT_MS = 30_000;
 
 const COMBINATORS = new Set(['descendant', 'child', 'parent', 'sibling', 'adjacent', 'column-combinator']);
 
@@ -259,76 +246,36 @@ const checkHeaderFooterWithHtml = (body: Record<string, unknown>): void => {
   }
 };
 
-/** Checks a POST /v1/pdf body: what kind of request it is first, then every field. */
+/** The same body, whatever its key order or spacing, hashes the same. */
+export const bodyHash = (body: unknown): string =>
+  createHash('sha256')
+    .update(stringify(body) ?? '')
+    .digest('hex');
+
+/**
+ * A POST /v1/pdf request, parsed once into the render command: what kind of request it is
+ * first, then every field, then the Idempotency-Key header (422 in that order).
+ */
 export const parseCreatePdf = (
   body: Record<string, unknown>,
   schema: ReturnType<typeof createPdfSchema>,
-): CreatePdfBody => {
+  headers: Readonly<Record<string, string | undefined>>,
+): RenderCommand => {
   checkHtmlOrTemplateId(body);
   checkVersionWithTemplateId(body);
   checkHeaderFooterWithHtml(body);
-  return parseOrThrow(schema, body, pdfProblemCode);
-};
-
-export type RenderOptions = Pick<RenderRequest, 'pdf' | 'pageLoad' | 'metadata'>;
-
-/**
- * A header or footer prints inside its margin: one that leaves no room for it is refused (a saved
- * template's header is known only once it is read, so this runs after the lookup).
- */
-export const checkHeaderFooterMargins = (
-  options: RenderOptions,
-  parts: { readonly header: boolean; readonly footer: boolean },
-): void => {
-  const { margins } = options.pdf;
-  for (const [part, side] of [
-    ['header', 'top'],
-    ['footer', 'bottom'],
-  ] as const) {
-    if (!parts[part] || margins[side] >= MIN_HEADER_FOOTER_MARGIN_INCHES) continue;
-    const issue = `must be at least ${MIN_HEADER_FOOTER_MARGIN_INCHES} inches to leave room for the ${part} (it prints inside the ${side} margin)`;
-    throw new ServiceError('INVALID_PDF_OPTIONS', `margins.${side} ${issue}`, {
-      details: [{ field: `margins.${side}`, issue }],
-    });
-  }
-};
-
-const metadataOf = (metadata: CreatePdfBody['metadata']): PdfMetadata | undefined => {
-  if (!metadata) return undefined;
-  const { title, author, subject, keywords } = metadata;
+  const parsed = parseOrThrow(schema, body, pdfProblemCode);
+  const key = checkIdempotencyKey(headers['idempotency-key']);
+  const { html, header_html, footer_html, template_id, template_version, variables, ...options } = parsed;
   return {
-    ...(title !== undefined ? { title } : {}),
-    ...(author !== undefined ? { author } : {}),
-    ...(subject !== undefined ? { subject } : {}),
-    ...(keywords !== undefined && keywords.length > 0 ? { keywords } : {}),
-  };
-};
-
-/** Defaults applied, margins checked against the paper, timeout clamped to the render budget. */
-export const renderOptionsFrom = (body: CreatePdfBody, renderBudgetMs: number): RenderOptions => {
-  const format = body.format ?? 'A4';
-  const landscape = body.landscape ?? false;
-  const margins = {
-    top: body.margins?.top ?? DEFAULT_MARGIN_INCHES,
-    right: body.margins?.right ?? DEFAULT_MARGIN_INCHES,
-    bottom: body.margins?.bottom ?? DEFAULT_MARGIN_INCHES,
-    left: body.margins?.left ?? DEFAULT_MARGIN_INCHES,
-  };
-  const [portraitWidth, portraitHeight] = PAPER_INCHES[format];
-  const [width, height] = landscape ? [portraitHeight, portraitWidth] : [portraitWidth, portraitHeight];
-  if (margins.left + margins.right >= width || margins.top + margins.bottom >= height) {
-    const message = `margins leave no printable area on ${format}${landscape ? ' landscape' : ''} paper (${width} x ${height} in)`;
-    throw new ServiceError('INVALID_PDF_OPTIONS', message, {
-      details: [{ field: 'margins', issue: message }],
-    });
-  }
-  return {
-    pdf: { format, landscape, printBackground: body.print_background ?? true, margins },
-    pageLoad: {
-      waitUntil: body.page_load?.wait_until ?? 'load',
-      timeoutMs: Math.min(body.page_load?.timeout_ms ?? DEFAULT_TIMEOUT_MS, renderBudgetMs),
-      waitForSelector: body.page_load?.wait_for_selector ?? null,
-    },
-    ...(body.metadata ? { metadata: metadataOf(body.metadata) } : {}),
+    // checkHtmlOrTemplateId let exactly one of them through.
+    source:
+      html !== undefined && html !== null
+        ? { kind: 'inline', html, headerHtml: header_html ?? null, footerHtml: footer_html ?? null }
+        : { kind: 'saved', templateId: template_id as string, version: template_version ?? null },
+    variables: variables ?? {},
+    options,
+    // The parsed body, as ever: whitespace the schema trims does not make another request.
+    idempotency: key === undefined ? null : { key, bodyHash: bodyHash(parsed) },
   };
 };

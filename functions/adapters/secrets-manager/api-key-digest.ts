@@ -5,8 +5,8 @@
  */
 import { createHmac } from 'node:crypto';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { ActiveApiKey, ApiKeyStore } from '../domain/api-keys.js';
-import type { ApiKeySecretSource, AwsConfig } from './config.js';
+import type { ApiKeySecretSource, AwsConfig } from '../../core/config.js';
+import type { ActiveApiKey, ApiKeyStore } from '../../domain/api-keys.js';
 
 /** The secret, fetched once per cold start (and again only if that fetch failed). */
 const secretLoader = (source: ApiKeySecretSource, aws: AwsConfig): (() => Promise<string>) => {

@@ -18,7 +18,10 @@
  * An account item carries GSI1PK EMAIL#<lower-cased email>, GSI1SK ACCOUNT#<account> (lookup by email).
  */
 import { createHash } from 'node:crypto';
-import { tableSchema } from '../table.js';
+import { tableSchema } from '../../table.js';
+
+export { minuteOf, monthOf } from '../../domain/clock.js';
+export { pdfObjectKey } from '../../domain/jobs.js';
 
 /** The key attributes' names, as functions/table.ts defines them. */
 export const PK = tableSchema.partitionKey;
@@ -64,15 +67,11 @@ export const jobKey = (accountId: string, jobId: string): ItemKey => ({
 export const JOB_SK_PREFIX = 'JOB#';
 export const jobsPartition = (accountId: string): string => accountPk(accountId);
 
-/** Calendar month (UTC) of `at`, e.g. `2026-11`. */
-export const monthOf = (at: Date): string => at.toISOString().slice(0, 7);
 export const usageKey = (accountId: string, month: string): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: `USAGE#${month}`,
 });
 
-/** The fixed 60-second window (aligned to the UTC clock minute) that `at` falls in. */
-export const minuteOf = (at: Date): number => Math.floor(at.getTime() / 60_000);
 export const rateWindowKey = (accountId: string, minute: number): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: `RATE#${minute}`,
@@ -109,9 +108,6 @@ export const templateChunkKey = (templateId: string, version: number, chunk: num
       ? templateVersionSk(version)
       : `${templateVersionSk(version)}#${String(chunk).padStart(4, '0')}`,
 });
-
-/** S3 object key of a job's PDF. */
-export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
 
 export const apiKeyItemKey = (digest: string): ItemKey => ({ [PK]: `APIKEY#${digest}`, [SK]: 'APIKEY' });
 

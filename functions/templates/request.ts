@@ -5,9 +5,14 @@
  * rest. Zod only: the route declarations import it, and the CDK app reads those.
  */
 import { z } from 'zod';
+import { type Problem, parseOrThrow } from '../core/validation.js';
+import type { ErrorCode } from '../domain/errors.js';
+import type {
+  CreateTemplateCommand,
+  TemplateVisibilityCommand,
+  UpdateTemplateCommand,
+} from '../domain/template-commands.js';
 import { MAX_HEADER_FOOTER_BYTES } from '../settings.js';
-import type { ErrorCode } from './errors.js';
-import { type Problem, parseOrThrow } from './validation.js';
 
 export const MAX_TEMPLATE_NAME_CHARACTERS = 200;
 
@@ -89,6 +94,12 @@ export const templateVisibilitySchema = z.strictObject({
 export type CreateTemplateBody = z.output<ReturnType<typeof createTemplateSchema>>;
 export type UpdateTemplateBody = z.output<ReturnType<typeof updateTemplateSchema>>;
 export type TemplateVisibilityBody = z.output<typeof templateVisibilitySchema>;
+
+// The parsed bodies are the use cases' commands: the compiler holds the two in step.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _create: Same<CreateTemplateBody, CreateTemplateCommand> = true;
+const _update: Same<UpdateTemplateBody, UpdateTemplateCommand> = true;
+const _visibility: Same<TemplateVisibilityBody, TemplateVisibilityCommand> = true;
 
 /** The code a problem with `field` answers with (contract: Templates). */
 const templateProblemCode = (problem: Problem): ErrorCode => {

@@ -1,0 +1,135 @@
+/** The idempotency store on the single table (functions/domain/idempotency.ts is its port). */
+import {
+  DeleteCommand,
+  type DeleteCommandInput,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  type GetCommandInput,
+  PutCommand,
+  type PutCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { epochSeconds } from '../../domain/clock.js';
+import { ServiceError } from '../../domain/errors.js';
+import type { Claim, IdempotencyStore, StoredAnswer } from '../../domain/idempotency.js';
+import type { Clock } from '../../domain/ports.js';
+import { ENTITY, ITEM_ABSENT, idempotencyKey, TTL } from './keys.js';
+
+const RETENTION_SECONDS = 24 * 3600;
+const POLL_MS = 200;
+
+/**
+ * Claims `key` at `now` for `leaseMs`: only if no live item has it, or the item is a claim of the
+ * same body whose lease ran out (its render died).
+ */
+export const claimIdempotencyParams = (
+  tableName: string,
+  claim: { accountId: string; key: string; hash: string; now: Date; leaseMs: number },
+): PutCommandInput => ({
+  TableName: tableName,
+  Item: {
+    ...idempotencyKey(claim.accountId, claim.key),
+    type: ENTITY.idempotency,
+    state: 'in_progress',
+    body_hash: claim.hash,
+    lease_until: claim.now.getTime() + claim.leaseMs,
+    [TTL]: epochSeconds(claim.now) + RETENTION_SECONDS,
+  },
+  ConditionExpression: `${ITEM_ABSENT} OR #ttl < :now OR (#state = :progress AND lease_until < :nowMs AND body_hash = :hash)`,
+  ExpressionAttributeNames: { '#state': 'state', '#ttl': TTL },
+  ExpressionAttributeValues: {
+    ':now': epochSeconds(claim.now),
+    ':nowMs': claim.now.getTime(),
+    ':progress': 'in_progress',
+    ':hash': claim.hash,
+  },
+});
+
+export const getIdempotencyParams = (tableName: string, accountId: string, key: string): GetCommandInput => ({
+  TableName: tableName,
+  Key: idempotencyKey(accountId, key),
+  ConsistentRead: true,
+});
+
+export const finishIdempotencyParams = (
+  tableName: string,
+  accountId: string,
+  key: string,
+  answer: StoredAnswer,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: idempotencyKey(accountId, key),
+  UpdateExpression: 'SET #state = :done, answer = :answer REMOVE lease_until',
+  ExpressionAttributeNames: { '#state': 'state' },
+  ExpressionAttributeValues: { ':done': 'done', ':answer': answer },
+});
+
+export const releaseIdempotencyParams = (
+  tableName: string,
+  accountId: string,
+  key: string,
+): DeleteCommandInput => ({ TableName: tableName, Key: idempotencyKey(accountId, key) });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const createIdempotencyStore = (
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  clock: Clock,
+  leaseMs: number,
+): IdempotencyStore => {
+  const tryClaim = async (accountId: string, key: string, hash: string): Promise<Claim | 'busy'> => {
+    try {
+      await db.send(
+        new PutCommand(
+          claimIdempotencyParams(tableName, { accountId, key, hash, now: clock.now(), leaseMs }),
+        ),
+      );
+      return { kind: 'claimed' };
+    } catch (e) {
+      if ((e as Error).name !== 'ConditionalCheckFailedException') throw e;
+    }
+    const out = await db.send(new GetCommand(getIdempotencyParams(tableName, accountId, key)));
+    const item = out.Item;
+    if (!item) return 'busy'; // released between our two reads: try again
+    if (item.body_hash !== hash) {
+      throw new ServiceError(
+        'IDEMPOTENCY_KEY_REUSED',
+        'This Idempotency-Key was already used with a different request body',
+        { details: [{ field: 'Idempotency-Key', issue: 'was used with a different body' }] },
+      );
+    }
+    if (item.state === 'done') return { kind: 'replay', answer: item.answer as StoredAnswer };
+    return 'busy';
+  };
+
+  return {
+    async claim(accountId, key, hash) {
+      const deadline = clock.now().getTime() + leaseMs + 10_000;
+      for (;;) {
+        const claim = await tryClaim(accountId, key, hash);
+        if (claim !== 'busy') return claim;
+        if (clock.now().getTime() > deadline) throw new Error('idempotency key stayed busy past its lease');
+        await sleep(POLL_MS);
+      }
+    },
+
+    async finish(accountId, key, answer) {
+      await db.send(new UpdateCommand(finishIdempotencyParams(tableName, accountId, key, answer)));
+    },
+
+    async finishedAnswer(accountId, key, hash) {
+      const out = await db.send(new GetCommand(getIdempotencyParams(tableName, accountId, key)));
+      const item = out.Item;
+      const live = item !== undefined && Number(item[TTL]) >= epochSeconds(clock.now());
+      return live && item.state === 'done' && item.body_hash === hash
+        ? (item.answer as StoredAnswer)
+        : undefined;
+    },
+
+    async release(accountId, key) {
+      await db.send(new DeleteCommand(releaseIdempotencyParams(tableName, accountId, key)));
+    },
+  };
+};

@@ -1,0 +1,25 @@
+/** Offset paging on DynamoDB, which cannot skip items. */
+import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+
+/**
+ * Where a page at `offset` starts. DynamoDB cannot skip items: this reads `offset` items of
+ * `query` (give it a keys-only ProjectionExpression) and answers the key to start after, or that
+ * there are no more. The offset cap (MAX_LIST_OFFSET) bounds what it reads.
+ */
+export const skipItems = async (
+  db: DynamoDBDocumentClient,
+  query: QueryCommandInput,
+  offset: number,
+): Promise<{ startKey: Record<string, unknown> | undefined; exhausted: boolean }> => {
+  let startKey: Record<string, unknown> | undefined;
+  let left = offset;
+  while (left > 0) {
+    const out = await db.send(
+      new QueryCommand({ ...query, Limit: Math.min(left, 1000), ExclusiveStartKey: startKey }),
+    );
+    left -= out.Items?.length ?? 0;
+    startKey = out.LastEvaluatedKey;
+    if (!startKey) return { startKey, exhausted: true };
+  }
+  return { startKey, exhausted: false };
+};

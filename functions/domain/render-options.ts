@@ -1,0 +1,117 @@
+/**
+ * A render's options: defaults, the checks a schema cannot make (margins against the paper, room
+ * for a header or footer), and the normalised options the renderer is given.
+ */
+import { ServiceError } from './errors.js';
+import type { PaperFormat, PdfMetadata, RenderRequest, WaitUntil } from './ports.js';
+
+/** Paper sizes in inches, portrait (width, height), as Chromium prints them. */
+export const PAPER_INCHES: Readonly<Record<PaperFormat, readonly [number, number]>> = {
+  A3: [11.7, 16.54],
+  A4: [8.27, 11.7],
+  A5: [5.83, 8.27],
+  LETTER: [8.5, 11],
+  LEGAL: [8.5, 14],
+};
+
+export const DEFAULT_MARGIN_INCHES = 0.4;
+/**
+ * Chromium prints a header inside the top margin and a footer inside the bottom one, and clips
+ * what does not fit: below this (about one line of 10 px text) a header or footer cannot show,
+ * so such margins are refused rather than printed blank. The default margin holds two lines.
+ */
+export const MIN_HEADER_FOOTER_MARGIN_INCHES = 0.2;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** The options as the caller gave them (absent: the default). */
+export interface RequestedOptions {
+  readonly format?: PaperFormat | undefined;
+  readonly landscape?: boolean | undefined;
+  readonly print_background?: boolean | undefined;
+  readonly margins?:
+    | {
+        readonly top?: number | undefined;
+        readonly right?: number | undefined;
+        readonly bottom?: number | undefined;
+        readonly left?: number | undefined;
+      }
+    | undefined;
+  readonly page_load?:
+    | {
+        readonly wait_until?: WaitUntil | undefined;
+        readonly timeout_ms?: number | undefined;
+        readonly wait_for_selector?: string | null | undefined;
+      }
+    | undefined;
+  readonly metadata?:
+    | {
+        readonly title?: string | undefined;
+        readonly author?: string | undefined;
+        readonly subject?: string | undefined;
+        readonly keywords?: readonly string[] | undefined;
+      }
+    | undefined;
+}
+
+export type RenderOptions = Pick<RenderRequest, 'pdf' | 'pageLoad' | 'metadata'>;
+
+/**
+ * A header or footer prints inside its margin: one that leaves no room for it is refused (a saved
+ * template's header is known only once it is read, so this runs after the lookup).
+ */
+export const checkHeaderFooterMargins = (
+  options: RenderOptions,
+  parts: { readonly header: boolean; readonly footer: boolean },
+): void => {
+  const { margins } = options.pdf;
+  for (const [part, side] of [
+    ['header', 'top'],
+    ['footer', 'bottom'],
+  ] as const) {
+    if (!parts[part] || margins[side] >= MIN_HEADER_FOOTER_MARGIN_INCHES) continue;
+    const issue = `must be at least ${MIN_HEADER_FOOTER_MARGIN_INCHES} inches to leave room for the ${part} (it prints inside the ${side} margin)`;
+    throw new ServiceError('INVALID_PDF_OPTIONS', `margins.${side} ${issue}`, {
+      details: [{ field: `margins.${side}`, issue }],
+    });
+  }
+};
+
+const metadataOf = (metadata: RequestedOptions['metadata']): PdfMetadata | undefined => {
+  if (!metadata) return undefined;
+  const { title, author, subject, keywords } = metadata;
+  return {
+    ...(title !== undefined ? { title } : {}),
+    ...(author !== undefined ? { author } : {}),
+    ...(subject !== undefined ? { subject } : {}),
+    ...(keywords !== undefined && keywords.length > 0 ? { keywords } : {}),
+  };
+};
+
+/** Defaults applied, margins checked against the paper, timeout clamped to the render budget. */
+export const renderOptionsFrom = (body: RequestedOptions, renderBudgetMs: number): RenderOptions => {
+  const format = body.format ?? 'A4';
+  const landscape = body.landscape ?? false;
+  const margins = {
+    top: body.margins?.top ?? DEFAULT_MARGIN_INCHES,
+    right: body.margins?.right ?? DEFAULT_MARGIN_INCHES,
+    bottom: body.margins?.bottom ?? DEFAULT_MARGIN_INCHES,
+    left: body.margins?.left ?? DEFAULT_MARGIN_INCHES,
+  };
+  const [portraitWidth, portraitHeight] = PAPER_INCHES[format];
+  const [width, height] = landscape ? [portraitHeight, portraitWidth] : [portraitWidth, portraitHeight];
+  if (margins.left + margins.right >= width || margins.top + margins.bottom >= height) {
+    const message = `margins leave no printable area on ${format}${landscape ? ' landscape' : ''} paper (${width} x ${height} in)`;
+    throw new ServiceError('INVALID_PDF_OPTIONS', message, {
+      details: [{ field: 'margins', issue: message }],
+    });
+  }
+  return {
+    pdf: { format, landscape, printBackground: body.print_background ?? true, margins },
+    pageLoad: {
+      waitUntil: body.page_load?.wait_until ?? 'load',
+      timeoutMs: Math.min(body.page_load?.timeout_ms ?? DEFAULT_TIMEOUT_MS, renderBudgetMs),
+      waitForSelector: body.page_load?.wait_for_selector ?? null,
+    },
+    ...(body.metadata ? { metadata: metadataOf(body.metadata) } : {}),
+  };
+};

@@ -1,0 +1,84 @@
+/** What the pdf resource answers with: the job, as the API shows it, and its diagnostics. */
+import { z } from 'zod';
+import {
+  DIAGNOSTIC_TYPES,
+  MAX_DIAGNOSTIC_ENTRIES,
+  MAX_DIAGNOSTIC_MESSAGE_CHARACTERS,
+  MAX_DIAGNOSTIC_URL_CHARACTERS,
+  MAX_DIAGNOSTICS_BYTES,
+} from '../domain/diagnostics.js';
+import type { JobView } from '../domain/jobs.js';
+
+export const diagnosticsSchema = z
+  .object({
+    entries: z
+      .array(
+        z.object({
+          type: z
+            .enum(DIAGNOSTIC_TYPES)
+            .describe(
+              'console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw; unsafe_link: a link in the PDF whose target is not http:, https:, mailto: or in the document, removed from the PDF (its text stays)',
+            ),
+          message: z
+            .string()
+            .describe(
+              `the text (at most ${MAX_DIAGNOSTIC_MESSAGE_CHARACTERS} characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404"`,
+            ),
+          url: z
+            .string()
+            .optional()
+            .describe(
+              `resource: its URL; unsafe_link: the removed link's target (at most ${MAX_DIAGNOSTIC_URL_CHARACTERS} characters)`,
+            ),
+          count: z.number().int().min(1).describe('how many times the same entry happened'),
+        }),
+      )
+      .describe('in the order they first happened'),
+    truncated: z
+      .boolean()
+      .describe(
+        `entries were left out to keep within ${MAX_DIAGNOSTIC_ENTRIES} entries and ${MAX_DIAGNOSTICS_BYTES} bytes as JSON`,
+      ),
+  })
+  .describe("what happened inside the render's page; null before the render ends or when no page opened");
+
+const timestamp = z.string().describe('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z');
+
+/** A job as the API shows it (spec fields plus template_id, template_version, page_count, error, diagnostics). */
+export const jobSchema = z.object({
+  id: z.string().describe('job_ followed by a ULID'),
+  status: z.enum(['pending', 'rendering', 'completed', 'failed']),
+  download_url: z
+    .string()
+    .nullable()
+    .describe('presigned S3 GET, valid 15 minutes by default, signed afresh on each read'),
+  file_size_bytes: z.number().int().nullable(),
+  render_duration_ms: z.number().int().nullable(),
+  page_count: z.number().int().nullable(),
+  template_id: z.string().nullable(),
+  template_version: z
+    .number()
+    .int()
+    .nullable()
+    .describe("the saved template's version the job rendered; null for inline html"),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  diagnostics: diagnosticsSchema.nullable(),
+  created_at: timestamp,
+});
+
+export type PdfJobResponse = z.output<typeof jobSchema>;
+
+/** The job as the API shows it (contract: spec fields plus template_id, template_version, page_count, error). */
+export const jobResponse = ({ job, downloadUrl }: JobView): PdfJobResponse => ({
+  id: job.id,
+  status: job.status,
+  download_url: downloadUrl,
+  file_size_bytes: job.file_size_bytes,
+  render_duration_ms: job.render_duration_ms,
+  page_count: job.page_count,
+  template_id: job.template_id,
+  template_version: job.template_version ?? null,
+  error: job.error,
+  diagnostics: (job.diagnostics ?? null) as PdfJobResponse['diagnostics'],
+  created_at: job.created_at,
+});

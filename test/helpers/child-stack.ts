@@ -1,0 +1,128 @@
+/**
+ * The local stack in a child process (test/helpers/stack-process.ts, run by tsx as `npm start`
+ * runs it), in its own process group, on a fresh temporary DATA_DIR. Two users:
+ *
+ * - the shared stack (shared-stack.ts), started once per `npm test` by the integration project's
+ *   global setup: it outlives every worker, and each worker reaches it from its description;
+ * - tests whose requests may block the event loop serving them (template-bombs): the test
+ *   process keeps its own timers, so it can tell a hung stack from a slow one.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
+import type { LocalStack } from '../../lib/local/stack.js';
+
+/** What stack-process.ts prints about its stack: the LocalStack without its methods. */
+export type StackDescription = Omit<LocalStack, 'issueToken' | 'close'>;
+
+export interface StackProcess extends StackDescription {
+  readonly pid: number;
+  /** A session token for `sub` (a new account each call unless given). */
+  sessionToken(sub?: string): Promise<string>;
+  /** The last lines the stack wrote to stderr, for failure messages. */
+  stderrTail(): string;
+  /** SIGTERM to the stack's process group, SIGKILL after `graceMs`; removes its DATA_DIR. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts the stack with `handlerEnv` for the handlers (PLANS, limits, ...) and `processEnv` over
+ * this process's environment for the child (e.g. the log level).
+ */
+export const startStackProcess = async (
+  handlerEnv: Readonly<Record<string, string>> = {},
+  startTimeoutMs = 90_000,
+  processEnv: Readonly<Record<string, string>> = {},
+): Promise<StackProcess> => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'pdf-service-stack-process-'));
+  const childEnv: Record<string, string | undefined> = { ...process.env };
+  for (const name of Object.keys(childEnv)) {
+    if (name.startsWith('VITEST') || name === 'TINYPOOL_WORKER_ID') delete childEnv[name];
+  }
+  Object.assign(childEnv, processEnv);
+  childEnv.STACK_DATA_DIR = dataDir;
+  childEnv.STACK_HANDLER_ENV = JSON.stringify(handlerEnv);
+  const child: ChildProcess = spawn(
+    join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
+    [join(REPO_ROOT, 'test', 'helpers', 'stack-process.ts')],
+    { cwd: REPO_ROOT, env: childEnv, detached: true, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  const pid = child.pid as number;
+  let stderr = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-20_000);
+  });
+  let exited = false;
+  const exit = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    });
+  });
+
+  const killGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // already gone
+    }
+  };
+  const stop = async (graceMs = 5_000) => {
+    if (!exited) {
+      killGroup('SIGTERM');
+      await Promise.race([exit, sleep(graceMs)]);
+      if (!exited) {
+        killGroup('SIGKILL');
+        await Promise.race([exit, sleep(5_000)]);
+      }
+    }
+    child.stdin?.destroy();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+
+  const description = await new Promise<StackDescription>((resolve, reject) => {
+    let buffer = '';
+    const timer = setTimeout(
+      () => reject(new Error(`the stack process did not start within ${startTimeoutMs} ms:\n${stderr}`)),
+      startTimeoutMs,
+    );
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => {
+      buffer = (buffer + chunk).slice(-100_000);
+      for (const line of buffer.split('\n')) {
+        if (!line.startsWith('{') || !line.includes('"baseUrl"')) continue;
+        try {
+          clearTimeout(timer);
+          resolve(JSON.parse(line));
+        } catch {
+          // an incomplete line: wait for the rest
+        }
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the stack process exited (${code ?? signal}) before starting:\n${stderr}`));
+    });
+  }).catch(async (e) => {
+    await stop(1_000);
+    throw e;
+  });
+
+  const issuer = await loadOrCreateIssuer(dataDir);
+  return {
+    ...description,
+    pid,
+    sessionToken: (sub = `user-${randomUUID()}`) => issuer.issueToken({ sub, email: `${sub}@example.com` }),
+    stderrTail: () => stderr.slice(-4_000),
+    stop,
+  };
+};
