@@ -121,6 +121,8 @@ export interface AcceptedRender {
   readonly field: TemplateField;
   readonly template: RenderRequest['template'];
   readonly options: RenderOptions;
+  /** Another account's template: it renders with no network egress at all (RenderRequest.offline). */
+  readonly offline: boolean;
 }
 
 /** A render's answer: the job, and whether it repeats an earlier request's (idempotent replay). */
@@ -167,6 +169,17 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
             footer_html: source.footerHtml,
             version: null,
           };
+    // Another account's template is a stranger's page run with the caller's variables: it renders
+    // offline, and only at a version the caller named, so that no later edit of its owner reaches
+    // the caller unseen.
+    const offline = 'owner_user_id' in document && document.owner_user_id !== principal.accountId;
+    if (offline && source.kind === 'saved' && source.version === null) {
+      const issue =
+        "is required to render another account's template: name the version you checked (the template's version field)";
+      throw new ServiceError('VALIDATION_ERROR', `template_version ${issue}`, {
+        details: [{ field: 'template_version', issue }],
+      });
+    }
     const sourceHtml = document.html;
     const header = document.header_html ?? null;
     const footer = document.footer_html ?? null;
@@ -191,6 +204,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         field,
         template: { source: sourceHtml, variables: order.variables, header, footer },
         options: order.options,
+        offline,
       };
     } catch (e) {
       await releaseUnit(principal.accountId, month);
@@ -226,6 +240,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         jobId: accepted.job.id,
         template: accepted.template,
         ...accepted.options,
+        ...(accepted.offline ? { offline: true } : {}),
         upload,
         limits: {
           maxPdfBytes: limits.maxPdfBytes,

@@ -50,6 +50,12 @@ export interface RenderRequest {
   };
   /** The PDF's document information: what is given here replaces what Chromium writes. */
   readonly metadata?: PdfMetadata;
+  /**
+   * No network egress at all for this render's page: every request and connection is refused
+   * (DNS included), whatever the deployment's egress settings. For a template written by another
+   * account, whose page must not carry the caller's variables anywhere. @default false
+   */
+  readonly offline?: boolean;
   /** Where to put the PDF: a presigned S3 PUT. The renderer sends exactly these headers. */
   readonly upload: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
   readonly limits: {
@@ -71,17 +77,17 @@ export interface PdfMetadata {
 }
 
 /** What a render's page did that the caller may want to know (the job's `diagnostics`). */
-export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_glyph';
+export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_glyph' | 'unsafe_link';
 
 export interface DiagnosticEntry {
   readonly type: DiagnosticType;
   /**
    * console, page_error: the text. resource: why it did not load (`blocked: private address`,
    * `failed: net::ERR_NAME_NOT_RESOLVED`, `failed: HTTP 404`, `pending: still loading at the deadline`).
-   * missing_glyph: the characters no font could draw.
+   * missing_glyph: the characters no font could draw. unsafe_link: the page the link was removed from.
    */
   readonly message: string;
-  /** resource: the URL (cut when long). */
+  /** resource: the URL; unsafe_link: the link's target (both cut when long). */
   readonly url?: string;
   /** How many times the same entry happened. */
   readonly count: number;

@@ -41,6 +41,11 @@ export interface UsageStore {
   readMonth(accountId: string, month: string): Promise<MonthUsage>;
   /** Count one render request; 429 USAGE_LIMIT_EXCEEDED when the window is full. */
   hitRateLimit(accountId: string, plan: Plan): Promise<RateLimitState>;
+  /**
+   * Count one template write (POST or PATCH /v1/templates) in its own window, apart from renders;
+   * 429 USAGE_LIMIT_EXCEEDED once the window holds `perMinute`.
+   */
+  hitTemplateWriteLimit(accountId: string, perMinute: number): Promise<RateLimitState>;
   /** Hold one unit of this month's quota; 429 PLAN_QUOTA_EXCEEDED when none is left. Returns the month. */
   reserveRender(accountId: string, plan: Plan): Promise<string>;
   /** Give back a unit held by a render that failed. */

@@ -162,7 +162,9 @@ export const createPdfSchema = (limits: {
         .max(Number.MAX_SAFE_INTEGER, { error: 'must be an integer of 1 or more' })
         .nullable()
         .optional()
-        .describe("a saved template's earlier version (with template_id only); default: the latest"),
+        .describe(
+          "a saved template's version (with template_id only); default: the latest, for the caller's own templates only. Another account's (public) template needs it (else 422 VALIDATION_ERROR naming template_version), must be one of its public versions (else 404), and renders offline: its page reaches no network at all",
+        ),
       variables: z
         .record(z.string(), z.unknown(), { error: 'must be an object' })
         .refine((v) => withinDepth(v, MAX_VARIABLES_DEPTH), {

@@ -17,7 +17,7 @@ export const diagnosticsSchema = z
           type: z
             .enum(DIAGNOSTIC_TYPES)
             .describe(
-              'console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw',
+              'console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw; unsafe_link: a link in the PDF whose target is not http:, https:, mailto: or in the document, removed from the PDF (its text stays)',
             ),
           message: z
             .string()
@@ -27,7 +27,9 @@ export const diagnosticsSchema = z
           url: z
             .string()
             .optional()
-            .describe(`resource: its URL (at most ${MAX_DIAGNOSTIC_URL_CHARACTERS} characters)`),
+            .describe(
+              `resource: its URL; unsafe_link: the removed link's target (at most ${MAX_DIAGNOSTIC_URL_CHARACTERS} characters)`,
+            ),
           count: z.number().int().min(1).describe('how many times the same entry happened'),
         }),
       )

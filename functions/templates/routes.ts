@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { type Page, pageQuerySchema } from '../core/page-query.js';
 import { KEY_OR_SESSION, resource, route, SESSION_ONLY } from '../route-declaration.js';
+import { TEMPLATE_WRITES_PER_MINUTE } from '../settings.js';
 import {
   type CreateTemplateBody,
   createTemplateSchema,
@@ -29,6 +30,19 @@ export const templateSchema = z.object({
     .nullable()
     .describe('the current version’s footer, printed in the bottom margin of every page; null: none'),
   is_public: z.boolean(),
+  public_since_version: z
+    .number()
+    .int()
+    .min(1)
+    .nullable()
+    .describe(
+      'public templates: the first version other accounts may read and render (the version that was current when it was made public, and every later one); earlier versions stay the owner’s alone (404 to others). null: private',
+    ),
+  renders_offline_for_others: z
+    .literal(true)
+    .describe(
+      'always true: when another account renders this template, its page has no network access at all (every request refused), and the render must name template_version',
+    ),
   created_at: timestamp,
   updated_at: timestamp,
   variables: z
@@ -62,7 +76,8 @@ export const templatesResource = resource({
       path: '/v1/templates',
       credentials: SESSION_ONLY,
       body: { schema: createTemplateSchema, parse: parseTemplateBody },
-      summary: 'Save a template (version 1); its html is checked for syntax, never run',
+      rateLimited: true,
+      summary: `Save a template (version 1); its html is checked for syntax, never run. At most ${TEMPLATE_WRITES_PER_MINUTE} template writes (create and edit) per account per minute`,
       success: { status: 201, description: 'the template', body: pdfTemplate },
       errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'VALIDATION_ERROR'],
     }),
@@ -97,7 +112,8 @@ export const templatesResource = resource({
       path: '/v1/templates/{template_id}',
       credentials: SESSION_ONLY,
       body: { schema: updateTemplateSchema, parse: parseTemplateBody },
-      summary: 'Rename, or change the html, header or footer (a new version); owner only',
+      rateLimited: true,
+      summary: `Rename, or change the html, header or footer (a new version); owner only. Counts against the ${TEMPLATE_WRITES_PER_MINUTE} template writes per minute`,
       success: {
         status: 200,
         description: 'the template as this edit made it (version: the version its html became)',
@@ -110,7 +126,8 @@ export const templatesResource = resource({
       path: '/v1/templates/{template_id}/visibility',
       credentials: SESSION_ONLY,
       body: { schema: () => templateVisibilitySchema },
-      summary: 'Make a template public or private; owner only; applies from the next request on',
+      summary:
+        'Make a template public or private; owner only; applies from the next request on. Made public, its current version and later ones are public (public_since_version); earlier versions stay private',
       success: { status: 200, description: 'the template', body: pdfTemplate },
       errors: ['VALIDATION_ERROR', ...NOT_FOUND],
     }),

@@ -98,6 +98,17 @@ const writeRunningStack = (dataDir: string, stack: Omit<RunningStack, 'pid'>): P
     mode: 0o600,
   });
 
+/**
+ * The origins the stack answers as: its host, and for a loopback host the other loopback spellings
+ * (a browser opened on localhost signs in as on 127.0.0.1). Fixed at start, never from a request.
+ */
+export const stackOrigins = (host: string, port: number): string[] => {
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'];
+  const bracketed = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const names = loopback.includes(bracketed) ? loopback : [bracketed];
+  return names.map((name) => `http://${name}:${port}`);
+};
+
 /** s3rver's bucket CORS: GET from the dashboard's origins (the cloud's PDF bucket has the same rule). */
 const pdfBucketCors = (origins: readonly string[]): string =>
   `<CORSConfiguration>${origins
@@ -380,7 +391,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       return handler;
     };
 
-    dashboardParts({ issuer, s3Endpoint });
+    dashboardParts({ issuer, s3Endpoint, origins: stackOrigins(host, apiPort) });
     markReady();
     const stack: LocalStack = {
       baseUrl: `http://${host}:${apiPort}`,

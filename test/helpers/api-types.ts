@@ -45,7 +45,7 @@ export interface paths {
         /** The caller's templates, newest created first; a page stops early when the next template would take the answer past 5 MiB, so page on until an empty one */
         get: operations["listTemplates"];
         put?: never;
-        /** Save a template (version 1); its html is checked for syntax, never run */
+        /** Save a template (version 1); its html is checked for syntax, never run. At most 60 template writes (create and edit) per account per minute */
         post: operations["createTemplate"];
         delete?: never;
         options?: never;
@@ -85,7 +85,7 @@ export interface paths {
         delete: operations["deleteTemplate"];
         options?: never;
         head?: never;
-        /** Rename, or change the html, header or footer (a new version); owner only */
+        /** Rename, or change the html, header or footer (a new version); owner only. Counts against the 60 template writes per minute */
         patch: operations["updateTemplate"];
         trace?: never;
     };
@@ -102,7 +102,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Make a template public or private; owner only; applies from the next request on */
+        /** Make a template public or private; owner only; applies from the next request on. Made public, its current version and later ones are public (public_since_version); earlier versions stay private */
         patch: operations["setTemplateVisibility"];
         trace?: never;
     };
@@ -201,13 +201,13 @@ export interface components {
                     /** @description in the order they first happened */
                     entries: {
                         /**
-                         * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw
+                         * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw; unsafe_link: a link in the PDF whose target is not http:, https:, mailto: or in the document, removed from the PDF (its text stays)
                          * @enum {string}
                          */
-                        type: "console" | "page_error" | "resource" | "missing_glyph";
+                        type: "console" | "page_error" | "resource" | "missing_glyph" | "unsafe_link";
                         /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404" */
                         message: string;
-                        /** @description resource: its URL (at most 300 characters) */
+                        /** @description resource: its URL; unsafe_link: the removed link's target (at most 300 characters) */
                         url?: string;
                         /** @description how many times the same entry happened */
                         count: number;
@@ -238,13 +238,13 @@ export interface components {
                 /** @description in the order they first happened */
                 entries: {
                     /**
-                     * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw
+                     * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw; unsafe_link: a link in the PDF whose target is not http:, https:, mailto: or in the document, removed from the PDF (its text stays)
                      * @enum {string}
                      */
-                    type: "console" | "page_error" | "resource" | "missing_glyph";
+                    type: "console" | "page_error" | "resource" | "missing_glyph" | "unsafe_link";
                     /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404" */
                     message: string;
-                    /** @description resource: its URL (at most 300 characters) */
+                    /** @description resource: its URL; unsafe_link: the removed link's target (at most 300 characters) */
                     url?: string;
                     /** @description how many times the same entry happened */
                     count: number;
@@ -262,7 +262,7 @@ export interface components {
             /** @description a Jinja2 template (the same variables as html) printed in the bottom margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
             footer_html?: string | null;
             template_id?: string | null;
-            /** @description a saved template's earlier version (with template_id only); default: the latest */
+            /** @description a saved template's version (with template_id only); default: the latest, for the caller's own templates only. Another account's (public) template needs it (else 422 VALIDATION_ERROR naming template_version), must be one of its public versions (else 404), and renders offline: its page reaches no network at all */
             template_version?: number | null;
             variables?: {
                 [key: string]: unknown;
@@ -308,6 +308,13 @@ export interface components {
             /** @description the current version’s footer, printed in the bottom margin of every page; null: none */
             footer_html: string | null;
             is_public: boolean;
+            /** @description public templates: the first version other accounts may read and render (the version that was current when it was made public, and every later one); earlier versions stay the owner’s alone (404 to others). null: private */
+            public_since_version: number | null;
+            /**
+             * @description always true: when another account renders this template, its page has no network access at all (every request refused), and the render must name template_version
+             * @constant
+             */
+            renders_offline_for_others: true;
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
@@ -796,6 +803,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -806,6 +816,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -816,6 +829,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -827,6 +843,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -837,6 +856,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -847,6 +869,23 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description USAGE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -857,6 +896,9 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1055,6 +1097,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1065,6 +1110,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1075,6 +1123,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -1086,6 +1137,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1096,6 +1150,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1106,6 +1163,9 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1116,6 +1176,23 @@ export interface operations {
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description USAGE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1126,6 +1203,9 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {

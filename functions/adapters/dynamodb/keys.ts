@@ -7,6 +7,7 @@
  *   job            PK ACCOUNT#<account>  SK JOB#<job id>           (ULID ids: SK order = creation order)
  *   usage (month)  PK ACCOUNT#<account>  SK USAGE#<yyyy-mm>
  *   rate window    PK ACCOUNT#<account>  SK RATE#<epoch minute>    (expires_at set)
+ *   template-write window  PK ACCOUNT#<account>  SK RATE#TEMPLATE_WRITES#<epoch minute>  (expires_at set)
  *   idempotency    PK ACCOUNT#<account>  SK IDEMPOTENCY#<sha256 of the key>  (expires_at set)
  *   template       PK TEMPLATE#<id>      SK TEMPLATE               (GSI1: its owner's listing; GSI2 while public)
  *   template version PK TEMPLATE#<id>    SK VERSION#<10-digit version>        (immutable; chunk 0 of its html)
@@ -75,6 +76,12 @@ export const usageKey = (accountId: string, month: string): ItemKey => ({
 export const rateWindowKey = (accountId: string, minute: number): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: `RATE#${minute}`,
+});
+
+/** Template writes are counted apart from renders: a window of their own. */
+export const templateWriteWindowKey = (accountId: string, minute: number): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `RATE#TEMPLATE_WRITES#${minute}`,
 });
 
 /** Idempotency keys are caller-chosen text: store a digest, so any key fits the sort key. */

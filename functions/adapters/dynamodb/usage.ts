@@ -11,7 +11,7 @@ import { ServiceError } from '../../domain/errors.js';
 import type { Clock } from '../../domain/ports.js';
 import { type MonthUsage, monthPeriod, type RateLimitState, type UsageStore } from '../../domain/usage.js';
 import type { Plan } from '../../settings.js';
-import { ENTITY, rateWindowKey, TTL, usageKey } from './keys.js';
+import { ENTITY, rateWindowKey, TTL, templateWriteWindowKey, usageKey } from './keys.js';
 
 const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
 
@@ -43,10 +43,13 @@ export const getMonthUsageParams = (
 /** Counts one request in the window of `now`, refused once the window holds `limit`; expires after 3 minutes. */
 export const hitRateWindowParams = (
   tableName: string,
-  hit: { accountId: string; now: Date; limit: number },
+  hit: { accountId: string; now: Date; limit: number; window?: 'renders' | 'template_writes' },
 ): UpdateCommandInput => ({
   TableName: tableName,
-  Key: rateWindowKey(hit.accountId, minuteOf(hit.now)),
+  Key: (hit.window === 'template_writes' ? templateWriteWindowKey : rateWindowKey)(
+    hit.accountId,
+    minuteOf(hit.now),
+  ),
   UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :expires',
   ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
   ExpressionAttributeNames: { '#count': 'request_count', '#type': 'type', '#ttl': TTL },
@@ -133,6 +136,27 @@ export const createUsageStore = (
         'USAGE_LIMIT_EXCEEDED',
         `Rate limit of ${limit} render requests per minute exceeded; retry in ${resetSeconds} s`,
         { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
+      );
+    }
+  },
+
+  async hitTemplateWriteLimit(accountId: string, perMinute: number): Promise<RateLimitState> {
+    const now = clock.now();
+    const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
+    try {
+      const out = await db.send(
+        new UpdateCommand(
+          hitRateWindowParams(tableName, { accountId, now, limit: perMinute, window: 'template_writes' }),
+        ),
+      );
+      const count = Number(out.Attributes?.request_count ?? 1);
+      return { limit: perMinute, remaining: Math.max(0, perMinute - count), resetSeconds };
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+      throw new ServiceError(
+        'USAGE_LIMIT_EXCEEDED',
+        `Rate limit of ${perMinute} template writes per minute exceeded; retry in ${resetSeconds} s`,
+        { rateLimit: { limit: perMinute, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
       );
     }
   },
