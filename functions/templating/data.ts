@@ -143,6 +143,16 @@ const fromSource = (text: string, max: number): Value => {
   return root;
 };
 
+interface ReadOptions {
+  /** @default MAX_TEMPLATE_DATA_DEPTH */
+  readonly maxDepth?: number;
+  /**
+   * What JSON.parse made of `text`, when the caller has it already (the API parses each body once):
+   * read from it when it lost nothing, so the text is not parsed a second time.
+   */
+  readonly parsed?: unknown;
+}
+
 /**
  * Reads `text`, a JSON object, as template data. With `member`, reads that member of the object
  * instead (`variables` of a whole request body); undefined when it is absent or null.
@@ -151,19 +161,22 @@ const fromSource = (text: string, max: number): Value => {
 export function parseTemplateData(text: string): TemplateData;
 export function parseTemplateData(
   text: string,
-  options: { member: string; maxDepth?: number },
+  options: { member: string } & ReadOptions,
 ): TemplateData | undefined;
-export function parseTemplateData(text: string, options: { maxDepth?: number }): TemplateData;
+export function parseTemplateData(text: string, options: ReadOptions): TemplateData;
 export function parseTemplateData(
   text: string,
-  options: { member?: string; maxDepth?: number } = {},
+  options: { member?: string } & ReadOptions = {},
 ): TemplateData | undefined {
   const max = options.maxDepth ?? MAX_TEMPLATE_DATA_DEPTH;
   let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    throw new TemplateDataError(e instanceof Error ? e.message : 'not valid JSON', 'json');
+  if (options.parsed !== undefined) parsed = options.parsed;
+  else {
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      throw new TemplateDataError(e instanceof Error ? e.message : 'not valid JSON', 'json');
+    }
   }
   const member = options.member;
   if (member !== undefined) {
@@ -202,8 +215,10 @@ const jsonString = (s: string) => JSON.stringify(s);
 /**
  * JSON text that parseTemplateData reads back to the same data (key order, floats, big ints): for
  * handing template data to another process, which JSON.stringify of a JavaScript object cannot do.
+ * With `sortKeys`, every object's keys in code-unit order instead (a text that does not depend on
+ * the order keys were sent in).
  */
-export const stringifyTemplateData = (data: TemplateData): string => {
+export const stringifyTemplateData = (data: TemplateData, options: { sortKeys?: boolean } = {}): string => {
   const parts: string[] = [];
   const write = (v: Value): void => {
     if (v === null || typeof v === 'boolean') parts.push(String(v));
@@ -225,7 +240,10 @@ export const stringifyTemplateData = (data: TemplateData): string => {
       parts.push(']');
     } else if (v instanceof PyDict) {
       parts.push('{');
-      v.entries().forEach(([k, item], i) => {
+      const entries = v.entries();
+      if (options.sortKeys)
+        entries.sort(([a], [b]) => (String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0));
+      entries.forEach(([k, item], i) => {
         if (i) parts.push(',');
         parts.push(jsonString(String(k)), ':');
         write(item);
@@ -235,4 +253,16 @@ export const stringifyTemplateData = (data: TemplateData): string => {
   };
   write(data);
   return parts.join('');
+};
+
+/** Whether JSON.parse would have read a number of `data` differently: an integral float (`10.0`, `1e3`) or an integer beyond 2^53. */
+export const hasNumbersJsonParseChanges = (data: TemplateData): boolean => {
+  const changed = (v: Value): boolean => {
+    if (typeof v === 'bigint') return true;
+    if (v instanceof PyFloat) return Number.isInteger(v.v);
+    if (Array.isArray(v)) return v.some(changed);
+    if (v instanceof PyDict) return v.values().some(changed);
+    return false;
+  };
+  return changed(data);
 };
