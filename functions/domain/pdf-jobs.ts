@@ -14,7 +14,12 @@
  * the job there, like any render failure.
  */
 import { MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
-import { parseTemplate, TemplateError } from '../templating/index.js';
+import {
+  parseTemplate,
+  stringifyTemplateData,
+  type TemplateData,
+  TemplateError,
+} from '../templating/index.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
@@ -83,7 +88,7 @@ const templateDetail = (
  * Parses the template (never executes it): a syntax error, or a variable the template cannot do
  * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
  */
-const checkTemplate = (source: string, variables: Record<string, unknown>, field: TemplateField): void => {
+const checkTemplate = (source: string, variables: TemplateData, field: TemplateField): void => {
   let required: readonly { readonly name: string; readonly line: number }[];
   try {
     required = parseTemplate(source).required;
@@ -95,7 +100,7 @@ const checkTemplate = (source: string, variables: Record<string, unknown>, field
   }
   let missing: { readonly name: string; readonly line: number } | undefined;
   for (const variable of required) {
-    if (Object.hasOwn(variables, variable.name)) continue;
+    if (variables.has(variable.name)) continue;
     if (!missing || variable.line < missing.line) missing = variable;
   }
   if (missing) {
@@ -109,7 +114,7 @@ const checkTemplate = (source: string, variables: Record<string, unknown>, field
 /** A render request whose options are checked: what it renders and how. */
 export interface RenderOrder {
   readonly source: RenderCommand['source'];
-  readonly variables: Record<string, unknown>;
+  readonly variables: TemplateData;
   readonly options: RenderOptions;
 }
 
@@ -202,7 +207,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         job,
         month,
         field,
-        template: { source: sourceHtml, variables: order.variables, header, footer },
+        // Text: neither a Lambda payload nor a worker's message can carry the data's key order and numbers as objects.
+        template: { source: sourceHtml, variables: stringifyTemplateData(order.variables), header, footer },
         options: order.options,
         offline,
       };

@@ -23,7 +23,11 @@ export interface RenderRequest {
    */
   readonly template: {
     readonly source: string;
-    readonly variables: Record<string, unknown>;
+    /**
+     * JSON text written by stringifyTemplateData (what the API sends: key order, `10.0` and big
+     * integers kept), or an object as JSON.parse makes it (fixtures, benches).
+     */
+    readonly variables: string | Record<string, unknown>;
     readonly header?: string | null;
     readonly footer?: string | null;
   };

@@ -12,6 +12,13 @@ import { checkIdempotencyKey } from '../domain/idempotency.js';
 import type { PaperFormat, WaitUntil } from '../domain/ports.js';
 import type { RenderCommand } from '../domain/render-command.js';
 import { MAX_HEADER_FOOTER_BYTES, MAX_VARIABLES_DEPTH } from '../settings.js';
+import {
+  hasNumbersJsonParseChanges,
+  parseTemplateData,
+  stringifyTemplateData,
+  type TemplateData,
+  TemplateDataError,
+} from '../templating/index.js';
 
 const FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const satisfies readonly PaperFormat[];
 const WAIT_UNTIL = [
@@ -248,11 +255,34 @@ const checkHeaderFooterWithHtml = (body: Record<string, unknown>): void => {
   }
 };
 
-/** The same body, whatever its key order or spacing, hashes the same. */
-export const bodyHash = (body: unknown): string =>
-  createHash('sha256')
-    .update(stringify(body) ?? '')
-    .digest('hex');
+/**
+ * The same body, whatever its key order or spacing, hashes the same. The body is hashed as
+ * JSON.parse reads it; when `variables` hold numbers it reads differently from the template
+ * (`10.0`, `1e3`, integers beyond 2^53), those variables are hashed again as sent, so that a body
+ * that renders differently does not replay another's PDF (and every other body hashes as before).
+ */
+export const bodyHash = (body: unknown, variables?: TemplateData): string => {
+  const hash = createHash('sha256').update(stringify(body) ?? '');
+  if (variables && hasNumbersJsonParseChanges(variables)) {
+    hash.update(`\n${stringifyTemplateData(variables, { sortKeys: true })}`);
+  }
+  return hash.digest('hex');
+};
+
+/**
+ * `variables` as JSON sent them (key order, `10.0`, big integers), read from the body's text once
+ * the schema has passed them (depth and size included).
+ */
+const templateVariables = (text: string, body: Record<string, unknown>): TemplateData | undefined => {
+  try {
+    return parseTemplateData(text, { member: 'variables', maxDepth: MAX_VARIABLES_DEPTH, parsed: body });
+  } catch (e) {
+    if (!(e instanceof TemplateDataError)) throw e;
+    throw new ServiceError('INVALID_PDF_OPTIONS', `variables ${e.message}`, {
+      details: [{ field: 'variables', issue: e.message }],
+    });
+  }
+};
 
 /**
  * A POST /v1/pdf request, parsed once into the render command: what kind of request it is
@@ -262,22 +292,25 @@ export const parseCreatePdf = (
   body: Record<string, unknown>,
   schema: ReturnType<typeof createPdfSchema>,
   headers: Readonly<Record<string, string | undefined>>,
+  /** The body's text. @default the body written as JSON (nothing more to keep) */
+  text?: string,
 ): RenderCommand => {
   checkHtmlOrTemplateId(body);
   checkVersionWithTemplateId(body);
   checkHeaderFooterWithHtml(body);
   const parsed = parseOrThrow(schema, body, pdfProblemCode);
   const key = checkIdempotencyKey(headers['idempotency-key']);
-  const { html, header_html, footer_html, template_id, template_version, variables, ...options } = parsed;
+  const { html, header_html, footer_html, template_id, template_version, variables: _, ...options } = parsed;
+  const variables = templateVariables(text ?? JSON.stringify(body), body) ?? parseTemplateData('{}');
   return {
     // checkHtmlOrTemplateId let exactly one of them through.
     source:
       html !== undefined && html !== null
         ? { kind: 'inline', html, headerHtml: header_html ?? null, footerHtml: footer_html ?? null }
         : { kind: 'saved', templateId: template_id as string, version: template_version ?? null },
-    variables: variables ?? {},
+    variables,
     options,
     // The parsed body, as ever: whitespace the schema trims does not make another request.
-    idempotency: key === undefined ? null : { key, bodyHash: bodyHash(parsed) },
+    idempotency: key === undefined ? null : { key, bodyHash: bodyHash(parsed, variables) },
   };
 };

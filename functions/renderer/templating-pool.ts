@@ -156,7 +156,8 @@ export interface TemplatingPool {
   /** Executes a template in a worker. Never rejects. */
   render(
     source: string,
-    variables: Record<string, unknown>,
+    /** JSON text written by stringifyTemplateData, or an object as JSON.parse makes it. */
+    variables: string | Record<string, unknown>,
     options: { readonly maxOutputBytes: number; readonly parts?: readonly RenderPart[] },
   ): Promise<TemplatingOutcome>;
   /** Starts a worker ahead of the first render, when there is none. */
@@ -174,7 +175,7 @@ export interface TemplatingPool {
 
 interface Task {
   readonly source: string;
-  readonly variables: Record<string, unknown>;
+  readonly variables: string | Record<string, unknown>;
   readonly maxOutputBytes: number;
   readonly parts: readonly RenderPart[] | undefined;
   readonly resolve: (outcome: TemplatingOutcome) => void;

@@ -19,12 +19,16 @@
  * from TypeScript source through templating-worker-tsx.mjs.
  */
 import { parentPort } from 'node:worker_threads';
-import { renderTemplate, TemplateError } from '../templating/index.js';
+import { parseTemplateData, renderTemplate, TemplateError } from '../templating/index.js';
 
 export interface TemplatingJob {
   readonly id: number;
   readonly source: string;
-  readonly variables: Record<string, unknown>;
+  /**
+   * JSON text written by stringifyTemplateData (a message cannot carry template data's key order
+   * and numbers as objects), or an object as JSON.parse makes it.
+   */
+  readonly variables: string | Record<string, unknown>;
   readonly maxOutputBytes: number;
   /** Epoch ms. */
   readonly deadline: number;
@@ -90,11 +94,12 @@ if (port) {
         deadline,
         timeLimitMs: job.timeLimitMs,
       });
-      const html = renderTemplate(job.source, job.variables, options(job.maxOutputBytes));
+      const variables = typeof job.variables === 'string' ? parseTemplateData(job.variables) : job.variables;
+      const html = renderTemplate(job.source, variables, options(job.maxOutputBytes));
       const parts: string[] = [];
       for (const [i, p] of (job.parts ?? []).entries()) {
         part = i;
-        parts.push(renderTemplate(p.source, job.variables, options(p.maxOutputBytes)));
+        parts.push(renderTemplate(p.source, variables, options(p.maxOutputBytes)));
       }
       answer = { type: 'done', id: job.id, html, ...(job.parts ? { parts } : {}) };
     } catch (e) {

@@ -4,8 +4,10 @@ import { bind, type Method } from './runtime.js';
 import { seqIndex } from './slices.js';
 import {
   dictView,
+  PyCallable,
   PyDict,
   PyError,
+  PyObject,
   PyTuple,
   pushAll,
   str,
@@ -84,14 +86,29 @@ export const LIST_METHODS = new Map<string, Method>([
   [
     'sort',
     (_s, self, a, k) => {
-      const [, rev] = bind('sort', ['key', 'reverse'], [null, false], a, k);
+      const [key, rev] = bind('sort', ['key', 'reverse'], [null, false], a, k);
       const l = self as Value[];
-      l.sort((x, y) => compare(x, y));
-      if (rev) l.reverse();
+      // Descending by the reversed comparison, not by reversing: equal items keep their order, as in Python.
+      const order = rev ? (x: Value, y: Value) => compare(y, x) : compare;
+      if (key === null || key === undefined) {
+        l.sort(order);
+        return null;
+      }
+      const keyed = l.map((item) => [callKey(key, item), item] as const);
+      keyed.sort((x, y) => order(x[0], y[0]));
+      for (const [i, [, item]] of keyed.entries()) l[i] = item;
       return null;
     },
   ],
 ]);
+
+/** `key=` of list.sort: a macro (or another callable) called with each item, as Python calls it. */
+const callKey = (fn: Value, item: Value): Value => {
+  if (fn instanceof PyCallable) return fn.call([item], new Map());
+  if (fn instanceof PyObject && fn.callable) return fn.callable.call([item], new Map());
+  if (fn instanceof Undefined) return fn.fail();
+  throw new PyError('TypeError', `'${typeName(fn)}' object is not callable`);
+};
 
 export const SEQ_METHODS = new Map<string, Method>([
   [

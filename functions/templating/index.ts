@@ -158,6 +158,7 @@ const toTemplateError = (e: unknown, line: number | undefined): TemplateError =>
 };
 
 export {
+  hasNumbersJsonParseChanges,
   MAX_TEMPLATE_DATA_DEPTH,
   parseTemplateData,
   stringifyTemplateData,

@@ -89,3 +89,23 @@ describe('template data with integer-like keys', () => {
     expect(render('{{ "2" in d }} {{ d["2"] }}', '{"d": {"2": "x", "1": "y"}}')).toBe('True x');
   });
 });
+
+describe('numbers JSON.parse would change, found in the text', () => {
+  it('marks only numbers outside strings, whatever the strings hold', () => {
+    const json =
+      '{"s": "a: 10.0, b: [1e3] \\"x\\": 123456789012345678,", "t": "\\\\", "a": 10.0, "l": [1e3, 2.50, -0.0, 9007199254740993]}';
+    expect(render('{{ s }}|{{ t }}|{{ a }}|{{ l }}', json)).toBe(
+      'a: 10.0, b: [1e3] &#34;x&#34;: 123456789012345678,|\\|10.0|[1000.0, 2.5, -0.0, 9007199254740993]',
+    );
+  });
+
+  it('reads the member of a body whose html holds such numbers as text', () => {
+    const body = '{"html": "<p>Total: 10.0 EUR, 1e3 g</p>", "variables": {"n": 1}}';
+    expect(stringifyTemplateData(parseTemplateData(body, { member: 'variables' }) as never)).toBe('{"n":1}');
+  });
+
+  it('still refuses invalid JSON where a marked number would have been valid', () => {
+    expect(() => parseTemplateData('{"a": 1, 1.0: 2}')).toThrow(TemplateDataError);
+    expect(() => parseTemplateData('{"a": 1.0,}')).toThrow(TemplateDataError);
+  });
+});

@@ -285,3 +285,26 @@ describe('introspection, by parsing only', () => {
     ).not.toThrow();
   });
 });
+
+describe('list.sort as Jinja2 3.1.6 runs it (outputs taken from real Jinja2)', () => {
+  it('calls key= (a macro) on each item, and keeps equal items in order when reversed', () => {
+    expect(
+      renderTemplate(
+        '{% macro k(x) %}{{ x.n }}{% endmacro %}{% set l = [{"n": 3, "s": "a"}, {"n": 1, "s": "b"}, {"n": 2, "s": "c"}] %}{{ l.sort(key=k) }}{{ l|map(attribute="s")|join }}',
+        {},
+      ),
+    ).toBe('Nonebca');
+    expect(
+      renderTemplate(
+        '{% set l = [[2, "a"], [1, "b"], [2, "c"], [1, "d"]] %}{% macro k(x) %}{{ x[0] }}{% endmacro %}{{ l.sort(key=k, reverse=True) }}{{ l|map("last")|join }}',
+        {},
+      ),
+    ).toBe('Noneacbd');
+    expect(renderTemplate('{% set l = [3, 1, 2] %}{{ l.sort(reverse=true) }}{{ l }}', {})).toBe(
+      'None[3, 2, 1]',
+    );
+    expect(() => renderTemplate('{% set l = [1, 2] %}{{ l.sort(key=1) }}', {})).toThrow(
+      /TypeError: 'int' object is not callable/,
+    );
+  });
+});
