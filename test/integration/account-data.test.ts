@@ -10,8 +10,16 @@ import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Renderer } from '../../functions/domain/ports.js';
 import { runAdmin } from '../../lib/admin.js';
-import { dynamoDbClient, type Json, s3Client, useLocalStack } from '../helpers/local-stack.js';
+import {
+  createTempDataDir,
+  dynamoDbClient,
+  type Json,
+  s3Client,
+  startTestStack,
+  useLocalStack,
+} from '../helpers/local-stack.js';
 
 const local = useLocalStack();
 const dirs: string[] = [];
@@ -19,12 +27,12 @@ afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
-const admin = async (argv: string[]) => {
+const admin = async (argv: string[], dataDir = local.stack.dataDir) => {
   let stdout = '';
   let stderr = '';
   const code = await runAdmin(
     argv,
-    { DATA_DIR: local.stack.dataDir },
+    { DATA_DIR: dataDir },
     {
       stdout: (t) => {
         stdout += t;
@@ -157,5 +165,45 @@ describe('npm run admin -- export / delete', () => {
     expect(twice.code, twice.stderr).toBe(0);
     expect(twice.stderr).toContain('nothing to delete');
     expect((await admin(['export', '--account', accountId])).code).toBe(1);
+  });
+});
+
+/** Uploads a stand-in file through the presigned PUT, as the renderer does, without Chromium. */
+const uploadingRenderer: Renderer = {
+  async render(request) {
+    const body = new TextEncoder().encode('%PDF-1.7 stand-in');
+    const put = await fetch(request.upload.url, { method: 'PUT', headers: request.upload.headers, body });
+    if (!put.ok) throw new Error(`upload answered ${put.status}`);
+    return { ok: true, fileSizeBytes: body.length, pageCount: 1, renderDurationMs: 1 };
+  },
+};
+
+describe('npm run admin -- export / delete on a stopped local stack', () => {
+  it("opens the stack's DATA_DIR itself, table and bucket", async () => {
+    const dataDir = await createTempDataDir();
+    dirs.push(dataDir);
+    const own = await startTestStack({ dataDir, renderer: uploadingRenderer });
+    let jobId: string;
+    try {
+      const token = await own.sessionToken('stopped-1');
+      const job = await own.api('/v1/pdf', { method: 'POST', token, body: { html: '<p>x</p>' } });
+      expect(job.status, job.text).toBe(201);
+      jobId = job.json.id;
+    } finally {
+      await own.stack.close();
+    }
+    const exported = await admin(['export', '--account', 'stopped-1'], dataDir);
+    expect(exported.code, exported.stderr).toBe(0);
+    const lines: Json[] = exported.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.filter((l) => l.kind === 'object').map((l) => l.key)).toEqual([
+      `pdf/stopped-1/${jobId}.pdf`,
+    ]);
+    expect((await admin(['delete', '--account', 'stopped-1', '--yes'], dataDir)).code).toBe(0);
+    const after = await admin(['delete', '--account', 'stopped-1'], dataDir);
+    expect(after.code, after.stderr).toBe(0);
+    expect(JSON.parse(after.stdout)).toMatchObject({ table_items: 0, bucket_objects: 0 });
   });
 });
