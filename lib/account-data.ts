@@ -19,6 +19,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import {
+  accountPartition,
   apiKeyItemKey,
   ENTITY,
   GSI1,
@@ -74,8 +75,6 @@ const partition = (db: DynamoDBDocumentClient, tableName: string, pk: string) =>
     ConsistentRead: true,
   });
 
-const accountPartition = (accountId: string) => ownedTemplatesPartition(accountId);
-
 export const collectAccountItems = async (
   db: DynamoDBDocumentClient,
   tableName: string,
@@ -95,7 +94,10 @@ export const collectAccountItems = async (
     IndexName: GSI1.indexName,
     KeyConditionExpression: '#gpk = :gpk AND begins_with(#gsk, :prefix)',
     ExpressionAttributeNames: { '#gpk': GSI1.partitionKey, '#gsk': GSI1.sortKey },
-    ExpressionAttributeValues: { ':gpk': accountPartition(accountId), ':prefix': TEMPLATE_INDEX_SK_PREFIX },
+    ExpressionAttributeValues: {
+      ':gpk': ownedTemplatesPartition(accountId),
+      ':prefix': TEMPLATE_INDEX_SK_PREFIX,
+    },
   });
   const templateItems: Item[] = [];
   for (const record of listed) {
