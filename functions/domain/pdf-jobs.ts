@@ -23,7 +23,7 @@ import {
 import { type ErrorDetail, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
-import { hasFile, type Job, type JobStore, type JobView, pdfObjectKey } from './jobs.js';
+import { fileExpiresAt, type Job, type JobStore, type JobView, pdfObjectKey } from './jobs.js';
 import type { Page } from './pagination.js';
 import type { Clock, PdfStorage, Renderer, RenderRequest, RenderResult, TemplatePart } from './ports.js';
 import type { Principal } from './principal.js';
@@ -147,12 +147,17 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
-  const linkOf = async (job: Job): Promise<string | null> =>
-    hasFile(job, limits.pdfRetentionDays, clock.now())
-      ? storage.downloadUrl(job.object_key, `${job.id}.pdf`)
-      : null;
-
-  const present = async (job: Job): Promise<JobView> => ({ job, downloadUrl: await linkOf(job) });
+  const present = async (job: Job): Promise<JobView> => {
+    const expires = fileExpiresAt(job, limits.pdfRetentionDays);
+    const expired = expires !== null && clock.now().getTime() >= expires.getTime();
+    return {
+      job,
+      downloadUrl:
+        expires !== null && !expired ? await storage.downloadUrl(job.object_key, `${job.id}.pdf`) : null,
+      fileExpiresAt: expires?.toISOString() ?? null,
+      fileExpired: expired,
+    };
+  };
 
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
   const prepare = ({ source, variables, options }: RenderCommand): RenderOrder => ({

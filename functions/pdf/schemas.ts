@@ -51,7 +51,19 @@ export const jobSchema = z.object({
   download_url: z
     .string()
     .nullable()
-    .describe('presigned S3 GET, valid 15 minutes by default, signed afresh on each read'),
+    .describe(
+      'presigned S3 GET, valid 15 minutes by default, signed afresh on each read; null until the job completes, for a failed job, and once the PDF has expired (file_expired)',
+    ),
+  file_expires_at: timestamp
+    .nullable()
+    .describe(
+      "completed jobs: when the PDF is deleted (the deployment's PDF retention after created_at); null otherwise",
+    ),
+  file_expired: z
+    .boolean()
+    .describe(
+      'true once the PDF has been deleted at the end of its retention period: download_url is null for that reason',
+    ),
   file_size_bytes: z.number().int().nullable(),
   render_duration_ms: z.number().int().nullable(),
   page_count: z.number().int().nullable(),
@@ -69,10 +81,12 @@ export const jobSchema = z.object({
 export type PdfJobResponse = z.output<typeof jobSchema>;
 
 /** The job as the API shows it (contract: spec fields plus template_id, template_version, page_count, error). */
-export const jobResponse = ({ job, downloadUrl }: JobView): PdfJobResponse => ({
+export const jobResponse = ({ job, downloadUrl, fileExpiresAt, fileExpired }: JobView): PdfJobResponse => ({
   id: job.id,
   status: job.status,
   download_url: downloadUrl,
+  file_expires_at: fileExpiresAt,
+  file_expired: fileExpired,
   file_size_bytes: job.file_size_bytes,
   render_duration_ms: job.render_duration_ms,
   page_count: job.page_count,

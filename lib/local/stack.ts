@@ -91,6 +91,9 @@ export interface RunningStack {
   readonly dynamoDbEndpoint: string;
   readonly tableName: string;
   readonly region: string;
+  /** Absent in files written before the admin command's export and delete needed the bucket. */
+  readonly s3Endpoint?: string;
+  readonly bucketName?: string;
 }
 
 const writeRunningStack = (dataDir: string, stack: Omit<RunningStack, 'pid'>): Promise<void> =>
@@ -363,7 +366,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     } finally {
       setup.destroy();
     }
-    await writeRunningStack(dataDir, { dynamoDbEndpoint, tableName: LOCAL_TABLE_NAME, region: LOCAL_REGION });
+    await writeRunningStack(dataDir, {
+      dynamoDbEndpoint,
+      tableName: LOCAL_TABLE_NAME,
+      region: LOCAL_REGION,
+      s3Endpoint,
+      bucketName: LOCAL_BUCKET_NAME,
+    });
     cleanups.push(() => rm(join(dataDir, RUNNING_STACK_FILE), { force: true }));
 
     // What every Lambda's environment has: the settings, the region, and the emulators.

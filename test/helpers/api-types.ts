@@ -222,8 +222,12 @@ export interface components {
             id: string;
             /** @enum {string} */
             status: "pending" | "rendering" | "completed" | "failed";
-            /** @description presigned S3 GET, valid 15 minutes by default, signed afresh on each read */
+            /** @description presigned S3 GET, valid 15 minutes by default, signed afresh on each read; null until the job completes, for a failed job, and once the PDF has expired (file_expired) */
             download_url: string | null;
+            /** @description completed jobs: when the PDF is deleted (the deployment's PDF retention after created_at); null otherwise */
+            file_expires_at: string | null;
+            /** @description true once the PDF has been deleted at the end of its retention period: download_url is null for that reason */
+            file_expired: boolean;
             file_size_bytes: number | null;
             render_duration_ms: number | null;
             page_count: number | null;

@@ -4,7 +4,7 @@
  * `type` naming its entity.
  *
  *   account        PK ACCOUNT#<account>  SK ACCOUNT
- *   job            PK ACCOUNT#<account>  SK JOB#<job id>           (ULID ids: SK order = creation order)
+ *   job            PK ACCOUNT#<account>  SK JOB#<job id>           (ULID ids: SK order = creation order; expires_at set)
  *   usage (month)  PK ACCOUNT#<account>  SK USAGE#<yyyy-mm>
  *   rate window    PK ACCOUNT#<account>  SK RATE#<epoch minute>    (expires_at set)
  *   template-write window  PK ACCOUNT#<account>  SK RATE#TEMPLATE_WRITES#<epoch minute>  (expires_at set)
@@ -59,6 +59,9 @@ export const withoutKeys = (item: Record<string, unknown>): Record<string, unkno
 };
 
 const accountPk = (accountId: string) => `ACCOUNT#${accountId}`;
+
+/** The partition of an account's own items (all but its API key items and templates). */
+export const accountPartition = (accountId: string): string => accountPk(accountId);
 
 export const accountKey = (accountId: string): ItemKey => ({ [PK]: accountPk(accountId), [SK]: 'ACCOUNT' });
 export const jobKey = (accountId: string, jobId: string): ItemKey => ({
