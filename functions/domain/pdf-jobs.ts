@@ -23,7 +23,13 @@ import type { Page } from './pagination.js';
 import type { Clock, PdfStorage, Renderer, RenderRequest, RenderResult, TemplatePart } from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderCommand } from './render-command.js';
-import { checkHeaderFooterMargins, type RenderOptions, renderOptionsFrom } from './render-options.js';
+import {
+  checkHeaderFooterMargins,
+  type RenderOptions,
+  type RequestedOptions,
+  renderOptionsFrom,
+  withTemplateDefaults,
+} from './render-options.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
@@ -111,6 +117,8 @@ export interface RenderOrder {
   readonly source: RenderCommand['source'];
   readonly variables: Record<string, unknown>;
   readonly options: RenderOptions;
+  /** The options as the request gave them, over a saved template's own. Absent: none given. */
+  readonly requested?: RequestedOptions;
 }
 
 /** A render that was accepted: its template parsed, a quota unit held, its job created (pending). */
@@ -152,6 +160,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     source,
     variables,
     options: renderOptionsFrom(options, limits.renderBudgetMs),
+    requested: options,
   });
 
   /** Step 1: template lookup and parsing, quota, job. Throws 404/422/429 with nothing held. */
@@ -170,7 +179,12 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     const sourceHtml = document.html;
     const header = document.header_html ?? null;
     const footer = document.footer_html ?? null;
-    checkHeaderFooterMargins(order.options, { header: header !== null, footer: footer !== null });
+    // A saved template's options are the defaults; the request's own were checked alone already.
+    const saved = 'pdf_options' in document ? document.pdf_options : null;
+    const options = saved
+      ? renderOptionsFrom(withTemplateDefaults(saved, order.requested ?? {}), limits.renderBudgetMs)
+      : order.options;
+    checkHeaderFooterMargins(options, { header: header !== null, footer: footer !== null });
     checkTemplate(sourceHtml, order.variables, field);
     if (header !== null) checkTemplate(header, order.variables, 'header_html');
     if (footer !== null) checkTemplate(footer, order.variables, 'footer_html');
@@ -190,7 +204,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         month,
         field,
         template: { source: sourceHtml, variables: order.variables, header, footer },
-        options: order.options,
+        options,
       };
     } catch (e) {
       await releaseUnit(principal.accountId, month);

@@ -1,6 +1,7 @@
 /** The saved-template routes (spec: /v1/templates; keys read and render, only sessions change). */
 import { z } from 'zod';
 import { type Page, pageQuerySchema } from '../core/page-query.js';
+import { templatePdfOptionsSchema } from '../pdf/options.js';
 import { KEY_OR_SESSION, resource, route, SESSION_ONLY } from '../route-declaration.js';
 import {
   type CreateTemplateBody,
@@ -28,6 +29,15 @@ export const templateSchema = z.object({
     .string()
     .nullable()
     .describe('the current version’s footer, printed in the bottom margin of every page; null: none'),
+  sample_variables: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe('the current version’s sample data for its variables; null: none saved'),
+  pdf_options: templatePdfOptionsSchema
+    .nullable()
+    .describe(
+      'the current version’s render options: a render of it takes them where it gives none of its own; null: none saved',
+    ),
   is_public: z.boolean(),
   created_at: timestamp,
   updated_at: timestamp,
@@ -41,7 +51,7 @@ export const templateSchema = z.object({
     .int()
     .min(1)
     .describe(
-      '1 on create, +1 on every change of html, header_html or footer_html; earlier versions render with template_version',
+      '1 on create, +1 on every change of html, header_html, footer_html, sample_variables or pdf_options; earlier versions render with template_version (with their own sample and options)',
     ),
 });
 
@@ -64,7 +74,7 @@ export const templatesResource = resource({
       body: { schema: createTemplateSchema, parse: parseTemplateBody },
       summary: 'Save a template (version 1); its html is checked for syntax, never run',
       success: { status: 201, description: 'the template', body: pdfTemplate },
-      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'VALIDATION_ERROR'],
+      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'INVALID_PDF_OPTIONS', 'VALIDATION_ERROR'],
     }),
     listTemplates: route<undefined, Page>({
       method: 'GET',
@@ -97,13 +107,20 @@ export const templatesResource = resource({
       path: '/v1/templates/{template_id}',
       credentials: SESSION_ONLY,
       body: { schema: updateTemplateSchema, parse: parseTemplateBody },
-      summary: 'Rename, or change the html, header or footer (a new version); owner only',
+      summary:
+        'Rename, or change the html, header, footer, sample data or pdf options (a new version); owner only',
       success: {
         status: 200,
         description: 'the template as this edit made it (version: the version its html became)',
         body: pdfTemplate,
       },
-      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'VALIDATION_ERROR', ...NOT_FOUND],
+      errors: [
+        'INVALID_TEMPLATE_NAME',
+        ...HTML_CODES,
+        'INVALID_PDF_OPTIONS',
+        'VALIDATION_ERROR',
+        ...NOT_FOUND,
+      ],
     }),
     setTemplateVisibility: route<TemplateVisibilityBody>({
       method: 'PATCH',
