@@ -3,6 +3,7 @@
  * over HTTP against the real local stack, read back from the stored PDF as a viewer reads it.
  * The renderer's side is test/integration/navigation.test.ts.
  */
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NAVIGATED_REPORT_PAGES, navigatedReport } from '../fixtures/navigated-report.js';
 import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
@@ -66,6 +67,23 @@ describe('POST /v1/pdf with paged_media and outline', () => {
     expect(tagged.language).toBe('en');
     const untagged = await readNavigation(await pdfBytes(await render({ html, tagged: false })));
     expect(untagged.marked).toBe(false);
+  });
+
+  it("prints the README's navigated report as the README says", async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const body = /-d '(\{"html": "<html lang=[^\n]*"outline": true\})'/.exec(readme)?.[1];
+    if (!body) throw new Error("the README's navigated report example is missing");
+    const bytes = await pdfBytes(await render(JSON.parse(body)));
+    const pdf = await readPdf(bytes);
+    expect(pdf.pageCount).toBe(6);
+    const contents = pdf.pages[0]?.text ?? '';
+    for (const entry of ['Summary … page 2', 'Sales … page 3', 'Operations … page 6']) {
+      expect(contents).toContain(entry);
+    }
+    expect(pdf.pages[1]?.text.split('\n')[0]).toBe('Page 2 of 6');
+    expect(pdf.pages[5]?.text.split('\n')[0]).toBe('Page 6 of 6');
+    const outline = flattenOutline((await readNavigation(bytes)).outline).map((e) => e.title);
+    expect(outline).toEqual(['Annual report 2026', 'Summary', 'Sales', 'Operations']);
   });
 
   it.each(['paged_media', 'outline', 'tagged'])('refuses a %s that is not a boolean', async (field) => {

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { errorStatus } from '../../functions/core/responses.js';
 import { ServiceError } from '../../functions/domain/errors.js';
-import { checkHeaderFooterMargins, renderOptionsFrom } from '../../functions/domain/render-options.js';
+import {
+  checkHeaderFooterMargins,
+  renderOptionsFrom,
+  withTemplateDefaults,
+} from '../../functions/domain/render-options.js';
 import { createPdfSchema, parseCreatePdf } from '../../functions/pdf/request.js';
 
 const schema = createPdfSchema({ maxInlineHtmlBytes: 1000, maxVariablesBytes: 200 });
@@ -134,5 +138,32 @@ describe('POST /v1/pdf body', () => {
     // 5 + 5 inches fit across A4 landscape (11.7 in) but not portrait (8.27 in).
     const body = parse({ html: 'x', landscape: true, margins: { left: 5, right: 5 } });
     expect(renderOptionsFrom(body, 25_000).pdf.margins.left).toBe(5);
+  });
+});
+
+describe("a saved template's pdf_options under a render's own", () => {
+  it('are the defaults; the render wins field by field and margin by margin', () => {
+    const saved = { format: 'A5', landscape: true, margins: { top: 1, left: 1 }, outline: true } as const;
+    expect(withTemplateDefaults(saved, {})).toEqual(saved);
+    expect(withTemplateDefaults(saved, { landscape: false, margins: { top: 2 }, tagged: true })).toEqual({
+      format: 'A5',
+      landscape: false,
+      margins: { top: 2, left: 1 },
+      outline: true,
+      tagged: true,
+    });
+    expect(withTemplateDefaults(null, { format: 'A3' })).toEqual({ format: 'A3' });
+  });
+
+  it('pass the navigation options to the renderer only when given', () => {
+    expect(renderOptionsFrom({}, 25_000).pdf).not.toHaveProperty('tagged');
+    expect(renderOptionsFrom({}, 25_000).pdf).not.toHaveProperty('pagedMedia');
+    expect(renderOptionsFrom({ paged_media: true, outline: false, tagged: false }, 25_000).pdf).toMatchObject(
+      {
+        pagedMedia: true,
+        outline: false,
+        tagged: false,
+      },
+    );
   });
 });
