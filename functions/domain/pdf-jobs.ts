@@ -28,7 +28,13 @@ import type { Page } from './pagination.js';
 import type { Clock, PdfStorage, Renderer, RenderRequest, RenderResult, TemplatePart } from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderCommand } from './render-command.js';
-import { checkHeaderFooterMargins, type RenderOptions, renderOptionsFrom } from './render-options.js';
+import {
+  checkHeaderFooterMargins,
+  type RenderOptions,
+  type RequestedOptions,
+  renderOptionsFrom,
+  withTemplateDefaults,
+} from './render-options.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
@@ -116,6 +122,8 @@ export interface RenderOrder {
   readonly source: RenderCommand['source'];
   readonly variables: TemplateData;
   readonly options: RenderOptions;
+  /** The options as the request gave them, over a saved template's own. Absent: none given. */
+  readonly requested?: RequestedOptions;
 }
 
 /** A render that was accepted: its template parsed, a quota unit held, its job created (pending). */
@@ -164,6 +172,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     source,
     variables,
     options: renderOptionsFrom(options, limits.renderBudgetMs),
+    requested: options,
   });
 
   /** Step 1: template lookup and parsing, quota, job. Throws 404/422/429 with nothing held. */
@@ -193,7 +202,12 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     const sourceHtml = document.html;
     const header = document.header_html ?? null;
     const footer = document.footer_html ?? null;
-    checkHeaderFooterMargins(order.options, { header: header !== null, footer: footer !== null });
+    // A saved template's options are the defaults; the request's own were checked alone already.
+    const saved = 'pdf_options' in document ? document.pdf_options : null;
+    const options = saved
+      ? renderOptionsFrom(withTemplateDefaults(saved, order.requested ?? {}), limits.renderBudgetMs)
+      : order.options;
+    checkHeaderFooterMargins(options, { header: header !== null, footer: footer !== null });
     checkTemplate(sourceHtml, order.variables, field);
     if (header !== null) checkTemplate(header, order.variables, 'header_html');
     if (footer !== null) checkTemplate(footer, order.variables, 'footer_html');
@@ -214,7 +228,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         field,
         // Text: neither a Lambda payload nor a worker's message can carry the data's key order and numbers as objects.
         template: { source: sourceHtml, variables: stringifyTemplateData(order.variables), header, footer },
-        options: order.options,
+        options,
         offline,
       };
     } catch (e) {

@@ -42,6 +42,12 @@ export interface RenderRequest {
       readonly bottom: number;
       readonly left: number;
     };
+    /** counter(page), counter(pages) and target-counter() in the document's own CSS. Absent: off. */
+    readonly pagedMedia?: boolean;
+    /** PDF bookmarks from the document's printed headings h1-h6. Absent: off. */
+    readonly outline?: boolean;
+    /** A tagged (accessible) PDF. Absent: the renderer's configured default (PDF_TAGGED). */
+    readonly tagged?: boolean;
   };
   readonly pageLoad: {
     readonly waitUntil: WaitUntil;

@@ -4,6 +4,7 @@
  */
 import { ServiceError } from './errors.js';
 import type { Page } from './pagination.js';
+import type { TemplatePdfOptions } from './render-options.js';
 import type { TemplateContent } from './template-content.js';
 
 /** A template as the API shows it (spec fields plus the extensions `variables` and `version`). */
@@ -25,6 +26,8 @@ export interface Template extends TemplateContent {
   readonly version: number;
   readonly header_html: string | null;
   readonly footer_html: string | null;
+  readonly sample_variables: Readonly<Record<string, unknown>> | null;
+  readonly pdf_options: TemplatePdfOptions | null;
 }
 
 export const templateNotFound = (templateId: string) =>

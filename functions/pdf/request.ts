@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { parseOrThrow } from '../core/validation.js';
 import { type ErrorCode, ServiceError } from '../domain/errors.js';
 import { checkIdempotencyKey } from '../domain/idempotency.js';
-import type { PaperFormat, WaitUntil } from '../domain/ports.js';
+import type { WaitUntil } from '../domain/ports.js';
 import type { RenderCommand } from '../domain/render-command.js';
 import { MAX_HEADER_FOOTER_BYTES, MAX_VARIABLES_DEPTH } from '../settings.js';
 import {
@@ -19,8 +19,8 @@ import {
   type TemplateData,
   TemplateDataError,
 } from '../templating/index.js';
+import { pageOptionFields, variablesSchema } from './options.js';
 
-const FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const satisfies readonly PaperFormat[];
 const WAIT_UNTIL = [
   'load',
   'domcontentloaded',
@@ -49,11 +49,6 @@ const isValidSelector = (selector: string): boolean => {
   }
 };
 
-const inches = z
-  .number({ error: 'must be a number of inches from 0 to 10' })
-  .min(0, { error: 'must be a number of inches from 0 to 10' })
-  .max(10, { error: 'must be a number of inches from 0 to 10' });
-
 const pageLoadSchema = z.strictObject(
   {
     wait_until: z.enum(WAIT_UNTIL, { error: `must be one of ${WAIT_UNTIL.join(', ')}` }).optional(),
@@ -73,18 +68,6 @@ const pageLoadSchema = z.strictObject(
   },
   { error: 'must be an object' },
 );
-
-/** Whether `value` nests objects and arrays at most `max` levels deep; iterative, so any depth is safe to ask. */
-export const withinDepth = (value: unknown, max: number): boolean => {
-  const stack: [unknown, number][] = [[value, 1]];
-  for (let next = stack.pop(); next; next = stack.pop()) {
-    const [v, depth] = next;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > max) return false;
-    for (const child of Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return true;
-};
 
 /** HTML given inline: a non-blank string without NUL of at most `maxBytes` of UTF-8. */
 const inlineHtml = (maxBytes: number) =>
@@ -172,31 +155,8 @@ export const createPdfSchema = (limits: {
         .describe(
           "a saved template's version (with template_id only); default: the latest, for the caller's own templates only. Another account's (public) template needs it (else 422 VALIDATION_ERROR naming template_version), must be one of its public versions (else 404), and renders offline: its page reaches no network at all",
         ),
-      variables: z
-        .record(z.string(), z.unknown(), { error: 'must be an object' })
-        .refine((v) => withinDepth(v, MAX_VARIABLES_DEPTH), {
-          error: `must not nest objects and arrays more than ${MAX_VARIABLES_DEPTH} levels deep`,
-          abort: true,
-        })
-        .refine((v) => Buffer.byteLength(JSON.stringify(v), 'utf8') <= limits.maxVariablesBytes, {
-          error: `must be at most ${limits.maxVariablesBytes} bytes as JSON`,
-        })
-        .nullable()
-        .optional(),
-      format: z.enum(FORMATS, { error: `must be one of ${FORMATS.join(', ')}` }).optional(),
-      landscape: z.boolean({ error: 'must be true or false' }).optional(),
-      print_background: z.boolean({ error: 'must be true or false' }).optional(),
-      margins: z
-        .strictObject(
-          {
-            top: inches.optional(),
-            right: inches.optional(),
-            bottom: inches.optional(),
-            left: inches.optional(),
-          },
-          { error: 'must be an object {top, right, bottom, left} in inches' },
-        )
-        .optional(),
+      variables: variablesSchema(limits.maxVariablesBytes).nullable().optional(),
+      ...pageOptionFields,
       page_load: pageLoadSchema.optional(),
       metadata: metadataSchema.optional(),
     },

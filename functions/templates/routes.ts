@@ -1,6 +1,7 @@
 /** The saved-template routes (spec: /v1/templates; keys read and render, only sessions change). */
 import { z } from 'zod';
 import { type Page, pageQuerySchema } from '../core/page-query.js';
+import { templatePdfOptionsSchema } from '../pdf/options.js';
 import { KEY_OR_SESSION, resource, route, SESSION_ONLY } from '../route-declaration.js';
 import { TEMPLATE_WRITES_PER_MINUTE } from '../settings.js';
 import {
@@ -29,6 +30,15 @@ export const templateSchema = z.object({
     .string()
     .nullable()
     .describe('the current version’s footer, printed in the bottom margin of every page; null: none'),
+  sample_variables: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe('the current version’s sample data for its variables; null: none saved'),
+  pdf_options: templatePdfOptionsSchema
+    .nullable()
+    .describe(
+      'the current version’s render options: a render of it takes them where it gives none of its own; null: none saved',
+    ),
   is_public: z.boolean(),
   public_since_version: z
     .number()
@@ -55,7 +65,7 @@ export const templateSchema = z.object({
     .int()
     .min(1)
     .describe(
-      '1 on create, +1 on every change of html, header_html or footer_html; earlier versions render with template_version',
+      '1 on create, +1 on every change of html, header_html, footer_html, sample_variables or pdf_options; earlier versions render with template_version (with their own sample and options)',
     ),
 });
 
@@ -79,7 +89,7 @@ export const templatesResource = resource({
       rateLimited: true,
       summary: `Save a template (version 1); its html is checked for syntax, never run. At most ${TEMPLATE_WRITES_PER_MINUTE} template writes (create and edit) per account per minute`,
       success: { status: 201, description: 'the template', body: pdfTemplate },
-      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'VALIDATION_ERROR'],
+      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'INVALID_PDF_OPTIONS', 'VALIDATION_ERROR'],
     }),
     listTemplates: route<undefined, Page>({
       method: 'GET',
@@ -113,13 +123,19 @@ export const templatesResource = resource({
       credentials: SESSION_ONLY,
       body: { schema: updateTemplateSchema, parse: parseTemplateBody },
       rateLimited: true,
-      summary: `Rename, or change the html, header or footer (a new version); owner only. Counts against the ${TEMPLATE_WRITES_PER_MINUTE} template writes per minute`,
+      summary: `Rename, or change the html, header, footer, sample data or pdf options (a new version); owner only. Counts against the ${TEMPLATE_WRITES_PER_MINUTE} template writes per minute`,
       success: {
         status: 200,
         description: 'the template as this edit made it (version: the version its html became)',
         body: pdfTemplate,
       },
-      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'VALIDATION_ERROR', ...NOT_FOUND],
+      errors: [
+        'INVALID_TEMPLATE_NAME',
+        ...HTML_CODES,
+        'INVALID_PDF_OPTIONS',
+        'VALIDATION_ERROR',
+        ...NOT_FOUND,
+      ],
     }),
     setTemplateVisibility: route<TemplateVisibilityBody>({
       method: 'PATCH',

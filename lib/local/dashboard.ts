@@ -397,7 +397,8 @@ export const createLocalDashboard = (options: LocalDashboardOptions): LocalPages
 
   const route = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const path = url.pathname;
-    if (path === '/dashboard') return send(res, 308, { location: LOCAL_DASHBOARD_PATH });
+    // `/`, the address npm start prints, leads to the dashboard too.
+    if (path === '/dashboard' || path === '/') return send(res, 308, { location: LOCAL_DASHBOARD_PATH });
     if (path.startsWith(LOCAL_DASHBOARD_PATH))
       return serveSite(req, res, path.slice(LOCAL_DASHBOARD_PATH.length));
     if (path === AUTH.style)
@@ -418,6 +419,7 @@ export const createLocalDashboard = (options: LocalDashboardOptions): LocalPages
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://local');
     if (
+      !(url.pathname === '/' && (req.method === 'GET' || req.method === 'HEAD')) &&
       url.pathname !== '/dashboard' &&
       !url.pathname.startsWith(LOCAL_DASHBOARD_PATH) &&
       !url.pathname.startsWith('/local/')

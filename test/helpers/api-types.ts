@@ -85,7 +85,7 @@ export interface paths {
         delete: operations["deleteTemplate"];
         options?: never;
         head?: never;
-        /** Rename, or change the html, header or footer (a new version); owner only. Counts against the 60 template writes per minute */
+        /** Rename, or change the html, header, footer, sample data or pdf options (a new version); owner only. Counts against the 60 template writes per minute */
         patch: operations["updateTemplate"];
         trace?: never;
     };
@@ -281,6 +281,12 @@ export interface components {
                 bottom?: number;
                 left?: number;
             };
+            /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+            paged_media?: boolean;
+            /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+            outline?: boolean;
+            /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+            tagged?: boolean;
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
@@ -311,6 +317,29 @@ export interface components {
             header_html: string | null;
             /** @description the current version’s footer, printed in the bottom margin of every page; null: none */
             footer_html: string | null;
+            /** @description the current version’s sample data for its variables; null: none saved */
+            sample_variables: {
+                [key: string]: unknown;
+            } | null;
+            /** @description the current version’s render options: a render of it takes them where it gives none of its own; null: none saved */
+            pdf_options: {
+                /** @enum {string} */
+                format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
+                landscape?: boolean;
+                print_background?: boolean;
+                margins?: {
+                    top?: number;
+                    right?: number;
+                    bottom?: number;
+                    left?: number;
+                };
+                /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+                paged_media?: boolean;
+                /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+                outline?: boolean;
+                /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+                tagged?: boolean;
+            } | null;
             is_public: boolean;
             /** @description public templates: the first version other accounts may read and render (the version that was current when it was made public, and every later one); earlier versions stay the owner’s alone (404 to others). null: private */
             public_since_version: number | null;
@@ -325,7 +354,7 @@ export interface components {
             updated_at: string;
             /** @description sorted top-level names the html, header and footer read without defining them (Jinja2 meta.find_undeclared_variables) */
             variables: string[];
-            /** @description 1 on create, +1 on every change of html, header_html or footer_html; earlier versions render with template_version */
+            /** @description 1 on create, +1 on every change of html, header_html, footer_html, sample_variables or pdf_options; earlier versions render with template_version (with their own sample and options) */
             version: number;
         };
         CreateTemplateRequest: {
@@ -337,6 +366,29 @@ export interface components {
             header_html?: string | null;
             /** @description a Jinja2 template printed in the bottom margin of every page (classes pageNumber, totalPages, date, title filled in; inline styles only), at most 1048576 bytes of UTF-8; null or absent: none */
             footer_html?: string | null;
+            /** @description sample data for the template's variables (the limits of POST /v1/pdf's variables): what previews render with, offered in snippets; versioned with the html; null or absent: none */
+            sample_variables?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline and tagged, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null or absent: none */
+            pdf_options?: {
+                /** @enum {string} */
+                format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
+                landscape?: boolean;
+                print_background?: boolean;
+                margins?: {
+                    top?: number;
+                    right?: number;
+                    bottom?: number;
+                    left?: number;
+                };
+                /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+                paged_media?: boolean;
+                /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+                outline?: boolean;
+                /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+                tagged?: boolean;
+            } | null;
             /** @default false */
             is_public: boolean;
         };
@@ -349,6 +401,29 @@ export interface components {
             header_html?: string | null;
             /** @description a Jinja2 template printed in the bottom margin of every page (classes pageNumber, totalPages, date, title filled in; inline styles only), at most 1048576 bytes of UTF-8; null removes it; a change makes a new version */
             footer_html?: string | null;
+            /** @description sample data for the template's variables (the limits of POST /v1/pdf's variables): what previews render with, offered in snippets; versioned with the html; null removes it; a change makes a new version */
+            sample_variables?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline and tagged, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null removes them; given, they replace the saved ones whole; a change makes a new version */
+            pdf_options?: {
+                /** @enum {string} */
+                format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
+                landscape?: boolean;
+                print_background?: boolean;
+                margins?: {
+                    top?: number;
+                    right?: number;
+                    bottom?: number;
+                    left?: number;
+                };
+                /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+                paged_media?: boolean;
+                /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+                outline?: boolean;
+                /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+                tagged?: boolean;
+            } | null;
         };
         SetTemplateVisibilityRequest: {
             is_public: boolean;
@@ -869,7 +944,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, VALIDATION_ERROR */
+            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PDF_OPTIONS, VALIDATION_ERROR */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1176,7 +1251,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, VALIDATION_ERROR */
+            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PDF_OPTIONS, VALIDATION_ERROR */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

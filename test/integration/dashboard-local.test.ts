@@ -101,8 +101,17 @@ describe('the dashboard on the local stack', () => {
     expect((await get('/dashboard/', { method: 'POST' })).status).toBe(405);
   });
 
+  it("leads / (GET, the address npm start prints) to the dashboard; another method on / is the API's", async () => {
+    const res = await get('/');
+    expect(res.status).toBe(308);
+    expect(res.headers.get('location')).toBe('/dashboard/');
+    const post = await get('/', { method: 'POST' });
+    expect(post.status).toBe(404);
+    expect((await json(post)).error.code).toBe('NOT_FOUND');
+  });
+
   it('leaves every other path to the API and its fallback', async () => {
-    for (const path of ['/v1/nothing', '/dashboards', '/', '/v1/dashboard/']) {
+    for (const path of ['/v1/nothing', '/dashboards', '/v1/dashboard/']) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
       expect((await json(res)).error.code, path).toBe('NOT_FOUND');

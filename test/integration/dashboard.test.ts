@@ -538,6 +538,8 @@ describe('the dashboard', () => {
     await waitForText(page, '.actions [role=status]', 'Saved: version 3.');
     const saved = await local.api(`/v1/templates/${templateId}`, { token: key });
     expect(saved.json.footer_html).toBe('Page <span class="pageNumber"></span> of {{ customer }}');
+    // The page options are saved with it, as the render's defaults.
+    expect(saved.json.pdf_options).toEqual({ format: 'A5', landscape: true });
     await shot(page, '08b-template-footer-options');
   });
 

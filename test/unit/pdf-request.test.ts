@@ -3,7 +3,11 @@ import stringify from 'safe-stable-stringify';
 import { describe, expect, it } from 'vitest';
 import { errorStatus } from '../../functions/core/responses.js';
 import { ServiceError } from '../../functions/domain/errors.js';
-import { checkHeaderFooterMargins, renderOptionsFrom } from '../../functions/domain/render-options.js';
+import {
+  checkHeaderFooterMargins,
+  renderOptionsFrom,
+  withTemplateDefaults,
+} from '../../functions/domain/render-options.js';
 import { createPdfSchema, parseCreatePdf } from '../../functions/pdf/request.js';
 import { stringifyTemplateData } from '../../functions/templating/index.js';
 
@@ -164,5 +168,32 @@ describe('the render command from the body text', () => {
     expect(hash('{"variables": {"n": 123456789012345678, "a": 1e1}, "html": "x"}')).toBe(base);
     expect(hash('{"html": "x", "variables": {"a": 10, "n": 123456789012345678}}')).not.toBe(base);
     expect(hash('{"html": "x", "variables": {"a": 10.0, "n": 123456789012345679}}')).not.toBe(base);
+  });
+});
+
+describe("a saved template's pdf_options under a render's own", () => {
+  it('are the defaults; the render wins field by field and margin by margin', () => {
+    const saved = { format: 'A5', landscape: true, margins: { top: 1, left: 1 }, outline: true } as const;
+    expect(withTemplateDefaults(saved, {})).toEqual(saved);
+    expect(withTemplateDefaults(saved, { landscape: false, margins: { top: 2 }, tagged: true })).toEqual({
+      format: 'A5',
+      landscape: false,
+      margins: { top: 2, left: 1 },
+      outline: true,
+      tagged: true,
+    });
+    expect(withTemplateDefaults(null, { format: 'A3' })).toEqual({ format: 'A3' });
+  });
+
+  it('pass the navigation options to the renderer only when given', () => {
+    expect(renderOptionsFrom({}, 25_000).pdf).not.toHaveProperty('tagged');
+    expect(renderOptionsFrom({}, 25_000).pdf).not.toHaveProperty('pagedMedia');
+    expect(renderOptionsFrom({ paged_media: true, outline: false, tagged: false }, 25_000).pdf).toMatchObject(
+      {
+        pagedMedia: true,
+        outline: false,
+        tagged: false,
+      },
+    );
   });
 });

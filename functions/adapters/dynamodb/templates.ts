@@ -103,6 +103,8 @@ const withContent = (
   html: content.html,
   header_html: content.header_html ?? null,
   footer_html: content.footer_html ?? null,
+  sample_variables: content.sample_variables ?? null,
+  pdf_options: content.pdf_options ?? null,
   is_public: record.is_public,
   public_since_version: record.public_since_version,
   renders_offline_for_others: true,
@@ -119,6 +121,8 @@ const answerBytes = (record: TemplateRecord): number => {
     variables: _variables,
     header_html: _header,
     footer_html: _footer,
+    sample_variables: _sample,
+    pdf_options: _pdfOptions,
     ...meta
   } = withContent(record, { html: '', variables: [], header_html: null, footer_html: null });
   return recordPayloadBytes(meta, record.content_bytes);
