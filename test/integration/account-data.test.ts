@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Renderer } from '../../functions/domain/ports.js';
 import { runAdmin } from '../../lib/admin.js';
 import {
   createTempDataDir,
@@ -20,6 +19,7 @@ import {
   startTestStack,
   useLocalStack,
 } from '../helpers/local-stack.js';
+import { standInRenderer } from '../helpers/stand-in-renderer.js';
 
 const local = useLocalStack();
 const dirs: string[] = [];
@@ -168,21 +168,11 @@ describe('npm run admin -- export / delete', () => {
   });
 });
 
-/** Uploads a stand-in file through the presigned PUT, as the renderer does, without Chromium. */
-const uploadingRenderer: Renderer = {
-  async render(request) {
-    const body = new TextEncoder().encode('%PDF-1.7 stand-in');
-    const put = await fetch(request.upload.url, { method: 'PUT', headers: request.upload.headers, body });
-    if (!put.ok) throw new Error(`upload answered ${put.status}`);
-    return { ok: true, fileSizeBytes: body.length, pageCount: 1, renderDurationMs: 1 };
-  },
-};
-
 describe('npm run admin -- export / delete on a stopped local stack', () => {
   it("opens the stack's DATA_DIR itself, table and bucket", async () => {
     const dataDir = await createTempDataDir();
     dirs.push(dataDir);
-    const own = await startTestStack({ dataDir, renderer: uploadingRenderer });
+    const own = await startTestStack({ dataDir, renderer: standInRenderer });
     let jobId: string;
     try {
       const token = await own.sessionToken('stopped-1');
