@@ -560,10 +560,12 @@ const UseFromCode = ({
   template,
   variables,
   options,
+  pinned,
 }: {
   template: Template;
   variables: Record<string, unknown> | undefined;
   options: Record<string, unknown> | undefined;
+  pinned: boolean;
 }) => {
   const idRef = useRef<HTMLElement>(null);
   return (
@@ -577,7 +579,17 @@ const UseFromCode = ({
         <CopyButton text={template.id} what="template id" fallback={idRef} />
       </p>
       {variables && options ? (
-        <CodeSnippets id="template" body={{ template_id: template.id, variables, ...options }} />
+        <CodeSnippets
+          id="template"
+          body={{
+            template_id: template.id,
+            // Another account's template renders only pinned, so that its owner's edits never reach
+            // these renders unseen.
+            ...(pinned ? { template_version: template.version } : {}),
+            variables,
+            ...options,
+          }}
+        />
       ) : (
         <p class="muted">Fix the sample data and the page options above to see the code.</p>
       )}
@@ -683,6 +695,11 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
     else render({ kind: 'draft', ...draft() }, v.value, o.value);
   }, [variablesText, options, readOnly, template, render]);
 
+  // Another account's page runs only when asked to: opening it renders nothing.
+  useEffect(() => {
+    if (readOnly) setAuto(false);
+  }, [readOnly]);
+
   // The live preview: a pause in typing (or opening the page) renders.
   useEffect(() => {
     if (!auto || !loaded || loadError) return;
@@ -772,6 +789,12 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       <p>
         <a href={href.templates}>← All templates</a>
         {readOnly && <span class="badge">Public template of another account: read-only</span>}
+        {readOnly && template && (
+          <p class="hint" data-field="offline-note">
+            It renders offline (its page reaches no network) and pinned to version {template.version}; it is
+            previewed only when you ask for it.
+          </p>
+        )}
       </p>
       <div class="editor-layout">
         <div class="editor-pane">
@@ -935,6 +958,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
               template={template}
               variables={variables.ok ? variables.value : undefined}
               options={pageOptions.ok ? pageOptions.value : undefined}
+              pinned={readOnly}
             />
           )}
           {template && !readOnly && (
