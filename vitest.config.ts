@@ -28,6 +28,10 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           setupFiles: ['test/helpers/no-network.ts'],
+          // Unit files share their worker's modules: aws-cdk-lib, cdk-nag and the stack load once
+          // per worker instead of once per file, and a configuration synthesized by one CDK file
+          // serves the next (test/helpers/cdk-synth.ts). Unit tests keep no state between files.
+          isolate: false,
         },
       },
       {
