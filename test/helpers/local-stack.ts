@@ -199,10 +199,10 @@ export interface UseLocalStackOptions extends TestStackOptions {
 }
 
 /**
- * The stack for the calling test file. Without options, the run's shared stack (every file makes
- * its own accounts, so files do not see each other's data); with settings, or `ownStack`, one of
- * the file's own: started in beforeAll, closed (and its temporary DATA_DIR removed) in afterAll.
- * Read its members inside tests or hooks, not at the top level.
+ * The stack for the calling test file. Without options (or with only `plan`), the run's shared
+ * stack (every file makes its own accounts, so files do not see each other's data); with
+ * settings, or `ownStack`, one of the file's own: started in beforeAll, closed (and its temporary
+ * DATA_DIR removed) in afterAll. Read its members inside tests or hooks, not at the top level.
  */
 export const useLocalStack = ({
   ownStack = false,
