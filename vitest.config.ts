@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
  * Two projects. `unit` needs no network and no Chromium (`npm run test:unit`). `integration` runs
  * against real local stacks (dynalite, s3rver, Chromium): one shared stack for the whole run,
  * started by its global setup in a process of its own (test/helpers/shared-stack.ts), which every
- * file without special settings uses (with a plan of its, SHARED_PLANS, when `free` does not
+ * file without special settings uses (on one of its SHARED_PLANS when `free` does not
  * suit it); files that need other settings or the handlers' log lines in their own process start
  * their own. Each integration file runs in its own child process, two at a time:
  * this machine has 2 cores, and Chromium's work is most of the load.
