@@ -11,6 +11,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
+import stringify from 'safe-stable-stringify';
 import type { PdfServiceEdgeStack } from '../../lib/edge-stack.js';
 import { createServiceStacks, type ServiceAppProps } from '../../lib/service-app.js';
 import { PROJECT_ROOT } from '../../lib/service-function.js';
@@ -47,7 +48,31 @@ const cdkJsonContext = (): Record<string, unknown> =>
   (JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> })
     .context;
 
+/**
+ * Synthesized stacks of this process, by configuration: a synth with cdk-nag takes seconds, and
+ * the template tests ask for the same few configurations many times (the default one in three
+ * files). Callers only read a Synthesized, so one per configuration serves them all. Bundled
+ * synths write to an outdir and are never shared.
+ */
+const synthesized = new Map<string, Synthesized>();
+
 export const synthServiceStack = (options: SynthOptions = {}): Synthesized => {
+  if (options.bundle || options.outdir !== undefined) return synthesize(options);
+  // A prop named as undefined configures otherwise than one left out (the alarm defaults below).
+  const named = Object.entries(options.props ?? {}).map(([k, v]) => [
+    k,
+    v === undefined ? { undefined: true } : v,
+  ]);
+  const key = String(stringify(Object.fromEntries(named)));
+  let s = synthesized.get(key);
+  if (!s) {
+    s = synthesize(options);
+    synthesized.set(key, s);
+  }
+  return s;
+};
+
+const synthesize = (options: SynthOptions): Synthesized => {
   const app = new App({
     outdir: options.outdir,
     context: {
