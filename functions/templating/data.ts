@@ -17,7 +17,9 @@
  * - the text already holds a mark's escape: jsonc-parser's visitor, which reports every key in order
  *   and every number with its text.
  */
-import { visit } from 'jsonc-parser';
+// The ES module build: its UMD main (what a CommonJS bundle would pick) requires its parts at
+// run time by computed paths, which a bundle cannot carry (the renderer's worker is CommonJS).
+import { visit } from 'jsonc-parser/lib/esm/main.js';
 import { normInt, PyDict, PyFloat, type Value } from './values.js';
 
 /** The most objects and arrays nested in one another that template data may have. */
