@@ -159,9 +159,15 @@ describe('pdf_options', () => {
 
     // The saved options: A5 landscape, for the owner and for another account rendering it.
     for (const token of [owner.key, other.key]) {
-      const [page] = (
-        await readPdf(await pdfBytes(await render({ template_id: t.id, variables: SAMPLE }, token)))
-      ).pages;
+      const [page] =
+        // Another account's render names the version, as it must (pinned).
+        (
+          await readPdf(
+            await pdfBytes(
+              await render({ template_id: t.id, template_version: t.version, variables: SAMPLE }, token),
+            ),
+          )
+        ).pages;
       expect(near(page?.widthPt, a5.heightPt) && near(page?.heightPt, a5.widthPt), JSON.stringify(page)).toBe(
         true,
       );
