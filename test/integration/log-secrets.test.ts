@@ -4,16 +4,14 @@
  * it answers a broad mix of requests (successes, auth failures, template errors, render
  * failures), at DEBUG, is captured and searched.
  */
+// First: everything down to DEBUG is written, from the modules' loading on.
+import '../helpers/debug-logging.js';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyDigest } from '../../functions/adapters/secrets-manager/api-key-digest.js';
 import { apiKeyPrefix, generateApiKey } from '../../functions/domain/api-key-format.js';
 import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
-
-// Before the handlers and the renderer load (in beforeAll): everything down to DEBUG is written.
-process.env.POWERTOOLS_LOG_LEVEL = 'DEBUG';
-process.env.POWERTOOLS_DEV = 'false';
 
 const local = useLocalStack({
   env: { PLANS: JSON.stringify({ free: { monthlyRenders: 1000, rendersPerMinute: 1000 } }) },

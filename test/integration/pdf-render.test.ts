@@ -132,7 +132,12 @@ describe('POST /v1/pdf', () => {
       [own, 'own'],
       [shared, 'public'],
     ] as const) {
-      const res = await render(token, { template_id: id, variables: { who: 'Grace' } });
+      // Another account's template renders pinned: its version is named (issue 21).
+      const res = await render(token, {
+        template_id: id,
+        ...(label === 'public' ? { template_version: 1 } : {}),
+        variables: { who: 'Grace' },
+      });
       expect(res.status).toBe(201);
       expect(res.json).toMatchObject({ template_id: id, template_version: 1 });
       const pdf = await readPdf((await download(res.json.download_url)).bytes);

@@ -194,10 +194,16 @@ describe('from outside the worker', () => {
 
     // Both workers busy: the third waits for one of them.
     const second = p.render('spin', {}, limits);
+    let secondDone = false;
+    void second.then(() => {
+      secondDone = true;
+    });
     const queued = p.render('echo', { n: 2 }, limits);
     expect(p.stats()).toMatchObject({ workers: 2, busy: 2, queued: 1 });
     expect(await queued).toEqual({ ok: true, html: '{"n":2}' });
-    expect(spinDone).toBe(true);
+    // It ran once a spinning render gave its worker up: which one first is the CPU's to say (the
+    // limit is each thread's CPU time, and a busy machine shares it unevenly).
+    expect(spinDone || secondDone).toBe(true);
     expect(await spinning).toMatchObject({ code: 'INVALID_HTML_TEMPLATE' });
     expect(await second).toMatchObject({ code: 'INVALID_HTML_TEMPLATE' });
   });
