@@ -13,6 +13,7 @@ import { RendererFunction } from './renderer-function.js';
 import { type ApiThrottle, ServiceApi } from './service-api.js';
 import { resolveSettings, type ServiceSettings } from './service-settings.js';
 import { ServiceTable } from './service-table.js';
+import { SweeperFunction } from './sweeper-function.js';
 import { ServiceUserPool, type UserPoolIds } from './user-pool.js';
 
 export interface PdfServiceStackProps extends StackProps, ServiceSettings {
@@ -100,6 +101,8 @@ export class PdfServiceStack extends Stack {
   readonly edge?: ApiEdge;
   /** The dashboard, unless `dashboard` is false. */
   readonly dashboard?: Dashboard;
+  /** The scheduled Lambda that ends jobs whose request died (functions/sweeper). */
+  readonly sweeper: SweeperFunction;
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -164,6 +167,11 @@ export class PdfServiceStack extends Stack {
       alarmActions,
       logRemovalPolicy,
     });
+    this.sweeper = new SweeperFunction(this, 'Sweeper', {
+      table: this.table,
+      environment: settings.environment,
+      logRemovalPolicy,
+    });
     if (props.waf) {
       this.edge = new ApiEdge(this, 'Edge', {
         httpApi: this.api.httpApi,
@@ -225,7 +233,7 @@ export class PdfServiceStack extends Stack {
       [`Resource::${arnOf(this.renderer.function)}:*`]:
         "grantInvoke names the renderer and its versions (<renderer>:*): still this one function's code only.",
     };
-    for (const fn of this.api.functions.values()) {
+    for (const fn of [...this.api.functions.values(), this.sweeper.function]) {
       for (const [finding, reason] of Object.entries(reasons)) {
         Validations.of(fn.role ?? fn).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason });
       }

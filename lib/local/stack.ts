@@ -55,6 +55,7 @@ import {
   loadOrCreateIssuer,
 } from './issuer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
+import { startLocalSweeper } from './sweeper.js';
 import { ensureTable } from './table.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -373,6 +374,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       return handler;
     };
 
+    cleanups.push(await startLocalSweeper({ ...common, ...bindings.table }));
     dashboardParts({ issuer, s3Endpoint });
     markReady();
     const stack: LocalStack = {
