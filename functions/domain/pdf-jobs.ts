@@ -232,6 +232,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
     // The job first, then its unit: a unit is never held without a job the sweeper can find.
     const month = monthOf(clock.now());
+    // One read refuses a flood before any write; the reservation below stays the one that decides.
+    await usage.checkReservable(principal.accountId, planOf(principal), month);
     const jobId = newJobId();
     const job = await jobs.create(
       {

@@ -51,6 +51,11 @@ export interface UsageStore {
    * plan's renders are all running. Returns the month.
    */
   reserveRender(accountId: string, plan: Plan, month?: string): Promise<string>;
+  /**
+   * Refuses (429, as reserveRender would) when the month's quota or the account's concurrent
+   * renders are used up, from one read: a flood is refused before a job is written for it.
+   */
+  checkReservable(accountId: string, plan: Plan, month: string): Promise<void>;
   /** Give back a unit held by a render that failed (and its concurrent render). */
   releaseRender(accountId: string, month: string): Promise<void>;
   /** Add a completed render's output to the month's totals; it no longer runs. */

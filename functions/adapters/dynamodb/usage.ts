@@ -140,102 +140,122 @@ export const setUnitsParams = (
   };
 };
 
-export const createUsageStore = (
-  db: DynamoDBDocumentClient,
-  tableName: string,
-  clock: Clock,
-): UsageStore => ({
-  async readRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
+export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, clock: Clock): UsageStore => {
+  /**
+   * Which limit refuses a reservation, from the month's counters: the quota wins (it does not
+   * clear by waiting a second). `inFlight` infinite: the write was refused and the quota was not
+   * the reason, so the concurrency was.
+   */
+  const refusal = (plan: Plan, used: number, inFlight: number): ServiceError | undefined => {
     const now = clock.now();
-    const minute = minuteOf(now);
-    const out = await db.send(new GetCommand(getRateWindowParams(tableName, accountId, minute)));
-    const limit = plan.rendersPerMinute;
-    return {
-      limit,
-      remaining: Math.max(0, limit - count(out.Item?.request_count)),
-      resetSeconds: secondsLeftInMinute(now, minute),
-    };
-  },
-
-  async readMonth(accountId: string, month: string): Promise<MonthUsage> {
-    const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
-    return {
-      rendersUsed: count(out.Item?.renders_used),
-      pdfBytes: count(out.Item?.pdf_bytes),
-      renderMs: count(out.Item?.render_ms),
-    };
-  },
-
-  async hitRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
-    const now = clock.now();
-    const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
-    const limit = plan.rendersPerMinute;
-    try {
-      const out = await db.send(new UpdateCommand(hitRateWindowParams(tableName, { accountId, now, limit })));
-      const count = Number(out.Attributes?.request_count ?? 1);
-      return { limit, remaining: Math.max(0, limit - count), resetSeconds };
-    } catch (e) {
-      if (!isConditionFailure(e)) throw e;
-      throw new ServiceError(
-        'USAGE_LIMIT_EXCEEDED',
-        `Rate limit of ${limit} render requests per minute exceeded; retry in ${resetSeconds} s`,
-        { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
-      );
-    }
-  },
-
-  async reserveRender(accountId: string, plan: Plan, month_?: string): Promise<string> {
-    const now = clock.now();
-    const month = month_ ?? monthOf(now);
     const concurrent = plan.concurrentRenders ?? DEFAULT_CONCURRENT_RENDERS;
-    try {
-      await db.send(
-        new UpdateCommand(
-          reserveRenderParams(tableName, { accountId, month, limit: plan.monthlyRenders, concurrent }),
-        ),
-      );
-      return month;
-    } catch (e) {
-      if (!isConditionFailure(e)) throw e;
-      // Which limit refused it: the quota wins (it does not clear by waiting a second).
-      const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
-      if (count(out.Item?.renders_used) < plan.monthlyRenders) {
-        throw new ServiceError(
-          'CONCURRENCY_LIMIT_EXCEEDED',
-          `The plan runs at most ${concurrent} renders at once for an account; retry in ${CONCURRENCY_RETRY_SECONDS} s`,
-          { retryAfterSeconds: CONCURRENCY_RETRY_SECONDS },
-        );
-      }
+    if (used >= plan.monthlyRenders) {
       const resetAt = monthPeriod(now).end;
-      throw new ServiceError(
+      return new ServiceError(
         'PLAN_QUOTA_EXCEEDED',
         `Monthly quota of ${plan.monthlyRenders} renders used up; it resets at ${resetAt.toISOString()}`,
         { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
       );
     }
-  },
-
-  async releaseRender(accountId: string, month: string): Promise<void> {
-    await db.send(new UpdateCommand(releaseRenderParams(tableName, accountId, month)));
-  },
-
-  async recordRender(accountId: string, month: string, pdfBytes: number, renderMs: number): Promise<void> {
-    await db.send(new UpdateCommand(recordRenderParams(tableName, { accountId, month, pdfBytes, renderMs })));
-  },
-
-  async readUnits(accountId: string, month: string): Promise<UnitCounters> {
-    const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
-    const raw = (v: unknown) => (typeof v === 'number' ? v : undefined);
-    return { rendersUsed: raw(out.Item?.renders_used), inFlight: raw(out.Item?.in_flight) };
-  },
-
-  async setUnits(accountId, month, seen, next): Promise<boolean> {
-    try {
-      await db.send(new UpdateCommand(setUnitsParams(tableName, accountId, month, seen, next)));
-      return true;
-    } catch (e) {
-      if (isConditionFailure(e)) return false;
-      throw e;
+    if (inFlight >= concurrent) {
+      return new ServiceError(
+        'CONCURRENCY_LIMIT_EXCEEDED',
+        `The plan runs at most ${concurrent} renders at once for an account; retry in ${CONCURRENCY_RETRY_SECONDS} s`,
+        { retryAfterSeconds: CONCURRENCY_RETRY_SECONDS },
+      );
     }
-  },
-});
+    return undefined;
+  };
+
+  return {
+    async readRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
+      const now = clock.now();
+      const minute = minuteOf(now);
+      const out = await db.send(new GetCommand(getRateWindowParams(tableName, accountId, minute)));
+      const limit = plan.rendersPerMinute;
+      return {
+        limit,
+        remaining: Math.max(0, limit - count(out.Item?.request_count)),
+        resetSeconds: secondsLeftInMinute(now, minute),
+      };
+    },
+
+    async readMonth(accountId: string, month: string): Promise<MonthUsage> {
+      const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+      return {
+        rendersUsed: count(out.Item?.renders_used),
+        pdfBytes: count(out.Item?.pdf_bytes),
+        renderMs: count(out.Item?.render_ms),
+      };
+    },
+
+    async hitRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
+      const now = clock.now();
+      const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
+      const limit = plan.rendersPerMinute;
+      try {
+        const out = await db.send(
+          new UpdateCommand(hitRateWindowParams(tableName, { accountId, now, limit })),
+        );
+        const count = Number(out.Attributes?.request_count ?? 1);
+        return { limit, remaining: Math.max(0, limit - count), resetSeconds };
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+        throw new ServiceError(
+          'USAGE_LIMIT_EXCEEDED',
+          `Rate limit of ${limit} render requests per minute exceeded; retry in ${resetSeconds} s`,
+          { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
+        );
+      }
+    },
+
+    async reserveRender(accountId: string, plan: Plan, month_?: string): Promise<string> {
+      const month = month_ ?? monthOf(clock.now());
+      const concurrent = plan.concurrentRenders ?? DEFAULT_CONCURRENT_RENDERS;
+      try {
+        await db.send(
+          new UpdateCommand(
+            reserveRenderParams(tableName, { accountId, month, limit: plan.monthlyRenders, concurrent }),
+          ),
+        );
+        return month;
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+        const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+        throw refusal(plan, count(out.Item?.renders_used), Number.POSITIVE_INFINITY);
+      }
+    },
+
+    async checkReservable(accountId: string, plan: Plan, month: string): Promise<void> {
+      const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+      const refused = refusal(plan, count(out.Item?.renders_used), count(out.Item?.in_flight));
+      if (refused) throw refused;
+    },
+
+    async releaseRender(accountId: string, month: string): Promise<void> {
+      await db.send(new UpdateCommand(releaseRenderParams(tableName, accountId, month)));
+    },
+
+    async recordRender(accountId: string, month: string, pdfBytes: number, renderMs: number): Promise<void> {
+      await db.send(
+        new UpdateCommand(recordRenderParams(tableName, { accountId, month, pdfBytes, renderMs })),
+      );
+    },
+
+    async readUnits(accountId: string, month: string): Promise<UnitCounters> {
+      const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+      const raw = (v: unknown) => (typeof v === 'number' ? v : undefined);
+      return { rendersUsed: raw(out.Item?.renders_used), inFlight: raw(out.Item?.in_flight) };
+    },
+
+    async setUnits(accountId, month, seen, next): Promise<boolean> {
+      try {
+        await db.send(new UpdateCommand(setUnitsParams(tableName, accountId, month, seen, next)));
+        return true;
+      } catch (e) {
+        if (isConditionFailure(e)) return false;
+        throw e;
+      }
+    },
+  };
+};
