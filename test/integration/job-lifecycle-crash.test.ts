@@ -29,7 +29,7 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-it('a stack killed during 20 renders ends every job after restart, and units equal completed renders', {
+it('a stack killed during 20 renders ends every job after restart, units equal completed renders, and an idempotent retry renders once', {
   timeout: 240_000,
 }, async () => {
   dataDir = await createTempDataDir();
@@ -48,8 +48,18 @@ it('a stack killed during 20 renders ends every job after restart, and units equ
       },
     }).catch(() => undefined),
   );
+  // And one with an Idempotency-Key, whose claim dies with the stack.
+  const keyed = {
+    html: "<p>keyed</p><script>setTimeout(() => document.body.append(Object.assign(document.createElement('i'), { id: 'done' })), 1500)</script>",
+    page_load: { wait_for_selector: '#done' },
+  };
+  const idempotent = { 'Idempotency-Key': 'crash-retry-1' };
+  const first = api('/v1/pdf', { method: 'POST', token, body: keyed, headers: idempotent }).catch(
+    () => undefined,
+  );
   await sleep(2_000);
   await stack.kill();
+  await first;
   const killedAt = Date.now();
   const answered = (await Promise.all(answers)).filter((a) => a !== undefined);
 
@@ -83,8 +93,21 @@ it('a stack killed during 20 renders ends every job after restart, and units equ
   expect(interrupted).toBeGreaterThan(0);
   expect(jobs.every((j: Json) => j.status === 'completed' || j.status === 'failed')).toBe(true);
   expect(usage.renders_used).toBe(completed);
+  // An idempotent retry after the crash takes the dead claim over (after its short lease, two
+  // thirds of the job's) and renders once; a second retry replays it.
+  const retryStarted = Date.now();
+  const retry = await api('/v1/pdf', { method: 'POST', token: restarted, body: keyed, headers: idempotent });
+  expect(retry.status, retry.text).toBe(201);
+  console.info(`idempotent retry after the crash answered in ${Date.now() - retryStarted} ms`);
+  const replay = await api('/v1/pdf', { method: 'POST', token: restarted, body: keyed, headers: idempotent });
+  expect(replay.status).toBe(201);
+  expect(replay.headers.get('idempotent-replayed')).toBe('true');
+  expect(replay.json.id).toBe(retry.json.id);
+  const completedNow = completed + 1;
   // And the account renders again at once.
   const next = await api('/v1/pdf', { method: 'POST', token: restarted, body: { html: '<p>after</p>' } });
   expect(next.status, next.text).toBe(201);
-  expect((await api('/v1/usage', { token: restarted })).json.renders_used).toBe(completed + 1);
+  expect((await api('/v1/usage', { token: restarted })).json.renders_used).toBe(completedNow + 1);
+  const after: Json[] = (await api('/v1/pdf?limit=100', { token: restarted })).json;
+  expect(after.filter((j) => j.status === 'completed')).toHaveLength(completedNow + 1);
 });
