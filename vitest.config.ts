@@ -4,8 +4,9 @@ import { defineConfig } from 'vitest/config';
  * Two projects. `unit` needs no network and no Chromium (`npm run test:unit`). `integration` runs
  * against real local stacks (dynalite, s3rver, Chromium): one shared stack for the whole run,
  * started by its global setup in a process of its own (test/helpers/shared-stack.ts), which every
- * file without special settings uses; files that need other settings, faults or the handlers in
- * their own process start their own. Each file runs in its own child process, two at a time:
+ * file without special settings uses (on one of its SHARED_PLANS when `free` does not
+ * suit it); files that need other settings or the handlers' log lines in their own process start
+ * their own. Each integration file runs in its own child process, two at a time:
  * this machine has 2 cores, and Chromium's work is most of the load.
  */
 export default defineConfig({
@@ -28,6 +29,10 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           setupFiles: ['test/helpers/no-network.ts'],
+          // Unit files share their worker's modules: aws-cdk-lib, cdk-nag and the stack load once
+          // per worker instead of once per file, and a configuration synthesized by one CDK file
+          // serves the next (test/helpers/cdk-synth.ts). Unit tests keep no state between files.
+          isolate: false,
         },
       },
       {

@@ -1,6 +1,7 @@
 /**
- * `npm run --silent admin -- <command>`: account operations (plans, lookup by email) against the
- * local stack's data or a deployed table. The command itself is lib/admin.ts.
+ * `npm run --silent admin -- <command>`: account operations (plans, lookup by email, export and
+ * deletion of an account's data) against the local stack's data or a deployed table. The command
+ * itself is lib/admin.ts.
  */
 import { runAdmin } from '../lib/admin.js';
 

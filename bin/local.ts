@@ -46,18 +46,23 @@ const main = async (): Promise<void> => {
       `-H 'Content-Type: application/json' -d '${body}'\n`,
   );
 
-  let stopping = false;
+  // One Ctrl-C often arrives more than once: the terminal signals the whole process group and npm
+  // forwards the signal to its script again. The first starts the drain (no new connections, idle
+  // keep-alive ones closed, requests in flight answered, then the rest stopped); a second is taken
+  // for that echo; a third means the user will not wait.
+  let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      process.stderr.write(`local stack: ${signal} again, exiting without a clean shutdown\n`);
-      process.exit(1);
+    signals += 1;
+    if (signals === 1) {
+      process.stderr.write(`local stack: ${signal}, finishing the requests in flight and shutting down\n`);
+      stack.close().then(
+        () => process.exit(0),
+        (e: unknown) => fail(`shutdown failed: ${(e as Error).message}`),
+      );
+    } else if (signals >= 3) {
+      process.stderr.write(`local stack: ${signal} again, exiting without waiting for requests in flight\n`);
+      process.exit(130);
     }
-    stopping = true;
-    process.stderr.write(`local stack: ${signal}, shutting down\n`);
-    stack.close().then(
-      () => process.exit(0),
-      (e: unknown) => fail(`shutdown failed: ${(e as Error).message}`),
-    );
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -34,8 +34,16 @@ export interface BodyDeclaration<B, S extends z.ZodType<B> = z.ZodType<B>> {
  */
 export interface CommandDeclaration<C, S extends z.ZodType = z.ZodType> {
   readonly schema: (settings: Settings) => S;
-  /** Throws the 422 the route answers with. */
-  parse(body: Record<string, unknown>, schema: S, headers: Readonly<Record<string, string | undefined>>): C;
+  /**
+   * Throws the 422 the route answers with. `text` is the body as sent: what JSON.parse loses
+   * (the place of integer-like keys, `10.0`, integers beyond 2^53) is still in it.
+   */
+  parse(
+    body: Record<string, unknown>,
+    schema: S,
+    headers: Readonly<Record<string, string | undefined>>,
+    text: string,
+  ): C;
 }
 
 export interface HeaderDeclaration {

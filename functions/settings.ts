@@ -211,3 +211,9 @@ export const settingsFromEnvironment = (env: Environment): Settings => {
   }
   return settingsSchema.parse(input);
 };
+
+/**
+ * Template writes (POST and PATCH /v1/templates) an account may make per minute, on every plan:
+ * each one is parsed on the API's thread, and a template of up to 1 MiB costs real time there.
+ */
+export const TEMPLATE_WRITES_PER_MINUTE = 60;

@@ -76,5 +76,6 @@ export const RENDERER_VARIABLES = {
   taggedPdf: 'PDF_TAGGED',
   processModel: 'RENDERER_PROCESS_MODEL',
   maxPageRequests: 'RENDERER_MAX_PAGE_REQUESTS',
+  maxConcurrentRenders: 'RENDERER_MAX_CONCURRENT_RENDERS',
   fontconfigFile: 'FONTCONFIG_FILE',
 } as const;

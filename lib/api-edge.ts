@@ -9,12 +9,13 @@
  * There is deliberately no AWS managed rule group: the common rule set blocks bodies over 8 KB,
  * and the API takes HTML bodies of up to 6 MiB.
  *
- * The execute-api URL stays reachable directly: HTTP APIs have no resource policy, and the
- * default endpoint cannot be turned off without a custom domain. The stage throttle still guards
- * it; the WAF rule guards only what comes through the distribution.
+ * It lives in its own stack in us-east-1 (lib/edge-stack.ts), where CloudFront's web ACLs must be,
+ * while the API, the table and the buckets stay in the region chosen for them. Its origin is the
+ * API's custom domain when there is one, else the execute-api host. Either way the origin stays
+ * reachable directly (HTTP APIs have no resource policy): the stage throttle still guards it; the
+ * WAF rule guards only what comes through the distribution.
  */
 import { Aws, CfnRule, Duration, Fn, RemovalPolicy, Stack, Token, Validations } from 'aws-cdk-lib';
-import type { IHttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import {
   AllowedMethods,
   CachePolicy,
@@ -54,7 +55,8 @@ export interface WafSettings {
 }
 
 export interface ApiEdgeProps extends WafSettings {
-  readonly httpApi: IHttpApi;
+  /** The API's host: its custom domain, or `<apiId>.execute-api.<region>.amazonaws.com`. */
+  readonly originDomainName: string;
   /**
    * Removal policy of the distribution's access-log bucket.
    * @default RemovalPolicy.RETAIN
@@ -141,7 +143,7 @@ export class ApiEdge extends Construct {
     this.distribution = new Distribution(this, 'Distribution', {
       comment: 'PDF render service API behind AWS WAF',
       defaultBehavior: {
-        origin: new HttpOrigin(`${props.httpApi.apiId}.execute-api.${stack.region}.${stack.urlSuffix}`, {
+        origin: new HttpOrigin(props.originDomainName, {
           protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
           originSslProtocols: [OriginSslPolicy.TLS_V1_2],
           // API Gateway ends every request at 30 s with its own answer; wait a little longer so

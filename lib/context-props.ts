@@ -4,8 +4,9 @@
  * they are JSON (`-c renderBudgetMs=20000`, `-c plans='{"free":{…}}'`), kept as strings otherwise.
  */
 import type { Node } from 'constructs';
+import type { CustomDomainSettings } from './api-domain.js';
 import { parseOrigins } from './cors.js';
-import type { PdfServiceStackProps } from './service-stack.js';
+import type { ServiceAppProps } from './service-app.js';
 
 export class ContextError extends Error {
   constructor(key: string, problem: string) {
@@ -72,7 +73,29 @@ const origins = (node: Node, key: string): string[] | undefined => {
 export const stackNameFromContext = (node: Node): string =>
   typed<string>(node, 'stackName', 'string') ?? 'PdfRenderService';
 
-export const stackPropsFromContext = (node: Node): PdfServiceStackProps => {
+/** `domainName` with `certificateArn` or `hostedZoneId` and `hostedZoneName`. */
+const customDomain = (node: Node): CustomDomainSettings | undefined => {
+  const domainName = typed<string>(node, 'domainName', 'string');
+  const certificateArn = typed<string>(node, 'certificateArn', 'string');
+  const hostedZoneId = typed<string>(node, 'hostedZoneId', 'string');
+  const zoneName = typed<string>(node, 'hostedZoneName', 'string');
+  if ((hostedZoneId === undefined) !== (zoneName === undefined)) {
+    throw new ContextError('hostedZoneId', 'and hostedZoneName must be given together');
+  }
+  if (domainName === undefined) {
+    if (certificateArn !== undefined || hostedZoneId !== undefined) {
+      throw new ContextError('domainName', 'is required with certificateArn or hostedZoneId');
+    }
+    return undefined;
+  }
+  return {
+    domainName,
+    certificateArn,
+    hostedZone: hostedZoneId && zoneName ? { hostedZoneId, zoneName } : undefined,
+  };
+};
+
+export const stackPropsFromContext = (node: Node): ServiceAppProps => {
   const userPoolId = typed<string>(node, 'existingUserPoolId', 'string');
   const userPoolClientId = typed<string>(node, 'existingUserPoolClientId', 'string');
   if ((userPoolId === undefined) !== (userPoolClientId === undefined)) {
@@ -91,9 +114,12 @@ export const stackPropsFromContext = (node: Node): PdfServiceStackProps => {
     taggedPdf: typed(node, 'taggedPdf', 'boolean'),
     alarmTopicArn: typed(node, 'alarmTopicArn', 'string'),
     alarmEmail: typed(node, 'alarmEmail', 'string'),
+    alarms: typed(node, 'alarms', 'string'),
     apiThrottle: typed(node, 'apiThrottle', 'object'),
     rendererReservedConcurrency: numberOrOff(node, 'rendererReservedConcurrency'),
     waf: switchOrObject(node, 'waf'),
+    customDomain: customDomain(node),
+    cognitoEmail: typed(node, 'cognitoEmail', 'object'),
     dashboard: typed(node, 'dashboard', 'boolean'),
     existingUserPool: userPoolId && userPoolClientId ? { userPoolId, userPoolClientId } : undefined,
   };

@@ -60,6 +60,11 @@ export interface ServiceApiProps {
   readonly corsAllowedOrigins?: readonly string[];
   /** Where the 5xx alarm notifies. @default none (the alarm shows in the console) */
   readonly alarmActions?: readonly IAlarmAction[];
+  /**
+   * Turn the execute-api endpoint off, when a custom domain is the way in.
+   * @default false
+   */
+  readonly disableExecuteApiEndpoint?: boolean;
   /** @default RemovalPolicy.RETAIN */
   readonly logRemovalPolicy?: RemovalPolicy;
 }
@@ -138,6 +143,7 @@ export class ServiceApi extends Construct {
       // The stage is made below, with access logs and throttling.
       createDefaultStage: false,
       corsPreflight: corsPreflightOf(props.corsAllowedOrigins ?? []),
+      disableExecuteApiEndpoint: props.disableExecuteApiEndpoint,
     });
     for (const r of resources) {
       const integration = new HttpLambdaIntegration(

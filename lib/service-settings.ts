@@ -56,7 +56,8 @@ export interface ServiceSettings {
    */
   readonly downloadUrlTtlSeconds?: number;
   /**
-   * Days a PDF is kept; the bucket's lifecycle rule deletes it afterwards.
+   * Days a PDF is kept after its job's creation; the bucket's lifecycle rule deletes it afterwards,
+   * and the API stops linking it then. Job records are kept twice as long (DynamoDB TTL).
    * @default 30 days
    */
   readonly pdfRetentionDays?: number;

@@ -5,16 +5,17 @@
 import { type CfnElement, CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { AlarmTopic } from './alarm-topic.js';
-import { ApiEdge, type WafSettings } from './api-edge.js';
+import { ApiDomain, type CustomDomainSettings } from './api-domain.js';
 import { ApiKeySecret } from './api-key-secret.js';
 import { Dashboard } from './dashboard/dashboard.js';
 import { PdfBucket } from './pdf-bucket.js';
-import { RendererFunction } from './renderer-function.js';
+import { DEFAULT_RENDERER_RESERVED_CONCURRENCY, RendererFunction } from './renderer-function.js';
 import { type ApiThrottle, ServiceApi } from './service-api.js';
+import { ServiceMonitoring } from './service-monitoring.js';
 import { resolveSettings, type ServiceSettings } from './service-settings.js';
 import { ServiceTable } from './service-table.js';
 import { SweeperFunction } from './sweeper-function.js';
-import { ServiceUserPool, type UserPoolIds } from './user-pool.js';
+import { type CognitoSesEmail, ServiceUserPool, type UserPoolIds } from './user-pool.js';
 
 export interface PdfServiceStackProps extends StackProps, ServiceSettings {
   /**
@@ -22,6 +23,11 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    * @default a new user pool and app client
    */
   readonly existingUserPool?: UserPoolIds;
+  /**
+   * Send the user pool's mail (invitations, codes) through Amazon SES from a verified address.
+   * @default Cognito's own sender, limited to a few messages a day (docs/deploy.md)
+   */
+  readonly cognitoEmail?: CognitoSesEmail;
   /**
    * Require TOTP MFA for every sign-in to the user pool this stack creates.
    * @default false: offered, not required
@@ -44,16 +50,23 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    */
   readonly taggedPdf?: boolean;
   /**
-   * An existing SNS topic that every alarm notifies (renderer errors and throttles, API 5xx rate).
-   * @default no notification unless `alarmEmail` is given (the alarms still show in CloudWatch)
+   * An existing SNS topic that every alarm notifies (lib/service-monitoring.ts lists them). One of
+   * `alarmTopicArn`, `alarmEmail` or `alarms: 'none'` is required.
+   * @default none: then `alarmEmail` or `alarms: 'none'` must be given
    */
   readonly alarmTopicArn?: string;
   /**
    * An email address that every alarm notifies, through a topic this stack creates (or through
    * `alarmTopicArn`'s, when both are given). The address must confirm the subscription first.
-   * @default no notification unless `alarmTopicArn` is given
+   * @default none: then `alarmTopicArn` or `alarms: 'none'` must be given
    */
   readonly alarmEmail?: string;
+  /**
+   * `'none'`: synthesize without an alarm destination (throwaway stacks, previews). The alarms and
+   * the CloudWatch dashboard are still made; their notifications go nowhere.
+   * @default alarms notify `alarmTopicArn` and/or `alarmEmail`, one of which is then required
+   */
+  readonly alarms?: 'none';
   /**
    * API-wide request rate (per second) and burst, enforced by API Gateway before any Lambda runs;
    * the per-account plan limits are enforced by the API itself.
@@ -80,13 +93,34 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    */
   readonly rendererReservedConcurrency?: number | false;
   /**
-   * A CloudFront distribution in front of the API with an AWS WAF web ACL that limits requests per
-   * client IP: `true` for the defaults, or the settings. The stack must deploy to us-east-1 (where
-   * CloudFront's web ACLs live); the execute-api URL stays reachable directly.
-   * @default false: no distribution, no web ACL
+   * The API on its own host name (lib/api-domain.ts): an API Gateway custom domain with TLS 1.2 at
+   * least, the default execute-api endpoint turned off, and the dashboard pointed at it. Needs
+   * `certificateArn` or `hostedZone`.
+   * @default none: the API answers on its execute-api URL
    */
-  readonly waf?: boolean | WafSettings;
+  readonly customDomain?: CustomDomainSettings;
 }
+
+export class AlarmDestinationError extends Error {
+  constructor() {
+    super(
+      'alarms: the alarms would notify nobody. Give an address (-c alarmEmail=ops@example.com) or an existing ' +
+        "SNS topic (-c alarmTopicArn=arn:aws:sns:<region>:<account>:<topic>), in cdk.json's context or on the " +
+        'command line; or, for a stack nobody operates, opt out with -c alarms=none.',
+    );
+    this.name = 'AlarmDestinationError';
+  }
+}
+
+/** A stack that nobody hears from is refused at synth, unless it says so (`alarms: 'none'`). */
+const checkAlarmDestination = (props: PdfServiceStackProps): void => {
+  if (props.alarms !== undefined && props.alarms !== 'none') {
+    throw new Error(
+      `alarms: the only value is "none" (no alarm destination), got ${JSON.stringify(props.alarms)}`,
+    );
+  }
+  if (!props.alarmTopicArn && !props.alarmEmail && props.alarms !== 'none') throw new AlarmDestinationError();
+};
 
 export class PdfServiceStack extends Stack {
   readonly api: ServiceApi;
@@ -95,10 +129,14 @@ export class PdfServiceStack extends Stack {
   readonly pdfBucket: PdfBucket;
   readonly userPool: ServiceUserPool;
   readonly apiKeySecret: ApiKeySecret;
-  /** Where every alarm notifies, when `alarmTopicArn` or `alarmEmail` is given. */
+  /** Where every alarm notifies, unless `alarms: 'none'`. */
   readonly alarmTopic?: AlarmTopic;
-  /** The distribution and web ACL, when `waf` is on. */
-  readonly edge?: ApiEdge;
+  /** The alarms the stack adds to the API's and the renderer's own, and the CloudWatch dashboard. */
+  readonly monitoring: ServiceMonitoring;
+  /** What happens to logs (and log buckets) when the stack is deleted: RETAIN unless `retainData` is false. */
+  readonly logRemovalPolicy: RemovalPolicy;
+  /** The API's custom domain, when `customDomain` is given. */
+  readonly apiDomain?: ApiDomain;
   /** The dashboard, unless `dashboard` is false. */
   readonly dashboard?: Dashboard;
   /** The scheduled Lambda that ends jobs whose request died (functions/sweeper). */
@@ -106,9 +144,11 @@ export class PdfServiceStack extends Stack {
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
+    checkAlarmDestination(props);
     const settings = resolveSettings(props);
     const retain = props.retainData ?? true;
     const logRemovalPolicy = retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    this.logRemovalPolicy = logRemovalPolicy;
 
     this.table = new ServiceTable(this, 'Table', { retainOnDelete: retain });
     this.pdfBucket = new PdfBucket(this, 'PdfBucket', {
@@ -118,6 +158,7 @@ export class PdfServiceStack extends Stack {
     this.userPool = new ServiceUserPool(this, 'Auth', {
       existing: props.existingUserPool,
       requireMfa: props.requireMfa,
+      email: props.cognitoEmail,
       retainOnDelete: retain,
     });
     this.apiKeySecret = new ApiKeySecret(this, 'ApiKeySecret', { retainOnDelete: retain });
@@ -166,33 +207,39 @@ export class PdfServiceStack extends Stack {
       corsAllowedOrigins: [...(props.corsAllowedOrigins ?? []), ...dashboardOrigins],
       alarmActions,
       logRemovalPolicy,
+      disableExecuteApiEndpoint: props.customDomain !== undefined,
     });
     this.sweeper = new SweeperFunction(this, 'Sweeper', {
       table: this.table,
       environment: settings.environment,
       logRemovalPolicy,
     });
-    if (props.waf) {
-      this.edge = new ApiEdge(this, 'Edge', {
+    if (props.customDomain) {
+      this.apiDomain = new ApiDomain(this, 'ApiDomain', {
+        ...props.customDomain,
         httpApi: this.api.httpApi,
-        ...(props.waf === true ? {} : props.waf),
-        logRemovalPolicy,
+        stage: this.api.stage,
       });
     }
+    const reserved = props.rendererReservedConcurrency ?? DEFAULT_RENDERER_RESERVED_CONCURRENCY;
+    this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
+      api: this.api,
+      renderer: this.renderer,
+      rendererTimeoutSeconds: settings.rendererTimeoutSeconds,
+      rendererReservedConcurrency: reserved === false ? undefined : reserved,
+      alarmActions,
+    });
 
-    this.dashboard?.deploySite({ apiUrl: this.api.url });
+    this.dashboard?.deploySite({
+      apiUrl: this.apiUrl,
+      apiOrigin: `https://${this.apiHost}`,
+      pdfBucketOrigin: `https://${this.pdfBucket.bucket.bucketRegionalDomainName}`,
+    });
 
     new CfnOutput(this, 'ApiUrl', {
-      value: this.api.url,
+      value: this.apiUrl,
       description: 'Base URL of the API (paths start with v1/)',
     });
-    if (this.edge) {
-      new CfnOutput(this, 'DistributionUrl', {
-        value: this.edge.url,
-        description:
-          'Base URL of the API through CloudFront and AWS WAF (paths start with v1/): give clients this one',
-      });
-    }
     if (this.dashboard) {
       new CfnOutput(this, 'DashboardUrl', {
         value: this.dashboard.url,
@@ -202,7 +249,7 @@ export class PdfServiceStack extends Stack {
     new CfnOutput(this, 'UserPoolId', { value: this.userPool.userPoolId });
     new CfnOutput(this, 'UserPoolClientId', { value: this.userPool.userPoolClientId });
     new CfnOutput(this, 'ApiKeysUrl', {
-      value: `${this.api.url}v1/api-keys`,
+      value: `${this.apiUrl}v1/api-keys`,
       description:
         'Where API keys are made: POST {"name": "..."} with a session token (Authorization: Bearer <Cognito ID token>); the key is in that answer only',
     });
@@ -211,6 +258,16 @@ export class PdfServiceStack extends Stack {
     new CfnOutput(this, 'RendererFunctionName', { value: this.renderer.function.functionName });
 
     this.acknowledgeGrants();
+  }
+
+  /** The API's base URL (ends with a slash): its custom domain's when it has one. */
+  get apiUrl(): string {
+    return this.apiDomain?.url ?? this.api.url;
+  }
+
+  /** The API's host, as a CloudFront origin: its custom domain, or its execute-api host. */
+  get apiHost(): string {
+    return this.apiDomain?.host ?? `${this.api.httpApi.apiId}.execute-api.${this.region}.${this.urlSuffix}`;
   }
 
   /**

@@ -4,7 +4,14 @@
  * aws-jwt-verify), so nothing here needs IAM: the functions only need the two ids.
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { AccountRecovery, FeaturePlan, Mfa, UserPool, type UserPoolClient } from 'aws-cdk-lib/aws-cognito';
+import {
+  AccountRecovery,
+  FeaturePlan,
+  Mfa,
+  UserPool,
+  type UserPoolClient,
+  UserPoolEmail,
+} from 'aws-cdk-lib/aws-cognito';
 import { Construct } from 'constructs';
 
 export interface UserPoolIds {
@@ -15,7 +22,37 @@ export interface UserPoolIds {
   readonly additionalClientIds?: readonly string[];
 }
 
+/**
+ * Cognito's mail (invitations, codes, password resets) through Amazon SES instead of Cognito's own
+ * sender, which allows a few messages a day from no-reply@verificationemail.com. The address (or
+ * its domain) must be a verified SES identity, and the SES account out of the sandbox to mail
+ * anyone.
+ */
+export interface CognitoSesEmail {
+  /** The sender, e.g. `no-reply@example.com`. */
+  readonly fromEmail: string;
+  /** @default none */
+  readonly fromName?: string;
+  /** @default the sender */
+  readonly replyTo?: string;
+  /**
+   * The SES region, one of those Cognito supports for SES mail.
+   * @default the stack's region
+   */
+  readonly sesRegion?: string;
+  /**
+   * The verified domain, when the identity is a domain rather than the address itself.
+   * @default the address is the verified identity
+   */
+  readonly sesVerifiedDomain?: string;
+}
+
 export interface ServiceUserPoolProps {
+  /**
+   * Send Cognito's mail through SES.
+   * @default Cognito's own sender (a few messages a day)
+   */
+  readonly email?: CognitoSesEmail;
   /**
    * Use this pool and app client instead of creating them. The client must issue ID tokens
    * carrying the `email` claim.
@@ -74,6 +111,7 @@ export class ServiceUserPool extends Construct implements UserPoolIds {
       mfaSecondFactor: { otp: true, sms: false },
       accountRecovery: AccountRecovery.EMAIL_ONLY,
       featurePlan: FeaturePlan.ESSENTIALS,
+      ...(props.email ? { email: UserPoolEmail.withSES({ ...props.email }) } : {}),
       deletionProtection: retain,
       removalPolicy: retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });

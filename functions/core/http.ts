@@ -79,6 +79,8 @@ interface RequestState {
   readonly startedAt: number;
   principal?: Principal;
   body?: Record<string, unknown>;
+  /** The body's text, which `body` was parsed from. */
+  bodyText?: string;
   /** The body and query parsed once (into the route's command), or why they are invalid. */
   parsed?: { readonly body: unknown; readonly query: unknown } | { readonly invalid: unknown };
   rateLimit?: RateLimitState;
@@ -170,7 +172,9 @@ const jsonBody = (maxBytes: number): MiddlewareObj<Event, Result> => ({
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       throw new ServiceError('INVALID_JSON', 'The request body must be a JSON object');
     }
-    stateOf(request).body = parsed as Record<string, unknown>;
+    const state = stateOf(request);
+    state.body = parsed as Record<string, unknown>;
+    state.bodyText = text;
   },
 });
 
@@ -191,7 +195,7 @@ const parseRequest = (declaration: RouteDeclaration, settings: Settings): Middle
           body:
             body && schema
               ? body.parse
-                ? body.parse(raw, schema, event.headers ?? {})
+                ? body.parse(raw, schema, event.headers ?? {}, state.bodyText ?? '{}')
                 : parseOrThrow(schema, raw)
               : undefined,
           query: declaration.query

@@ -70,7 +70,7 @@ const headersFor = (d: RouteDeclaration, status: number): Record<string, object>
         'RateLimit-Reset': header('RateLimit-Reset'),
       }
     : {}),
-  ...(status === 429 ? { 'Retry-After': header('Retry-After') } : {}),
+  ...(status === 429 || status === 503 ? { 'Retry-After': header('Retry-After') } : {}),
   ...(d.headers?.some((h) => h.name === 'Idempotency-Key') && status !== 429 && status !== 401
     ? { 'Idempotent-Replayed': header('Idempotent-Replayed') }
     : {}),

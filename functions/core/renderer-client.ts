@@ -3,7 +3,12 @@
  * renderer function (RENDERER_FUNCTION_NAME). Locally the stack hands its in-process renderer to
  * the pdf resource instead, so puppeteer never enters an API bundle.
  */
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import {
+  InvokeCommand,
+  type InvokeCommandOutput,
+  LambdaClient,
+  TooManyRequestsException,
+} from '@aws-sdk/client-lambda';
 import type { Renderer, RenderResult } from '../domain/ports.js';
 import type { AwsConfig } from './config.js';
 import { createLambdaClientOptions } from './runtime.js';
@@ -11,21 +16,39 @@ import { traced } from './tracing.js';
 
 const failed = (message: string): RenderResult => ({ ok: false, code: 'PDF_RENDERING_FAILED', message });
 
+/** Lambda's Retry-After when it gives one (seconds), else 1 s: a throttle clears as renders end. */
+const busy = (retryAfter: string | undefined): RenderResult => {
+  const given = Number(retryAfter);
+  const retryAfterSeconds = Number.isInteger(given) && given >= 1 && given <= 60 ? given : 1;
+  return {
+    ok: false,
+    code: 'SERVICE_BUSY',
+    message: `The renderer is busy with other renders; try again in ${retryAfterSeconds} s.`,
+    retryAfterSeconds,
+  };
+};
+
 export const createLambdaRenderer = (functionName: string, aws: AwsConfig): Renderer => {
   // One attempt. A renderer over its reserved concurrency refuses the invoke at once
   // (TooManyRequestsException); the SDK's retries would wait up to 2 s and try again, and a retry
   // that then renders for the renderer's whole timeout ends after the pdf function's. Refused, the
-  // call throws and the render fails cleanly (PDF_RENDERING_FAILED, its quota unit given back),
-  // which the caller may retry.
+  // render answers as the local renderer does at capacity: SERVICE_BUSY (503 with Retry-After),
+  // its quota unit given back, for the caller to retry.
   const client = traced(new LambdaClient({ ...createLambdaClientOptions(aws), maxAttempts: 1 }));
   return {
     async render(request) {
-      const out = await client.send(
-        new InvokeCommand({
-          FunctionName: functionName,
-          Payload: new TextEncoder().encode(JSON.stringify(request)),
-        }),
-      );
+      let out: InvokeCommandOutput;
+      try {
+        out = await client.send(
+          new InvokeCommand({
+            FunctionName: functionName,
+            Payload: new TextEncoder().encode(JSON.stringify(request)),
+          }),
+        );
+      } catch (e) {
+        if (e instanceof TooManyRequestsException) return busy(e.retryAfterSeconds);
+        throw e;
+      }
       // A FunctionError means the renderer crashed or ran out of time or memory: its payload is an
       // internal error description and is not shown to the caller. Its timeout is told apart.
       if (out.FunctionError || !out.Payload) {

@@ -43,6 +43,8 @@ export const errorStatus = {
   PDF_RENDERING_TIMEOUT: 504,
   /** The render's holder stopped or timed out (the sweeper failed its job): the service's fault, retryable. */
   PDF_RENDERING_INTERRUPTED: 503,
+  SERVICE_BUSY: 503,
+  INSUFFICIENT_STORAGE: 507,
 } as const satisfies Record<ErrorCode, number>;
 
 export const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({

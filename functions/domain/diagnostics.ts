@@ -24,6 +24,7 @@ export const DIAGNOSTIC_TYPES = [
   'page_error',
   'resource',
   'missing_glyph',
+  'unsafe_link',
 ] as const satisfies readonly DiagnosticType[];
 
 /** Cuts `text` to `max` code points, marking the cut; control characters and lone surrogates replaced. */

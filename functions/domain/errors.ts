@@ -37,6 +37,8 @@ export const ERROR_CODES = [
   'PDF_STORAGE_FAILED',
   'PDF_RENDERING_TIMEOUT',
   'PDF_RENDERING_INTERRUPTED',
+  'SERVICE_BUSY',
+  'INSUFFICIENT_STORAGE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -70,13 +70,32 @@ export const INTERRUPTED: JobError = {
 export interface JobView {
   readonly job: Job;
   readonly downloadUrl: string | null;
+  /** When the PDF is (or was) deleted: completed jobs only. */
+  readonly fileExpiresAt: string | null;
+  /** The PDF was deleted at the end of its retention period: why a completed job has no link. */
+  readonly fileExpired: boolean;
 }
 
-/** Whether the PDF still exists: completed, and younger than the retention period. */
-export const hasFile = (job: Job, retentionDays: number, now: Date = new Date()): boolean =>
-  job.status === 'completed' &&
-  job.completed_at !== null &&
-  now.getTime() - Date.parse(job.completed_at) < retentionDays * 86_400_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * When a completed job's PDF goes: `retentionDays` after the job was created. S3's lifecycle rule
+ * counts the same days from the upload, which comes after, and rounds up to the next midnight
+ * UTC, so the object is never deleted before this time; reading the time rather than the bucket
+ * means a job never hands out a link to an object that is gone.
+ */
+export const fileExpiresAt = (job: Job, retentionDays: number): Date | null =>
+  job.status === 'completed' ? new Date(Date.parse(job.created_at) + retentionDays * DAY_MS) : null;
+
+/**
+ * A job's record (with its diagnostics and error) outlives its PDF by as long again: for that
+ * second period the job answers `file_expired: true` instead of vanishing, so a client that comes
+ * back late learns why there is no file. After it the record is gone (DynamoDB TTL on
+ * `expires_at`; reads treat it as gone from that time, as TTL deletes late).
+ */
+export const JOB_RECORD_RETENTION_FACTOR = 2;
+export const jobRecordRetentionSeconds = (pdfRetentionDays: number): number =>
+  JOB_RECORD_RETENTION_FACTOR * pdfRetentionDays * 86_400;
 
 /** Object key (in the PDF bucket) of a job's PDF. */
 export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;

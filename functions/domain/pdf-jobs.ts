@@ -19,13 +19,18 @@
  * the job there, like any render failure.
  */
 import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
-import { parseTemplate, TemplateError } from '../templating/index.js';
+import {
+  parseTemplate,
+  stringifyTemplateData,
+  type TemplateData,
+  TemplateError,
+} from '../templating/index.js';
 import { monthOf } from './clock.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
 import {
-  hasFile,
+  fileExpiresAt,
   INTERRUPTED,
   type Job,
   type JobError,
@@ -45,7 +50,13 @@ import type {
 } from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderCommand } from './render-command.js';
-import { checkHeaderFooterMargins, type RenderOptions, renderOptionsFrom } from './render-options.js';
+import {
+  checkHeaderFooterMargins,
+  type RenderOptions,
+  type RequestedOptions,
+  renderOptionsFrom,
+  withTemplateDefaults,
+} from './render-options.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
@@ -107,7 +118,7 @@ const templateDetail = (
  * Parses the template (never executes it): a syntax error, or a variable the template cannot do
  * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
  */
-const checkTemplate = (source: string, variables: Record<string, unknown>, field: TemplateField): void => {
+const checkTemplate = (source: string, variables: TemplateData, field: TemplateField): void => {
   let required: readonly { readonly name: string; readonly line: number }[];
   try {
     required = parseTemplate(source).required;
@@ -119,7 +130,7 @@ const checkTemplate = (source: string, variables: Record<string, unknown>, field
   }
   let missing: { readonly name: string; readonly line: number } | undefined;
   for (const variable of required) {
-    if (Object.hasOwn(variables, variable.name)) continue;
+    if (variables.has(variable.name)) continue;
     if (!missing || variable.line < missing.line) missing = variable;
   }
   if (missing) {
@@ -133,8 +144,10 @@ const checkTemplate = (source: string, variables: Record<string, unknown>, field
 /** A render request whose options are checked: what it renders and how. */
 export interface RenderOrder {
   readonly source: RenderCommand['source'];
-  readonly variables: Record<string, unknown>;
+  readonly variables: TemplateData;
   readonly options: RenderOptions;
+  /** The options as the request gave them, over a saved template's own. Absent: none given. */
+  readonly requested?: RequestedOptions;
 }
 
 /** A render that was accepted: its template parsed, a quota unit held, its job created (pending). */
@@ -145,6 +158,8 @@ export interface AcceptedRender {
   readonly field: TemplateField;
   readonly template: RenderRequest['template'];
   readonly options: RenderOptions;
+  /** Another account's template: it renders with no network egress at all (RenderRequest.offline). */
+  readonly offline: boolean;
 }
 
 /** A render's answer: the job, and whether it repeats an earlier request's (idempotent replay). */
@@ -195,18 +210,24 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
-  const linkOf = async (job: Job): Promise<string | null> =>
-    hasFile(job, limits.pdfRetentionDays, clock.now())
-      ? storage.downloadUrl(job.object_key, `${job.id}.pdf`)
-      : null;
-
-  const present = async (job: Job): Promise<JobView> => ({ job, downloadUrl: await linkOf(job) });
+  const present = async (job: Job): Promise<JobView> => {
+    const expires = fileExpiresAt(job, limits.pdfRetentionDays);
+    const expired = expires !== null && clock.now().getTime() >= expires.getTime();
+    return {
+      job,
+      downloadUrl:
+        expires !== null && !expired ? await storage.downloadUrl(job.object_key, `${job.id}.pdf`) : null,
+      fileExpiresAt: expires?.toISOString() ?? null,
+      fileExpired: expired,
+    };
+  };
 
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
   const prepare = ({ source, variables, options }: RenderCommand): RenderOrder => ({
     source,
     variables,
     options: renderOptionsFrom(options, limits.renderBudgetMs),
+    requested: options,
   });
 
   /** Step 1: template lookup and parsing, quota, job. Throws 404/422/429 with nothing held. */
@@ -222,10 +243,26 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
             footer_html: source.footerHtml,
             version: null,
           };
+    // Another account's template is a stranger's page run with the caller's variables: it renders
+    // offline, and only at a version the caller named, so that no later edit of its owner reaches
+    // the caller unseen.
+    const offline = 'owner_user_id' in document && document.owner_user_id !== principal.accountId;
+    if (offline && source.kind === 'saved' && source.version === null) {
+      const issue =
+        "is required to render another account's template: name the version you checked (the template's version field)";
+      throw new ServiceError('VALIDATION_ERROR', `template_version ${issue}`, {
+        details: [{ field: 'template_version', issue }],
+      });
+    }
     const sourceHtml = document.html;
     const header = document.header_html ?? null;
     const footer = document.footer_html ?? null;
-    checkHeaderFooterMargins(order.options, { header: header !== null, footer: footer !== null });
+    // A saved template's options are the defaults; the request's own were checked alone already.
+    const saved = 'pdf_options' in document ? document.pdf_options : null;
+    const options = saved
+      ? renderOptionsFrom(withTemplateDefaults(saved, order.requested ?? {}), limits.renderBudgetMs)
+      : order.options;
+    checkHeaderFooterMargins(options, { header: header !== null, footer: footer !== null });
     checkTemplate(sourceHtml, order.variables, field);
     if (header !== null) checkTemplate(header, order.variables, 'header_html');
     if (footer !== null) checkTemplate(footer, order.variables, 'footer_html');
@@ -260,8 +297,10 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       job,
       month,
       field,
-      template: { source: sourceHtml, variables: order.variables, header, footer },
-      options: order.options,
+      // Text: neither a Lambda payload nor a worker's message can carry the data's key order and numbers as objects.
+      template: { source: sourceHtml, variables: stringifyTemplateData(order.variables), header, footer },
+      options,
+      offline,
     };
   };
 
@@ -349,6 +388,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         jobId: accepted.job.id,
         template: accepted.template,
         ...accepted.options,
+        ...(accepted.offline ? { offline: true } : {}),
         upload,
         limits: {
           maxPdfBytes: limits.maxPdfBytes,
@@ -408,6 +448,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       jobId: job.id,
       ...(templating ? { details: [templateDetail(where, result.message, result.details)] } : {}),
       ...(result.diagnostics ? { diagnostics: result.diagnostics } : {}),
+      ...(result.retryAfterSeconds !== undefined ? { retryAfterSeconds: result.retryAfterSeconds } : {}),
     });
   };
 
@@ -477,9 +518,15 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     renewAlso?: () => Promise<unknown>,
   ): Promise<JobView> => execute(await accept(principal, order), renewAlso);
 
-  /** Our faults: the claim is given up (the job failed, its unit back) so that a retry renders. */
+  /**
+   * Our faults: the claim is given up (the job failed, its unit back) so that a retry renders. A
+   * busy renderer is not this request's answer for good either: the key is free for the retry.
+   */
   const retryable = (e: unknown) =>
-    !(e instanceof ServiceError) || e.code === 'INTERNAL_ERROR' || e.code === 'PDF_RENDERING_INTERRUPTED';
+    !(e instanceof ServiceError) ||
+    e.code === 'INTERNAL_ERROR' ||
+    e.code === 'PDF_RENDERING_INTERRUPTED' ||
+    e.code === 'SERVICE_BUSY';
 
   return {
     accept,

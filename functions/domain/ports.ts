@@ -23,7 +23,11 @@ export interface RenderRequest {
    */
   readonly template: {
     readonly source: string;
-    readonly variables: Record<string, unknown>;
+    /**
+     * JSON text written by stringifyTemplateData (what the API sends: key order, `10.0` and big
+     * integers kept), or an object as JSON.parse makes it (fixtures, benches).
+     */
+    readonly variables: string | Record<string, unknown>;
     readonly header?: string | null;
     readonly footer?: string | null;
   };
@@ -38,6 +42,12 @@ export interface RenderRequest {
       readonly bottom: number;
       readonly left: number;
     };
+    /** counter(page), counter(pages) and target-counter() in the document's own CSS. Absent: off. */
+    readonly pagedMedia?: boolean;
+    /** PDF bookmarks from the document's printed headings h1-h6. Absent: off. */
+    readonly outline?: boolean;
+    /** A tagged (accessible) PDF. Absent: the renderer's configured default (PDF_TAGGED). */
+    readonly tagged?: boolean;
   };
   readonly pageLoad: {
     readonly waitUntil: WaitUntil;
@@ -50,6 +60,12 @@ export interface RenderRequest {
   };
   /** The PDF's document information: what is given here replaces what Chromium writes. */
   readonly metadata?: PdfMetadata;
+  /**
+   * No network egress at all for this render's page: every request and connection is refused
+   * (DNS included), whatever the deployment's egress settings. For a template written by another
+   * account, whose page must not carry the caller's variables anywhere. @default false
+   */
+  readonly offline?: boolean;
   /** Where to put the PDF: a presigned S3 PUT. The renderer sends exactly these headers. */
   readonly upload: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
   readonly limits: {
@@ -71,17 +87,17 @@ export interface PdfMetadata {
 }
 
 /** What a render's page did that the caller may want to know (the job's `diagnostics`). */
-export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_glyph';
+export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_glyph' | 'unsafe_link';
 
 export interface DiagnosticEntry {
   readonly type: DiagnosticType;
   /**
    * console, page_error: the text. resource: why it did not load (`blocked: private address`,
    * `failed: net::ERR_NAME_NOT_RESOLVED`, `failed: HTTP 404`, `pending: still loading at the deadline`).
-   * missing_glyph: the characters no font could draw.
+   * missing_glyph: the characters no font could draw. unsafe_link: the page the link was removed from.
    */
   readonly message: string;
-  /** resource: the URL (cut when long). */
+  /** resource: the URL; unsafe_link: the link's target (both cut when long). */
   readonly url?: string;
   /** How many times the same entry happened. */
   readonly count: number;
@@ -100,7 +116,8 @@ export type RenderFailureCode =
   | 'PDF_RENDERING_FAILED'
   | 'PDF_STORAGE_FAILED'
   | 'PDF_TOO_LARGE'
-  | 'PDF_TOO_MANY_PAGES';
+  | 'PDF_TOO_MANY_PAGES'
+  | 'SERVICE_BUSY';
 
 export type RenderResult =
   | {
@@ -124,6 +141,8 @@ export type RenderResult =
       readonly details?: { readonly line?: number; readonly name?: string; readonly part?: TemplatePart };
       /** What happened inside the page, when the render got as far as opening it. */
       readonly diagnostics?: Diagnostics;
+      /** SERVICE_BUSY: when the renderer expects to have room again. */
+      readonly retryAfterSeconds?: number;
     };
 
 /** The templates a render executes besides its html. */

@@ -36,6 +36,12 @@ export interface RequestedOptions {
         readonly left?: number | undefined;
       }
     | undefined;
+  /** Page references in the body, filled by a second print (renderer/navigation/print.ts). */
+  readonly paged_media?: boolean | undefined;
+  /** PDF bookmarks from the printed headings. */
+  readonly outline?: boolean | undefined;
+  /** A tagged PDF; absent: the deployment's PDF_TAGGED. */
+  readonly tagged?: boolean | undefined;
   readonly page_load?:
     | {
         readonly wait_until?: WaitUntil | undefined;
@@ -54,6 +60,32 @@ export interface RequestedOptions {
 }
 
 export type RenderOptions = Pick<RenderRequest, 'pdf' | 'pageLoad' | 'metadata'>;
+
+/** What a saved template keeps of a render's options (its `pdf_options`): the page and navigation. */
+export type TemplatePdfOptions = Pick<
+  RequestedOptions,
+  'format' | 'landscape' | 'print_background' | 'margins' | 'paged_media' | 'outline' | 'tagged'
+>;
+
+const definedOnly = <T extends object>(value: T): Partial<T> =>
+  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+/**
+ * A render of a saved template: the template's options are the defaults, what the render gives
+ * itself wins, field by field (and margin by margin: a render's `margins.top` keeps the template's
+ * other sides).
+ */
+export const withTemplateDefaults = (
+  saved: TemplatePdfOptions | null | undefined,
+  requested: RequestedOptions,
+): RequestedOptions => {
+  if (!saved) return requested;
+  const margins =
+    saved.margins || requested.margins
+      ? { ...definedOnly(saved.margins ?? {}), ...definedOnly(requested.margins ?? {}) }
+      : undefined;
+  return { ...definedOnly(saved), ...definedOnly(requested), ...(margins ? { margins } : {}) };
+};
 
 /**
  * A header or footer prints inside its margin: one that leaves no room for it is refused (a saved
@@ -106,7 +138,16 @@ export const renderOptionsFrom = (body: RequestedOptions, renderBudgetMs: number
     });
   }
   return {
-    pdf: { format, landscape, printBackground: body.print_background ?? true, margins },
+    pdf: {
+      format,
+      landscape,
+      printBackground: body.print_background ?? true,
+      margins,
+      // Only when given: an absent `tagged` is the renderer's own default (PDF_TAGGED).
+      ...(body.paged_media !== undefined ? { pagedMedia: body.paged_media } : {}),
+      ...(body.outline !== undefined ? { outline: body.outline } : {}),
+      ...(body.tagged !== undefined ? { tagged: body.tagged } : {}),
+    },
     pageLoad: {
       waitUntil: body.page_load?.wait_until ?? 'load',
       timeoutMs: Math.min(body.page_load?.timeout_ms ?? DEFAULT_TIMEOUT_MS, renderBudgetMs),

@@ -10,6 +10,7 @@
  *   twice. `payloadBytes` counts exactly that, so lists can stop before they would not fit.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
+import type { TemplatePdfOptions } from './render-options.js';
 
 export interface TemplateContent {
   readonly html: string;
@@ -19,6 +20,10 @@ export interface TemplateContent {
   readonly header_html?: string | null;
   /** Printed in the bottom margin of every page; null or absent: none. */
   readonly footer_html?: string | null;
+  /** The variables a preview, and a render without its own, start from; null or absent: none. */
+  readonly sample_variables?: Readonly<Record<string, unknown>> | null;
+  /** The render options a render of this version takes where it gives none; null or absent: none. */
+  readonly pdf_options?: TemplatePdfOptions | null;
 }
 
 /** Bytes of one chunk item's data: 256 KiB, far enough below DynamoDB's 400 KB item limit. */
@@ -41,19 +46,33 @@ export const RECORD_OVERHEAD_BYTES = 8 * 1024;
 export const payloadBytes = (value: unknown): number =>
   Buffer.byteLength(JSON.stringify(JSON.stringify(value)), 'utf8') - 2;
 
-/** The content's share of a template answer: its html, header, footer and variables, escaped as they travel. */
+/** The content's share of a template answer: its html, header, footer, variables, sample and options, escaped as they travel. */
 export const contentPayloadBytes = (content: TemplateContent): number =>
   payloadBytes(content.html) +
   payloadBytes(content.variables) +
   payloadBytes(content.header_html ?? null) +
-  payloadBytes(content.footer_html ?? null);
+  payloadBytes(content.footer_html ?? null) +
+  // Counted beyond the `null` each takes in any answer (recordPayloadBytes), so records saved
+  // before them weigh what they did.
+  payloadBytes(content.sample_variables ?? null) -
+  payloadBytes(null) +
+  payloadBytes(content.pdf_options ?? null) -
+  payloadBytes(null);
 
 /**
  * The answer's weight of a template record whose content weighs `contentBytes`. (Records saved
  * before headers counted no `null` header and footer: 8 bytes less, well inside the budget's margin.)
  */
 export const recordPayloadBytes = (meta: Readonly<Record<string, unknown>>, contentBytes: number): number =>
-  payloadBytes({ ...meta, html: '', variables: [], header_html: '', footer_html: '' }) -
+  payloadBytes({
+    ...meta,
+    html: '',
+    variables: [],
+    header_html: '',
+    footer_html: '',
+    sample_variables: null,
+    pdf_options: null,
+  }) -
   3 * payloadBytes('') -
   payloadBytes([]) +
   contentBytes;
@@ -71,6 +90,8 @@ export const encodeContent = (content: TemplateContent, chunkBytes = CHUNK_BYTES
       // Left out when absent, so a version without them is stored as before headers existed.
       ...(typeof content.header_html === 'string' ? { header_html: content.header_html } : {}),
       ...(typeof content.footer_html === 'string' ? { footer_html: content.footer_html } : {}),
+      ...(content.sample_variables ? { sample_variables: content.sample_variables } : {}),
+      ...(content.pdf_options ? { pdf_options: content.pdf_options } : {}),
     }),
   );
   const chunks: Buffer[] = [];
@@ -87,18 +108,28 @@ export const decodeContent = (chunks: readonly Uint8Array[]): TemplateContent =>
     Record<keyof TemplateContent, unknown>
   >;
   const optional = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
+  const optionalObject = (v: unknown) =>
+    v === undefined || (typeof v === 'object' && v !== null && !Array.isArray(v));
   if (
     typeof parsed.html !== 'string' ||
     !Array.isArray(parsed.variables) ||
     !optional(parsed.header_html) ||
-    !optional(parsed.footer_html)
+    !optional(parsed.footer_html) ||
+    !optionalObject(parsed.sample_variables) ||
+    !optionalObject(parsed.pdf_options)
   ) {
-    throw new Error('a stored template version is not {html, variables, header_html?, footer_html?}');
+    throw new Error(
+      'a stored template version is not {html, variables, header_html?, footer_html?, sample_variables?, pdf_options?}',
+    );
   }
   return {
     html: parsed.html,
     variables: parsed.variables as string[],
     ...(parsed.header_html !== undefined ? { header_html: parsed.header_html } : {}),
     ...(parsed.footer_html !== undefined ? { footer_html: parsed.footer_html } : {}),
+    ...(parsed.sample_variables !== undefined
+      ? { sample_variables: parsed.sample_variables as Record<string, unknown> }
+      : {}),
+    ...(parsed.pdf_options !== undefined ? { pdf_options: parsed.pdf_options as TemplatePdfOptions } : {}),
   };
 };

@@ -8,6 +8,7 @@ import { ServiceError } from './errors.js';
 import { newTemplateId, TEMPLATE_ID } from './ids.js';
 import type { Page } from './pagination.js';
 import type { Principal } from './principal.js';
+import { renderOptionsFrom, type TemplatePdfOptions } from './render-options.js';
 import type {
   CreateTemplateCommand as CreateTemplateBody,
   TemplateVisibilityCommand as TemplateVisibilityBody,
@@ -24,6 +25,29 @@ interface Parts {
 }
 type ContentField = keyof Parts;
 const CONTENT_FIELDS: readonly ContentField[] = ['html', 'header_html', 'footer_html'];
+
+/** What a version holds besides its templates: sample data and render options (null: none). */
+interface Data {
+  readonly sample_variables: Readonly<Record<string, unknown>> | null;
+  readonly pdf_options: TemplatePdfOptions | null;
+}
+const DATA_FIELDS: readonly (keyof Data)[] = ['sample_variables', 'pdf_options'];
+
+/**
+ * Saved options that could never print (margins that leave no page) are refused at save, with
+ * the field where they sit; the render checks them again merged with its own.
+ */
+const checkPdfOptions = (options: TemplatePdfOptions | null): void => {
+  if (options === null) return;
+  try {
+    renderOptionsFrom(options, Number.POSITIVE_INFINITY);
+  } catch (e) {
+    if (!(e instanceof ServiceError)) throw e;
+    throw new ServiceError(e.code, `pdf_options.${e.message}`, {
+      details: (e.details ?? []).map((d) => ({ ...d, field: `pdf_options.${d.field}` })),
+    });
+  }
+};
 
 export interface TemplateManagementDeps {
   readonly store: TemplateStore;
@@ -55,15 +79,16 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
    * not fit one answer is refused here, so any saved template can be read back: only html full
    * of control characters, each sent as a 6-character escape, gets near that.
    */
-  const contentOf = (parts: Parts): TemplateContent => {
+  const contentOf = (parts: Parts, data: Data): TemplateContent => {
     const variables = new Set<string>();
     for (const field of CONTENT_FIELDS) {
       const source = parts[field];
       if (source !== null) for (const name of variablesOf(source, field)) variables.add(name);
     }
-    const content = { ...parts, variables: [...variables].sort() };
+    checkPdfOptions(data.pdf_options);
+    const content = { ...parts, ...data, variables: [...variables].sort() };
     if (contentPayloadBytes(content) > store.maxContentBytes) {
-      const issue = `with header_html, footer_html and the variables must take at most ${store.maxContentBytes} bytes as a JSON answer (control characters take six each)`;
+      const issue = `with header_html, footer_html, sample_variables and the variables must take at most ${store.maxContentBytes} bytes as a JSON answer (control characters take six each)`;
       throw new ServiceError('HTML_CONTENT_TOO_LARGE', `html ${issue}`, {
         details: [{ field: 'html', issue }],
       });
@@ -85,11 +110,14 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
           name: body.name,
           is_public: body.is_public,
         },
-        contentOf({
-          html: body.html,
-          header_html: body.header_html ?? null,
-          footer_html: body.footer_html ?? null,
-        }),
+        contentOf(
+          {
+            html: body.html,
+            header_html: body.header_html ?? null,
+            footer_html: body.footer_html ?? null,
+          },
+          { sample_variables: body.sample_variables ?? null, pdf_options: body.pdf_options ?? null },
+        ),
       ),
 
     listOwn: (principal: Principal, page: Page): Promise<Template[]> =>
@@ -103,9 +131,9 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
     },
 
     /**
-     * Only the name: the same version. New html, header or footer: a new version, whose other
-     * parts are the current version's (read first: two edits at once both land as versions, and
-     * the later one carries what it read).
+     * Only the name: the same version. New html, header, footer, sample data or pdf options: a new
+     * version, whose other parts are the current version's (read first: two edits at once both
+     * land as versions, and the later one carries what it read).
      */
     async update(principal: Principal, templateId: string, body: UpdateTemplateBody): Promise<Template> {
       const given: Partial<Parts> = {
@@ -113,24 +141,29 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
         ...(body.header_html !== undefined ? { header_html: body.header_html } : {}),
         ...(body.footer_html !== undefined ? { footer_html: body.footer_html } : {}),
       };
+      const givenData: Partial<Data> = {
+        ...(body.sample_variables !== undefined ? { sample_variables: body.sample_variables } : {}),
+        ...(body.pdf_options !== undefined ? { pdf_options: body.pdf_options } : {}),
+      };
       checkParts(given);
+      if (givenData.pdf_options !== undefined) checkPdfOptions(givenData.pdf_options);
       checkId(templateId);
-      if (Object.keys(given).length === 0) {
+      const givenCount = Object.keys(given).length + Object.keys(givenData).length;
+      if (givenCount === 0) {
         return store.rename(templateId, principal.accountId, body.name as string);
       }
-      let current: Parts | undefined;
-      if (Object.keys(given).length < CONTENT_FIELDS.length) {
+      let current: (Parts & Data) | undefined;
+      if (givenCount < CONTENT_FIELDS.length + DATA_FIELDS.length) {
         const template = await store.getReadable(templateId, principal.accountId);
         // Another account's public template is readable, but not the caller's to edit.
         if (template.owner_user_id !== principal.accountId) throw templateNotFound(templateId);
         current = template;
       }
-      const parts = { ...(current as Parts), ...given } as Parts;
-      const content = contentOf({
-        html: parts.html,
-        header_html: parts.header_html,
-        footer_html: parts.footer_html,
-      });
+      const parts = { ...(current as Parts & Data), ...given, ...givenData } as Parts & Data;
+      const content = contentOf(
+        { html: parts.html, header_html: parts.header_html, footer_html: parts.footer_html },
+        { sample_variables: parts.sample_variables, pdf_options: parts.pdf_options },
+      );
       return store.revise(templateId, principal.accountId, content, body.name);
     },
 

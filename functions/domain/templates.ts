@@ -4,6 +4,7 @@
  */
 import { ServiceError } from './errors.js';
 import type { Page } from './pagination.js';
+import type { TemplatePdfOptions } from './render-options.js';
 import type { TemplateContent } from './template-content.js';
 
 /** A template as the API shows it (spec fields plus the extensions `variables` and `version`). */
@@ -12,11 +13,21 @@ export interface Template extends TemplateContent {
   readonly owner_user_id: string;
   readonly name: string;
   readonly is_public: boolean;
+  /**
+   * Public templates: the first version other accounts may read and render (the one that was
+   * current when it was made public; later ones too). Earlier versions stay the owner's. Private:
+   * null.
+   */
+  readonly public_since_version: number | null;
+  /** Always true: another account's render of it runs with no network egress at all. */
+  readonly renders_offline_for_others: true;
   readonly created_at: string;
   readonly updated_at: string;
   readonly version: number;
   readonly header_html: string | null;
   readonly footer_html: string | null;
+  readonly sample_variables: Readonly<Record<string, unknown>> | null;
+  readonly pdf_options: TemplatePdfOptions | null;
 }
 
 export const templateNotFound = (templateId: string) =>
@@ -31,13 +42,17 @@ export interface TemplateStore {
     content: TemplateContent,
   ): Promise<Template>;
   /**
-   * The template at `version` (default: the current one) if the caller owns it or it is public;
-   * another account's private template does not exist. Read consistently: a template made
-   * private is refused on the very next request.
+   * The template at `version` (default: the current one) if the caller owns it, or it is public
+   * and the version is one of its public ones (public_since_version and later); another account's
+   * private template, or a version from before it was made public, does not exist. Read
+   * consistently: a template made private is refused on the very next request.
    */
   getReadable(templateId: string, accountId: string, version?: number): Promise<Template>;
   rename(templateId: string, ownerId: string, name: string): Promise<Template>;
-  /** A public template is listed by listPublic; a private one is not. */
+  /**
+   * A public template is listed by listPublic; a private one is not. Made public, its current
+   * version is its first public one (public_since_version); made private, it has none.
+   */
   setVisibility(templateId: string, ownerId: string, isPublic: boolean): Promise<Template>;
   /**
    * New content (and perhaps a new name) as a new version. Answers the template as this edit made

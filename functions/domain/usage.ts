@@ -46,6 +46,11 @@ export interface UsageStore {
   /** Count one render request; 429 USAGE_LIMIT_EXCEEDED when the window is full. */
   hitRateLimit(accountId: string, plan: Plan): Promise<RateLimitState>;
   /**
+   * Count one template write (POST or PATCH /v1/templates) in its own window, apart from renders;
+   * 429 USAGE_LIMIT_EXCEEDED once the window holds `perMinute`.
+   */
+  hitTemplateWriteLimit(accountId: string, perMinute: number): Promise<RateLimitState>;
+  /**
    * Hold one unit of `month`'s quota (default: this month) and one of the account's concurrent
    * renders; 429 PLAN_QUOTA_EXCEEDED when no unit is left, 429 CONCURRENCY_LIMIT_EXCEEDED when the
    * plan's renders are all running. Returns the month.

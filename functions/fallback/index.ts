@@ -2,17 +2,33 @@
  * API Gateway's `$default` route: whatever the route table does not name. Unknown paths answer
  * 404 NOT_FOUND, known paths with another method 405 METHOD_NOT_ALLOWED with `Allow`, both in
  * the contract's error body. Needs no configuration and reads nothing.
+ *
+ * It also answers `GET /openapi.json` with the OpenAPI document (core/openapi.ts), the one source
+ * `npm run openapi` prints: served by the API itself, on the local stack and deployed alike, with
+ * the API's CORS (API Gateway's, or the local gateway's), and no route of its own to document.
  */
 import type { Context } from 'aws-lambda';
 import type { Event, LambdaHandler, Result } from '../core/http.js';
-import { errorResult } from '../core/responses.js';
+import { openApiDocument } from '../core/openapi.js';
+import { errorResult, jsonResult } from '../core/responses.js';
 import { ServiceError } from '../domain/errors.js';
 import { matchRoute } from '../routes.js';
+
+export const OPENAPI_PATH = '/openapi.json';
+
+/** Built on the first request for it, then kept for the warm Lambda's life. */
+let document: ReturnType<typeof openApiDocument> | undefined;
 
 const answer = async (event: Event, context: Context): Promise<Result> => {
   const requestId = event.requestContext?.requestId ?? context.awsRequestId;
   const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
   const method = event.requestContext?.http?.method ?? 'GET';
+  if (path === OPENAPI_PATH && (method === 'GET' || method === 'HEAD')) {
+    document ??= openApiDocument();
+    // Public and the same for everyone: it may be cached, unlike the API's own answers.
+    const result = jsonResult(200, document, requestId);
+    return { ...result, headers: { ...result.headers, 'Cache-Control': 'public, max-age=300' } };
+  }
   const match = matchRoute(method, path);
   const allowed = match.kind === 'none' ? match.allowed : [method];
   if (allowed.length === 0) {

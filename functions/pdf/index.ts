@@ -15,6 +15,7 @@ import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.j
 import { createLambdaRenderer } from '../core/renderer-client.js';
 import { REPLAYED } from '../core/responses.js';
 import { createApiRuntime, logFault } from '../core/runtime.js';
+import { jobRecordRetentionSeconds } from '../domain/jobs.js';
 import { createPdfJobs } from '../domain/pdf-jobs.js';
 import type { Renderer } from '../domain/ports.js';
 import { wiringOf } from '../route-declaration.js';
@@ -37,7 +38,9 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
   if (!renderer) throw new Error('the pdf resource needs RENDERER_FUNCTION_NAME, or a renderer handed in');
 
   const pdfJobs = createPdfJobs({
-    jobs: createJobStore(db, tableName, clock),
+    jobs: createJobStore(db, tableName, clock, {
+      recordRetentionSeconds: jobRecordRetentionSeconds(settings.pdfRetentionDays),
+    }),
     usage: createUsageStore(db, tableName, clock),
     templates: createTemplateStore(db, tableName, clock, { onFault: logFault }),
     // A claim's lease is two of its renewals (every third of the job's lease), so a dead request's

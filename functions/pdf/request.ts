@@ -9,11 +9,18 @@ import { z } from 'zod';
 import { parseOrThrow } from '../core/validation.js';
 import { type ErrorCode, ServiceError } from '../domain/errors.js';
 import { checkIdempotencyKey } from '../domain/idempotency.js';
-import type { PaperFormat, WaitUntil } from '../domain/ports.js';
+import type { WaitUntil } from '../domain/ports.js';
 import type { RenderCommand } from '../domain/render-command.js';
 import { MAX_HEADER_FOOTER_BYTES, MAX_VARIABLES_DEPTH } from '../settings.js';
+import {
+  hasNumbersJsonParseChanges,
+  parseTemplateData,
+  stringifyTemplateData,
+  type TemplateData,
+  TemplateDataError,
+} from '../templating/index.js';
+import { pageOptionFields, variablesSchema } from './options.js';
 
-const FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const satisfies readonly PaperFormat[];
 const WAIT_UNTIL = [
   'load',
   'domcontentloaded',
@@ -42,11 +49,6 @@ const isValidSelector = (selector: string): boolean => {
   }
 };
 
-const inches = z
-  .number({ error: 'must be a number of inches from 0 to 10' })
-  .min(0, { error: 'must be a number of inches from 0 to 10' })
-  .max(10, { error: 'must be a number of inches from 0 to 10' });
-
 const pageLoadSchema = z.strictObject(
   {
     wait_until: z.enum(WAIT_UNTIL, { error: `must be one of ${WAIT_UNTIL.join(', ')}` }).optional(),
@@ -66,18 +68,6 @@ const pageLoadSchema = z.strictObject(
   },
   { error: 'must be an object' },
 );
-
-/** Whether `value` nests objects and arrays at most `max` levels deep; iterative, so any depth is safe to ask. */
-export const withinDepth = (value: unknown, max: number): boolean => {
-  const stack: [unknown, number][] = [[value, 1]];
-  for (let next = stack.pop(); next; next = stack.pop()) {
-    const [v, depth] = next;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > max) return false;
-    for (const child of Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return true;
-};
 
 /** HTML given inline: a non-blank string without NUL of at most `maxBytes` of UTF-8. */
 const inlineHtml = (maxBytes: number) =>
@@ -162,32 +152,11 @@ export const createPdfSchema = (limits: {
         .max(Number.MAX_SAFE_INTEGER, { error: 'must be an integer of 1 or more' })
         .nullable()
         .optional()
-        .describe("a saved template's earlier version (with template_id only); default: the latest"),
-      variables: z
-        .record(z.string(), z.unknown(), { error: 'must be an object' })
-        .refine((v) => withinDepth(v, MAX_VARIABLES_DEPTH), {
-          error: `must not nest objects and arrays more than ${MAX_VARIABLES_DEPTH} levels deep`,
-          abort: true,
-        })
-        .refine((v) => Buffer.byteLength(JSON.stringify(v), 'utf8') <= limits.maxVariablesBytes, {
-          error: `must be at most ${limits.maxVariablesBytes} bytes as JSON`,
-        })
-        .nullable()
-        .optional(),
-      format: z.enum(FORMATS, { error: `must be one of ${FORMATS.join(', ')}` }).optional(),
-      landscape: z.boolean({ error: 'must be true or false' }).optional(),
-      print_background: z.boolean({ error: 'must be true or false' }).optional(),
-      margins: z
-        .strictObject(
-          {
-            top: inches.optional(),
-            right: inches.optional(),
-            bottom: inches.optional(),
-            left: inches.optional(),
-          },
-          { error: 'must be an object {top, right, bottom, left} in inches' },
-        )
-        .optional(),
+        .describe(
+          "a saved template's version (with template_id only); default: the latest, for the caller's own templates only. Another account's (public) template needs it (else 422 VALIDATION_ERROR naming template_version), must be one of its public versions (else 404), and renders offline: its page reaches no network at all",
+        ),
+      variables: variablesSchema(limits.maxVariablesBytes).nullable().optional(),
+      ...pageOptionFields,
       page_load: pageLoadSchema.optional(),
       metadata: metadataSchema.optional(),
     },
@@ -246,11 +215,34 @@ const checkHeaderFooterWithHtml = (body: Record<string, unknown>): void => {
   }
 };
 
-/** The same body, whatever its key order or spacing, hashes the same. */
-export const bodyHash = (body: unknown): string =>
-  createHash('sha256')
-    .update(stringify(body) ?? '')
-    .digest('hex');
+/**
+ * The same body, whatever its key order or spacing, hashes the same. The body is hashed as
+ * JSON.parse reads it; when `variables` hold numbers it reads differently from the template
+ * (`10.0`, `1e3`, integers beyond 2^53), those variables are hashed again as sent, so that a body
+ * that renders differently does not replay another's PDF (and every other body hashes as before).
+ */
+export const bodyHash = (body: unknown, variables?: TemplateData): string => {
+  const hash = createHash('sha256').update(stringify(body) ?? '');
+  if (variables && hasNumbersJsonParseChanges(variables)) {
+    hash.update(`\n${stringifyTemplateData(variables, { sortKeys: true })}`);
+  }
+  return hash.digest('hex');
+};
+
+/**
+ * `variables` as JSON sent them (key order, `10.0`, big integers), read from the body's text once
+ * the schema has passed them (depth and size included).
+ */
+const templateVariables = (text: string, body: Record<string, unknown>): TemplateData | undefined => {
+  try {
+    return parseTemplateData(text, { member: 'variables', maxDepth: MAX_VARIABLES_DEPTH, parsed: body });
+  } catch (e) {
+    if (!(e instanceof TemplateDataError)) throw e;
+    throw new ServiceError('INVALID_PDF_OPTIONS', `variables ${e.message}`, {
+      details: [{ field: 'variables', issue: e.message }],
+    });
+  }
+};
 
 /**
  * A POST /v1/pdf request, parsed once into the render command: what kind of request it is
@@ -260,22 +252,25 @@ export const parseCreatePdf = (
   body: Record<string, unknown>,
   schema: ReturnType<typeof createPdfSchema>,
   headers: Readonly<Record<string, string | undefined>>,
+  /** The body's text. @default the body written as JSON (nothing more to keep) */
+  text?: string,
 ): RenderCommand => {
   checkHtmlOrTemplateId(body);
   checkVersionWithTemplateId(body);
   checkHeaderFooterWithHtml(body);
   const parsed = parseOrThrow(schema, body, pdfProblemCode);
   const key = checkIdempotencyKey(headers['idempotency-key']);
-  const { html, header_html, footer_html, template_id, template_version, variables, ...options } = parsed;
+  const { html, header_html, footer_html, template_id, template_version, variables: _, ...options } = parsed;
+  const variables = templateVariables(text ?? JSON.stringify(body), body) ?? parseTemplateData('{}');
   return {
     // checkHtmlOrTemplateId let exactly one of them through.
     source:
       html !== undefined && html !== null
         ? { kind: 'inline', html, headerHtml: header_html ?? null, footerHtml: footer_html ?? null }
         : { kind: 'saved', templateId: template_id as string, version: template_version ?? null },
-    variables: variables ?? {},
+    variables,
     options,
     // The parsed body, as ever: whitespace the schema trims does not make another request.
-    idempotency: key === undefined ? null : { key, bodyHash: bodyHash(parsed) },
+    idempotency: key === undefined ? null : { key, bodyHash: bodyHash(parsed, variables) },
   };
 };

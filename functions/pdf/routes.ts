@@ -54,6 +54,7 @@ export const pdfResource = resource({
         'PDF_STORAGE_FAILED',
         'PDF_TOO_LARGE',
         'PDF_TOO_MANY_PAGES',
+        'SERVICE_BUSY',
       ],
     }),
     listPdfs: route<undefined, Page>({

@@ -17,7 +17,7 @@ export const diagnosticsSchema = z
           type: z
             .enum(DIAGNOSTIC_TYPES)
             .describe(
-              'console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw',
+              'console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw; unsafe_link: a link in the PDF whose target is not http:, https:, mailto: or in the document, removed from the PDF (its text stays)',
             ),
           message: z
             .string()
@@ -27,7 +27,9 @@ export const diagnosticsSchema = z
           url: z
             .string()
             .optional()
-            .describe(`resource: its URL (at most ${MAX_DIAGNOSTIC_URL_CHARACTERS} characters)`),
+            .describe(
+              `resource: its URL; unsafe_link: the removed link's target (at most ${MAX_DIAGNOSTIC_URL_CHARACTERS} characters)`,
+            ),
           count: z.number().int().min(1).describe('how many times the same entry happened'),
         }),
       )
@@ -49,7 +51,19 @@ export const jobSchema = z.object({
   download_url: z
     .string()
     .nullable()
-    .describe('presigned S3 GET, valid 15 minutes by default, signed afresh on each read'),
+    .describe(
+      'presigned S3 GET, valid 15 minutes by default, signed afresh on each read; null until the job completes, for a failed job, and once the PDF has expired (file_expired)',
+    ),
+  file_expires_at: timestamp
+    .nullable()
+    .describe(
+      "completed jobs: when the PDF is deleted (the deployment's PDF retention after created_at); null otherwise",
+    ),
+  file_expired: z
+    .boolean()
+    .describe(
+      'true once the PDF has been deleted at the end of its retention period: download_url is null for that reason',
+    ),
   file_size_bytes: z.number().int().nullable(),
   render_duration_ms: z.number().int().nullable(),
   page_count: z.number().int().nullable(),
@@ -67,10 +81,12 @@ export const jobSchema = z.object({
 export type PdfJobResponse = z.output<typeof jobSchema>;
 
 /** The job as the API shows it (contract: spec fields plus template_id, template_version, page_count, error). */
-export const jobResponse = ({ job, downloadUrl }: JobView): PdfJobResponse => ({
+export const jobResponse = ({ job, downloadUrl, fileExpiresAt, fileExpired }: JobView): PdfJobResponse => ({
   id: job.id,
   status: job.status,
   download_url: downloadUrl,
+  file_expires_at: fileExpiresAt,
+  file_expired: fileExpired,
   file_size_bytes: job.file_size_bytes,
   render_duration_ms: job.render_duration_ms,
   page_count: job.page_count,

@@ -37,7 +37,7 @@ import chromium from '@sparticuz/chromium';
 import type { Browser } from 'puppeteer-core';
 import type { RendererConfig } from '../core/config.js';
 import { countWith } from '../core/metrics.js';
-import { createEgressPolicy } from './egress.js';
+import { createEgressPolicy, type EgressPolicy, refuseAllPolicy } from './egress.js';
 import { type EgressProxy, startEgressProxy } from './egress-proxy.js';
 import { log } from './log.js';
 import {
@@ -46,6 +46,7 @@ import {
   OpenTimeoutError,
   openSession,
   type RenderSession,
+  type SessionOptions,
   timedOut,
   usable,
   within,
@@ -76,6 +77,16 @@ export interface BrowserHostOptions {
   readonly spareSessions?: 0 | 1;
 }
 
+export interface TakeSessionOptions {
+  /**
+   * No network egress for the session's page (RenderRequest.offline): every request refused by
+   * interception, every connection by a proxy that refuses all (multi-process: the context's own;
+   * single-process: the browser's proxy for the turn, its open connections ended first).
+   * @default false
+   */
+  readonly offline?: boolean;
+}
+
 /** A renderer's browser: launched on demand, relaunched when it dies, shared by its renders. */
 export interface BrowserHost {
   /** The warm browser, launching it when there is none or the last one died or was retired. */
@@ -84,8 +95,11 @@ export interface BrowserHost {
   getBrowser(): Promise<Browser>;
   /** The process model renders run in now (undefined before the first launch). */
   processModel(): ProcessModel | undefined;
-  /** A fresh session for one render: the spare when there is a usable one, else a new one. */
-  takeSession(): Promise<RenderSession>;
+  /**
+   * A fresh session for one render: the spare when there is a usable one, else a new one. An
+   * offline render always gets a new one, opened offline (see TakeSessionOptions).
+   */
+  takeSession(options?: TakeSessionOptions): Promise<RenderSession>;
   /** Hands back a session that no content ever reached (its render failed in templating). */
   releaseUnused(session: RenderSession): void;
   /** Opens the next render's session in the background, when spares are on. */
@@ -101,6 +115,20 @@ export interface BrowserHost {
 export const createBrowserHost = (config: RendererConfig, options: BrowserHostOptions = {}): BrowserHost => {
   /** The egress policy for pages, with the configured test allowances. */
   const egressPolicy = createEgressPolicy({ allowHosts: config.egressAllowHosts });
+  /**
+   * Single-process: whether the turn in progress is offline. Turns are strictly one after another
+   * (a turn ends when its page is closed), so the browser's one proxy refuses everything for it.
+   */
+  let offlineTurn = false;
+  const proxyPolicy: EgressPolicy = {
+    ...egressPolicy,
+    resolveDestination: (host, port) =>
+      offlineTurn
+        ? refuseAllPolicy.resolveDestination(host, port)
+        : egressPolicy.resolveDestination(host, port),
+  };
+  /** The proxy offline contexts are given (multi-process): it refuses every connection. */
+  let offlineProxy: Promise<EgressProxy> | undefined;
   /** Single-process renders take turns on this renderer's browser (session.ts). */
   const takeTurn = createTurnQueue();
   let proxy: Promise<EgressProxy> | undefined;
@@ -117,11 +145,40 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
   let spare: Promise<RenderSession | undefined> | undefined;
 
   const getProxy = (): Promise<EgressProxy> => {
-    proxy ??= startEgressProxy(egressPolicy).catch((e: unknown) => {
+    proxy ??= startEgressProxy(proxyPolicy).catch((e: unknown) => {
       proxy = undefined;
       throw e;
     });
     return proxy;
+  };
+
+  const getOfflineProxy = (): Promise<EgressProxy> => {
+    offlineProxy ??= startEgressProxy(refuseAllPolicy).catch((e: unknown) => {
+      offlineProxy = undefined;
+      throw e;
+    });
+    return offlineProxy;
+  };
+
+  /** How an offline session is opened: its proxy (multi-process) and, single-process, the turn's switch. */
+  const sessionOptions = async (offline: boolean): Promise<SessionOptions> =>
+    offline ? { offline: { offlineProxyUrl: (await getOfflineProxy()).url } } : {};
+
+  /**
+   * Single-process: the turn's proxy setting, taken when the turn starts and undone when it ends.
+   * An offline turn starts with no connection open through the proxy (a tunnel an earlier page
+   * opened would otherwise carry its requests past the check).
+   */
+  const startTurn = async (release: () => void, offline: boolean): Promise<() => void> => {
+    offlineTurn = offline;
+    if (offline) (await getProxy()).closeConnections();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      offlineTurn = false;
+      release();
+    };
   };
 
   const launchIn = async (model: ProcessModel): Promise<WarmBrowser> => {
@@ -257,18 +314,19 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
   };
 
   /** A fresh session on the warm browser; one retry when that browser died under it. */
-  const openFreshSession = async (): Promise<RenderSession> => {
+  const openFreshSession = async (offline = false): Promise<RenderSession> => {
     // Single-process renders take their turn before choosing a browser: the one before may kill it.
-    const release = decided === 'single' ? await takeTurn() : undefined;
+    const release = decided === 'single' ? await startTurn(await takeTurn(), offline) : undefined;
     try {
+      const options = await sessionOptions(offline);
       for (let attempt = 0; ; attempt++) {
         const warm = await getWarmBrowser();
         if (warm.model === 'single' && release === undefined) {
           // auto decided on single-process while this render waited: take the turn after all.
-          return await openFreshSession();
+          return await openFreshSession(offline);
         }
         try {
-          return await openSession(warm, config.maxPageRequests, release);
+          return await openSession(warm, config.maxPageRequests, release, options);
         } catch (e) {
           if (warm.usable || e instanceof OpenTimeoutError || attempt >= 1) throw e;
         }
@@ -321,7 +379,9 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
    * A fresh session for one render: the spare when there is a usable one (waiting for it if it is
    * still opening), else a new one (openFreshSession).
    */
-  const takeSession = async (): Promise<RenderSession> => {
+  const takeSession = async ({ offline = false }: TakeSessionOptions = {}): Promise<RenderSession> => {
+    // The spare is not offline: it stays for the next render, and this one opens its own.
+    if (offline) return openFreshSession(true);
     const waiting = spare;
     spare = undefined;
     if (waiting) {
@@ -341,7 +401,7 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
    * the spare when spares are on and there is none (still never used), else it is closed.
    */
   const releaseUnused = (session: RenderSession): void => {
-    if (spareSessions > 0 && !spare && usable(session) && session.context !== undefined) {
+    if (spareSessions > 0 && !spare && !session.offline && usable(session) && session.context !== undefined) {
       spare = Promise.resolve(session);
       return;
     }
@@ -365,9 +425,10 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
         if (closed !== true) warm.kill('closing the browser failed');
       }),
     );
-    const closing = proxy;
+    const closing = [proxy, offlineProxy];
     proxy = undefined;
-    await (await closing?.catch(() => undefined))?.close();
+    offlineProxy = undefined;
+    await Promise.all(closing.map(async (p) => (await p?.catch(() => undefined))?.close()));
   };
 
   return {

@@ -16,6 +16,8 @@ const IDLE_TIMEOUT_MS = 60_000;
 export interface EgressProxy {
   /** For `--proxy-server`: `http://127.0.0.1:<port>`. */
   readonly url: string;
+  /** Ends every connection open through it (a single-process offline turn starts with none). */
+  closeConnections(): void;
   close(): Promise<void>;
 }
 
@@ -150,6 +152,9 @@ export const startEgressProxy = async (policy: EgressPolicy): Promise<EgressProx
 
   return {
     url: `http://127.0.0.1:${port}`,
+    closeConnections: () => {
+      for (const socket of sockets) socket.destroy();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

@@ -87,7 +87,13 @@ const DEFAULT_PORTS: Readonly<Record<string, number>> = {
 };
 
 /** Why a URL is refused, as a render's diagnostics show it (`blocked: <reason>`). */
-export type EgressRefusal = 'invalid URL' | 'scheme' | 'invalid port' | 'private address' | 'host not found';
+export type EgressRefusal =
+  | 'invalid URL'
+  | 'scheme'
+  | 'invalid port'
+  | 'private address'
+  | 'host not found'
+  | 'offline';
 
 export type EgressVerdict =
   | { readonly allowed: true }
@@ -170,3 +176,13 @@ const defaultPolicy = createEgressPolicy();
 
 /** The policy without test allowances: may a page fetch or navigate to this URL? */
 export const isRequestAllowed = (url: string): Promise<boolean> => defaultPolicy.isRequestAllowed(url);
+
+/**
+ * The policy of an offline render (RenderRequest.offline): nothing is reachable, and nothing is
+ * looked up. Its egress proxy refuses every connection with it.
+ */
+export const refuseAllPolicy: EgressPolicy = {
+  isRequestAllowed: async () => false,
+  check: async () => ({ allowed: false, reason: 'offline' }),
+  resolveDestination: async () => undefined,
+};

@@ -66,6 +66,8 @@ export interface PageGuard {
   readonly failed: Promise<never>;
   /** Requests charged to the page so far. */
   readonly requests: number;
+  /** The render is offline: every request of its page is refused, whatever the policy says. */
+  readonly offline: boolean;
   /** The page's main frame (its target id). */
   addMainFrame(frameId: string): void;
   /**
@@ -73,6 +75,8 @@ export interface PageGuard {
    * it the render fails.
    */
   addFrame(frameId: string): void;
+  /** Fails the render at once (its page did what no render may); `failed` rejects with `e`. */
+  fail(e: Error): void;
   /** The render is over: its page's requests are no longer answered, and its failures no longer reported. */
   end(): void;
   /**
@@ -87,7 +91,7 @@ export interface Interceptor {
    * Starts charging a page's requests to one render. `contextId` is the render's own browser
    * context (multi-process); without one (the default context), the page's frames must be added.
    */
-  guard(contextId: string | undefined, maxRequests: number): PageGuard;
+  guard(contextId: string | undefined, maxRequests: number, offline?: boolean): PageGuard;
   /**
    * The origins pages were let through to since the last call: where a page could have stored
    * something (single process: what to wipe before the next render). Recorded only when asked
@@ -108,6 +112,7 @@ class Guard implements PageGuard {
   constructor(
     readonly contextId: string | undefined,
     readonly maxRequests: number,
+    readonly offline: boolean,
     private readonly onEnd: (guard: Guard) => void,
     private readonly onFrame: (guard: Guard, frameId: string) => void,
   ) {
@@ -221,6 +226,17 @@ export const interceptRequests = async (
     return { guard: undefined, certain: false };
   };
 
+  /**
+   * Whether a request is refused for being offline: its render's is, or, when no render claims it,
+   * any render in progress is (fail closed: it may be the offline page's). Never looked up, so an
+   * offline page's host names reach no resolver.
+   */
+  const offlineFor = (guard: Guard | undefined): boolean => {
+    if (guard) return guard.offline;
+    for (const g of live) if (g.offline) return true;
+    return false;
+  };
+
   const track = ({ targetInfo }: { targetInfo: Protocol.Target.TargetInfo }): void => {
     targets.set(targetInfo.targetId, { type: targetInfo.type, contextId: targetInfo.browserContextId });
   };
@@ -250,7 +266,9 @@ export const interceptRequests = async (
       const navigation = resourceType === 'Document' && targets.get(frameId)?.type === 'page';
       const verdict: Promise<EgressVerdict | { allowed: false; reason: 'navigation' }> = navigation
         ? Promise.resolve({ allowed: false, reason: 'navigation' })
-        : policy.check(request.url);
+        : offlineFor(guard)
+          ? Promise.resolve({ allowed: false, reason: 'offline' })
+          : policy.check(request.url);
       verdict
         .then((v) => {
           if (guard?.ended) return; // the render ended while the policy looked the host up
@@ -274,10 +292,11 @@ export const interceptRequests = async (
   await session.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] });
 
   return {
-    guard(contextId, maxRequests) {
+    guard(contextId, maxRequests, offline = false) {
       const guard = new Guard(
         contextId,
         maxRequests,
+        offline,
         (ended) => {
           live.delete(ended);
           if (!pageAlive(ended)) forget(ended);

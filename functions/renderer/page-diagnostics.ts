@@ -2,7 +2,8 @@
  * A render's diagnostics, gathered from its own page only (the caps: domain/diagnostics.ts):
  *
  * - console: `console.error` calls and the browser's own error log lines (CSP refusals, …), except
- *   "Failed to load resource", which the resource entries say better;
+ *   "Failed to load resource", which the resource entries say better; capped at the source
+ *   (page-caps.ts);
  * - page_error: uncaught exceptions;
  * - resource: requests the egress policy refused, with its reason (interception.ts tells the
  *   page's guard, and only about requests from this page's frames and workers), requests that
@@ -18,6 +19,13 @@ import { DiagnosticsRecorder } from '../domain/diagnostics.js';
 import type { Diagnostics } from './contract.js';
 import type { PageGuard } from './interception.js';
 import { log } from './log.js';
+import {
+  installPageCaps,
+  MAX_CONSOLE_CALLS,
+  MAX_LOG_ENTRIES,
+  PageEventFloodError,
+  PROTOCOL_EVENT_LIMIT,
+} from './page-caps.js';
 
 const noop = (): void => {};
 
@@ -115,7 +123,12 @@ const GLYPH_CHECK = `(() => {
 const codePoint = (ch: string): string =>
   `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 
+/** Puppeteer's own DevTools session on the page (not public API: CdpPage._client()). */
+const puppeteerSession = (page: Page): CDPSession => (page as unknown as { _client(): CDPSession })._client();
+
 export interface PageWatch {
+  /** Records what the renderer found in the printed PDF (before finish). */
+  add(type: 'unsafe_link', message: string, url: string): void;
   /** Looks for text that prints as missing-glyph boxes; gives up quietly after `timeoutMs`. */
   checkGlyphs(timeoutMs: number): Promise<void>;
   /** Stops watching; when the render ran out of time, the requests still loading are listed. */
@@ -137,16 +150,46 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
   /** Requests in flight, by request id: their URLs. */
   const loading = new Map<string, string>();
 
+  /** Console and error events that reached the renderer (the page caps them: page-caps.ts). */
+  let consoleEvents = 0;
+  let events = 0;
+  const counted = (): boolean => {
+    if (++events === PROTOCOL_EVENT_LIMIT + 1) guard.fail(new PageEventFloodError());
+    return events <= PROTOCOL_EVENT_LIMIT;
+  };
+
   const onConsole = (message: ConsoleMessage): void => {
+    // Past the page's own cap its console says nothing more: the entries may be incomplete.
+    if (++consoleEvents === MAX_CONSOLE_CALLS) recorder.truncate();
     const args = message.args();
     // Puppeteer keeps a listener's console arguments alive in the page; nothing here reads them.
     for (const arg of args) arg.dispose().catch(noop);
-    if (message.type() !== 'error') return;
+    if (!counted() || message.type() !== 'error') return;
     const text = message.text();
     if (args.length === 0 && text.startsWith('Failed to load resource')) return;
     recorder.add('console', text);
   };
+  /**
+   * The browser's own log lines (a CSP refusal, a file: URL refused), and a dedicated worker's
+   * console, which Chromium sends as such to the page: read here, on the renderer's own session,
+   * and no longer by puppeteer's (see watchPage), so that past MAX_LOG_ENTRIES the domain is
+   * turned off and nothing more of it is sent.
+   */
+  let logEntries = 0;
+  const onLog = ({ entry }: Protocol.Log.EntryAddedEvent): void => {
+    if (++logEntries >= MAX_LOG_ENTRIES) {
+      if (logEntries === MAX_LOG_ENTRIES) {
+        cdp.send('Log.disable').catch(noop);
+        recorder.truncate();
+      }
+      return;
+    }
+    if (!counted() || entry.level !== 'error' || entry.source === 'worker') return;
+    if (entry.text.startsWith('Failed to load resource')) return;
+    recorder.add('console', entry.text);
+  };
   const onPageError = (error: unknown): void => {
+    if (!counted()) return;
     if (!(error instanceof Error)) {
       recorder.add('page_error', String(error));
       return;
@@ -177,6 +220,12 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
   cdp.on('Network.loadingFailed', onFailed);
   cdp.on('Network.responseReceived', onResponse);
   guard.onBlocked((url, reason) => recorder.add('resource', reason, url));
+  await installPageCaps(cdp);
+  // Puppeteer's Log domain on the page would relay every entry, uncapped (a worker's console
+  // flood arrives this way): off, and the renderer's own session reads the log instead.
+  await puppeteerSession(page).send('Log.disable');
+  cdp.on('Log.entryAdded', onLog);
+  await cdp.send('Log.enable');
   await cdp.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 });
 
   /** GLYPH_CHECK in a world of its own on the page's main frame; its findings recorded. */
@@ -200,6 +249,10 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
   };
 
   return {
+    add(type, message, url) {
+      recorder.add(type, message, url);
+    },
+
     async checkGlyphs(timeoutMs) {
       if (timeoutMs < 1) return;
       const started = performance.now();
@@ -228,6 +281,7 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
       cdp.off('Network.loadingFinished', onFinished);
       cdp.off('Network.loadingFailed', onFailed);
       cdp.off('Network.responseReceived', onResponse);
+      cdp.off('Log.entryAdded', onLog);
       guard.onBlocked(noop);
       if (timedOut) {
         for (const url of loading.values())

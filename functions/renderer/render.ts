@@ -12,7 +12,7 @@
  */
 
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { type Page, TimeoutError } from 'puppeteer-core';
+import { type CDPSession, type Page, TimeoutError } from 'puppeteer-core';
 import { countWith, MetricUnit, metrics } from '../core/metrics.js';
 import type { BrowserHost, RenderSession } from './browser.js';
 import type {
@@ -25,7 +25,9 @@ import type {
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
+import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
 import { type PageWatch, watchPage } from './page-diagnostics.js';
+import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
 import { withDocumentInfo } from './pdf-metadata.js';
 import { countPdfPages } from './pdf-pages.js';
 import type { RenderPart, TemplatingPool } from './templating-pool.js';
@@ -136,7 +138,14 @@ const dismissDialogs = (page: Page): void => {
   });
 };
 
-type Printed = { readonly pdf: Uint8Array; readonly renderDurationMs: number } | RenderResult;
+type Printed =
+  | {
+      readonly pdf: Uint8Array;
+      readonly renderDurationMs: number;
+      /** The links removed from Chromium's file (pdf-links.ts), for the diagnostics. */
+      readonly removedLinks: readonly RemovedLink[];
+    }
+  | RenderResult;
 
 /** The templated header and footer, when the render has them. */
 interface HeaderFooter {
@@ -156,6 +165,28 @@ const crashOf = (page: Page): Promise<never> => {
   return crashed;
 };
 
+/**
+ * Has page.setContent write the document through the renderer's own DevTools session, not
+ * puppeteer's evaluate, which tags its script with `//# sourceURL=pptr:…` naming the caller's file
+ * (the renderer's install path and puppeteer's): every stack trace the page's scripts take while
+ * the document is written (all its inline scripts') showed it, in the PDF and the diagnostics. This
+ * script has no URL: its frame shows as `<anonymous>`. Puppeteer's lifecycle wait is kept.
+ */
+const writeWithoutSourceUrl = (page: Page, cdp: CDPSession): void => {
+  const frame = page.mainFrame() as unknown as { setFrameContent?: (html: string) => Promise<void> };
+  if (typeof frame.setFrameContent !== 'function') {
+    throw new Error('puppeteer-core changed: Frame.setFrameContent is gone (see writeWithoutSourceUrl)');
+  }
+  Object.defineProperty(frame, 'setFrameContent', {
+    value: async (html: string): Promise<void> => {
+      const { exceptionDetails } = await cdp.send('Runtime.evaluate', {
+        expression: `document.open(); document.write(${JSON.stringify(html)}); document.close();`,
+      });
+      if (exceptionDetails) throw new Error('writing the document failed');
+    },
+  });
+};
+
 const loadAndPrint = async (
   taggedPdf: boolean,
   session: RenderSession,
@@ -164,9 +195,10 @@ const loadAndPrint = async (
   request: RenderRequest,
   deadline: number,
 ): Promise<Printed> => {
-  const { page, guard } = session;
+  const { page, guard, cdp } = session;
   const { pdf: options, pageLoad, limits } = request;
   dismissDialogs(page);
+  writeWithoutSourceUrl(page, cdp);
   // The page's renderer dying, or the page going over its request budget, ends the wait at once.
   const failed = Promise.race([crashOf(page), guard.failed]);
   failed.catch(noop);
@@ -241,7 +273,14 @@ const loadAndPrint = async (
       chunks.push(value);
     }
     const pdf = chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks, total);
-    return { pdf, renderDurationMs: Math.round(performance.now() - started) };
+    // Links are made safe in Chromium's own file, before any incremental update (the outline's,
+    // the metadata's: their /Prev is not walked), and in every print (a two-pass one too). A file
+    // it cannot walk is not passed on unchecked.
+    const removedLinks = removeUnsafeLinks(pdf);
+    if (!removedLinks) {
+      return fail('PDF_RENDERING_FAILED', 'The printed PDF could not be checked for unsafe links.');
+    }
+    return { pdf, renderDurationMs: Math.round(performance.now() - started), removedLinks };
   };
   return printNavigated<Extract<Printed, { pdf: Uint8Array }>, RenderResult>(
     session.cdp,
@@ -346,7 +385,7 @@ const renderJob = async (
       ...(parts.length > 0 ? { parts: parts.map((p) => p.render) } : {}),
     })
     .finally(() => templated_(Math.round(performance.now() - templatingStarted)));
-  const taking = browser.takeSession();
+  const taking = browser.takeSession({ offline: request.offline === true });
   const opening = taking.then(
     (session) => ({ session }),
     (error: unknown) => ({ error }),
@@ -413,6 +452,11 @@ const renderJob = async (
           ? `The page made more than ${limit} requests, the most one render may make.`
           : `The page opened more than ${limit} frames, the most one render may open.`,
       );
+    } else if (e instanceof PageEventFloodError) {
+      printed = fail(
+        'PDF_RENDERING_FAILED',
+        `The page sent more than ${PROTOCOL_EVENT_LIMIT.toLocaleString('en-US')} console messages or errors, the most one render may send.`,
+      );
     } else if (e instanceof HeaderFooterPrintError) {
       spoiled = false;
       printed = fail('PDF_RENDERING_FAILED', HEADER_FOOTER_PRINT_FAILED);
@@ -422,6 +466,7 @@ const renderJob = async (
       printed = fail('PDF_RENDERING_FAILED', 'Chromium failed while rendering the page.');
     }
   }
+  if (!('ok' in printed)) reportRemovedLinks(printed.removedLinks, watch);
   // A printed page is looked at once more, for missing glyphs, while its PDF is checked and
   // uploaded (a failed one is not: nothing of it is printed).
   const glyphs =
@@ -448,6 +493,17 @@ const renderJob = async (
   const stored = await storePdf(printed, request, log);
   const diagnostics = await done;
   return { ...stored, diagnostics };
+};
+
+/** Each link removed from the PDF (pdf-links.ts), in the render's diagnostics. */
+const reportRemovedLinks = (removed: readonly RemovedLink[], watch: PageWatch): void => {
+  for (const { target, page } of removed) {
+    watch.add(
+      'unsafe_link',
+      `removed from page ${page}: only http:, https:, mailto: and in-document links are kept`,
+      target,
+    );
+  }
 };
 
 /** Page count and size checked, metadata set, and the PUT: the result without its diagnostics. */

@@ -6,6 +6,7 @@
  * scope, where it survives warm invocations (handler.ts); the local stack makes one per stack.
  */
 import type { RendererConfig } from '../core/config.js';
+import { type Admission, createAdmission } from './admission.js';
 import { type BrowserHost, createBrowserHost } from './browser.js';
 import type { Renderer, RenderRequest, RenderResult } from './contract.js';
 import { render } from './render.js';
@@ -19,6 +20,8 @@ export interface RendererOptions {
   readonly spareSessions?: 0 | 1;
   /** @default the pool's defaults (templating-pool.ts) */
   readonly templating?: TemplatingPoolOptions;
+  /** Renders that may wait for a turn beyond those running. @default config.maxConcurrentRenders */
+  readonly maxQueuedRenders?: number;
 }
 
 export interface RendererInstance extends Renderer {
@@ -26,6 +29,8 @@ export interface RendererInstance extends Renderer {
   /** Its browser: tests inspect it and inject faults through it. */
   readonly browser: BrowserHost;
   readonly templating: TemplatingPool;
+  /** Renders running and waiting for a turn (admission.ts). */
+  readonly admission: Admission;
   /** Starts the browser and a templating worker ahead of the first render. */
   prewarm(): void;
   /** Closes the browser, the egress proxy and the templating workers. A later render starts them again. */
@@ -36,11 +41,25 @@ export const createRenderer = (config: RendererConfig, options: RendererOptions 
   const browser = createBrowserHost(config, { spareSessions: options.spareSessions ?? 0 });
   const templating = createTemplatingPool(options.templating);
   const parts = { browser, templating, taggedPdf: config.taggedPdf };
+  const admission = createAdmission({
+    maxConcurrent: config.maxConcurrentRenders,
+    maxQueued: options.maxQueuedRenders ?? config.maxConcurrentRenders,
+  });
   return {
     config,
     browser,
     templating,
-    render: (request: RenderRequest): Promise<RenderResult> => render(parts, request),
+    admission,
+    render: async (request: RenderRequest): Promise<RenderResult> => {
+      const outcome = await admission.run(() => render(parts, request));
+      if (outcome.admitted) return outcome.value;
+      return {
+        ok: false,
+        code: 'SERVICE_BUSY',
+        message: `The renderer is busy with other renders; try again in ${outcome.retryAfterSeconds} s.`,
+        retryAfterSeconds: outcome.retryAfterSeconds,
+      };
+    },
     prewarm: () => {
       browser.prewarm();
       templating.prewarm();

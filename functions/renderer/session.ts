@@ -49,6 +49,8 @@ export interface RenderSession {
   readonly cdp: CDPSession;
   /** Charges the page's requests to the render and reports its crash (interception.ts). */
   readonly guard: PageGuard;
+  /** Opened for an offline render (SessionOptions.offline): never handed to another render. */
+  readonly offline: boolean;
   /**
    * Hands the session back (closeContext or closeTurn), never to be awaited by an answer. A
    * `spoiled` page (timed out, crashed, over budget) is stopped first.
@@ -94,10 +96,34 @@ const closePopups = (context: BrowserContext, page: Page): (() => void) => {
   return () => context.off('targetcreated', onTarget);
 };
 
-/** Multi-process: a context of the render's own with one page. */
-const openContext = async (warm: WarmBrowser, maxRequests: number): Promise<RenderSession> => {
-  const context = await warm.browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
-  const guard = warm.interceptor.guard(context.id, maxRequests);
+/** How a session is opened. */
+export interface SessionOptions {
+  /**
+   * An offline render's session: its requests are all refused by interception, and its
+   * connections go to `offlineProxyUrl`, a proxy that refuses every one (multi-process: the
+   * context's own proxy; single-process: the caller switches the browser's proxy for the turn).
+   */
+  readonly offline?: { readonly offlineProxyUrl: string };
+}
+
+/**
+ * Multi-process: a context of the render's own with one page. An offline context has a proxy of
+ * its own that refuses every connection, so nothing of it (a WebSocket, a worker's fetch, a
+ * preconnect: whatever interception does not see) reaches the network, or a resolver.
+ */
+const openContext = async (
+  warm: WarmBrowser,
+  maxRequests: number,
+  options: SessionOptions,
+): Promise<RenderSession> => {
+  const context = await warm.browser.createBrowserContext({
+    downloadBehavior: { policy: 'deny' },
+    ...(options.offline
+      ? { proxyServer: options.offline.offlineProxyUrl, proxyBypassList: ['<-loopback>'] }
+      : {}),
+  });
+  const offline = options.offline !== undefined;
+  const guard = warm.interceptor.guard(context.id, maxRequests, offline);
   warm.addSession();
   try {
     const page = await unlessFailed(context.newPage(), guard);
@@ -108,7 +134,7 @@ const openContext = async (warm: WarmBrowser, maxRequests: number): Promise<Rend
       stopClosingPopups();
       return closeContext(warm, context, guard, cdp, spoiled);
     };
-    return { warm, context, page, cdp, guard, close };
+    return { warm, context, page, cdp, guard, offline, close };
   } catch (e) {
     void closeContext(warm, context, guard, undefined, true);
     throw e;
@@ -186,7 +212,9 @@ const openTurn = async (
   warm: WarmBrowser,
   maxRequests: number,
   release: () => void,
+  options: SessionOptions,
 ): Promise<RenderSession> => {
+  const offline = options.offline !== undefined;
   warm.addSession();
   try {
     const page = await warm.browser.newPage();
@@ -194,14 +222,14 @@ const openTurn = async (
     const cdp = await page.createCDPSession();
     await wipeBrowsingData(cdp, warm.interceptor.takeOrigins());
     // Charged from here on: the page has made no request yet.
-    const guard = warm.interceptor.guard(undefined, maxRequests);
+    const guard = warm.interceptor.guard(undefined, maxRequests, offline);
     await attach(page, guard, cdp);
     const stopClosingPopups = closePopups(warm.browser.defaultBrowserContext(), page);
     const close = (spoiled: boolean): Promise<void> => {
       stopClosingPopups();
       return closeTurn(warm, page, guard, spoiled, release);
     };
-    return { warm, context: undefined, page, cdp, guard, close };
+    return { warm, context: undefined, page, cdp, guard, offline, close };
   } catch (e) {
     // Whatever failed (the wipe included), no later page may share this browser's data.
     warm.kill('opening a page failed in a single-process browser');
@@ -257,9 +285,12 @@ export const openSession = async (
   warm: WarmBrowser,
   maxRequests: number,
   release: () => void = noop,
+  options: SessionOptions = {},
 ): Promise<RenderSession> => {
   const opening =
-    warm.model === 'multi' ? openContext(warm, maxRequests) : openTurn(warm, maxRequests, release);
+    warm.model === 'multi'
+      ? openContext(warm, maxRequests, options)
+      : openTurn(warm, maxRequests, release, options);
   const session = await within(opening, OPEN_TIMEOUT_MS);
   if (!timedOut(session)) return session;
   opening.then((s) => s.close(true), noop);

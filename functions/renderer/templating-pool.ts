@@ -8,7 +8,9 @@
  *
  * Why a worker: the engine is bounded by itself (a deadline and an output limit), and the pool
  * bounds it again from outside, where no engine bug can reach:
- * - time: a worker that has not answered TIME_LIMIT_MS plus a margin after its job started is
+ * - time: the engine stops itself at TIME_LIMIT_MS of the worker's CPU time (templating-worker.ts);
+ *   a worker that has not answered WATCHDOG_FACTOR × TIME_LIMIT_MS plus a margin after its job
+ *   started, not counting the time the whole process was stopped (the worker with it), is
  *   terminated and replaced; the render fails with INVALID_HTML_TEMPLATE naming the limit;
  * - memory: resourceLimits cap each worker's heap, so a memory bomb kills the worker (and is
  *   answered "Templating ran out of memory"), not the renderer;
@@ -27,6 +29,51 @@ export const TIME_LIMIT_MS = 2_000;
 /** How long past the limit a worker may take to answer before it is terminated. */
 export const TIME_LIMIT_MARGIN_MS = 250;
 export const MAX_WORKERS = 4;
+/**
+ * The watchdog's wall-clock period, in time limits. The engine stops itself at the limit in CPU
+ * time (templating-worker.ts); the watchdog is for an engine that stops checking, and waits longer
+ * than the limit because a worker sharing a busy machine gets less than a core: on this project's
+ * 2-core machine under load, 1.2 s of template CPU took 2-3 s.
+ */
+export const WATCHDOG_FACTOR = 2;
+/** How often the pool's clock looks for stalls while a job runs (see createRunClock). */
+const TICK_MS = 100;
+/** A tick this late means the process did not run (stopped, or starved), and neither did the worker. */
+const STALL_MS = 300;
+
+/**
+ * Milliseconds that leaves out the time the process was stopped (SIGSTOP, a laptop's sleep):
+ * while anything runs, a tick every TICK_MS notes how late it came, and a tick STALL_MS late or
+ * more is counted as a stall. The worker was stopped too, so its watchdog does not count it.
+ */
+const createRunClock = () => {
+  let stalledMs = 0;
+  let last = performance.now();
+  let ticker: NodeJS.Timeout | undefined;
+  const tick = (): void => {
+    const now = performance.now();
+    const late = now - last - TICK_MS;
+    if (late >= STALL_MS) stalledMs += late;
+    last = now;
+  };
+  return {
+    /** Ticks while any job runs. */
+    running(busy: boolean): void {
+      if (busy && !ticker) {
+        last = performance.now();
+        ticker = setInterval(tick, TICK_MS);
+        ticker.unref();
+      } else if (!busy && ticker) {
+        clearInterval(ticker);
+        ticker = undefined;
+      }
+    },
+    now(): number {
+      if (ticker) tick(); // a stall that just ended, before its tick ran
+      return performance.now() - stalledMs;
+    },
+  };
+};
 /**
  * How long a job waits for the worker it was given to finish loading: one that takes longer is
  * stuck (from source, tsx may take ~0.5 s on a busy machine). Counted from the job, not from the
@@ -109,7 +156,8 @@ export interface TemplatingPool {
   /** Executes a template in a worker. Never rejects. */
   render(
     source: string,
-    variables: Record<string, unknown>,
+    /** JSON text written by stringifyTemplateData, or an object as JSON.parse makes it. */
+    variables: string | Record<string, unknown>,
     options: { readonly maxOutputBytes: number; readonly parts?: readonly RenderPart[] },
   ): Promise<TemplatingOutcome>;
   /** Starts a worker ahead of the first render, when there is none. */
@@ -127,7 +175,7 @@ export interface TemplatingPool {
 
 interface Task {
   readonly source: string;
-  readonly variables: Record<string, unknown>;
+  readonly variables: string | Record<string, unknown>;
   readonly maxOutputBytes: number;
   readonly parts: readonly RenderPart[] | undefined;
   readonly resolve: (outcome: TemplatingOutcome) => void;
@@ -170,6 +218,7 @@ const outcomeOfError = (error: WorkerTemplateError, task: Task): TemplatingOutco
     log('ERROR', 'templating-internal-error', { message: error.message });
     return failed('PDF_RENDERING_FAILED', 'Templating failed in the renderer.');
   }
+
   const details: TemplateFailureDetails = {
     ...(error.line !== undefined ? { line: error.line } : {}),
     ...(error.variable !== undefined ? { name: error.variable } : {}),
@@ -190,6 +239,7 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
 
   const slots: Slot[] = [];
   const queue: Task[] = [];
+  const clock = createRunClock();
   let nextJobId = 1;
 
   const remove = (slot: Slot): void => {
@@ -208,6 +258,7 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
     clearTimeout(slot.timer);
     slot.timer = undefined;
     slot.worker.unref();
+    clock.running(slots.some((s) => s.task !== undefined));
     task?.resolve(outcome);
   };
 
@@ -222,6 +273,28 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
     // (not one that never started: that would start and fail in a loop).
     if (queue.length > 0) pump();
     else if (slots.length === 0 && slot.ready) prewarm();
+  };
+
+  /**
+   * Terminates the worker once it has run `periodMs` (the run clock's: stalls of the process left
+   * out), unless it answers first.
+   */
+  const armWatchdog = (slot: Slot, periodMs: number): void => {
+    clearTimeout(slot.timer);
+    const startedAt = clock.now();
+    const check = (waitMs: number): void => {
+      slot.timer = setTimeout(() => {
+        const left = periodMs - (clock.now() - startedAt);
+        if (left >= 1) return check(left);
+        discard(
+          slot,
+          failed('INVALID_HTML_TEMPLATE', `Templating exceeded its ${timeLimitMs} ms limit`),
+          'time limit',
+        );
+      }, waitMs);
+    };
+    clock.running(true);
+    check(periodMs);
   };
 
   const dispatch = (slot: Slot): void => {
@@ -246,15 +319,7 @@ export const createTemplatingPool = (options: TemplatingPoolOptions = {}): Templ
         ? { parts: task.parts.map((p) => ({ source: p.source, maxOutputBytes: p.maxOutputBytes })) }
         : {}),
     };
-    slot.timer = setTimeout(
-      () =>
-        discard(
-          slot,
-          failed('INVALID_HTML_TEMPLATE', `Templating exceeded its ${timeLimitMs} ms limit`),
-          'time limit',
-        ),
-      timeLimitMs + marginMs,
-    );
+    armWatchdog(slot, timeLimitMs * WATCHDOG_FACTOR + marginMs);
     slot.worker.ref();
     try {
       slot.worker.postMessage(job);

@@ -9,6 +9,7 @@ import { createUsageStore } from '../adapters/dynamodb/usage.js';
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { logFault, systemClock } from '../core/runtime.js';
+import { jobRecordRetentionSeconds } from '../domain/jobs.js';
 import { createSweeper, type SweepReport } from '../domain/sweeper.js';
 
 export type SweepHandler = () => Promise<SweepReport>;
@@ -22,7 +23,10 @@ export const createSweepHandler = (env: Environment): SweepHandler => {
   const db = createDocumentClient(config.aws);
   const clock = systemClock;
   const sweeper = createSweeper({
-    jobs: createJobStore(db, tableName, clock),
+    // The sweeper writes no job; the retention is the deployment's all the same.
+    jobs: createJobStore(db, tableName, clock, {
+      recordRetentionSeconds: jobRecordRetentionSeconds(config.settings.pdfRetentionDays),
+    }),
     usage: createUsageStore(db, tableName, clock),
     clock,
     onFault: logFault,

@@ -4,12 +4,15 @@
  */
 
 import { createTemplateStore } from '../adapters/dynamodb/templates.js';
+import { createUsageStore } from '../adapters/dynamodb/usage.js';
 import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
 import { createApiRuntime, logFault } from '../core/runtime.js';
+import type { Principal } from '../domain/principal.js';
 import { createTemplateManagement } from '../domain/template-management.js';
 import { wiringOf } from '../route-declaration.js';
+import { TEMPLATE_WRITES_PER_MINUTE } from '../settings.js';
 import { templatesResource } from './routes.js';
 
 export const createHandler = (env: Environment): LambdaHandler => {
@@ -20,8 +23,11 @@ export const createHandler = (env: Environment): LambdaHandler => {
     store: createTemplateStore(db, tableName, clock, { onFault: logFault }),
   });
   const id = (p: Readonly<Record<string, string | undefined>>) => p.template_id ?? '';
+  const usage = createUsageStore(db, tableName, clock);
+  const countWrite = (principal: Principal) =>
+    usage.hitTemplateWriteLimit(principal.accountId, TEMPLATE_WRITES_PER_MINUTE);
 
-  return createResourceHandler(templatesResource, http(), {
+  return createResourceHandler(templatesResource, http(countWrite), {
     createTemplate: ({ principal, body }) => templates.create(principal, body),
     listTemplates: ({ principal, query }) => templates.listOwn(principal, query),
     listPublicTemplates: ({ query }) => templates.listPublic(query),

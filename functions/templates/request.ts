@@ -2,7 +2,7 @@
  * The template request bodies (contract: Templates): their schemas, which also describe them in
  * the OpenAPI document, and the code each field's problems answer with: INVALID_TEMPLATE_NAME for
  * the name, INVALID_HTML_CONTENT or HTML_CONTENT_TOO_LARGE for the html, VALIDATION_ERROR for the
- * rest. Zod only: the route declarations import it, and the CDK app reads those.
+ * rest (INVALID_PDF_OPTIONS for pdf_options, as POST /v1/pdf answers for the same fields). Zod only: the route declarations import it, and the CDK app reads those.
  */
 import { z } from 'zod';
 import { type Problem, parseOrThrow } from '../core/validation.js';
@@ -12,6 +12,7 @@ import type {
   TemplateVisibilityCommand,
   UpdateTemplateCommand,
 } from '../domain/template-commands.js';
+import { templatePdfOptionsSchema, variablesSchema } from '../pdf/options.js';
 import { MAX_HEADER_FOOTER_BYTES } from '../settings.js';
 
 export const MAX_TEMPLATE_NAME_CHARACTERS = 200;
@@ -48,7 +49,24 @@ const htmlSchema = (maxBytes: number) =>
 
 interface TemplateLimits {
   readonly maxTemplateHtmlBytes: number;
+  readonly maxVariablesBytes: number;
 }
+
+const sampleSchema = (limits: TemplateLimits, edit: string) =>
+  variablesSchema(limits.maxVariablesBytes)
+    .nullable()
+    .optional()
+    .describe(
+      `sample data for the template's variables (the limits of POST /v1/pdf's variables): what previews render with, offered in snippets; versioned with the html; ${edit}`,
+    );
+
+const pdfOptionsSchema = (edit: string) =>
+  templatePdfOptionsSchema
+    .nullable()
+    .optional()
+    .describe(
+      `POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline and tagged, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; ${edit}`,
+    );
 
 const headerFooterSchema = (where: 'top' | 'bottom', edit: string) =>
   htmlSchema(MAX_HEADER_FOOTER_BYTES)
@@ -64,6 +82,8 @@ export const createTemplateSchema = (limits: TemplateLimits) =>
     html: htmlSchema(limits.maxTemplateHtmlBytes),
     header_html: headerFooterSchema('top', 'null or absent: none'),
     footer_html: headerFooterSchema('bottom', 'null or absent: none'),
+    sample_variables: sampleSchema(limits, 'null or absent: none'),
+    pdf_options: pdfOptionsSchema('null or absent: none'),
     is_public: z.boolean({ error: 'must be true or false' }).default(false),
   });
 
@@ -77,14 +97,23 @@ export const updateTemplateSchema = (limits: TemplateLimits) =>
         .describe('new html makes a new version; the old ones stay renderable'),
       header_html: headerFooterSchema('top', 'null removes it; a change makes a new version'),
       footer_html: headerFooterSchema('bottom', 'null removes it; a change makes a new version'),
+      sample_variables: sampleSchema(limits, 'null removes it; a change makes a new version'),
+      pdf_options: pdfOptionsSchema(
+        'null removes them; given, they replace the saved ones whole; a change makes a new version',
+      ),
     })
     .refine(
       (body) =>
         body.name !== undefined ||
         body.html !== undefined ||
         body.header_html !== undefined ||
-        body.footer_html !== undefined,
-      { error: 'must give at least one of name, html, header_html and footer_html' },
+        body.footer_html !== undefined ||
+        body.sample_variables !== undefined ||
+        body.pdf_options !== undefined,
+      {
+        error:
+          'must give at least one of name, html, header_html, footer_html, sample_variables and pdf_options',
+      },
     );
 
 export const templateVisibilitySchema = z.strictObject({
@@ -106,6 +135,9 @@ const templateProblemCode = (problem: Problem): ErrorCode => {
   if (problem.field === 'name') return 'INVALID_TEMPLATE_NAME';
   if (problem.field === 'html' || problem.field === 'header_html' || problem.field === 'footer_html')
     return 'INVALID_HTML_CONTENT';
+  // The same fields and code as POST /v1/pdf's.
+  if (problem.field === 'pdf_options' || problem.field.startsWith('pdf_options.'))
+    return 'INVALID_PDF_OPTIONS';
   return 'VALIDATION_ERROR';
 };
 

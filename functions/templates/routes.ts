@@ -1,7 +1,9 @@
 /** The saved-template routes (spec: /v1/templates; keys read and render, only sessions change). */
 import { z } from 'zod';
 import { type Page, pageQuerySchema } from '../core/page-query.js';
+import { templatePdfOptionsSchema } from '../pdf/options.js';
 import { KEY_OR_SESSION, resource, route, SESSION_ONLY } from '../route-declaration.js';
+import { TEMPLATE_WRITES_PER_MINUTE } from '../settings.js';
 import {
   type CreateTemplateBody,
   createTemplateSchema,
@@ -28,7 +30,29 @@ export const templateSchema = z.object({
     .string()
     .nullable()
     .describe('the current version’s footer, printed in the bottom margin of every page; null: none'),
+  sample_variables: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe('the current version’s sample data for its variables; null: none saved'),
+  pdf_options: templatePdfOptionsSchema
+    .nullable()
+    .describe(
+      'the current version’s render options: a render of it takes them where it gives none of its own; null: none saved',
+    ),
   is_public: z.boolean(),
+  public_since_version: z
+    .number()
+    .int()
+    .min(1)
+    .nullable()
+    .describe(
+      'public templates: the first version other accounts may read and render (the version that was current when it was made public, and every later one); earlier versions stay the owner’s alone (404 to others). null: private',
+    ),
+  renders_offline_for_others: z
+    .literal(true)
+    .describe(
+      'always true: when another account renders this template, its page has no network access at all (every request refused), and the render must name template_version',
+    ),
   created_at: timestamp,
   updated_at: timestamp,
   variables: z
@@ -41,7 +65,7 @@ export const templateSchema = z.object({
     .int()
     .min(1)
     .describe(
-      '1 on create, +1 on every change of html, header_html or footer_html; earlier versions render with template_version',
+      '1 on create, +1 on every change of html, header_html, footer_html, sample_variables or pdf_options; earlier versions render with template_version (with their own sample and options)',
     ),
 });
 
@@ -62,9 +86,10 @@ export const templatesResource = resource({
       path: '/v1/templates',
       credentials: SESSION_ONLY,
       body: { schema: createTemplateSchema, parse: parseTemplateBody },
-      summary: 'Save a template (version 1); its html is checked for syntax, never run',
+      rateLimited: true,
+      summary: `Save a template (version 1); its html is checked for syntax, never run. At most ${TEMPLATE_WRITES_PER_MINUTE} template writes (create and edit) per account per minute`,
       success: { status: 201, description: 'the template', body: pdfTemplate },
-      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'VALIDATION_ERROR'],
+      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'INVALID_PDF_OPTIONS', 'VALIDATION_ERROR'],
     }),
     listTemplates: route<undefined, Page>({
       method: 'GET',
@@ -97,20 +122,28 @@ export const templatesResource = resource({
       path: '/v1/templates/{template_id}',
       credentials: SESSION_ONLY,
       body: { schema: updateTemplateSchema, parse: parseTemplateBody },
-      summary: 'Rename, or change the html, header or footer (a new version); owner only',
+      rateLimited: true,
+      summary: `Rename, or change the html, header, footer, sample data or pdf options (a new version); owner only. Counts against the ${TEMPLATE_WRITES_PER_MINUTE} template writes per minute`,
       success: {
         status: 200,
         description: 'the template as this edit made it (version: the version its html became)',
         body: pdfTemplate,
       },
-      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'VALIDATION_ERROR', ...NOT_FOUND],
+      errors: [
+        'INVALID_TEMPLATE_NAME',
+        ...HTML_CODES,
+        'INVALID_PDF_OPTIONS',
+        'VALIDATION_ERROR',
+        ...NOT_FOUND,
+      ],
     }),
     setTemplateVisibility: route<TemplateVisibilityBody>({
       method: 'PATCH',
       path: '/v1/templates/{template_id}/visibility',
       credentials: SESSION_ONLY,
       body: { schema: () => templateVisibilitySchema },
-      summary: 'Make a template public or private; owner only; applies from the next request on',
+      summary:
+        'Make a template public or private; owner only; applies from the next request on. Made public, its current version and later ones are public (public_since_version); earlier versions stay private',
       success: { status: 200, description: 'the template', body: pdfTemplate },
       errors: ['VALIDATION_ERROR', ...NOT_FOUND],
     }),

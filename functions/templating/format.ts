@@ -5,10 +5,9 @@
  * Field lookups in format strings go through the template's own member access, never the host's,
  * and every width is bounded by the render's string limit.
  */
-import { getattr, getitem } from './attributes.js';
-import type { RenderState } from './evaluate.js';
+import { chars } from './protocols.js';
+import type { MemberAccess, RenderState } from './runtime.js';
 import {
-  chars,
   floatRepr,
   isInt,
   isNumber,
@@ -19,7 +18,6 @@ import {
   num,
   PyDict,
   PyError,
-  PyFloat,
   PyTuple,
   repr,
   str,
@@ -97,7 +95,7 @@ export const toFixed = (x: number, precision: number): string => {
 };
 
 /** Round to an integer, ties to even. */
-export const halfEven = (r: number): number => {
+const halfEven = (r: number): number => {
   const fl = Math.floor(r);
   const diff = r - fl;
   if (diff > 0.5) return fl + 1;
@@ -115,7 +113,7 @@ export const pyRound = (x: number, precision: number): number => {
 };
 
 /** Python's '%.Ne': mantissa with `precision` decimals and a 2+ digit exponent. */
-export const toExponential = (x: number, precision: number, upper = false): string => {
+const toExponential = (x: number, precision: number, upper = false): string => {
   if (!Number.isFinite(x)) {
     const s = Number.isNaN(x) ? 'nan' : x > 0 ? 'inf' : '-inf';
     return upper ? s.toUpperCase() : s;
@@ -322,7 +320,7 @@ const group = (digits: string, sep: string, size = 3): string => {
 };
 
 /** format(value, spec): the format-spec mini-language. */
-export const formatValue = (state: RenderState, value: Value, spec: string): string => {
+const formatValue = (state: RenderState, value: Value, spec: string): string => {
   if (value instanceof Undefined) return value.fail();
   const m = FORMAT_SPEC.exec(spec);
   if (!m) throw valueError(`Invalid format specifier '${spec}' for object of type '${typeName(value)}'`);
@@ -435,7 +433,13 @@ export const formatValue = (state: RenderState, value: Value, spec: string): str
 };
 
 /** str.format(*args, **kwargs). */
-export const strFormat = (state: RenderState, format: string, args: Value[], kwargs: Kwargs): string => {
+export const strFormat = (
+  state: RenderState,
+  format: string,
+  args: Value[],
+  kwargs: Kwargs,
+  access: MemberAccess,
+): string => {
   let auto = 0;
   let out = '';
   let i = 0;
@@ -472,9 +476,9 @@ export const strFormat = (state: RenderState, format: string, args: Value[], kwa
     if (!m) throw valueError('bad format field');
     const [, nameText = '', conversion, specText = ''] = m;
     const spec = specText.replace(/\{([^{}]*)\}/g, (_, inner: string) =>
-      str(resolveField(state, inner, args, kwargs, () => auto++)),
+      str(resolveField(state, inner, args, kwargs, access, () => auto++)),
     );
-    let value = resolveField(state, nameText, args, kwargs, () => auto++);
+    let value = resolveField(state, nameText, args, kwargs, access, () => auto++);
     if (conversion === 'r' || conversion === 'a') value = repr(value);
     else if (conversion === 's') value = str(value);
     out += formatValue(state, value, spec);
@@ -488,6 +492,7 @@ const resolveField = (
   text: string,
   args: Value[],
   kwargs: Kwargs,
+  access: MemberAccess,
   nextAuto: () => number,
 ): Value => {
   const m = /^([^.[]*)((?:\.[^.[]+|\[[^\]]*\])*)$/.exec(text);
@@ -510,14 +515,12 @@ const resolveField = (
     value = v;
   }
   for (const part of rest.match(/\.[^.[]+|\[[^\]]*\]/g) ?? []) {
-    if (part.startsWith('.')) value = getattr(state, value, part.slice(1));
+    if (part.startsWith('.')) value = access.getattr(state, value, part.slice(1));
     else {
       const key = part.slice(1, -1);
-      value = getitem(state, value, /^\d+$/.test(key) ? Number(key) : key);
+      value = access.getitem(state, value, /^\d+$/.test(key) ? Number(key) : key);
     }
     if (value instanceof Undefined) value.fail();
   }
   return value;
 };
-
-export { PyFloat };

@@ -6,14 +6,26 @@
  * - renderTemplate: executes a template, bounded in time and output. Only the renderer's
  *   templating worker calls it (functions/renderer), where a compromise would gain nothing.
  *
- * Built on nunjucks' tokenizer and parser (parser.ts); evaluated by a tree walker (evaluate.ts)
- * over Python-like values (values.ts), with Jinja2's filters, tests and globals (builtins.ts).
+ * Laid out along Jinja2's own modules, each layer importing only the ones below it:
+ * - lexer.ts, expression-parser.ts, parser.ts → nodes.ts: the template as a plain tree (on
+ *   nunjucks' tokenizer); introspect.ts walks it (meta.py).
+ * - evaluator.ts walks it (compiler.py's place) with runtime.ts (RenderState, frames, loops) and
+ *   operators.ts.
+ * - filters/, tests.ts, defaults.ts: Jinja2's builtins; members.ts with str-methods.ts and
+ *   collection-methods.ts: the attributes a template may read (sandbox.py's place).
+ * - format.ts, str-functions.ts, slices.ts, protocols.ts, numbers.ts, values.ts: Python's
+ *   semantics for the values a template sees.
  */
-import type { TemplateAst } from './ast.js';
-import { Evaluator, RenderState } from './evaluate.js';
+
+import type { TemplateData } from './data.js';
+import { Evaluator } from './evaluator.js';
+import { TemplateSyntaxError } from './exceptions.js';
 import { introspect } from './introspect.js';
-import { parse, TemplateSyntaxError } from './parser.js';
-import { fromJson, LimitError, PyError, type Value } from './values.js';
+import type { DeclaredNames } from './meta.js';
+import type { TemplateAst } from './nodes.js';
+import { parse } from './parser.js';
+import { RenderState } from './runtime.js';
+import { fromJson, LimitError, PyDict, PyError, type Value } from './values.js';
 
 export type TemplateErrorKind = 'syntax' | 'undefined' | 'runtime' | 'limit';
 
@@ -60,6 +72,7 @@ export const DEFAULT_DEADLINE_MS = 2_000;
 interface Parsed {
   readonly ast: TemplateAst;
   readonly info: ParsedTemplate;
+  readonly declared: DeclaredNames;
 }
 
 const CACHE_ENTRIES = 128;
@@ -80,7 +93,8 @@ const parsed = (source: string): Parsed => {
   let entry: Parsed;
   try {
     const ast = parse(source);
-    entry = { ast, info: introspect(ast.body) };
+    const { undeclared, required, declared } = introspect(ast.body);
+    entry = { ast, info: { undeclared, required }, declared };
   } catch (e) {
     if (e instanceof TemplateSyntaxError) throw syntaxError(e);
     if (e instanceof RangeError)
@@ -143,13 +157,25 @@ const toTemplateError = (e: unknown, line: number | undefined): TemplateError =>
   );
 };
 
-/** Execute a template with JSON `variables`; throws TemplateError. */
+export {
+  hasNumbersJsonParseChanges,
+  MAX_TEMPLATE_DATA_DEPTH,
+  parseTemplateData,
+  stringifyTemplateData,
+  type TemplateData,
+  TemplateDataError,
+} from './data.js';
+
+/**
+ * Execute a template with `variables`: TemplateData (parseTemplateData: key order, floats and big
+ * ints as JSON sent them) or a JavaScript object (as JSON.parse made it); throws TemplateError.
+ */
 export const renderTemplate = (
   source: string,
-  variables: Record<string, unknown>,
+  variables: TemplateData | Record<string, unknown>,
   options: RenderOptions = {},
 ): string => {
-  const { ast } = parsed(source);
+  const { ast, declared } = parsed(source);
   const deadlineMs = options.timeLimitMs ?? DEFAULT_DEADLINE_MS;
   const state = new RenderState({
     maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
@@ -158,8 +184,9 @@ export const renderTemplate = (
   });
   try {
     const context = new Map<string, Value>();
-    for (const key of Object.keys(variables)) context.set(key, fromJson(variables[key]));
-    return new Evaluator(ast, context, state).render();
+    if (variables instanceof PyDict) for (const [key, v] of variables.entries()) context.set(String(key), v);
+    else for (const key of Object.keys(variables)) context.set(key, fromJson(variables[key]));
+    return new Evaluator(ast, context, state, declared).render();
   } catch (e) {
     throw toTemplateError(e, state.line || undefined);
   }

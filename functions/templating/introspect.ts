@@ -1,20 +1,44 @@
 /**
  * What a template needs, found by walking its tree without executing it: the top-level names it
- * reads without defining them (Jinja2's meta.find_undeclared_variables), which of those it reads
- * without a guard (`is defined`, `default`), and whether every filter and test it names exists
- * (Jinja2 checks those when it compiles, so an unknown one is a syntax error).
+ * reads without defining them (Jinja2's meta.find_undeclared_variables, meta.ts), which of those
+ * every execution reads (at the top level, outside any branch, loop body or macro, with no guard
+ * such as `is defined` or `default`: a render without one of them fails, whatever else it gets),
+ * and whether every filter and test it names exists (Jinja2 checks those when it compiles, so an
+ * unknown one is a syntax error).
  */
-import type { CallArgs, Expr, MacroDef, Stmt, Target } from './ast.js';
-import { FILTERS, TESTS } from './builtins.js';
-import { TemplateSyntaxError } from './parser.js';
+
+import { TemplateSyntaxError } from './exceptions.js';
+import { FILTERS } from './filters/index.js';
+import { analyseSymbols, type DeclaredNames } from './meta.js';
+import type { CallArgs, Expr, MacroDef, Stmt, Target } from './nodes.js';
+import { TESTS } from './tests.js';
 
 const GLOBAL_NAMES = new Set(['range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespace', 'self']);
 const GUARD_TESTS = new Set(['defined', 'undefined']);
 const GUARD_FILTERS = new Set(['default', 'd']);
+/** Filters that take an undefined value without failing (`items` gives nothing, `pprint` its repr). */
+const PASSING_FILTERS = new Set(['items', 'pprint']);
+/** Tests that fail on an undefined value under StrictUndefined (the others answer False or True). */
+const CONSUMING_TESTS = new Set(
+  ['odd', 'even', 'divisibleby', 'lower', 'upper', 'eq', 'equalto', '==', 'ne', '!='].concat([
+    'lt',
+    'lessthan',
+    '<',
+    'le',
+    '<=',
+    'gt',
+    'greaterthan',
+    '>',
+    'ge',
+    '>=',
+  ]),
+);
 
-export interface Introspection {
+interface Introspection {
   readonly undeclared: string[];
   readonly required: { name: string; line: number }[];
+  /** For the evaluator: the names each frame declares (meta.ts). */
+  readonly declared: DeclaredNames;
 }
 
 export const introspect = (body: readonly Stmt[]): Introspection => {
@@ -23,6 +47,17 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
   const unguarded = new Set<string>();
   /** Inside an `{% if %}` or inline `if` (not below a statement that opens a frame of its own). */
   let soft = false;
+  /** Evaluated by every execution that gets this far (not in a branch, loop body, macro or guard). */
+  let definite = true;
+  const inDefinite = <T>(value: boolean, fn: () => T): T => {
+    const saved = definite;
+    definite = definite && value;
+    try {
+      return fn();
+    } finally {
+      definite = saved;
+    }
+  };
   const inSoft = <T>(value: boolean, fn: () => T): T => {
     const saved = soft;
     soft = value;
@@ -48,19 +83,29 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
     if (c.dynKwargs) expr(c.dynKwargs, scope);
   };
 
-  const use = (name: string, line: number, scope: Set<string>, isGuarded: boolean) => {
+  /**
+   * How an expression's value is used: `consumed` by an operation that fails on an undefined value
+   * (printing, an attribute, arithmetic, a comparison, a truth test, iteration, a call), only
+   * `passed` on (an argument, a list item, a `set`), or `guarded` (`is defined`, `default`).
+   */
+  type Use = 'consumed' | 'passed' | 'guarded';
+
+  const use = (name: string, line: number, scope: Set<string>, how: Use) => {
     if (scope.has(name) || GLOBAL_NAMES.has(name)) return;
-    if (!firstLine.has(name)) firstLine.set(name, line);
-    (isGuarded ? guarded : unguarded).add(name);
+    if (how === 'guarded') guarded.add(name);
+    else if (how === 'consumed' && definite && !unguarded.has(name)) {
+      unguarded.add(name);
+      firstLine.set(name, line);
+    }
   };
 
-  const expr = (e: Expr | null, scope: Set<string>, isGuarded = false): void => {
+  const expr = (e: Expr | null, scope: Set<string>, how: Use = 'passed'): void => {
     if (!e) return;
     switch (e.t) {
       case 'const':
         return;
       case 'name':
-        use(e.name, e.line, scope, isGuarded);
+        use(e.name, e.line, scope, how);
         return;
       case 'tuple':
       case 'list':
@@ -73,10 +118,11 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
         }
         return;
       case 'getattr':
-        expr(e.obj, scope, isGuarded);
+        // `a.b|default(…)` fails when `a` is missing, but only when run, as in Jinja2.
+        expr(e.obj, scope, how);
         return;
       case 'getitem':
-        expr(e.obj, scope, isGuarded);
+        expr(e.obj, scope, how);
         expr(e.key, scope);
         return;
       case 'slice':
@@ -85,49 +131,63 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
         expr(e.step, scope);
         return;
       case 'call':
-        expr(e.fn, scope);
+        expr(e.fn, scope, 'consumed');
         callArgs(e, scope);
         return;
       case 'filter':
         if (!soft && !FILTERS.has(e.name))
           throw new TemplateSyntaxError(`No filter named '${e.name}'.`, e.line);
-        expr(e.node, scope, GUARD_FILTERS.has(e.name));
+        expr(
+          e.node,
+          scope,
+          GUARD_FILTERS.has(e.name) ? 'guarded' : PASSING_FILTERS.has(e.name) ? 'passed' : 'consumed',
+        );
         callArgs(e, scope);
         return;
       case 'test':
         if (!soft && !TESTS.has(e.name)) throw new TemplateSyntaxError(`No test named '${e.name}'.`, e.line);
-        expr(e.node, scope, GUARD_TESTS.has(e.name));
+        expr(
+          e.node,
+          scope,
+          GUARD_TESTS.has(e.name) ? 'guarded' : CONSUMING_TESTS.has(e.name) ? 'consumed' : 'passed',
+        );
         callArgs(e, scope);
         return;
       case 'not':
       case 'neg':
       case 'pos':
-        expr(e.node, scope);
+        expr(e.node, scope, 'consumed');
         return;
       case 'bin':
+        expr(e.left, scope, 'consumed');
+        expr(e.right, scope, 'consumed');
+        return;
       case 'and':
       case 'or':
-        expr(e.left, scope);
-        expr(e.right, scope);
+        expr(e.left, scope, 'consumed');
+        inDefinite(false, () => expr(e.right, scope, how));
         return;
       case 'compare':
-        expr(e.expr, scope);
-        for (const [, x] of e.ops) expr(x, scope);
+        expr(e.expr, scope, 'consumed');
+        for (const [op, x] of e.ops) expr(x, scope, op === 'in' || op === 'notin' ? 'passed' : 'consumed');
         return;
       case 'concat':
-        for (const i of e.items) expr(i, scope);
+        for (const i of e.items) expr(i, scope, 'consumed');
         return;
       case 'cond':
         inSoft(true, () => {
-          expr(e.test, scope);
-          expr(e.body, scope);
-          expr(e.else_, scope);
+          expr(e.test, scope, 'consumed');
+          inDefinite(false, () => {
+            expr(e.body, scope, how);
+            expr(e.else_, scope, how);
+          });
         });
         return;
     }
   };
 
-  const macro = (m: MacroDef, scope: Set<string>) => inSoft(false, () => macroBody(m, scope));
+  const macro = (m: MacroDef, scope: Set<string>) =>
+    inSoft(false, () => inDefinite(false, () => macroBody(m, scope)));
   const macroBody = (m: MacroDef, scope: Set<string>) => {
     const inner = new Set(scope);
     for (const p of m.params) {
@@ -144,30 +204,34 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
         case 'data':
           break;
         case 'output':
-          expr(s.expr, scope);
+          expr(s.expr, scope, 'consumed');
           break;
         case 'if':
           inSoft(true, () => {
-            expr(s.test, scope);
-            stmts(s.body, scope);
-            stmts(s.else_, scope);
+            expr(s.test, scope, 'consumed');
+            inDefinite(false, () => {
+              stmts(s.body, scope);
+              stmts(s.else_, scope);
+            });
           });
           break;
         case 'for': {
-          expr(s.iter, scope);
+          expr(s.iter, scope, 'consumed');
           const inner = new Set(scope);
           targetNames(s.target, inner);
           inner.add('loop');
-          inSoft(false, () => {
-            expr(s.test, inner);
-            stmts(s.body, inner);
-            stmts(s.else_, scope);
-          });
+          inSoft(false, () =>
+            inDefinite(false, () => {
+              expr(s.test, inner);
+              stmts(s.body, inner);
+              stmts(s.else_, scope);
+            }),
+          );
           break;
         }
         case 'set':
           expr(s.expr, scope);
-          for (const ns of namespaceRefs(s.target)) use(ns, s.line, scope, false);
+          for (const ns of namespaceRefs(s.target)) use(ns, s.line, scope, 'consumed');
           targetNames(s.target, scope);
           break;
         case 'setblock':
@@ -203,7 +267,7 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
           break;
         case 'autoescape':
           // Jinja2 wraps the body in a Scope node: a frame of its own, not soft.
-          expr(s.expr, scope);
+          expr(s.expr, scope, 'consumed');
           inSoft(false, () => stmts(s.body, scope));
           break;
         case 'load':
@@ -215,9 +279,10 @@ export const introspect = (body: readonly Stmt[]): Introspection => {
   };
 
   stmts(body, new Set());
-  const undeclared = [...firstLine.keys()].sort();
+  const { undeclared, declared } = analyseSymbols(body);
   return {
     undeclared,
+    declared,
     required: undeclared
       .filter((n) => unguarded.has(n) && !guarded.has(n))
       .map((name) => ({ name, line: firstLine.get(name) as number })),

@@ -2,7 +2,7 @@
  * The values a template sees: Python's, as Jinja2 shows them, built only from JSON and from the
  * template's own literals. A template never holds a JavaScript object of the host: strings,
  * numbers, booleans and null are primitives; everything else is one of the classes below, whose
- * members are looked up in explicit tables (attributes.ts), never through JavaScript properties.
+ * members are looked up in explicit tables (members.ts), never through JavaScript properties.
  *
  * - int: a JavaScript number that is an integer, or a bigint beyond the safe range (|n| > 2^53 - 1),
  *   so that int arithmetic is exact as in Python; float: PyFloat (so 2.0 prints as `2.0`).
@@ -268,123 +268,14 @@ export const dictView = (kind: ViewKind, items: Value[]): Value[] => {
 /** An int result of an int-valued double (float → int conversions): the double's exact value. */
 export const intResult = (n: number): Value => (Number.isInteger(n) ? n : new PyFloat(n));
 
-// ---------------------------------------------------------------------------------------------
-// Exact int arithmetic
-
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-/**
- * The largest int a template may build, in bits: about 30,000 digits (Python has no limit; a
- * service must, and Python 3.11 prints no int of more than 4,300 digits anyway).
- */
-export const MAX_INT_BITS = 100_000;
-
-export const bigOf = (v: number | bigint | boolean): bigint =>
-  typeof v === 'bigint' ? v : BigInt(typeof v === 'boolean' ? (v ? 1 : 0) : v);
-
 /** An exact int: a number while it is a safe integer, a bigint beyond. */
 export const normInt = (b: bigint): number | bigint => (b <= MAX_SAFE && b >= -MAX_SAFE ? Number(b) : b);
 
 /** The number of bits of |b|. */
-const bitLength = (b: bigint): number => {
+export const bitLength = (b: bigint): number => {
   const hex = (b < 0n ? -b : b).toString(16);
   return (hex.length - 1) * 4 + (32 - Math.clz32(Number.parseInt(hex[0] as string, 16)));
-};
-
-const guardBits = (bits: number): void => {
-  if (bits > MAX_INT_BITS)
-    throw new LimitError(`Template builds an integer of over ${MAX_INT_BITS} bits; that is the limit`);
-};
-
-export type IntOp = '+' | '-' | '*' | '//' | '%' | '**';
-
-/**
- * `a op b` on ints, exact as Python's (floor division and modulo round toward -∞); b ≠ 0 for //
- * and %, b ≥ 0 for **. Work on bigints is counted on `state`'s step counter, by size.
- */
-export const intArith = (
-  op: IntOp,
-  a: number | bigint | boolean,
-  b: number | bigint | boolean,
-  state?: { tick(n?: number): void },
-): number | bigint => {
-  if (typeof a !== 'bigint' && typeof b !== 'bigint' && op !== '**') {
-    const x = +a;
-    const y = +b;
-    if (Number.isSafeInteger(x) && Number.isSafeInteger(y)) {
-      let r: number;
-      if (op === '+') r = x + y;
-      else if (op === '-') r = x - y;
-      else if (op === '*') r = x * y;
-      else if (op === '//') r = Math.floor(x / y);
-      else r = x - Math.floor(x / y) * y;
-      if (Number.isSafeInteger(r)) return r === 0 ? 0 : r;
-    }
-  }
-  const x = bigOf(a);
-  const y = bigOf(b);
-  state?.tick(1 + Math.ceil((bitLength(x) + (op === '**' ? 0 : bitLength(y))) / 4096));
-  let r: bigint;
-  switch (op) {
-    case '+':
-      r = x + y;
-      break;
-    case '-':
-      r = x - y;
-      break;
-    case '*':
-      guardBits(bitLength(x) + bitLength(y));
-      r = x * y;
-      break;
-    case '//':
-      r = x / y;
-      if (x % y !== 0n && x < 0n !== y < 0n) r -= 1n;
-      break;
-    case '%':
-      r = x % y;
-      if (r !== 0n && r < 0n !== y < 0n) r += y;
-      break;
-    case '**':
-      if (x === 0n || x === 1n || y === 0n) r = y === 0n ? 1n : x;
-      else if (x === -1n) r = y % 2n === 0n ? 1n : -1n;
-      else {
-        const bits = bitLength(x);
-        guardBits(Number(y) * (bits <= 53 ? Math.log2(Math.abs(Number(x))) : bits));
-        r = x ** y;
-      }
-      break;
-  }
-  return normInt(r);
-};
-
-/** -n for an int. */
-export const intNeg = (v: number | bigint | boolean): number | bigint =>
-  typeof v === 'bigint' ? normInt(-v) : 0 - +v;
-
-/** Python's float `%`: C's fmod (JavaScript's `%`), with the sign of the divisor. */
-export const floatMod = (x: number, y: number): number => {
-  let m = x % y;
-  if (m !== 0) {
-    if (y < 0 !== m < 0) m += y;
-  } else {
-    m = y < 0 ? -0 : 0;
-  }
-  return m;
-};
-
-/** Python's float `//` (float_floor_div in CPython). */
-export const floatFloorDiv = (x: number, y: number): number => {
-  let mod = x % y;
-  let div = (x - mod) / y;
-  if (mod && y < 0 !== mod < 0) {
-    mod += y;
-    div -= 1;
-  }
-  if (div) {
-    const floor = Math.floor(div);
-    return div - floor > 0.5 ? floor + 1 : floor;
-  }
-  const q = x / y;
-  return q < 0 || Object.is(q, -0) ? -0 : 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -519,132 +410,3 @@ export const softStr = (v: Value): string | Markup => (v instanceof Markup ? v :
 /** The string of a str or Markup, with a function that wraps a result like the input. */
 export const strParts = (v: Value): [string, (s: string) => string | Markup] =>
   v instanceof Markup ? [v.s, (s) => new Markup(s)] : [str(v), (s) => s];
-
-// ---------------------------------------------------------------------------------------------
-// Truth, equality, order
-
-export const truthy = (v: Value): boolean => {
-  if (v === null) return false;
-  switch (typeof v) {
-    case 'boolean':
-      return v;
-    case 'number':
-      return v !== 0;
-    case 'bigint':
-      return true;
-    case 'string':
-      return v.length > 0;
-  }
-  if (v instanceof PyFloat) return v.v !== 0;
-  if (v instanceof Markup) return v.s.length > 0;
-  if (Array.isArray(v)) return v.length > 0;
-  if (v instanceof PyTuple) return v.items.length > 0;
-  if (v instanceof PyDict) return v.size > 0;
-  if (v instanceof Undefined) return v.lenient ? false : v.fail();
-  return true;
-};
-
-export const eq = (a: Value, b: Value): boolean => {
-  if (a instanceof Undefined) return a.fail();
-  if (b instanceof Undefined) return b.fail();
-  if (isNumber(a) && isNumber(b)) return numCompare(a, b) === 0;
-  if (isString(a) && isString(b)) return str(a) === str(b);
-  if (a === null || b === null) return a === b;
-  if (Array.isArray(a) && Array.isArray(b))
-    return a.length === b.length && a.every((x, i) => eq(x, b[i] as Value));
-  if (a instanceof PyTuple && b instanceof PyTuple) {
-    return a.items.length === b.items.length && a.items.every((x, i) => eq(x, b.items[i] as Value));
-  }
-  if (a instanceof PyDict && b instanceof PyDict) {
-    if (a.size !== b.size) return false;
-    return a.entries().every(([k, v]) => b.has(k) && eq(v, b.get(k) as Value));
-  }
-  return a === b;
-};
-
-/** Numbers compared exactly, as Python compares int and float: -1, 0, 1, or NaN (unordered). */
-const numCompare = (
-  a: number | bigint | boolean | PyFloat,
-  b: number | bigint | boolean | PyFloat,
-): number => {
-  if (typeof a === 'bigint' || typeof b === 'bigint') {
-    const x = num(a);
-    const y = num(b);
-    // A bigint against an integral double: compare exactly; anything else is told apart by its double.
-    if (Number.isInteger(x) && Number.isInteger(y)) {
-      const bx = typeof a === 'bigint' ? a : BigInt(x);
-      const by = typeof b === 'bigint' ? b : BigInt(y);
-      return bx < by ? -1 : bx > by ? 1 : 0;
-    }
-    return x < y ? -1 : x > y ? 1 : x === y ? 0 : Number.NaN;
-  }
-  const x = num(a);
-  const y = num(b);
-  return x < y ? -1 : x > y ? 1 : x === y ? 0 : Number.NaN;
-};
-
-/** Python's ordering: <0, 0, >0; TypeError between types that do not compare. */
-export const compare = (a: Value, b: Value, op = '<'): number => {
-  if (a instanceof Undefined) return a.fail();
-  if (b instanceof Undefined) return b.fail();
-  if (isNumber(a) && isNumber(b)) {
-    const c = numCompare(a, b);
-    return Number.isNaN(c) ? 0 : c;
-  }
-  if (isString(a) && isString(b)) {
-    const x = str(a);
-    const y = str(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
-  const seqA = Array.isArray(a) ? a : a instanceof PyTuple ? a.items : undefined;
-  const seqB = Array.isArray(b) ? b : b instanceof PyTuple ? b.items : undefined;
-  if (seqA && seqB && Array.isArray(a) === Array.isArray(b)) {
-    for (let i = 0; i < Math.min(seqA.length, seqB.length); i++) {
-      if (!eq(seqA[i] as Value, seqB[i] as Value)) return compare(seqA[i] as Value, seqB[i] as Value, op);
-    }
-    return seqA.length - seqB.length;
-  }
-  throw typeError(`'${op}' not supported between instances of '${typeName(a)}' and '${typeName(b)}'`);
-};
-
-// ---------------------------------------------------------------------------------------------
-// Iteration and length
-
-/** Code points of a string (Python indexes strings by code point). */
-export const chars = (s: string): string[] => (/[\ud800-\udfff]/.test(s) ? Array.from(s) : s.split(''));
-
-export const iterate = (v: Value): Value[] => {
-  if (Array.isArray(v)) return v;
-  if (v instanceof PyTuple) return v.items;
-  if (v instanceof PyDict) return v.keys();
-  if (typeof v === 'string') return chars(v);
-  if (v instanceof Markup) return chars(v.s);
-  if (v instanceof Undefined) return v.lenient ? [] : v.fail();
-  throw typeError(`'${typeName(v)}' object is not iterable`);
-};
-
-export const isIterable = (v: Value): boolean =>
-  Array.isArray(v) || v instanceof PyTuple || v instanceof PyDict || isString(v);
-
-export const length = (v: Value): number => {
-  if (typeof v === 'string') return chars(v).length;
-  if (v instanceof Markup) return chars(v.s).length;
-  if (Array.isArray(v)) return v.length;
-  if (v instanceof PyTuple) return v.items.length;
-  if (v instanceof PyDict) return v.size;
-  if (v instanceof Undefined) return v.fail();
-  throw typeError(`object of type '${typeName(v)}' has no len()`);
-};
-
-export const contains = (container: Value, item: Value): boolean => {
-  if (container instanceof Undefined) return container.fail();
-  if (isString(container)) {
-    if (!isString(item)) {
-      if (item instanceof Undefined) return item.fail();
-      throw typeError(`'in <string>' requires string as left operand, not ${typeName(item)}`);
-    }
-    return str(container).includes(str(item));
-  }
-  if (container instanceof PyDict) return container.has(item);
-  return iterate(container).some((x) => eq(x, item));
-};

@@ -33,13 +33,19 @@ import {
   type UserPoolDomain,
 } from 'aws-cdk-lib/aws-cognito';
 import type { Policy } from 'aws-cdk-lib/aws-iam';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import { createAccessLogBucket } from '../access-log-bucket.js';
 import { ASSETS_DIR, buildSiteSync, CONFIG_FILE, writeSite } from './build.js';
 import { cognitoEndpoints, DASHBOARD_SCOPE, type DashboardConfig } from './config.js';
-import { contentSecurityPolicy, HSTS_MAX_AGE_SECONDS, SECURITY_HEADERS } from './headers.js';
+import {
+  contentSecurityPolicy,
+  contentSecurityPolicyDirectives,
+  HSTS_MAX_AGE_SECONDS,
+  SECURITY_HEADERS,
+} from './headers.js';
 
 export interface DashboardProps {
   /** The pool users sign in to; the dashboard adds its domain and app client to it. */
@@ -55,6 +61,10 @@ export interface DashboardProps {
 export interface DashboardSiteProps {
   /** The API's base URL, ending with a slash. */
   readonly apiUrl: string;
+  /** The API's origin (`https://<host>`), exactly: the page's CSP allows it and no other API host. */
+  readonly apiOrigin: string;
+  /** The PDF bucket's origin for presigned URLs (`https://<bucket>.s3.<region>.amazonaws.com`). */
+  readonly pdfBucketOrigin: string;
 }
 
 export class Dashboard extends Construct {
@@ -71,10 +81,12 @@ export class Dashboard extends Construct {
   /** aws-cdk-lib's Lambda that copies the site into the bucket (one per stack), once deploySite ran. */
   bucketDeploymentHandler?: Construct;
   private readonly userPool: UserPool;
+  private readonly removalPolicy: RemovalPolicy;
 
   constructor(scope: Construct, id: string, props: DashboardProps) {
     super(scope, id);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.removalPolicy = removalPolicy;
     this.userPool = props.userPool;
 
     // Managed login on a Cognito domain. Prefixes are unique per region across all accounts: the
@@ -110,10 +122,12 @@ export class Dashboard extends Construct {
       removalPolicy,
     });
 
-    // connect-src names host patterns, not the API's and the PDF bucket's own hosts: both allow
-    // the distribution's origin (CORS), so naming them here would make the distribution and them
-    // depend on each other, which CloudFormation cannot create. The patterns still keep the page
-    // to API Gateway and S3 in this region (and Cognito's token endpoint on this pool's domain).
+    // connect-src names host patterns here, not the API's and the PDF bucket's own hosts: both allow
+    // the distribution's origin (CORS), so naming them in the distribution's headers would make the
+    // distribution and them depend on each other, which CloudFormation cannot create. The exact
+    // hosts are in a second policy, a <meta> element that deploySite writes into index.html at
+    // deploy time (after all three exist); a browser enforces both, so the page may reach only the
+    // hosts in both lists: the API's own host, the PDF bucket's and this pool's Cognito domain.
     const csp = contentSecurityPolicy({
       connect: [
         `https://*.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}`,
@@ -226,11 +240,21 @@ export class Dashboard extends Construct {
    * of one second, so a deploy shows within a second without an invalidation (and without the
    * distribution-wide cloudfront:CreateInvalidation grant that BucketDeployment gives for one).
    */
-  deploySite({ apiUrl }: DashboardSiteProps): {
+  deploySite({ apiUrl, apiOrigin, pdfBucketOrigin }: DashboardSiteProps): {
     readonly assets: BucketDeployment;
     readonly pages: BucketDeployment;
   } {
-    const dirs = writeSite(buildSiteSync());
+    const site = buildSiteSync();
+    const dirs = writeSite(site);
+    const exactHosts = contentSecurityPolicyDirectives({
+      connect: [apiOrigin, pdfBucketOrigin, this.domain.baseUrl()],
+    }).filter(([name]) => name === 'connect-src');
+    const index = new TextDecoder().decode(site.files.get('index.html'));
+    if (!index.includes('<head>')) throw new Error('dashboard build: index.html lacks <head>');
+    const indexWithExactHosts = index.replace(
+      '<head>',
+      `<head>\n    <meta http-equiv="Content-Security-Policy" content="${exactHosts.map(([n, v]) => `${n} ${v}`).join('; ')}">`,
+    );
     const config: DashboardConfig = {
       apiUrl,
       environment: 'aws',
@@ -241,7 +265,14 @@ export class Dashboard extends Construct {
         endpoints: cognitoEndpoints(this.domain.baseUrl(), `https://${this.userPool.userPoolProviderUrl}`),
       },
     };
+    // The deployment handler's own log group: without one, CDK makes it with two years' retention
+    // (731 days), kept after the stack is deleted, unlike every other log group of the stack.
+    const logGroup = new LogGroup(this, 'DeploymentLogs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: this.removalPolicy,
+    });
     const assets = new BucketDeployment(this, 'DeployAssets', {
+      logGroup,
       sources: [Source.asset(dirs.assets)],
       destinationBucket: this.bucket,
       destinationKeyPrefix: `${ASSETS_DIR}/`,
@@ -249,7 +280,14 @@ export class Dashboard extends Construct {
       cacheControl: [CacheControl.fromString('public, max-age=31536000, immutable')],
     });
     const pages = new BucketDeployment(this, 'DeployPages', {
-      sources: [Source.asset(dirs.root), Source.jsonData(CONFIG_FILE, config)],
+      logGroup,
+      // The built site, config.json, then index.html again with the exact hosts' policy: sources
+      // are unpacked in order, so this copy replaces the built one.
+      sources: [
+        Source.asset(dirs.root),
+        Source.jsonData(CONFIG_FILE, config),
+        Source.data('index.html', indexWithExactHosts),
+      ],
       destinationBucket: this.bucket,
       // Must not delete assets/, which the other deployment owns.
       prune: false,
@@ -257,6 +295,10 @@ export class Dashboard extends Construct {
     });
     // index.html names the new assets: they must be there first.
     pages.node.addDependency(assets);
+    // Each BucketDeployment makes its own AwsCliLayer, but the handler they share (a singleton)
+    // takes the first one's: the second would be deployed as an identical layer version nothing
+    // uses. One handler, one layer.
+    pages.node.tryRemoveChild('AwsCliLayer');
     this.acknowledgeDeploymentHandler(pages);
     return { assets, pages };
   }

@@ -49,6 +49,12 @@ export interface LocalDashboardParts {
   readonly issuer: LocalIssuer;
   /** s3rver's endpoint: the preview downloads PDFs from it (CSP connect-src). */
   readonly s3Endpoint: string;
+  /**
+   * The stack's own origins (`http://127.0.0.1:<port>`, and the other loopback spellings of it):
+   * the only ones sign-in and sign-out send the browser back to. Never the request's Host header,
+   * which a DNS-rebinding page chooses.
+   */
+  readonly origins: readonly string[];
 }
 
 export interface LocalDashboardOptions {
@@ -171,16 +177,12 @@ export const createLocalDashboard = (options: LocalDashboardOptions): LocalPages
     return site;
   };
 
-  /** The page's own URL on this origin: where sign-in and sign-out may send the browser back to. */
-  const isDashboardUrl = (req: IncomingMessage, value: string | null): value is string => {
+  /** The page's URL on the stack's own origin: where sign-in and sign-out may send the browser back to. */
+  const isDashboardUrl = (origins: readonly string[], value: string | null): value is string => {
     if (!value) return false;
     try {
       const url = new URL(value);
-      return (
-        url.origin === `http://${req.headers.host}` &&
-        url.pathname === LOCAL_DASHBOARD_PATH &&
-        url.hash === ''
-      );
+      return origins.includes(url.origin) && url.pathname === LOCAL_DASHBOARD_PATH && url.hash === '';
     } catch {
       return false;
     }
@@ -228,7 +230,8 @@ export const createLocalDashboard = (options: LocalDashboardOptions): LocalPages
       'content-security-policy': SIGN_IN_CSP,
     };
     // Without a valid client and redirect URI there is nobody to send an error back to (RFC 6749 4.1.2.1).
-    if (clientId !== LOCAL_DASHBOARD_CLIENT_ID || !isDashboardUrl(req, redirectUri)) {
+    const { origins } = await options.parts;
+    if (clientId !== LOCAL_DASHBOARD_CLIENT_ID || !isDashboardUrl(origins, redirectUri)) {
       return send(
         res,
         400,
@@ -335,9 +338,10 @@ export const createLocalDashboard = (options: LocalDashboardOptions): LocalPages
     send(res, 200, { 'cache-control': 'no-store' });
   };
 
-  const logout = (req: IncomingMessage, res: ServerResponse, url: URL) => {
+  const logout = async (res: ServerResponse, url: URL) => {
     const target = url.searchParams.get('logout_uri');
-    if (url.searchParams.get('client_id') !== LOCAL_DASHBOARD_CLIENT_ID || !isDashboardUrl(req, target)) {
+    const { origins } = await options.parts;
+    if (url.searchParams.get('client_id') !== LOCAL_DASHBOARD_CLIENT_ID || !isDashboardUrl(origins, target)) {
       return send(
         res,
         400,
@@ -393,7 +397,8 @@ export const createLocalDashboard = (options: LocalDashboardOptions): LocalPages
 
   const route = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const path = url.pathname;
-    if (path === '/dashboard') return send(res, 308, { location: LOCAL_DASHBOARD_PATH });
+    // `/`, the address npm start prints, leads to the dashboard too.
+    if (path === '/dashboard' || path === '/') return send(res, 308, { location: LOCAL_DASHBOARD_PATH });
     if (path.startsWith(LOCAL_DASHBOARD_PATH))
       return serveSite(req, res, path.slice(LOCAL_DASHBOARD_PATH.length));
     if (path === AUTH.style)
@@ -407,13 +412,14 @@ export const createLocalDashboard = (options: LocalDashboardOptions): LocalPages
       return authorize(req, res, url);
     if (path === AUTH.token && req.method === 'POST') return token(req, res);
     if (path === AUTH.revoke && req.method === 'POST') return revoke(req, res);
-    if (path === AUTH.logout && req.method === 'GET') return logout(req, res, url);
+    if (path === AUTH.logout && req.method === 'GET') return logout(res, url);
     return send(res, 404, { 'content-type': 'text/plain; charset=utf-8' }, 'Not found');
   };
 
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://local');
     if (
+      !(url.pathname === '/' && (req.method === 'GET' || req.method === 'HEAD')) &&
       url.pathname !== '/dashboard' &&
       !url.pathname.startsWith(LOCAL_DASHBOARD_PATH) &&
       !url.pathname.startsWith('/local/')

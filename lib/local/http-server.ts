@@ -5,12 +5,13 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { createMatcher } from '../../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, type Route, routeKey, routes } from '../../functions/routes.js';
 import type { CorsPolicy } from '../cors.js';
 import { LOCAL_REGION } from './issuer.js';
+import type { StorageWatch } from './storage-faults.js';
 
 /** API Gateway HTTP API's request payload quota. */
 export const MAX_REQUEST_BODY_BYTES = 10 * 1024 * 1024;
@@ -164,6 +165,15 @@ export const buildEvent = ({ req, body, match, requestId, now }: EventInput): AP
   };
 };
 
+/**
+ * The size API Gateway holds an event to before it invokes: the body as it arrived (or its base64
+ * form) plus the rest of the event. Not `JSON.stringify(event)`: that escapes the body a second
+ * time (a JSON body's every quote counted twice), and a 5 MiB html of table markup in a 5.8 MB
+ * body, under the documented 6 MiB, was refused with 413.
+ */
+export const eventPayloadBytes = (event: APIGatewayProxyEventV2): number =>
+  Buffer.byteLength(JSON.stringify({ ...event, body: '' })) + Buffer.byteLength(event.body ?? '');
+
 export const createLambdaContext = (resource: string, timeoutMs = FUNCTION_TIMEOUT_MS): Context => {
   const functionName = `pdf-service-local-${resource}`;
   const deadline = Date.now() + timeoutMs;
@@ -279,6 +289,35 @@ const tooLarge = (requestId: string): HttpAnswer =>
 const internalError = (requestId: string): HttpAnswer =>
   errorAnswer(500, 'INTERNAL_ERROR', 'An internal error occurred.', requestId);
 
+/** How long a full DATA_DIR is given before a retry: the user has to free space first. */
+const STORAGE_RETRY_AFTER_SECONDS = 10;
+
+/**
+ * A 5xx while DATA_DIR is full is the disk's doing (the emulators' writes failed): the answer says
+ * so, keeping the job's id when the handler named one.
+ */
+const insufficientStorage = (failed: HttpAnswer, requestId: string): HttpAnswer => {
+  let jobId: unknown;
+  try {
+    jobId = (JSON.parse(failed.body.toString('utf8')) as { error?: { job_id?: unknown } }).error?.job_id;
+  } catch {
+    jobId = undefined;
+  }
+  const answer = errorAnswer(
+    507,
+    'INSUFFICIENT_STORAGE',
+    "The local stack's data directory (DATA_DIR) is full: free some space and try again.",
+    requestId,
+  );
+  const body = JSON.parse(answer.body.toString('utf8')) as { error: Record<string, unknown> };
+  if (typeof jobId === 'string') body.error.job_id = jobId;
+  return {
+    ...answer,
+    headers: { ...answer.headers, 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
+    body: Buffer.from(JSON.stringify(body)),
+  };
+};
+
 const write = (res: ServerResponse, answer: HttpAnswer, requestId: string): void => {
   res.writeHead(answer.statusCode, {
     ...answer.headers,
@@ -329,6 +368,8 @@ export interface LocalHttpServerOptions {
    * @default none
    */
   readonly localPages?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** Where the stack keeps its data: a 5xx while it is full answers 507 INSUFFICIENT_STORAGE. @default none */
+  readonly storage?: StorageWatch;
 }
 
 /**
@@ -387,15 +428,20 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
     const q = url.indexOf('?');
     const match = route(req.method ?? 'GET', q === -1 ? url : url.slice(0, q));
     const event = buildEvent({ req, body, match, requestId, now: new Date() });
-    if (Buffer.byteLength(JSON.stringify(event)) > MAX_LAMBDA_PAYLOAD_BYTES) return tooLarge(requestId);
+    if (eventPayloadBytes(event) > MAX_LAMBDA_PAYLOAD_BYTES) return tooLarge(requestId);
+    let answered: HttpAnswer;
     try {
       const handler = await load(match.resource);
       const result = await invoke(handler, event, createLambdaContext(match.resource));
-      return toHttpAnswer(result);
+      answered = toHttpAnswer(result);
     } catch (e) {
       logError(`${match.routeKey}: the ${match.resource} handler failed (answered 500 INTERNAL_ERROR):`, e);
-      return internalError(requestId);
+      answered = internalError(requestId);
     }
+    if (answered.statusCode >= 500 && (await options.storage?.isFull())) {
+      return insufficientStorage(answered, requestId);
+    }
+    return answered;
   };
 
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
@@ -410,6 +456,8 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
       .then((a) => {
         if (!a || res.headersSent || res.destroyed) return;
         const cors = options.cors && !isPreflight(req) ? corsHeaders(options.cors, req.headers.origin) : {};
+        // Shutting down (closeServer): the connection closes after this answer instead of idling.
+        if (!server.listening) res.shouldKeepAlive = false;
         write(res, { ...a, headers: { ...a.headers, ...cors } }, requestId);
         // Only the path: a query string may carry anything, and headers (Authorization) never appear.
         const path = (req.url ?? '/').split('?')[0];
@@ -418,6 +466,7 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
   };
 
   const server = createServer(onRequest);
+  keepAcrossStalls(server);
   // curl asks before sending a large body: refuse an announced oversize body without reading it.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (Number(req.headers['content-length'] ?? 0) > MAX_REQUEST_BODY_BYTES) {
@@ -431,6 +480,23 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
     onRequest(req, res);
   });
   return server;
+};
+
+/**
+ * Node ends a kept-alive connection once its keep-alive timeout passes. After a stall of the
+ * process (SIGSTOP, a laptop's sleep, a debugger) that timer fires in the same turn of the event
+ * loop that reads the request the client sent meanwhile, and timers run first: the request was
+ * reset without an answer. So the verdict waits one turn (setImmediate runs after the I/O), and a
+ * connection that received bytes in the meantime is kept.
+ */
+const keepAcrossStalls = (server: Server): void => {
+  // Listening makes the server responsible for timed-out sockets (node:http destroys them otherwise).
+  server.on('timeout', (socket: Socket) => {
+    const bytesRead = socket.bytesRead;
+    setImmediate(() => {
+      if (!socket.destroyed && socket.bytesRead === bytesRead) socket.destroy();
+    });
+  });
 };
 
 /** Binds `server`; a taken port rejects with a message that names it. */

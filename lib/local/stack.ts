@@ -55,6 +55,7 @@ import {
   loadOrCreateIssuer,
 } from './issuer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
+import { createStorageWatch, guardLevelDb, guardS3rverWrites } from './storage-faults.js';
 import { startLocalSweeper } from './sweeper.js';
 import { ensureTable } from './table.js';
 
@@ -91,12 +92,26 @@ export interface RunningStack {
   readonly dynamoDbEndpoint: string;
   readonly tableName: string;
   readonly region: string;
+  /** Absent in files written before the admin command's export and delete needed the bucket. */
+  readonly s3Endpoint?: string;
+  readonly bucketName?: string;
 }
 
 const writeRunningStack = (dataDir: string, stack: Omit<RunningStack, 'pid'>): Promise<void> =>
   writeFile(join(dataDir, RUNNING_STACK_FILE), `${JSON.stringify({ pid: process.pid, ...stack })}\n`, {
     mode: 0o600,
   });
+
+/**
+ * The origins the stack answers as: its host, and for a loopback host the other loopback spellings
+ * (a browser opened on localhost signs in as on 127.0.0.1). Fixed at start, never from a request.
+ */
+export const stackOrigins = (host: string, port: number): string[] => {
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'];
+  const bracketed = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const names = loopback.includes(bracketed) ? loopback : [bracketed];
+  return names.map((name) => `http://${name}:${port}`);
+};
 
 /** s3rver's bucket CORS: GET from the dashboard's origins (the cloud's PDF bucket has the same rule). */
 const pdfBucketCors = (origins: readonly string[]): string =>
@@ -283,8 +298,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     }),
     sessionTtlSeconds: options.dashboardSessionTtlSeconds,
   });
+  // A full DATA_DIR: the emulators' failed writes are answered, not thrown (storage-faults.ts).
+  const storage = createStorageWatch(dataDir);
   const api = createLocalHttpServer({
     quiet: options.quiet,
+    storage,
     ready,
     loadHandler: (r) => loadHandler(r),
     ...(cors ? { cors } : {}),
@@ -311,6 +329,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       renderer = own;
     }
 
+    const unguardLevelDb = guardLevelDb(storage);
+    cleanups.push(async () => unguardLevelDb());
     const dynamo = dynalite({
       path: join(dataDir, 'dynamodb'),
       createTableMs: 0,
@@ -328,6 +348,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       vhostBuckets: false,
       configureBuckets: [{ name: LOCAL_BUCKET_NAME, configs: [pdfBucketCors(dashboardOrigins)] }],
     });
+    guardS3rverWrites(s3, storage);
     await s3.configureBuckets();
     const s3Server = createServer(s3.callback());
     const s3Port = (await listen(s3Server, 0, '127.0.0.1')).port;
@@ -346,7 +367,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     } finally {
       setup.destroy();
     }
-    await writeRunningStack(dataDir, { dynamoDbEndpoint, tableName: LOCAL_TABLE_NAME, region: LOCAL_REGION });
+    await writeRunningStack(dataDir, {
+      dynamoDbEndpoint,
+      tableName: LOCAL_TABLE_NAME,
+      region: LOCAL_REGION,
+      s3Endpoint,
+      bucketName: LOCAL_BUCKET_NAME,
+    });
     cleanups.push(() => rm(join(dataDir, RUNNING_STACK_FILE), { force: true }));
 
     // What every Lambda's environment has: the settings, the region, and the emulators.
@@ -375,7 +402,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     };
 
     cleanups.push(await startLocalSweeper({ ...common, ...bindings.table }));
-    dashboardParts({ issuer, s3Endpoint });
+    dashboardParts({ issuer, s3Endpoint, origins: stackOrigins(host, apiPort) });
     markReady();
     const stack: LocalStack = {
       baseUrl: `http://${host}:${apiPort}`,

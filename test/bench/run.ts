@@ -7,6 +7,7 @@
  *   npm run bench -- --fixtures invoice,report --no-peers
  *   npx tsx test/bench/templating.ts     # the templating cost per invoice alone (seconds)
  *   npx tsx test/bench/fonts.ts          # the fonts' cost alone: cold start and per render (a minute)
+ *   npx tsx test/bench/cold-start.ts     # the renderer's cold start as Lambda gives it, per memory size (root)
  *
  * Phases: the templating cost per invoice (the engine in process and through the renderer's worker
  * pool, no Chromium), the floor (raw Chromium), the renderer alone in its own process (as the

@@ -6,6 +6,8 @@
  *   npx tsx test/bench/templating.ts                    # the templating part alone (a few seconds)
  *   npx tsx test/bench/templating.ts --iterations 2000
  *
+ * Then the cost of reading 1 MiB of `variables`, side by side with JSON.parse (template-data.ts).
+ *
  * `npm run bench` runs it too (its first phase) and reports it with the rest.
  */
 import { pathToFileURL } from 'node:url';
@@ -14,6 +16,7 @@ import { createTemplatingPool } from '../../functions/renderer/templating-pool.j
 import { DEFAULT_MAX_OUTPUT_BYTES, renderTemplate } from '../../functions/templating/index.js';
 import { INVOICE_TEMPLATE, invoiceVariables } from './fixtures/invoice.js';
 import { percentile } from './lib/stats.js';
+import { measureTemplateData, templateDataLines } from './template-data.js';
 
 /** The issue's goal: templating adds no more than this per invoice at p50. */
 export const TEMPLATING_GOAL_MS = 2;
@@ -111,4 +114,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const iterations = values.iterations ? Math.max(1, Number(values.iterations)) : 500;
   const result = await measureTemplating(iterations);
   process.stdout.write(`${templatingLine(result)}\n`);
+  // Reading 1 MiB of variables, side by side with JSON.parse (test/bench/template-data.ts).
+  for (const line of templateDataLines(measureTemplateData())) process.stdout.write(`${line}\n`);
 }

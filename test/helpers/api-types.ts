@@ -45,7 +45,7 @@ export interface paths {
         /** The caller's templates, newest created first; a page stops early when the next template would take the answer past 5 MiB, so page on until an empty one */
         get: operations["listTemplates"];
         put?: never;
-        /** Save a template (version 1); its html is checked for syntax, never run */
+        /** Save a template (version 1); its html is checked for syntax, never run. At most 60 template writes (create and edit) per account per minute */
         post: operations["createTemplate"];
         delete?: never;
         options?: never;
@@ -85,7 +85,7 @@ export interface paths {
         delete: operations["deleteTemplate"];
         options?: never;
         head?: never;
-        /** Rename, or change the html, header or footer (a new version); owner only */
+        /** Rename, or change the html, header, footer, sample data or pdf options (a new version); owner only. Counts against the 60 template writes per minute */
         patch: operations["updateTemplate"];
         trace?: never;
     };
@@ -102,7 +102,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Make a template public or private; owner only; applies from the next request on */
+        /** Make a template public or private; owner only; applies from the next request on. Made public, its current version and later ones are public (public_since_version); earlier versions stay private */
         patch: operations["setTemplateVisibility"];
         trace?: never;
     };
@@ -182,7 +182,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "API_KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT";
+                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "API_KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
                 message: string;
                 details?: {
                     field: string;
@@ -201,13 +201,13 @@ export interface components {
                     /** @description in the order they first happened */
                     entries: {
                         /**
-                         * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw
+                         * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw; unsafe_link: a link in the PDF whose target is not http:, https:, mailto: or in the document, removed from the PDF (its text stays)
                          * @enum {string}
                          */
-                        type: "console" | "page_error" | "resource" | "missing_glyph";
+                        type: "console" | "page_error" | "resource" | "missing_glyph" | "unsafe_link";
                         /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404" */
                         message: string;
-                        /** @description resource: its URL (at most 300 characters) */
+                        /** @description resource: its URL; unsafe_link: the removed link's target (at most 300 characters) */
                         url?: string;
                         /** @description how many times the same entry happened */
                         count: number;
@@ -222,8 +222,12 @@ export interface components {
             id: string;
             /** @enum {string} */
             status: "pending" | "rendering" | "completed" | "failed";
-            /** @description presigned S3 GET, valid 15 minutes by default, signed afresh on each read */
+            /** @description presigned S3 GET, valid 15 minutes by default, signed afresh on each read; null until the job completes, for a failed job, and once the PDF has expired (file_expired) */
             download_url: string | null;
+            /** @description completed jobs: when the PDF is deleted (the deployment's PDF retention after created_at); null otherwise */
+            file_expires_at: string | null;
+            /** @description true once the PDF has been deleted at the end of its retention period: download_url is null for that reason */
+            file_expired: boolean;
             file_size_bytes: number | null;
             render_duration_ms: number | null;
             page_count: number | null;
@@ -238,13 +242,13 @@ export interface components {
                 /** @description in the order they first happened */
                 entries: {
                     /**
-                     * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw
+                     * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw; unsafe_link: a link in the PDF whose target is not http:, https:, mailto: or in the document, removed from the PDF (its text stays)
                      * @enum {string}
                      */
-                    type: "console" | "page_error" | "resource" | "missing_glyph";
+                    type: "console" | "page_error" | "resource" | "missing_glyph" | "unsafe_link";
                     /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404" */
                     message: string;
-                    /** @description resource: its URL (at most 300 characters) */
+                    /** @description resource: its URL; unsafe_link: the removed link's target (at most 300 characters) */
                     url?: string;
                     /** @description how many times the same entry happened */
                     count: number;
@@ -262,7 +266,7 @@ export interface components {
             /** @description a Jinja2 template (the same variables as html) printed in the bottom margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
             footer_html?: string | null;
             template_id?: string | null;
-            /** @description a saved template's earlier version (with template_id only); default: the latest */
+            /** @description a saved template's version (with template_id only); default: the latest, for the caller's own templates only. Another account's (public) template needs it (else 422 VALIDATION_ERROR naming template_version), must be one of its public versions (else 404), and renders offline: its page reaches no network at all */
             template_version?: number | null;
             variables?: {
                 [key: string]: unknown;
@@ -277,6 +281,12 @@ export interface components {
                 bottom?: number;
                 left?: number;
             };
+            /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+            paged_media?: boolean;
+            /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+            outline?: boolean;
+            /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+            tagged?: boolean;
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
@@ -307,14 +317,44 @@ export interface components {
             header_html: string | null;
             /** @description the current version’s footer, printed in the bottom margin of every page; null: none */
             footer_html: string | null;
+            /** @description the current version’s sample data for its variables; null: none saved */
+            sample_variables: {
+                [key: string]: unknown;
+            } | null;
+            /** @description the current version’s render options: a render of it takes them where it gives none of its own; null: none saved */
+            pdf_options: {
+                /** @enum {string} */
+                format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
+                landscape?: boolean;
+                print_background?: boolean;
+                margins?: {
+                    top?: number;
+                    right?: number;
+                    bottom?: number;
+                    left?: number;
+                };
+                /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+                paged_media?: boolean;
+                /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+                outline?: boolean;
+                /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+                tagged?: boolean;
+            } | null;
             is_public: boolean;
+            /** @description public templates: the first version other accounts may read and render (the version that was current when it was made public, and every later one); earlier versions stay the owner’s alone (404 to others). null: private */
+            public_since_version: number | null;
+            /**
+             * @description always true: when another account renders this template, its page has no network access at all (every request refused), and the render must name template_version
+             * @constant
+             */
+            renders_offline_for_others: true;
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             updated_at: string;
             /** @description sorted top-level names the html, header and footer read without defining them (Jinja2 meta.find_undeclared_variables) */
             variables: string[];
-            /** @description 1 on create, +1 on every change of html, header_html or footer_html; earlier versions render with template_version */
+            /** @description 1 on create, +1 on every change of html, header_html, footer_html, sample_variables or pdf_options; earlier versions render with template_version (with their own sample and options) */
             version: number;
         };
         CreateTemplateRequest: {
@@ -326,6 +366,29 @@ export interface components {
             header_html?: string | null;
             /** @description a Jinja2 template printed in the bottom margin of every page (classes pageNumber, totalPages, date, title filled in; inline styles only), at most 1048576 bytes of UTF-8; null or absent: none */
             footer_html?: string | null;
+            /** @description sample data for the template's variables (the limits of POST /v1/pdf's variables): what previews render with, offered in snippets; versioned with the html; null or absent: none */
+            sample_variables?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline and tagged, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null or absent: none */
+            pdf_options?: {
+                /** @enum {string} */
+                format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
+                landscape?: boolean;
+                print_background?: boolean;
+                margins?: {
+                    top?: number;
+                    right?: number;
+                    bottom?: number;
+                    left?: number;
+                };
+                /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+                paged_media?: boolean;
+                /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+                outline?: boolean;
+                /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+                tagged?: boolean;
+            } | null;
             /** @default false */
             is_public: boolean;
         };
@@ -338,6 +401,29 @@ export interface components {
             header_html?: string | null;
             /** @description a Jinja2 template printed in the bottom margin of every page (classes pageNumber, totalPages, date, title filled in; inline styles only), at most 1048576 bytes of UTF-8; null removes it; a change makes a new version */
             footer_html?: string | null;
+            /** @description sample data for the template's variables (the limits of POST /v1/pdf's variables): what previews render with, offered in snippets; versioned with the html; null removes it; a change makes a new version */
+            sample_variables?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline and tagged, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null removes them; given, they replace the saved ones whole; a change makes a new version */
+            pdf_options?: {
+                /** @enum {string} */
+                format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
+                landscape?: boolean;
+                print_background?: boolean;
+                margins?: {
+                    top?: number;
+                    right?: number;
+                    bottom?: number;
+                    left?: number;
+                };
+                /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+                paged_media?: boolean;
+                /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+                outline?: boolean;
+                /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+                tagged?: boolean;
+            } | null;
         };
         SetTemplateVisibilityRequest: {
             is_public: boolean;
@@ -629,6 +715,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description SERVICE_BUSY */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PDF_RENDERING_TIMEOUT */
             504: {
                 headers: {
@@ -781,6 +882,9 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -791,6 +895,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -801,6 +908,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -812,6 +922,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -822,16 +935,36 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, VALIDATION_ERROR */
+            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PDF_OPTIONS, VALIDATION_ERROR */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description USAGE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -842,6 +975,9 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1040,6 +1176,9 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1050,6 +1189,9 @@ export interface operations {
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1060,6 +1202,9 @@ export interface operations {
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
@@ -1071,6 +1216,9 @@ export interface operations {
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1081,6 +1229,9 @@ export interface operations {
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1091,16 +1242,36 @@ export interface operations {
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, VALIDATION_ERROR */
+            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PDF_OPTIONS, VALIDATION_ERROR */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description USAGE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1111,6 +1282,9 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {

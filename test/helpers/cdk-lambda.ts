@@ -31,6 +31,8 @@ export interface BundledFunction {
   readonly environment: Readonly<Record<string, unknown>>;
   readonly timeoutSeconds: number;
   readonly memorySizeMiB: number;
+  /** The template's runtime, e.g. `nodejs24.x`. */
+  readonly runtime: string;
 }
 
 const assetDir = (s: Synthesized, resource: Json): string => {
@@ -53,6 +55,7 @@ export const bundledFunction = (s: Synthesized, fn: IConstruct): BundledFunction
     environment: props.Environment?.Variables ?? {},
     timeoutSeconds: props.Timeout ?? 3,
     memorySizeMiB: props.MemorySize ?? 128,
+    runtime: props.Runtime,
   };
 };
 
@@ -205,6 +208,8 @@ export interface LambdaProcess {
   readonly pid: number | undefined;
   /** The sandbox it runs in, when started with `sandbox: true`. */
   readonly sandbox: Sandbox | undefined;
+  /** From spawning the process to the handler loaded (Lambda's init phase, plus the sandbox's setup). */
+  readonly initMs: number;
   /** For LAMBDA_ENDPOINT: the Invoke API of this function. */
   readonly endpoint: string;
   invoke(event: unknown): Promise<InvokeResult>;
@@ -225,6 +230,10 @@ export interface StartOptions {
    * Needs root. @default false
    */
   readonly sandbox?: boolean;
+  /** Another memory size than the template's (the bench tries several). @default the template's */
+  readonly memorySizeMiB?: number;
+  /** Another directory as the layer (the bench tries other layouts). @default the template's one layer */
+  readonly layerDir?: string;
 }
 
 /**
@@ -248,6 +257,8 @@ export const startLambdaProcess = async (
   fn: BundledFunction,
   options: StartOptions,
 ): Promise<LambdaProcess> => {
+  const memorySizeMiB = options.memorySizeMiB ?? fn.memorySizeMiB;
+  const layerDirs = options.layerDir === undefined ? fn.layerDirs : [options.layerDir];
   // What Lambda sets, then the function's environment. Nothing else of this process leaks in.
   const lambdaVariables = {
     LANG: 'en_US.UTF-8',
@@ -255,20 +266,21 @@ export const startLambdaProcess = async (
     _HANDLER: fn.handler,
     AWS_LAMBDA_FUNCTION_NAME: options.functionName,
     AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
-    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memorySizeMiB),
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(memorySizeMiB),
     SMOKE_TIMEOUT_SECONDS: String(fn.timeoutSeconds),
   };
   let child: ChildProcess;
   let sandbox: Sandbox | undefined;
+  const spawned = performance.now();
   if (options.sandbox) {
-    if (fn.layerDirs.length > 1)
+    if (layerDirs.length > 1)
       throw new Error(`${options.functionName}: the sandbox mounts one layer at /opt`);
     const runtimeDir = join(options.workDir, `runtime-${options.functionName}`);
     mkdirSync(runtimeDir, { recursive: true });
     writeFileSync(join(runtimeDir, 'lambda-runtime.mjs'), RUNTIME_SOURCE);
     sandbox = await createSandbox(
-      { codeDir: fn.codeDir, layerDir: fn.layerDirs[0], runtimeDir },
-      fn.memorySizeMiB,
+      { codeDir: fn.codeDir, layerDir: layerDirs[0], runtimeDir },
+      { memoryMiB: memorySizeMiB, runtime: fn.runtime },
     );
     const { file, args } = sandbox.command(sandbox.node, ['/var/runtime/lambda-runtime.mjs']);
     child = spawn(file, args, {
@@ -284,9 +296,9 @@ export const startLambdaProcess = async (
       env: {
         PATH: process.env.PATH,
         LAMBDA_TASK_ROOT: fn.codeDir,
-        NODE_PATH: fn.layerDirs.map((dir) => join(dir, 'nodejs', 'node_modules')).join(':'),
+        NODE_PATH: layerDirs.map((dir) => join(dir, 'nodejs', 'node_modules')).join(':'),
         ...lambdaVariables,
-        ...atLayerDir(options.environment, fn.layerDirs),
+        ...atLayerDir(options.environment, layerDirs),
       },
     });
   }
@@ -312,6 +324,7 @@ export const startLambdaProcess = async (
     await sandbox?.dispose();
     throw e;
   }
+  const initMs = performance.now() - spawned;
   const endpoint = `http://127.0.0.1:${port}`;
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
@@ -321,6 +334,7 @@ export const startLambdaProcess = async (
     functionName: options.functionName,
     pid: child.pid,
     sandbox,
+    initMs,
     endpoint,
     async invoke(event) {
       const res = await fetch(`${endpoint}/2015-03-31/functions/${options.functionName}/invocations`, {

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, inject } from 'vitest';
@@ -25,6 +25,7 @@ import {
   type LocalStackOptions,
   startLocalStack,
 } from '../../lib/local/stack.js';
+import { SHARED_STACK_ENV, type SharedPlan } from './shared-stack.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by assertions, not by types
 export type Json = any;
@@ -87,11 +88,15 @@ export const s3Client = (stack: LocalStack): S3Client =>
     credentials: LOCAL_CREDENTIALS,
   });
 
-/** Puts the account `sub` on `plan` directly in the table (before its first request, or to change it). */
+/**
+ * Puts the account `sub` on `plan` directly in the table (before its first request, or to change
+ * it); with `onlyIfNew`, leaves an account that already exists as it is.
+ */
 export const putAccountOnPlan = async (
   target: { readonly dynamoDbEndpoint: string; readonly tableName: string; readonly region: string },
   sub: string,
   plan: string,
+  { onlyIfNew = false }: { readonly onlyIfNew?: boolean } = {},
 ): Promise<void> => {
   const client = new DynamoDBClient({
     region: target.region,
@@ -111,8 +116,11 @@ export const putAccountOnPlan = async (
           plan,
           created_at: new Date().toISOString(),
         },
+        ...(onlyIfNew ? { ConditionExpression: 'attribute_not_exists(PK)' } : {}),
       }),
     );
+  } catch (error) {
+    if (!(onlyIfNew && error instanceof ConditionalCheckFailedException)) throw error;
   } finally {
     client.destroy();
   }
@@ -129,12 +137,15 @@ export interface TestStack {
 
 export type TestStackOptions = Omit<LocalStackOptions, 'port' | 'quiet'>;
 
-/** A TestStack's helpers around a running stack. */
-const testStackOf = (stack: LocalStack): TestStack => {
-  const sessionToken: TestStack['sessionToken'] = (
+/** A TestStack's helpers around a running stack; new accounts start on `plan` when given. */
+const testStackOf = (stack: LocalStack, plan?: string): TestStack => {
+  const sessionToken: TestStack['sessionToken'] = async (
     sub = `user-${randomUUID()}`,
     { email = `${sub}@example.com`, ttlSeconds } = {},
-  ) => stack.issueToken({ sub, email, ttlSeconds });
+  ) => {
+    if (plan !== undefined) await putAccountOnPlan(stack, sub, plan, { onlyIfNew: true });
+    return stack.issueToken({ sub, email, ttlSeconds });
+  };
   return {
     stack,
     api: createApi(stack.baseUrl),
@@ -157,16 +168,19 @@ export const startTestStack = async (options: TestStackOptions = {}): Promise<Te
  * The run's shared stack (started by shared-stack.ts in a process of its own), or undefined when
  * this run has none. Its tokens are signed here with the key in its DATA_DIR.
  */
-const sharedTestStack = async (): Promise<TestStack | undefined> => {
+const sharedTestStack = async (plan?: string): Promise<TestStack | undefined> => {
   const description = inject('sharedStack');
   if (!description) return undefined;
   const issuer = await loadOrCreateIssuer(description.dataDir);
-  return testStackOf({
-    ...description,
-    issueToken: (o) => issuer.issueToken(o),
-    close: () =>
-      Promise.reject(new Error('the shared stack is closed by the global teardown, not by a test')),
-  });
+  return testStackOf(
+    {
+      ...description,
+      issueToken: (o) => issuer.issueToken(o),
+      close: () =>
+        Promise.reject(new Error('the shared stack is closed by the global teardown, not by a test')),
+    },
+    plan,
+  );
 };
 
 export interface UseLocalStackOptions extends TestStackOptions {
@@ -175,23 +189,40 @@ export interface UseLocalStackOptions extends TestStackOptions {
    * that read the handlers' log lines from this process's output.
    */
   readonly ownStack?: boolean;
+  /**
+   * The plan the file's new accounts start on (sessionToken() puts a new account on it before
+   * its first request): one of the shared stack's plans, so a file that needs more (or fewer)
+   * renders than `free` allows still shares the run's stack. Not with other settings.
+   * @default 'free', as deployed
+   */
+  readonly plan?: SharedPlan;
 }
 
 /**
- * The stack for the calling test file. Without options, the run's shared stack (every file makes
- * its own accounts, so files do not see each other's data); with settings, or `ownStack`, one of
- * the file's own: started in beforeAll, closed (and its temporary DATA_DIR removed) in afterAll.
- * Read its members inside tests or hooks, not at the top level.
+ * The stack for the calling test file. Without options (or with only `plan`), the run's shared
+ * stack (every file makes its own accounts, so files do not see each other's data); with
+ * settings, or `ownStack`, one of the file's own: started in beforeAll, closed (and its temporary
+ * DATA_DIR removed) in afterAll. Read its members inside tests or hooks, not at the top level.
  */
-export const useLocalStack = ({ ownStack = false, ...options }: UseLocalStackOptions = {}): TestStack => {
+export const useLocalStack = ({
+  ownStack = false,
+  plan,
+  ...options
+}: UseLocalStackOptions = {}): TestStack => {
+  const shares = !ownStack && Object.keys(options).length === 0;
+  if (plan !== undefined && !shares)
+    throw new Error('plan is for the shared stack: set PLANS in env instead');
   let current: TestStack | undefined;
   let owned = false;
   let tempDir: string | undefined;
   beforeAll(async () => {
-    if (!ownStack && Object.keys(options).length === 0) current = await sharedTestStack();
+    if (shares) current = await sharedTestStack(plan);
     if (current) return;
     if (!options.dataDir) tempDir = await createTempDataDir();
-    current = await startTestStack({ ...options, dataDir: options.dataDir ?? tempDir });
+    // Without a shared stack (a run outside the integration project), one like it.
+    const env = plan === undefined ? options.env : { ...SHARED_STACK_ENV, ...options.env };
+    const own = await startTestStack({ ...options, env, dataDir: options.dataDir ?? tempDir });
+    current = plan === undefined ? own : testStackOf(own.stack, plan);
     owned = true;
   });
   afterAll(async () => {

@@ -6,7 +6,28 @@
  * needs other settings, faults or the handlers in its own process starts a stack of its own.
  */
 import type { TestProject } from 'vitest/node';
+import { DEFAULT_PLANS, PLANS_VARIABLE } from '../../functions/settings.js';
 import { type StackDescription, startStackProcess } from './child-stack.js';
+
+/**
+ * The shared stack's plans: the default ones, unchanged (new accounts start on `free`, as
+ * deployed), and plans for files whose tests need other allowances, used through
+ * `useLocalStack({ plan })` so those files need no stack of their own.
+ */
+export const SHARED_PLANS = {
+  ...DEFAULT_PLANS,
+  /** For files that send many requests (hostile input, faults, template injection). */
+  roomy: { monthlyRenders: 1_000_000, rendersPerMinute: 1_000_000 },
+  /** Runs out after two renders: for tests of what the quota does and does not count. */
+  'two-a-month': { monthlyRenders: 2, rendersPerMinute: 1000 },
+} as const;
+
+export type SharedPlan = keyof typeof SHARED_PLANS;
+
+/** The handler settings of the shared stack, and of a file's own stack standing in for it. */
+export const SHARED_STACK_ENV: Readonly<Record<string, string>> = {
+  [PLANS_VARIABLE]: JSON.stringify(SHARED_PLANS),
+};
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -20,7 +41,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const env = Object.entries(project.config.env).filter(
     (e): e is [string, string] => typeof e[1] === 'string',
   );
-  const stack = await startStackProcess({}, 120_000, Object.fromEntries(env));
+  const stack = await startStackProcess(SHARED_STACK_ENV, 120_000, Object.fromEntries(env));
   const {
     pid: _pid,
     sessionToken: _sessionToken,

@@ -10,6 +10,10 @@ import { type ApiResponse, type Json, useLocalStack } from '../helpers/local-sta
 
 const local = useLocalStack({
   env: {
+    // The plans' concurrency is what this file measures: the renderer's own capacity (2 per core by
+    // default, 503 SERVICE_BUSY past it; renderer-admission.test.ts) is set above ten accounts'
+    // 2 renders each plus the other account's one, so that it does not answer for them.
+    RENDERER_MAX_CONCURRENT_RENDERS: '11',
     PLANS: JSON.stringify({
       free: { monthlyRenders: 10_000, rendersPerMinute: 10_000, concurrentRenders: 2 },
     }),

@@ -261,5 +261,9 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const wrongMethod = await api('/v1/pdf', { method: 'DELETE', token });
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toContain('GET');
+    // The OpenAPI document, built inside the fallback's bundle.
+    const document = await api('/openapi.json');
+    expect(document.status, document.text).toBe(200);
+    expect((document.json as Json).openapi).toMatch(/^3\.1\./);
   });
 });

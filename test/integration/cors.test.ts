@@ -33,6 +33,14 @@ describe('CORS', () => {
     expect(Number(res.headers.get('access-control-max-age'))).toBeGreaterThan(0);
   });
 
+  it("serves /openapi.json with the API's CORS", async () => {
+    const res = await local.api('/openapi.json', { headers: { origin: DASHBOARD } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
+    const other = await local.api('/openapi.json', { headers: { origin: 'https://evil.example.com' } });
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
   it('gives another origin no CORS headers, so its browser refuses the call', async () => {
     for (const origin of ['https://evil.example.com', 'https://dashboard.example.com.evil.com', 'null']) {
       const res = await preflight(origin);

@@ -6,6 +6,7 @@
  * dashboard. The browser flow itself is test/integration/dashboard.test.ts.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_DASHBOARD_CLIENT_ID, localSubFor } from '../../lib/local/dashboard.js';
@@ -100,8 +101,17 @@ describe('the dashboard on the local stack', () => {
     expect((await get('/dashboard/', { method: 'POST' })).status).toBe(405);
   });
 
+  it("leads / (GET, the address npm start prints) to the dashboard; another method on / is the API's", async () => {
+    const res = await get('/');
+    expect(res.status).toBe(308);
+    expect(res.headers.get('location')).toBe('/dashboard/');
+    const post = await get('/', { method: 'POST' });
+    expect(post.status).toBe(404);
+    expect((await json(post)).error.code).toBe('NOT_FOUND');
+  });
+
   it('leaves every other path to the API and its fallback', async () => {
-    for (const path of ['/v1/nothing', '/dashboards', '/', '/v1/dashboard/']) {
+    for (const path of ['/v1/nothing', '/dashboards', '/v1/dashboard/']) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
       expect((await json(res)).error.code, path).toBe('NOT_FOUND');
@@ -202,6 +212,38 @@ describe('the dashboard on the local stack', () => {
     });
     expect(revoked.status).toBe(200);
     expect((await refresh()).status).toBe(400);
+  });
+
+  it('sends a code only to its own origin, whatever the Host header says (DNS rebinding)', async () => {
+    // A page on a name that resolves to the stack's address reaches it with its own Host header.
+    const { port } = new URL(local.stack.baseUrl);
+    const rebound = `http://attacker.example:${port}`;
+    const withHost = (path: string): Promise<{ status: number; location: string | undefined }> =>
+      new Promise((resolve, reject) => {
+        const req = request(url(path), { headers: { host: `attacker.example:${port}` } }, (res) => {
+          res.resume();
+          resolve({ status: res.statusCode ?? 0, location: res.headers.location });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const { challenge } = pkce();
+    const authorize = await withHost(
+      `/local/oauth2/authorize?${new URLSearchParams(authorizeParams(challenge, { redirect_uri: `${rebound}/dashboard/` }))}`,
+    );
+    expect(authorize.status).toBe(400);
+    expect(authorize.location).toBeUndefined();
+    const logout = await withHost(
+      `/local/logout?${new URLSearchParams({ client_id: 'local-dashboard', logout_uri: `${rebound}/dashboard/` })}`,
+    );
+    expect(logout.status).toBe(400);
+    // The stack's own origin, under any Host header, and its other loopback spelling, still work.
+    const own = await withHost(`/local/oauth2/authorize?${new URLSearchParams(authorizeParams(challenge))}`);
+    expect(own.status).toBe(200);
+    const localhost = await get(
+      `/local/oauth2/authorize?${new URLSearchParams(authorizeParams(challenge, { redirect_uri: `http://localhost:${port}/dashboard/` }))}`,
+    );
+    expect(localhost.status).toBe(200);
   });
 
   it('signs out only back to the dashboard', async () => {

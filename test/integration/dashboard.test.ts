@@ -497,10 +497,25 @@ describe('the dashboard', () => {
     await bob.click(`a[href="#/templates/${templateId}"]`);
     await waitForText(bob, '.badge', 'read-only');
     expect(await bob.$('#tpl-name')).toBeNull();
+    const { version } = (await local.api(`/v1/templates/${templateId}`, { token: key })).json;
+    await waitForText(
+      bob,
+      '[data-field=offline-note]',
+      new RegExp(`renders offline .* pinned to version ${version};`),
+    );
+    // Opening a stranger's template runs nothing: no render until Bob asks for one.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const bobSession = await sessionFor(BOB);
+    const before = await local.api('/v1/pdf', { token: bobSession });
+    expect(before.json.some((j: { template_id: string | null }) => j.template_id === templateId)).toBe(false);
     // The template's own sample data renders its preview for another account too.
+    await clickButton(bob, 'Render preview');
     await waitForPdf('bob', ['Dear Grace Hopper', 'Order A-42 is on its way.']);
     expect(await textOf(bob, '[data-field=template-id]')).toBe(templateId);
+    // Its code pins the version, as the API requires for another account's template.
+    expect(await textOf(bob, '.snippets pre')).toMatch(new RegExp(`"template_version":\\s*${version}\\b`));
     await replaceField(bob, '#tpl-variables', '{"customer": "Bob", "order": "B-7"}');
+    await clickButton(bob, 'Render preview');
     await waitForPdf('bob', ['Dear Bob', 'Order B-7 is on its way.']);
     await shot(bob, '08-public-template-other-account');
 
@@ -538,6 +553,8 @@ describe('the dashboard', () => {
     await waitForText(page, '.actions [role=status]', 'Saved: version 3.');
     const saved = await local.api(`/v1/templates/${templateId}`, { token: key });
     expect(saved.json.footer_html).toBe('Page <span class="pageNumber"></span> of {{ customer }}');
+    // The page options are saved with it, as the render's defaults.
+    expect(saved.json.pdf_options).toEqual({ format: 'A5', landscape: true });
     await shot(page, '08b-template-footer-options');
   });
 

@@ -14,9 +14,7 @@ import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
 import { type Api, createApi, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 
-const local = useLocalStack({
-  env: { PLANS: JSON.stringify({ free: { monthlyRenders: 1000, rendersPerMinute: 1000 } }) },
-});
+const local = useLocalStack({ plan: 'roomy' });
 
 type Fault = 'pass' | 'throttle' | 'hang';
 /** Decides each DynamoDB call's fate from its operation (X-Amz-Target) and JSON body. */

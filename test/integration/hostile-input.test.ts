@@ -10,9 +10,7 @@ import { resources, routeKey, routes } from '../../functions/routes.js';
 import { settingsSchema } from '../../functions/settings.js';
 import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
 
-const local = useLocalStack({
-  env: { PLANS: JSON.stringify({ free: { monthlyRenders: 100_000, rendersPerMinute: 100_000 } }) },
-});
+const local = useLocalStack({ plan: 'roomy' });
 
 /** JSON text nesting `depth` objects or arrays around `leaf`, built as text: no recursion anywhere. */
 const nested = (depth: number, leaf: string, kind: 'object' | 'array'): string =>

@@ -1,8 +1,9 @@
 /**
  * The renderer bundle that `cdk synth` builds, with its Chromium layer, run as Lambda runs it and
  * where Lambda runs it, as far as this machine can reproduce that (test/helpers/lambda-sandbox.ts:
- * not root, no capabilities, a read-only file system but /tmp, no /dev/shm, HOME=/tmp, the
- * function's memory size as a cgroup limit). A renderer-only variant of bundle-smoke.test.ts:
+ * the function's runtime's Node.js, not root, no capabilities, a read-only file system but /tmp,
+ * no /dev/shm, HOME=/tmp, the function's memory size as a cgroup limit and its CPU share as a CPU
+ * quota). The suite's name says which Node.js ran it. A renderer-only variant of bundle-smoke.test.ts:
  * the tests invoke it directly with render requests, a local server standing in for the
  * presigned S3 PUT.
  *
@@ -20,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
+import { SERVICE_RUNTIME } from '../../lib/service-function.js';
 import {
   type BundledFunction,
   bundledFunction,
@@ -28,7 +30,7 @@ import {
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
 import { synthServiceStack } from '../helpers/cdk-synth.js';
-import { canSandbox, NOBODY } from '../helpers/lambda-sandbox.js';
+import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/lambda-sandbox.js';
 import { readPdf } from '../helpers/pdf.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
@@ -64,7 +66,13 @@ const family = (root: number): { pid: number; uid: number; args: string }[] => {
   return descendantsOf(root, all);
 };
 
-describe.skipIf(!canSandbox())('the renderer bundle in a Lambda-like sandbox', () => {
+// The runtime the stack gives its functions, resolved to the Node.js binary the sandbox runs
+// (fetched once from the npm registry, then cached): the suite is named after what it really ran.
+const sandboxed = canSandbox();
+const node = sandboxed ? lambdaNode(SERVICE_RUNTIME.name) : undefined;
+const runtimeLabel = node ? `${node.runtime}, node ${node.version}` : 'skipped: needs root';
+
+describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${runtimeLabel})`, () => {
   let outdir: string;
   let renderer: BundledFunction;
   let uploadBase: string;
@@ -94,7 +102,9 @@ describe.skipIf(!canSandbox())('the renderer bundle in a Lambda-like sandbox', (
     const [auto, single] = await Promise.all([start('auto'), start('single')]);
     processes.set('auto', auto);
     processes.set('single', single);
-  });
+    // A real bundling (esbuild, the layer) and two starts at the function's CPU share (1.16 vCPU):
+    // on a shared 2-core machine that outlasts the default hook timeout.
+  }, 300_000);
 
   afterEach((context) => {
     if (context.task.result?.state !== 'fail') return;
@@ -160,6 +170,11 @@ describe.skipIf(!canSandbox())('the renderer bundle in a Lambda-like sandbox', (
       expect(optionsOf('/tmp')).toMatch(/^rw\b/);
       await expect(readdir(`/proc/${pid}/root/dev`)).resolves.not.toContain('shm');
       expect(p.sandbox?.memoryLimitBytes).toBe(renderer.memorySizeMiB * 1024 * 1024);
+      // The function's runtime, not the Node.js running these tests; its CPU share, as Lambda's.
+      expect(renderer.runtime).toBe(SERVICE_RUNTIME.name);
+      expect(p.sandbox?.lambdaNode.version).toBe(node?.version);
+      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]).toBe('/var/lang/bin/node');
+      expect(p.sandbox?.cpuLimit).toContain((renderer.memorySizeMiB / MEMORY_MIB_PER_VCPU).toFixed(2));
 
       const { result, text } = await invoke(
         model,

@@ -7,6 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { jobSchema } from '../../functions/pdf/schemas.js';
 import { type Json, useLocalStack } from '../helpers/local-stack.js';
+import { readPdf } from '../helpers/pdf.js';
 import { useReachableHost } from '../helpers/reachable-host.js';
 import { newAccount, type TestAccount } from '../helpers/template-fixtures.js';
 
@@ -150,6 +151,29 @@ describe('diagnostics', () => {
     for (const e of diagnostics.entries) {
       expect([...e.message].length).toBeLessThanOrEqual(501);
       if (e.url) expect([...e.url].length).toBeLessThanOrEqual(301);
+    }
+  });
+
+  it('show stack traces that name no file of the renderer’s and no library, nor do the page’s', async () => {
+    const res = await render({
+      html: `<p id="inline"></p><p id="later"></p>
+        <script>
+          document.getElementById('inline').textContent = new Error('inline').stack;
+          console.error(new Error('logged').stack);
+          setTimeout(() => {
+            document.getElementById('later').textContent = new Error('later').stack;
+            document.body.append(Object.assign(document.createElement('i'), { id: 'done' }));
+          }, 50);
+          Promise.resolve().then(() => { throw new Error('thrown'); });
+        </script>`,
+      page_load: { wait_for_selector: '#done' },
+    });
+    expect(res.status, res.text).toBe(201);
+    const pdf = await readPdf(new Uint8Array(await (await fetch(res.json.download_url)).arrayBuffer()));
+    expect(pdf.text).toContain('Error: inline');
+    expect(JSON.stringify(res.json.diagnostics)).toContain('Error: logged');
+    for (const seen of [pdf.text, JSON.stringify(res.json.diagnostics)]) {
+      expect(seen).not.toMatch(/pptr|puppeteer|node_modules|file:|%2F|\/work\/|\/var\/task|\/opt\//i);
     }
   });
 

@@ -2,10 +2,10 @@
  * POST/GET /v1/pdf over HTTP against the real local stack (dynalite, s3rver, Chromium): the
  * happy paths, options as they show in the PDF, jobs, lists, downloads, idempotent renders.
  */
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { jobSchema } from '../../functions/pdf/schemas.js';
-import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
+import { dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 
 const local = useLocalStack();
@@ -132,7 +132,9 @@ describe('POST /v1/pdf', () => {
       [own, 'own'],
       [shared, 'public'],
     ] as const) {
-      const res = await render(token, { template_id: id, variables: { who: 'Grace' } });
+      // Another account's template renders only at a version the caller names (contract, issue 21).
+      const version = label === 'public' ? { template_version: 1 } : {};
+      const res = await render(token, { template_id: id, variables: { who: 'Grace' }, ...version });
       expect(res.status).toBe(201);
       expect(res.json).toMatchObject({ template_id: id, template_version: 1 });
       const pdf = await readPdf((await download(res.json.download_url)).bytes);
@@ -272,20 +274,51 @@ describe('job lifecycle', () => {
     expect((await local.api(`/v1/pdf/${inFlight.id}`, { token })).json.status).toBe('completed');
   });
 
-  it('shows no download link once the retention period has removed the file', async () => {
+  it('shows no download link once the retention period has removed the file, and says so', async () => {
     const token = await local.sessionToken('retention-check');
     const job = (await render(token, { html: '<p>old</p>' })).json;
+    const retentionMs = 30 * 86_400_000; // the stack's PDF_RETENTION_DAYS (the default)
+    expect(job).toMatchObject({
+      file_expired: false,
+      file_expires_at: new Date(Date.parse(job.created_at) + retentionMs).toISOString(),
+    });
+    expect(job.download_url).toMatch(/^http/);
     const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
-    const longAgo = new Date(Date.now() - 31 * 86_400_000).toISOString();
+    const key = { PK: 'ACCOUNT#retention-check', SK: `JOB#${job.id}` };
+    // The job as it is a day after its PDF's retention: S3's lifecycle may not have run yet.
+    const longAgo = new Date(Date.now() - retentionMs - 86_400_000).toISOString();
     await db.send(
       new UpdateCommand({
         TableName: local.stack.tableName,
-        Key: { PK: 'ACCOUNT#retention-check', SK: `JOB#${job.id}` },
+        Key: key,
         UpdateExpression: 'SET completed_at = :at, created_at = :at',
         ExpressionAttributeValues: { ':at': longAgo },
       }),
     );
+    const expired = {
+      id: job.id,
+      status: 'completed',
+      download_url: null,
+      file_expired: true,
+      file_expires_at: new Date(Date.parse(longAgo) + retentionMs).toISOString(),
+    };
     const old = await local.api(`/v1/pdf/${job.id}`, { token });
-    expect(old.json).toMatchObject({ id: job.id, status: 'completed', download_url: null });
+    expect(old.json).toMatchObject(expired);
+    const listed = (await local.api('/v1/pdf', { token })).json;
+    expect(listed.find((j: Json) => j.id === job.id)).toMatchObject(expired);
+
+    // Past the record's own retention it is gone, before DynamoDB's TTL gets to it.
+    const record = await db.send(new GetCommand({ TableName: local.stack.tableName, Key: key }));
+    expect(record.Item?.expires_at).toBe(Math.floor(Date.parse(job.created_at) / 1000) + 2 * 30 * 86_400);
+    await db.send(
+      new UpdateCommand({
+        TableName: local.stack.tableName,
+        Key: key,
+        UpdateExpression: 'SET expires_at = :at',
+        ExpressionAttributeValues: { ':at': Math.floor(Date.now() / 1000) - 1 },
+      }),
+    );
+    expect((await local.api(`/v1/pdf/${job.id}`, { token })).status).toBe(404);
+    expect((await local.api('/v1/pdf', { token })).json.map((j: Json) => j.id)).not.toContain(job.id);
   });
 });

@@ -7,14 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { type ApiResponse, type Json, useLocalStack } from '../helpers/local-stack.js';
 
-const local = useLocalStack({
-  env: {
-    PLANS: JSON.stringify({
-      free: { monthlyRenders: 2, rendersPerMinute: 1000 },
-      roomy: { monthlyRenders: 1000, rendersPerMinute: 1000 },
-    }),
-  },
-});
+// New accounts here have 2 renders a month (the shared stack's plan 'two-a-month').
+const local = useLocalStack({ plan: 'two-a-month' });
 
 const post = (token: string, body: unknown) => local.api('/v1/pdf', { method: 'POST', token, body });
 const jobsOf = async (token: string): Promise<Json[]> => (await local.api('/v1/pdf', { token })).json;
@@ -29,7 +23,7 @@ const expectTemplateError = (res: ApiResponse) => {
   expect(res.text).not.toMatch(/at .*\.(ts|js|cjs|mjs):\d+/); // never a stack trace
 };
 
-/** The free plan here has 2 renders a month: both must still be there. */
+/** Accounts here have 2 renders a month: both must still be there. */
 const expectFullQuota = async (token: string) => {
   expect((await post(token, { html: '<p>one</p>' })).status).toBe(201);
   expect((await post(token, { html: '<p>two</p>' })).status).toBe(201);

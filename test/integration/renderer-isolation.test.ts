@@ -195,7 +195,9 @@ describe.each([
     const started = performance.now();
     const result = await current().render(request('job_spin', '<script>while (true) {}</script>', 1000));
     expect(result).toMatchObject({ ok: false, code: 'PDF_RENDERING_TIMEOUT' });
-    expect(performance.now() - started).toBeLessThan(1000 + 1500);
+    // The 1 s budget and the page's close, with room for a load of 8 on 2 cores: a page that is
+    // not timed out never answers.
+    expect(performance.now() - started).toBeLessThan(1000 + 4000);
     const after = await render('job_after_spin', '<p>after the spin</p><p id="done"></p>');
     expect(after.result).toMatchObject({ ok: true });
     expect(after.text).toContain('after the spin');

@@ -505,8 +505,8 @@ describe('renderer', () => {
         code: 'PDF_RENDERING_FAILED',
         message: 'The renderer could not open a page. Try again.',
       });
-      // It waited for the open timeout (10 s) before.
-      expect(elapsed).toBeLessThan(2000);
+      // It waited for the open timeout (10 s) before; half of that holds at a load of 8 on 2 cores.
+      expect(elapsed).toBeLessThan(5000);
       const { pdf } = await renderOk('<p>after the killed open</p>');
       expect(pdf.text).toContain('after the killed open');
       expect(await renderer.browser.getBrowser()).toBe(browser);

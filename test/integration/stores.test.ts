@@ -4,6 +4,7 @@
  * each on its own.
  */
 import { S3Client } from '@aws-sdk/client-s3';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createIdempotencyStore } from '../../functions/adapters/dynamodb/idempotency.js';
 import { createJobStore } from '../../functions/adapters/dynamodb/jobs.js';
@@ -14,15 +15,17 @@ import type { Job } from '../../functions/domain/jobs.js';
 import { createPdfJobs } from '../../functions/domain/pdf-jobs.js';
 import type { Principal } from '../../functions/domain/principal.js';
 import { MAX_LIST_OFFSET } from '../../functions/settings.js';
+import { parseTemplateData } from '../../functions/templating/index.js';
 import { rejection, testClock, useTable } from '../helpers/dynalite.js';
 
 const table = useTable();
 const clock = testClock('2026-11-25T10:00:30.000Z');
 let accounts = 0;
+const RECORD_RETENTION = { recordRetentionSeconds: 60 * 86_400 };
 const newAccount = () => `acct-${++accounts}`;
 
 describe('job store', () => {
-  const jobs = () => createJobStore(table.db, table.name, clock);
+  const jobs = () => createJobStore(table.db, table.name, clock, RECORD_RETENTION);
   const newJob = (accountId: string, id: string) =>
     jobs().create({
       id,
@@ -84,6 +87,38 @@ describe('job store', () => {
     expect(await page(3, 7)).toEqual(newestFirst.slice(7, 10));
     expect(await page(5, 25)).toEqual([]);
     expect(await page(5, MAX_LIST_OFFSET)).toEqual([]);
+  });
+
+  it('writes expires_at and treats a record past it as gone, though TTL has not deleted it', async () => {
+    const own = testClock('2026-11-25T10:00:00.000Z');
+    const store = createJobStore(table.db, table.name, own, { recordRetentionSeconds: 3600 });
+    const account = newAccount();
+    const make = (id: string) =>
+      store.create({
+        id,
+        account_id: account,
+        template_id: null,
+        template_version: null,
+        object_key: `pdf/${account}/${id}.pdf`,
+      });
+    await make('job_01');
+    own.advance(1800_000);
+    await make('job_02');
+    await make('job_03');
+    const stored = await table.db.send(
+      new GetCommand({ TableName: table.name, Key: { PK: `ACCOUNT#${account}`, SK: 'JOB#job_01' } }),
+    );
+    expect(stored.Item?.expires_at).toBe(Date.parse('2026-11-25T11:00:00.000Z') / 1000);
+    const ids = async (limit: number, offset: number) =>
+      (await store.list(account, { limit, offset })).map((j: Job) => j.id);
+    expect(await ids(10, 0)).toEqual(['job_03', 'job_02', 'job_01']);
+
+    own.advance(1800_000); // job_01's record expires now
+    expect(await store.get(account, 'job_01')).toBeUndefined();
+    expect((await store.get(account, 'job_02'))?.id).toBe('job_02');
+    expect(await ids(10, 0)).toEqual(['job_03', 'job_02']);
+    expect(await ids(1, 1)).toEqual(['job_02']);
+    expect(await ids(10, 2)).toEqual([]);
   });
 });
 
@@ -167,7 +202,7 @@ describe('a render in two steps', () => {
   });
   const pdfJobs = (renderer: { render: () => Promise<never> }) =>
     createPdfJobs({
-      jobs: createJobStore(table.db, table.name, clock),
+      jobs: createJobStore(table.db, table.name, clock, RECORD_RETENTION),
       usage: createUsageStore(table.db, table.name, clock),
       templates: createTemplateStore(table.db, table.name, clock),
       idempotency: createIdempotencyStore(table.db, table.name, clock, 60_000),
@@ -192,7 +227,7 @@ describe('a render in two steps', () => {
     });
   const order = {
     source: { kind: 'inline' as const, html: '<p>{{ n }}</p>', headerHtml: null, footerHtml: null },
-    variables: { n: 1 },
+    variables: parseTemplateData('{"n": 1}'),
     options: {
       pdf: {
         format: 'A4' as const,
@@ -216,10 +251,13 @@ describe('a render in two steps', () => {
     expect(accepted.month).toBe(clock.now().toISOString().slice(0, 7));
     // The plan's one unit is held: a second accept is refused, and creates no job.
     expect((await rejection(pdfJobs(unreachable).accept(caller, order))).code).toBe('PLAN_QUOTA_EXCEEDED');
-    const listed = await createJobStore(table.db, table.name, clock).list(caller.accountId, {
-      limit: 10,
-      offset: 0,
-    });
+    const listed = await createJobStore(table.db, table.name, clock, RECORD_RETENTION).list(
+      caller.accountId,
+      {
+        limit: 10,
+        offset: 0,
+      },
+    );
     expect(listed.map((j) => j.id)).toEqual([accepted.job.id]);
   });
 
@@ -239,7 +277,10 @@ describe('a render in two steps', () => {
     const accepted = await jobsOf.accept(caller, order);
     const e = await rejection(jobsOf.execute(accepted));
     expect(e).toMatchObject({ code: 'PDF_RENDERING_FAILED', jobId: accepted.job.id });
-    const job = await createJobStore(table.db, table.name, clock).get(caller.accountId, accepted.job.id);
+    const job = await createJobStore(table.db, table.name, clock, RECORD_RETENTION).get(
+      caller.accountId,
+      accepted.job.id,
+    );
     expect(job).toMatchObject({ status: 'failed', error: { code: 'PDF_RENDERING_FAILED' } });
     await expect(jobsOf.accept(caller, order)).resolves.toBeDefined();
   });

@@ -8,7 +8,7 @@ import { ulid } from 'ulid';
 import { describe, expect, it } from 'vitest';
 import { createJobStore } from '../../functions/adapters/dynamodb/jobs.js';
 import { createUsageStore } from '../../functions/adapters/dynamodb/usage.js';
-import type { Job, JobStore } from '../../functions/domain/jobs.js';
+import { type Job, type JobStore, jobRecordRetentionSeconds } from '../../functions/domain/jobs.js';
 import { createSweeper } from '../../functions/domain/sweeper.js';
 import { testClock, useTable } from '../helpers/dynalite.js';
 
@@ -19,7 +19,9 @@ const plan = { monthlyRenders: 100, rendersPerMinute: 100, concurrentRenders: 10
 let accounts = 0;
 
 const stores = () => ({
-  jobs: createJobStore(table.db, table.name, clock),
+  jobs: createJobStore(table.db, table.name, clock, {
+    recordRetentionSeconds: jobRecordRetentionSeconds(30),
+  }),
   usage: createUsageStore(table.db, table.name, clock),
 });
 const sweeperWith = (jobs: JobStore) =>

@@ -343,11 +343,7 @@ const pollution: Case[] = [
 
 // ---------------------------------------------------------------------------------------------
 
-const local = useLocalStack({
-  env: {
-    PLANS: JSON.stringify({ free: { monthlyRenders: 1_000_000, rendersPerMinute: 1_000_000 } }),
-  },
-});
+const local = useLocalStack({ plan: 'roomy' });
 
 let api: TimedApi;
 let attacker: string;

@@ -273,7 +273,9 @@ describe('deleting and hiding', () => {
     const owner = await newAccount(local, 'owner');
     const other = await newAccount(local, 'other');
     const t = await saveTemplate(local, owner.session, { html: '<p>Shared {{ who }}</p>', is_public: true });
-    expect((await render(other.key, { template_id: t.id, variables: { who: 'x' } })).status).toBe(201);
+    expect(
+      (await render(other.key, { template_id: t.id, template_version: 1, variables: { who: 'x' } })).status,
+    ).toBe(201);
 
     const hidden = await local.api(`/v1/templates/${t.id}/visibility`, {
       method: 'PATCH',

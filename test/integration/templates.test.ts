@@ -465,7 +465,8 @@ const OPERATIONS: readonly Operation[] = [
       local.api('/v1/pdf', {
         method: 'POST',
         token: tokenOf(cast, who),
-        body: { template_id: t.id, variables: { who: 'matrix' } },
+        // Another account's template is rendered at a named version (issue 21).
+        body: { template_id: t.id, template_version: t.version, variables: { who: 'matrix' } },
       }),
     expected: {
       private: {
@@ -555,7 +556,7 @@ describe('who may do what', () => {
     const rendered = await local.api('/v1/pdf', {
       method: 'POST',
       token: a.key,
-      body: { template_id: shared.id, variables: { who: 'A' } },
+      body: { template_id: shared.id, template_version: shared.version, variables: { who: 'A' } },
     });
     expect(rendered.status, rendered.text).toBe(201);
     expect(rendered.json).toMatchObject({ status: 'completed', template_id: shared.id, template_version: 1 });

@@ -19,6 +19,7 @@ and recorded as {"output": "..."} or, when Jinja2 raises,
 kind: TemplateSyntaxError / TemplateAssertionError -> syntax; UndefinedError -> undefined;
 anything else -> runtime. line: e.lineno for syntax errors; otherwise the line of the innermost
 traceback frame whose filename is "<template>" (null when there is none).
+Every case that parses also records "undeclared": sorted(jinja2.meta.find_undeclared_variables(ast)).
 """
 
 import glob
@@ -27,6 +28,7 @@ import os
 import sys
 
 import jinja2
+import jinja2.meta
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = os.path.join(HERE, "cases")
@@ -47,6 +49,15 @@ def error_line(e, kind):
 
 def render(case):
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    golden = render_only(env, case)
+    try:
+        golden["undeclared"] = sorted(jinja2.meta.find_undeclared_variables(env.parse(case["template"])))
+    except Exception:  # noqa: BLE001 - a template that does not parse has no undeclared names
+        pass
+    return golden
+
+
+def render_only(env, case):
     try:
         template = env.from_string(case["template"])
         return {"output": template.render(**case.get("variables", {}))}

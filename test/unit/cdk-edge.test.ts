@@ -5,13 +5,12 @@
  */
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { AllowedMethods, CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiEdge, CLOUDFRONT_WAF_REGION, DEFAULT_REQUESTS_PER_5_MINUTES_PER_IP } from '../../lib/api-edge.js';
 import { DEFAULT_RENDERER_RESERVED_CONCURRENCY } from '../../lib/renderer-function.js';
 import { DEFAULT_API_THROTTLE } from '../../lib/service-api.js';
-import type { PdfServiceStackProps } from '../../lib/service-stack.js';
+import type { ServiceAppProps } from '../../lib/service-app.js';
 import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is inspected by the assertions
@@ -51,7 +50,7 @@ describe('the default stack', () => {
     expect(reservedConcurrency(s)).toEqual({ [s.logicalId(s.stack.renderer.function)]: 20 });
   });
 
-  it("has no distribution but the dashboard's, no web ACL and no topic; the alarms notify nobody", () => {
+  it("has no distribution but the dashboard's, no web ACL and no topic; with alarms=none its alarms notify nobody", () => {
     s.template.resourceCountIs('AWS::CloudFront::Distribution', 1);
     expect(Object.keys(s.template.findResources('AWS::CloudFront::Distribution'))).toEqual([
       s.logicalId(s.stack.dashboard?.distribution as never),
@@ -60,7 +59,7 @@ describe('the default stack', () => {
       s.template.resourceCountIs(type, 0);
     }
     expect(s.template.findOutputs('DistributionUrl')).toEqual({});
-    expect(alarmActions(s)).toEqual([undefined, undefined, undefined]);
+    expect(alarmActions(s)).toEqual([undefined, undefined, undefined, undefined, undefined]);
   });
 
   it("alarms when more than 5% of at least 20 of the stage's requests answer 5xx", () => {
@@ -110,7 +109,7 @@ describe('throttle and concurrency overridden', () => {
     expect(s.nagFindings).toEqual([]);
   });
 
-  it.each<[PdfServiceStackProps, RegExp]>([
+  it.each<[ServiceAppProps, RegExp]>([
     [{ apiThrottle: { rateLimit: 0, burstLimit: 10 } }, /apiThrottle/],
     [{ apiThrottle: { rateLimit: 5, burstLimit: 2.5 } }, /apiThrottle/],
     [{ apiThrottle: { rateLimit: 5 } as never }, /apiThrottle/],
@@ -125,16 +124,32 @@ describe('throttle and concurrency overridden', () => {
   });
 });
 
-describe('with waf, in us-east-1', () => {
+describe.each([
+  ['eu-west-1', 'the service stays in eu-west-1'],
+  [CLOUDFRONT_WAF_REGION, 'the service in us-east-1 too'],
+])('with waf, the service in %s: the edge in its own us-east-1 stack', (region) => {
   let s: Synthesized;
   let edge: ApiEdge;
+  let edgeTemplate: Template;
   beforeAll(() => {
-    s = synthServiceStack({ props: { waf: true, env: { account: ACCOUNT, region: CLOUDFRONT_WAF_REGION } } });
-    edge = s.stack.edge as ApiEdge;
+    s = synthServiceStack({ props: { waf: true, env: { account: ACCOUNT, region } } });
+    edge = s.edgeStack?.edge as ApiEdge;
+    edgeTemplate = s.edgeTemplate as Template;
+  });
+
+  it('keeps the table and the buckets in the chosen region, and the distribution and web ACL in us-east-1', () => {
+    expect(s.stack.region).toBe(region);
+    expect(s.edgeStack?.region).toBe(CLOUDFRONT_WAF_REGION);
+    s.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    expect(Object.keys(s.template.findResources('AWS::S3::Bucket')).length).toBeGreaterThanOrEqual(2);
+    s.template.resourceCountIs('AWS::WAFv2::WebACL', 0);
+    edgeTemplate.resourceCountIs('AWS::WAFv2::WebACL', 1);
+    edgeTemplate.resourceCountIs('AWS::CloudFront::Distribution', 1);
+    edgeTemplate.resourceCountIs('AWS::DynamoDB::Table', 0);
   });
 
   it('has a CLOUDFRONT web ACL whose only rule limits each client IP, answering 429 with the error body', () => {
-    const [acl] = resourcesOf(s, 'AWS::WAFv2::WebACL');
+    const [acl] = Object.values(edgeTemplate.findResources('AWS::WAFv2::WebACL')) as Json[];
     expect(acl.Properties).toMatchObject({ Scope: 'CLOUDFRONT', DefaultAction: { Allow: {} } });
     expect(acl.Properties.Rules).toHaveLength(1);
     const [rule] = acl.Properties.Rules;
@@ -156,7 +171,7 @@ describe('with waf, in us-east-1', () => {
   });
 
   it('puts the web ACL on a distribution that passes every request through to the API over HTTPS', () => {
-    const distribution = s.template.findResources('AWS::CloudFront::Distribution')[
+    const distribution = edgeTemplate.findResources('AWS::CloudFront::Distribution')[
       s.logicalId(edge.distribution)
     ];
     const config = distribution?.Properties.DistributionConfig;
@@ -172,10 +187,21 @@ describe('with waf, in us-east-1', () => {
     expect(config.CacheBehaviors).toBeUndefined();
     expect(config.Origins).toEqual([
       expect.objectContaining({
+        // The API's id, read from the service stack's outputs in its own region at deploy time.
         DomainName: {
           'Fn::Join': [
             '',
-            [{ Ref: s.logicalId(s.stack.api.httpApi) }, '.execute-api.us-east-1.', { Ref: 'AWS::URLSuffix' }],
+            [
+              {
+                'Fn::GetStackOutput': {
+                  StackName: s.stack.stackName,
+                  Region: region,
+                  OutputName: expect.stringContaining(s.logicalId(s.stack.api.httpApi)),
+                },
+              },
+              `.execute-api.${region}.`,
+              { Ref: 'AWS::URLSuffix' },
+            ],
           ],
         },
         CustomOriginConfig: expect.objectContaining({
@@ -191,12 +217,11 @@ describe('with waf, in us-east-1', () => {
     });
   });
 
-  it("outputs the distribution's URL beside the API's own", () => {
-    const outputs = s.template.findOutputs('*');
-    expect(outputs.DistributionUrl?.Value).toEqual({
+  it("outputs the distribution's URL from the edge stack, the API's own from the service stack", () => {
+    expect(edgeTemplate.findOutputs('*').DistributionUrl?.Value).toEqual({
       'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [s.logicalId(edge.distribution), 'DomainName'] }, '/']],
     });
-    expect(outputs.ApiUrl).toBeDefined();
+    expect(s.template.findOutputs('*').ApiUrl).toBeDefined();
   });
 
   it('keeps the default throttle and reserved concurrency', () => {
@@ -212,7 +237,7 @@ describe('with waf, in us-east-1', () => {
 describe('the web ACL and its region', () => {
   const edgeIn = (region: string | undefined, props: { requestsPer5MinutesPerIp?: number } = {}) => {
     const stack = new Stack(new App(), 'Edge', region ? { env: { account: ACCOUNT, region } } : {});
-    new ApiEdge(stack, 'Edge', { httpApi: new HttpApi(stack, 'Api'), ...props });
+    new ApiEdge(stack, 'Edge', { originDomainName: 'pdf.example.com', ...props });
     return Template.fromStack(stack);
   };
 
@@ -225,11 +250,14 @@ describe('the web ACL and its region', () => {
     );
   });
 
-  it('fails synth, naming us-east-1, when the stack deploys to another region', () => {
+  it('fails synth, naming us-east-1, when its stack deploys to another region', () => {
     expect(() => edgeIn('eu-west-1')).toThrow(/us-east-1.*eu-west-1/);
-    expect(() =>
-      synthServiceStack({ props: { waf: true, env: { account: ACCOUNT, region: 'eu-central-1' } } }),
-    ).toThrow(/can only be created in us-east-1/);
+  });
+
+  it("with waf and the service's region unknown at synth, fails saying how to give it", () => {
+    expect(() => synthServiceStack({ props: { waf: true, env: { account: ACCOUNT } } })).toThrow(
+      /waf: .*region at synth time/,
+    );
   });
 
   it('leaves the check to CloudFormation when the region is unknown at synth time', () => {

@@ -49,7 +49,7 @@ import {
   releaseRenderParams,
   reserveRenderParams,
 } from '../../functions/adapters/dynamodb/usage.js';
-import type { Job } from '../../functions/domain/jobs.js';
+import { type Job, jobRecordRetentionSeconds } from '../../functions/domain/jobs.js';
 
 const TABLE = 'pdf-table';
 const now = new Date('2026-11-21T10:00:30.000Z');
@@ -73,19 +73,30 @@ const job: Job = {
 
 describe('job requests', () => {
   it('creates a job tagged with its entity, only where no item is', () => {
-    const params = createJobParams(TABLE, job);
+    const expiresAt = Math.floor(now.getTime() / 1000) + 60 * 86_400;
+    const params = createJobParams(TABLE, job, expiresAt);
     expect(params).toMatchObject({
       TableName: TABLE,
-      Item: { ...jobKey('acc_1', job.id), type: 'job', id: job.id, status: 'pending' },
+      Item: { ...jobKey('acc_1', job.id), type: 'job', id: job.id, status: 'pending', expires_at: expiresAt },
       ConditionExpression: 'attribute_not_exists(PK)',
     });
   });
 
+  it("keeps a job's record twice the PDF retention", () => {
+    expect(jobRecordRetentionSeconds(30)).toBe(60 * 86_400);
+  });
+
   it('reads one job by its key, and lists an account newest first', () => {
     expect(getJobParams(TABLE, 'acc_1', job.id)).toEqual({ TableName: TABLE, Key: jobKey('acc_1', job.id) });
-    expect(listJobsParams(TABLE, 'acc_1')).toMatchObject({
+    expect(listJobsParams(TABLE, 'acc_1', now)).toMatchObject({
       KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': 'ACCOUNT#acc_1', ':prefix': 'JOB#' },
+      FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
+      ExpressionAttributeNames: { '#ttl': 'expires_at' },
+      ExpressionAttributeValues: {
+        ':pk': 'ACCOUNT#acc_1',
+        ':prefix': 'JOB#',
+        ':now': Math.floor(now.getTime() / 1000),
+      },
       ScanIndexForward: false,
     });
   });

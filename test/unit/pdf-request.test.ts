@@ -1,8 +1,15 @@
+import { createHash } from 'node:crypto';
+import stringify from 'safe-stable-stringify';
 import { describe, expect, it } from 'vitest';
 import { errorStatus } from '../../functions/core/responses.js';
 import { ServiceError } from '../../functions/domain/errors.js';
-import { checkHeaderFooterMargins, renderOptionsFrom } from '../../functions/domain/render-options.js';
+import {
+  checkHeaderFooterMargins,
+  renderOptionsFrom,
+  withTemplateDefaults,
+} from '../../functions/domain/render-options.js';
 import { createPdfSchema, parseCreatePdf } from '../../functions/pdf/request.js';
+import { stringifyTemplateData } from '../../functions/templating/index.js';
 
 const schema = createPdfSchema({ maxInlineHtmlBytes: 1000, maxVariablesBytes: 200 });
 /** The options of the render command a body parses into. */
@@ -134,5 +141,59 @@ describe('POST /v1/pdf body', () => {
     // 5 + 5 inches fit across A4 landscape (11.7 in) but not portrait (8.27 in).
     const body = parse({ html: 'x', landscape: true, margins: { left: 5, right: 5 } });
     expect(renderOptionsFrom(body, 25_000).pdf.margins.left).toBe(5);
+  });
+});
+
+describe('the render command from the body text', () => {
+  const command = (text: string, key = 'k-1') =>
+    parseCreatePdf(JSON.parse(text), schema, { 'idempotency-key': key }, text);
+
+  it('reads variables as sent: integer-like keys in place, 10.0 a float, big integers exact', () => {
+    const { variables } = command('{"html": "x", "variables": {"b": 10.0, "2": 123456789012345678, "1": 1}}');
+    expect(variables.keys()).toEqual(['b', '2', '1']);
+    expect(stringifyTemplateData(variables)).toBe('{"b":10.0,"2":123456789012345678,"1":1}');
+  });
+
+  it('hashes a body as before when JSON.parse reads its variables as the template does', () => {
+    const text = '{"html": "x", "variables": {"2": "b", "1": 2.5, "n": [1, {"k": null}]}}';
+    const old = createHash('sha256')
+      .update(stringify(JSON.parse(text)) ?? '')
+      .digest('hex');
+    expect(command(text).idempotency?.bodyHash).toBe(old);
+  });
+
+  it('hashes a body the same whatever its spacing and key order, and apart from one JSON.parse reads the same', () => {
+    const hash = (text: string) => command(text).idempotency?.bodyHash;
+    const base = hash('{"html": "x", "variables": {"a": 10.0, "n": 123456789012345678}}');
+    expect(hash('{"variables": {"n": 123456789012345678, "a": 1e1}, "html": "x"}')).toBe(base);
+    expect(hash('{"html": "x", "variables": {"a": 10, "n": 123456789012345678}}')).not.toBe(base);
+    expect(hash('{"html": "x", "variables": {"a": 10.0, "n": 123456789012345679}}')).not.toBe(base);
+  });
+});
+
+describe("a saved template's pdf_options under a render's own", () => {
+  it('are the defaults; the render wins field by field and margin by margin', () => {
+    const saved = { format: 'A5', landscape: true, margins: { top: 1, left: 1 }, outline: true } as const;
+    expect(withTemplateDefaults(saved, {})).toEqual(saved);
+    expect(withTemplateDefaults(saved, { landscape: false, margins: { top: 2 }, tagged: true })).toEqual({
+      format: 'A5',
+      landscape: false,
+      margins: { top: 2, left: 1 },
+      outline: true,
+      tagged: true,
+    });
+    expect(withTemplateDefaults(null, { format: 'A3' })).toEqual({ format: 'A3' });
+  });
+
+  it('pass the navigation options to the renderer only when given', () => {
+    expect(renderOptionsFrom({}, 25_000).pdf).not.toHaveProperty('tagged');
+    expect(renderOptionsFrom({}, 25_000).pdf).not.toHaveProperty('pagedMedia');
+    expect(renderOptionsFrom({ paged_media: true, outline: false, tagged: false }, 25_000).pdf).toMatchObject(
+      {
+        pagedMedia: true,
+        outline: false,
+        tagged: false,
+      },
+    );
   });
 });

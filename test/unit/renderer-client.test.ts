@@ -1,9 +1,8 @@
 /**
  * The API's side of a renderer invoke, against a local endpoint that answers as Lambda does when
- * the renderer is at its reserved concurrency or has crashed. A refused invoke throws at once,
- * after one attempt: the render then fails cleanly, PDF_RENDERING_FAILED with its quota unit given
- * back (test/integration/stores.test.ts, "execute fails the job … when the renderer cannot be
- * reached"), instead of retrying into the pdf function's timeout.
+ * the renderer is at its reserved concurrency or has crashed. A refused invoke answers at once,
+ * after one attempt, SERVICE_BUSY (503 with Retry-After, as the local renderer at capacity), instead
+ * of retrying into the pdf function's timeout.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -40,7 +39,7 @@ const lambdaEndpoint = async (answer: Answer) => {
 const request = {} as RenderRequest;
 
 describe('the Lambda renderer client', () => {
-  it('throws after one attempt when Lambda refuses the invoke for concurrency', async () => {
+  it('answers SERVICE_BUSY after one attempt when Lambda refuses the invoke for concurrency', async () => {
     const { calls, renderer } = await lambdaEndpoint((res) => {
       res.writeHead(429, {
         'Content-Type': 'application/json',
@@ -55,7 +54,12 @@ describe('the Lambda renderer client', () => {
       );
     });
     const started = Date.now();
-    await expect(renderer.render(request)).rejects.toMatchObject({ name: 'TooManyRequestsException' });
+    expect(await renderer.render(request)).toEqual({
+      ok: false,
+      code: 'SERVICE_BUSY',
+      message: 'The renderer is busy with other renders; try again in 1 s.',
+      retryAfterSeconds: 1,
+    });
     expect(calls).toHaveLength(1);
     expect(Date.now() - started).toBeLessThan(1000);
   });

@@ -16,7 +16,7 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { encodeTime } from 'ulid';
-import { isoNow } from '../../domain/clock.js';
+import { epochSeconds, isoNow } from '../../domain/clock.js';
 import {
   INTERRUPTED,
   type Job,
@@ -41,21 +41,31 @@ import {
   PK,
   parseOpenJobSortKey,
   SK,
+  TTL,
   withoutKeys,
 } from './keys.js';
 import { skipItems } from './pagination.js';
 
-/** A new job's item, written only if no item has its key; open (in the sweeper's index) while leased. */
-export const createJobParams = (tableName: string, job: Job): PutCommandInput => ({
+/**
+ * A new job's item, written only if no item has its key; open (in the sweeper's index) while
+ * leased. It expires (DynamoDB TTL) at `expiresAt`, epoch seconds, with everything the job later
+ * carries (diagnostics, error).
+ */
+export const createJobParams = (tableName: string, job: Job, expiresAt: number): PutCommandInput => ({
   TableName: tableName,
   Item: {
     ...jobKey(job.account_id, job.id),
     type: ENTITY.job,
     ...job,
     ...(job.lease_until !== undefined ? openJobIndexKey(job.account_id, job.id, job.lease_until) : {}),
+    [TTL]: expiresAt,
   },
   ConditionExpression: ITEM_ABSENT,
 });
+
+/** TTL deletes late: an item past its `expires_at` is gone as far as readers are concerned. */
+const live = (item: Record<string, unknown>, now: Date): boolean =>
+  item[TTL] === undefined || Number(item[TTL]) > epochSeconds(now);
 
 export const getJobParams = (
   tableName: string,
@@ -167,12 +177,20 @@ export const monthJobsParams = (tableName: string, accountId: string, month: str
   };
 };
 
-/** An account's jobs, newest first (ULID ids: sort key order is creation order). */
-export const listJobsParams = (tableName: string, accountId: string): QueryCommandInput => ({
+/**
+ * An account's jobs, newest first (ULID ids: sort key order is creation order), without those
+ * whose record expired at `now` (TTL deletes late; jobs made before retention have no expiry).
+ */
+export const listJobsParams = (tableName: string, accountId: string, now: Date): QueryCommandInput => ({
   TableName: tableName,
   KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-  ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-  ExpressionAttributeValues: { ':pk': jobsPartition(accountId), ':prefix': JOB_SK_PREFIX },
+  FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
+  ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#ttl': TTL },
+  ExpressionAttributeValues: {
+    ':pk': jobsPartition(accountId),
+    ':prefix': JOB_SK_PREFIX,
+    ':now': epochSeconds(now),
+  },
   ScanIndexForward: false,
 });
 
@@ -216,7 +234,17 @@ const toJob = (item: Record<string, unknown>): Job => {
 
 const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
 
-export const createJobStore = (db: DynamoDBDocumentClient, tableName: string, clock: Clock): JobStore => {
+export interface JobStoreOptions {
+  /** How long a job's record is kept (domain/jobs.ts, jobRecordRetentionSeconds). */
+  readonly recordRetentionSeconds: number;
+}
+
+export const createJobStore = (
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  clock: Clock,
+  { recordRetentionSeconds }: JobStoreOptions,
+): JobStore => {
   const now = () => isoNow(clock.now());
 
   const transition = async (
@@ -249,7 +277,8 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string, cl
         updated_at: at,
         completed_at: null,
       };
-      await db.send(new PutCommand(createJobParams(tableName, item)));
+      const expiresAt = epochSeconds(new Date(at)) + recordRetentionSeconds;
+      await db.send(new PutCommand(createJobParams(tableName, item, expiresAt)));
       return item;
     },
 
@@ -353,7 +382,7 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string, cl
 
     async get(accountId, jobId, consistent = false) {
       const out = await db.send(new GetCommand(getJobParams(tableName, accountId, jobId, consistent)));
-      return out.Item ? toJob(out.Item) : undefined;
+      return out.Item && live(out.Item, clock.now()) ? toJob(out.Item) : undefined;
     },
 
     /**
@@ -361,7 +390,7 @@ export const createJobStore = (db: DynamoDBDocumentClient, tableName: string, cl
      * (MAX_LIST_OFFSET), so that is the most a page costs.
      */
     async list(accountId, { limit, offset }) {
-      const query = listJobsParams(tableName, accountId);
+      const query = listJobsParams(tableName, accountId, clock.now());
       const { startKey, exhausted } =
         offset > 0
           ? await skipItems(db, { ...query, ProjectionExpression: '#pk, #sk' }, offset)

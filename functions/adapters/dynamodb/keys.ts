@@ -4,9 +4,10 @@
  * `type` naming its entity.
  *
  *   account        PK ACCOUNT#<account>  SK ACCOUNT
- *   job            PK ACCOUNT#<account>  SK JOB#<job id>           (ULID ids: SK order = creation order)
+ *   job            PK ACCOUNT#<account>  SK JOB#<job id>           (ULID ids: SK order = creation order; expires_at set)
  *   usage (month)  PK ACCOUNT#<account>  SK USAGE#<yyyy-mm>
  *   rate window    PK ACCOUNT#<account>  SK RATE#<epoch minute>    (expires_at set)
+ *   template-write window  PK ACCOUNT#<account>  SK RATE#TEMPLATE_WRITES#<epoch minute>  (expires_at set)
  *   idempotency    PK ACCOUNT#<account>  SK IDEMPOTENCY#<sha256 of the key>  (expires_at set)
  *   template       PK TEMPLATE#<id>      SK TEMPLATE               (GSI1: its owner's listing; GSI2 while public)
  *   template version PK TEMPLATE#<id>    SK VERSION#<10-digit version>        (immutable; chunk 0 of its html)
@@ -62,6 +63,9 @@ export const withoutKeys = (item: Record<string, unknown>): Record<string, unkno
 
 const accountPk = (accountId: string) => `ACCOUNT#${accountId}`;
 
+/** The partition of an account's own items (all but its API key items and templates). */
+export const accountPartition = (accountId: string): string => accountPk(accountId);
+
 export const accountKey = (accountId: string): ItemKey => ({ [PK]: accountPk(accountId), [SK]: 'ACCOUNT' });
 export const jobKey = (accountId: string, jobId: string): ItemKey => ({
   [PK]: accountPk(accountId),
@@ -78,6 +82,12 @@ export const usageKey = (accountId: string, month: string): ItemKey => ({
 export const rateWindowKey = (accountId: string, minute: number): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: `RATE#${minute}`,
+});
+
+/** Template writes are counted apart from renders: a window of their own. */
+export const templateWriteWindowKey = (accountId: string, minute: number): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `RATE#TEMPLATE_WRITES#${minute}`,
 });
 
 /** Idempotency keys are caller-chosen text: store a digest, so any key fits the sort key. */

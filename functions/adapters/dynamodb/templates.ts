@@ -63,7 +63,7 @@ import {
 import { skipItems } from './pagination.js';
 
 /** The record item as stored, without its content. */
-interface TemplateRecord extends Omit<Template, keyof TemplateContent> {
+interface TemplateRecord extends Omit<Template, keyof TemplateContent | 'renders_offline_for_others'> {
   /** What the current version's content weighs in an answer (template-content.ts). */
   readonly content_bytes: number;
 }
@@ -84,6 +84,8 @@ const toRecord = (item: Record<string, unknown>): TemplateRecord => ({
   owner_user_id: item.owner_user_id as string,
   name: item.name as string,
   is_public: item.is_public as boolean,
+  // A template made public before versions were published from then on: all of them are.
+  public_since_version: item.is_public ? ((item.public_since_version as number | undefined) ?? 1) : null,
   created_at: item.created_at as string,
   updated_at: item.updated_at as string,
   version: item.version as number,
@@ -101,7 +103,11 @@ const withContent = (
   html: content.html,
   header_html: content.header_html ?? null,
   footer_html: content.footer_html ?? null,
+  sample_variables: content.sample_variables ?? null,
+  pdf_options: content.pdf_options ?? null,
   is_public: record.is_public,
+  public_since_version: record.public_since_version,
+  renders_offline_for_others: true,
   created_at: record.created_at,
   updated_at: record.updated_at,
   variables: content.variables,
@@ -115,6 +121,8 @@ const answerBytes = (record: TemplateRecord): number => {
     variables: _variables,
     header_html: _header,
     footer_html: _footer,
+    sample_variables: _sample,
+    pdf_options: _pdfOptions,
     ...meta
   } = withContent(record, { html: '', variables: [], header_html: null, footer_html: null });
   return recordPayloadBytes(meta, record.content_bytes);
@@ -361,6 +369,7 @@ export const createTemplateStore = (
       const at = now();
       const record: TemplateRecord = {
         ...template,
+        public_since_version: template.is_public ? 1 : null,
         created_at: at,
         updated_at: at,
         version: 1,
@@ -373,9 +382,13 @@ export const createTemplateStore = (
             ...templateKey(template.id),
             type: ENTITY.template,
             ...record,
+            // Absent while private: publishing sets it (if_not_exists).
+            public_since_version: undefined,
             version_counter: 1,
             ...ownedTemplateIndexKey(template.owner_user_id, template.id),
-            ...(template.is_public ? publicTemplateIndexKey(template.id) : {}),
+            ...(template.is_public
+              ? { ...publicTemplateIndexKey(template.id), public_since_version: 1 }
+              : {}),
           },
           ConditionExpression: ITEM_ABSENT,
         }),
@@ -390,10 +403,15 @@ export const createTemplateStore = (
      */
     async getReadable(templateId: string, accountId: string, version?: number): Promise<Template> {
       const record = await getRecord(templateId);
-      if (!record || (record.owner_user_id !== accountId && !record.is_public)) {
+      const owner = record?.owner_user_id === accountId;
+      if (!record || (!owner && !record.is_public)) {
         throw templateNotFound(templateId);
       }
       const wanted = version ?? record.version;
+      // Versions from before it was made public are still its owner's alone.
+      if (!owner && wanted < (record.public_since_version ?? Number.POSITIVE_INFINITY)) {
+        throw new ServiceError('PDF_TEMPLATE_NOT_FOUND', `Template ${templateId} has no version ${version}`);
+      }
       // Versions past the current one are edits still being written.
       const content = wanted <= record.version ? await readVersion(templateId, wanted) : undefined;
       if (!content) {
@@ -417,8 +435,10 @@ export const createTemplateStore = (
           ownerId,
           isPublic
             ? {
-                expression: 'SET is_public = :public, updated_at = :now, #gpk = :gpk, #gsk = :gsk',
-                names: { '#gpk': GSI2.partitionKey, '#gsk': GSI2.sortKey },
+                // Published from its current version on; made public again, from the then current.
+                expression:
+                  'SET is_public = :public, updated_at = :now, #gpk = :gpk, #gsk = :gsk, public_since_version = if_not_exists(public_since_version, #version)',
+                names: { '#gpk': GSI2.partitionKey, '#gsk': GSI2.sortKey, '#version': 'version' },
                 values: {
                   ':public': true,
                   ':now': now(),
@@ -427,7 +447,8 @@ export const createTemplateStore = (
                 },
               }
             : {
-                expression: 'SET is_public = :public, updated_at = :now REMOVE #gpk, #gsk',
+                expression:
+                  'SET is_public = :public, updated_at = :now REMOVE #gpk, #gsk, public_since_version',
                 names: { '#gpk': GSI2.partitionKey, '#gsk': GSI2.sortKey },
                 values: { ':public': false, ':now': now() },
               },

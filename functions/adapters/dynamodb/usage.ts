@@ -17,7 +17,7 @@ import {
   type UsageStore,
 } from '../../domain/usage.js';
 import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
-import { ENTITY, rateWindowKey, TTL, usageKey } from './keys.js';
+import { ENTITY, rateWindowKey, TTL, templateWriteWindowKey, usageKey } from './keys.js';
 
 /**
  * A render of the account ends within seconds, so a refusal for concurrency is worth retrying soon
@@ -55,10 +55,13 @@ export const getMonthUsageParams = (
 /** Counts one request in the window of `now`, refused once the window holds `limit`; expires after 3 minutes. */
 export const hitRateWindowParams = (
   tableName: string,
-  hit: { accountId: string; now: Date; limit: number },
+  hit: { accountId: string; now: Date; limit: number; window?: 'renders' | 'template_writes' },
 ): UpdateCommandInput => ({
   TableName: tableName,
-  Key: rateWindowKey(hit.accountId, minuteOf(hit.now)),
+  Key: (hit.window === 'template_writes' ? templateWriteWindowKey : rateWindowKey)(
+    hit.accountId,
+    minuteOf(hit.now),
+  ),
   UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :expires',
   ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
   ExpressionAttributeNames: { '#count': 'request_count', '#type': 'type', '#ttl': TTL },
@@ -205,6 +208,27 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
           'USAGE_LIMIT_EXCEEDED',
           `Rate limit of ${limit} render requests per minute exceeded; retry in ${resetSeconds} s`,
           { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
+        );
+      }
+    },
+
+    async hitTemplateWriteLimit(accountId: string, perMinute: number): Promise<RateLimitState> {
+      const now = clock.now();
+      const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
+      try {
+        const out = await db.send(
+          new UpdateCommand(
+            hitRateWindowParams(tableName, { accountId, now, limit: perMinute, window: 'template_writes' }),
+          ),
+        );
+        const count = Number(out.Attributes?.request_count ?? 1);
+        return { limit: perMinute, remaining: Math.max(0, perMinute - count), resetSeconds };
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+        throw new ServiceError(
+          'USAGE_LIMIT_EXCEEDED',
+          `Rate limit of ${perMinute} template writes per minute exceeded; retry in ${resetSeconds} s`,
+          { rateLimit: { limit: perMinute, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
         );
       }
     },

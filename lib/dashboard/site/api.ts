@@ -10,10 +10,7 @@ type Schemas = components['schemas'];
 // The API's own shapes, generated from the route declarations' schemas (`npm run openapi -- --types`).
 export type ApiKey = Schemas['ApiKey'];
 export type CreatedApiKey = Schemas['CreatedApiKey'];
-// sample_variables: the template's saved sample data, added to the API's schema with the templates' wiring.
-export type Template = Schemas['PdfTemplate'] & {
-  readonly sample_variables?: Readonly<Record<string, unknown>> | null;
-};
+export type Template = Schemas['PdfTemplate'];
 export type Job = Schemas['PdfJob'];
 export type Account = Schemas['Account'];
 export type Usage = Schemas['Usage'];

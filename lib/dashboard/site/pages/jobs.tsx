@@ -58,6 +58,7 @@ const DIAGNOSTIC_LABEL: Record<Diagnostics['entries'][number]['type'], string> =
   page_error: 'Uncaught error',
   resource: 'Resource',
   missing_glyph: 'Missing glyphs',
+  unsafe_link: 'Unsafe link removed',
 };
 
 const DiagnosticsList = ({ diagnostics }: { diagnostics: Diagnostics | null | undefined }) => {

@@ -1,7 +1,7 @@
 /**
  * One template: edit its html, header and footer (CodeMirror, loaded on demand) with a live PDF
- * preview beside it, its sample data (saved with it as `sample_variables`), the page options of the
- * preview, code that renders it (curl, JavaScript, Python), visibility, versions and deletion. A
+ * preview beside it, its sample data (saved with it as `sample_variables`), its page and navigation
+ * options (saved with it as `pdf_options`, the defaults of its renders), code that renders it (curl, JavaScript, Python), visibility, versions and deletion. A
  * public template of another account opens read-only and previews with its own sample data.
  *
  * The preview renders the editor's text (not the saved version) through POST /v1/pdf and shows the
@@ -48,12 +48,6 @@ const PREVIEW_DELAY_MS = 1200;
 /** A pause in typing this long looks for the variables the text reads. */
 const DETECT_DELAY_MS = 300;
 
-/**
- * Page options chosen for a template, kept while the page lives: the API saves a template's html,
- * header, footer and sample data, not its page options (those are a render's).
- */
-const optionsDrafts = new Map<string, PageOptions>();
-
 const prettyJson = (value: unknown) => JSON.stringify(value, null, 2);
 
 const PAPER_FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const;
@@ -66,12 +60,50 @@ interface PageOptions {
   readonly print_background: boolean;
   /** As typed, in inches. */
   readonly margins: Readonly<Record<(typeof SIDES)[number], string>>;
+  readonly paged_media: boolean;
+  readonly outline: boolean;
+  /** Unchecked: the deployment's default (PDF_TAGGED). */
+  readonly tagged: boolean;
 }
 const DEFAULT_OPTIONS: PageOptions = {
   format: 'A4',
   landscape: false,
   print_background: true,
   margins: { top: DEFAULT_MARGIN, right: DEFAULT_MARGIN, bottom: DEFAULT_MARGIN, left: DEFAULT_MARGIN },
+  paged_media: false,
+  outline: false,
+  tagged: false,
+};
+type NavigationOption = 'paged_media' | 'outline' | 'tagged';
+const NAVIGATION: readonly { key: NavigationOption; label: string; title: string }[] = [
+  {
+    key: 'paged_media',
+    label: 'Page numbers in the body',
+    title: 'counter(page), counter(pages) and target-counter(attr(href), page) in the document’s own CSS',
+  },
+  { key: 'outline', label: 'Bookmarks', title: 'PDF bookmarks from the printed h1–h6' },
+  {
+    key: 'tagged',
+    label: 'Tagged (accessible)',
+    title: 'A structure tree for screen readers; much larger for big tables',
+  },
+];
+
+/** A template's saved `pdf_options` as the fields show them (absent: the API's default). */
+const optionsOf = (saved: Template['pdf_options']): PageOptions => {
+  const margin = (side: (typeof SIDES)[number]) => {
+    const n = saved?.margins?.[side];
+    return n === undefined ? DEFAULT_MARGIN : String(n);
+  };
+  return {
+    format: saved?.format ?? DEFAULT_OPTIONS.format,
+    landscape: saved?.landscape ?? DEFAULT_OPTIONS.landscape,
+    print_background: saved?.print_background ?? DEFAULT_OPTIONS.print_background,
+    margins: { top: margin('top'), right: margin('right'), bottom: margin('bottom'), left: margin('left') },
+    paged_media: saved?.paged_media ?? false,
+    outline: saved?.outline ?? false,
+    tagged: saved?.tagged ?? false,
+  };
 };
 
 type OptionsBody = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
@@ -90,6 +122,7 @@ const optionsBody = (o: PageOptions): OptionsBody => {
     margins[side] = n;
   }
   if (SIDES.some((side) => margins[side] !== Number(DEFAULT_MARGIN))) value.margins = margins;
+  for (const { key } of NAVIGATION) if (o[key]) value[key] = true;
   return { ok: true, value };
 };
 
@@ -476,6 +509,19 @@ const PageOptionsFields = ({
         Backgrounds
       </label>
     </div>
+    <div class="option-row">
+      {NAVIGATION.map(({ key, label, title }) => (
+        <label class="check" key={key} title={title}>
+          <input
+            type="checkbox"
+            name={key}
+            checked={options[key]}
+            onChange={(e) => onChange({ ...options, [key]: e.currentTarget.checked })}
+          />
+          {label}
+        </label>
+      ))}
+    </div>
     <div class="option-row margins">
       {SIDES.map((side) => (
         <div class="field" key={side}>
@@ -502,8 +548,8 @@ const PageOptionsFields = ({
       <p class="error">{error}</p>
     ) : (
       <p class="hint">
-        Used by the preview and written into the code below; the API keeps them with each render, not with the
-        template.
+        Saved with the template: a render of it uses them unless it gives its own. Used by the preview and
+        written into the code below.
       </p>
     )}
   </fieldset>
@@ -514,10 +560,12 @@ const UseFromCode = ({
   template,
   variables,
   options,
+  pinned,
 }: {
   template: Template;
   variables: Record<string, unknown> | undefined;
   options: Record<string, unknown> | undefined;
+  pinned: boolean;
 }) => {
   const idRef = useRef<HTMLElement>(null);
   return (
@@ -531,7 +579,17 @@ const UseFromCode = ({
         <CopyButton text={template.id} what="template id" fallback={idRef} />
       </p>
       {variables && options ? (
-        <CodeSnippets id="template" body={{ template_id: template.id, variables, ...options }} />
+        <CodeSnippets
+          id="template"
+          body={{
+            template_id: template.id,
+            // Another account's template renders only pinned, so that its owner's edits never reach
+            // these renders unseen.
+            ...(pinned ? { template_version: template.version } : {}),
+            variables,
+            ...options,
+          }}
+        />
       ) : (
         <p class="muted">Fix the sample data and the page options above to see the code.</p>
       )}
@@ -550,9 +608,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   const footer = useRef('');
   const [htmlVersion, setHtmlVersion] = useState(0);
   const [variablesText, setVariablesText] = useState(id === undefined ? prettyJson(STARTER_VARIABLES) : '{}');
-  const [options, setOptionsState] = useState<PageOptions>(
-    (id !== undefined && optionsDrafts.get(id)) || DEFAULT_OPTIONS,
-  );
+  const [options, setOptions] = useState<PageOptions>(DEFAULT_OPTIONS);
   const [detected, setDetected] = useState<readonly string[] | undefined>(undefined);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<unknown>(undefined);
@@ -566,11 +622,6 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   /** Open at first when the template has a header or footer; then the user's to open and close. */
   const headerFooterOpen = useRef<boolean | undefined>(undefined);
 
-  const setOptions = (o: PageOptions) => {
-    setOptionsState(o);
-    if (template) optionsDrafts.set(template.id, o);
-  };
-
   useEffect(() => {
     if (id === undefined) return;
     api.request<Template>(`v1/templates/${encodeURIComponent(id)}`).then(
@@ -581,6 +632,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
         header.current = t.header_html ?? '';
         footer.current = t.footer_html ?? '';
         setVariablesText(prettyJson(t.sample_variables ?? {}));
+        setOptions(optionsOf(t.pdf_options));
         setLoaded(true);
       },
       (e: unknown) => {
@@ -601,7 +653,10 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   const sampleChanged = template
     ? !variables.ok || !sameJson(variables.value, template.sample_variables ?? {})
     : true;
-  const dirty = template ? name !== template.name || contentChanged || sampleChanged : true;
+  const optionsChanged = template
+    ? !sameJson(pageOptions, optionsBody(optionsOf(template.pdf_options)))
+    : true;
+  const dirty = template ? name !== template.name || contentChanged || sampleChanged || optionsChanged : true;
 
   // What the text reads: the API's introspection for the saved text, the editor's parse while it changes.
   useEffect(() => {
@@ -640,6 +695,11 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
     else render({ kind: 'draft', ...draft() }, v.value, o.value);
   }, [variablesText, options, readOnly, template, render]);
 
+  // Another account's page runs only when asked to: opening it renders nothing.
+  useEffect(() => {
+    if (readOnly) setAuto(false);
+  }, [readOnly]);
+
   // The live preview: a pause in typing (or opening the page) renders.
   useEffect(() => {
     if (!auto || !loaded || loadError) return;
@@ -655,6 +715,12 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       setSaveError(new Error(`Not saved: ${variables.message}`));
       return;
     }
+    if (!pageOptions.ok) {
+      setSaveError(new Error(`Not saved: ${pageOptions.message}`));
+      return;
+    }
+    // Only what differs from the API's defaults; none at all is saved as none.
+    const pdfOptions = Object.keys(pageOptions.value).length > 0 ? pageOptions.value : null;
     if (template && !dirty) {
       setSaved('No changes to save.');
       return;
@@ -664,9 +730,8 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       if (!template) {
         const created = await api.request<Template>('v1/templates', {
           method: 'POST',
-          body: { name, ...draft(), sample_variables: variables.value },
+          body: { name, ...draft(), sample_variables: variables.value, pdf_options: pdfOptions },
         });
-        optionsDrafts.set(created.id, options);
         location.hash = href.template(created.id);
         return;
       }
@@ -677,6 +742,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       if (header.current !== (template.header_html ?? '')) body.header_html = header.current.trim() || null;
       if (footer.current !== (template.footer_html ?? '')) body.footer_html = footer.current.trim() || null;
       if (sampleChanged) body.sample_variables = variables.value;
+      if (optionsChanged) body.pdf_options = pdfOptions;
       const updated = await api.request<Template>(`v1/templates/${encodeURIComponent(template.id)}`, {
         method: 'PATCH',
         body,
@@ -723,6 +789,12 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       <p>
         <a href={href.templates}>← All templates</a>
         {readOnly && <span class="badge">Public template of another account: read-only</span>}
+        {readOnly && template && (
+          <p class="hint" data-field="offline-note">
+            It renders offline (its page reaches no network) and pinned to version {template.version}; it is
+            previewed only when you ask for it.
+          </p>
+        )}
       </p>
       <div class="editor-layout">
         <div class="editor-pane">
@@ -886,6 +958,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
               template={template}
               variables={variables.ok ? variables.value : undefined}
               options={pageOptions.ok ? pageOptions.value : undefined}
+              pinned={readOnly}
             />
           )}
           {template && !readOnly && (
@@ -920,7 +993,6 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
           onClose={() => setDeleting(false)}
           onConfirm={async () => {
             await api.request(`v1/templates/${encodeURIComponent(template.id)}`, { method: 'DELETE' });
-            optionsDrafts.delete(template.id);
             location.hash = href.templates;
           }}
         >

@@ -1,31 +1,26 @@
 /**
- * The evaluator: walks the tree of ast.ts with Jinja2 3.1's semantics (scoping, loops, macros,
+ * The evaluator: walks the tree of nodes.ts with Jinja2 3.1's semantics (scoping, loops, macros,
  * autoescaping, StrictUndefined). It only ever handles values of values.ts; every member,
- * filter, test and global is looked up in the explicit tables of builtins.ts and attributes.ts.
+ * filter, test and global is looked up in the explicit tables of filters/, tests.ts, defaults.ts and members.ts.
  *
  * Bounded while it runs: output is counted as it is written (LimitError past the limit), a step
  * counter checks the deadline in every loop iteration and call, recursion has a depth limit.
  */
-import type { CallArgs, Expr, MacroDef, Stmt, Target, TemplateAst } from './ast.js';
-import { getattr, getitem, sliceValue } from './attributes.js';
-import { FILTERS, GLOBALS, TESTS, testEnv } from './builtins.js';
+import { GLOBALS } from './defaults.js';
+import { FILTERS } from './filters/index.js';
+import { getattr, getitem } from './members.js';
+import type { DeclaredNames } from './meta.js';
+import type { CallArgs, Expr, MacroDef, Stmt, Target, TemplateAst } from './nodes.js';
+import { intNeg } from './numbers.js';
+import { BIN_OPS, COMPARE } from './operators.js';
+import { iterate, truthy } from './protocols.js';
+import { type Environment, Frame, LoopState, MAX_DEPTH, Out, type RenderState } from './runtime.js';
+import { sliceValue } from './slices.js';
+import { TESTS } from './tests.js';
 import {
-  compare,
-  contains,
-  eq,
-  escapeString,
   float,
-  floatFloorDiv,
-  floatMod,
-  intArith,
-  intNeg,
-  isInt,
   isNumber,
-  isString,
-  iterate,
   type Kwargs,
-  LimitError,
-  length,
   Markup,
   markupEscape,
   num,
@@ -37,7 +32,6 @@ import {
   PyTuple,
   pushAll,
   str,
-  truthy,
   typeError,
   typeName,
   Undefined,
@@ -45,300 +39,20 @@ import {
   type Value,
 } from './values.js';
 
-export interface Limits {
-  /** UTF-8 bytes of output, and the longest string a template may build (in characters). */
-  readonly maxOutputBytes: number;
-  /** Epoch ms. */
-  readonly deadline: number;
-  readonly deadlineMs: number;
-}
-
-const MAX_DEPTH = 200;
-const MAX_LIST_ITEMS = 1_000_000;
-
-/** What every builtin gets: the render's limits and its autoescape state. */
-export class RenderState {
-  steps = 0;
-  depth = 0;
-  autoescape = true;
-  /** Line of the statement running, for errors. */
-  line = 0;
-  /** Every character written anywhere (captures included), bounded to stop quadratic work. */
-  written = 0;
-
-  constructor(readonly limits: Limits) {}
-
-  tick(n = 1): void {
-    this.steps += n;
-    if (this.steps >= 1024) {
-      this.steps = 0;
-      if (Date.now() > this.limits.deadline) {
-        throw new LimitError(`Templating exceeded its ${this.limits.deadlineMs} ms limit`);
-      }
-    }
-  }
-
-  /** A string of `n` characters is about to be built. */
-  guardString(n: number): void {
-    if (n > this.limits.maxOutputBytes) {
-      throw new LimitError(
-        `Template builds a string of ${n} characters; the limit is ${this.limits.maxOutputBytes}`,
-      );
-    }
-    this.tick(Math.ceil(n / 65536));
-  }
-
-  guardList(n: number): void {
-    if (n > MAX_LIST_ITEMS)
-      throw new LimitError(`Template builds a list of ${n} items; the limit is ${MAX_LIST_ITEMS}`);
-    this.tick(Math.ceil(n / 4096));
-  }
-
-  /** Finalize a value for output, as Jinja2 does with autoescaping. */
-  toOutput(v: Value): string {
-    if (typeof v === 'string') return this.autoescape ? escapeString(v) : v;
-    if (v instanceof Markup) return v.s;
-    return this.autoescape ? escapeString(str(v)) : str(v);
-  }
-}
-
-class Out {
-  parts: string[] = [];
-  bytes = 0;
-  constructor(
-    private readonly state: RenderState,
-    private readonly top: boolean,
-  ) {}
-
-  write(s: string): void {
-    if (!s) return;
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is one byte a character
-    const n = s.length < 4096 && !/[^\x00-\x7f]/.test(s) ? s.length : Buffer.byteLength(s, 'utf8');
-    this.bytes += n;
-    this.state.written += s.length;
-    const max = this.state.limits.maxOutputBytes;
-    if (this.bytes > max) {
-      throw new LimitError(
-        this.top
-          ? `The HTML is over ${max} bytes after templating`
-          : `Template builds a string of over ${max} bytes`,
-        this.top,
-      );
-    }
-    if (this.state.written > 8 * max) throw new LimitError('Template writes too much text');
-    this.parts.push(s);
-    if (this.parts.length > 4096) this.parts = [this.parts.join('')];
-  }
-
-  text(): string {
-    return this.parts.join('');
-  }
-}
-
-/** A scope: `for`, `with`, macro bodies and blocks open one; `if` does not. */
-class Frame {
-  readonly vars = new Map<string, Value>();
-  constructor(readonly parent: Frame | null) {}
-
-  lookup(name: string): Value | undefined {
-    for (let f: Frame | null = this; f; f = f.parent) {
-      const v = f.vars.get(name);
-      if (v !== undefined || f.vars.has(name)) return v;
-    }
-    return undefined;
-  }
-}
-
-const BIN_OPS: Record<string, (s: RenderState, a: Value, b: Value) => Value> = {
-  '+': (s, a, b) => add(s, a, b),
-  '-': (s, a, b) => arith(s, a, b, '-', (x, y) => x - y),
-  '*': (s, a, b) => mul(s, a, b),
-  '/': (_s, a, b) => {
-    const y = numOperand(b, '/', a);
-    const x = numOperand(a, '/', b);
-    if (y === 0) throw new PyError('ZeroDivisionError', 'division by zero');
-    return float(x / y);
-  },
-  '//': (s, a, b) => {
-    const y = numOperand(b, '//', a);
-    const x = numOperand(a, '//', b);
-    if (y === 0) {
-      throw new PyError(
-        'ZeroDivisionError',
-        isInt(a) && isInt(b) ? 'integer division or modulo by zero' : 'float floor division by zero',
-      );
-    }
-    return isInt(a) && isInt(b) ? intArith('//', a, b, s) : float(floatFloorDiv(x, y));
-  },
-  '%': (s, a, b) => {
-    if (isString(a)) return percentFormat(s, a, b);
-    const y = numOperand(b, '%', a);
-    const x = numOperand(a, '%', b);
-    if (y === 0) {
-      throw new PyError(
-        'ZeroDivisionError',
-        isInt(a) && isInt(b) ? 'integer division or modulo by zero' : 'float modulo',
-      );
-    }
-    return isInt(a) && isInt(b) ? intArith('%', a, b, s) : float(floatMod(x, y));
-  },
-  '**': (s, a, b) => {
-    const y = numOperand(b, '**', a);
-    const x = numOperand(a, '**', b);
-    if (isInt(a) && isInt(b) && y >= 0) return intArith('**', a, b, s);
-    if (x === 0 && y < 0) throw new PyError('ZeroDivisionError', '0.0 cannot be raised to a negative power');
-    return float(x ** y);
-  },
-};
-
-const numOperand = (v: Value, op: string, other: Value): number => {
-  if (v instanceof Undefined) return v.fail();
-  if (!isNumber(v) || !isNumber(other)) {
-    if (other instanceof Undefined) return other.fail();
-    throw typeError(`unsupported operand type(s) for ${op}: '${typeName(v)}' and '${typeName(other)}'`);
-  }
-  return num(v);
-};
-
-const arith = (
-  s: RenderState,
-  a: Value,
-  b: Value,
-  op: '+' | '-' | '*',
-  f: (x: number, y: number) => number,
-): Value => {
-  const x = numOperand(a, op, b);
-  const y = numOperand(b, op, a);
-  return isInt(a) && isInt(b) ? intArith(op, a, b, s) : float(f(x, y));
-};
-
-const add = (s: RenderState, a: Value, b: Value): Value => {
-  if (isNumber(a) && isNumber(b)) return arith(s, a, b, '+', (x, y) => x + y);
-  if (isString(a) && isString(b)) {
-    s.guardString(str(a).length + str(b).length);
-    if (a instanceof Markup || b instanceof Markup) return new Markup(markupEscape(a).s + markupEscape(b).s);
-    return (a as string) + (b as string);
-  }
-  if (Array.isArray(a) && Array.isArray(b)) {
-    s.guardList(a.length + b.length);
-    return [...a, ...b];
-  }
-  if (a instanceof PyTuple && b instanceof PyTuple) return new PyTuple([...a.items, ...b.items]);
-  if (a instanceof Undefined) return a.fail();
-  if (b instanceof Undefined) return b.fail();
-  if (isString(a)) throw typeError(`can only concatenate str (not "${typeName(b)}") to str`);
-  if (Array.isArray(a)) throw typeError(`can only concatenate list (not "${typeName(b)}") to list`);
-  throw typeError(`unsupported operand type(s) for +: '${typeName(a)}' and '${typeName(b)}'`);
-};
-
-/** `*`: numbers, or a str/list/tuple repeated. */
-export const mul = (s: RenderState, a: Value, b: Value): Value => {
-  if (isNumber(a) && isNumber(b)) return arith(s, a, b, '*', (x, y) => x * y);
-  const [seq, times] = isInt(b) ? [a, b] : isInt(a) ? [b, a] : [a, b];
-  if (isInt(times)) {
-    const n = Math.max(0, num(times));
-    if (isString(seq)) {
-      const text = str(seq);
-      s.guardString(text.length * n);
-      const out = text.repeat(n);
-      return seq instanceof Markup ? new Markup(out) : out;
-    }
-    if (Array.isArray(seq) || seq instanceof PyTuple) {
-      const items = iterate(seq);
-      s.guardList(items.length * n);
-      const out: Value[] = [];
-      for (let i = 0; i < n; i++) pushAll(out, items);
-      return Array.isArray(seq) ? out : new PyTuple(out);
-    }
-  }
-  if (a instanceof Undefined) return a.fail();
-  if (b instanceof Undefined) return b.fail();
-  throw typeError(`unsupported operand type(s) for *: '${typeName(a)}' and '${typeName(b)}'`);
-};
-
-// Python's `%` formatting lives with the string filters.
-import { percentFormat } from './format.js';
-
-const COMPARE: Record<string, (a: Value, b: Value) => boolean> = {
-  '==': (a, b) => eq(a, b),
-  '!=': (a, b) => !eq(a, b),
-  '<': (a, b) => compare(a, b, '<') < 0,
-  '<=': (a, b) => compare(a, b, '<=') <= 0,
-  '>': (a, b) => compare(a, b, '>') > 0,
-  '>=': (a, b) => compare(a, b, '>=') >= 0,
-  in: (a, b) => contains(b, a),
-  notin: (a, b) => !contains(b, a),
-};
-
-class LoopState {
-  index0 = 0;
-  private lastChanged: Value[] | undefined;
-  constructor(
-    readonly items: Value[],
-    readonly depth0: number,
-    readonly recurse: PyCallable | null,
-  ) {}
-  attrs(name: string, state: RenderState): Value | undefined {
-    const n = this.items.length;
-    const i = this.index0;
-    switch (name) {
-      case 'index':
-        return i + 1;
-      case 'index0':
-        return i;
-      case 'revindex':
-        return n - i;
-      case 'revindex0':
-        return n - i - 1;
-      case 'first':
-        return i === 0;
-      case 'last':
-        return i === n - 1;
-      case 'length':
-        return n;
-      case 'depth':
-        return this.depth0 + 1;
-      case 'depth0':
-        return this.depth0;
-      case 'previtem':
-        return i > 0 ? (this.items[i - 1] as Value) : new Undefined('there is no previous item');
-      case 'nextitem':
-        return i < n - 1 ? (this.items[i + 1] as Value) : new Undefined('there is no next item');
-      case 'cycle':
-        return new PyCallable('cycle', (args) => {
-          if (!args.length) throw typeError('no items for cycling given');
-          return args[i % args.length] as Value;
-        });
-      case 'changed':
-        return new PyCallable('changed', (args) => {
-          if (
-            this.lastChanged &&
-            this.lastChanged.length === args.length &&
-            this.lastChanged.every((v, k) => eq(v, args[k] as Value))
-          ) {
-            return false;
-          }
-          this.lastChanged = args;
-          return true;
-        });
-      default:
-        void state;
-        return undefined;
-    }
-  }
-}
-
 export class Evaluator {
   private readonly globals: Map<string, Value>;
   private selfObject: PyObject | undefined;
-  private readonly root = new Frame(null);
+  private readonly root: Frame;
 
   constructor(
     private readonly ast: TemplateAst,
     private readonly context: Map<string, Value>,
     readonly state: RenderState,
+    /** The names each frame declares (meta.ts), by the statements it runs. */
+    private readonly declared: DeclaredNames = new Map(),
   ) {
     this.globals = GLOBALS(state);
+    this.root = new Frame(null, declared.get(ast.body));
   }
 
   render(): string {
@@ -381,14 +95,14 @@ export class Evaluator {
         return;
       case 'setblock': {
         const inner = new Out(this.state, false);
-        this.execBody(stmt.body, new Frame(frame), inner);
+        this.execBody(stmt.body, new Frame(frame, this.declared.get(stmt.body)), inner);
         let value: Value = this.state.autoescape ? new Markup(inner.text()) : inner.text();
         if (stmt.filter) value = this.applyFilterChain(stmt.filter, value, frame);
         this.assign(stmt.target, value, frame);
         return;
       }
       case 'with': {
-        const inner = new Frame(frame);
+        const inner = new Frame(frame, this.declared.get(stmt.body));
         const values = stmt.values.map((v) => this.eval(v, frame));
         for (const [i, t] of stmt.targets.entries()) this.assign(t, values[i] as Value, inner);
         this.execBody(stmt.body, inner, out);
@@ -408,7 +122,7 @@ export class Evaluator {
       }
       case 'filterblock': {
         const inner = new Out(this.state, false);
-        this.execBody(stmt.body, new Frame(frame), inner);
+        this.execBody(stmt.body, new Frame(frame, this.declared.get(stmt.body)), inner);
         const text = inner.text();
         const value = this.applyFilterChain(
           stmt.filter,
@@ -439,7 +153,7 @@ export class Evaluator {
   private execFor(stmt: Stmt & { t: 'for' }, frame: Frame, out: Out): void {
     const run = (iterable: Value, depth0: number, target: Out): void => {
       let items = iterate(iterable);
-      const inner = new Frame(frame);
+      const inner = new Frame(frame, this.declared.get(stmt.body));
       if (stmt.test) {
         const test = stmt.test;
         items = items.filter((item) => {
@@ -524,7 +238,7 @@ export class Evaluator {
     const macro = new PyCallable(
       def.name,
       (args, kwargs) => {
-        const inner = new Frame(frame);
+        const inner = new Frame(frame, this.declared.get(def.body));
         const params = def.params;
         if (args.length > params.length && !catchVarargs) {
           throw typeError(`macro '${def.name}' takes not more than ${params.length} argument(s)`);
@@ -641,7 +355,7 @@ export class Evaluator {
         const test = TESTS.get(e.name);
         // Only reachable inside an `if` (parsing refuses unknown tests elsewhere), as in Jinja2.
         if (!test) throw new PyError('TemplateRuntimeError', `No test named '${e.name}' found.`);
-        return test(this.state, value, args, kwargs, testEnv);
+        return test(this.state, value, args, kwargs, this.env);
       }
       case 'not':
         return !truthy(this.eval(e.node, frame));
@@ -729,7 +443,7 @@ export class Evaluator {
     const filter = FILTERS.get(e.name);
     // Only reachable inside an `if` (parsing refuses unknown filters elsewhere), as in Jinja2.
     if (!filter) throw new PyError('TemplateRuntimeError', `No filter named '${e.name}' found.`);
-    return filter(this.state, value, args, kwargs, this.callEnv);
+    return filter(this.state, value, args, kwargs, this.env);
   }
 
   /** A `{% filter %}` or `{% set x | f %}` chain: the innermost filter gets the value. */
@@ -739,9 +453,11 @@ export class Evaluator {
     return this.applyFilter(chain, inner, frame);
   }
 
-  /** What a filter may do besides reading its arguments: call a callable the template gave it. */
-  readonly callEnv = {
-    call: (fn: Value, args: Value[], kwargs: Kwargs) => this.callValue(fn, args, kwargs),
+  /** What a filter or test may do besides reading its arguments: call a callable the template gave it, find a filter or test. */
+  readonly env: Environment = {
+    call: (fn, args, kwargs) => this.callValue(fn, args, kwargs),
+    filter: (name) => FILTERS.get(name),
+    test: (name) => TESTS.get(name),
   };
 }
 
@@ -821,20 +537,3 @@ const usedNames = (body: readonly Stmt[]): Set<string> => {
   visit(body);
   return names;
 };
-
-export type { Frame };
-export type FilterFn = (
-  state: RenderState,
-  value: Value,
-  args: Value[],
-  kwargs: Kwargs,
-  env: { call: (fn: Value, args: Value[], kwargs: Kwargs) => Value },
-) => Value;
-export type TestFn = (
-  state: RenderState,
-  value: Value,
-  args: Value[],
-  kwargs: Kwargs,
-  env: { hasFilter(name: string): boolean; hasTest(name: string): boolean },
-) => boolean;
-export { length };

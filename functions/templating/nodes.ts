@@ -1,6 +1,6 @@
 /**
  * The syntax tree of a Jinja2 template, as the parser (parser.ts) builds it and the evaluator
- * (evaluate.ts) and the introspection (introspect.ts) walk it. Plain data: no code is generated.
+ * (evaluator.ts) and the introspection (introspect.ts) walk it. Plain data: no code is generated.
  */
 import type { Value } from './values.js';
 
@@ -64,7 +64,14 @@ export type Stmt = { readonly line: number } & (
       readonly body: Stmt[];
       readonly else_: Stmt[];
     }
-  | { readonly t: 'if'; readonly test: Expr; readonly body: Stmt[]; readonly else_: Stmt[] }
+  | {
+      readonly t: 'if';
+      readonly test: Expr;
+      readonly body: Stmt[];
+      readonly else_: Stmt[];
+      /** An `elif`: the only statement of the else_ of the `if` before it. */
+      readonly elif?: true;
+    }
   | { readonly t: 'set'; readonly target: Target; readonly expr: Expr }
   | { readonly t: 'setblock'; readonly target: Target; readonly filter: Expr | null; readonly body: Stmt[] }
   | { readonly t: 'with'; readonly targets: Target[]; readonly values: Expr[]; readonly body: Stmt[] }

@@ -1,0 +1,163 @@
+/**
+ * Jinja2's lexer (jinja2/lexer.py) as a subclass of nunjucks' tokenizer (nunjucks 3.2.4, pinned):
+ * it keeps nunjucks' tag, data and whitespace-control handling and reads Python's number and
+ * string literals, bracket-balanced tag ends, and no `r/regex/`.
+ */
+import lexer, { type Token, type Tokenizer } from 'nunjucks/src/lexer.js';
+import { TemplateSyntaxError } from './exceptions.js';
+
+const TokenizerBase = Object.getPrototypeOf(lexer.lex('')).constructor as new (
+  src: string,
+  opts?: object,
+) => Tokenizer;
+
+const FLOAT_RE = /(\d+_)*\d+((\.(\d+_)*\d+)?[eE][+-]?(\d+_)*\d+|\.(\d+_)*\d+)/y;
+const INT_RE = /0[bB](_?[01])+|0[oO](_?[0-7])+|0[xX](_?[\da-fA-F])+|[1-9](_?\d)*|0(_?0)*/y;
+const SIMPLE_ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  v: '\v',
+  '\n': '',
+};
+
+/** Python's unicode-markupEscape decoding of a string literal's body, as Jinja2's lexer does it. */
+const decodePythonString = (body: string, line: number): string => {
+  let out = '';
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i] as string;
+    if (ch !== '\\' || i === body.length - 1) {
+      out += ch;
+      continue;
+    }
+    const next = body[i + 1] as string;
+    if (next in SIMPLE_ESCAPES) {
+      out += SIMPLE_ESCAPES[next];
+      i++;
+    } else if (next === 'x' || next === 'u' || next === 'U') {
+      const size = next === 'x' ? 2 : next === 'u' ? 4 : 8;
+      const hex = body.slice(i + 2, i + 2 + size);
+      if (hex.length !== size || !/^[0-9a-fA-F]+$/.test(hex)) {
+        throw new TemplateSyntaxError(`truncated \\${next} markupEscape in a string`, line);
+      }
+      const code = Number.parseInt(hex, 16);
+      if (code > 0x10ffff) throw new TemplateSyntaxError('illegal Unicode character in a string', line);
+      out += String.fromCodePoint(code);
+      i += 1 + size;
+    } else if (next === 'N' && body[i + 2] === '{') {
+      // Python's \N{NAME} needs the Unicode name database (megabytes); refused rather than printed as written.
+      throw new TemplateSyntaxError(
+        'the \\N{…} escape is not supported: write the character itself or its \\u escape',
+        line,
+      );
+    } else if (/[0-7]/.test(next)) {
+      const oct = /^[0-7]{1,3}/.exec(body.slice(i + 1))?.[0] as string;
+      out += String.fromCodePoint(Number.parseInt(oct, 8));
+      i += oct.length;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+};
+
+/** nunjucks' tokenizer with Python's number and string literals, and without `r/regex/`. */
+export class JinjaTokenizer extends TokenizerBase {
+  /** Brackets open in the current tag: like Jinja2's lexer, `}}` and `%}` only end a balanced tag. */
+  private open = 0;
+  /** The last token opened a tag: a `+` right after `{%` or `{{` is Jinja2's lstrip marker. */
+  private opened = false;
+  /** Inside `{% … %}` (not `{{ … }}`), where `+%}` ends the tag. */
+  private inBlock = false;
+
+  override nextToken(): Token | null {
+    const tok = this.codeToken();
+    this.opened = tok?.type === lexer.TOKEN_BLOCK_START || tok?.type === lexer.TOKEN_VARIABLE_START;
+    if (this.opened) this.inBlock = tok?.type === lexer.TOKEN_BLOCK_START;
+    if (tok) {
+      if (
+        tok.type === lexer.TOKEN_LEFT_PAREN ||
+        tok.type === lexer.TOKEN_LEFT_BRACKET ||
+        tok.type === lexer.TOKEN_LEFT_CURLY
+      ) {
+        this.open++;
+      } else if (
+        tok.type === lexer.TOKEN_RIGHT_PAREN ||
+        tok.type === lexer.TOKEN_RIGHT_BRACKET ||
+        tok.type === lexer.TOKEN_RIGHT_CURLY
+      ) {
+        this.open = Math.max(0, this.open - 1);
+      }
+    }
+    return tok;
+  }
+
+  private codeToken(): Token | null {
+    if (this.in_code && !this.isFinished()) {
+      // `{%+`, `{{+` and `+%}`: markers that only matter with lstrip_blocks and trim_blocks, which
+      // the service's environment does not set; they are read and have no effect.
+      if (this.opened && this.current() === '+') this.forward();
+      else if (
+        this.inBlock &&
+        this.open === 0 &&
+        this.current() === '+' &&
+        this.str.startsWith('%}', this.index + 1)
+      )
+        this.forward();
+      const lineno = this.lineno;
+      const colno = this.colno;
+      const cur = this.current();
+      if (this.open > 0 && (cur === '}' || cur === '%' || cur === '-')) {
+        // Inside brackets an end tag's characters are operators (`{{ {'a': {'b': 5}}.a }}`).
+        const rest = this.str.slice(this.index, this.index + 4);
+        if (/^(-?\}\}|-?%\})/.test(rest)) {
+          this.forward();
+          const type = cur === '}' ? lexer.TOKEN_RIGHT_CURLY : lexer.TOKEN_OPERATOR;
+          return { type, value: cur, lineno, colno };
+        }
+      }
+      if (cur >= '0' && cur <= '9') {
+        const afterDot = this.str[this.index - 1] === '.';
+        FLOAT_RE.lastIndex = this.index;
+        const f = afterDot ? null : FLOAT_RE.exec(this.str);
+        if (f) {
+          this.forwardN(f[0].length);
+          return { type: lexer.TOKEN_FLOAT, value: f[0].replace(/_/g, ''), lineno, colno };
+        }
+        INT_RE.lastIndex = this.index;
+        const n = INT_RE.exec(this.str);
+        if (n) {
+          this.forwardN(n[0].length);
+          return { type: lexer.TOKEN_INT, value: n[0].replace(/_/g, ''), lineno, colno };
+        }
+      }
+      if (cur === '"' || cur === "'") {
+        const re = cur === '"' ? /"([^"\\]*(?:\\[\s\S][^"\\]*)*)"/y : /'([^'\\]*(?:\\[\s\S][^'\\]*)*)'/y;
+        re.lastIndex = this.index;
+        const m = re.exec(this.str);
+        if (!m) throw new TemplateSyntaxError('unexpected end of string', lineno + 1);
+        this.forwardN(m[0].length);
+        return {
+          type: lexer.TOKEN_STRING,
+          value: decodePythonString(m[1] as string, lineno + 1),
+          lineno,
+          colno,
+        };
+      }
+      if (cur === 'r' && this.str[this.index + 1] === '/') {
+        this.forward();
+        return { type: lexer.TOKEN_SYMBOL, value: 'r', lineno, colno };
+      }
+      if (/[$?;@&^`\\]/.test(cur)) {
+        throw new TemplateSyntaxError(`unexpected char '${cur}'`, lineno + 1);
+      }
+    }
+    return super.nextToken();
+  }
+}

@@ -1,0 +1,323 @@
+/**
+ * The renderer's cold start as Lambda gives it: the bundle and layer that `cdk synth` builds, run
+ * in the Lambda-like sandbox (test/helpers/lambda-sandbox.ts: the runtime's Node.js, code and
+ * layer read-only, no /dev/shm, not root, the memory size as a memory cgroup and its CPU share as
+ * a CPU quota), from spawning the runtime to the first PDF printed. Per memory size, and per layer
+ * layout: the layer as synthesized (Chromium brotli-compressed, inflated into /tmp at the first
+ * launch) and pre-decompressed (Chromium and its libraries unpacked in the layer, no inflation).
+ *
+ *   npx tsx test/bench/cold-start.ts                          # 1,024 / 2,048 / 3,008 MB, 3 cold starts each
+ *   npx tsx test/bench/cold-start.ts --memory 2048 --runs 5 --layouts synthesized
+ *
+ * Needs root (mount namespaces, cgroups). Prints a table; `--out file.json` keeps the figures.
+ */
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { brotliDecompressSync } from 'node:zlib';
+import type { RenderRequest } from '../../functions/renderer/contract.js';
+import { bundledFunction, resolveEnvironment, startLambdaProcess } from '../helpers/cdk-lambda.js';
+import { synthServiceStack } from '../helpers/cdk-synth.js';
+import {
+  canSandbox,
+  createSandbox,
+  LAMBDA_LD_LIBRARY_PATH,
+  MEMORY_MIB_PER_VCPU,
+} from '../helpers/lambda-sandbox.js';
+
+/** Lambda's limit on a function's code and layers, unzipped. */
+export const UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024;
+export const FIRST_PDF_GOAL_MS = 1500;
+
+type Layout = 'synthesized' | 'pre-decompressed';
+
+const { values: args } = parseArgs({
+  options: {
+    memory: { type: 'string', default: '1024,2048,3008' },
+    runs: { type: 'string', default: '3' },
+    layouts: { type: 'string', default: 'synthesized,pre-decompressed' },
+    out: { type: 'string' },
+  },
+  strict: true,
+});
+const memorySizes = (args.memory ?? '').split(',').map(Number);
+const runs = Number(args.runs);
+const layouts = (args.layouts ?? '').split(',') as Layout[];
+
+const sizeOf = (path: string): number => {
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.size;
+  return readdirSync(path).reduce((sum, entry) => sum + sizeOf(join(path, entry)), 0);
+};
+
+/**
+ * The layer with Chromium and its Amazon Linux 2023 libraries already inflated: the binary at
+ * chromium/chromium (the renderer's CHROME_EXECUTABLE_PATH) with SwiftShader's GL libraries beside
+ * it, the Amazon Linux 2023 libraries in lib/ (on Lambda's LD_LIBRARY_PATH as /opt/lib), and
+ * @sparticuz/chromium's compressed copies left out.
+ */
+const preDecompressedLayer = (layerDir: string, into: string): string => {
+  const dir = join(into, 'layer-pre-decompressed');
+  cpSync(layerDir, dir, { recursive: true });
+  const bin = join(dir, 'nodejs', 'node_modules', '@sparticuz', 'chromium', 'bin');
+  const source = join(layerDir, 'nodejs', 'node_modules', '@sparticuz', 'chromium', 'bin');
+  mkdirSync(join(dir, 'chromium'));
+  writeFileSync(
+    join(dir, 'chromium', 'chromium'),
+    brotliDecompressSync(readFileSync(join(source, 'chromium.br'))),
+  );
+  chmodSync(join(dir, 'chromium', 'chromium'), 0o755);
+  writeFileSync(join(into, 'al2023.tar'), brotliDecompressSync(readFileSync(join(source, 'al2023.tar.br'))));
+  execFileSync('tar', ['xf', join(into, 'al2023.tar'), '-C', dir]);
+  // Chromium loads its GL libraries (SwiftShader) from beside its binary, even with WebGL off.
+  writeFileSync(
+    join(into, 'swiftshader.tar'),
+    brotliDecompressSync(readFileSync(join(source, 'swiftshader.tar.br'))),
+  );
+  execFileSync('tar', ['xf', join(into, 'swiftshader.tar'), '-C', join(dir, 'chromium')]);
+  for (const f of readdirSync(bin)) if (f.endsWith('.br')) rmSync(join(bin, f));
+  return dir;
+};
+
+/**
+ * Wall time a cold start needs at a CPU share of `vcpus` when nothing else competes: inflation runs
+ * on one thread, so it takes its CPU time at best (longer below one vCPU); the rest can use the
+ * whole share (at most this machine's two cores). This machine's CPU is not Lambda's: the figures
+ * rank layouts and memory sizes; they are not Lambda's own.
+ */
+const atShare = (cpuMs: number, inflateMs: number, vcpus: number): number =>
+  inflateMs / Math.min(1, vcpus) + Math.max(0, cpuMs - inflateMs) / Math.min(vcpus, 2);
+
+const INFLATE_SCRIPT = `
+const { brotliDecompressSync } = require('node:zlib');
+const { readFileSync } = require('node:fs');
+const bin = '/opt/nodejs/node_modules/@sparticuz/chromium/bin/';
+const before = process.cpuUsage();
+for (const f of ['chromium.br', 'al2023.tar.br', 'swiftshader.tar.br', 'fonts.tar.br']) brotliDecompressSync(readFileSync(bin + f));
+const used = process.cpuUsage(before);
+process.stdout.write(String(Math.round((used.user + used.system) / 1000)));
+`;
+
+/** The CPU time (ms) of inflating @sparticuz/chromium's files, in the sandbox at 2,048 MB. */
+const inflateInSandbox = async (codeDir: string, layerDir: string, workDir: string, runtime: string) => {
+  const runtimeDir = join(workDir, 'runtime-inflate');
+  mkdirSync(runtimeDir, { recursive: true });
+  const sandbox = await createSandbox({ codeDir, layerDir, runtimeDir }, { memoryMiB: 2048, runtime });
+  try {
+    const { file, args } = sandbox.command(sandbox.node, ['-e', INFLATE_SCRIPT]);
+    const out = execFileSync(file, args, { env: { ...sandbox.environment }, encoding: 'utf8' });
+    return Number(out.trim());
+  } finally {
+    await sandbox.dispose();
+  }
+};
+
+interface ColdStart {
+  readonly layout: Layout;
+  readonly memoryMiB: number;
+  readonly run: number;
+  /** Spawn to handler loaded. */
+  readonly initMs: number;
+  /** Spawn to the first PDF's result (init, then the first invoke). */
+  readonly firstPdfMs: number;
+  /** The renderer's own log: from launch to a browser ready. */
+  readonly browserLaunchMs: number | undefined;
+  readonly peakMemoryMiB: number | undefined;
+  /** CPU time the sandbox used by the end of init (the handler loaded). */
+  readonly initCpuMs: number | undefined;
+  /** CPU time the sandbox used from spawn to the first PDF (Node, Chromium, everything). */
+  readonly cpuMs: number | undefined;
+  /**
+   * The first PDF on an otherwise idle machine, estimated from CPU time (wall time here also
+   * waits for the other work sharing this machine): see atShare.
+   */
+  readonly firstPdfAtShareMs: number | undefined;
+}
+
+const main = async () => {
+  if (!canSandbox())
+    throw new Error('cold-start bench: needs root, unshare and setpriv (the Lambda-like sandbox)');
+  const outdir = await mkdtemp(join(tmpdir(), 'cold-start-bench-'));
+  const uploads = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200).end());
+  });
+  await new Promise<void>((resolve) => uploads.listen(0, '127.0.0.1', () => resolve()));
+  const uploadBase = `http://127.0.0.1:${(uploads.address() as AddressInfo).port}`;
+  try {
+    process.stderr.write('synthesizing the bundles (esbuild, the layer)...\n');
+    const s = synthServiceStack({ bundle: true, outdir });
+    const renderer = bundledFunction(s, s.stack.renderer.function);
+    const layerDir = renderer.layerDirs[0] as string;
+    // What unpacking costs: @sparticuz/chromium inflates its brotli files into /tmp on the first
+    // launch of every execution environment, on one thread. Measured in the sandbox at 2,048 MB,
+    // with the runtime's Node: the CPU time is what no CPU share can shorten.
+    const inflateCpuMs = await inflateInSandbox(renderer.codeDir, layerDir, outdir, renderer.runtime);
+    const layerDirs: Record<Layout, string> = {
+      synthesized: layerDir,
+      'pre-decompressed': layouts.includes('pre-decompressed')
+        ? preDecompressedLayer(layerDir, outdir)
+        : layerDir,
+    };
+    const codeBytes = sizeOf(renderer.codeDir);
+    const sizes = Object.fromEntries(
+      layouts.map((l) => [
+        l,
+        {
+          layerMiB: sizeOf(layerDirs[l]) / 2 ** 20,
+          withCodeMiB: (sizeOf(layerDirs[l]) + codeBytes) / 2 ** 20,
+        },
+      ]),
+    );
+    const results: ColdStart[] = [];
+    const failures: { layout: Layout; memoryMiB: number; run: number; result: unknown; log: string }[] = [];
+    let n = 0;
+    let runtime = '';
+    let cpuLimit = '';
+    for (const memoryMiB of memorySizes) {
+      for (const layout of layouts) {
+        for (let run = 1; run <= runs; run++) {
+          const p = await startLambdaProcess(renderer, {
+            functionName: `cold-start-${layout}-${memoryMiB}-${run}`,
+            workDir: outdir,
+            sandbox: true,
+            memorySizeMiB: memoryMiB,
+            layerDir: layerDirs[layout],
+            environment: {
+              AWS_REGION: 'eu-west-1',
+              ...resolveEnvironment(renderer, {}),
+              ...(layout === 'pre-decompressed'
+                ? {
+                    CHROME_EXECUTABLE_PATH: '/opt/chromium/chromium',
+                    // Lambda's own order puts /opt/lib last, after /lib64, where Amazon Linux 2023 has
+                    // no NSS; this machine's /lib64 has another NSS, which Chromium must not load.
+                    LD_LIBRARY_PATH: `/opt/lib:${LAMBDA_LD_LIBRARY_PATH}`,
+                  }
+                : {}),
+            },
+          });
+          try {
+            runtime = `${p.sandbox?.lambdaNode.runtime} (node ${p.sandbox?.lambdaNode.version})`;
+            cpuLimit = p.sandbox?.cpuLimit ?? '';
+            const request: RenderRequest = {
+              jobId: `job_cold_${++n}`,
+              template: { source: '<h1>Cold start</h1>', variables: {} },
+              pdf: {
+                format: 'A4',
+                landscape: false,
+                printBackground: true,
+                margins: { top: 0.4, right: 0.4, bottom: 0.4, left: 0.4 },
+              },
+              // The whole budget: a loaded machine stretches a cold start's first page a long way.
+              pageLoad: { waitUntil: 'load', timeoutMs: 25_000, waitForSelector: null },
+              upload: { url: `${uploadBase}/cold-${n}.pdf`, headers: {} },
+              limits: { maxPdfBytes: 50 * 2 ** 20, maxPages: 1000, maxHtmlBytes: 10 * 2 ** 20 },
+            };
+            const initCpuMs = p.sandbox?.cpuUsageMs();
+            const started = performance.now();
+            const { payload, functionError } = await p.invoke(request);
+            const invokeMs = performance.now() - started;
+            if (functionError || !payload?.ok) {
+              // Kept, not thrown: one failed cold start must not cost the other figures.
+              failures.push({ layout, memoryMiB, run, result: payload, log: p.logs().slice(-4000) });
+              process.stderr.write(
+                `FAILED ${layout} ${memoryMiB} MB run ${run}: ${JSON.stringify(payload)}\n`,
+              );
+              continue;
+            }
+            const launched = p
+              .logs()
+              .split('\n')
+              .filter((l) => l.startsWith('{'))
+              .map((l) => JSON.parse(l) as { message?: string; ms?: number })
+              .find((l) => l.message === 'browser-launched');
+            const peak = p.sandbox?.peakMemoryBytes();
+            const cpuMs = p.sandbox?.cpuUsageMs();
+            const vcpus = memoryMiB / MEMORY_MIB_PER_VCPU;
+            const result: ColdStart = {
+              layout,
+              memoryMiB,
+              run,
+              initMs: Math.round(p.initMs),
+              firstPdfMs: Math.round(p.initMs + invokeMs),
+              browserLaunchMs: launched?.ms,
+              peakMemoryMiB: peak === undefined ? undefined : Math.round(peak / 2 ** 20),
+              initCpuMs: initCpuMs === undefined ? undefined : Math.round(initCpuMs),
+              cpuMs: cpuMs === undefined ? undefined : Math.round(cpuMs),
+              firstPdfAtShareMs:
+                cpuMs === undefined
+                  ? undefined
+                  : Math.round(atShare(cpuMs, layout === 'synthesized' ? inflateCpuMs : 0, vcpus)),
+            };
+            results.push(result);
+            process.stderr.write(`${JSON.stringify(result)}\n`);
+          } finally {
+            await p.close();
+          }
+        }
+      }
+    }
+
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+    const lines = [
+      `Renderer cold start in the Lambda-like sandbox: ${runtime}; CPU ${cpuLimit.replace(/\(.*\)/, '').trim()} per ${MEMORY_MIB_PER_VCPU} MB; load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+      `Inflating chromium.br, al2023, swiftshader and fonts (the first launch in every execution environment does it): ${inflateCpuMs} ms of CPU on one thread, measured in the sandbox with the runtime's Node`,
+      `Layer + code unzipped: ${layouts.map((l) => `${l} ${sizes[l]?.withCodeMiB.toFixed(0)} MiB`).join(', ')} (limit ${UNZIPPED_LIMIT_BYTES / 2 ** 20} MiB)`,
+      '',
+      '| layout | memory (MB) | vCPU | init (ms, median) | init CPU (ms) | first PDF (ms, median) | min-max | CPU to first PDF (ms) | first PDF at the share, idle machine (ms, est.) | browser launch (ms) | peak memory (MiB) |',
+      '|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|',
+    ];
+    for (const layout of layouts) {
+      for (const memoryMiB of memorySizes) {
+        const rs = results.filter((r) => r.layout === layout && r.memoryMiB === memoryMiB);
+        const failed = failures.filter((f) => f.layout === layout && f.memoryMiB === memoryMiB).length;
+        if (rs.length === 0) {
+          lines.push(`| ${layout} | ${memoryMiB} | | | | all ${failed} failed | | | | | |`);
+          continue;
+        }
+        const first = rs.map((r) => r.firstPdfMs);
+        lines.push(
+          `| ${layout} | ${memoryMiB} | ${(memoryMiB / MEMORY_MIB_PER_VCPU).toFixed(2)} | ${median(rs.map((r) => r.initMs))} | ${median(rs.map((r) => r.initCpuMs ?? Number.NaN))} | ${median(first)} | ${Math.min(...first)}-${Math.max(...first)} | ${median(rs.map((r) => r.cpuMs ?? Number.NaN))} | ${median(rs.map((r) => r.firstPdfAtShareMs ?? Number.NaN))} | ${median(rs.map((r) => r.browserLaunchMs ?? Number.NaN))} | ${Math.max(...rs.map((r) => r.peakMemoryMiB ?? 0))} |`,
+        );
+      }
+    }
+    const at2048 = results.filter((r) => r.memoryMiB === 2048);
+    if (at2048.length > 0) {
+      const best = Math.min(
+        ...layouts.map((l) => median(at2048.filter((r) => r.layout === l).map((r) => r.firstPdfMs))),
+      );
+      lines.push(
+        '',
+        `Goal: first PDF <= ${FIRST_PDF_GOAL_MS} ms at 2,048 MB: best median ${best} ms (${best <= FIRST_PDF_GOAL_MS ? 'met' : 'not met'})`,
+      );
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+    if (args.out)
+      writeFileSync(
+        args.out,
+        JSON.stringify({ runtime, cpuLimit, sizes, results, failures, loadavg: loadavg() }, null, 2),
+      );
+  } finally {
+    uploads.close();
+    if (existsSync(outdir)) await rm(outdir, { recursive: true, force: true });
+  }
+};
+
+await main();
