@@ -157,10 +157,14 @@ describe('pdf_options', () => {
     const a5 = PAPER_SIZES_PT.A5;
     const near = (a: number | undefined, b: number) => Math.abs((a ?? 0) - b) <= 1;
 
-    // The saved options: A5 landscape, for the owner and for another account rendering it.
+    // The saved options: A5 landscape, for the owner and for another account rendering it (which
+    // names the version, as another account's template requires: issue 21).
     for (const token of [owner.key, other.key]) {
+      const version = token === other.key ? { template_version: t.version } : {};
       const [page] = (
-        await readPdf(await pdfBytes(await render({ template_id: t.id, variables: SAMPLE }, token)))
+        await readPdf(
+          await pdfBytes(await render({ template_id: t.id, variables: SAMPLE, ...version }, token)),
+        )
       ).pages;
       expect(near(page?.widthPt, a5.heightPt) && near(page?.heightPt, a5.widthPt), JSON.stringify(page)).toBe(
         true,
