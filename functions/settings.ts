@@ -9,17 +9,25 @@ import { z } from 'zod';
 
 const MiB = 1024 * 1024;
 
+/** A plan that does not say how many renders it may run at once gets this many. */
+export const DEFAULT_CONCURRENT_RENDERS = 5;
+
 export const planSchema = z.strictObject({
   monthlyRenders: z.number().int().min(0),
   rendersPerMinute: z.number().int().min(0),
+  /** @default DEFAULT_CONCURRENT_RENDERS (left unset, so that a deployment's PLANS reads back as given) */
+  concurrentRenders: z.number().int().min(1).optional(),
 });
-/** A plan's allowance: completed renders per calendar month (UTC), render requests per minute. */
+/**
+ * A plan's allowance: completed renders per calendar month (UTC), render requests per minute, and
+ * renders running at once (past it: 429 CONCURRENCY_LIMIT_EXCEEDED, nothing held).
+ */
 export type Plan = z.output<typeof planSchema>;
 
 export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
-  free: { monthlyRenders: 100, rendersPerMinute: 10 },
-  starter: { monthlyRenders: 2000, rendersPerMinute: 60 },
-  pro: { monthlyRenders: 25000, rendersPerMinute: 300 },
+  free: { monthlyRenders: 100, rendersPerMinute: 10, concurrentRenders: 2 },
+  starter: { monthlyRenders: 2000, rendersPerMinute: 60, concurrentRenders: 5 },
+  pro: { monthlyRenders: 25000, rendersPerMinute: 300, concurrentRenders: 10 },
 };
 
 /** The plan new accounts start on; every plan table must define it. */
@@ -58,6 +66,14 @@ export const INTEGER_SETTINGS = {
     max: MAX_PRESIGN_SECONDS,
   },
   pdfRetentionDays: { variable: 'PDF_RETENTION_DAYS', default: 30, min: 1 },
+  /**
+   * How long a pending or rendering job stays its request's without a renewal (renewed every third
+   * of it): past it, the sweeper fails the job with PDF_RENDERING_INTERRUPTED and gives its unit
+   * back. Longer than a DynamoDB call's worst case (3 attempts of 2 s), so a live holder never loses it.
+   */
+  jobLeaseSeconds: { variable: 'JOB_LEASE_SECONDS', default: 30, min: 10, max: 900 },
+  /** How often the local stack's sweeper runs (the cloud's runs every minute, EventBridge's finest rate). */
+  sweepIntervalSeconds: { variable: 'SWEEP_INTERVAL_SECONDS', default: 5, min: 1, max: 3600 },
 } as const satisfies Record<string, IntegerSetting>;
 
 export type IntegerSettingName = keyof typeof INTEGER_SETTINGS;
@@ -171,7 +187,10 @@ export const plansFromVariable = (raw: string | undefined): Record<string, Plan>
     );
   }
   const plan = path.split('.')[0];
-  throw new SettingsError(PLANS_VARIABLE, `plan "${plan}" needs integer monthlyRenders and rendersPerMinute`);
+  throw new SettingsError(
+    PLANS_VARIABLE,
+    `plan "${plan}" needs integer monthlyRenders and rendersPerMinute (and, optionally, concurrentRenders of 1 or more)`,
+  );
 };
 
 /** Reads every setting from environment variables (unset ones take their defaults). */

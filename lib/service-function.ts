@@ -177,6 +177,8 @@ export class ServiceFunction extends NodejsFunction {
                       '--platform=node',
                       `--target=${target}`,
                       `--format=${outfile.endsWith('.mjs') ? 'esm' : 'cjs'}`,
+                      // ES builds first: a UMD main (jsonc-parser's) requires its parts at run time, which no bundle holds.
+                      '--main-fields=module,main',
                       '--minify',
                       '--sourcemap',
                       '--sources-content=false',

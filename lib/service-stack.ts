@@ -14,6 +14,7 @@ import { type ApiThrottle, ServiceApi } from './service-api.js';
 import { ServiceMonitoring } from './service-monitoring.js';
 import { resolveSettings, type ServiceSettings } from './service-settings.js';
 import { ServiceTable } from './service-table.js';
+import { SweeperFunction } from './sweeper-function.js';
 import { type CognitoSesEmail, ServiceUserPool, type UserPoolIds } from './user-pool.js';
 
 export interface PdfServiceStackProps extends StackProps, ServiceSettings {
@@ -138,6 +139,8 @@ export class PdfServiceStack extends Stack {
   readonly apiDomain?: ApiDomain;
   /** The dashboard, unless `dashboard` is false. */
   readonly dashboard?: Dashboard;
+  /** The scheduled Lambda that ends jobs whose request died (functions/sweeper). */
+  readonly sweeper: SweeperFunction;
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -205,6 +208,11 @@ export class PdfServiceStack extends Stack {
       alarmActions,
       logRemovalPolicy,
       disableExecuteApiEndpoint: props.customDomain !== undefined,
+    });
+    this.sweeper = new SweeperFunction(this, 'Sweeper', {
+      table: this.table,
+      environment: settings.environment,
+      logRemovalPolicy,
     });
     if (props.customDomain) {
       this.apiDomain = new ApiDomain(this, 'ApiDomain', {
@@ -282,7 +290,7 @@ export class PdfServiceStack extends Stack {
       [`Resource::${arnOf(this.renderer.function)}:*`]:
         "grantInvoke names the renderer and its versions (<renderer>:*): still this one function's code only.",
     };
-    for (const fn of this.api.functions.values()) {
+    for (const fn of [...this.api.functions.values(), this.sweeper.function]) {
       for (const [finding, reason] of Object.entries(reasons)) {
         Validations.of(fn.role ?? fn).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason });
       }

@@ -36,10 +36,13 @@ export const errorStatus = {
   IDEMPOTENCY_KEY_REUSED: 422,
   USAGE_LIMIT_EXCEEDED: 429,
   PLAN_QUOTA_EXCEEDED: 429,
+  CONCURRENCY_LIMIT_EXCEEDED: 429,
   INTERNAL_ERROR: 500,
   PDF_RENDERING_FAILED: 502,
   PDF_STORAGE_FAILED: 502,
   PDF_RENDERING_TIMEOUT: 504,
+  /** The render's holder stopped or timed out (the sweeper failed its job): the service's fault, retryable. */
+  PDF_RENDERING_INTERRUPTED: 503,
   SERVICE_BUSY: 503,
   INSUFFICIENT_STORAGE: 507,
 } as const satisfies Record<ErrorCode, number>;

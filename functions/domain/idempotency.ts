@@ -2,7 +2,8 @@
  * Idempotent renders (contract extension): within 24 hours, the same Idempotency-Key from the
  * same account with the same body gets the first request's answer without rendering or counting
  * again; concurrent duplicates render once (the first claims the key, the others wait for it).
- * A claim carries a lease, so a render whose process died does not hold its key for ever. The
+ * A claim carries a short lease that its request renews while it renders, so a render whose
+ * process died holds its key only that long: a retry then takes it over and renders once. The
  * store is a port; the DynamoDB adapter is functions/adapters/dynamodb/idempotency.ts.
  */
 import { type ErrorDetail, ServiceError } from './errors.js';
@@ -42,6 +43,8 @@ export interface IdempotencyStore {
   finish(accountId: string, key: string, answer: StoredAnswer): Promise<void>;
   /** The answer a request with this key and body would replay now, if there is one. Reads only. */
   finishedAnswer(accountId: string, key: string, hash: string): Promise<StoredAnswer | undefined>;
+  /** Extend the claim's lease while its request renders; false when the claim is no longer in progress. */
+  renew(accountId: string, key: string): Promise<boolean>;
   /** Forget a claim whose request ended in a fault of ours, so that a retry can render. */
   release(accountId: string, key: string): Promise<void>;
 }

@@ -2,6 +2,11 @@
  * PDF jobs: pending → rendering → completed, or failed from either earlier state. Every state
  * change is a conditional write on the state it leaves, so a job never moves backwards. The store
  * is a port; the DynamoDB adapter is functions/adapters/dynamodb/jobs.ts.
+ *
+ * Every job ends: a pending or rendering job carries a lease (`lease_until`) that its request
+ * renews while it works; once it runs out, the sweeper (sweeper.ts) fails the job with
+ * PDF_RENDERING_INTERRUPTED. A job also records the quota unit it holds (`unit`), so that after a
+ * crash the month's counters can be worked out again from the jobs (usage.ts, reconcile).
  */
 import type { Page } from './pagination.js';
 import type { Diagnostics } from './ports.js';
@@ -33,7 +38,33 @@ export interface Job {
   readonly created_at: string;
   readonly updated_at: string;
   readonly completed_at: string | null;
+  /** Epoch ms: while the unit is unsettled, when the sweeper may take the job over. Absent once settled. */
+  readonly lease_until?: number;
+  /** The month (`yyyy-mm`) whose quota unit the job holds or held. */
+  readonly usage_month?: string;
+  /** The unit while it is unsettled; absent once the job completed or its unit came back. */
+  readonly unit?: UnitState;
 }
+
+/**
+ * - reserving: the job exists, its unit may or may not be held yet (the reservation is the next write);
+ * - held: the unit is held (the job is pending or rendering);
+ * - refunding: the job failed, the unit's return may or may not have happened yet.
+ */
+export type UnitState = 'reserving' | 'held' | 'refunding';
+
+/** A job as the sweeper first sees it: an index entry, whose item may already be gone or settled. */
+export interface OpenJobRef {
+  readonly accountId: string;
+  readonly jobId: string;
+}
+
+/** What a job whose holder died fails with. */
+export const INTERRUPTED: JobError = {
+  code: 'PDF_RENDERING_INTERRUPTED',
+  message:
+    'The render was interrupted (the service stopped or timed out) and did not finish; the render unit was given back.',
+};
 
 /** A job with the link to its PDF, signed afresh (null once the file is gone): what the API shows. */
 export interface JobView {
@@ -79,12 +110,34 @@ export interface CompletedRender {
 }
 
 export interface JobStore {
-  /** A pending job; refused if the id exists. */
-  create(job: NewJob): Promise<Job>;
-  markRendering(job: Job): Promise<Job>;
+  /**
+   * A pending job; refused if the id exists. With a lease: its unit `reserving`, in the sweeper's
+   * index until `leaseUntil` (a job without one holds no unit).
+   */
+  create(job: NewJob, lease?: { readonly month: string; readonly leaseUntil: number }): Promise<Job>;
+  /** Deletes a job whose unit was never held (the reservation was refused). */
+  discard(job: Job): Promise<void>;
+  /** pending → rendering, its unit held (and its lease moved to `leaseUntil`, when given). */
+  markRendering(job: Job, leaseUntil?: number): Promise<Job>;
+  /** Extends the lease of a pending or rendering job; false when the job is no longer either (lost). */
+  renew(job: Job, leaseUntil: number): Promise<boolean>;
+  /** rendering → completed; the unit is settled (it stays used). */
   complete(job: Job, result: CompletedRender): Promise<Job>;
-  fail(job: Job, error: JobError, diagnostics?: Diagnostics | null): Promise<Job>;
-  get(accountId: string, jobId: string): Promise<Job | undefined>;
+  /**
+   * pending or rendering → failed. With `settleBy`: its unit `refunding` until then (by then the
+   * caller has given it back and called `settled`, or the sweeper reconciles the month); without:
+   * it holds nothing and leaves the sweeper's index at once.
+   */
+  fail(job: Job, error: JobError, diagnostics?: Diagnostics | null, settleBy?: number): Promise<Job>;
+  /** The failed job's unit came back: it leaves the open jobs. */
+  settled(job: Pick<Job, 'account_id' | 'id'>): Promise<void>;
+  /** Fails a pending or rendering job whose lease ran out before `now`; false if it was not. */
+  failExpired(job: Pick<Job, 'account_id' | 'id'>, now: number): Promise<boolean>;
+  /** Index entries of jobs whose lease ran out before `now`, oldest first, at most `limit`. */
+  openBefore(now: number, limit: number): Promise<OpenJobRef[]>;
+  /** Every job of the account that holds or held a unit of `month` (read consistently). */
+  ofMonth(accountId: string, month: string): Promise<Job[]>;
+  get(accountId: string, jobId: string, consistent?: boolean): Promise<Job | undefined>;
   /** Newest first. */
   list(accountId: string, page: Page): Promise<Job[]>;
 }

@@ -2,10 +2,15 @@
  * The PDF job use cases: render (POST /v1/pdf), get one, list. Each route is one call here.
  *
  * Order of checks for a render (contract precedence, after credentials, body parsing and the
- * rate limit): validation → idempotency → template lookup → template parsing → quota → job →
- * render. A render is two steps that an asynchronous worker can also run apart: `accept`
- * (template, quota, a pending job) and `execute` (render, store, complete; or fail and give the
- * quota unit back). Every render that passes the quota creates a job.
+ * rate limit): validation → idempotency → template lookup → template parsing → job → quota and
+ * concurrency → render. A render is two steps that an asynchronous worker can also run apart:
+ * `accept` (template, a pending job, then its unit) and `execute` (render, store, complete; or
+ * fail and give the quota unit back).
+ *
+ * Every job ends, and no unit is held without a job the sweeper can find (sweeper.ts): the job is
+ * written (leased, unit `reserving`) before its unit is reserved, its request renews the lease
+ * while it works, and a step that fails leaves the job in the sweeper's index rather than being
+ * only logged. Every answer after the job was written names it (`job_id`).
  *
  * Templates are only parsed here (syntax, variables the template cannot do without): executing
  * one is running a stranger's code, and this function holds the table, the presigner and the
@@ -13,19 +18,36 @@
  * execution reveals (an undefined attribute, a runtime error, the time or output limit) fails
  * the job there, like any render failure.
  */
-import { MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
+import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
 import {
   parseTemplate,
   stringifyTemplateData,
   type TemplateData,
   TemplateError,
 } from '../templating/index.js';
+import { monthOf } from './clock.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
-import { fileExpiresAt, type Job, type JobStore, type JobView, pdfObjectKey } from './jobs.js';
+import {
+  fileExpiresAt,
+  INTERRUPTED,
+  type Job,
+  type JobError,
+  type JobStore,
+  type JobView,
+  pdfObjectKey,
+} from './jobs.js';
 import type { Page } from './pagination.js';
-import type { Clock, PdfStorage, Renderer, RenderRequest, RenderResult, TemplatePart } from './ports.js';
+import type {
+  Clock,
+  Diagnostics,
+  PdfStorage,
+  Renderer,
+  RenderRequest,
+  RenderResult,
+  TemplatePart,
+} from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderCommand } from './render-command.js';
 import {
@@ -40,6 +62,8 @@ import { planAllowance, type RateLimitState, type UsageStore } from './usage.js'
 
 export interface PdfJobLimits {
   readonly renderBudgetMs: number;
+  /** A pending or rendering job's lease; renewed every third of it. @default the setting's default (30 s) */
+  readonly jobLeaseSeconds?: number;
   readonly maxRenderedHtmlBytes: number;
   readonly maxPdfBytes: number;
   readonly maxPdfPages: number;
@@ -144,6 +168,37 @@ export interface Rendered {
   readonly replayed: boolean;
 }
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const isConditionFailure = (e: unknown) =>
+  (e as Error | undefined)?.name === 'ConditionalCheckFailedException';
+
+/** Tries `step` a few times (a counter write that a brief fault refused); false if it never went through. */
+const retried = async (step: () => Promise<unknown>, onFault: (error: unknown) => void): Promise<boolean> => {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await step();
+      return true;
+    } catch (e) {
+      onFault(e);
+      await sleep(100 * 2 ** attempt);
+    }
+  }
+  return false;
+};
+
+/** The holder renews a job's lease (and its idempotency claim) every third of the lease while it works. */
+interface Renewal {
+  /** The job left this request (the sweeper took it over): it must not claim it any more. */
+  readonly lost: () => boolean;
+  readonly stop: () => void;
+}
+
+const FAULT: JobError = {
+  code: 'INTERNAL_ERROR',
+  message: 'The render was interrupted by a fault of the service; the render unit was given back.',
+};
+
 const RENDERER_UNREACHABLE: RenderResult = {
   ok: false,
   code: 'PDF_RENDERING_FAILED',
@@ -212,50 +267,118 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     if (header !== null) checkTemplate(header, order.variables, 'header_html');
     if (footer !== null) checkTemplate(footer, order.variables, 'footer_html');
 
-    const month = await usage.reserveRender(principal.accountId, planOf(principal));
+    // The job first, then its unit: a unit is never held without a job the sweeper can find.
+    const month = monthOf(clock.now());
+    // One read refuses a flood before any write; the reservation below stays the one that decides.
+    await usage.checkReservable(principal.accountId, planOf(principal), month);
     const jobId = newJobId();
-    try {
-      const job = await jobs.create({
+    const job = await jobs.create(
+      {
         id: jobId,
         account_id: principal.accountId,
         template_id: source.kind === 'saved' ? source.templateId : null,
         template_version: document.version,
         object_key: pdfObjectKey(principal.accountId, jobId),
-      });
-      return {
-        job,
-        month,
-        field,
-        // Text: neither a Lambda payload nor a worker's message can carry the data's key order and numbers as objects.
-        template: { source: sourceHtml, variables: stringifyTemplateData(order.variables), header, footer },
-        options,
-        offline,
-      };
-    } catch (e) {
-      await releaseUnit(principal.accountId, month);
-      throw e;
-    }
-  };
-
-  const releaseUnit = (accountId: string, month: string) =>
-    usage.releaseRender(accountId, month).catch((f) => deps.onFault('quota release failed', f));
-
-  /** A fault of ours after the render was accepted: the unit goes back, the job fails. */
-  const abandon = async ({ job, month }: AcceptedRender): Promise<void> => {
-    await releaseUnit(job.account_id, month);
-    await jobs
-      .fail(job, { code: 'INTERNAL_ERROR', message: 'The render was interrupted by a fault of the service.' })
-      .catch((f) => deps.onFault('marking the job failed failed', f));
-  };
-
-  const guarded = async <T>(accepted: AcceptedRender, step: () => Promise<T>): Promise<T> => {
+      },
+      { month, leaseUntil: leaseUntil() },
+    );
     try {
-      return await step();
+      await usage.reserveRender(principal.accountId, planOf(principal), month);
     } catch (e) {
-      await abandon(accepted);
-      throw e;
+      if (e instanceof ServiceError) {
+        // Refused: nothing is held. A job left behind (the delete failed) is swept as unsure.
+        await jobs.discard(job).catch((f) => deps.onFault('discarding a refused job failed', f));
+        throw e;
+      }
+      // Unknown whether the unit is held: the job's lease runs out and the sweeper settles it.
+      throw unsettled(job, e);
     }
+    return {
+      job,
+      month,
+      field,
+      // Text: neither a Lambda payload nor a worker's message can carry the data's key order and numbers as objects.
+      template: { source: sourceHtml, variables: stringifyTemplateData(order.variables), header, footer },
+      options,
+      offline,
+    };
   };
+
+  const leaseSeconds = limits.jobLeaseSeconds ?? INTEGER_SETTINGS.jobLeaseSeconds.default;
+  const leaseMs = leaseSeconds * 1000;
+  const leaseUntil = () => clock.now().getTime() + leaseMs;
+
+  /** A fault whose clean-up is left to the sweeper: the answer names the job and says when it ends. */
+  const unsettled = (job: Job, cause: unknown) =>
+    new ServiceError(
+      'INTERNAL_ERROR',
+      `The render was interrupted by a fault of the service; job ${job.id} will be failed and its render unit given back within ${2 * leaseSeconds} s.`,
+      { jobId: job.id, cause },
+    );
+
+  const renewing = (job: Job, also?: () => Promise<unknown>): Renewal => {
+    let lost = false;
+    const timer = setInterval(() => {
+      jobs.renew(job, leaseUntil()).then(
+        (held) => {
+          if (!held) {
+            lost = true;
+            clearInterval(timer);
+          }
+        },
+        (e) => deps.onFault('renewing the job lease failed', e),
+      );
+      also?.().catch((e) => deps.onFault('renewing the idempotency claim failed', e));
+    }, leaseMs / 3);
+    timer.unref?.();
+    return { lost: () => lost, stop: () => clearInterval(timer) };
+  };
+
+  /**
+   * The job fails and its unit comes back (in that order: a sweep between the two sees a unit
+   * still `refunding` and waits). A step that does not go through leaves the job in the sweeper's
+   * index, which settles it; never only logged. Answers the job as it ended up, when known.
+   */
+  const failJob = async (
+    job: Job,
+    month: string,
+    error: JobError,
+    diagnostics: Diagnostics | null = null,
+  ): Promise<Job | undefined> => {
+    let failed: Job;
+    try {
+      failed = await jobs.fail(job, error, diagnostics, leaseUntil());
+    } catch (e) {
+      if (!isConditionFailure(e)) {
+        deps.onFault('marking the job failed failed', e);
+        return undefined;
+      }
+      // No longer open: completed after all (a write that timed out had landed), or swept.
+      return jobs.get(job.account_id, job.id, true).catch(() => undefined);
+    }
+    const refunded = await retried(
+      () => usage.releaseRender(job.account_id, month),
+      (f) => deps.onFault('quota release failed', f),
+    );
+    if (refunded) await jobs.settled(job).catch((f) => deps.onFault('settling the job failed', f));
+    return failed;
+  };
+
+  /** A fault of ours after the render was accepted: the job fails and its unit goes back, or the sweeper sees to it. */
+  const abandon = async ({ job, month }: AcceptedRender, cause: unknown): Promise<ServiceError | Job> => {
+    const ended = await failJob(job, month, FAULT);
+    if (!ended) return unsettled(job, cause);
+    if (ended.status === 'completed') return ended;
+    if (ended.error?.code === INTERRUPTED.code) return interrupted(job, cause);
+    return new ServiceError('INTERNAL_ERROR', FAULT.message, { jobId: job.id, cause });
+  };
+
+  const interrupted = (job: Job, cause?: unknown) =>
+    new ServiceError('PDF_RENDERING_INTERRUPTED', INTERRUPTED.message, {
+      jobId: job.id,
+      retryAfterSeconds: 1,
+      ...(cause === undefined ? {} : { cause }),
+    });
 
   /** The renderer, while the job moves to rendering beside it. A renderer fault is a failed render. */
   const render = async (accepted: AcceptedRender): Promise<{ rendering: Job; result: RenderResult }> => {
@@ -280,7 +403,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       });
     let rendering: Job;
     try {
-      rendering = await jobs.markRendering(accepted.job);
+      rendering = await jobs.markRendering(accepted.job, leaseUntil());
     } catch (e) {
       await rendered; // the fault is answered once Chromium is done
       throw e;
@@ -288,30 +411,39 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     return { rendering, result: await rendered };
   };
 
+  /** The job completes, then the month's totals count it (it no longer runs). */
   const complete = async (
     { job, month }: AcceptedRender,
     rendering: Job,
     result: Extract<RenderResult, { ok: true }>,
-  ): Promise<JobView> => {
-    const [completed] = await Promise.all([
-      jobs.complete(rendering, result),
-      usage.recordRender(job.account_id, month, result.fileSizeBytes, result.renderDurationMs),
-    ]);
-    return present(completed);
+  ): Promise<Job> => {
+    const completed = await jobs.complete(rendering, result);
+    await recordCompleted(job, month, result.fileSizeBytes, result.renderDurationMs);
+    return completed;
+  };
+
+  const recordCompleted = async (job: Job, month: string, bytes: number, ms: number) => {
+    // The unit is used either way; only the totals and the running count would be off.
+    await retried(
+      () => usage.recordRender(job.account_id, month, bytes, ms),
+      (f) => deps.onFault('recording a completed render failed', f),
+    );
   };
 
   /** The failure is the job's: it fails, and its unit goes back (in that order, so a fault cannot give it back twice). */
   const fail = async (
-    { job, month, field }: AcceptedRender,
+    accepted: AcceptedRender,
     rendering: Job,
     result: Extract<RenderResult, { ok: false }>,
   ): Promise<ServiceError> => {
+    const { job, month, field } = accepted;
     const templating = result.code === 'INVALID_HTML_TEMPLATE' || result.code === 'HTML_CONTENT_TOO_LARGE';
     const part = result.details?.part;
     const where = part ? PART_FIELD[part] : field;
     const message = templating ? named(where, result.message) : result.message;
-    await jobs.fail(rendering, { code: result.code, message }, result.diagnostics ?? null);
-    await usage.releaseRender(job.account_id, month);
+    const ended = await failJob(rendering, month, { code: result.code, message }, result.diagnostics ?? null);
+    if (!ended) return unsettled(job, new Error(`failing job ${job.id} (${result.code}) did not go through`));
+    if (ended.status !== 'failed' || ended.error?.code !== result.code) return interrupted(job);
     return new ServiceError(result.code, message, {
       jobId: job.id,
       ...(templating ? { details: [templateDetail(where, result.message, result.details)] } : {}),
@@ -320,11 +452,45 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     });
   };
 
-  /** Step 2: render, store, and complete, or fail and give the unit back. */
-  const execute = async (accepted: AcceptedRender): Promise<JobView> => {
-    const { rendering, result } = await guarded(accepted, () => render(accepted));
-    if (result.ok) return guarded(accepted, () => complete(accepted, rendering, result));
-    throw await guarded(accepted, () => fail(accepted, rendering, result));
+  /** The job's outcome when this request no longer holds it, or a fault of ours ended it. */
+  const settle = async (accepted: AcceptedRender, renewal: Renewal, cause: unknown): Promise<JobView> => {
+    if (renewal.lost()) throw interrupted(accepted.job, cause);
+    const outcome = await abandon(accepted, cause);
+    if (outcome instanceof ServiceError) throw outcome;
+    await recordCompleted(
+      accepted.job,
+      accepted.month,
+      outcome.file_size_bytes ?? 0,
+      outcome.render_duration_ms ?? 0,
+    );
+    return present(outcome);
+  };
+
+  /**
+   * Step 2: render, store, and complete, or fail and give the unit back. The lease is renewed
+   * meanwhile (and `renewAlso`, the idempotency claim, with it).
+   */
+  const execute = async (accepted: AcceptedRender, renewAlso?: () => Promise<unknown>): Promise<JobView> => {
+    const renewal = renewing(accepted.job, renewAlso);
+    try {
+      let rendered: { rendering: Job; result: RenderResult };
+      try {
+        rendered = await render(accepted);
+      } catch (e) {
+        return await settle(accepted, renewal, e);
+      }
+      const { rendering, result } = rendered;
+      if (!result.ok) throw await fail(accepted, rendering, result);
+      let completed: Job;
+      try {
+        completed = await complete(accepted, rendering, result);
+      } catch (e) {
+        return await settle(accepted, renewal, e);
+      }
+      return await present(completed);
+    } finally {
+      renewal.stop();
+    }
   };
 
   /** The first request's answer again: the job with a fresh link, or its error; marked as a replay. */
@@ -346,8 +512,21 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   /** Finished answers the rate limit's count found, by the request's command (gone with it). */
   const finished = new WeakMap<RenderCommand, StoredAnswer>();
 
-  const renderOnce = async (principal: Principal, order: RenderOrder): Promise<JobView> =>
-    execute(await accept(principal, order));
+  const renderOnce = async (
+    principal: Principal,
+    order: RenderOrder,
+    renewAlso?: () => Promise<unknown>,
+  ): Promise<JobView> => execute(await accept(principal, order), renewAlso);
+
+  /**
+   * Our faults: the claim is given up (the job failed, its unit back) so that a retry renders. A
+   * busy renderer is not this request's answer for good either: the key is free for the retry.
+   */
+  const retryable = (e: unknown) =>
+    !(e instanceof ServiceError) ||
+    e.code === 'INTERNAL_ERROR' ||
+    e.code === 'PDF_RENDERING_INTERRUPTED' ||
+    e.code === 'SERVICE_BUSY';
 
   return {
     accept,
@@ -386,12 +565,11 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const claim = await idempotency_.claim(accountId, idempotency.key, idempotency.bodyHash);
       if (claim.kind === 'replay') return replay(principal, claim.answer);
       try {
-        const job = await renderOnce(principal, order);
+        const job = await renderOnce(principal, order, () => idempotency_.renew(accountId, idempotency.key));
         await idempotency_.finish(accountId, idempotency.key, { job_id: job.job.id, error: null });
         return { job, replayed: false };
       } catch (e) {
-        // A busy renderer is not this request's answer for good: the key is free for the retry.
-        if (e instanceof ServiceError && e.code !== 'SERVICE_BUSY') {
+        if (e instanceof ServiceError && !retryable(e)) {
           const error = {
             code: e.code,
             message: e.message,

@@ -5,6 +5,10 @@
  * - Rate limit: render requests per account in fixed 60-second windows aligned to the UTC minute.
  * - Quota: completed renders per calendar month (UTC). A render holds one unit while it runs and
  *   gives it back if it fails.
+ * - Concurrency: renders running at once per account (`in_flight`, counted in the same write as
+ *   the unit), refused past the plan's `concurrentRenders` with nothing held.
+ *
+ * After a crash the counters are worked out again from the month's jobs (`reconcileCounts`).
  *
  * The store is a port; the DynamoDB adapter is functions/adapters/dynamodb/usage.ts.
  */
@@ -46,10 +50,86 @@ export interface UsageStore {
    * 429 USAGE_LIMIT_EXCEEDED once the window holds `perMinute`.
    */
   hitTemplateWriteLimit(accountId: string, perMinute: number): Promise<RateLimitState>;
-  /** Hold one unit of this month's quota; 429 PLAN_QUOTA_EXCEEDED when none is left. Returns the month. */
-  reserveRender(accountId: string, plan: Plan): Promise<string>;
-  /** Give back a unit held by a render that failed. */
+  /**
+   * Hold one unit of `month`'s quota (default: this month) and one of the account's concurrent
+   * renders; 429 PLAN_QUOTA_EXCEEDED when no unit is left, 429 CONCURRENCY_LIMIT_EXCEEDED when the
+   * plan's renders are all running. Returns the month.
+   */
+  reserveRender(accountId: string, plan: Plan, month?: string): Promise<string>;
+  /**
+   * Refuses (429, as reserveRender would) when the month's quota or the account's concurrent
+   * renders are used up, from one read: a flood is refused before a job is written for it.
+   */
+  checkReservable(accountId: string, plan: Plan, month: string): Promise<void>;
+  /** Give back a unit held by a render that failed (and its concurrent render). */
   releaseRender(accountId: string, month: string): Promise<void>;
-  /** Add a completed render's output to the month's totals. */
+  /** Add a completed render's output to the month's totals; it no longer runs. */
   recordRender(accountId: string, month: string, pdfBytes: number, renderMs: number): Promise<void>;
+  /** The month's two unit counters as stored (undefined: never written), read consistently. */
+  readUnits(accountId: string, month: string): Promise<UnitCounters>;
+  /** Sets the counters to `next` only if they still are `seen`; false if they moved meanwhile. */
+  setUnits(
+    accountId: string,
+    month: string,
+    seen: UnitCounters,
+    next: Required<UnitCounters>,
+  ): Promise<boolean>;
 }
+
+export interface UnitCounters {
+  /** Units held: completed renders and running ones. */
+  readonly rendersUsed?: number | undefined;
+  /** Renders running. */
+  readonly inFlight?: number | undefined;
+}
+
+/** How a job of the month counts when its counters are worked out again. */
+export type JobCount = 'completed' | 'running' | 'ended' | 'expired' | 'unsure';
+
+export interface CountedJob {
+  readonly status: 'pending' | 'rendering' | 'completed' | 'failed';
+  readonly unit?: 'reserving' | 'held' | 'refunding' | undefined;
+  readonly lease_until?: number | undefined;
+}
+
+/**
+ * How one job counts at `now`:
+ * - completed: its unit stays used;
+ * - running: pending or rendering under a live lease, its unit held;
+ * - ended: failed and settled (its unit came back);
+ * - expired: its holder is gone (an open job past its lease, or a failed one whose refund was not
+ *   confirmed in time): the sweeper fails it and it holds nothing;
+ * - unsure: a live job whose unit may or may not be counted yet (reserving, or refunding within
+ *   its grace): the month cannot be worked out now; the next sweep tries again.
+ */
+export const countJob = (job: CountedJob, now: number): JobCount => {
+  if (job.status === 'completed') return 'completed';
+  const live = job.lease_until !== undefined && job.lease_until >= now;
+  if (job.status === 'failed') {
+    if (job.unit !== 'refunding') return 'ended';
+    return live ? 'unsure' : 'expired';
+  }
+  if (!live) return 'expired';
+  return job.unit === 'held' ? 'running' : 'unsure';
+};
+
+/**
+ * The counters a month should hold, from its jobs: units = completed + running, in flight =
+ * running; undefined while some job is unsure.
+ */
+export const reconcileCounts = (
+  jobs: readonly CountedJob[],
+  now: number,
+): { readonly counts: Required<UnitCounters>; readonly expired: number } | undefined => {
+  let completed = 0;
+  let running = 0;
+  let expired = 0;
+  for (const job of jobs) {
+    const count = countJob(job, now);
+    if (count === 'unsure') return undefined;
+    if (count === 'completed') completed++;
+    else if (count === 'running') running++;
+    else if (count === 'expired') expired++;
+  }
+  return { counts: { rendersUsed: completed + running, inFlight: running }, expired };
+};

@@ -43,8 +43,15 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     }),
     usage: createUsageStore(db, tableName, clock),
     templates: createTemplateStore(db, tableName, clock, { onFault: logFault }),
-    // A claim outlives the longest render it can wait for.
-    idempotency: createIdempotencyStore(db, tableName, clock, settings.renderBudgetMs + 30_000),
+    // A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
+    // key is taken over that soon; a twin of a live one waits as long as the longest render.
+    idempotency: createIdempotencyStore(
+      db,
+      tableName,
+      clock,
+      Math.ceil((2 * settings.jobLeaseSeconds * 1000) / 3),
+      settings.renderBudgetMs + 30_000,
+    ),
     storage: createS3PdfStorage(createS3Client(config.aws), config.bucketName as string, {
       downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds,
       uploadUrlTtlSeconds: Math.ceil(settings.renderBudgetMs / 1000) + 300,

@@ -56,6 +56,7 @@ import {
 } from './issuer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
 import { createStorageWatch, guardLevelDb, guardS3rverWrites } from './storage-faults.js';
+import { startLocalSweeper } from './sweeper.js';
 import { ensureTable } from './table.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -400,6 +401,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       return handler;
     };
 
+    cleanups.push(await startLocalSweeper({ ...common, ...bindings.table }));
     dashboardParts({ issuer, s3Endpoint, origins: stackOrigins(host, apiPort) });
     markReady();
     const stack: LocalStack = {

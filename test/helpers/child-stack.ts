@@ -25,8 +25,10 @@ export interface StackProcess extends StackDescription {
   sessionToken(sub?: string): Promise<string>;
   /** The last lines the stack wrote to stderr, for failure messages. */
   stderrTail(): string;
-  /** SIGTERM to the stack's process group, SIGKILL after `graceMs`; removes its DATA_DIR. */
+  /** SIGTERM to the stack's process group, SIGKILL after `graceMs`; removes its DATA_DIR (unless the caller's). */
   stop(graceMs?: number): Promise<void>;
+  /** SIGKILL to the stack's process group, at once (a crash): nothing is cleaned up, DATA_DIR stays. */
+  kill(): Promise<void>;
 }
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -41,8 +43,10 @@ export const startStackProcess = async (
   handlerEnv: Readonly<Record<string, string>> = {},
   startTimeoutMs = 90_000,
   processEnv: Readonly<Record<string, string>> = {},
+  /** A DATA_DIR of the caller's (e.g. to restart on the same data), which `stop` leaves in place. */
+  ownDataDir?: string,
 ): Promise<StackProcess> => {
-  const dataDir = await mkdtemp(join(tmpdir(), 'pdf-service-stack-process-'));
+  const dataDir = ownDataDir ?? (await mkdtemp(join(tmpdir(), 'pdf-service-stack-process-')));
   const childEnv: Record<string, string | undefined> = { ...process.env };
   for (const name of Object.keys(childEnv)) {
     if (name.startsWith('VITEST') || name === 'TINYPOOL_WORKER_ID') delete childEnv[name];
@@ -86,7 +90,7 @@ export const startStackProcess = async (
       }
     }
     child.stdin?.destroy();
-    await rm(dataDir, { recursive: true, force: true });
+    if (!ownDataDir) await rm(dataDir, { recursive: true, force: true });
   };
 
   const description = await new Promise<StackDescription>((resolve, reject) => {
@@ -124,5 +128,10 @@ export const startStackProcess = async (
     sessionToken: (sub = `user-${randomUUID()}`) => issuer.issueToken({ sub, email: `${sub}@example.com` }),
     stderrTail: () => stderr.slice(-4_000),
     stop,
+    kill: async () => {
+      killGroup('SIGKILL');
+      await Promise.race([exit, sleep(5_000)]);
+      child.stdin?.destroy();
+    },
   };
 };

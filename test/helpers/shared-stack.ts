@@ -42,7 +42,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     (e): e is [string, string] => typeof e[1] === 'string',
   );
   const stack = await startStackProcess(SHARED_STACK_ENV, 120_000, Object.fromEntries(env));
-  const { pid: _pid, sessionToken: _sessionToken, stderrTail: _stderrTail, stop, ...description } = stack;
+  const {
+    pid: _pid,
+    sessionToken: _sessionToken,
+    stderrTail: _stderrTail,
+    kill: _kill,
+    stop,
+    ...description
+  } = stack;
   project.provide('sharedStack', description);
   return () => stop();
 }

@@ -92,6 +92,17 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
       }),
     );
 
+    // The sweeper, with only what its Lambda is given (the table) and the local endpoints.
+    processes.set(
+      'sweeper',
+      await start(
+        'pdf-render-service-sweeper',
+        bundledFunction(s, s.stack.sweeper.function),
+        { ...local.handlerEnv },
+        { DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT, POWERTOOLS_LOG_LEVEL: 'ERROR' },
+      ),
+    );
+
     // API Gateway in front of the bundles: the local emulation, with each resource's handler
     // being an Invoke of its bundle's process.
     gateway = createLocalHttpServer({
@@ -126,8 +137,10 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     );
   });
 
-  it('starts every function bundle: one per API resource, the fallback and the renderer', () => {
-    expect([...processes.keys()].sort()).toEqual([...apiResources(), 'fallback', 'renderer'].sort());
+  it('starts every function bundle: one per API resource, the fallback, the renderer and the sweeper', () => {
+    expect([...processes.keys()].sort()).toEqual(
+      [...apiResources(), 'fallback', 'renderer', 'sweeper'].sort(),
+    );
   });
 
   it('renders a real PDF through the pdf bundle and the renderer bundle with its Chromium layer', async () => {
@@ -217,6 +230,19 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     });
     expect(res.status, res.text).toBe(504);
     expect(res.json.error).toMatchObject({ code: 'PDF_RENDERING_TIMEOUT', job_id: expect.any(String) });
+  });
+
+  it('runs a sweep through the sweeper bundle, as EventBridge invokes it', async () => {
+    const sweeper = processes.get('sweeper');
+    const { payload, functionError } = await (sweeper as LambdaProcess).invoke({
+      version: '0',
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      time: new Date().toISOString(),
+      detail: {},
+    });
+    expect(functionError, JSON.stringify(payload)).toBeUndefined();
+    expect(payload).toMatchObject({ expired: expect.any(Number), interrupted: 0, deferred: 0 });
   });
 
   it('answers every GET route without path parameters through its bundle', async () => {

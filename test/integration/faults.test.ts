@@ -96,6 +96,7 @@ let lambda: Awaited<ReturnType<typeof startTimedOutLambda>>;
 const gateways: Server[] = [];
 const renderers: RendererInstance[] = [];
 let viaFaults: Api;
+let viaFaultsShortLease: Api;
 let viaTimedOutRenderer: Api;
 
 /** A gateway whose pdf handler is made with `env` (and the in-process renderer unless `invoke`). */
@@ -119,6 +120,10 @@ beforeAll(async () => {
   faults = await startDynamoDbFaults(local.stack.dynamoDbEndpoint);
   lambda = await startTimedOutLambda();
   viaFaults = await gatewayWith({ ...local.stack.handlerEnv, DYNAMODB_ENDPOINT: faults.url }, false);
+  viaFaultsShortLease = await gatewayWith(
+    { ...local.stack.handlerEnv, DYNAMODB_ENDPOINT: faults.url, JOB_LEASE_SECONDS: '10' },
+    false,
+  );
   viaTimedOutRenderer = await gatewayWith(
     { ...local.stack.handlerEnv, RENDERER_FUNCTION_NAME: 'renderer', LAMBDA_ENDPOINT: lambda.url },
     true,
@@ -132,6 +137,8 @@ afterAll(async () => {
     if (server) await closeServer(server, 100);
   }
 });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const unitsUsed = async (accountId: string): Promise<number> => {
   const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
@@ -201,6 +208,41 @@ describe('DynamoDB faults', () => {
     await expectNoJobInFlight(token);
     expect(await unitsUsed(sub)).toBe(0);
     expect((await render(viaFaults, token, 'works again')).status).toBe(201);
+  });
+});
+
+describe('a clean-up step that times out', () => {
+  it('leaves the failed job to the sweeper, which gives the unit back; the answer names the job', {
+    timeout: 90_000,
+  }, async () => {
+    const sub = `acct-${Date.now()}-refund-hangs`;
+    const token = await local.sessionToken(sub);
+    // Every attempt to give the unit back hangs (the SDK gives each up after 2 s).
+    faults.set((operation, body) =>
+      operation === 'UpdateItem' && body.includes('ADD renders_used :minusOne') ? 'hang' : 'pass',
+    );
+    const res = await viaFaultsShortLease('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>never done</p>', page_load: { wait_for_selector: '#never', timeout_ms: 1000 } },
+    });
+    expect(res.status, res.text).toBe(504);
+    expect(res.json.error).toMatchObject({
+      code: 'PDF_RENDERING_TIMEOUT',
+      job_id: expect.stringMatching(/^job_/),
+    });
+    expect(faults.faulted.length).toBeGreaterThan(0);
+    faults.set(() => 'pass');
+    const job = await local.api(`/v1/pdf/${res.json.error.job_id}`, { token });
+    expect(job.json).toMatchObject({ status: 'failed', error: { code: 'PDF_RENDERING_TIMEOUT' } });
+    // The refund's three tries took about 20 s, past its 10 s grace: the sweeper may already have
+    // reconciled the month by now.
+    // The local stack's sweeper (every 5 s) reconciles the month once the refund's grace (the lease) ran out.
+    const started = Date.now();
+    while ((await unitsUsed(sub)) !== 0 && Date.now() - started < 30_000) await sleep(500);
+    console.info(`refund left to the sweeper: unit back ${Date.now() - started} ms after the answer`);
+    expect(await unitsUsed(sub)).toBe(0);
+    expect((await local.api(`/v1/pdf/${res.json.error.job_id}`, { token })).json.status).toBe('failed');
   });
 });
 

@@ -89,7 +89,14 @@ describe('npm start under signals and stalls', () => {
   });
 
   it('Ctrl-C during renders: every render in flight answers 201, then it exits 0 within 2 s', async () => {
-    stack = await npmStart();
+    // Four renders of one account at once: a plan that runs them all (the free plan runs 2).
+    stack = await npmStart({
+      env: {
+        PLANS: JSON.stringify({
+          free: { monthlyRenders: 100, rendersPerMinute: 100, concurrentRenders: 10 },
+        }),
+      },
+    });
     const api = timedApi(stack.baseUrl);
     const token = await stack.sessionToken();
     const warm = await api('/v1/pdf', {

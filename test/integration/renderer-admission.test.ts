@@ -6,8 +6,15 @@
 import { describe, expect, it } from 'vitest';
 import { useLocalStack } from '../helpers/local-stack.js';
 
-// One render at a time and one waiting: a burst of five leaves three refused.
-const local = useLocalStack({ env: { RENDERER_MAX_CONCURRENT_RENDERS: '1' } });
+// One render at a time and one waiting: a burst of five leaves three refused. The plan runs more
+// renders at once than the burst, so that its concurrency (429, back-pressure.test.ts) does not
+// answer for the renderer's.
+const local = useLocalStack({
+  env: {
+    RENDERER_MAX_CONCURRENT_RENDERS: '1',
+    PLANS: JSON.stringify({ free: { monthlyRenders: 100, rendersPerMinute: 100, concurrentRenders: 10 } }),
+  },
+});
 
 // In flight for at least 1 s: the page adds the awaited element after that.
 const slowPage = {

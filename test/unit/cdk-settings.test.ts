@@ -56,6 +56,9 @@ describe('resolveSettings', () => {
         renderBudgetMs: 5000,
         downloadUrlTtlSeconds: 60,
         pdfRetentionDays: 2,
+        // Not set here: their defaults.
+        jobLeaseSeconds: 30,
+        sweepIntervalSeconds: 5,
       });
     } finally {
       for (const key of Object.keys(environment)) delete process.env[key];

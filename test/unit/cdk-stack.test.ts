@@ -65,14 +65,45 @@ describe('the default stack', () => {
     }
   });
 
-  it('has one Lambda per API resource, the fallback and the renderer, all on Node.js 22 or newer', () => {
+  it('has one Lambda per API resource, the fallback, the renderer and the sweeper, all on Node.js 22 or newer', () => {
     // Besides them, only aws-cdk-lib's own handler that copies the dashboard into its bucket.
     const deployHandler = s.stack.dashboard?.bucketDeploymentHandler;
     const ours = Object.keys(functions).filter((id) => id !== s.logicalId(deployHandler as never));
-    expect(ours.sort()).toEqual([...apiResources(), 'fallback'].map(fnId).concat(rendererId()).sort());
+    expect(ours.sort()).toEqual(
+      [...apiResources(), 'fallback']
+        .map(fnId)
+        .concat(rendererId(), s.logicalId(s.stack.sweeper.function))
+        .sort(),
+    );
     for (const fn of ours.map((id) => functions[id])) {
       expect(Number(/^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime)?.[1])).toBeGreaterThanOrEqual(22);
     }
+  });
+
+  it('runs the sweeper every minute, with the table only to query, read and update', () => {
+    const sweeperId = s.logicalId(s.stack.sweeper.function);
+    const rules = Object.values(s.template.findResources('AWS::Events::Rule')) as {
+      Properties: { ScheduleExpression: string; Targets: { Arn: unknown }[] };
+    }[];
+    expect(rules.map((r) => [r.Properties.ScheduleExpression, r.Properties.Targets[0]?.Arn])).toEqual([
+      ['rate(1 minute)', { 'Fn::GetAtt': [sweeperId, 'Arn'] }],
+    ]);
+    const roleId = functions[sweeperId].Properties.Role['Fn::GetAtt'][0];
+    const policies = Object.values(s.template.findResources('AWS::IAM::Policy')) as {
+      Properties: {
+        Roles: { Ref: string }[];
+        PolicyDocument: { Statement: { Action: string | string[] }[] };
+      };
+    }[];
+    const actions = policies
+      .filter((p) => p.Properties.Roles.some((r) => r.Ref === roleId))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement.flatMap((st) => [st.Action].flat()))
+      .filter((a) => a.startsWith('dynamodb:'))
+      .sort();
+    expect(actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(functions[sweeperId].Properties.Environment.Variables.TABLE_NAME).toEqual({
+      Ref: s.logicalId(s.stack.table),
+    });
   });
 
   it('gives only the renderer a layer: the Chromium layer, on x86_64', () => {

@@ -192,10 +192,14 @@ describe('usage requests', () => {
 
   it("holds, gives back and records a month's units on that month's item", () => {
     const key = usageKey('acc_1', '2026-11');
-    expect(reserveRenderParams(TABLE, { accountId: 'acc_1', month: '2026-11', limit: 100 })).toMatchObject({
+    expect(
+      reserveRenderParams(TABLE, { accountId: 'acc_1', month: '2026-11', limit: 100, concurrent: 5 }),
+    ).toMatchObject({
       Key: key,
-      ConditionExpression: 'attribute_not_exists(renders_used) OR renders_used < :limit',
-      ExpressionAttributeValues: { ':one': 1, ':limit': 100, ':type': 'usage' },
+      UpdateExpression: 'ADD renders_used :one, in_flight :one SET #type = :type',
+      ConditionExpression:
+        '(attribute_not_exists(renders_used) OR renders_used < :limit) AND (attribute_not_exists(in_flight) OR in_flight < :concurrent)',
+      ExpressionAttributeValues: { ':one': 1, ':limit': 100, ':concurrent': 5, ':type': 'usage' },
     });
     expect(releaseRenderParams(TABLE, 'acc_1', '2026-11')).toMatchObject({
       Key: key,

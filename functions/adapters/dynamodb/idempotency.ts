@@ -65,6 +65,19 @@ export const finishIdempotencyParams = (
   ExpressionAttributeValues: { ':done': 'done', ':answer': answer },
 });
 
+/** Extends a claim's lease while its request renders (only while it is still in progress). */
+export const renewIdempotencyParams = (
+  tableName: string,
+  renewal: { accountId: string; key: string; leaseUntil: number },
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: idempotencyKey(renewal.accountId, renewal.key),
+  UpdateExpression: 'SET lease_until = :until',
+  ConditionExpression: '#state = :progress',
+  ExpressionAttributeNames: { '#state': 'state' },
+  ExpressionAttributeValues: { ':until': renewal.leaseUntil, ':progress': 'in_progress' },
+});
+
 export const releaseIdempotencyParams = (
   tableName: string,
   accountId: string,
@@ -73,11 +86,17 @@ export const releaseIdempotencyParams = (
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * `leaseMs`: how long a claim holds without a renewal (its holder renews it while it renders), so
+ * a twin takes over a dead request's key that soon. `maxWaitMs`: how long a twin waits for a live
+ * holder's answer before giving up (the longest render). @default leaseMs + 10 s
+ */
 export const createIdempotencyStore = (
   db: DynamoDBDocumentClient,
   tableName: string,
   clock: Clock,
   leaseMs: number,
+  maxWaitMs: number = leaseMs + 10_000,
 ): IdempotencyStore => {
   const tryClaim = async (accountId: string, key: string, hash: string): Promise<Claim | 'busy'> => {
     try {
@@ -106,7 +125,7 @@ export const createIdempotencyStore = (
 
   return {
     async claim(accountId, key, hash) {
-      const deadline = clock.now().getTime() + leaseMs + 10_000;
+      const deadline = clock.now().getTime() + maxWaitMs;
       for (;;) {
         const claim = await tryClaim(accountId, key, hash);
         if (claim !== 'busy') return claim;
@@ -126,6 +145,17 @@ export const createIdempotencyStore = (
       return live && item.state === 'done' && item.body_hash === hash
         ? (item.answer as StoredAnswer)
         : undefined;
+    },
+
+    async renew(accountId, key) {
+      try {
+        const leaseUntil = clock.now().getTime() + leaseMs;
+        await db.send(new UpdateCommand(renewIdempotencyParams(tableName, { accountId, key, leaseUntil })));
+        return true;
+      } catch (e) {
+        if ((e as Error).name === 'ConditionalCheckFailedException') return false;
+        throw e;
+      }
     },
 
     async release(accountId, key) {

@@ -3,6 +3,8 @@
  * the pure `*Params()` functions below (tested without AWS); the store only sends them.
  */
 import {
+  DeleteCommand,
+  type DeleteCommandInput,
   type DynamoDBDocumentClient,
   GetCommand,
   type GetCommandInput,
@@ -13,16 +15,31 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { encodeTime } from 'ulid';
 import { epochSeconds, isoNow } from '../../domain/clock.js';
-import type { Job, JobStatus, JobStore, NewJob } from '../../domain/jobs.js';
+import {
+  INTERRUPTED,
+  type Job,
+  type JobStatus,
+  type JobStore,
+  type NewJob,
+  type OpenJobRef,
+} from '../../domain/jobs.js';
 import type { Clock } from '../../domain/ports.js';
+import { monthPeriod } from '../../domain/usage.js';
 import {
   ENTITY,
+  GSI1,
   ITEM_ABSENT,
   JOB_SK_PREFIX,
   jobKey,
   jobsPartition,
+  leaseSortKey,
+  OPEN_JOB_SHARDS,
+  openJobIndexKey,
+  openJobsPartition,
   PK,
+  parseOpenJobSortKey,
   SK,
   TTL,
   withoutKeys,
@@ -30,12 +47,19 @@ import {
 import { skipItems } from './pagination.js';
 
 /**
- * A new job's item, written only if no item has its key. It expires (DynamoDB TTL) at
- * `expiresAt`, epoch seconds, with everything the job later carries (diagnostics, error).
+ * A new job's item, written only if no item has its key; open (in the sweeper's index) while
+ * leased. It expires (DynamoDB TTL) at `expiresAt`, epoch seconds, with everything the job later
+ * carries (diagnostics, error).
  */
 export const createJobParams = (tableName: string, job: Job, expiresAt: number): PutCommandInput => ({
   TableName: tableName,
-  Item: { ...jobKey(job.account_id, job.id), type: ENTITY.job, ...job, [TTL]: expiresAt },
+  Item: {
+    ...jobKey(job.account_id, job.id),
+    type: ENTITY.job,
+    ...job,
+    ...(job.lease_until !== undefined ? openJobIndexKey(job.account_id, job.id, job.lease_until) : {}),
+    [TTL]: expiresAt,
+  },
   ConditionExpression: ITEM_ABSENT,
 });
 
@@ -43,10 +67,115 @@ export const createJobParams = (tableName: string, job: Job, expiresAt: number):
 const live = (item: Record<string, unknown>, now: Date): boolean =>
   item[TTL] === undefined || Number(item[TTL]) > epochSeconds(now);
 
-export const getJobParams = (tableName: string, accountId: string, jobId: string): GetCommandInput => ({
+export const getJobParams = (
+  tableName: string,
+  accountId: string,
+  jobId: string,
+  consistent = false,
+): GetCommandInput => ({
   TableName: tableName,
   Key: jobKey(accountId, jobId),
+  ...(consistent ? { ConsistentRead: true } : {}),
 });
+
+/** Deletes a job only while its unit was never held. */
+export const discardJobParams = (
+  tableName: string,
+  job: Pick<Job, 'account_id' | 'id'>,
+): DeleteCommandInput => ({
+  TableName: tableName,
+  Key: jobKey(job.account_id, job.id),
+  ConditionExpression: '#unit = :reserving',
+  ExpressionAttributeNames: { '#unit': 'unit' },
+  ExpressionAttributeValues: { ':reserving': 'reserving' },
+});
+
+const OPEN: readonly JobStatus[] = ['pending', 'rendering'];
+
+/** A lease moved to `leaseUntil`: the attribute and the index entry together. */
+const leaseFields = (job: Pick<Job, 'account_id' | 'id'>, leaseUntil: number) => ({
+  lease_until: leaseUntil,
+  ...openJobIndexKey(job.account_id, job.id, leaseUntil),
+});
+
+/** What leaves a job when its unit is settled: it is no longer in the sweeper's index. */
+export const SETTLED_REMOVES = ['lease_until', 'unit', GSI1.partitionKey, GSI1.sortKey] as const;
+
+/** Extends the lease of a job still pending or rendering. */
+export const renewJobParams = (
+  tableName: string,
+  job: Pick<Job, 'account_id' | 'id'>,
+  leaseUntil: number,
+): UpdateCommandInput => transitionJobParams(tableName, job, OPEN, leaseFields(job, leaseUntil));
+
+/** A failed job whose unit came back leaves the index (only a `refunding` one: never a live job). */
+export const settledJobParams = (
+  tableName: string,
+  job: Pick<Job, 'account_id' | 'id'>,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: jobKey(job.account_id, job.id),
+  UpdateExpression: `REMOVE ${SETTLED_REMOVES.map((_, i) => `#r${i}`).join(', ')}`,
+  ConditionExpression: '#status = :failed',
+  ExpressionAttributeNames: {
+    '#status': 'status',
+    ...Object.fromEntries(SETTLED_REMOVES.map((a, i) => [`#r${i}`, a])),
+  },
+  ExpressionAttributeValues: { ':failed': 'failed' },
+});
+
+/**
+ * The sweeper's take-over: a pending or rendering job whose lease ran out before `now` fails with
+ * PDF_RENDERING_INTERRUPTED. It stays in the index (unit `refunding`, due at once) until its month
+ * is reconciled. The lease condition is the fence: a holder that renewed in time keeps its job.
+ */
+export const failExpiredJobParams = (
+  tableName: string,
+  job: Pick<Job, 'account_id' | 'id'>,
+  now: number,
+  at: string,
+): UpdateCommandInput => {
+  const base = transitionJobParams(tableName, job, OPEN, {
+    status: 'failed',
+    error: INTERRUPTED,
+    unit: 'refunding',
+    updated_at: at,
+  });
+  return {
+    ...base,
+    ConditionExpression: `(${base.ConditionExpression}) AND lease_until < :now`,
+    ExpressionAttributeValues: { ...base.ExpressionAttributeValues, ':now': now },
+  };
+};
+
+/** One shard's index entries whose lease ran out before `now`, oldest first (keys only). */
+export const openBeforeParams = (tableName: string, shard: number, now: number): QueryCommandInput => ({
+  TableName: tableName,
+  IndexName: GSI1.indexName,
+  KeyConditionExpression: '#pk = :pk AND #sk < :before',
+  ExpressionAttributeNames: { '#pk': GSI1.partitionKey, '#sk': GSI1.sortKey },
+  ExpressionAttributeValues: { ':pk': openJobsPartition(shard), ':before': leaseSortKey(now) },
+  ProjectionExpression: '#pk, #sk',
+});
+
+/**
+ * The account's jobs that hold or held a unit of `month`, read consistently: job ids are ULIDs, so
+ * the month's jobs lie in one sort-key range (widened by a day each side: a job is made a moment
+ * before its unit is counted, and the counters' month is the one its reservation saw).
+ */
+export const monthJobsParams = (tableName: string, accountId: string, month: string): QueryCommandInput => {
+  const { start, end } = monthPeriod(new Date(`${month}-01T00:00:00.000Z`));
+  const from = `${JOB_SK_PREFIX}job_${encodeTime(Math.max(0, start.getTime() - 86_400_000), 10)}`;
+  const to = `${JOB_SK_PREFIX}job_${encodeTime(end.getTime() + 86_400_000, 10)}`;
+  return {
+    TableName: tableName,
+    KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+    FilterExpression: 'usage_month = :month',
+    ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+    ExpressionAttributeValues: { ':pk': jobsPartition(accountId), ':from': from, ':to': to, ':month': month },
+    ConsistentRead: true,
+  };
+};
 
 /**
  * An account's jobs, newest first (ULID ids: sort key order is creation order), without those
@@ -71,6 +200,7 @@ export const transitionJobParams = (
   job: Pick<Job, 'account_id' | 'id'>,
   from: readonly JobStatus[],
   fields: Readonly<Record<string, unknown>>,
+  removes: readonly string[] = [],
 ): UpdateCommandInput => {
   const names: Record<string, string> = { '#status': 'status' };
   const values: Record<string, unknown> = {};
@@ -79,13 +209,17 @@ export const transitionJobParams = (
     values[`:v${i}`] = v;
     return `#f${i} = :v${i}`;
   });
+  const removed = removes.map((k, i) => {
+    names[`#r${i}`] = k;
+    return `#r${i}`;
+  });
   from.forEach((s, i) => {
     values[`:from${i}`] = s;
   });
   return {
     TableName: tableName,
     Key: jobKey(job.account_id, job.id),
-    UpdateExpression: `SET ${sets.join(', ')}`,
+    UpdateExpression: `SET ${sets.join(', ')}${removed.length ? ` REMOVE ${removed.join(', ')}` : ''}`,
     ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
@@ -93,7 +227,12 @@ export const transitionJobParams = (
   };
 };
 
-const toJob = (item: Record<string, unknown>): Job => withoutKeys(item) as unknown as Job;
+const toJob = (item: Record<string, unknown>): Job => {
+  const { [GSI1.partitionKey]: _pk, [GSI1.sortKey]: _sk, ...rest } = withoutKeys(item);
+  return rest as unknown as Job;
+};
+
+const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
 
 export interface JobStoreOptions {
   /** How long a job's record is kept (domain/jobs.ts, jobRecordRetentionSeconds). */
@@ -111,20 +250,24 @@ export const createJobStore = (
   const transition = async (
     job: Pick<Job, 'account_id' | 'id'>,
     from: readonly JobStatus[],
-    fields: Partial<Job>,
+    fields: Readonly<Record<string, unknown>>,
+    removes: readonly string[] = [],
   ): Promise<Job> => {
     const out = await db.send(
-      new UpdateCommand(transitionJobParams(tableName, job, from, { ...fields, updated_at: now() })),
+      new UpdateCommand(transitionJobParams(tableName, job, from, { ...fields, updated_at: now() }, removes)),
     );
     return toJob(out.Attributes ?? {});
   };
 
   return {
-    async create(job: NewJob): Promise<Job> {
+    async create(job: NewJob, lease): Promise<Job> {
       const at = now();
       const item: Job = {
         ...job,
         status: 'pending',
+        ...(lease
+          ? { usage_month: lease.month, unit: 'reserving' as const, lease_until: lease.leaseUntil }
+          : {}),
         file_size_bytes: null,
         page_count: null,
         render_duration_ms: null,
@@ -139,28 +282,106 @@ export const createJobStore = (
       return item;
     },
 
-    markRendering: (job) => transition(job, ['pending'], { status: 'rendering' }),
+    async discard(job) {
+      await db.send(new DeleteCommand(discardJobParams(tableName, job)));
+    },
+
+    markRendering: (job, leaseUntil) =>
+      transition(job, ['pending'], {
+        status: 'rendering',
+        ...(leaseUntil !== undefined ? { unit: 'held', ...leaseFields(job, leaseUntil) } : {}),
+      }),
+
+    async renew(job, leaseUntil) {
+      try {
+        await db.send(new UpdateCommand(renewJobParams(tableName, job, leaseUntil)));
+        return true;
+      } catch (e) {
+        if (isConditionFailure(e)) return false;
+        throw e;
+      }
+    },
 
     complete: (job, result) =>
-      transition(job, ['rendering'], {
-        status: 'completed',
-        file_size_bytes: result.fileSizeBytes,
-        page_count: result.pageCount,
-        render_duration_ms: result.renderDurationMs,
-        diagnostics: result.diagnostics ?? null,
-        completed_at: now(),
-      }),
+      transition(
+        job,
+        ['rendering'],
+        {
+          status: 'completed',
+          file_size_bytes: result.fileSizeBytes,
+          page_count: result.pageCount,
+          render_duration_ms: result.renderDurationMs,
+          diagnostics: result.diagnostics ?? null,
+          completed_at: now(),
+        },
+        SETTLED_REMOVES,
+      ),
 
-    fail: (job, error, diagnostics = null) =>
-      transition(job, ['pending', 'rendering'], {
-        status: 'failed',
-        error,
-        render_duration_ms: null,
-        diagnostics,
-      }),
+    fail: (job, error, diagnostics = null, settleBy = undefined) =>
+      transition(
+        job,
+        OPEN,
+        {
+          status: 'failed',
+          error,
+          render_duration_ms: null,
+          diagnostics,
+          ...(settleBy !== undefined ? { unit: 'refunding', ...leaseFields(job, settleBy) } : {}),
+        },
+        settleBy !== undefined ? [] : SETTLED_REMOVES,
+      ),
 
-    async get(accountId, jobId) {
-      const out = await db.send(new GetCommand(getJobParams(tableName, accountId, jobId)));
+    async settled(job) {
+      await db.send(new UpdateCommand(settledJobParams(tableName, job)));
+    },
+
+    async failExpired(job, at) {
+      try {
+        await db.send(new UpdateCommand(failExpiredJobParams(tableName, job, at, now())));
+        return true;
+      } catch (e) {
+        if (isConditionFailure(e)) return false;
+        throw e;
+      }
+    },
+
+    async openBefore(at, limit): Promise<OpenJobRef[]> {
+      const refs: OpenJobRef[] = [];
+      for (let shard = 0; shard < OPEN_JOB_SHARDS && refs.length < limit; shard++) {
+        let next: Record<string, unknown> | undefined;
+        do {
+          const out = await db.send(
+            new QueryCommand({
+              ...openBeforeParams(tableName, shard, at),
+              Limit: limit - refs.length,
+              ExclusiveStartKey: next,
+            }),
+          );
+          for (const item of out.Items ?? []) {
+            const ref = parseOpenJobSortKey(String(item[GSI1.sortKey]));
+            if (ref) refs.push(ref);
+          }
+          next = out.LastEvaluatedKey;
+        } while (next && refs.length < limit);
+      }
+      return refs;
+    },
+
+    async ofMonth(accountId, month) {
+      const items: Record<string, unknown>[] = [];
+      let next: Record<string, unknown> | undefined;
+      do {
+        const out = await db.send(
+          new QueryCommand({ ...monthJobsParams(tableName, accountId, month), ExclusiveStartKey: next }),
+        );
+        items.push(...(out.Items ?? []));
+        next = out.LastEvaluatedKey;
+      } while (next);
+      return items.map(toJob);
+    },
+
+    async get(accountId, jobId, consistent = false) {
+      const out = await db.send(new GetCommand(getJobParams(tableName, accountId, jobId, consistent)));
       return out.Item && live(out.Item, clock.now()) ? toJob(out.Item) : undefined;
     },
 

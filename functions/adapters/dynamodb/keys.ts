@@ -17,6 +17,9 @@
  *   key slots      PK ACCOUNT#<account>  SK APIKEY_SLOTS          (the ids of the active keys, a string set)
  *
  * An account item carries GSI1PK EMAIL#<lower-cased email>, GSI1SK ACCOUNT#<account> (lookup by email).
+ * A job whose unit is unsettled (pending, rendering, or failed with its refund not yet done) carries
+ * GSI1PK OPEN_JOBS#<shard 0-7>, GSI1SK <lease_until, 15 digits>#<account>#<job>: the sweeper reads
+ * the expired ones in lease order (openJobIndexKey).
  */
 import { createHash } from 'node:crypto';
 import { tableSchema } from '../../table.js';
@@ -168,3 +171,31 @@ export const publicTemplateIndexKey = (templateId: string): Readonly<Record<stri
   [GSI2.partitionKey]: PUBLIC_TEMPLATES_PARTITION,
   [GSI2.sortKey]: templateIndexSk(templateId),
 });
+
+/**
+ * The open jobs' index entries: on GSI1 (not an index of their own) so that adding them needed no
+ * table change; their partitions share no prefix with GSI1's other entries. Sharded by a hash of
+ * the job id, so that a burst of renders does not write one index partition.
+ */
+export const OPEN_JOB_SHARDS = 8;
+const OPEN_JOBS_PREFIX = 'OPEN_JOBS#';
+export const openJobsPartition = (shard: number): string => `${OPEN_JOBS_PREFIX}${shard}`;
+export const openJobShard = (jobId: string): number =>
+  createHash('sha256').update(jobId).digest().readUInt8(0) % OPEN_JOB_SHARDS;
+/** Epoch milliseconds fit 15 digits until the year 33658: fixed width keeps string order = time order. */
+export const leaseSortKey = (leaseUntil: number): string => String(Math.max(0, leaseUntil)).padStart(15, '0');
+export const openJobIndexKey = (
+  accountId: string,
+  jobId: string,
+  leaseUntil: number,
+): Readonly<Record<string, string>> => ({
+  [GSI1.partitionKey]: openJobsPartition(openJobShard(jobId)),
+  [GSI1.sortKey]: `${leaseSortKey(leaseUntil)}#${accountId}#${jobId}`,
+});
+/** The account and job an open-job index entry names (the lease and job id hold no '#'). */
+export const parseOpenJobSortKey = (sk: string): { accountId: string; jobId: string } | undefined => {
+  const first = sk.indexOf('#');
+  const last = sk.lastIndexOf('#');
+  if (first < 0 || last <= first + 1 || last === sk.length - 1) return undefined;
+  return { accountId: sk.slice(first + 1, last), jobId: sk.slice(last + 1) };
+};

@@ -9,9 +9,21 @@ import {
 import { epochSeconds, minuteOf, monthOf } from '../../domain/clock.js';
 import { ServiceError } from '../../domain/errors.js';
 import type { Clock } from '../../domain/ports.js';
-import { type MonthUsage, monthPeriod, type RateLimitState, type UsageStore } from '../../domain/usage.js';
-import type { Plan } from '../../settings.js';
+import {
+  type MonthUsage,
+  monthPeriod,
+  type RateLimitState,
+  type UnitCounters,
+  type UsageStore,
+} from '../../domain/usage.js';
+import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
 import { ENTITY, rateWindowKey, TTL, templateWriteWindowKey, usageKey } from './keys.js';
+
+/**
+ * A render of the account ends within seconds, so a refusal for concurrency is worth retrying soon
+ * (a second or two, as the design asks; 2 s lets a typical render of a small page end).
+ */
+export const CONCURRENCY_RETRY_SECONDS = 2;
 
 const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
 
@@ -62,17 +74,26 @@ export const hitRateWindowParams = (
   ReturnValues: 'UPDATED_NEW',
 });
 
-/** Holds one unit of `month`'s quota, refused once `limit` are held. */
+/**
+ * Holds one unit of `month`'s quota and one running render, in one write: refused once `limit`
+ * units are held or `concurrent` renders run.
+ */
 export const reserveRenderParams = (
   tableName: string,
-  reserve: { accountId: string; month: string; limit: number },
+  reserve: { accountId: string; month: string; limit: number; concurrent: number },
 ): UpdateCommandInput => ({
   TableName: tableName,
   Key: usageKey(reserve.accountId, reserve.month),
-  UpdateExpression: 'ADD renders_used :one SET #type = :type',
-  ConditionExpression: 'attribute_not_exists(renders_used) OR renders_used < :limit',
+  UpdateExpression: 'ADD renders_used :one, in_flight :one SET #type = :type',
+  ConditionExpression:
+    '(attribute_not_exists(renders_used) OR renders_used < :limit) AND (attribute_not_exists(in_flight) OR in_flight < :concurrent)',
   ExpressionAttributeNames: { '#type': 'type' },
-  ExpressionAttributeValues: { ':one': 1, ':limit': reserve.limit, ':type': ENTITY.usage },
+  ExpressionAttributeValues: {
+    ':one': 1,
+    ':limit': reserve.limit,
+    ':concurrent': reserve.concurrent,
+    ':type': ENTITY.usage,
+  },
 });
 
 export const releaseRenderParams = (
@@ -82,7 +103,7 @@ export const releaseRenderParams = (
 ): UpdateCommandInput => ({
   TableName: tableName,
   Key: usageKey(accountId, month),
-  UpdateExpression: 'ADD renders_used :minusOne',
+  UpdateExpression: 'ADD renders_used :minusOne, in_flight :minusOne',
   ExpressionAttributeValues: { ':minusOne': -1 },
 });
 
@@ -92,99 +113,173 @@ export const recordRenderParams = (
 ): UpdateCommandInput => ({
   TableName: tableName,
   Key: usageKey(record.accountId, record.month),
-  UpdateExpression: 'ADD pdf_bytes :bytes, render_ms :ms',
-  ExpressionAttributeValues: { ':bytes': record.pdfBytes, ':ms': record.renderMs },
+  UpdateExpression: 'ADD pdf_bytes :bytes, render_ms :ms, in_flight :minusOne',
+  ExpressionAttributeValues: { ':bytes': record.pdfBytes, ':ms': record.renderMs, ':minusOne': -1 },
 });
 
-export const createUsageStore = (
-  db: DynamoDBDocumentClient,
+/** Sets the unit counters to `next` only while they hold `seen` (absent: never written). */
+export const setUnitsParams = (
   tableName: string,
-  clock: Clock,
-): UsageStore => ({
-  async readRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
-    const now = clock.now();
-    const minute = minuteOf(now);
-    const out = await db.send(new GetCommand(getRateWindowParams(tableName, accountId, minute)));
-    const limit = plan.rendersPerMinute;
-    return {
-      limit,
-      remaining: Math.max(0, limit - count(out.Item?.request_count)),
-      resetSeconds: secondsLeftInMinute(now, minute),
-    };
-  },
+  accountId: string,
+  month: string,
+  seen: UnitCounters,
+  next: Required<UnitCounters>,
+): UpdateCommandInput => {
+  const held = (name: string, value: number | undefined, as: string) =>
+    value === undefined ? `attribute_not_exists(${name})` : `${name} = ${as}`;
+  return {
+    TableName: tableName,
+    Key: usageKey(accountId, month),
+    UpdateExpression: 'SET renders_used = :used, in_flight = :running, #type = :type',
+    ConditionExpression: `${held('renders_used', seen.rendersUsed, ':seenUsed')} AND ${held('in_flight', seen.inFlight, ':seenRunning')}`,
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: {
+      ':used': next.rendersUsed,
+      ':running': next.inFlight,
+      ':type': ENTITY.usage,
+      ...(seen.rendersUsed !== undefined ? { ':seenUsed': seen.rendersUsed } : {}),
+      ...(seen.inFlight !== undefined ? { ':seenRunning': seen.inFlight } : {}),
+    },
+  };
+};
 
-  async readMonth(accountId: string, month: string): Promise<MonthUsage> {
-    const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
-    return {
-      rendersUsed: count(out.Item?.renders_used),
-      pdfBytes: count(out.Item?.pdf_bytes),
-      renderMs: count(out.Item?.render_ms),
-    };
-  },
-
-  async hitRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
+export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, clock: Clock): UsageStore => {
+  /**
+   * Which limit refuses a reservation, from the month's counters: the quota wins (it does not
+   * clear by waiting a second). `inFlight` infinite: the write was refused and the quota was not
+   * the reason, so the concurrency was.
+   */
+  const refusal = (plan: Plan, used: number, inFlight: number): ServiceError | undefined => {
     const now = clock.now();
-    const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
-    const limit = plan.rendersPerMinute;
-    try {
-      const out = await db.send(new UpdateCommand(hitRateWindowParams(tableName, { accountId, now, limit })));
-      const count = Number(out.Attributes?.request_count ?? 1);
-      return { limit, remaining: Math.max(0, limit - count), resetSeconds };
-    } catch (e) {
-      if (!isConditionFailure(e)) throw e;
-      throw new ServiceError(
-        'USAGE_LIMIT_EXCEEDED',
-        `Rate limit of ${limit} render requests per minute exceeded; retry in ${resetSeconds} s`,
-        { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
-      );
-    }
-  },
-
-  async hitTemplateWriteLimit(accountId: string, perMinute: number): Promise<RateLimitState> {
-    const now = clock.now();
-    const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
-    try {
-      const out = await db.send(
-        new UpdateCommand(
-          hitRateWindowParams(tableName, { accountId, now, limit: perMinute, window: 'template_writes' }),
-        ),
-      );
-      const count = Number(out.Attributes?.request_count ?? 1);
-      return { limit: perMinute, remaining: Math.max(0, perMinute - count), resetSeconds };
-    } catch (e) {
-      if (!isConditionFailure(e)) throw e;
-      throw new ServiceError(
-        'USAGE_LIMIT_EXCEEDED',
-        `Rate limit of ${perMinute} template writes per minute exceeded; retry in ${resetSeconds} s`,
-        { rateLimit: { limit: perMinute, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
-      );
-    }
-  },
-
-  async reserveRender(accountId: string, plan: Plan): Promise<string> {
-    const now = clock.now();
-    const month = monthOf(now);
-    try {
-      await db.send(
-        new UpdateCommand(reserveRenderParams(tableName, { accountId, month, limit: plan.monthlyRenders })),
-      );
-      return month;
-    } catch (e) {
-      if (!isConditionFailure(e)) throw e;
+    const concurrent = plan.concurrentRenders ?? DEFAULT_CONCURRENT_RENDERS;
+    if (used >= plan.monthlyRenders) {
       const resetAt = monthPeriod(now).end;
-      throw new ServiceError(
+      return new ServiceError(
         'PLAN_QUOTA_EXCEEDED',
         `Monthly quota of ${plan.monthlyRenders} renders used up; it resets at ${resetAt.toISOString()}`,
         { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
       );
     }
-  },
+    if (inFlight >= concurrent) {
+      return new ServiceError(
+        'CONCURRENCY_LIMIT_EXCEEDED',
+        `The plan runs at most ${concurrent} renders at once for an account; retry in ${CONCURRENCY_RETRY_SECONDS} s`,
+        { retryAfterSeconds: CONCURRENCY_RETRY_SECONDS },
+      );
+    }
+    return undefined;
+  };
 
-  async releaseRender(accountId: string, month: string): Promise<void> {
-    await db.send(new UpdateCommand(releaseRenderParams(tableName, accountId, month)));
-  },
+  return {
+    async readRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
+      const now = clock.now();
+      const minute = minuteOf(now);
+      const out = await db.send(new GetCommand(getRateWindowParams(tableName, accountId, minute)));
+      const limit = plan.rendersPerMinute;
+      return {
+        limit,
+        remaining: Math.max(0, limit - count(out.Item?.request_count)),
+        resetSeconds: secondsLeftInMinute(now, minute),
+      };
+    },
 
-  async recordRender(accountId: string, month: string, pdfBytes: number, renderMs: number): Promise<void> {
-    await db.send(new UpdateCommand(recordRenderParams(tableName, { accountId, month, pdfBytes, renderMs })));
-  },
-});
+    async readMonth(accountId: string, month: string): Promise<MonthUsage> {
+      const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+      return {
+        rendersUsed: count(out.Item?.renders_used),
+        pdfBytes: count(out.Item?.pdf_bytes),
+        renderMs: count(out.Item?.render_ms),
+      };
+    },
+
+    async hitRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
+      const now = clock.now();
+      const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
+      const limit = plan.rendersPerMinute;
+      try {
+        const out = await db.send(
+          new UpdateCommand(hitRateWindowParams(tableName, { accountId, now, limit })),
+        );
+        const count = Number(out.Attributes?.request_count ?? 1);
+        return { limit, remaining: Math.max(0, limit - count), resetSeconds };
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+        throw new ServiceError(
+          'USAGE_LIMIT_EXCEEDED',
+          `Rate limit of ${limit} render requests per minute exceeded; retry in ${resetSeconds} s`,
+          { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
+        );
+      }
+    },
+
+    async hitTemplateWriteLimit(accountId: string, perMinute: number): Promise<RateLimitState> {
+      const now = clock.now();
+      const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
+      try {
+        const out = await db.send(
+          new UpdateCommand(
+            hitRateWindowParams(tableName, { accountId, now, limit: perMinute, window: 'template_writes' }),
+          ),
+        );
+        const count = Number(out.Attributes?.request_count ?? 1);
+        return { limit: perMinute, remaining: Math.max(0, perMinute - count), resetSeconds };
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+        throw new ServiceError(
+          'USAGE_LIMIT_EXCEEDED',
+          `Rate limit of ${perMinute} template writes per minute exceeded; retry in ${resetSeconds} s`,
+          { rateLimit: { limit: perMinute, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
+        );
+      }
+    },
+
+    async reserveRender(accountId: string, plan: Plan, month_?: string): Promise<string> {
+      const month = month_ ?? monthOf(clock.now());
+      const concurrent = plan.concurrentRenders ?? DEFAULT_CONCURRENT_RENDERS;
+      try {
+        await db.send(
+          new UpdateCommand(
+            reserveRenderParams(tableName, { accountId, month, limit: plan.monthlyRenders, concurrent }),
+          ),
+        );
+        return month;
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+        const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+        throw refusal(plan, count(out.Item?.renders_used), Number.POSITIVE_INFINITY);
+      }
+    },
+
+    async checkReservable(accountId: string, plan: Plan, month: string): Promise<void> {
+      const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+      const refused = refusal(plan, count(out.Item?.renders_used), count(out.Item?.in_flight));
+      if (refused) throw refused;
+    },
+
+    async releaseRender(accountId: string, month: string): Promise<void> {
+      await db.send(new UpdateCommand(releaseRenderParams(tableName, accountId, month)));
+    },
+
+    async recordRender(accountId: string, month: string, pdfBytes: number, renderMs: number): Promise<void> {
+      await db.send(
+        new UpdateCommand(recordRenderParams(tableName, { accountId, month, pdfBytes, renderMs })),
+      );
+    },
+
+    async readUnits(accountId: string, month: string): Promise<UnitCounters> {
+      const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+      const raw = (v: unknown) => (typeof v === 'number' ? v : undefined);
+      return { rendersUsed: raw(out.Item?.renders_used), inFlight: raw(out.Item?.in_flight) };
+    },
+
+    async setUnits(accountId, month, seen, next): Promise<boolean> {
+      try {
+        await db.send(new UpdateCommand(setUnitsParams(tableName, accountId, month, seen, next)));
+        return true;
+      } catch (e) {
+        if (isConditionFailure(e)) return false;
+        throw e;
+      }
+    },
+  };
+};

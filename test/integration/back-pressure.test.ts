@@ -1,0 +1,84 @@
+/**
+ * Overload answers back-pressure, not 500s (issue 19): 60 concurrent renders from one account,
+ * then 60 from ten accounts, on a stack whose plan runs 2 renders at once per account. Every
+ * answer is 201, or 429/503 with Retry-After; every 429 for concurrency holds nothing; units equal
+ * completed renders; and another account's single render completes meanwhile. The issue's
+ * 200-request scenario is this file with BACK_PRESSURE_RENDERS=200 (too heavy for every CI run).
+ */
+import { describe, expect, it } from 'vitest';
+import { type ApiResponse, type Json, useLocalStack } from '../helpers/local-stack.js';
+
+const local = useLocalStack({
+  env: {
+    // The plans' concurrency is what this file measures: the renderer's own capacity (2 per core by
+    // default, 503 SERVICE_BUSY past it; renderer-admission.test.ts) is set above ten accounts'
+    // 2 renders each plus the other account's one, so that it does not answer for them.
+    RENDERER_MAX_CONCURRENT_RENDERS: '11',
+    PLANS: JSON.stringify({
+      free: { monthlyRenders: 10_000, rendersPerMinute: 10_000, concurrentRenders: 2 },
+    }),
+  },
+});
+
+/** Renders per scenario: 60 in the suite, 200 for the issue's figures. */
+const RENDERS = Number(process.env.BACK_PRESSURE_RENDERS ?? 60);
+
+const render = (token: string, n: number) =>
+  local.api('/v1/pdf', { method: 'POST', token, body: { html: `<h1>Render ${n}</h1>` } });
+
+/** Each answer's status; fails on any answer that is not 201, or 429/503 with Retry-After. */
+const tally = (answers: readonly ApiResponse[]) => {
+  const counts: Record<number, number> = {};
+  for (const a of answers) {
+    counts[a.status] = (counts[a.status] ?? 0) + 1;
+    expect([201, 429, 503], a.text).toContain(a.status);
+    if (a.status !== 201) {
+      expect(a.headers.get('retry-after'), a.text).toMatch(/^\d+$/);
+      if (a.json.error.code === 'CONCURRENCY_LIMIT_EXCEEDED') expect(a.json.error.job_id).toBeUndefined();
+    }
+  }
+  return counts;
+};
+
+/** renders_used against completed jobs, once every job of the account ended. */
+const unitsAndCompleted = async (token: string) => {
+  const jobs: Json[] = (await local.api('/v1/pdf?limit=100', { token })).json;
+  expect(jobs.filter((j) => j.status === 'pending' || j.status === 'rendering')).toEqual([]);
+  const usage = (await local.api('/v1/usage', { token })).json;
+  return { units: usage.renders_used, completed: jobs.filter((j) => j.status === 'completed').length };
+};
+
+describe('back-pressure', () => {
+  it(`${RENDERS} concurrent renders from one account: 201 or 429 CONCURRENCY_LIMIT_EXCEEDED, units equal completed, another account served`, {
+    timeout: 180_000,
+  }, async () => {
+    const flooder = await local.sessionToken();
+    const other = await local.sessionToken();
+    const flood = Promise.all(Array.from({ length: RENDERS }, (_, n) => render(flooder, n)));
+    const single = await render(other, 0);
+    expect(single.status, single.text).toBe(201);
+    const counts = tally(await flood);
+    console.info(`one account, ${RENDERS} concurrent:`, counts);
+    expect(counts[201]).toBeGreaterThan(0);
+    expect(counts[429]).toBeGreaterThan(0);
+    const { units, completed } = await unitsAndCompleted(flooder);
+    expect(units).toBe(completed);
+    expect(completed).toBe(counts[201]);
+  });
+
+  it(`${RENDERS} concurrent renders from ten accounts: no 500, units equal completed for each`, {
+    timeout: 180_000,
+  }, async () => {
+    const tokens = await Promise.all(Array.from({ length: 10 }, () => local.sessionToken()));
+    const other = await local.sessionToken();
+    const flood = Promise.all(Array.from({ length: RENDERS }, (_, n) => render(tokens[n % 10] as string, n)));
+    const single = await render(other, 0);
+    expect(single.status, single.text).toBe(201);
+    const counts = tally(await flood);
+    console.info(`ten accounts, ${RENDERS} concurrent:`, counts);
+    for (const token of tokens) {
+      const { units, completed } = await unitsAndCompleted(token);
+      expect(units).toBe(completed);
+    }
+  });
+});

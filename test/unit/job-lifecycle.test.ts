@@ -1,0 +1,165 @@
+/**
+ * The pure parts of the job lifecycle (issue 19), without AWS: how a job counts when its month is
+ * reconciled, what the sweeper does with an expired index entry, and the requests that lease,
+ * fail and settle jobs.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  failExpiredJobParams,
+  monthJobsParams,
+  openBeforeParams,
+  renewJobParams,
+  settledJobParams,
+} from '../../functions/adapters/dynamodb/jobs.js';
+import {
+  jobKey,
+  leaseSortKey,
+  openJobIndexKey,
+  parseOpenJobSortKey,
+} from '../../functions/adapters/dynamodb/keys.js';
+import { releaseRenderParams, setUnitsParams } from '../../functions/adapters/dynamodb/usage.js';
+import type { Job } from '../../functions/domain/jobs.js';
+import { decide } from '../../functions/domain/sweeper.js';
+import { type CountedJob, countJob, reconcileCounts } from '../../functions/domain/usage.js';
+
+const TABLE = 't';
+const NOW = 1_764_064_800_000;
+
+describe('reconciling a month from its jobs', () => {
+  const live = NOW + 1;
+  const past = NOW - 1;
+  it.each<[CountedJob, ReturnType<typeof countJob>]>([
+    [{ status: 'completed' }, 'completed'],
+    [{ status: 'rendering', unit: 'held', lease_until: live }, 'running'],
+    [{ status: 'pending', unit: 'held', lease_until: live }, 'running'],
+    [{ status: 'pending', unit: 'reserving', lease_until: live }, 'unsure'],
+    [{ status: 'pending', unit: 'reserving', lease_until: past }, 'expired'],
+    [{ status: 'rendering', unit: 'held', lease_until: past }, 'expired'],
+    [{ status: 'failed', unit: 'refunding', lease_until: live }, 'unsure'],
+    [{ status: 'failed', unit: 'refunding', lease_until: past }, 'expired'],
+    [{ status: 'failed' }, 'ended'],
+  ])('%o counts as %s', (job, count) => {
+    expect(countJob(job, NOW)).toBe(count);
+  });
+
+  it('holds completed and running units; running ones are in flight; expired ones hold nothing', () => {
+    expect(
+      reconcileCounts(
+        [
+          { status: 'completed' },
+          { status: 'completed' },
+          { status: 'rendering', unit: 'held', lease_until: NOW + 5 },
+          { status: 'rendering', unit: 'held', lease_until: NOW - 5 },
+          { status: 'failed', unit: 'refunding', lease_until: NOW - 5 },
+          { status: 'failed' },
+        ],
+        NOW,
+      ),
+    ).toEqual({ counts: { rendersUsed: 3, inFlight: 1 }, expired: 2 });
+  });
+
+  it('waits while a live job may or may not be counted yet', () => {
+    expect(reconcileCounts([{ status: 'pending', unit: 'reserving', lease_until: NOW + 5 }], NOW)).toBe(
+      undefined,
+    );
+    expect(reconcileCounts([], NOW)).toEqual({ counts: { rendersUsed: 0, inFlight: 0 }, expired: 0 });
+  });
+
+  it('sets the counters only if they still hold what was read (absent: never written)', () => {
+    expect(
+      setUnitsParams(
+        TABLE,
+        'a',
+        '2026-11',
+        { rendersUsed: 4, inFlight: undefined },
+        { rendersUsed: 2, inFlight: 0 },
+      ),
+    ).toMatchObject({
+      UpdateExpression: 'SET renders_used = :used, in_flight = :running, #type = :type',
+      ConditionExpression: 'renders_used = :seenUsed AND attribute_not_exists(in_flight)',
+      ExpressionAttributeValues: { ':used': 2, ':running': 0, ':seenUsed': 4 },
+    });
+    expect(releaseRenderParams(TABLE, 'a', '2026-11').UpdateExpression).toBe(
+      'ADD renders_used :minusOne, in_flight :minusOne',
+    );
+  });
+});
+
+describe('the sweeper’s decisions', () => {
+  const job = (fields: Partial<Job>): Job =>
+    ({ id: 'job_1', account_id: 'a', status: 'rendering', usage_month: '2026-11', ...fields }) as Job;
+
+  it('skips an entry whose job is gone, settled, or renewed since', () => {
+    expect(decide(undefined, NOW)).toEqual({ kind: 'skip' });
+    expect(decide(job({ status: 'completed' }), NOW)).toEqual({ kind: 'skip' });
+    expect(decide(job({ unit: 'held', lease_until: NOW + 1 }), NOW)).toEqual({ kind: 'skip' });
+  });
+
+  it('interrupts an open job past its lease, reconciles a failed one whose refund was not confirmed', () => {
+    expect(decide(job({ unit: 'held', lease_until: NOW - 1 }), NOW)).toEqual({
+      kind: 'interrupt',
+      month: '2026-11',
+    });
+    expect(decide(job({ status: 'pending', unit: 'reserving', lease_until: NOW - 1 }), NOW)).toEqual({
+      kind: 'interrupt',
+      month: '2026-11',
+    });
+    expect(decide(job({ status: 'failed', unit: 'refunding', lease_until: NOW - 1 }), NOW)).toEqual({
+      kind: 'reconcile',
+      month: '2026-11',
+    });
+  });
+});
+
+describe('lease requests', () => {
+  const ref = { account_id: 'a#b', id: 'job_01' };
+
+  it('indexes an open job by its lease, in time order, and reads its account and job back', () => {
+    const key = openJobIndexKey('a#b', 'job_01', 42);
+    expect(key.GSI1PK).toMatch(/^OPEN_JOBS#[0-7]$/);
+    expect(key.GSI1SK).toBe('000000000000042#a#b#job_01');
+    expect(parseOpenJobSortKey(key.GSI1SK as string)).toEqual({ accountId: 'a#b', jobId: 'job_01' });
+    expect(parseOpenJobSortKey('nonsense')).toBeUndefined();
+    expect(leaseSortKey(9) < leaseSortKey(10)).toBe(true);
+  });
+
+  it('renews only an open job, moving its index entry with it', () => {
+    const params = renewJobParams(TABLE, ref, NOW);
+    expect(params.ConditionExpression).toBe('#status IN (:from0, :from1)');
+    expect(params.ExpressionAttributeValues).toMatchObject({
+      ':from0': 'pending',
+      ':from1': 'rendering',
+      ':v0': NOW,
+      ':v1': openJobIndexKey('a#b', 'job_01', NOW).GSI1PK,
+    });
+  });
+
+  it('fails a job for the sweeper only while it is open and its lease ran out (the fence)', () => {
+    const params = failExpiredJobParams(TABLE, ref, NOW, 'at');
+    expect(params.Key).toEqual(jobKey('a#b', 'job_01'));
+    expect(params.ConditionExpression).toBe('(#status IN (:from0, :from1)) AND lease_until < :now');
+    expect(params.ExpressionAttributeValues?.[':now']).toBe(NOW);
+    expect(Object.values(params.ExpressionAttributeValues ?? {})).toContainEqual({
+      code: 'PDF_RENDERING_INTERRUPTED',
+      message: expect.stringContaining('given back'),
+    });
+  });
+
+  it('lets only a failed job leave the index', () => {
+    expect(settledJobParams(TABLE, ref)).toMatchObject({
+      UpdateExpression: 'REMOVE #r0, #r1, #r2, #r3',
+      ConditionExpression: '#status = :failed',
+    });
+  });
+
+  it('reads expired entries keys-only, and a month’s jobs consistently by their ULID range', () => {
+    expect(openBeforeParams(TABLE, 3, NOW)).toMatchObject({
+      IndexName: 'GSI1',
+      ExpressionAttributeValues: { ':pk': 'OPEN_JOBS#3', ':before': leaseSortKey(NOW) },
+    });
+    const month = monthJobsParams(TABLE, 'a', '2026-11');
+    expect(month.ConsistentRead).toBe(true);
+    const { ':from': from = '', ':to': to = '' } = month.ExpressionAttributeValues as Record<string, string>;
+    expect(from < 'JOB#job_01M7E81W00' && to > 'JOB#job_01M7E81W00').toBe(true);
+  });
+});
