@@ -19,14 +19,9 @@
  * the job there, like any render failure.
  */
 import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
-import {
-  parseTemplate,
-  stringifyTemplateData,
-  type TemplateData,
-  TemplateError,
-} from '../templating/index.js';
+import { stringifyTemplateData, type TemplateData } from '../templating/index.js';
 import { monthOf } from './clock.js';
-import { type ErrorDetail, ServiceError } from './errors.js';
+import { ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
 import {
@@ -39,15 +34,7 @@ import {
   pdfObjectKey,
 } from './jobs.js';
 import type { Page } from './pagination.js';
-import type {
-  Clock,
-  Diagnostics,
-  PdfStorage,
-  Renderer,
-  RenderRequest,
-  RenderResult,
-  TemplatePart,
-} from './ports.js';
+import type { Clock, Diagnostics, PdfStorage, Renderer, RenderRequest, RenderResult } from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderCommand } from './render-command.js';
 import {
@@ -57,6 +44,7 @@ import {
   renderOptionsFrom,
   withTemplateDefaults,
 } from './render-options.js';
+import { checkTemplate, named, PART_FIELD, type TemplateField, templateDetail } from './template-check.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
@@ -90,56 +78,6 @@ const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const jobNotFound = (jobId: string) =>
   new ServiceError('PDF_JOB_NOT_FOUND', `PDF job ${jobId} was not found`);
-
-/** Where a template came from: inline html, a saved template, or a header or footer of either. */
-type TemplateField = 'html' | 'template_id' | 'header_html' | 'footer_html';
-
-const PART_FIELD: Readonly<Record<TemplatePart, TemplateField>> = {
-  header: 'header_html',
-  footer: 'footer_html',
-};
-
-/** A header's or footer's problems say which it is: the html's were the only ones before them. */
-const named = (field: TemplateField, message: string): string =>
-  field === 'header_html' || field === 'footer_html' ? `${field}: ${message}` : message;
-
-const templateDetail = (
-  field: TemplateField,
-  issue: string,
-  where: { readonly line?: number; readonly name?: string } = {},
-): ErrorDetail => ({
-  field,
-  issue,
-  ...(where.line !== undefined ? { line: where.line } : {}),
-  ...(where.name !== undefined ? { name: where.name } : {}),
-});
-
-/**
- * Parses the template (never executes it): a syntax error, or a variable the template cannot do
- * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
- */
-const checkTemplate = (source: string, variables: TemplateData, field: TemplateField): void => {
-  let required: readonly { readonly name: string; readonly line: number }[];
-  try {
-    required = parseTemplate(source).required;
-  } catch (e) {
-    if (!(e instanceof TemplateError)) throw e;
-    throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, e.message), {
-      details: [templateDetail(field, e.message, { line: e.line })],
-    });
-  }
-  let missing: { readonly name: string; readonly line: number } | undefined;
-  for (const variable of required) {
-    if (variables.has(variable.name)) continue;
-    if (!missing || variable.line < missing.line) missing = variable;
-  }
-  if (missing) {
-    const message = `Variable '${missing.name}' is undefined (line ${missing.line})`;
-    throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, message), {
-      details: [templateDetail(field, message, missing)],
-    });
-  }
-};
 
 /** A render request whose options are checked: what it renders and how. */
 export interface RenderOrder {

@@ -1,0 +1,57 @@
+/**
+ * A render's templates checked before anything is held: parsed (never executed), each problem
+ * named by the field it came from (html, template_id, header_html, footer_html).
+ */
+import { parseTemplate, type TemplateData, TemplateError } from '../templating/index.js';
+import { type ErrorDetail, ServiceError } from './errors.js';
+import type { TemplatePart } from './ports.js';
+
+/** Where a template came from: inline html, a saved template, or a header or footer of either. */
+export type TemplateField = 'html' | 'template_id' | 'header_html' | 'footer_html';
+
+export const PART_FIELD: Readonly<Record<TemplatePart, TemplateField>> = {
+  header: 'header_html',
+  footer: 'footer_html',
+};
+
+/** A header's or footer's problems say which it is: the html's were the only ones before them. */
+export const named = (field: TemplateField, message: string): string =>
+  field === 'header_html' || field === 'footer_html' ? `${field}: ${message}` : message;
+
+export const templateDetail = (
+  field: TemplateField,
+  issue: string,
+  where: { readonly line?: number; readonly name?: string } = {},
+): ErrorDetail => ({
+  field,
+  issue,
+  ...(where.line !== undefined ? { line: where.line } : {}),
+  ...(where.name !== undefined ? { name: where.name } : {}),
+});
+
+/**
+ * Parses the template (never executes it): a syntax error, or a variable the template cannot do
+ * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
+ */
+export const checkTemplate = (source: string, variables: TemplateData, field: TemplateField): void => {
+  let required: readonly { readonly name: string; readonly line: number }[];
+  try {
+    required = parseTemplate(source).required;
+  } catch (e) {
+    if (!(e instanceof TemplateError)) throw e;
+    throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, e.message), {
+      details: [templateDetail(field, e.message, { line: e.line })],
+    });
+  }
+  let missing: { readonly name: string; readonly line: number } | undefined;
+  for (const variable of required) {
+    if (variables.has(variable.name)) continue;
+    if (!missing || variable.line < missing.line) missing = variable;
+  }
+  if (missing) {
+    const message = `Variable '${missing.name}' is undefined (line ${missing.line})`;
+    throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, message), {
+      details: [templateDetail(field, message, missing)],
+    });
+  }
+};
