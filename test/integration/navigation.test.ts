@@ -4,8 +4,6 @@
  * (`pagedMedia`), bookmarks (`outline`) and tagged PDFs (`tagged`); and a render without them
  * exactly as before.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
 import type { RendererInstance } from '../../functions/renderer/renderer.js';
@@ -17,31 +15,20 @@ import {
 } from '../fixtures/navigated-report.js';
 import { readPdf } from '../helpers/pdf.js';
 import { flattenOutline, readNavigation, structNodes } from '../helpers/pdf-navigation.js';
+import { startUploadSink, type UploadSink } from '../helpers/render-fixtures.js';
 
-const uploads = new Map<string, Buffer>();
-const uploadServer = createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    uploads.set(req.url ?? '', Buffer.concat(chunks));
-    res.writeHead(200).end();
-  });
-});
-
-let uploadBase = '';
+let sink: UploadSink;
 let renderer: RendererInstance;
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => uploadServer.listen(0, '127.0.0.1', () => resolve()));
-  uploadBase = `http://127.0.0.1:${(uploadServer.address() as AddressInfo).port}`;
+  sink = await startUploadSink();
   const inProcess = await import('../../functions/renderer/in-process.js');
   renderer = inProcess.createInProcessRenderer();
 });
 
 afterAll(async () => {
   await renderer?.close();
-  uploadServer.closeAllConnections();
-  uploadServer.close();
+  sink?.close();
 });
 
 let uploadCount = 0;
@@ -57,7 +44,7 @@ const request = (html: string, pdf: Partial<RenderRequest['pdf']> = {}): RenderR
     ...pdf,
   },
   pageLoad: { waitUntil: 'load', timeoutMs: 30_000, waitForSelector: null },
-  upload: { url: `${uploadBase}/bucket/nav-${++uploadCount}.pdf`, headers: {} },
+  upload: { url: `${sink.baseUrl}/bucket/nav-${++uploadCount}.pdf`, headers: {} },
   limits: { maxPdfBytes: 50 * 1024 * 1024, maxPages: 1000, maxHtmlBytes: 10 * 1024 * 1024 },
 });
 
@@ -66,7 +53,7 @@ const renderPdf = async (html: string, pdf: Partial<RenderRequest['pdf']> = {}):
   const req = request(html, pdf);
   const result = await renderer.render(req);
   expect(result).toMatchObject({ ok: true });
-  const bytes = uploads.get(new URL(req.upload.url).pathname);
+  const bytes = sink.uploadOf(req.upload.url)?.body;
   if (!bytes) throw new Error('the PDF was not uploaded');
   return bytes;
 };
@@ -185,7 +172,7 @@ describe('bookmarks (outline)', () => {
     const req = request(report.html, { outline: true, pagedMedia: true });
     const result = await renderer.render({ ...req, metadata: { author: 'Ops' } });
     expect(result).toMatchObject({ ok: true, pageCount: NAVIGATED_REPORT_PAGES });
-    const bytes = uploads.get(new URL(req.upload.url).pathname) ?? Buffer.alloc(0);
+    const bytes = sink.uploadOf(req.upload.url)?.body ?? Buffer.alloc(0);
     await expectOutline(bytes);
     const pdf = await readPdf(bytes);
     expect(pdf.pages[29]?.text).toContain(`Page 30 of ${NAVIGATED_REPORT_PAGES}`);
