@@ -4,7 +4,7 @@
  * a generic 500 that is logged and never shown.
  */
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { type ErrorCode, ServiceError } from '../domain/errors.js';
+import { type ErrorCode, isOverload, overloaded, ServiceError } from '../domain/errors.js';
 import type { RateLimitState } from '../domain/usage.js';
 import { logger } from './logger.js';
 
@@ -118,6 +118,11 @@ export const errorResult = (error: unknown, requestId: string, headers: Headers 
       requestId,
       { ...headers, ...errorHeaders(error) },
     );
+  }
+  // A store or storage call that timed out or was throttled: back-pressure, not a fault.
+  if (isOverload(error)) {
+    logger.warn('dependency overloaded', { requestId, error: error as Error });
+    return errorResult(overloaded(error), requestId, headers);
   }
   logger.error('unhandled error', { requestId, error: error as Error });
   return jsonResult(

@@ -88,3 +88,33 @@ export class ServiceError extends Error {
     this.replayed = options.replayed ?? false;
   }
 }
+
+/**
+ * The names AWS's SDK gives a call that a dependency (DynamoDB, S3, Lambda…) did not answer in
+ * time or refused for load: the service is overloaded, not broken, and the caller should retry.
+ */
+const OVERLOAD_NAMES = new Set([
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'ThrottlingException',
+  'Throttling',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'TooManyRequestsException',
+  'SlowDown',
+]);
+
+export const isOverload = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && OVERLOAD_NAMES.has((e as Error).name);
+
+/** How soon a caller refused for the service's own overload may retry. */
+export const OVERLOAD_RETRY_SECONDS = 2;
+
+/** The answer to a call that the service's store or storage was too loaded to serve: 503, retry soon. */
+export const overloaded = (cause: unknown, jobId?: string): ServiceError =>
+  new ServiceError(
+    'SERVICE_BUSY',
+    `The service is busy${jobId ? `; job ${jobId} did not render and its render unit is given back` : ''}; retry in ${OVERLOAD_RETRY_SECONDS} s.`,
+    { retryAfterSeconds: OVERLOAD_RETRY_SECONDS, cause, ...(jobId ? { jobId } : {}) },
+  );

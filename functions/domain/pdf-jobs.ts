@@ -21,7 +21,7 @@
 import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
 import { stringifyTemplateData, type TemplateData } from '../templating/index.js';
 import { monthOf } from './clock.js';
-import { ServiceError } from './errors.js';
+import { isOverload, overloaded, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
 import {
@@ -221,7 +221,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       { month, leaseUntil: leaseUntil() },
     );
     try {
-      await usage.reserveRender(principal.accountId, planOf(principal), month);
+      await usage.reserveRender(principal.accountId, planOf(principal), month, job.id);
     } catch (e) {
       if (e instanceof ServiceError) {
         // Refused: nothing is held. A job left behind (the delete failed) is swept as unsure.
@@ -248,11 +248,13 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   /** A fault whose clean-up is left to the sweeper: the answer names the job and says when it ends. */
   const unsettled = (job: Job, cause: unknown) =>
-    new ServiceError(
-      'INTERNAL_ERROR',
-      `The render was interrupted by a fault of the service; job ${job.id} will be failed and its render unit given back within ${2 * leaseSeconds} s.`,
-      { jobId: job.id, cause },
-    );
+    isOverload(cause)
+      ? overloaded(cause, job.id)
+      : new ServiceError(
+          'INTERNAL_ERROR',
+          `The render was interrupted by a fault of the service; job ${job.id} will be failed and its render unit given back within ${2 * leaseSeconds} s.`,
+          { jobId: job.id, cause },
+        );
 
   const renewing = (job: Job, also?: () => Promise<unknown>): Renewal => {
     let lost = false;
@@ -295,7 +297,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       return jobs.get(job.account_id, job.id, true).catch(() => undefined);
     }
     const refunded = await retried(
-      () => usage.releaseRender(job.account_id, month),
+      () => usage.releaseRender(job.account_id, month, job.id),
       (f) => deps.onFault('quota release failed', f),
     );
     if (refunded) await jobs.settled(job).catch((f) => deps.onFault('settling the job failed', f));
@@ -304,11 +306,13 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   /** A fault of ours after the render was accepted: the job fails and its unit goes back, or the sweeper sees to it. */
   const abandon = async ({ job, month }: AcceptedRender, cause: unknown): Promise<ServiceError | Job> => {
-    const ended = await failJob(job, month, FAULT);
+    // A store that timed out under load is back-pressure (503, retry soon), not a fault of ours.
+    const busy = isOverload(cause) ? overloaded(cause, job.id) : undefined;
+    const ended = await failJob(job, month, busy ? { code: busy.code, message: busy.message } : FAULT);
     if (!ended) return unsettled(job, cause);
     if (ended.status === 'completed') return ended;
     if (ended.error?.code === INTERRUPTED.code) return interrupted(job, cause);
-    return new ServiceError('INTERNAL_ERROR', FAULT.message, { jobId: job.id, cause });
+    return busy ?? new ServiceError('INTERNAL_ERROR', FAULT.message, { jobId: job.id, cause });
   };
 
   const interrupted = (job: Job, cause?: unknown) =>
@@ -363,7 +367,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   const recordCompleted = async (job: Job, month: string, bytes: number, ms: number) => {
     // The unit is used either way; only the totals and the running count would be off.
     await retried(
-      () => usage.recordRender(job.account_id, month, bytes, ms),
+      () => usage.recordRender(job.account_id, month, bytes, ms, job.id),
       (f) => deps.onFault('recording a completed render failed', f),
     );
   };

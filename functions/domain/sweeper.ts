@@ -65,7 +65,7 @@ export const createSweeper = ({ jobs, usage, clock, onFault }: SweeperDeps) => {
         return false;
       }
     }
-    if (!(await usage.setUnits(accountId, month, seen, counted.counts))) return false;
+    if (!(await usage.setUnits(accountId, month, seen, counted.counts, counted.holders))) return false;
     for (const job of expired) await jobs.settled(job);
     return true;
   };

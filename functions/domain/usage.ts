@@ -52,27 +52,38 @@ export interface UsageStore {
   hitTemplateWriteLimit(accountId: string, perMinute: number): Promise<RateLimitState>;
   /**
    * Hold one unit of `month`'s quota (default: this month) and one of the account's concurrent
-   * renders; 429 PLAN_QUOTA_EXCEEDED when no unit is left, 429 CONCURRENCY_LIMIT_EXCEEDED when the
-   * plan's renders are all running. Returns the month.
+   * renders for job `jobId`; 429 PLAN_QUOTA_EXCEEDED when no unit is left, 429
+   * CONCURRENCY_LIMIT_EXCEEDED when the plan's renders are all running. Returns the month. Every
+   * unit move names its job and happens once for it, however often it is sent.
    */
-  reserveRender(accountId: string, plan: Plan, month?: string): Promise<string>;
+  reserveRender(accountId: string, plan: Plan, month: string | undefined, jobId: string): Promise<string>;
   /**
    * Refuses (429, as reserveRender would) when the month's quota or the account's concurrent
    * renders are used up, from one read: a flood is refused before a job is written for it.
    */
   checkReservable(accountId: string, plan: Plan, month: string): Promise<void>;
-  /** Give back a unit held by a render that failed (and its concurrent render). */
-  releaseRender(accountId: string, month: string): Promise<void>;
-  /** Add a completed render's output to the month's totals; it no longer runs. */
-  recordRender(accountId: string, month: string, pdfBytes: number, renderMs: number): Promise<void>;
+  /** Give back the unit job `jobId` holds (it failed), and its concurrent render; nothing if it holds none. */
+  releaseRender(accountId: string, month: string, jobId: string): Promise<void>;
+  /** Add job `jobId`'s output to the month's totals; it no longer runs (nothing if it holds no unit). */
+  recordRender(
+    accountId: string,
+    month: string,
+    pdfBytes: number,
+    renderMs: number,
+    jobId: string,
+  ): Promise<void>;
   /** The month's two unit counters as stored (undefined: never written), read consistently. */
   readUnits(accountId: string, month: string): Promise<UnitCounters>;
-  /** Sets the counters to `next` only if they still are `seen`; false if they moved meanwhile. */
+  /**
+   * Sets the counters to `next`, and the jobs holding a unit to `holders` (the running ones), only
+   * if the counters still are `seen`; false if they moved meanwhile.
+   */
   setUnits(
     accountId: string,
     month: string,
     seen: UnitCounters,
     next: Required<UnitCounters>,
+    holders?: readonly string[],
   ): Promise<boolean>;
 }
 
@@ -87,6 +98,7 @@ export interface UnitCounters {
 export type JobCount = 'completed' | 'running' | 'ended' | 'expired' | 'unsure';
 
 export interface CountedJob {
+  readonly id?: string;
   readonly status: 'pending' | 'rendering' | 'completed' | 'failed';
   readonly unit?: 'reserving' | 'held' | 'refunding' | undefined;
   readonly lease_until?: number | undefined;
@@ -120,16 +132,21 @@ export const countJob = (job: CountedJob, now: number): JobCount => {
 export const reconcileCounts = (
   jobs: readonly CountedJob[],
   now: number,
-): { readonly counts: Required<UnitCounters>; readonly expired: number } | undefined => {
+):
+  | { readonly counts: Required<UnitCounters>; readonly expired: number; readonly holders: readonly string[] }
+  | undefined => {
   let completed = 0;
-  let running = 0;
   let expired = 0;
+  const holders: string[] = [];
+  let running = 0;
   for (const job of jobs) {
     const count = countJob(job, now);
     if (count === 'unsure') return undefined;
     if (count === 'completed') completed++;
-    else if (count === 'running') running++;
-    else if (count === 'expired') expired++;
+    else if (count === 'running') {
+      running++;
+      if (job.id !== undefined) holders.push(job.id);
+    } else if (count === 'expired') expired++;
   }
-  return { counts: { rendersUsed: completed + running, inFlight: running }, expired };
+  return { counts: { rendersUsed: completed + running, inFlight: running }, expired, holders };
 };

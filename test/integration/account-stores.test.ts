@@ -208,8 +208,8 @@ describe('usage report', () => {
       render_ms: 0,
     });
     await usage.hitRateLimit(account, plans.free);
-    const month = await usage.reserveRender(account, plans.free);
-    await usage.recordRender(account, month, 1000, 40);
+    const month = await usage.reserveRender(account, plans.free, undefined, 'job_1');
+    await usage.recordRender(account, month, 1000, 40, 'job_1');
     await report(principal);
     const after = await report(principal);
     expect(after).toMatchObject({

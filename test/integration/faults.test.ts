@@ -16,7 +16,8 @@ import { type Api, createApi, dynamoDbClient, useLocalStack } from '../helpers/l
 
 const local = useLocalStack({ plan: 'roomy' });
 
-type Fault = 'pass' | 'throttle' | 'hang';
+/** lose: the call reaches dynalite and lands, its answer never comes back (the SDK retries it). */
+type Fault = 'pass' | 'throttle' | 'hang' | 'lose';
 /** Decides each DynamoDB call's fate from its operation (X-Amz-Target) and JSON body. */
 type Rule = (operation: string, body: string) => Fault;
 
@@ -58,6 +59,10 @@ const startDynamoDbFaults = async (target: string) => {
         headers: req.headers,
       },
       (answer) => {
+        if (fault === 'lose') {
+          answer.resume();
+          return;
+        }
         res.writeHead(answer.statusCode ?? 500, answer.headers);
         answer.pipe(res);
       },
@@ -170,26 +175,30 @@ describe('DynamoDB faults', () => {
     faults.set(() => 'pass');
   });
 
-  it('answers 500 INTERNAL_ERROR when completing the job stays throttled; the job fails and the unit comes back', async () => {
+  it('answers 503 SERVICE_BUSY with Retry-After when completing the job stays throttled; the job fails and the unit comes back', async () => {
     const sub = `acct-${Date.now()}-complete`;
     const token = await local.sessionToken(sub);
     faults.set((operation, body) =>
       operation === 'UpdateItem' && body.includes('"completed"') ? 'throttle' : 'pass',
     );
     const res = await render(viaFaults, token, 'never completed');
-    expect(res.status).toBe(500);
-    expect(res.json.error).toMatchObject({ code: 'INTERNAL_ERROR' });
+    // An overloaded store is back-pressure, not a fault: retry soon.
+    expect(res.status, res.text).toBe(503);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(res.json.error).toMatchObject({ code: 'SERVICE_BUSY', job_id: expect.stringMatching(/^job_/) });
     expect(faults.faulted).toEqual(['UpdateItem:throttle', 'UpdateItem:throttle', 'UpdateItem:throttle']);
     faults.set(() => 'pass');
 
     const jobs = await expectNoJobInFlight(token);
-    expect(jobs).toMatchObject([{ status: 'failed', error: { code: 'INTERNAL_ERROR' } }]);
+    expect(jobs).toMatchObject([
+      { id: res.json.error.job_id, status: 'failed', error: { code: 'SERVICE_BUSY' } },
+    ]);
     expect(await unitsUsed(sub)).toBe(0);
     expect((await render(viaFaults, token, 'works again')).status).toBe(201);
     expect(await unitsUsed(sub)).toBe(1);
   });
 
-  it('gives up on a hanging DynamoDB within seconds, with 500 INTERNAL_ERROR and nothing held', async () => {
+  it('gives up on a hanging DynamoDB within seconds, with 503 SERVICE_BUSY and nothing held', async () => {
     const sub = `acct-${Date.now()}-hang`;
     const token = await local.sessionToken(sub);
     faults.set((operation, body) =>
@@ -198,8 +207,9 @@ describe('DynamoDB faults', () => {
     const started = performance.now();
     const res = await render(viaFaults, token, 'job never written');
     const seconds = (performance.now() - started) / 1000;
-    expect(res.status).toBe(500);
-    expect(res.json.error.code).toBe('INTERNAL_ERROR');
+    expect(res.status, res.text).toBe(503);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(res.json.error.code).toBe('SERVICE_BUSY');
     // Three attempts of 2 s each plus the SDK's backoff, far inside the function's 29 s.
     expect(seconds).toBeLessThan(12);
     expect(faults.faulted).toEqual(['PutItem:hang', 'PutItem:hang', 'PutItem:hang']);
@@ -208,6 +218,63 @@ describe('DynamoDB faults', () => {
     await expectNoJobInFlight(token);
     expect(await unitsUsed(sub)).toBe(0);
     expect((await render(viaFaults, token, 'works again')).status).toBe(201);
+  });
+});
+
+describe('writes that landed but whose answer was lost (the SDK sends them again)', () => {
+  it('count once: the job, its unit, its completion and its refund each happen once', {
+    timeout: 90_000,
+  }, async () => {
+    const sub = `acct-${Date.now()}-lost-answers`;
+    const token = await local.sessionToken(sub);
+    const lost = new Set<string>();
+    /** Loses the answer of the first call that matches each marker; the SDK's retry then meets its own write. */
+    const loseFirst =
+      (markers: readonly string[]): Rule =>
+      (operation, body) => {
+        for (const marker of markers) {
+          if (!lost.has(marker) && `${operation} ${body}`.includes(marker)) {
+            lost.add(marker);
+            return 'lose';
+          }
+        }
+        return 'pass';
+      };
+    faults.set(loseFirst(['in_progress', '"pending"', 'ADD renders_used :one', '"completed"']));
+    const started = performance.now();
+    const ok = await viaFaults('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>every answer lost once</p>' },
+      headers: { 'Idempotency-Key': 'lost-answers-1' },
+    });
+    const ms = performance.now() - started;
+    expect(ok.status, ok.text).toBe(201);
+    expect(faults.faulted).toEqual(['PutItem:lose', 'PutItem:lose', 'UpdateItem:lose', 'UpdateItem:lose']);
+    expect(await unitsUsed(sub)).toBe(1);
+    // Its own claim did not make the request wait for the claim's lease (20 s) to run out.
+    expect(ms).toBeLessThan(20_000);
+    const replay = await viaFaults('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>every answer lost once</p>' },
+      headers: { 'Idempotency-Key': 'lost-answers-1' },
+    });
+    expect(replay.json.id).toBe(ok.json.id);
+
+    lost.clear();
+    faults.set(loseFirst(['ADD renders_used :minusOne']));
+    const failed = await viaFaults('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>x</p>', page_load: { wait_for_selector: '#never', timeout_ms: 1000 } },
+    });
+    expect(failed.status, failed.text).toBe(504);
+    expect(faults.faulted).toEqual(['UpdateItem:lose']);
+    faults.set(() => 'pass');
+    await expectNoJobInFlight(token);
+    // The refund was sent twice and counted once: the completed render's unit is still used.
+    expect(await unitsUsed(sub)).toBe(1);
   });
 });
 

@@ -144,24 +144,43 @@ describe('usage counters', () => {
   it('holds quota units, gives failed ones back, and refuses when the month is used up', async () => {
     const account = newAccount();
     clock.set('2026-11-25T10:00:00.000Z');
-    const month = await usage().reserveRender(account, plan);
+    const month = await usage().reserveRender(account, plan, undefined, 'job_a');
     expect(month).toBe('2026-11');
-    await usage().reserveRender(account, plan);
-    await usage().releaseRender(account, month);
-    await usage().reserveRender(account, plan);
-    await usage().reserveRender(account, plan);
-    const refused = await rejection(usage().reserveRender(account, plan));
+    await usage().reserveRender(account, plan, undefined, 'job_b');
+    await usage().releaseRender(account, month, 'job_b');
+    await usage().reserveRender(account, plan, undefined, 'job_c');
+    await usage().reserveRender(account, plan, undefined, 'job_d');
+    const refused = await rejection(usage().reserveRender(account, plan, undefined, 'job_e'));
     expect(refused.code).toBe('PLAN_QUOTA_EXCEEDED');
     // Seconds to 2026-12-01T00:00:00Z.
     expect(refused.retryAfterSeconds).toBe(6 * 86_400 - 10 * 3600);
     clock.set('2026-12-01T00:00:00.000Z');
-    expect(await usage().reserveRender(account, plan)).toBe('2026-12');
+    expect(await usage().reserveRender(account, plan, undefined, 'job_f')).toBe('2026-12');
+  });
+
+  it("moves each job's unit once, however often the move is sent (a retry after a write that landed)", async () => {
+    const account = newAccount();
+    clock.set('2026-11-25T10:00:00.000Z');
+    const month = await usage().reserveRender(account, plan, undefined, 'job_twice');
+    // Sent again (the SDK's retry after a timeout): the job holds its one unit, nothing more.
+    expect(await usage().reserveRender(account, plan, undefined, 'job_twice')).toBe(month);
+    expect(await usage().readUnits(account, month)).toEqual({ rendersUsed: 1, inFlight: 1 });
+    await usage().reserveRender(account, plan, undefined, 'job_failed');
+    await usage().releaseRender(account, month, 'job_failed');
+    await usage().releaseRender(account, month, 'job_failed');
+    // A job that never held a unit gives nothing back.
+    await usage().releaseRender(account, month, 'job_never');
+    expect(await usage().readUnits(account, month)).toEqual({ rendersUsed: 1, inFlight: 1 });
+    await usage().recordRender(account, month, 100, 10, 'job_twice');
+    await usage().recordRender(account, month, 100, 10, 'job_twice');
+    expect(await usage().readUnits(account, month)).toEqual({ rendersUsed: 1, inFlight: 0 });
+    expect(await usage().readMonth(account, month)).toEqual({ rendersUsed: 1, pdfBytes: 100, renderMs: 10 });
   });
 
   it('refuses exactly past the quota under concurrent reservations', async () => {
     const account = newAccount();
     const results = await Promise.allSettled(
-      Array.from({ length: 8 }, () => usage().reserveRender(account, plan)),
+      Array.from({ length: 8 }, (_, n) => usage().reserveRender(account, plan, undefined, `job_${n}`)),
     );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
   });

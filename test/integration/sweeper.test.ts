@@ -38,7 +38,7 @@ const startRender = async (accountId: string, n: number, rendering: boolean): Pr
     { id, account_id: accountId, template_id: null, template_version: null, object_key: `pdf/${id}.pdf` },
     { month: '2026-11', leaseUntil: clock.now().getTime() + LEASE_MS },
   );
-  await usage.reserveRender(accountId, plan, '2026-11');
+  await usage.reserveRender(accountId, plan, '2026-11', id);
   return rendering ? jobs.markRendering(job, clock.now().getTime() + LEASE_MS) : job;
 };
 
@@ -50,7 +50,7 @@ describe('the sweeper', () => {
     const rendering = await startRender(account, 2, true);
     const done = await startRender(account, 3, true);
     await jobs.complete(done, { fileSizeBytes: 1, pageCount: 1, renderDurationMs: 1 });
-    await usage.recordRender(account, '2026-11', 1, 1);
+    await usage.recordRender(account, '2026-11', 1, 1, done.id);
     clock.advance(LEASE_MS + 1);
     const live = await startRender(account, 4, true);
 

@@ -131,12 +131,14 @@ describe('idempotency requests', () => {
       hash: 'h',
       now,
       leaseMs: 5000,
+      claimId: 'c1',
     });
     expect(params.Item).toEqual({
       ...idempotencyKey('acc_1', 'k'),
       type: 'idempotency',
       state: 'in_progress',
       body_hash: 'h',
+      claim_id: 'c1',
       lease_until: now.getTime() + 5000,
       expires_at: Math.floor(now.getTime() / 1000) + 24 * 3600,
     });
@@ -193,21 +195,46 @@ describe('usage requests', () => {
   it("holds, gives back and records a month's units on that month's item", () => {
     const key = usageKey('acc_1', '2026-11');
     expect(
-      reserveRenderParams(TABLE, { accountId: 'acc_1', month: '2026-11', limit: 100, concurrent: 5 }),
+      reserveRenderParams(TABLE, {
+        accountId: 'acc_1',
+        month: '2026-11',
+        limit: 100,
+        concurrent: 5,
+        jobId: 'job_1',
+      }),
     ).toMatchObject({
       Key: key,
-      UpdateExpression: 'ADD renders_used :one, in_flight :one SET #type = :type',
+      UpdateExpression: 'ADD renders_used :one, in_flight :one, #holders :job SET #type = :type',
       ConditionExpression:
-        '(attribute_not_exists(renders_used) OR renders_used < :limit) AND (attribute_not_exists(in_flight) OR in_flight < :concurrent)',
-      ExpressionAttributeValues: { ':one': 1, ':limit': 100, ':concurrent': 5, ':type': 'usage' },
+        '(attribute_not_exists(renders_used) OR renders_used < :limit) AND (attribute_not_exists(in_flight) OR in_flight < :concurrent) AND NOT contains(#holders, :jobId)',
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':limit': 100,
+        ':concurrent': 5,
+        ':type': 'usage',
+        ':job': new Set(['job_1']),
+        ':jobId': 'job_1',
+      },
     });
-    expect(releaseRenderParams(TABLE, 'acc_1', '2026-11')).toMatchObject({
+    // A unit comes back, or its render is recorded, only from the job that holds it: once.
+    expect(releaseRenderParams(TABLE, 'acc_1', '2026-11', 'job_1')).toMatchObject({
       Key: key,
-      ExpressionAttributeValues: { ':minusOne': -1 },
+      ConditionExpression: 'contains(#holders, :jobId)',
+      ExpressionAttributeValues: { ':minusOne': -1, ':jobId': 'job_1' },
     });
     expect(
-      recordRenderParams(TABLE, { accountId: 'acc_1', month: '2026-11', pdfBytes: 2048, renderMs: 300 }),
-    ).toMatchObject({ Key: key, ExpressionAttributeValues: { ':bytes': 2048, ':ms': 300 } });
+      recordRenderParams(TABLE, {
+        accountId: 'acc_1',
+        month: '2026-11',
+        pdfBytes: 2048,
+        renderMs: 300,
+        jobId: 'job_1',
+      }),
+    ).toMatchObject({
+      Key: key,
+      ConditionExpression: 'contains(#holders, :jobId)',
+      ExpressionAttributeValues: { ':bytes': 2048, ':ms': 300, ':jobId': 'job_1' },
+    });
     expect(getMonthUsageParams(TABLE, 'acc_1', '2026-11')).toEqual({
       TableName: TABLE,
       Key: key,

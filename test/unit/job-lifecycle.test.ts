@@ -48,21 +48,25 @@ describe('reconciling a month from its jobs', () => {
         [
           { status: 'completed' },
           { status: 'completed' },
-          { status: 'rendering', unit: 'held', lease_until: NOW + 5 },
-          { status: 'rendering', unit: 'held', lease_until: NOW - 5 },
+          { id: 'job_live', status: 'rendering', unit: 'held', lease_until: NOW + 5 },
+          { id: 'job_dead', status: 'rendering', unit: 'held', lease_until: NOW - 5 },
           { status: 'failed', unit: 'refunding', lease_until: NOW - 5 },
           { status: 'failed' },
         ],
         NOW,
       ),
-    ).toEqual({ counts: { rendersUsed: 3, inFlight: 1 }, expired: 2 });
+    ).toEqual({ counts: { rendersUsed: 3, inFlight: 1 }, expired: 2, holders: ['job_live'] });
   });
 
   it('waits while a live job may or may not be counted yet', () => {
     expect(reconcileCounts([{ status: 'pending', unit: 'reserving', lease_until: NOW + 5 }], NOW)).toBe(
       undefined,
     );
-    expect(reconcileCounts([], NOW)).toEqual({ counts: { rendersUsed: 0, inFlight: 0 }, expired: 0 });
+    expect(reconcileCounts([], NOW)).toEqual({
+      counts: { rendersUsed: 0, inFlight: 0 },
+      expired: 0,
+      holders: [],
+    });
   });
 
   it('sets the counters only if they still hold what was read (absent: never written)', () => {
@@ -75,13 +79,20 @@ describe('reconciling a month from its jobs', () => {
         { rendersUsed: 2, inFlight: 0 },
       ),
     ).toMatchObject({
-      UpdateExpression: 'SET renders_used = :used, in_flight = :running, #type = :type',
+      UpdateExpression: 'SET renders_used = :used, in_flight = :running, #type = :type REMOVE #holders',
       ConditionExpression: 'renders_used = :seenUsed AND attribute_not_exists(in_flight)',
       ExpressionAttributeValues: { ':used': 2, ':running': 0, ':seenUsed': 4 },
     });
-    expect(releaseRenderParams(TABLE, 'a', '2026-11').UpdateExpression).toBe(
-      'ADD renders_used :minusOne, in_flight :minusOne',
+    expect(releaseRenderParams(TABLE, 'a', '2026-11', 'job_1').UpdateExpression).toBe(
+      'ADD renders_used :minusOne, in_flight :minusOne DELETE #holders :job',
     );
+    // The running jobs are the month's holders again.
+    expect(
+      setUnitsParams(TABLE, 'a', '2026-11', {}, { rendersUsed: 3, inFlight: 2 }, ['job_1', 'job_2']),
+    ).toMatchObject({
+      UpdateExpression: 'SET renders_used = :used, in_flight = :running, #type = :type, #holders = :holders',
+      ExpressionAttributeValues: { ':holders': new Set(['job_1', 'job_2']) },
+    });
   });
 });
 

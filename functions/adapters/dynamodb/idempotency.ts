@@ -1,4 +1,6 @@
 /** The idempotency store on the single table (functions/domain/idempotency.ts is its port). */
+
+import { randomUUID } from 'node:crypto';
 import {
   DeleteCommand,
   type DeleteCommandInput,
@@ -14,6 +16,7 @@ import { epochSeconds } from '../../domain/clock.js';
 import { ServiceError } from '../../domain/errors.js';
 import type { Claim, IdempotencyStore, StoredAnswer } from '../../domain/idempotency.js';
 import type { Clock } from '../../domain/ports.js';
+import { isConditionFailure } from './conditional.js';
 import { ENTITY, ITEM_ABSENT, idempotencyKey, TTL } from './keys.js';
 
 const RETENTION_SECONDS = 24 * 3600;
@@ -25,7 +28,7 @@ const POLL_MS = 200;
  */
 export const claimIdempotencyParams = (
   tableName: string,
-  claim: { accountId: string; key: string; hash: string; now: Date; leaseMs: number },
+  claim: { accountId: string; key: string; hash: string; now: Date; leaseMs: number; claimId: string },
 ): PutCommandInput => ({
   TableName: tableName,
   Item: {
@@ -33,6 +36,8 @@ export const claimIdempotencyParams = (
     type: ENTITY.idempotency,
     state: 'in_progress',
     body_hash: claim.hash,
+    // Whose claim it is: a claim the SDK sent twice (its answer lost) meets its own item.
+    claim_id: claim.claimId,
     lease_until: claim.now.getTime() + claim.leaseMs,
     [TTL]: epochSeconds(claim.now) + RETENTION_SECONDS,
   },
@@ -99,19 +104,21 @@ export const createIdempotencyStore = (
   maxWaitMs: number = leaseMs + 10_000,
 ): IdempotencyStore => {
   const tryClaim = async (accountId: string, key: string, hash: string): Promise<Claim | 'busy'> => {
+    const claimId = randomUUID();
     try {
       await db.send(
         new PutCommand(
-          claimIdempotencyParams(tableName, { accountId, key, hash, now: clock.now(), leaseMs }),
+          claimIdempotencyParams(tableName, { accountId, key, hash, now: clock.now(), leaseMs, claimId }),
         ),
       );
       return { kind: 'claimed' };
     } catch (e) {
-      if ((e as Error).name !== 'ConditionalCheckFailedException') throw e;
+      if (!isConditionFailure(e)) throw e;
     }
     const out = await db.send(new GetCommand(getIdempotencyParams(tableName, accountId, key)));
     const item = out.Item;
     if (!item) return 'busy'; // released between our two reads: try again
+    if (item.claim_id === claimId && item.state === 'in_progress') return { kind: 'claimed' };
     if (item.body_hash !== hash) {
       throw new ServiceError(
         'IDEMPOTENCY_KEY_REUSED',
@@ -153,7 +160,7 @@ export const createIdempotencyStore = (
         await db.send(new UpdateCommand(renewIdempotencyParams(tableName, { accountId, key, leaseUntil })));
         return true;
       } catch (e) {
-        if ((e as Error).name === 'ConditionalCheckFailedException') return false;
+        if (isConditionFailure(e)) return false;
         throw e;
       }
     },

@@ -27,6 +27,7 @@ import {
 } from '../../domain/jobs.js';
 import type { Clock } from '../../domain/ports.js';
 import { monthPeriod } from '../../domain/usage.js';
+import { isConditionFailure, orLanded } from './conditional.js';
 import {
   ENTITY,
   GSI1,
@@ -232,8 +233,6 @@ const toJob = (item: Record<string, unknown>): Job => {
   return rest as unknown as Job;
 };
 
-const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
-
 export interface JobStoreOptions {
   /** How long a job's record is kept (domain/jobs.ts, jobRecordRetentionSeconds). */
   readonly recordRetentionSeconds: number;
@@ -247,16 +246,35 @@ export const createJobStore = (
 ): JobStore => {
   const now = () => isoNow(clock.now());
 
+  const read = async (job: Pick<Job, 'account_id' | 'id'>) =>
+    (await db.send(new GetCommand(getJobParams(tableName, job.account_id, job.id, true)))).Item;
+
+  /** The item as this store's write left it, if it did: `updated_at` is the write's own time. */
+  const written = async (job: Pick<Job, 'account_id' | 'id'>, at: string, status?: unknown) => {
+    const item = await read(job);
+    return item && item.updated_at === at && (status === undefined || item.status === status)
+      ? toJob(item)
+      : undefined;
+  };
+
   const transition = async (
     job: Pick<Job, 'account_id' | 'id'>,
     from: readonly JobStatus[],
     fields: Readonly<Record<string, unknown>>,
     removes: readonly string[] = [],
   ): Promise<Job> => {
-    const out = await db.send(
-      new UpdateCommand(transitionJobParams(tableName, job, from, { ...fields, updated_at: now() }, removes)),
+    const at = now();
+    return orLanded(
+      async () => {
+        const out = await db.send(
+          new UpdateCommand(
+            transitionJobParams(tableName, job, from, { ...fields, updated_at: at }, removes),
+          ),
+        );
+        return toJob(out.Attributes ?? {});
+      },
+      () => written(job, at, fields.status),
     );
-    return toJob(out.Attributes ?? {});
   };
 
   return {
@@ -278,12 +296,21 @@ export const createJobStore = (
         completed_at: null,
       };
       const expiresAt = epochSeconds(new Date(at)) + recordRetentionSeconds;
-      await db.send(new PutCommand(createJobParams(tableName, item, expiresAt)));
-      return item;
+      // A job id is new (a ULID): an item with it and this creation time can only be this write's.
+      return orLanded(
+        async () => {
+          await db.send(new PutCommand(createJobParams(tableName, item, expiresAt)));
+          return item;
+        },
+        async () => ((await read(job))?.created_at === at ? item : undefined),
+      );
     },
 
     async discard(job) {
-      await db.send(new DeleteCommand(discardJobParams(tableName, job)));
+      await orLanded(
+        () => db.send(new DeleteCommand(discardJobParams(tableName, job))),
+        async () => ((await read(job)) === undefined ? {} : undefined),
+      );
     },
 
     markRendering: (job, leaseUntil) =>
@@ -294,8 +321,13 @@ export const createJobStore = (
 
     async renew(job, leaseUntil) {
       try {
-        await db.send(new UpdateCommand(renewJobParams(tableName, job, leaseUntil)));
-        return true;
+        return await orLanded(
+          async () => {
+            await db.send(new UpdateCommand(renewJobParams(tableName, job, leaseUntil)));
+            return true;
+          },
+          async () => ((await read(job))?.lease_until === leaseUntil ? true : undefined),
+        );
       } catch (e) {
         if (isConditionFailure(e)) return false;
         throw e;
@@ -336,9 +368,15 @@ export const createJobStore = (
     },
 
     async failExpired(job, at) {
+      const failedAt = now();
       try {
-        await db.send(new UpdateCommand(failExpiredJobParams(tableName, job, at, now())));
-        return true;
+        return await orLanded(
+          async () => {
+            await db.send(new UpdateCommand(failExpiredJobParams(tableName, job, at, failedAt)));
+            return true;
+          },
+          async () => ((await written(job, failedAt, 'failed')) ? true : undefined),
+        );
       } catch (e) {
         if (isConditionFailure(e)) return false;
         throw e;

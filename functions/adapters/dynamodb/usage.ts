@@ -17,6 +17,7 @@ import {
   type UsageStore,
 } from '../../domain/usage.js';
 import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
+import { isConditionFailure } from './conditional.js';
 import { ENTITY, rateWindowKey, TTL, templateWriteWindowKey, usageKey } from './keys.js';
 
 /**
@@ -25,7 +26,13 @@ import { ENTITY, rateWindowKey, TTL, templateWriteWindowKey, usageKey } from './
  */
 export const CONCURRENCY_RETRY_SECONDS = 2;
 
-const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
+/**
+ * The jobs holding a unit of the month right now (a string set on the month's item). Each unit
+ * move names its job and is conditional on the set, so that a move the SDK sends twice (a timeout
+ * after it had landed) happens once: a second reservation finds its job already in the set, a
+ * second release or record finds it gone.
+ */
+const HOLDERS = 'unit_holders';
 
 const secondsLeftInMinute = (now: Date, minute: number): number =>
   Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
@@ -75,68 +82,89 @@ export const hitRateWindowParams = (
 });
 
 /**
- * Holds one unit of `month`'s quota and one running render, in one write: refused once `limit`
- * units are held or `concurrent` renders run.
+ * Holds one unit of `month`'s quota and one running render for job `jobId`, in one write: refused
+ * once `limit` units are held or `concurrent` renders run, or when the job holds one already.
  */
 export const reserveRenderParams = (
   tableName: string,
-  reserve: { accountId: string; month: string; limit: number; concurrent: number },
+  reserve: { accountId: string; month: string; limit: number; concurrent: number; jobId: string },
 ): UpdateCommandInput => ({
   TableName: tableName,
   Key: usageKey(reserve.accountId, reserve.month),
-  UpdateExpression: 'ADD renders_used :one, in_flight :one SET #type = :type',
+  UpdateExpression: 'ADD renders_used :one, in_flight :one, #holders :job SET #type = :type',
   ConditionExpression:
-    '(attribute_not_exists(renders_used) OR renders_used < :limit) AND (attribute_not_exists(in_flight) OR in_flight < :concurrent)',
-  ExpressionAttributeNames: { '#type': 'type' },
+    '(attribute_not_exists(renders_used) OR renders_used < :limit) AND (attribute_not_exists(in_flight) OR in_flight < :concurrent) AND NOT contains(#holders, :jobId)',
+  ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS },
   ExpressionAttributeValues: {
     ':one': 1,
     ':limit': reserve.limit,
     ':concurrent': reserve.concurrent,
     ':type': ENTITY.usage,
+    ':job': new Set([reserve.jobId]),
+    ':jobId': reserve.jobId,
   },
 });
 
+/** Gives back the unit (and the running render) that job `jobId` holds; refused if it holds none. */
 export const releaseRenderParams = (
   tableName: string,
   accountId: string,
   month: string,
+  jobId: string,
 ): UpdateCommandInput => ({
   TableName: tableName,
   Key: usageKey(accountId, month),
-  UpdateExpression: 'ADD renders_used :minusOne, in_flight :minusOne',
-  ExpressionAttributeValues: { ':minusOne': -1 },
+  UpdateExpression: 'ADD renders_used :minusOne, in_flight :minusOne DELETE #holders :job',
+  ConditionExpression: 'contains(#holders, :jobId)',
+  ExpressionAttributeNames: { '#holders': HOLDERS },
+  ExpressionAttributeValues: { ':minusOne': -1, ':job': new Set([jobId]), ':jobId': jobId },
 });
 
+/** Job `jobId` completed: its output joins the totals and it no longer runs; refused if it holds no unit. */
 export const recordRenderParams = (
   tableName: string,
-  record: { accountId: string; month: string; pdfBytes: number; renderMs: number },
+  record: { accountId: string; month: string; pdfBytes: number; renderMs: number; jobId: string },
 ): UpdateCommandInput => ({
   TableName: tableName,
   Key: usageKey(record.accountId, record.month),
-  UpdateExpression: 'ADD pdf_bytes :bytes, render_ms :ms, in_flight :minusOne',
-  ExpressionAttributeValues: { ':bytes': record.pdfBytes, ':ms': record.renderMs, ':minusOne': -1 },
+  UpdateExpression: 'ADD pdf_bytes :bytes, render_ms :ms, in_flight :minusOne DELETE #holders :job',
+  ConditionExpression: 'contains(#holders, :jobId)',
+  ExpressionAttributeNames: { '#holders': HOLDERS },
+  ExpressionAttributeValues: {
+    ':bytes': record.pdfBytes,
+    ':ms': record.renderMs,
+    ':minusOne': -1,
+    ':job': new Set([record.jobId]),
+    ':jobId': record.jobId,
+  },
 });
 
-/** Sets the unit counters to `next` only while they hold `seen` (absent: never written). */
+/**
+ * Sets the unit counters to `next`, and the jobs holding a unit to `holders`, only while the
+ * counters hold `seen` (absent: never written).
+ */
 export const setUnitsParams = (
   tableName: string,
   accountId: string,
   month: string,
   seen: UnitCounters,
   next: Required<UnitCounters>,
+  holders: readonly string[] = [],
 ): UpdateCommandInput => {
   const held = (name: string, value: number | undefined, as: string) =>
     value === undefined ? `attribute_not_exists(${name})` : `${name} = ${as}`;
   return {
     TableName: tableName,
     Key: usageKey(accountId, month),
-    UpdateExpression: 'SET renders_used = :used, in_flight = :running, #type = :type',
+    // A set cannot be empty in DynamoDB: no holders is no attribute.
+    UpdateExpression: `SET renders_used = :used, in_flight = :running, #type = :type${holders.length > 0 ? ', #holders = :holders' : ' REMOVE #holders'}`,
     ConditionExpression: `${held('renders_used', seen.rendersUsed, ':seenUsed')} AND ${held('in_flight', seen.inFlight, ':seenRunning')}`,
-    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS },
     ExpressionAttributeValues: {
       ':used': next.rendersUsed,
       ':running': next.inFlight,
       ':type': ENTITY.usage,
+      ...(holders.length > 0 ? { ':holders': new Set(holders) } : {}),
       ...(seen.rendersUsed !== undefined ? { ':seenUsed': seen.rendersUsed } : {}),
       ...(seen.inFlight !== undefined ? { ':seenRunning': seen.inFlight } : {}),
     },
@@ -233,19 +261,32 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       }
     },
 
-    async reserveRender(accountId: string, plan: Plan, month_?: string): Promise<string> {
+    async reserveRender(
+      accountId: string,
+      plan: Plan,
+      month_: string | undefined,
+      jobId: string,
+    ): Promise<string> {
       const month = month_ ?? monthOf(clock.now());
       const concurrent = plan.concurrentRenders ?? DEFAULT_CONCURRENT_RENDERS;
       try {
         await db.send(
           new UpdateCommand(
-            reserveRenderParams(tableName, { accountId, month, limit: plan.monthlyRenders, concurrent }),
+            reserveRenderParams(tableName, {
+              accountId,
+              month,
+              limit: plan.monthlyRenders,
+              concurrent,
+              jobId,
+            }),
           ),
         );
         return month;
       } catch (e) {
         if (!isConditionFailure(e)) throw e;
         const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+        // An attempt the SDK retried had landed: the job holds its unit.
+        if ((out.Item?.[HOLDERS] as Set<string> | undefined)?.has(jobId)) return month;
         throw refusal(plan, count(out.Item?.renders_used), Number.POSITIVE_INFINITY);
       }
     },
@@ -256,14 +297,30 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       if (refused) throw refused;
     },
 
-    async releaseRender(accountId: string, month: string): Promise<void> {
-      await db.send(new UpdateCommand(releaseRenderParams(tableName, accountId, month)));
+    async releaseRender(accountId: string, month: string, jobId: string): Promise<void> {
+      try {
+        await db.send(new UpdateCommand(releaseRenderParams(tableName, accountId, month, jobId)));
+      } catch (e) {
+        // The job holds no unit: given back already (a retried attempt had landed), or never held.
+        if (!isConditionFailure(e)) throw e;
+      }
     },
 
-    async recordRender(accountId: string, month: string, pdfBytes: number, renderMs: number): Promise<void> {
-      await db.send(
-        new UpdateCommand(recordRenderParams(tableName, { accountId, month, pdfBytes, renderMs })),
-      );
+    async recordRender(
+      accountId: string,
+      month: string,
+      pdfBytes: number,
+      renderMs: number,
+      jobId: string,
+    ): Promise<void> {
+      try {
+        await db.send(
+          new UpdateCommand(recordRenderParams(tableName, { accountId, month, pdfBytes, renderMs, jobId })),
+        );
+      } catch (e) {
+        // Recorded already: a retried attempt had landed.
+        if (!isConditionFailure(e)) throw e;
+      }
     },
 
     async readUnits(accountId: string, month: string): Promise<UnitCounters> {
@@ -272,9 +329,9 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       return { rendersUsed: raw(out.Item?.renders_used), inFlight: raw(out.Item?.in_flight) };
     },
 
-    async setUnits(accountId, month, seen, next): Promise<boolean> {
+    async setUnits(accountId, month, seen, next, holders): Promise<boolean> {
       try {
-        await db.send(new UpdateCommand(setUnitsParams(tableName, accountId, month, seen, next)));
+        await db.send(new UpdateCommand(setUnitsParams(tableName, accountId, month, seen, next, holders)));
         return true;
       } catch (e) {
         if (isConditionFailure(e)) return false;
