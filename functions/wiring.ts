@@ -25,6 +25,8 @@ export const BINDINGS = {
   pdfBucket: { bucketName: 'BUCKET_NAME' },
   /** The renderer Lambda, invoked synchronously. */
   renderer: { functionName: 'RENDERER_FUNCTION_NAME' },
+  /** The webhook queue (SQS), which the webhook sender consumes: events and retries are sent to it. */
+  webhookQueue: { queueUrl: 'WEBHOOK_QUEUE_URL' },
 } as const;
 
 export type Binding = keyof typeof BINDINGS;
@@ -60,6 +62,11 @@ export const LOCAL_VARIABLES = {
   secretAccessKey: 'AWS_SECRET_ACCESS_KEY',
   apiKeySecret: 'API_KEY_SECRET',
   jwksFile: 'LOCAL_JWKS_FILE',
+  /**
+   * `host:port` pairs webhooks may be sent to although they are not public (comma-separated), as
+   * RENDERER_EGRESS_ALLOW_HOSTS is for pages: the local stack's tests only; never set in the cloud.
+   */
+  webhookAllowHosts: 'WEBHOOK_EGRESS_ALLOW_HOSTS',
 } as const;
 
 /** The region, as Lambda sets it (and the SDK's older name). */

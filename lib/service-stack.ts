@@ -16,6 +16,7 @@ import { resolveSettings, type ServiceSettings } from './service-settings.js';
 import { ServiceTable } from './service-table.js';
 import { SweeperFunction } from './sweeper-function.js';
 import { type CognitoSesEmail, ServiceUserPool, type UserPoolIds } from './user-pool.js';
+import { WebhookDelivery } from './webhook-delivery.js';
 
 export interface PdfServiceStackProps extends StackProps, ServiceSettings {
   /**
@@ -141,6 +142,8 @@ export class PdfServiceStack extends Stack {
   readonly dashboard?: Dashboard;
   /** The scheduled Lambda that ends jobs whose request died (functions/sweeper). */
   readonly sweeper: SweeperFunction;
+  /** The webhook queue, its dead-letter queue and the sender (functions/webhook-sender). */
+  readonly webhooks: WebhookDelivery;
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -190,7 +193,15 @@ export class PdfServiceStack extends Stack {
       alarmActions,
       logRemovalPolicy,
     });
+    this.webhooks = new WebhookDelivery(this, 'Webhooks', {
+      table: this.table,
+      apiKeySecret: this.apiKeySecret,
+      environment: settings.environment,
+      alarmActions,
+      logRemovalPolicy,
+    });
     this.api = new ServiceApi(this, 'Api', {
+      webhookQueue: this.webhooks.queue,
       table: this.table,
       pdfBucket: this.pdfBucket,
       renderer: this.renderer.function,

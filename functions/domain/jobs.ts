@@ -38,6 +38,8 @@ export interface Job {
   readonly created_at: string;
   readonly updated_at: string;
   readonly completed_at: string | null;
+  /** The account's webhook endpoint told when the job ends (webhooks.ts); absent or null: none. */
+  readonly webhook_id?: string | null;
   /** Epoch ms: while the unit is unsettled, when the sweeper may take the job over. Absent once settled. */
   readonly lease_until?: number;
   /** The month (`yyyy-mm`) whose quota unit the job holds or held. */

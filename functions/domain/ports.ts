@@ -6,6 +6,8 @@
  * DynamoDB adapters in functions/adapters/dynamodb.
  */
 
+import type { Job } from './jobs.js';
+
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
 
@@ -164,3 +166,29 @@ export interface PdfStorage {
 export interface Clock {
   now(): Date;
 }
+
+/** How a message is sent: after `delaySeconds` (SQS: at most 900), in the fair-queue group `groupId`. */
+export interface SendOptions {
+  readonly delaySeconds?: number;
+  readonly groupId?: string;
+}
+
+/**
+ * A queue of small JSON messages (ids only: SQS takes at most 256 KiB), delivered at least once
+ * to a consumer (functions/adapters/sqs in the cloud and locally).
+ */
+export interface MessageQueue<T> {
+  send(body: T, options?: SendOptions): Promise<void>;
+  sendMany?(bodies: readonly T[], options?: SendOptions): Promise<void>;
+}
+
+/**
+ * Told once a job reaches completed or failed, when the job names a webhook endpoint or a batch.
+ * Never fails the render: an implementation retries or logs its own faults.
+ */
+export interface JobEvents {
+  ended(job: Job): Promise<void>;
+}
+
+/** Until webhooks and batches are wired: nobody listens. */
+export const noJobEvents: JobEvents = { ended: async () => {} };
