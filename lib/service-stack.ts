@@ -239,6 +239,7 @@ export class PdfServiceStack extends Stack {
       rendererTimeoutSeconds: settings.rendererTimeoutSeconds,
       rendererReservedConcurrency: reserved === false ? undefined : reserved,
       alarmActions,
+      otherAlarms: [this.webhooks.senderErrorsAlarm, this.webhooks.deadLetterAlarm],
     });
 
     this.dashboard?.deploySite({
@@ -301,7 +302,7 @@ export class PdfServiceStack extends Stack {
       [`Resource::${arnOf(this.renderer.function)}:*`]:
         "grantInvoke names the renderer and its versions (<renderer>:*): still this one function's code only.",
     };
-    for (const fn of [...this.api.functions.values(), this.sweeper.function]) {
+    for (const fn of [...this.api.functions.values(), this.sweeper.function, this.webhooks.sender]) {
       for (const [finding, reason] of Object.entries(reasons)) {
         Validations.of(fn.role ?? fn).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason });
       }
