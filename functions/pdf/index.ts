@@ -23,7 +23,7 @@ import { createWebhookJobEvents } from '../domain/webhook-events.js';
 import { createWebhookEmitter } from '../domain/webhook-management.js';
 import { wiringOf } from '../route-declaration.js';
 import { DEFAULT_PLAN } from '../settings.js';
-import { type WebhookParts, webhookQueueOf } from '../webhooks/index.js';
+import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
 import { pdfResource } from './routes.js';
 import { jobResponse } from './schemas.js';
 

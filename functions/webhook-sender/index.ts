@@ -16,7 +16,7 @@ import { logger } from '../core/logger.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import { createWebhookSender } from '../domain/webhook-sender.js';
 import type { WebhookMessage } from '../domain/webhooks.js';
-import { type WebhookParts, webhookQueueOf } from '../webhooks/index.js';
+import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
 
 export type WebhookSenderHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 

@@ -6,30 +6,13 @@
 import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dynamodb/webhooks.js';
 import { createWebhookUrlCheck } from '../adapters/http/webhook-client.js';
 import { createWebhookSecretBox } from '../adapters/secrets-manager/webhook-secret-box.js';
-import { createSqsMessageQueue } from '../adapters/sqs/webhook-queue-interim.js';
-import { type Environment, type ResourceConfig, readResourceConfig } from '../core/config.js';
+import { type Environment, readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
-import type { LookupAll } from '../core/public-addresses.js';
 import { createApiRuntime, logFault } from '../core/runtime.js';
-import type { MessageQueue } from '../domain/ports.js';
 import { createWebhookManagement } from '../domain/webhook-management.js';
-import type { WebhookMessage } from '../domain/webhooks.js';
 import { wiringOf } from '../route-declaration.js';
+import { type WebhookParts, webhookQueueOf } from './queue.js';
 import { webhooksResource } from './routes.js';
-
-export interface WebhookParts {
-  /** The local stack's webhook queue; in the cloud, SQS (WEBHOOK_QUEUE_URL). */
-  readonly webhookQueue?: MessageQueue<WebhookMessage>;
-  /** Tests only: the resolver webhook hosts are judged with (a name that turns private). */
-  readonly webhookLookup?: LookupAll;
-}
-
-/** The webhook queue: the one handed in, or SQS by its URL. */
-export const webhookQueueOf = (config: ResourceConfig, parts: WebhookParts): MessageQueue<WebhookMessage> => {
-  if (parts.webhookQueue) return parts.webhookQueue;
-  if (!config.webhookQueueUrl) throw new Error('webhooks need WEBHOOK_QUEUE_URL, or a queue handed in');
-  return createSqsMessageQueue<WebhookMessage>(config.webhookQueueUrl, config.aws);
-};
 
 export const createHandler = (env: Environment, parts: WebhookParts = {}): LambdaHandler => {
   const config = readResourceConfig(wiringOf(webhooksResource), env);
