@@ -86,3 +86,16 @@ export const RENDERER_VARIABLES = {
   maxConcurrentRenders: 'RENDERER_MAX_CONCURRENT_RENDERS',
   fontconfigFile: 'FONTCONFIG_FILE',
 } as const;
+
+/**
+ * The service's own CloudWatch metrics (embedded metric format, functions/core/metrics.ts), which
+ * the CDK stack alarms on: their namespace, the `service` dimension Powertools adds, and names.
+ */
+export const SERVICE_METRICS = {
+  namespace: 'PdfRenderService',
+  service: 'pdf-render-service',
+  /** The webhook sender failed on its own side (the table, the queue): the message comes back. */
+  webhookSenderFaults: 'WebhookSenderFaults',
+  /** Webhook attempts, by `outcome`: succeeded, retrying (failed, another is due), failed (the last). */
+  webhookAttempts: 'WebhookAttempts',
+} as const;

@@ -9,13 +9,20 @@
  * code at connect time (functions/adapters/http/webhook-client.ts), as the renderer's is.
  */
 import { Duration, type RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  ComparisonOperator,
+  type IAlarmAction,
+  MathExpression,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { bindingEnvironment } from '../functions/wiring.js';
+import { bindingEnvironment, SERVICE_METRICS } from '../functions/wiring.js';
 import { ServiceFunction } from './service-function.js';
 
 /** The sender's timeout: one attempt is at most WEBHOOK_TIMEOUT_MS (≤ 30 s) plus a few table calls. */
@@ -77,10 +84,25 @@ export class WebhookDelivery extends Construct {
       new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }),
     );
 
+    const period = Duration.minutes(5);
+    // A crash fails the invocation (Errors); a fault on a record is reported as a partial batch
+    // failure, which Lambda does not count as an error: the sender counts those itself.
+    const faults = new Metric({
+      namespace: SERVICE_METRICS.namespace,
+      metricName: SERVICE_METRICS.webhookSenderFaults,
+      dimensionsMap: { service: SERVICE_METRICS.service },
+      statistic: 'Sum',
+      period,
+    });
     this.senderErrorsAlarm = new Alarm(this, 'SenderErrorsAlarm', {
       alarmDescription:
         'The webhook sender failed on its own side (the table, the queue or a crash): deliveries wait for the redrive',
-      metric: this.sender.metricErrors({ period: Duration.minutes(5) }),
+      metric: new MathExpression({
+        expression: 'FILL(errors, 0) + FILL(faults, 0)',
+        usingMetrics: { errors: this.sender.metricErrors({ period }), faults },
+        period,
+        label: 'Webhook sender errors and faults',
+      }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

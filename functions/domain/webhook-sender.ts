@@ -42,6 +42,12 @@ export interface WebhookResponse {
   readonly durationMs: number;
 }
 
+/**
+ * What a message came to: an attempt that succeeded, failed with another due (retrying) or failed
+ * for good; a wait passed on (waiting); or nothing, its attempt already made (duplicate).
+ */
+export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'waiting' | 'duplicate';
+
 /** Posts a webhook; never throws. */
 export type WebhookPost = (request: WebhookRequest) => Promise<WebhookResponse>;
 
@@ -92,7 +98,7 @@ export const createWebhookSender = (deps: WebhookSenderDeps) => {
   const dueAfter = (delivery: StoredWebhookDelivery, made: number): number | undefined =>
     nextAttemptAt(schedule, delivery.window_started_at, made - (delivery.window_first_attempt - 1));
 
-  const attempt = async (delivery: StoredWebhookDelivery, number: number): Promise<void> => {
+  const attempt = async (delivery: StoredWebhookDelivery, number: number): Promise<AttemptOutcome> => {
     const startedAt = clock.now();
     const endpoint = await deps.endpoints.get(delivery.account_id, delivery.webhook_id);
     let response: WebhookResponse;
@@ -129,28 +135,30 @@ export const createWebhookSender = (deps: WebhookSenderDeps) => {
       status: ok ? 'succeeded' : due === undefined ? 'failed' : 'pending',
       nextAttemptAt: due === undefined ? null : isoNow(new Date(due)),
     });
-    if (recorded && due !== undefined) await queueNext(delivery, number + 1, due);
+    if (!recorded) return 'duplicate';
+    if (due !== undefined) await queueNext(delivery, number + 1, due);
+    return ok ? 'succeeded' : due === undefined ? 'failed' : 'retrying';
   };
 
   return {
     /** One message: an attempt, a wait passed on, or a duplicate dropped. Throws on our faults (retried). */
-    async handle(message: WebhookMessage): Promise<void> {
+    async handle(message: WebhookMessage): Promise<AttemptOutcome> {
       const delivery = await deliveries.get(message.account_id, message.webhook_id, message.delivery_id);
-      if (delivery?.status !== 'pending') return;
+      if (delivery?.status !== 'pending') return 'duplicate';
       const made = delivery.attempts.length;
       if (message.attempt === made) {
         // This attempt is recorded; its successor may not have been queued (we failed between).
         const due = dueAfter(delivery, made);
         if (due !== undefined) await queueNext(delivery, made + 1, due);
-        return;
+        return 'duplicate';
       }
-      if (message.attempt !== made + 1) return; // a duplicate of an older attempt's message
+      if (message.attempt !== made + 1) return 'duplicate'; // an older attempt's message
       const now = clock.now().getTime();
       if (message.not_before !== undefined && message.not_before > now + 1000) {
         await queueNext(delivery, message.attempt, message.not_before); // longer than SQS's 15 min
-        return;
+        return 'waiting';
       }
-      await attempt(delivery, message.attempt);
+      return attempt(delivery, message.attempt);
     },
   };
 };

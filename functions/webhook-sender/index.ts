@@ -13,10 +13,12 @@ import { createWebhookClient } from '../adapters/http/webhook-client.js';
 import { createWebhookSecretBox } from '../adapters/secrets-manager/webhook-secret-box.js';
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
+import { countWith } from '../core/metrics.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import { createWebhookSender } from '../domain/webhook-sender.js';
 import type { WebhookMessage } from '../domain/webhooks.js';
 import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
+import { SERVICE_METRICS } from '../wiring.js';
 
 export type WebhookSenderHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
@@ -87,9 +89,13 @@ export const createWebhookSenderHandler = (
           return;
         }
         try {
-          await sender.handle(body);
+          const outcome = await sender.handle(body);
+          if (outcome !== 'duplicate' && outcome !== 'waiting') {
+            countWith(SERVICE_METRICS.webhookAttempts, { outcome });
+          }
         } catch (e) {
           logFault('webhook attempt failed on our side; the message comes back', e);
+          countWith(SERVICE_METRICS.webhookSenderFaults, {});
           failures.push({ itemIdentifier: record.messageId });
         }
       }),

@@ -63,9 +63,25 @@ describe('with a destination', () => {
     expect(s.stack.monitoring.alarms).toHaveLength(7);
   });
 
-  it("covers the webhook sender's errors and its dead-letter queue", () => {
-    const names = alarms(s).map((a) => a.Properties.MetricName);
-    expect(names).toEqual(expect.arrayContaining(['Errors', 'ApproximateNumberOfMessagesVisible']));
+  it("covers the webhook sender's errors, its own faults, and its dead-letter queue", () => {
+    const senderId = s.logicalId(s.stack.webhooks.sender);
+    const sender = alarms(s).find((a) =>
+      (a.Properties.Metrics ?? []).some(
+        (m: Json) => m.MetricStat?.Metric.MetricName === 'WebhookSenderFaults',
+      ),
+    );
+    const metrics = (sender?.Properties.Metrics ?? []).flatMap((m: Json) =>
+      m.MetricStat ? [m.MetricStat.Metric] : [],
+    );
+    expect(metrics).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          MetricName: 'Errors',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: senderId } }],
+        }),
+        expect.objectContaining({ Namespace: 'PdfRenderService', MetricName: 'WebhookSenderFaults' }),
+      ]),
+    );
     const dlq = alarms(s).find((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
     expect(dlq.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).toBe(
       s.logicalId(s.stack.webhooks.deadLetterQueue),
