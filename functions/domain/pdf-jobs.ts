@@ -38,7 +38,7 @@ import {
   type Clock,
   type Diagnostics,
   type JobEvents,
-  noJobEvents,
+  NO_JOB_EVENTS,
   type PdfStorage,
   type Renderer,
   type RenderRequest,
@@ -81,7 +81,7 @@ export interface PdfJobDeps {
   readonly limits: PdfJobLimits;
   /** Told about faults that are answered as a failed job rather than thrown. */
   readonly onFault: (message: string, error: unknown) => void;
-  /** Told when a job completes or fails (webhooks). @default noJobEvents */
+  /** Told when a job completes or fails (webhooks). @default NO_JOB_EVENTS */
   readonly events?: JobEvents;
 }
 
@@ -161,7 +161,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   /** The job's end is told (webhooks); never fails the render. */
   const ended = (job: Job): Promise<void> =>
-    (deps.events ?? noJobEvents).ended(job).catch((e) => deps.onFault('telling a job’s end failed', e));
+    (deps.events ?? NO_JOB_EVENTS).ended(job).catch((e) => deps.onFault('telling a job’s end failed', e));
 
   const present = async (job: Job): Promise<JobView> => {
     const expires = fileExpiresAt(job, limits.pdfRetentionDays);

@@ -167,28 +167,41 @@ export interface Clock {
   now(): Date;
 }
 
-/** How a message is sent: after `delaySeconds` (SQS: at most 900), in the fair-queue group `groupId`. */
+/** How a message is sent: held back `delaySeconds`, and in the fair-delivery group `groupId`. */
 export interface SendOptions {
+  /** 0-900 s (SQS's DelaySeconds). */
   readonly delaySeconds?: number;
+  /** SQS fair queues: messages of one group (an account) do not hold back another group's. */
   readonly groupId?: string;
 }
 
 /**
- * A queue of small JSON messages (ids only: SQS takes at most 256 KiB), delivered at least once
- * to a consumer (functions/adapters/sqs in the cloud and locally).
+ * A queue of small JSON messages (ids only: never template text or variables, as SQS takes at
+ * most 256 KiB and variables may be 1 MiB), delivered at least once. The SQS adapter is
+ * functions/adapters/sqs/queue.ts; the local stack serves the same API (lib/local/sqs).
  */
 export interface MessageQueue<T> {
   send(body: T, options?: SendOptions): Promise<void>;
+  /** Many at once (SQS batches of 10); each with the same options. */
   sendMany?(bodies: readonly T[], options?: SendOptions): Promise<void>;
 }
 
 /**
- * Told once a job reaches completed or failed, when the job names a webhook endpoint or a batch.
- * Never fails the render: an implementation retries or logs its own faults.
+ * Told once a job reaches completed or failed (sync or async, or failed by the sweeper) when the
+ * job names a webhook endpoint (`webhook_id`) or a batch (`batch_id`). A failure to publish is
+ * retried and logged by the caller, never the render's failure. NO_JOB_EVENTS until webhooks and
+ * batches wire theirs.
  */
 export interface JobEvents {
   ended(job: Job): Promise<void>;
 }
 
-/** Until webhooks and batches are wired: nobody listens. */
-export const noJobEvents: JobEvents = { ended: async () => {} };
+export const NO_JOB_EVENTS: JobEvents = { ended: async () => {} };
+
+/**
+ * The account's webhook endpoints, as a render that names one (`webhook_id`) is checked against
+ * them at acceptance (unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND). Absent: not checked.
+ */
+export interface WebhookEndpoints {
+  exists(accountId: string, webhookId: string): Promise<boolean>;
+}

@@ -3,8 +3,10 @@
  * endpoints (`webhook_id`) sends it `job.completed` or `job.failed` when it ends, with the job
  * as the API shows it (`describe`: GET /v1/pdf/{id}'s body, its download link included).
  */
+
+import { WEBHOOK_ID } from './ids.js';
 import type { Job } from './jobs.js';
-import type { JobEvents } from './ports.js';
+import type { JobEvents, WebhookEndpoints } from './ports.js';
 import type { WebhookEmitter } from './webhook-management.js';
 import type { WebhookStore } from './webhooks.js';
 
@@ -33,4 +35,10 @@ export const createWebhookJobEvents = (deps: WebhookJobEventsDeps): JobEvents =>
       }
     }
   },
+});
+
+/** The endpoints as a render that names one is checked against at acceptance (ports.ts). */
+export const webhookEndpointsOf = (store: WebhookStore): WebhookEndpoints => ({
+  exists: async (accountId, webhookId) =>
+    WEBHOOK_ID.test(webhookId) && (await store.get(accountId, webhookId)) !== undefined,
 });
