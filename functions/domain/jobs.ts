@@ -8,8 +8,9 @@
  * PDF_RENDERING_INTERRUPTED. A job also records the quota unit it holds (`unit`), so that after a
  * crash the month's counters can be worked out again from the jobs (usage.ts, reconcile).
  */
+
+import type { Diagnostics } from './diagnostics.js';
 import type { Page } from './pagination.js';
-import type { Diagnostics } from './ports.js';
 
 export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
 

@@ -6,7 +6,10 @@
  * DynamoDB adapters in functions/adapters/dynamodb.
  */
 
+import type { Diagnostics } from './diagnostics.js';
 import type { Job } from './jobs.js';
+
+export type { DiagnosticEntry, Diagnostics, DiagnosticType } from './diagnostics.js';
 
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
@@ -86,29 +89,6 @@ export interface PdfMetadata {
   readonly author?: string;
   readonly subject?: string;
   readonly keywords?: readonly string[];
-}
-
-/** What a render's page did that the caller may want to know (the job's `diagnostics`). */
-export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_glyph' | 'unsafe_link';
-
-export interface DiagnosticEntry {
-  readonly type: DiagnosticType;
-  /**
-   * console, page_error: the text. resource: why it did not load (`blocked: private address`,
-   * `failed: net::ERR_NAME_NOT_RESOLVED`, `failed: HTTP 404`, `pending: still loading at the deadline`).
-   * missing_glyph: the characters no font could draw. unsafe_link: the page the link was removed from.
-   */
-  readonly message: string;
-  /** resource: the URL; unsafe_link: the link's target (both cut when long). */
-  readonly url?: string;
-  /** How many times the same entry happened. */
-  readonly count: number;
-}
-
-export interface Diagnostics {
-  readonly entries: readonly DiagnosticEntry[];
-  /** Entries were left out to keep within the caps (50 entries, 16 KiB as JSON). */
-  readonly truncated: boolean;
 }
 
 export type RenderFailureCode =
