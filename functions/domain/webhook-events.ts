@@ -4,7 +4,7 @@
  * as the API shows it (`describe`: GET /v1/pdf/{id}'s body, its download link included).
  */
 
-import { WEBHOOK_ID } from './ids.js';
+import { newWebhookDeliveryId, WEBHOOK_ID } from './ids.js';
 import type { Job } from './jobs.js';
 import type { JobEvents, WebhookEndpoints } from './ports.js';
 import type { WebhookEmitter } from './webhook-management.js';
@@ -21,13 +21,16 @@ export const createWebhookJobEvents = (deps: WebhookJobEventsDeps): JobEvents =>
   async ended(job: Job): Promise<void> {
     if (!job.webhook_id || (job.status !== 'completed' && job.status !== 'failed')) return;
     const type = job.status === 'completed' ? 'job.completed' : 'job.failed';
+    // One id for every try, so a try that recorded the delivery but failed to queue it is not
+    // recorded twice.
+    const id = newWebhookDeliveryId();
     // A few tries: a brief store or queue fault must not lose the event; the render never waits long.
     for (let tries = 0; tries < 3; tries++) {
       try {
         const endpoint = await deps.endpoints.get(job.account_id, job.webhook_id);
         // Deleted since the render was accepted, or not subscribed: nobody to tell.
         if (!endpoint?.events.includes(type)) return;
-        await deps.emitter.emit(endpoint, type, await deps.describe(job));
+        await deps.emitter.emit(endpoint, type, await deps.describe(job), id);
         return;
       } catch (e) {
         deps.onFault(`sending ${type} for job ${job.id} failed`, e);

@@ -105,15 +105,20 @@ export const createWebhookEmitter = (deps: {
   readonly queue: MessageQueue<WebhookMessage>;
   readonly clock: Clock;
 }) => ({
+  /**
+   * Records the delivery, then queues its first attempt. Given the same `id` again (a retry after
+   * a fault), the delivery is recorded once and its message sent again (duplicates are dropped).
+   */
   async emit(
     endpoint: StoredWebhookEndpoint,
     type: WebhookEventType,
     data: unknown,
+    id: string = newWebhookDeliveryId(),
   ): Promise<StoredWebhookDelivery> {
     const now = deps.clock.now();
     const payload: WebhookPayload = { type, timestamp: isoNow(now), data };
     const delivery: StoredWebhookDelivery = {
-      id: newWebhookDeliveryId(),
+      id,
       webhook_id: endpoint.id,
       account_id: endpoint.account_id,
       event_type: type,

@@ -89,6 +89,7 @@ export interface StoredWebhookDelivery extends WebhookDelivery {
 }
 
 export interface WebhookDeliveryStore {
+  /** Records a new delivery; one whose id exists already is left as it is. */
   create(delivery: StoredWebhookDelivery): Promise<void>;
   get(accountId: string, webhookId: string, deliveryId: string): Promise<StoredWebhookDelivery | undefined>;
   /** Newest first. */

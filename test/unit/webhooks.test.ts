@@ -114,6 +114,14 @@ describe('the sender’s client', () => {
     expect(await post({ url: 'ftp://example.com/x', headers: {}, body: '' })).toMatchObject({ status: null });
   });
 
+  it('counts a slow lookup against the attempt’s time', async () => {
+    const stalled = createWebhookClient({ timeoutMs: 200, lookup: () => new Promise(() => {}) });
+    const started = performance.now();
+    const res = await stalled({ url: 'https://slow-dns.example.com/x', headers: {}, body: '{}' });
+    expect(res).toMatchObject({ status: null, error: 'timed out after 200 ms' });
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
   it('judges a name by every address it resolves to', async () => {
     const check = createWebhookUrlCheck({ lookup: async () => ['93.184.216.34', '10.0.0.1'] });
     expect(await check(new URL('https://mixed.example.com/x'))).toBe('private address');

@@ -309,7 +309,11 @@ export const createWebhookDeliveryStore = (
   clock: Clock,
 ): WebhookDeliveryStore => ({
   async create(delivery) {
-    await db.send(new PutCommand(createDeliveryParams(tableName, delivery)));
+    try {
+      await db.send(new PutCommand(createDeliveryParams(tableName, delivery)));
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e; // recorded by an earlier try of the same emit
+    }
   },
 
   async get(accountId, webhookId, deliveryId) {

@@ -27,6 +27,21 @@ export interface WebhookClientOptions {
 
 const DEFAULT_PORTS: Readonly<Record<string, number>> = { 'http:': 80, 'https:': 443 };
 
+/** A creation request does not wait on a slow resolver longer than this. */
+const LOOKUP_AT_CREATION_MS = 3_000;
+
+/** The promise's value, or undefined once `ms` have passed first. */
+const withDeadline = <T>(promise: Promise<T>, ms: number): Promise<T | undefined> => {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+};
+
 /** Why no answer came, in words safe to show: a code, never an address. */
 const failure = (e: unknown, timeoutMs: number): string => {
   const error = e as NodeJS.ErrnoException;
@@ -45,9 +60,10 @@ export const createWebhookUrlCheck = (options: Pick<WebhookClientOptions, 'allow
     const port = url.port === '' ? DEFAULT_PORTS[url.protocol] : Number(url.port);
     if (port === undefined) return 'the scheme must be https (or http)';
     if (url.username !== '' || url.password !== '') return 'credentials in the URL are not accepted';
-    const found = await resolve(url.hostname, port);
-    // A name that does not resolve yet may be set up later; the sender checks again at each attempt.
-    if ('refused' in found && found.refused !== 'host not found') return `${found.refused}`;
+    const found = await withDeadline(resolve(url.hostname, port), LOOKUP_AT_CREATION_MS);
+    // A name that does not resolve (yet, or in time) may be set up later: the sender checks again
+    // at each attempt.
+    if (found && 'refused' in found && found.refused !== 'host not found') return `${found.refused}`;
     return undefined;
   };
 };
@@ -69,7 +85,9 @@ export const createWebhookClient = (options: WebhookClientOptions): WebhookPost 
     }
     const port = target.port === '' ? DEFAULT_PORTS[target.protocol] : Number(target.port);
     if (port === undefined) return done(null, 'the scheme must be https (or http)');
-    const found = await resolve(target.hostname, port);
+    // The name's lookup counts against the attempt's time too.
+    const found = await withDeadline(resolve(target.hostname, port), options.timeoutMs);
+    if (found === undefined) return done(null, `timed out after ${options.timeoutMs} ms`);
     if ('refused' in found) return done(null, `refused: ${found.refused}`);
     const { address } = found;
     const family = isIP(address) === 6 ? 6 : 4;
