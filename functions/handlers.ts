@@ -8,7 +8,9 @@ import { createHandler as createApiKeysHandler } from './api-keys/index.js';
 import { apiKeysResource } from './api-keys/routes.js';
 import type { Environment } from './core/config.js';
 import type { LambdaHandler } from './core/http.js';
-import type { Renderer } from './domain/ports.js';
+import type { LookupAll } from './core/public-addresses.js';
+import type { MessageQueue, Renderer } from './domain/ports.js';
+import type { WebhookMessage } from './domain/webhooks.js';
 import { createHandler as createFallbackHandler } from './fallback/index.js';
 import { createHandler as createMeHandler } from './me/index.js';
 import { meResource } from './me/routes.js';
@@ -19,11 +21,17 @@ import { createHandler as createTemplatesHandler } from './templates/index.js';
 import { templatesResource } from './templates/routes.js';
 import { createHandler as createUsageHandler } from './usage/index.js';
 import { usageResource } from './usage/routes.js';
+import { createHandler as createWebhooksHandler } from './webhooks/index.js';
+import { webhooksResource } from './webhooks/routes.js';
 
 /** What a resource's Lambda is made with: its environment, and parts the local stack hands in. */
 export interface HandlerParts {
   /** The local stack's in-process renderer; in the cloud the renderer Lambda is invoked. */
   readonly renderer?: Renderer;
+  /** The local stack's webhook queue; in the cloud, SQS (WEBHOOK_QUEUE_URL). */
+  readonly webhookQueue?: MessageQueue<WebhookMessage>;
+  /** Tests only: the resolver webhook hosts are judged with. */
+  readonly webhookLookup?: LookupAll;
 }
 
 export type CreateHandler = (env: Environment, parts: HandlerParts) => LambdaHandler;
@@ -34,6 +42,7 @@ export const handlerFactories: ReadonlyMap<string, CreateHandler> = new Map<stri
   [apiKeysResource.name, createApiKeysHandler],
   [meResource.name, createMeHandler],
   [usageResource.name, createUsageHandler],
+  [webhooksResource.name, createWebhooksHandler],
   [FALLBACK_RESOURCE, createFallbackHandler],
 ]);
 

@@ -90,6 +90,8 @@ export interface ResourceNeeds {
   readonly renderer?: boolean;
   /** Computes API key digests to store them (it issues keys), besides checking presented ones. */
   readonly issuesApiKeys?: boolean;
+  /** Sends webhook events (to the webhook queue). */
+  readonly webhookQueue?: boolean;
 }
 
 export interface ResourceDeclaration<R extends Readonly<Record<string, RouteDeclaration>>> {
@@ -154,6 +156,7 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     apiKeySecret: authenticated || r.needs.issuesApiKeys === true,
     pdfBucket: r.needs.pdfBucket === true,
     renderer: r.needs.renderer === true,
+    webhookQueue: r.needs.webhookQueue === true,
   };
 };
 

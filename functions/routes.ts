@@ -9,6 +9,7 @@ import { pdfResource } from './pdf/routes.js';
 import { type AnyResource, createMatcher, type Route, routeKey, routesOf } from './route-declaration.js';
 import { templatesResource } from './templates/routes.js';
 import { usageResource } from './usage/routes.js';
+import { webhooksResource } from './webhooks/routes.js';
 
 export type { CredentialKind, HttpMethod, Route } from './route-declaration.js';
 export { routeKey } from './route-declaration.js';
@@ -19,6 +20,7 @@ export const resources: readonly AnyResource[] = [
   apiKeysResource,
   meResource,
   usageResource,
+  webhooksResource,
 ];
 
 /** The Lambda behind API Gateway's `$default` route: 404 and 405 for what no route matches. */

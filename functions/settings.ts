@@ -74,6 +74,24 @@ export const INTEGER_SETTINGS = {
   jobLeaseSeconds: { variable: 'JOB_LEASE_SECONDS', default: 30, min: 10, max: 900 },
   /** How often the local stack's sweeper runs (the cloud's runs every minute, EventBridge's finest rate). */
   sweepIntervalSeconds: { variable: 'SWEEP_INTERVAL_SECONDS', default: 5, min: 1, max: 3600 },
+  /**
+   * One webhook attempt, end to end (connect, send, the answer's first bytes): past it the attempt
+   * failed. Short, so a slow receiver costs the sender little; receivers should answer at once and
+   * do their work after.
+   */
+  webhookTimeoutMs: { variable: 'WEBHOOK_TIMEOUT_MS', default: 10_000, min: 100, max: 30_000 },
+  /** The wait before a webhook's first retry; each later wait doubles (30 s, 1 min, 2 min, …). */
+  webhookFirstRetrySeconds: { variable: 'WEBHOOK_FIRST_RETRY_SECONDS', default: 30, min: 1, max: 3600 },
+  /**
+   * A delivery is retried for at most this long after its first attempt (or its redelivery), then
+   * marked failed: with the defaults, 12 attempts over about 17 hours.
+   */
+  webhookRetryWindowSeconds: {
+    variable: 'WEBHOOK_RETRY_WINDOW_SECONDS',
+    default: 86_400,
+    min: 1,
+    max: 3 * 86_400,
+  },
 } as const satisfies Record<string, IntegerSetting>;
 
 export type IntegerSettingName = keyof typeof INTEGER_SETTINGS;

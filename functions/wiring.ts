@@ -25,6 +25,8 @@ export const BINDINGS = {
   pdfBucket: { bucketName: 'BUCKET_NAME' },
   /** The renderer Lambda, invoked synchronously. */
   renderer: { functionName: 'RENDERER_FUNCTION_NAME' },
+  /** The webhook queue (SQS), which the webhook sender consumes: events and retries are sent to it. */
+  webhookQueue: { queueUrl: 'WEBHOOK_QUEUE_URL' },
 } as const;
 
 export type Binding = keyof typeof BINDINGS;
@@ -60,6 +62,11 @@ export const LOCAL_VARIABLES = {
   secretAccessKey: 'AWS_SECRET_ACCESS_KEY',
   apiKeySecret: 'API_KEY_SECRET',
   jwksFile: 'LOCAL_JWKS_FILE',
+  /**
+   * `host:port` pairs webhooks may be sent to although they are not public (comma-separated), as
+   * RENDERER_EGRESS_ALLOW_HOSTS is for pages: the local stack's tests only; never set in the cloud.
+   */
+  webhookAllowHosts: 'WEBHOOK_EGRESS_ALLOW_HOSTS',
 } as const;
 
 /** The region, as Lambda sets it (and the SDK's older name). */
@@ -78,4 +85,17 @@ export const RENDERER_VARIABLES = {
   maxPageRequests: 'RENDERER_MAX_PAGE_REQUESTS',
   maxConcurrentRenders: 'RENDERER_MAX_CONCURRENT_RENDERS',
   fontconfigFile: 'FONTCONFIG_FILE',
+} as const;
+
+/**
+ * The service's own CloudWatch metrics (embedded metric format, functions/core/metrics.ts), which
+ * the CDK stack alarms on: their namespace, the `service` dimension Powertools adds, and names.
+ */
+export const SERVICE_METRICS = {
+  namespace: 'PdfRenderService',
+  service: 'pdf-render-service',
+  /** The webhook sender failed on its own side (the table, the queue): the message comes back. */
+  webhookSenderFaults: 'WebhookSenderFaults',
+  /** Webhook attempts, by `outcome`: succeeded, retrying (failed, another is due), failed (the last). */
+  webhookAttempts: 'WebhookAttempts',
 } as const;

@@ -29,6 +29,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { type AnyResource, routesOf, wiringOf } from '../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, resources } from '../functions/routes.js';
@@ -45,6 +46,8 @@ export interface ServiceApiProps {
   readonly renderer: IFunction;
   readonly userPool: UserPoolIds;
   readonly apiKeySecret: ISecret;
+  /** The webhook queue: the functions that send events (webhooks, pdf) may send to it. */
+  readonly webhookQueue: IQueue;
   /** Settings every API function reads (plans, limits, budget, retention). */
   readonly environment: Readonly<Record<string, string>>;
   /**
@@ -239,6 +242,7 @@ export class ServiceApi extends Construct {
       apiKeySecret: () => fn.bindApiKeySecret(props.apiKeySecret),
       pdfBucket: () => fn.bindPdfBucket(props.pdfBucket),
       renderer: () => fn.bindRenderer(props.renderer),
+      webhookQueue: () => fn.bindWebhookQueue(props.webhookQueue),
     } satisfies Record<Binding, () => ServiceFunction>;
     for (const binding of BINDING_NAMES) if (wiring[binding]) binders[binding]();
     return fn;

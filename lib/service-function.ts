@@ -14,6 +14,7 @@ import { Architecture, type IFunction, type ILayerVersion, Runtime, Tracing } fr
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { type Binding, type BindingValues, bindingEnvironment } from '../functions/wiring.js';
 import type { PdfBucket } from './pdf-bucket.js';
@@ -228,6 +229,13 @@ export class ServiceFunction extends NodejsFunction {
   bindApiKeySecret(secret: ISecret): this {
     this.bindVariables('apiKeySecret', { secretId: secret.secretArn });
     secret.grantRead(this);
+    return this;
+  }
+
+  /** WEBHOOK_QUEUE_URL, and the right to send to that queue (and nothing else on it). */
+  bindWebhookQueue(queue: IQueue): this {
+    this.bindVariables('webhookQueue', { queueUrl: queue.queueUrl });
+    queue.grantSendMessages(this);
     return this;
   }
 

@@ -42,6 +42,8 @@ export interface ServiceMonitoringProps {
   readonly rendererReservedConcurrency?: number;
   /** Where every alarm of the stack notifies. Empty only when the stack was told `alarms: 'none'`. */
   readonly alarmActions: readonly IAlarmAction[];
+  /** Alarms other constructs made with their actions (the webhook sender's): shown with the rest. @default none */
+  readonly otherAlarms?: readonly Alarm[];
 }
 
 export class ServiceMonitoring extends Construct {
@@ -88,6 +90,7 @@ export class ServiceMonitoring extends Construct {
       renderer.errorsAlarm,
       renderer.throttlesAlarm,
       this.rendererDurationAlarm,
+      ...(props.otherAlarms ?? []),
     ];
     // The API's and the renderer's alarms get their actions from their own props; these two here.
     for (const action of props.alarmActions) {

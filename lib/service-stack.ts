@@ -16,6 +16,7 @@ import { resolveSettings, type ServiceSettings } from './service-settings.js';
 import { ServiceTable } from './service-table.js';
 import { SweeperFunction } from './sweeper-function.js';
 import { type CognitoSesEmail, ServiceUserPool, type UserPoolIds } from './user-pool.js';
+import { WebhookDelivery } from './webhook-delivery.js';
 
 export interface PdfServiceStackProps extends StackProps, ServiceSettings {
   /**
@@ -141,6 +142,8 @@ export class PdfServiceStack extends Stack {
   readonly dashboard?: Dashboard;
   /** The scheduled Lambda that ends jobs whose request died (functions/sweeper). */
   readonly sweeper: SweeperFunction;
+  /** The webhook queue, its dead-letter queue and the sender (functions/webhook-sender). */
+  readonly webhooks: WebhookDelivery;
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -190,7 +193,15 @@ export class PdfServiceStack extends Stack {
       alarmActions,
       logRemovalPolicy,
     });
+    this.webhooks = new WebhookDelivery(this, 'Webhooks', {
+      table: this.table,
+      apiKeySecret: this.apiKeySecret,
+      environment: settings.environment,
+      alarmActions,
+      logRemovalPolicy,
+    });
     this.api = new ServiceApi(this, 'Api', {
+      webhookQueue: this.webhooks.queue,
       table: this.table,
       pdfBucket: this.pdfBucket,
       renderer: this.renderer.function,
@@ -228,6 +239,7 @@ export class PdfServiceStack extends Stack {
       rendererTimeoutSeconds: settings.rendererTimeoutSeconds,
       rendererReservedConcurrency: reserved === false ? undefined : reserved,
       alarmActions,
+      otherAlarms: [this.webhooks.senderErrorsAlarm, this.webhooks.deadLetterAlarm],
     });
 
     this.dashboard?.deploySite({
@@ -290,7 +302,7 @@ export class PdfServiceStack extends Stack {
       [`Resource::${arnOf(this.renderer.function)}:*`]:
         "grantInvoke names the renderer and its versions (<renderer>:*): still this one function's code only.",
     };
-    for (const fn of [...this.api.functions.values(), this.sweeper.function]) {
+    for (const fn of [...this.api.functions.values(), this.sweeper.function, this.webhooks.sender]) {
       for (const [finding, reason] of Object.entries(reasons)) {
         Validations.of(fn.role ?? fn).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason });
       }

@@ -140,6 +140,10 @@ export interface ResourceConfig {
   readonly bucketName: string | undefined;
   /** Cloud: the renderer Lambda's name. Unset: the local stack hands its renderer in. */
   readonly rendererFunctionName: string | undefined;
+  /** Cloud: the webhook queue's URL. Unset: the local stack hands its queue in. */
+  readonly webhookQueueUrl: string | undefined;
+  /** `WEBHOOK_EGRESS_ALLOW_HOSTS`: see LOCAL_VARIABLES.webhookAllowHosts. */
+  readonly webhookAllowHosts: readonly string[];
 }
 
 export const readResourceConfig = (wiring: ResourceWiring, env: Environment): ResourceConfig => ({
@@ -150,6 +154,8 @@ export const readResourceConfig = (wiring: ResourceWiring, env: Environment): Re
   apiKeySecret: wiring.apiKeySecret ? readApiKeySecretSource(env) : undefined,
   bucketName: wiring.pdfBucket ? required(env, BINDINGS.pdfBucket.bucketName) : undefined,
   rendererFunctionName: wiring.renderer ? variable(env, BINDINGS.renderer.functionName) : undefined,
+  webhookQueueUrl: wiring.webhookQueue ? variable(env, BINDINGS.webhookQueue.queueUrl) : undefined,
+  webhookAllowHosts: wiring.webhookQueue ? hostPorts(env, LOCAL_VARIABLES.webhookAllowHosts) : [],
 });
 
 export interface RendererConfig {

@@ -4,7 +4,8 @@
  * keys, Authorization headers, HTML or variable values: log codes, ids and sizes.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import { SERVICE_METRICS } from '../wiring.js';
 
-export const SERVICE_NAME = 'pdf-render-service';
+export const SERVICE_NAME = SERVICE_METRICS.service;
 
 export const logger = new Logger({ serviceName: SERVICE_NAME });

@@ -4,11 +4,12 @@
  * PdfRenderService. POWERTOOLS_DEV=true (local) or POWERTOOLS_METRICS_DISABLED=true turns them off.
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { SERVICE_METRICS } from '../wiring.js';
 import { SERVICE_NAME } from './logger.js';
 
 export { MetricUnit };
 
-export const metrics = new Metrics({ namespace: 'PdfRenderService', serviceName: SERVICE_NAME });
+export const metrics = new Metrics({ namespace: SERVICE_METRICS.namespace, serviceName: SERVICE_NAME });
 
 /** One count of `name` with its own dimensions (so that, e.g., an error code does not tag the rest). */
 export const countWith = (name: string, dimensions: Readonly<Record<string, string>>): void => {

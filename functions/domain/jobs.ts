@@ -8,8 +8,9 @@
  * PDF_RENDERING_INTERRUPTED. A job also records the quota unit it holds (`unit`), so that after a
  * crash the month's counters can be worked out again from the jobs (usage.ts, reconcile).
  */
+
+import type { Diagnostics } from './diagnostics.js';
 import type { Page } from './pagination.js';
-import type { Diagnostics } from './ports.js';
 
 export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
 
@@ -38,6 +39,8 @@ export interface Job {
   readonly created_at: string;
   readonly updated_at: string;
   readonly completed_at: string | null;
+  /** The account's webhook endpoint told when the job ends (webhooks.ts); absent or null: none. */
+  readonly webhook_id?: string | null;
   /** Epoch ms: while the unit is unsettled, when the sweeper may take the job over. Absent once settled. */
   readonly lease_until?: number;
   /** The month (`yyyy-mm`) whose quota unit the job holds or held. */

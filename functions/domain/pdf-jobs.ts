@@ -34,7 +34,16 @@ import {
   pdfObjectKey,
 } from './jobs.js';
 import type { Page } from './pagination.js';
-import type { Clock, Diagnostics, PdfStorage, Renderer, RenderRequest, RenderResult } from './ports.js';
+import {
+  type Clock,
+  type Diagnostics,
+  type JobEvents,
+  NO_JOB_EVENTS,
+  type PdfStorage,
+  type Renderer,
+  type RenderRequest,
+  type RenderResult,
+} from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderCommand } from './render-command.js';
 import {
@@ -72,6 +81,8 @@ export interface PdfJobDeps {
   readonly limits: PdfJobLimits;
   /** Told about faults that are answered as a failed job rather than thrown. */
   readonly onFault: (message: string, error: unknown) => void;
+  /** Told when a job completes or fails (webhooks). @default NO_JOB_EVENTS */
+  readonly events?: JobEvents;
 }
 
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -147,6 +158,10 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   const { jobs, usage, templates, idempotency: idempotency_, storage, renderer, limits, clock } = deps;
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
+
+  /** The job's end is told (webhooks); never fails the render. */
+  const ended = (job: Job): Promise<void> =>
+    (deps.events ?? NO_JOB_EVENTS).ended(job).catch((e) => deps.onFault('telling a job’s end failed', e));
 
   const present = async (job: Job): Promise<JobView> => {
     const expires = fileExpiresAt(job, limits.pdfRetentionDays);
@@ -301,6 +316,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       (f) => deps.onFault('quota release failed', f),
     );
     if (refunded) await jobs.settled(job).catch((f) => deps.onFault('settling the job failed', f));
+    await ended(failed);
     return failed;
   };
 
@@ -361,6 +377,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   ): Promise<Job> => {
     const completed = await jobs.complete(rendering, result);
     await recordCompleted(job, month, result.fileSizeBytes, result.renderDurationMs);
+    await ended(completed);
     return completed;
   };
 
@@ -534,6 +551,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       if (!job) throw jobNotFound(jobId);
       return present(job);
     },
+
+    /** The job as the API shows it (its download link signed afresh): what job events carry. */
+    present,
 
     async list(principal: Principal, page: Page): Promise<JobView[]> {
       return Promise.all((await jobs.list(principal.accountId, page)).map(present));

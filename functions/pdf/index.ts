@@ -7,6 +7,7 @@ import { createIdempotencyStore } from '../adapters/dynamodb/idempotency.js';
 import { createJobStore } from '../adapters/dynamodb/jobs.js';
 import { createTemplateStore } from '../adapters/dynamodb/templates.js';
 import { createUsageStore } from '../adapters/dynamodb/usage.js';
+import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dynamodb/webhooks.js';
 import { createS3Client } from '../adapters/s3/client.js';
 import { createS3PdfStorage } from '../adapters/s3/pdf-storage.js';
 import type { Environment } from '../core/config.js';
@@ -15,15 +16,18 @@ import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.j
 import { createLambdaRenderer } from '../core/renderer-client.js';
 import { REPLAYED } from '../core/responses.js';
 import { createApiRuntime, logFault } from '../core/runtime.js';
-import { jobRecordRetentionSeconds } from '../domain/jobs.js';
+import { type Job, jobRecordRetentionSeconds } from '../domain/jobs.js';
 import { createPdfJobs } from '../domain/pdf-jobs.js';
 import type { Renderer } from '../domain/ports.js';
+import { createWebhookJobEvents } from '../domain/webhook-events.js';
+import { createWebhookEmitter } from '../domain/webhook-management.js';
 import { wiringOf } from '../route-declaration.js';
 import { DEFAULT_PLAN } from '../settings.js';
+import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
 import { pdfResource } from './routes.js';
 import { jobResponse } from './schemas.js';
 
-export interface PdfParts {
+export interface PdfParts extends WebhookParts {
   /** The local stack's in-process renderer; in the cloud the renderer Lambda is invoked. */
   readonly renderer?: Renderer;
 }
@@ -36,6 +40,19 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     parts.renderer ??
     (config.rendererFunctionName ? createLambdaRenderer(config.rendererFunctionName, config.aws) : undefined);
   if (!renderer) throw new Error('the pdf resource needs RENDERER_FUNCTION_NAME, or a renderer handed in');
+
+  // A job that names an endpoint tells it when it ends, with the job as GET /v1/pdf/{id} shows it.
+  let describe: (job: Job) => Promise<unknown> = async () => undefined;
+  const events = createWebhookJobEvents({
+    endpoints: createWebhookStore(db, tableName, logFault),
+    emitter: createWebhookEmitter({
+      deliveries: createWebhookDeliveryStore(db, tableName, clock),
+      queue: webhookQueueOf(config, parts),
+      clock,
+    }),
+    describe: (job) => describe(job),
+    onFault: logFault,
+  });
 
   const pdfJobs = createPdfJobs({
     jobs: createJobStore(db, tableName, clock, {
@@ -62,7 +79,9 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     defaultPlan: DEFAULT_PLAN,
     limits: settings,
     onFault: logFault,
+    events,
   });
+  describe = async (job) => jobResponse(await pdfJobs.present(job));
 
   return createResourceHandler(pdfResource, http(pdfJobs.countRequest), {
     createPdf: async ({ principal, body }) => {

@@ -11,7 +11,7 @@ const pdfJob = { name: 'PdfJob', schema: jobSchema };
 export const pdfResource = resource({
   name: 'pdf',
   description: 'The pdf API: render, list and get PDF jobs',
-  needs: { pdfBucket: true, renderer: true },
+  needs: { pdfBucket: true, renderer: true, webhookQueue: true },
   routes: {
     createPdf: route<RenderCommand>({
       method: 'POST',

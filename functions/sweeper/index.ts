@@ -16,7 +16,14 @@ export type SweepHandler = () => Promise<SweepReport>;
 
 export const createSweepHandler = (env: Environment): SweepHandler => {
   const config = readResourceConfig(
-    { table: true, userPool: false, apiKeySecret: false, pdfBucket: false, renderer: false },
+    {
+      table: true,
+      userPool: false,
+      apiKeySecret: false,
+      pdfBucket: false,
+      renderer: false,
+      webhookQueue: false,
+    },
     env,
   );
   const tableName = config.tableName as string;

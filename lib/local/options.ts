@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { INTEGER_SETTINGS, PLANS_VARIABLE } from '../../functions/settings.js';
-import { RENDERER_VARIABLES } from '../../functions/wiring.js';
+import { LOCAL_VARIABLES, RENDERER_VARIABLES } from '../../functions/wiring.js';
 import { parseOrigins } from '../cors.js';
 
 export const DEFAULT_PORT = 3000;
@@ -77,6 +77,8 @@ export const readServiceEnvironment = (env: Env = process.env): Record<string, s
     ...Object.values(INTEGER_SETTINGS).map((s) => s.variable),
     // The renderer's own (functions/wiring.ts; read by functions/core/config.ts).
     ...Object.values(RENDERER_VARIABLES),
+    // The webhooks' test allowance, as the renderer's above.
+    LOCAL_VARIABLES.webhookAllowHosts,
   ];
   const picked: Record<string, string> = {};
   for (const name of names) {

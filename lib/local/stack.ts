@@ -20,11 +20,14 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { readRendererConfig } from '../../functions/core/config.js';
+import type { LookupAll } from '../../functions/core/public-addresses.js';
+import type { WebhookMessage } from '../../functions/domain/webhooks.js';
 import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
 import { createInProcessRenderer } from '../../functions/renderer/in-process.js';
 import { type ResourceWiring, wiringOf } from '../../functions/route-declaration.js';
 import { resources } from '../../functions/routes.js';
+import { createWebhookSenderHandler, WEBHOOK_SENDER_WIRING } from '../../functions/webhook-sender/index.js';
 import {
   BINDING_NAMES,
   type Binding,
@@ -47,6 +50,7 @@ import {
   type LambdaHandler,
   listen,
 } from './http-server.js';
+import { createInProcessQueue } from './in-process-queue.js';
 import {
   type IssueTokenOptions,
   LOCAL_CLIENT_ID,
@@ -155,6 +159,11 @@ export interface LocalStackOptions {
    * @default 0: tests fault and inspect pages opened at render time
    */
   readonly rendererSpareSessions?: 0 | 1;
+  /**
+   * Tests only: the resolver webhook hosts are judged with, at creation and at delivery (a name
+   * that resolves to a public address, then to a private one). @default the system's
+   */
+  readonly webhookLookup?: LookupAll;
 }
 
 export interface LocalStack {
@@ -209,6 +218,8 @@ const localBindings = (parts: {
   pdfBucket: bindingEnvironment('pdfBucket', { bucketName: LOCAL_BUCKET_NAME }),
   // The in-process renderer is handed in (HandlerParts), not invoked by name.
   renderer: {},
+  // So is the webhook queue.
+  webhookQueue: {},
 });
 
 /**
@@ -393,8 +404,25 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     // Every binding's variables: what a handler made by hand (tests) is given.
     const handlerEnv: Record<string, string> = Object.assign({ ...common }, ...Object.values(bindings));
 
+    // The webhook queue and its consumer, the sender, as the cloud's SQS queue and Lambda.
+    const webhookQueue = createInProcessQueue<WebhookMessage>({
+      name: 'webhooks',
+      visibilityTimeoutSeconds: 5,
+      onDeadLetter: (body) => console.error('local stack: webhook message dead-lettered:', body),
+    });
+    cleanups.push(() => webhookQueue.close());
+    const webhookParts = {
+      webhookQueue,
+      ...(options.webhookLookup ? { webhookLookup: options.webhookLookup } : {}),
+    };
+    const senderEnvironment = { ...common };
+    for (const binding of BINDING_NAMES) {
+      if (WEBHOOK_SENDER_WIRING[binding]) Object.assign(senderEnvironment, bindings[binding]);
+    }
+    webhookQueue.consumeWith(createWebhookSenderHandler(senderEnvironment, webhookParts));
+
     // Every handler is made now, as Lambda runs a function's init before its first request.
-    const handlers = makeHandlers(common, bindings, { renderer });
+    const handlers = makeHandlers(common, bindings, { renderer, ...webhookParts });
     loadHandler = async (resource) => {
       const handler = handlers.get(resource);
       if (!handler) throw new Error(`no handler for the resource "${resource}"`);

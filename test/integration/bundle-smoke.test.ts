@@ -10,10 +10,14 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createWebhookDeliveryStore } from '../../functions/adapters/dynamodb/webhooks.js';
+import { systemClock } from '../../functions/core/runtime.js';
 import { apiResources, routes } from '../../functions/routes.js';
 import { LAMBDA_UNZIPPED_LIMIT_BYTES } from '../../lib/chromium-layer.js';
 import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
@@ -28,9 +32,10 @@ import {
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
 import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
-import { type Api, createApi, createTempDataDir, type Json } from '../helpers/local-stack.js';
+import { type Api, createApi, createTempDataDir, dynamoDbClient, type Json } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { glyphsAfterLabels, isMissingGlyph, readGlyphs } from '../helpers/pdf-fonts.js';
+import { listenOnFreePort } from '../helpers/render-fixtures.js';
 
 /** Variables that exist only locally: where the emulators and the local token issuer's keys are. */
 const LOCAL_ONLY = ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'LOCAL_JWKS_FILE', 'API_KEY_SECRET'] as const;
@@ -44,8 +49,22 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
   let api: Api;
   let token: string;
   const processes = new Map<string, LambdaProcess>();
+  /** A webhook receiver on loopback, allowed to the webhook bundles (WEBHOOK_EGRESS_ALLOW_HOSTS). */
+  const hooks: { headers: IncomingHttpHeaders; body: string }[] = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      hooks.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(204).end();
+    });
+  });
+  let receiverHost: string;
+  /** No SQS server here: the queue's URL is a stand-in, and the sender bundle is invoked with an SQSEvent. */
+  const WEBHOOK_QUEUE_STAND_IN = 'http://127.0.0.1:9/000000000000/webhooks';
 
   beforeAll(async () => {
+    receiverHost = `127.0.0.1:${await listenOnFreePort(receiver)}`;
     outdir = await mkdtemp(join(tmpdir(), 'cdk-bundle-smoke-'));
     // Lambda has no node_modules above /var/task; neither may the bundles here.
     for (let dir = outdir; dir !== dirname(dir); dir = dirname(dir)) {
@@ -85,8 +104,14 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
             API_KEY_SECRET_ID: '',
             ...local.handlerEnv,
             RENDERER_FUNCTION_NAME: renderer.functionName,
+            WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN,
           },
-          { ...localOnly, LAMBDA_ENDPOINT: renderer.endpoint, POWERTOOLS_LOG_LEVEL: 'ERROR' },
+          {
+            ...localOnly,
+            LAMBDA_ENDPOINT: renderer.endpoint,
+            POWERTOOLS_LOG_LEVEL: 'ERROR',
+            WEBHOOK_EGRESS_ALLOW_HOSTS: receiverHost,
+          },
         );
         processes.set(resource, started);
       }),
@@ -100,6 +125,21 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
         bundledFunction(s, s.stack.sweeper.function),
         { ...local.handlerEnv },
         { DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT, POWERTOOLS_LOG_LEVEL: 'ERROR' },
+      ),
+    );
+    // The webhook sender, with what its Lambda is given (the table, the secret, the queue).
+    processes.set(
+      'webhook-sender',
+      await start(
+        'pdf-render-service-webhook-sender',
+        bundledFunction(s, s.stack.webhooks.sender),
+        { ...local.handlerEnv, API_KEY_SECRET_ID: '', WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN },
+        {
+          DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT,
+          API_KEY_SECRET: localOnly.API_KEY_SECRET,
+          WEBHOOK_EGRESS_ALLOW_HOSTS: receiverHost,
+          POWERTOOLS_LOG_LEVEL: 'ERROR',
+        },
       ),
     );
 
@@ -129,6 +169,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
   });
 
   afterAll(async () => {
+    receiver.close();
     if (gateway) await closeServer(gateway, 1000);
     await Promise.all([...processes.values()].map((p) => p.close()));
     await local?.close();
@@ -137,10 +178,59 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     );
   });
 
-  it('starts every function bundle: one per API resource, the fallback, the renderer and the sweeper', () => {
+  it('starts every function bundle: one per API resource, the fallback, the renderer, the sweeper and the webhook sender', () => {
     expect([...processes.keys()].sort()).toEqual(
-      [...apiResources(), 'fallback', 'renderer', 'sweeper'].sort(),
+      [...apiResources(), 'fallback', 'renderer', 'sweeper', 'webhook-sender'].sort(),
     );
+  });
+
+  it('creates an endpoint through the webhooks bundle and sends a signed event through the sender bundle', async () => {
+    const created = await api('/v1/webhooks', {
+      method: 'POST',
+      token,
+      body: { url: `http://${receiverHost}/hook` },
+    });
+    expect(created.status, created.text).toBe(201);
+    const { id, secret } = created.json as Json;
+    // What the test route would queue: a delivery, then its first message (no SQS server here).
+    const deliveryId = 'msg_01JDELIVERYSMOKE0000000000';
+    const payload = JSON.stringify({
+      type: 'webhook.test',
+      timestamp: new Date().toISOString(),
+      data: { id },
+    });
+    await createWebhookDeliveryStore(
+      DynamoDBDocumentClient.from(dynamoDbClient(local)),
+      local.tableName,
+      systemClock,
+    ).create({
+      id: deliveryId,
+      webhook_id: id,
+      account_id: 'smoke-user',
+      event_type: 'webhook.test',
+      status: 'pending',
+      created_at: new Date().toISOString(),
+      updated_at: new Date().toISOString(),
+      next_attempt_at: new Date().toISOString(),
+      attempts: [],
+      payload,
+      window_started_at: Date.now(),
+      window_first_attempt: 1,
+    });
+    const message = { v: 1, account_id: 'smoke-user', webhook_id: id, delivery_id: deliveryId, attempt: 1 };
+    const { payload: answer, functionError } = await (
+      processes.get('webhook-sender') as LambdaProcess
+    ).invoke({
+      Records: [{ messageId: 'm-1', body: JSON.stringify(message), attributes: {}, messageAttributes: {} }],
+    });
+    expect(functionError, JSON.stringify(answer)).toBeUndefined();
+    expect(answer).toEqual({ batchItemFailures: [] });
+    expect(hooks).toHaveLength(1);
+    expect(
+      new Webhook(secret).verify(hooks[0]?.body as string, hooks[0]?.headers as Record<string, string>),
+    ).toEqual(JSON.parse(payload));
+    const deliveries = await api(`/v1/webhooks/${id}/deliveries`, { token });
+    expect((deliveries.json as Json)[0]).toMatchObject({ id: deliveryId, status: 'succeeded' });
   });
 
   it('renders a real PDF through the pdf bundle and the renderer bundle with its Chromium layer', async () => {

@@ -84,13 +84,30 @@ describe('log lines', () => {
       201, 201, 422, 422, 422, 504, 401, 401, 401, 401, 401, 422, 404,
     ]);
 
+    // A webhook endpoint's signing secret: created, then used to sign a test event's attempt.
+    const hook = await local.api('/v1/webhooks', {
+      method: 'POST',
+      token,
+      body: { url: 'https://hooks.invalid/pdf' },
+    });
+    expect(hook.status, hook.text).toBe(201);
+    const webhookSecret: string = hook.json.secret;
+    const test = await local.api(`/v1/webhooks/${hook.json.id}/test`, { method: 'POST', token });
+    expect(test.status, test.text).toBe(201);
+    for (let tries = 0; ; tries++) {
+      const deliveries = await local.api(`/v1/webhooks/${hook.json.id}/deliveries`, { token });
+      if (deliveries.json[0]?.attempts.length > 0) break;
+      if (tries > 100) throw new Error('the test event was never attempted');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
     const logs = output.chunks.join('');
     // The lines are there (so this test could fail): one per answered request, with its code.
     expect(logs).toContain('"routeKey":"POST /v1/pdf"');
     expect(logs).toContain('"errorCode":"INVALID_SESSION_TOKEN"');
     expect(logs).toContain('"errorCode":"INVALID_HTML_TEMPLATE"');
     expect(logs).toContain('"jobId":"job_');
-    const secrets = { token, expired, key, unknownKey, ...MARK };
+    const secrets = { token, expired, key, unknownKey, webhookSecret: webhookSecret.slice(6), ...MARK };
     for (const [name, secret] of Object.entries(secrets)) {
       expect(logs.includes(secret), `${name} appears in the logs`).toBe(false);
     }

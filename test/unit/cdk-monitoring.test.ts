@@ -34,7 +34,7 @@ describe('an alarm destination', () => {
 
   it('can be declined with alarms=none: the alarms and the dashboard are made, notifying nobody', () => {
     const s = synthServiceStack({ props: { alarms: 'none' } });
-    expect(alarms(s)).toHaveLength(5);
+    expect(alarms(s)).toHaveLength(7);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toBeUndefined();
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     expect(s.nagFindings).toEqual([]);
@@ -57,10 +57,35 @@ describe('with a destination', () => {
     s = synthServiceStack({ props: { alarmTopicArn: TOPIC_ARN } });
   });
 
-  it('has five alarms, every one notifying the topic', () => {
-    expect(alarms(s)).toHaveLength(5);
+  it('has seven alarms, every one notifying the topic', () => {
+    expect(alarms(s)).toHaveLength(7);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toEqual([TOPIC_ARN]);
-    expect(s.stack.monitoring.alarms).toHaveLength(5);
+    expect(s.stack.monitoring.alarms).toHaveLength(7);
+  });
+
+  it("covers the webhook sender's errors, its own faults, and its dead-letter queue", () => {
+    const senderId = s.logicalId(s.stack.webhooks.sender);
+    const sender = alarms(s).find((a) =>
+      (a.Properties.Metrics ?? []).some(
+        (m: Json) => m.MetricStat?.Metric.MetricName === 'WebhookSenderFaults',
+      ),
+    );
+    const metrics = (sender?.Properties.Metrics ?? []).flatMap((m: Json) =>
+      m.MetricStat ? [m.MetricStat.Metric] : [],
+    );
+    expect(metrics).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          MetricName: 'Errors',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: senderId } }],
+        }),
+        expect.objectContaining({ Namespace: 'PdfRenderService', MetricName: 'WebhookSenderFaults' }),
+      ]),
+    );
+    const dlq = alarms(s).find((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
+    expect(dlq.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).toBe(
+      s.logicalId(s.stack.webhooks.deadLetterQueue),
+    );
   });
 
   it("covers the API's 5xx rate and p90 latency", () => {

@@ -59,6 +59,9 @@ describe('resolveSettings', () => {
         // Not set here: their defaults.
         jobLeaseSeconds: 30,
         sweepIntervalSeconds: 5,
+        webhookTimeoutMs: 10_000,
+        webhookFirstRetrySeconds: 30,
+        webhookRetryWindowSeconds: 86_400,
       });
     } finally {
       for (const key of Object.keys(environment)) delete process.env[key];

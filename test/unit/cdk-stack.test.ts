@@ -65,19 +65,69 @@ describe('the default stack', () => {
     }
   });
 
-  it('has one Lambda per API resource, the fallback, the renderer and the sweeper, all on Node.js 22 or newer', () => {
+  it('has one Lambda per API resource, the fallback, the renderer, the sweeper and the webhook sender, all on Node.js 22 or newer', () => {
     // Besides them, only aws-cdk-lib's own handler that copies the dashboard into its bucket.
     const deployHandler = s.stack.dashboard?.bucketDeploymentHandler;
     const ours = Object.keys(functions).filter((id) => id !== s.logicalId(deployHandler as never));
     expect(ours.sort()).toEqual(
       [...apiResources(), 'fallback']
         .map(fnId)
-        .concat(rendererId(), s.logicalId(s.stack.sweeper.function))
+        .concat(rendererId(), s.logicalId(s.stack.sweeper.function), s.logicalId(s.stack.webhooks.sender))
         .sort(),
     );
     for (const fn of ours.map((id) => functions[id])) {
       expect(Number(/^nodejs(\d+)\.x$/.exec(fn.Properties.Runtime)?.[1])).toBeGreaterThanOrEqual(22);
     }
+  });
+
+  it('feeds the webhook sender from an encrypted, TLS-only queue with a DLQ, and grants it no more than it uses', () => {
+    const senderId = s.logicalId(s.stack.webhooks.sender);
+    const queueId = s.logicalId(s.stack.webhooks.queue);
+    const dlqId = s.logicalId(s.stack.webhooks.deadLetterQueue);
+    const queues = s.template.findResources('AWS::SQS::Queue');
+    expect(Object.keys(queues).sort()).toEqual([dlqId, queueId].sort());
+    for (const q of Object.values(queues) as Json[]) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
+    expect(queues[queueId]?.Properties.RedrivePolicy).toEqual({
+      deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
+      maxReceiveCount: 5,
+    });
+    const ssl = Object.values(s.template.findResources('AWS::SQS::QueuePolicy')) as Json[];
+    expect(ssl).toHaveLength(2);
+    for (const p of ssl) {
+      expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
+    }
+    const mappings = Object.values(s.template.findResources('AWS::Lambda::EventSourceMapping')) as Json[];
+    expect(mappings.map((m) => [m.Properties.FunctionName, m.Properties.EventSourceArn])).toEqual([
+      [{ Ref: senderId }, { 'Fn::GetAtt': [queueId, 'Arn'] }],
+    ]);
+    expect(mappings[0].Properties.FunctionResponseTypes).toEqual(['ReportBatchItemFailures']);
+    const sender = functions[senderId];
+    expect(sender.Properties.VpcConfig).toBeUndefined();
+    expect(sender.Properties.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({ Ref: queueId });
+    const actions = statementsOfRole(s, sender.Properties.Role['Fn::GetAtt'][0])
+      .flatMap(actionsOf)
+      .filter((a) => /^(dynamodb|sqs|s3|lambda):/.test(a))
+      .sort();
+    expect([...new Set(actions)]).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:ReceiveMessage',
+      'sqs:SendMessage',
+    ]);
+    // Only the functions that send events may send to the queue: webhooks (test, redeliver), pdf (job events).
+    const senders = Object.entries(functions)
+      .filter(([, fn]) =>
+        statementsOfRole(s, fn.Properties.Role['Fn::GetAtt'][0]).some((st) =>
+          actionsOf(st).includes('sqs:SendMessage'),
+        ),
+      )
+      .map(([id]) => id)
+      .sort();
+    expect(senders).toEqual([fnId('pdf'), fnId('webhooks'), senderId].sort());
   });
 
   it('runs the sweeper every minute, with the table only to query, read and update', () => {
@@ -210,7 +260,8 @@ describe('the default stack', () => {
       .filter((r) => r.needs.issuesApiKeys === true || Object.values(r.routes).length > 0)
       .map((r) => r.name);
     expect(expected).toEqual(expect.arrayContaining(['pdf', 'api-keys', 'me', 'usage']));
-    expect(readers.sort()).toEqual(expected.map(fnId).sort());
+    // And the webhook sender: signing secrets are sealed under a key derived from it.
+    expect(readers.sort()).toEqual(expected.map(fnId).concat(s.logicalId(s.stack.webhooks.sender)).sort());
     for (const id of readers) {
       expect(functions[id].Properties.Environment.Variables.API_KEY_SECRET_ID).toEqual({ Ref: secretId });
     }

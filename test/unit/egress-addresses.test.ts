@@ -4,7 +4,8 @@
  * spelling of an IPv4 address inside IPv6, is refused, at its first, a middle and its last address.
  */
 import { describe, expect, it } from 'vitest';
-import { createEgressPolicy, isPublicAddress } from '../../functions/renderer/egress.js';
+import { isPublicAddress } from '../../functions/core/public-addresses.js';
+import { createEgressPolicy } from '../../functions/renderer/egress.js';
 
 // IANA IPv6 Special-Purpose Address Registry, plus the IPv6 space outside 2000::/3 that is not
 // allocated for global unicast; each with addresses at its start, inside and at its end.

@@ -15,6 +15,9 @@
  *   API key        PK APIKEY#<HMAC digest of the key>  SK APIKEY   (the key itself is never stored)
  *   API key ref    PK ACCOUNT#<account>  SK APIKEY#<key id>       (id → digest; SK order = creation order)
  *   key slots      PK ACCOUNT#<account>  SK APIKEY_SLOTS          (the ids of the active keys, a string set)
+ *   webhook endpoint PK ACCOUNT#<account> SK WEBHOOK#<webhook id> (its secret sealed, never in clear)
+ *   webhook slots  PK ACCOUNT#<account>  SK WEBHOOK_SLOTS         (the ids of the endpoints, a string set)
+ *   webhook delivery PK ACCOUNT#<account> SK WEBHOOK_DELIVERY#<webhook id>#<delivery id>  (attempts inside; expires_at set)
  *
  * An account item carries GSI1PK EMAIL#<lower-cased email>, GSI1SK ACCOUNT#<account> (lookup by email).
  * A job whose unit is unsettled (pending, rendering, or failed with its refund not yet done) carries
@@ -45,6 +48,9 @@ export const ENTITY = {
   apiKey: 'api_key',
   apiKeyRef: 'api_key_ref',
   apiKeySlots: 'api_key_slots',
+  webhook: 'webhook',
+  webhookSlots: 'webhook_slots',
+  webhookDelivery: 'webhook_delivery',
 } as const;
 
 export type Entity = (typeof ENTITY)[keyof typeof ENTITY];
@@ -136,6 +142,27 @@ export const apiKeyRefsPartition = (accountId: string): string => accountPk(acco
 export const apiKeySlotsKey = (accountId: string): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: 'APIKEY_SLOTS',
+});
+
+/** An account's webhook endpoints; ULID ids, so SK order = creation order. */
+export const WEBHOOK_SK_PREFIX = 'WEBHOOK#';
+export const webhookKey = (accountId: string, webhookId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `${WEBHOOK_SK_PREFIX}${webhookId}`,
+});
+export const webhooksPartition = (accountId: string): string => accountPk(accountId);
+
+/** The set of an account's endpoint ids, whose size caps the endpoints. */
+export const webhookSlotsKey = (accountId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: 'WEBHOOK_SLOTS',
+});
+
+/** An endpoint's deliveries share a prefix (no other SK starts with `WEBHOOK_DELIVERY#`). */
+export const webhookDeliveriesPrefix = (webhookId: string): string => `WEBHOOK_DELIVERY#${webhookId}#`;
+export const webhookDeliveryKey = (accountId: string, webhookId: string, deliveryId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `${webhookDeliveriesPrefix(webhookId)}${deliveryId}`,
 });
 
 /** GSI1, the secondary listings index (functions/table.ts). */

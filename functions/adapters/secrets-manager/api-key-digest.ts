@@ -9,7 +9,7 @@ import type { ApiKeySecretSource, AwsConfig } from '../../core/config.js';
 import type { ActiveApiKey, ApiKeyStore } from '../../domain/api-keys.js';
 
 /** The secret, fetched once per cold start (and again only if that fetch failed). */
-const secretLoader = (source: ApiKeySecretSource, aws: AwsConfig): (() => Promise<string>) => {
+export const secretLoader = (source: ApiKeySecretSource, aws: AwsConfig): (() => Promise<string>) => {
   if (source.kind === 'value') return async () => source.value;
   let pending: Promise<string> | undefined;
   return () => {

@@ -1,0 +1,373 @@
+/**
+ * Webhook endpoints and deliveries, in the account's partition (keys.ts):
+ *
+ *   endpoint  ACCOUNT#<a> / WEBHOOK#<id>                        url, events, the secret sealed
+ *   slots     ACCOUNT#<a> / WEBHOOK_SLOTS                       the endpoints' ids, a string set: an
+ *                                                               endpoint is created only by adding its
+ *                                                               id while the set has fewer than the
+ *                                                               limit (one conditional write)
+ *   delivery  ACCOUNT#<a> / WEBHOOK_DELIVERY#<webhook>#<msg id> one event for one endpoint, its
+ *                                                               attempts a list appended to by a
+ *                                                               write conditional on its length
+ *
+ * Creating takes a slot, then writes the endpoint; a failure gives the slot back. Deleting removes
+ * the endpoint, then its slot. Deliveries expire (TTL) DELIVERY_RETENTION_DAYS after their last
+ * run of attempts began.
+ */
+import {
+  DeleteCommand,
+  type DeleteCommandInput,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  type GetCommandInput,
+  PutCommand,
+  type PutCommandInput,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { epochSeconds, isoNow } from '../../domain/clock.js';
+import type { Page } from '../../domain/pagination.js';
+import type { Clock } from '../../domain/ports.js';
+import type {
+  DeliveryAttempt,
+  DeliveryStatus,
+  StoredWebhookDelivery,
+  StoredWebhookEndpoint,
+  SubscribableEventType,
+  WebhookCreateOutcome,
+  WebhookDelivery,
+  WebhookDeliveryStore,
+  WebhookEventType,
+  WebhookStore,
+} from '../../domain/webhooks.js';
+import {
+  ENTITY,
+  ITEM_ABSENT,
+  ITEM_EXISTS,
+  PK,
+  SK,
+  TTL,
+  WEBHOOK_SK_PREFIX,
+  webhookDeliveriesPrefix,
+  webhookDeliveryKey,
+  webhookKey,
+  webhookSlotsKey,
+  webhooksPartition,
+} from './keys.js';
+import { skipItems } from './pagination.js';
+
+/** How long a delivery and its attempts stay readable after its last run of attempts began. */
+export const DELIVERY_RETENTION_DAYS = 30;
+
+const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
+
+const toEndpoint = (item: Record<string, unknown>): StoredWebhookEndpoint => ({
+  id: String(item.id),
+  url: String(item.url),
+  description: typeof item.description === 'string' ? item.description : null,
+  events: (Array.isArray(item.events) ? item.events : []) as SubscribableEventType[],
+  created_at: String(item.created_at),
+  account_id: String(item.account_id),
+  sealed_secret: String(item.sealed_secret),
+});
+
+const toDelivery = (item: Record<string, unknown>): StoredWebhookDelivery => ({
+  id: String(item.id),
+  webhook_id: String(item.webhook_id),
+  event_type: String(item.event_type) as WebhookEventType,
+  status: String(item.status) as DeliveryStatus,
+  created_at: String(item.created_at),
+  updated_at: String(item.updated_at),
+  next_attempt_at: typeof item.next_attempt_at === 'string' ? item.next_attempt_at : null,
+  attempts: (Array.isArray(item.attempts) ? item.attempts : []) as DeliveryAttempt[],
+  account_id: String(item.account_id),
+  payload: String(item.payload),
+  window_started_at: Number(item.window_started_at),
+  window_first_attempt: Number(item.window_first_attempt ?? 1),
+});
+
+const deliveryExpiresAt = (windowStartedAt: number): number =>
+  epochSeconds(new Date(windowStartedAt)) + DELIVERY_RETENTION_DAYS * 86_400;
+
+export const takeWebhookSlotParams = (
+  tableName: string,
+  accountId: string,
+  webhookId: string,
+  limit: number,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: webhookSlotsKey(accountId),
+  UpdateExpression: 'ADD webhook_ids :id SET #type = :type',
+  ConditionExpression: 'attribute_not_exists(webhook_ids) OR size(webhook_ids) < :limit',
+  ExpressionAttributeNames: { '#type': 'type' },
+  ExpressionAttributeValues: { ':id': new Set([webhookId]), ':limit': limit, ':type': ENTITY.webhookSlots },
+});
+
+export const releaseWebhookSlotParams = (
+  tableName: string,
+  accountId: string,
+  webhookId: string,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: webhookSlotsKey(accountId),
+  UpdateExpression: 'DELETE webhook_ids :ids',
+  ExpressionAttributeValues: { ':ids': new Set([webhookId]) },
+});
+
+export const createWebhookParams = (tableName: string, endpoint: StoredWebhookEndpoint): PutCommandInput => ({
+  TableName: tableName,
+  Item: { ...webhookKey(endpoint.account_id, endpoint.id), type: ENTITY.webhook, ...endpoint },
+  ConditionExpression: ITEM_ABSENT,
+});
+
+export const getWebhookParams = (
+  tableName: string,
+  accountId: string,
+  webhookId: string,
+): GetCommandInput => ({
+  TableName: tableName,
+  Key: webhookKey(accountId, webhookId),
+  ConsistentRead: true,
+});
+
+export const listWebhooksParams = (tableName: string, accountId: string): QueryCommandInput => ({
+  TableName: tableName,
+  KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+  ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+  ExpressionAttributeValues: { ':pk': webhooksPartition(accountId), ':prefix': WEBHOOK_SK_PREFIX },
+  ScanIndexForward: false,
+  ConsistentRead: true,
+});
+
+export const deleteWebhookParams = (
+  tableName: string,
+  accountId: string,
+  webhookId: string,
+): DeleteCommandInput => ({
+  TableName: tableName,
+  Key: webhookKey(accountId, webhookId),
+  ConditionExpression: ITEM_EXISTS,
+  ReturnValues: 'ALL_OLD',
+});
+
+export const createDeliveryParams = (
+  tableName: string,
+  delivery: StoredWebhookDelivery,
+): PutCommandInput => ({
+  TableName: tableName,
+  Item: {
+    ...webhookDeliveryKey(delivery.account_id, delivery.webhook_id, delivery.id),
+    type: ENTITY.webhookDelivery,
+    ...delivery,
+    [TTL]: deliveryExpiresAt(delivery.window_started_at),
+  },
+  ConditionExpression: ITEM_ABSENT,
+});
+
+export const getDeliveryParams = (
+  tableName: string,
+  accountId: string,
+  webhookId: string,
+  deliveryId: string,
+): GetCommandInput => ({
+  TableName: tableName,
+  Key: webhookDeliveryKey(accountId, webhookId, deliveryId),
+  ConsistentRead: true,
+});
+
+export const listDeliveriesParams = (
+  tableName: string,
+  accountId: string,
+  webhookId: string,
+): QueryCommandInput => ({
+  TableName: tableName,
+  KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+  ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+  ExpressionAttributeValues: {
+    ':pk': webhooksPartition(accountId),
+    ':prefix': webhookDeliveriesPrefix(webhookId),
+  },
+  ScanIndexForward: false,
+  ConsistentRead: true,
+});
+
+/**
+ * Appends an attempt while the delivery is pending with exactly the attempts before it: the fence
+ * that makes a message delivered twice record once.
+ */
+export const recordAttemptParams = (
+  tableName: string,
+  delivery: Pick<StoredWebhookDelivery, 'account_id' | 'webhook_id' | 'id'>,
+  attempt: DeliveryAttempt,
+  next: { readonly status: DeliveryStatus; readonly nextAttemptAt: string | null },
+  now: Date,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: webhookDeliveryKey(delivery.account_id, delivery.webhook_id, delivery.id),
+  UpdateExpression:
+    'SET attempts = list_append(attempts, :attempt), #status = :status, next_attempt_at = :next, updated_at = :now',
+  ConditionExpression: `${ITEM_EXISTS} AND #status = :pending AND size(attempts) = :before`,
+  ExpressionAttributeNames: { '#status': 'status' },
+  ExpressionAttributeValues: {
+    ':attempt': [attempt],
+    ':status': next.status,
+    ':next': next.nextAttemptAt,
+    ':now': isoNow(now),
+    ':pending': 'pending',
+    ':before': attempt.attempt - 1,
+  },
+});
+
+/** Pending again with a new retry window from `now`: its next attempt is the one after those made. */
+export const restartDeliveryParams = (
+  tableName: string,
+  delivery: Pick<StoredWebhookDelivery, 'account_id' | 'webhook_id' | 'id' | 'attempts'>,
+  now: Date,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: webhookDeliveryKey(delivery.account_id, delivery.webhook_id, delivery.id),
+  UpdateExpression:
+    'SET #status = :pending, next_attempt_at = :now, updated_at = :now, window_started_at = :started, window_first_attempt = :first, #ttl = :ttl',
+  // An attempt recorded meanwhile would number the window wrongly: read again and retry.
+  ConditionExpression: `${ITEM_EXISTS} AND size(attempts) = :made`,
+  ExpressionAttributeNames: { '#status': 'status', '#ttl': TTL },
+  ExpressionAttributeValues: {
+    ':pending': 'pending',
+    ':now': isoNow(now),
+    ':started': now.getTime(),
+    ':made': delivery.attempts.length,
+    ':first': delivery.attempts.length + 1,
+    ':ttl': deliveryExpiresAt(now.getTime()),
+  },
+  ReturnValues: 'ALL_NEW',
+});
+
+export const createWebhookStore = (
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  onFault: (message: string, error: unknown) => void,
+): WebhookStore => ({
+  async create(endpoint, limit): Promise<WebhookCreateOutcome> {
+    try {
+      await db.send(
+        new UpdateCommand(takeWebhookSlotParams(tableName, endpoint.account_id, endpoint.id, limit)),
+      );
+    } catch (e) {
+      if (isConditionFailure(e)) return { kind: 'limitReached' };
+      throw e;
+    }
+    try {
+      await db.send(new PutCommand(createWebhookParams(tableName, endpoint)));
+    } catch (e) {
+      await db
+        .send(new UpdateCommand(releaseWebhookSlotParams(tableName, endpoint.account_id, endpoint.id)))
+        .catch((f: unknown) => onFault('webhook slot not given back after a failed creation', f));
+      throw e;
+    }
+    return { kind: 'created', endpoint };
+  },
+
+  async get(accountId, webhookId) {
+    const out = await db.send(new GetCommand(getWebhookParams(tableName, accountId, webhookId)));
+    return out.Item?.type === ENTITY.webhook ? toEndpoint(out.Item) : undefined;
+  },
+
+  async list(accountId) {
+    const found: StoredWebhookEndpoint[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await db.send(
+        new QueryCommand({ ...listWebhooksParams(tableName, accountId), ExclusiveStartKey: startKey }),
+      );
+      for (const item of out.Items ?? []) if (item.type === ENTITY.webhook) found.push(toEndpoint(item));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return found;
+  },
+
+  async delete(accountId, webhookId) {
+    let deleted: StoredWebhookEndpoint;
+    try {
+      const out = await db.send(new DeleteCommand(deleteWebhookParams(tableName, accountId, webhookId)));
+      deleted = toEndpoint(out.Attributes ?? {});
+    } catch (e) {
+      if (isConditionFailure(e)) return undefined;
+      throw e;
+    }
+    await db
+      .send(new UpdateCommand(releaseWebhookSlotParams(tableName, accountId, webhookId)))
+      .catch((f: unknown) => onFault('webhook slot not given back after deletion', f));
+    return deleted;
+  },
+});
+
+export const createWebhookDeliveryStore = (
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  clock: Clock,
+): WebhookDeliveryStore => ({
+  async create(delivery) {
+    try {
+      await db.send(new PutCommand(createDeliveryParams(tableName, delivery)));
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e; // recorded by an earlier try of the same emit
+    }
+  },
+
+  async get(accountId, webhookId, deliveryId) {
+    const out = await db.send(new GetCommand(getDeliveryParams(tableName, accountId, webhookId, deliveryId)));
+    return out.Item?.type === ENTITY.webhookDelivery ? toDelivery(out.Item) : undefined;
+  },
+
+  async list(accountId, webhookId, { limit, offset }: Page): Promise<WebhookDelivery[]> {
+    const query = listDeliveriesParams(tableName, accountId, webhookId);
+    const { startKey, exhausted } =
+      offset > 0
+        ? await skipItems(db, { ...query, ProjectionExpression: '#pk, #sk' }, offset)
+        : { startKey: undefined, exhausted: false };
+    if (exhausted) return [];
+    const items: Record<string, unknown>[] = [];
+    let next = startKey;
+    do {
+      const out = await db.send(
+        new QueryCommand({ ...query, Limit: limit - items.length, ExclusiveStartKey: next }),
+      );
+      items.push(...(out.Items ?? []));
+      next = out.LastEvaluatedKey;
+    } while (next && items.length < limit);
+    return items
+      .map(toDelivery)
+      .map(
+        ({ account_id: _a, payload: _p, window_started_at: _w, window_first_attempt: _f, ...view }) => view,
+      );
+  },
+
+  async recordAttempt(delivery, attempt, next) {
+    try {
+      await db.send(new UpdateCommand(recordAttemptParams(tableName, delivery, attempt, next, clock.now())));
+      return true;
+    } catch (e) {
+      if (isConditionFailure(e)) return false;
+      throw e;
+    }
+  },
+
+  async restart(delivery, now) {
+    let current = delivery;
+    for (let tries = 0; ; tries++) {
+      try {
+        const out = await db.send(new UpdateCommand(restartDeliveryParams(tableName, current, now)));
+        return toDelivery(out.Attributes ?? {});
+      } catch (e) {
+        if (!isConditionFailure(e) || tries >= 2) throw e;
+        const out = await db.send(
+          new GetCommand(getDeliveryParams(tableName, delivery.account_id, delivery.webhook_id, delivery.id)),
+        );
+        if (!out.Item) throw e;
+        current = toDelivery(out.Item);
+      }
+    }
+  },
+});

@@ -1,0 +1,53 @@
+/**
+ * Webhook signing secrets at rest: sealed with AES-256-GCM under a key derived (HKDF-SHA256) from
+ * the deployment's API-key secret, so the table never holds one in clear and no second secret has
+ * to be provisioned. Each is bound (as additional authenticated data) to its endpoint: a sealed
+ * secret copied onto another item does not open.
+ */
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import type { ApiKeySecretSource, AwsConfig } from '../../core/config.js';
+import type { SecretBox } from '../../domain/webhooks.js';
+import { secretLoader } from './api-key-digest.js';
+
+const VERSION = 'v1';
+const KEY_INFO = 'pdf-service webhook signing secrets v1';
+
+const deriveKey = (secret: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), KEY_INFO, 32));
+
+/** A box from the secret itself (tests, and the loaded secret). */
+export const secretBoxOf = (loadSecret: () => Promise<string>): SecretBox => {
+  let key: Promise<Buffer> | undefined;
+  const keyOf = () => {
+    key ??= loadSecret().then(deriveKey, (e: unknown) => {
+      key = undefined;
+      throw e;
+    });
+    return key;
+  };
+  return {
+    async seal(plain, context) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', await keyOf(), iv);
+      cipher.setAAD(Buffer.from(context));
+      const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+      return [VERSION, iv, sealed, cipher.getAuthTag()]
+        .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+        .join('.');
+    },
+    async open(sealed, context) {
+      const [version, iv, data, tag] = sealed.split('.');
+      if (version !== VERSION || !iv || data === undefined || !tag)
+        throw new Error('not a sealed webhook secret');
+      const decipher = createDecipheriv('aes-256-gcm', await keyOf(), Buffer.from(iv, 'base64url'));
+      decipher.setAAD(Buffer.from(context));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString(
+        'utf8',
+      );
+    },
+  };
+};
+
+export const createWebhookSecretBox = (source: ApiKeySecretSource, aws: AwsConfig): SecretBox =>
+  secretBoxOf(secretLoader(source, aws));

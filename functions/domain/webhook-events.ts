@@ -1,0 +1,72 @@
+/**
+ * Events as webhooks. `createWebhookNotifier` tells an account's endpoint of an event when it
+ * subscribes to it (batches use it for `batch.completed`); the job events (JobEvents, ports.ts)
+ * use it so that a job that names an endpoint (`webhook_id`) sends it `job.completed` or
+ * `job.failed` when it ends, with the job as the API shows it (`describe`: GET /v1/pdf/{id}'s
+ * body, its download link included).
+ */
+
+import { newWebhookDeliveryId, WEBHOOK_ID } from './ids.js';
+import type { Job } from './jobs.js';
+import type { JobEvents, WebhookEndpoints } from './ports.js';
+import type { WebhookEmitter } from './webhook-management.js';
+import type { SubscribableEventType, WebhookStore } from './webhooks.js';
+
+export interface WebhookNotifierDeps {
+  readonly endpoints: WebhookStore;
+  readonly emitter: WebhookEmitter;
+  readonly onFault: (message: string, error: unknown) => void;
+}
+
+export const createWebhookNotifier = (deps: WebhookNotifierDeps) => ({
+  /**
+   * Sends `type` with `describe()`'s data to the account's endpoint `webhookId`, if it still
+   * exists and subscribes to it. Never throws: a brief store or queue fault is tried again twice,
+   * then logged.
+   */
+  async notify(
+    accountId: string,
+    webhookId: string,
+    type: SubscribableEventType,
+    describe: () => Promise<unknown>,
+  ): Promise<void> {
+    // One id for every try, so a try that recorded the delivery but failed to queue it is not
+    // recorded twice.
+    const id = newWebhookDeliveryId();
+    for (let tries = 0; tries < 3; tries++) {
+      try {
+        const endpoint = await deps.endpoints.get(accountId, webhookId);
+        // Deleted since the work was accepted, or not subscribed: nobody to tell.
+        if (!endpoint?.events.includes(type)) return;
+        await deps.emitter.emit(endpoint, type, await describe(), id);
+        return;
+      } catch (e) {
+        deps.onFault(`sending ${type} to webhook ${webhookId} failed`, e);
+        await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** tries));
+      }
+    }
+  },
+});
+
+export type WebhookNotifier = ReturnType<typeof createWebhookNotifier>;
+
+export interface WebhookJobEventsDeps extends WebhookNotifierDeps {
+  readonly describe: (job: Job) => Promise<unknown>;
+}
+
+export const createWebhookJobEvents = (deps: WebhookJobEventsDeps): JobEvents => {
+  const notifier = createWebhookNotifier(deps);
+  return {
+    async ended(job: Job): Promise<void> {
+      if (!job.webhook_id || (job.status !== 'completed' && job.status !== 'failed')) return;
+      const type = job.status === 'completed' ? 'job.completed' : 'job.failed';
+      await notifier.notify(job.account_id, job.webhook_id, type, () => deps.describe(job));
+    },
+  };
+};
+
+/** The endpoints as a render that names one is checked against at acceptance (ports.ts). */
+export const webhookEndpointsOf = (store: WebhookStore): WebhookEndpoints => ({
+  exists: async (accountId, webhookId) =>
+    WEBHOOK_ID.test(webhookId) && (await store.get(accountId, webhookId)) !== undefined,
+});

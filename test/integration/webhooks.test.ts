@@ -1,0 +1,429 @@
+/**
+ * Webhooks over HTTP against the local stack, with a receiver on loopback (allowed by the stack's
+ * test allowance, WEBHOOK_EGRESS_ALLOW_HOSTS, only): endpoints (the secret shown once, never
+ * again, never stored in clear nor logged), test events signed per Standard Webhooks (verified
+ * with the reference package), retries after 500s and timeouts with backoff that stop at the
+ * window's bound, every attempt readable, redelivery, no redirect followed, and private addresses
+ * refused at creation and at delivery (a name that resolves to loopback by then included).
+ *
+ * The retry schedule is short here: first retry after 1 s, a window of 3 s (attempts at 0, 1 and
+ * 3 s), and a 500 ms timeout.
+ */
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { Webhook } from 'standardwebhooks';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createWebhookDeliveryStore,
+  createWebhookStore,
+} from '../../functions/adapters/dynamodb/webhooks.js';
+import { errorSchema } from '../../functions/core/openapi.js';
+import { systemLookup } from '../../functions/core/public-addresses.js';
+import { systemClock } from '../../functions/core/runtime.js';
+import { createWebhookJobEvents } from '../../functions/domain/webhook-events.js';
+import { createWebhookEmitter } from '../../functions/domain/webhook-management.js';
+import type { WebhookMessage } from '../../functions/domain/webhooks.js';
+import { createWebhookSenderHandler } from '../../functions/webhook-sender/index.js';
+import { createInProcessQueue } from '../../lib/local/in-process-queue.js';
+import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
+import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
+import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
+
+const env: Record<string, string> = {
+  WEBHOOK_FIRST_RETRY_SECONDS: '1',
+  WEBHOOK_RETRY_WINDOW_SECONDS: '3',
+  WEBHOOK_TIMEOUT_MS: '500',
+};
+const receiver = useWebhookReceiver(env);
+
+/** Names the tests resolve themselves: one public at creation and loopback after, one private. */
+const rebinding = { calls: 0 };
+const local = useLocalStack({
+  env,
+  webhookLookup: async (name) => {
+    if (name === 'rebind.example.com') return ++rebinding.calls === 1 ? ['93.184.216.34'] : ['127.0.0.1'];
+    if (name === 'intranet.example.com') return ['10.1.2.3'];
+    if (name === 'public.example.com') return ['93.184.216.34'];
+    return systemLookup(name);
+  },
+});
+
+const expectError = (res: ApiResponse, status: number, code: string) => {
+  expect(res.status, res.text).toBe(status);
+  expect(res.json.error.code).toBe(code);
+  expect(() => errorSchema.parse(res.json)).not.toThrow();
+};
+
+const createWebhook = (token: string, body: Record<string, unknown>) =>
+  local.api('/v1/webhooks', { method: 'POST', token, body });
+
+/** The delivery once it is no longer pending. */
+const settled = async (
+  token: string,
+  webhookId: string,
+  deliveryId: string,
+  timeoutMs = 15_000,
+): Promise<Json> => {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await local.api(`/v1/webhooks/${webhookId}/deliveries`, { token });
+    expect(res.status, res.text).toBe(200);
+    const delivery = res.json.find((d: Json) => d.id === deliveryId);
+    if (delivery && delivery.status !== 'pending') return delivery;
+    if (Date.now() > until)
+      throw new Error(`delivery ${deliveryId} still pending: ${JSON.stringify(delivery)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+let output: CapturedOutput;
+beforeEach(() => {
+  output = captureOutput();
+});
+afterEach(() => output.stop());
+
+describe('webhook endpoints', () => {
+  it('answers 201 with the secret shown this once: never listed, read, stored in clear or logged', async () => {
+    const token = await local.sessionToken();
+    const res = await createWebhook(token, { url: receiver.url('/ok/created'), description: ' billing ' });
+    expect(res.status, res.text).toBe(201);
+    expect(Object.keys(res.json).sort()).toEqual([
+      'created_at',
+      'description',
+      'events',
+      'id',
+      'secret',
+      'url',
+    ]);
+    const { id, secret } = res.json;
+    expect(id).toMatch(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(res.json.description).toBe('billing');
+    expect(res.json.events).toEqual(['job.completed', 'job.failed', 'batch.completed']);
+
+    const listed = await local.api('/v1/webhooks', { token });
+    expect(listed.json).toEqual([
+      {
+        id,
+        url: receiver.url('/ok/created'),
+        description: 'billing',
+        events: res.json.events,
+        created_at: res.json.created_at,
+      },
+    ]);
+    const read = await local.api(`/v1/webhooks/${id}`, { token });
+    expect(read.json).toEqual(listed.json[0]);
+    const key = secret.slice('whsec_'.length);
+    for (const text of [listed.text, read.text]) expect(text).not.toContain(key);
+
+    const items = await DynamoDBDocumentClient.from(dynamoDbClient(local.stack)).send(
+      new ScanCommand({ TableName: local.stack.tableName }),
+    );
+    expect(JSON.stringify(items.Items)).not.toContain(key);
+    expect(JSON.stringify(items.Items)).not.toContain(Buffer.from(key, 'base64').toString('hex'));
+
+    // Sending a signed event uses the secret: it is not logged then either.
+    const test = await local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
+    await settled(token, id, test.json.id);
+    expect(output.chunks.join('')).not.toContain(key);
+  });
+
+  it('refuses malformed bodies with 422 VALIDATION_ERROR', async () => {
+    const token = await local.sessionToken();
+    for (const body of [
+      {},
+      { url: 'not a url' },
+      { url: 'ftp://example.com/hook' },
+      { url: receiver.url('/ok/x'), events: [] },
+      { url: receiver.url('/ok/x'), events: ['job.started'] },
+      { url: receiver.url('/ok/x'), events: ['job.failed', 'job.failed'] },
+      { url: receiver.url('/ok/x'), description: 'd'.repeat(201) },
+      { url: receiver.url('/ok/x'), secret: 'whsec_mine' },
+    ]) {
+      expectError(await createWebhook(token, body), 422, 'VALIDATION_ERROR');
+    }
+  });
+
+  it('refuses private, loopback, link-local and metadata addresses at creation with 422 WEBHOOK_URL_NOT_ALLOWED', async () => {
+    const token = await local.sessionToken();
+    const port = Number(receiver.hostPort.split(':')[1]);
+    for (const url of [
+      `http://127.0.0.1:${port + 1}/hook`, // loopback, but not the allowance's port
+      'http://localhost/hook',
+      'http://10.0.0.1/hook',
+      'http://192.168.1.10/hook',
+      'http://100.64.0.1/hook',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::1]/hook',
+      'http://[fd00::1]/hook',
+      'http://[::ffff:127.0.0.1]/hook',
+      'https://intranet.example.com/hook', // a name that resolves to a private address
+      'https://user:pass@public.example.com/hook',
+    ]) {
+      const res = await createWebhook(token, { url });
+      expectError(res, 422, 'WEBHOOK_URL_NOT_ALLOWED');
+      expect(res.json.error.details[0].field).toBe('url');
+    }
+    expect((await local.api('/v1/webhooks', { token })).json).toEqual([]);
+  });
+
+  it('deletes an endpoint (404 WEBHOOK_ENDPOINT_NOT_FOUND after), and keeps accounts apart', async () => {
+    const owner = await local.sessionToken();
+    const { id } = (await createWebhook(owner, { url: receiver.url('/ok/deleted') })).json;
+    const stranger = await local.sessionToken();
+    for (const [method, path] of [
+      ['GET', `/v1/webhooks/${id}`],
+      ['DELETE', `/v1/webhooks/${id}`],
+      ['POST', `/v1/webhooks/${id}/test`],
+      ['GET', `/v1/webhooks/${id}/deliveries`],
+      ['GET', '/v1/webhooks/wh_01ARZ3NDEKTSV4RRFFQ69G5FAV'],
+      ['GET', '/v1/webhooks/nope'],
+    ] as const) {
+      expectError(await local.api(path, { method, token: stranger }), 404, 'WEBHOOK_ENDPOINT_NOT_FOUND');
+    }
+    const deleted = await local.api(`/v1/webhooks/${id}`, { method: 'DELETE', token: owner });
+    expect(deleted.status).toBe(200);
+    expect(deleted.json.id).toBe(id);
+    expect(deleted.json).not.toHaveProperty('secret');
+    expectError(await local.api(`/v1/webhooks/${id}`, { token: owner }), 404, 'WEBHOOK_ENDPOINT_NOT_FOUND');
+    expect((await local.api('/v1/webhooks', { token: owner })).json).toEqual([]);
+  });
+
+  it('allows 10 endpoints per account: 409 WEBHOOK_LIMIT_REACHED past them, a slot back after a delete', async () => {
+    const token = await local.sessionToken();
+    const answers = await Promise.all(
+      Array.from({ length: 14 }, (_, i) => createWebhook(token, { url: receiver.url(`/ok/limit-${i}`) })),
+    );
+    expect(answers.filter((r) => r.status === 201)).toHaveLength(10);
+    for (const refused of answers.filter((r) => r.status !== 201))
+      expectError(refused, 409, 'WEBHOOK_LIMIT_REACHED');
+    const created = answers.find((r) => r.status === 201)?.json;
+    await local.api(`/v1/webhooks/${created.id}`, { method: 'DELETE', token });
+    expect((await createWebhook(token, { url: receiver.url('/ok/limit-again') })).status).toBe(201);
+  });
+
+  it('answers 401 without a session and 403 SESSION_REQUIRED for an API key', async () => {
+    expectError(await local.api('/v1/webhooks'), 401, 'UNAUTHENTICATED');
+    const token = await local.sessionToken();
+    const key = (await local.api('/v1/api-keys', { method: 'POST', token, body: { name: 'hooks' } })).json
+      .key;
+    expectError(await local.api('/v1/webhooks', { token: key }), 403, 'SESSION_REQUIRED');
+  });
+});
+
+describe('delivery', () => {
+  it('sends the test event signed per Standard Webhooks, verified with the reference package', async () => {
+    const token = await local.sessionToken();
+    const { id, secret } = (await createWebhook(token, { url: receiver.url('/ok/test-event') })).json;
+    const test = await local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
+    expect(test.status, test.text).toBe(201);
+    expect(test.json).toMatchObject({
+      webhook_id: id,
+      event_type: 'webhook.test',
+      status: 'pending',
+      attempts: [],
+    });
+    expect(test.json.id).toMatch(/^msg_[0-9A-HJKMNP-TV-Z]{26}$/);
+
+    const [request] = await receiver.waitFor('/ok/test-event', 1);
+    const headers = request?.headers as Record<string, string>;
+    expect(headers['webhook-id']).toBe(test.json.id);
+    expect(headers['content-type']).toBe('application/json');
+    const payload = new Webhook(secret).verify(request?.body as string, headers) as Json;
+    expect(payload).toEqual({
+      type: 'webhook.test',
+      timestamp: expect.any(String),
+      data: { webhook_id: id, message: expect.any(String) },
+    });
+    // Another secret does not verify it.
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(request?.body as string, headers),
+    ).toThrow();
+
+    const delivery = await settled(token, id, test.json.id);
+    expect(delivery).toMatchObject({ status: 'succeeded', next_attempt_at: null });
+    expect(delivery.attempts).toEqual([
+      {
+        attempt: 1,
+        attempted_at: expect.any(String),
+        outcome: 'succeeded',
+        response_status: 204,
+        duration_ms: expect.any(Number),
+        error: null,
+      },
+    ]);
+  });
+
+  it('retries after 500s with growing waits, and stops at the window’s bound with every attempt recorded', async () => {
+    const token = await local.sessionToken();
+    const { id } = (await createWebhook(token, { url: receiver.url('/fail/retries') })).json;
+    const test = await local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
+    const delivery = await settled(token, id, test.json.id);
+    expect(delivery.status).toBe('failed');
+    expect(delivery.next_attempt_at).toBeNull();
+    expect(delivery.attempts.map((a: Json) => [a.attempt, a.outcome, a.response_status])).toEqual([
+      [1, 'failed', 500],
+      [2, 'failed', 500],
+      [3, 'failed', 500],
+    ]);
+    for (const a of delivery.attempts) expect(a.error).toContain('500');
+    const requests = receiver.received.filter((r) => r.path === '/fail/retries');
+    expect(requests).toHaveLength(3);
+    // One message id on every attempt; a fresh timestamp and signature on each.
+    expect(new Set(requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([test.json.id]));
+    const gaps = requests.slice(1).map((r, i) => r.at - (requests[i] as { at: number }).at);
+    expect(gaps[0]).toBeGreaterThanOrEqual(900);
+    expect(gaps[1]).toBeGreaterThanOrEqual(1900);
+    // Nothing after the bound.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(receiver.received.filter((r) => r.path === '/fail/retries')).toHaveLength(3);
+  });
+
+  it('counts a receiver that does not answer in time as a failed attempt, and retries it', async () => {
+    const token = await local.sessionToken();
+    const { id } = (await createWebhook(token, { url: receiver.url('/slow/timeouts') })).json;
+    const test = await local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
+    const delivery = await settled(token, id, test.json.id);
+    expect(delivery.status).toBe('failed');
+    expect(delivery.attempts).toHaveLength(3);
+    for (const a of delivery.attempts) {
+      expect(a).toMatchObject({ outcome: 'failed', response_status: null, error: 'timed out after 500 ms' });
+      expect(a.duration_ms).toBeGreaterThanOrEqual(450);
+      expect(a.duration_ms).toBeLessThan(2000);
+    }
+  });
+
+  it('does not follow redirects: a 302 is a failed attempt and its target is never requested', async () => {
+    const token = await local.sessionToken();
+    const { id } = (await createWebhook(token, { url: receiver.url('/redirect/hop') })).json;
+    const test = await local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
+    const delivery = await settled(token, id, test.json.id);
+    expect(delivery.attempts[0]).toMatchObject({ response_status: 302, outcome: 'failed' });
+    expect(delivery.attempts[0].error).toContain('redirect');
+    expect(receiver.received.filter((r) => r.path.startsWith('/redirected/'))).toEqual([]);
+  });
+
+  it('redelivers: the same message id and payload again, its new attempts after the old ones', async () => {
+    const token = await local.sessionToken();
+    const { id, secret } = (await createWebhook(token, { url: receiver.url('/ok/redeliver') })).json;
+    const test = await local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
+    await settled(token, id, test.json.id);
+    const again = await local.api(`/v1/webhooks/${id}/deliveries/${test.json.id}/redeliver`, {
+      method: 'POST',
+      token,
+    });
+    expect(again.status, again.text).toBe(200);
+    expect(again.json).toMatchObject({ id: test.json.id, status: 'pending' });
+    const requests = await receiver.waitFor('/ok/redeliver', 2);
+    expect(requests.map((r) => r.headers['webhook-id'])).toEqual([test.json.id, test.json.id]);
+    expect(requests[1]?.body).toBe(requests[0]?.body);
+    new Webhook(secret).verify(requests[1]?.body as string, requests[1]?.headers as Record<string, string>);
+    const delivery = await settled(token, id, test.json.id);
+    expect(delivery.attempts.map((a: Json) => [a.attempt, a.response_status])).toEqual([
+      [1, 204],
+      [2, 204],
+    ]);
+
+    expectError(
+      await local.api(`/v1/webhooks/${id}/deliveries/msg_01ARZ3NDEKTSV4RRFFQ69G5FAV/redeliver`, {
+        method: 'POST',
+        token,
+      }),
+      404,
+      'WEBHOOK_DELIVERY_NOT_FOUND',
+    );
+  });
+
+  it('refuses at delivery a name that resolves to loopback by then (DNS rebinding): nothing reaches it', async () => {
+    const token = await local.sessionToken();
+    const port = receiver.hostPort.split(':')[1];
+    const created = await createWebhook(token, { url: `http://rebind.example.com:${port}/ok/rebound` });
+    expect(created.status, created.text).toBe(201);
+    const test = await local.api(`/v1/webhooks/${created.json.id}/test`, { method: 'POST', token });
+    const delivery = await settled(token, created.json.id, test.json.id);
+    expect(delivery.status).toBe('failed');
+    for (const a of delivery.attempts) {
+      expect(a).toMatchObject({ response_status: null, error: 'refused: private address' });
+    }
+    expect(receiver.received.filter((r) => r.path === '/ok/rebound')).toEqual([]);
+  });
+
+  it('fails the pending attempts of a deleted endpoint without sending', async () => {
+    const token = await local.sessionToken();
+    const { id } = (await createWebhook(token, { url: receiver.url('/fail/then-deleted') })).json;
+    await local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
+    await receiver.waitFor('/fail/then-deleted', 1);
+    await local.api(`/v1/webhooks/${id}`, { method: 'DELETE', token });
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(receiver.received.filter((r) => r.path === '/fail/then-deleted')).toHaveLength(1);
+  });
+});
+
+describe('job events', () => {
+  /**
+   * The JobEvents port as the pdf resource wires it (functions/pdf/index.ts), made here against the
+   * stack's table with a queue and sender of the test's own: a render naming `webhook_id` comes
+   * with async renders, so the job is rendered through the API and then told to the port.
+   */
+  it('sends job.completed and job.failed with the job as GET /v1/pdf/{id} shows it, signed', async () => {
+    const sub = `acct-events-${Date.now()}`;
+    const token = await local.sessionToken(sub);
+    const { id: webhookId, secret } = (await createWebhook(token, { url: receiver.url('/ok/job-events') }))
+      .json;
+    const queue = createInProcessQueue<WebhookMessage>({ name: 'job-events-test' });
+    queue.consumeWith(
+      createWebhookSenderHandler({ ...local.stack.handlerEnv, ...env }, { webhookQueue: queue }),
+    );
+    const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
+    const events = createWebhookJobEvents({
+      endpoints: createWebhookStore(db, local.stack.tableName, () => {}),
+      emitter: createWebhookEmitter({
+        deliveries: createWebhookDeliveryStore(db, local.stack.tableName, systemClock),
+        queue,
+        clock: systemClock,
+      }),
+      describe: async (job) => (await local.api(`/v1/pdf/${job.id}`, { token })).json,
+      onFault: (message, error) => {
+        throw new Error(`${message}: ${String(error)}`);
+      },
+    });
+    try {
+      const completed = await local.api('/v1/pdf', { method: 'POST', token, body: { html: '<p>ok</p>' } });
+      expect(completed.status, completed.text).toBe(201);
+      const failed = await local.api('/v1/pdf', {
+        method: 'POST',
+        token,
+        body: { html: '<p>{{ 1 / 0 }}</p>' },
+      });
+      expect(failed.status, failed.text).toBe(422);
+      const failedJob = (await local.api(`/v1/pdf/${failed.json.error.job_id}`, { token })).json;
+      expect(failedJob.status).toBe('failed');
+      for (const job of [completed.json, failedJob]) {
+        await events.ended({ ...job, account_id: sub, webhook_id: webhookId });
+      }
+      // A job naming no endpoint tells nobody.
+      await events.ended({ ...completed.json, account_id: sub });
+
+      const requests = await receiver.waitFor('/ok/job-events', 2);
+      const payloads = requests.map(
+        (r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Json,
+      );
+      const byType = Object.fromEntries(payloads.map((p) => [p.type, p.data]));
+      expect(Object.keys(byType).sort()).toEqual(['job.completed', 'job.failed']);
+      expect(byType['job.completed']).toMatchObject({
+        id: completed.json.id,
+        status: 'completed',
+        page_count: 1,
+        download_url: expect.stringContaining(completed.json.id),
+      });
+      expect(byType['job.failed']).toMatchObject({
+        id: failedJob.id,
+        status: 'failed',
+        error: failedJob.error,
+      });
+      await new Promise((r) => setTimeout(r, 500));
+      expect(receiver.received.filter((r) => r.path === '/ok/job-events')).toHaveLength(2);
+    } finally {
+      await queue.close();
+    }
+  });
+});

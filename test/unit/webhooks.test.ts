@@ -1,0 +1,134 @@
+/**
+ * Webhooks without AWS or network: the retry schedule's bound, the sealed secrets (opened only
+ * with their own context), the DynamoDB request builders (the fence that records an attempt once),
+ * and the sender's client refusing non-public addresses before it connects.
+ */
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import {
+  recordAttemptParams,
+  restartDeliveryParams,
+  takeWebhookSlotParams,
+} from '../../functions/adapters/dynamodb/webhooks.js';
+import { createWebhookClient, createWebhookUrlCheck } from '../../functions/adapters/http/webhook-client.js';
+import { secretBoxOf } from '../../functions/adapters/secrets-manager/webhook-secret-box.js';
+import { generateWebhookSecret } from '../../functions/domain/webhook-management.js';
+import { nextAttemptAt } from '../../functions/domain/webhooks.js';
+
+describe('the retry schedule', () => {
+  it('doubles each wait and stops once an attempt would start past the window', () => {
+    const schedule = { firstRetrySeconds: 30, windowSeconds: 86_400 };
+    const due: number[] = [];
+    for (let made = 1; ; made++) {
+      const at = nextAttemptAt(schedule, 0, made);
+      if (at === undefined) break;
+      due.push(at / 1000);
+    }
+    expect(due.slice(0, 4)).toEqual([30, 90, 210, 450]);
+    expect(due).toHaveLength(11); // 12 attempts with the first
+    expect(due.at(-1)).toBeLessThanOrEqual(86_400);
+    expect(nextAttemptAt({ firstRetrySeconds: 1, windowSeconds: 3 }, 1000, 2)).toBe(4000);
+    expect(nextAttemptAt({ firstRetrySeconds: 1, windowSeconds: 3 }, 1000, 3)).toBeUndefined();
+  });
+});
+
+describe('sealed signing secrets', () => {
+  const box = secretBoxOf(async () => 'a'.repeat(64));
+
+  it('open with their context only, and never hold the secret in clear', async () => {
+    const secret = generateWebhookSecret();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const sealed = await box.seal(secret, 'acct/wh_1');
+    expect(sealed).not.toContain(secret.slice(6));
+    expect(await box.open(sealed, 'acct/wh_1')).toBe(secret);
+    await expect(box.open(sealed, 'acct/wh_2')).rejects.toThrow();
+    await expect(secretBoxOf(async () => 'b'.repeat(64)).open(sealed, 'acct/wh_1')).rejects.toThrow();
+    expect(await box.seal(secret, 'acct/wh_1')).not.toBe(sealed); // a fresh IV each time
+  });
+
+  it('are secrets the reference package signs and verifies with', () => {
+    const secret = generateWebhookSecret();
+    const wh = new Webhook(secret);
+    const at = new Date();
+    const signature = wh.sign('msg_1', at, '{"a":1}');
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': signature,
+    };
+    expect(wh.verify('{"a":1}', headers)).toEqual({ a: 1 });
+  });
+});
+
+describe('DynamoDB requests', () => {
+  const delivery = { account_id: 'a', webhook_id: 'wh_1', id: 'msg_1', attempts: [{}, {}] as never[] };
+
+  it('records attempt n only on a pending delivery with n-1 attempts', () => {
+    const attempt = {
+      attempt: 3,
+      attempted_at: '2026-11-25T00:00:00.000Z',
+      outcome: 'failed' as const,
+      response_status: 500,
+      duration_ms: 12,
+      error: 'HTTP 500',
+    };
+    const params = recordAttemptParams(
+      't',
+      delivery,
+      attempt,
+      { status: 'pending', nextAttemptAt: null },
+      new Date(0),
+    );
+    expect(params.Key).toEqual({ PK: 'ACCOUNT#a', SK: 'WEBHOOK_DELIVERY#wh_1#msg_1' });
+    expect(params.ConditionExpression).toContain('size(attempts) = :before');
+    expect(params.ExpressionAttributeValues?.[':before']).toBe(2);
+    expect(params.UpdateExpression).toContain('list_append(attempts, :attempt)');
+  });
+
+  it('restarts a window numbered after the attempts made, and caps endpoints with a set', () => {
+    const params = restartDeliveryParams('t', delivery, new Date(5000));
+    expect(params.ExpressionAttributeValues).toMatchObject({ ':made': 2, ':first': 3, ':started': 5000 });
+    const slot = takeWebhookSlotParams('t', 'a', 'wh_1', 10);
+    expect(slot.Key).toEqual({ PK: 'ACCOUNT#a', SK: 'WEBHOOK_SLOTS' });
+    expect(slot.ConditionExpression).toContain('size(webhook_ids) < :limit');
+  });
+});
+
+describe('the sender’s client', () => {
+  const noLookup = async (): Promise<string[]> => {
+    throw new Error('no DNS here');
+  };
+  const post = createWebhookClient({ timeoutMs: 500, lookup: noLookup });
+
+  it('refuses non-public addresses before connecting', async () => {
+    for (const url of [
+      'http://127.0.0.1:9/x',
+      'http://169.254.169.254/latest',
+      'http://[::ffff:10.0.0.1]/x',
+      'http://localhost/x',
+      'http://0.0.0.0/x',
+    ]) {
+      const res = await post({ url, headers: {}, body: '{}' });
+      expect(res, url).toMatchObject({ status: null, error: 'refused: private address' });
+    }
+    expect(await post({ url: 'ftp://example.com/x', headers: {}, body: '' })).toMatchObject({ status: null });
+  });
+
+  it('counts a slow lookup against the attempt’s time', async () => {
+    const stalled = createWebhookClient({ timeoutMs: 200, lookup: () => new Promise(() => {}) });
+    const started = performance.now();
+    const res = await stalled({ url: 'https://slow-dns.example.com/x', headers: {}, body: '{}' });
+    expect(res).toMatchObject({ status: null, error: 'timed out after 200 ms' });
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('judges a name by every address it resolves to', async () => {
+    const check = createWebhookUrlCheck({ lookup: async () => ['93.184.216.34', '10.0.0.1'] });
+    expect(await check(new URL('https://mixed.example.com/x'))).toBe('private address');
+    const ok = createWebhookUrlCheck({ lookup: async () => ['93.184.216.34'] });
+    expect(await ok(new URL('https://public.example.com/x'))).toBeUndefined();
+    expect(await ok(new URL('https://u:p@public.example.com/x'))).toContain('credentials');
+    const unresolved = createWebhookUrlCheck({ lookup: noLookup });
+    expect(await unresolved(new URL('https://not-yet.example.com/x'))).toBeUndefined();
+  });
+});
