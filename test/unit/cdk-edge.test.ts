@@ -59,7 +59,9 @@ describe('the default stack', () => {
       s.template.resourceCountIs(type, 0);
     }
     expect(s.template.findOutputs('DistributionUrl')).toEqual({});
-    expect(alarmActions(s)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    // Every alarm, however many the stack has, notifies nobody.
+    expect(alarmActions(s).length).toBeGreaterThan(0);
+    expect(new Set(alarmActions(s))).toEqual(new Set([undefined]));
   });
 
   it("alarms when more than 5% of at least 20 of the stage's requests answer 5xx", () => {
