@@ -297,6 +297,57 @@ export function parseTemplateData(
   return value as TemplateData;
 }
 
+/** A JSON string token, or a run of whitespace (which outside strings means nothing). */
+const STRING_OR_SPACE = /"(?:[^"\\]|\\.)*"|[ \t\n\r]+/g;
+
+/**
+ * The text of member `member` of `text` (a JSON object already known to be valid) exactly as sent,
+ * but for the whitespace between tokens: key order and every number's spelling (`10.0`, `1e3`, 18
+ * digits) kept, for data that is stored and answered as the caller wrote it (a template's
+ * `sample_variables`). Undefined when the member is absent or null; the last one when given twice,
+ * as JSON.parse takes it.
+ */
+export const templateDataMemberText = (text: string, member: string): string | undefined => {
+  let depth = 0;
+  let wanted = false;
+  let start = -1;
+  let span: [number, number] | undefined;
+  const begin = (offset: number) => {
+    depth++;
+    if (depth === 2 && wanted) start = offset;
+  };
+  const end = (offset: number, length: number) => {
+    if (depth === 2 && start >= 0) {
+      span = [start, offset + length];
+      start = -1;
+      wanted = false;
+    }
+    depth--;
+  };
+  visit(
+    text,
+    {
+      onObjectBegin: begin,
+      onArrayBegin: begin,
+      onObjectEnd: end,
+      onArrayEnd: end,
+      onObjectProperty: (property) => {
+        if (depth === 1) wanted = property === member;
+      },
+      onLiteralValue: () => {
+        // null (or a scalar the schema refuses): no text.
+        if (depth === 1 && wanted) {
+          span = undefined;
+          wanted = false;
+        }
+      },
+    },
+    { disallowComments: true, allowTrailingComma: false },
+  );
+  if (!span) return undefined;
+  return text.slice(span[0], span[1]).replace(STRING_OR_SPACE, (token) => (token[0] === '"' ? token : ''));
+};
+
 const jsonString = (s: string) => JSON.stringify(s);
 
 /**

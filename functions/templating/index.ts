@@ -164,6 +164,7 @@ export {
   stringifyTemplateData,
   type TemplateData,
   TemplateDataError,
+  templateDataMemberText,
 } from './data.js';
 
 /**
