@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { type Problem, parseOrThrow } from '../core/validation.js';
 import type { ErrorCode } from '../domain/errors.js';
+import { jsonMemberText } from '../domain/json-member.js';
 import { JsonText } from '../domain/json-text.js';
 import type {
   CreateTemplateCommand,
@@ -15,7 +16,6 @@ import type {
 } from '../domain/template-commands.js';
 import { templatePdfOptionsSchema, variablesSchema } from '../pdf/options.js';
 import { MAX_HEADER_FOOTER_BYTES } from '../settings.js';
-import { templateDataMemberText } from '../templating/data.js';
 
 export const MAX_TEMPLATE_NAME_CHARACTERS = 200;
 
@@ -160,7 +160,7 @@ const parseTemplateBody = <B extends { sample_variables?: unknown }>(
 ): WithSampleText<B> => {
   const { sample_variables, ...parsed } = parseOrThrow(schema, body, templateProblemCode);
   if (sample_variables === undefined) return parsed;
-  const sample = sample_variables === null ? undefined : templateDataMemberText(text, 'sample_variables');
+  const sample = sample_variables === null ? undefined : jsonMemberText(text, 'sample_variables');
   return { ...parsed, sample_variables: sample === undefined ? null : new JsonText(sample) };
 };
 

@@ -134,38 +134,46 @@ const numberOf = (text: string): Value => {
   return normInt(BigInt(text));
 };
 
-const fromParsed = (value: unknown, depth: number, max: number, marked = false): Value => {
-  switch (typeof value) {
-    case 'string':
-      return marked && value.charCodeAt(0) === 2 ? numberOf(value.slice(1)) : value;
-    case 'boolean':
-      return value;
-    case 'number':
+/**
+ * What JSON.parse made of the text, as template data. `own`: the parse is this reader's own, so its
+ * arrays are converted in place rather than copied (a caller's parsed body is left as it was).
+ * `marked`: the text was marked (numbersToKeep, INDEX_KEY_TEXT), and the marks are taken off.
+ */
+const fromParsed = (value: unknown, depth: number, max: number, marked: boolean, own: boolean): Value => {
+  if (typeof value !== 'object') {
+    if (typeof value === 'number') {
       if (Number.isSafeInteger(value)) return value === 0 ? 0 : value;
       if (Number.isInteger(value)) throw new NeedsSource('number');
       return new PyFloat(value);
-    case 'object': {
-      if (value === null) return null;
-      if (depth > max) throw tooDeep(max);
-      if (Array.isArray(value)) {
-        const list: Value[] = new Array(value.length);
-        for (let i = 0; i < value.length; i++) list[i] = fromParsed(value[i], depth + 1, max, marked);
-        return list;
-      }
-      const keys = Object.keys(value);
-      if (keys.length && INDEX_KEY.test(keys[0] as string)) throw new NeedsSource('key');
-      const d = new PyDict();
-      for (const key of keys) {
-        // A marked number is a string where a number was: valid JSON unless it was a key.
-        if (marked && key.charCodeAt(0) === 2) throw new TemplateDataError('a number is not a key', 'json');
-        const v = fromParsed((value as Record<string, unknown>)[key], depth + 1, max, marked);
-        d.set(marked && key.charCodeAt(0) === 1 ? key.slice(1) : key, v);
-      }
-      return d;
     }
-    default:
-      return null;
+    if (marked && typeof value === 'string' && value.charCodeAt(0) === 2) return numberOf(value.slice(1));
+    return value as Value;
   }
+  if (value === null) return null;
+  if (depth > max) throw tooDeep(max);
+  if (Array.isArray(value)) {
+    const list: Value[] = own ? value : new Array(value.length);
+    for (let i = 0; i < value.length; i++) list[i] = fromParsed(value[i], depth + 1, max, marked, own);
+    return list;
+  }
+  const d = new PyDict();
+  let first = true;
+  // JSON.parse's objects have their own keys only, each once.
+  for (const key in value) {
+    if (first) {
+      if (INDEX_KEY.test(key)) throw new NeedsSource('key');
+      first = false;
+    }
+    const v = fromParsed((value as Record<string, unknown>)[key], depth + 1, max, marked, own);
+    if (!marked) d.addNew(key, v);
+    else {
+      const mark = key.charCodeAt(0);
+      // A marked number is a string where a number was: valid JSON unless it was a key.
+      if (mark === 2) throw new TemplateDataError('a number is not a key', 'json');
+      d.addNew(mark === 1 ? key.slice(1) : key, v);
+    }
+  }
+  return d;
 };
 
 /** Every key in order and every number from its text; `text` is already known to be valid JSON. */
@@ -278,14 +286,15 @@ export function parseTemplateData(
   };
   let value: Value;
   if (spans.length === 0 && !keys) {
-    const object = objectOf(options.parsed !== undefined ? options.parsed : json(() => JSON.parse(text)));
+    const own = options.parsed === undefined;
+    const object = objectOf(own ? json(() => JSON.parse(text)) : options.parsed);
     if (object === undefined) return undefined;
-    value = orFromSource(() => fromParsed(object, 1, max), fromSourceOf);
+    value = orFromSource(() => fromParsed(object, 1, max, false, own), fromSourceOf);
   } else if (markable) {
     // One JSON.parse, of the marked text (which is valid exactly when the text is: see fromParsed).
     const object = objectOf(json(() => JSON.parse(marked(text, spans, keys))));
     if (object === undefined) return undefined;
-    value = orFromSource(() => fromParsed(object, 1, max, true), fromSourceOf);
+    value = orFromSource(() => fromParsed(object, 1, max, true, true), fromSourceOf);
   } else {
     if (
       objectOf(options.parsed !== undefined ? options.parsed : json(() => JSON.parse(text))) === undefined
@@ -296,57 +305,6 @@ export function parseTemplateData(
   }
   return value as TemplateData;
 }
-
-/** A JSON string token, or a run of whitespace (which outside strings means nothing). */
-const STRING_OR_SPACE = /"(?:[^"\\]|\\.)*"|[ \t\n\r]+/g;
-
-/**
- * The text of member `member` of `text` (a JSON object already known to be valid) exactly as sent,
- * but for the whitespace between tokens: key order and every number's spelling (`10.0`, `1e3`, 18
- * digits) kept, for data that is stored and answered as the caller wrote it (a template's
- * `sample_variables`). Undefined when the member is absent or null; the last one when given twice,
- * as JSON.parse takes it.
- */
-export const templateDataMemberText = (text: string, member: string): string | undefined => {
-  let depth = 0;
-  let wanted = false;
-  let start = -1;
-  let span: [number, number] | undefined;
-  const begin = (offset: number) => {
-    depth++;
-    if (depth === 2 && wanted) start = offset;
-  };
-  const end = (offset: number, length: number) => {
-    if (depth === 2 && start >= 0) {
-      span = [start, offset + length];
-      start = -1;
-      wanted = false;
-    }
-    depth--;
-  };
-  visit(
-    text,
-    {
-      onObjectBegin: begin,
-      onArrayBegin: begin,
-      onObjectEnd: end,
-      onArrayEnd: end,
-      onObjectProperty: (property) => {
-        if (depth === 1) wanted = property === member;
-      },
-      onLiteralValue: () => {
-        // null (or a scalar the schema refuses): no text.
-        if (depth === 1 && wanted) {
-          span = undefined;
-          wanted = false;
-        }
-      },
-    },
-    { disallowComments: true, allowTrailingComma: false },
-  );
-  if (!span) return undefined;
-  return text.slice(span[0], span[1]).replace(STRING_OR_SPACE, (token) => (token[0] === '"' ? token : ''));
-};
 
 const jsonString = (s: string) => JSON.stringify(s);
 

@@ -164,7 +164,6 @@ export {
   stringifyTemplateData,
   type TemplateData,
   TemplateDataError,
-  templateDataMemberText,
 } from './data.js';
 
 /**

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { jsonMemberText as templateDataMemberText } from '../../functions/domain/json-member.js';
 import { JsonText, stringifyWithJsonText } from '../../functions/domain/json-text.js';
 import {
   parseTemplateData,
   renderTemplate,
   stringifyTemplateData,
   TemplateDataError,
-  templateDataMemberText,
 } from '../../functions/templating/index.js';
 
 const render = (template: string, json: string) => renderTemplate(template, parseTemplateData(json));
