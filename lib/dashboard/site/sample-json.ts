@@ -4,12 +4,13 @@
  * (issue 22). Loaded with the template, on demand: jsonc-parser finds the member's text in the
  * answer and indents it for the editor without touching a token.
  */
-import { applyEdits, format, modify } from 'jsonc-parser/lib/esm/main.js';
-import { jsonMemberText } from '../../../functions/domain/json-member.js';
+import { applyEdits, findNodeAtLocation, format, modify, parseTree } from 'jsonc-parser/lib/esm/main.js';
 
 /** The `sample_variables` of a template answer's text, indented for the editor; `{}` when none. */
 export const sampleTextOf = (answer: string): string => {
-  const sample = jsonMemberText(answer, 'sample_variables') ?? '{}';
+  const root = parseTree(answer, [], { disallowComments: true });
+  const node = root && findNodeAtLocation(root, ['sample_variables']);
+  const sample = node?.type === 'object' ? answer.slice(node.offset, node.offset + node.length) : '{}';
   return applyEdits(sample, format(sample, undefined, { tabSize: 2, insertSpaces: true, eol: '\n' }));
 };
 

@@ -10,7 +10,6 @@
  * preview (reopening a template, undoing an edit) is replayed by the API without rendering or counting.
  */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { compactJson, JsonText } from '../../../../functions/domain/json-text.js';
 import { ApiError, fetchPdf, idempotencyKeyFor, type Job, type Template } from '../api.js';
 import { CodeSnippets } from '../code-snippets.js';
 import {
@@ -24,6 +23,7 @@ import {
 import { useDashboard } from '../context.js';
 import type { EditorDiagnostic, TemplateEditor } from '../editor.js';
 import { formatBytes, formatDateTime, formatDuration } from '../format.js';
+import { compactJson, JsonText } from '../json-text.js';
 import { href } from '../routes.js';
 
 const STARTER_HTML = `<style>
