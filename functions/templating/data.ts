@@ -306,6 +306,74 @@ export function parseTemplateData(
   return value as TemplateData;
 }
 
+/**
+ * Template data on its way to the process that renders it: what the API needs of `variables` (the
+ * text to send, the names they define) without reading them into a template's values, which only
+ * the renderer does (parseTemplateData, from `text`).
+ */
+export interface TemplateDataText {
+  /** JSON text that parseTemplateData reads back to the data as sent. */
+  readonly text: string;
+  /** Whether the data defines this top-level name. */
+  has(name: string): boolean;
+  /** The data read whole, when JSON.parse would have changed it (key order, numbers); else absent. */
+  readonly changed?: TemplateData;
+}
+
+/**
+ * `text` (or its member) as TemplateDataText. When the text holds nothing JSON.parse changes (the
+ * common case, found by one scan), the object JSON.parse made (the caller's, or this reader's) is
+ * written back as it is: reading and writing a 1 MiB `variables` as template data would cost the
+ * API three walks more than it needs. Otherwise it is read whole (parseTemplateData) and written by
+ * stringifyTemplateData. The depth limit is checked either way. Throws TemplateDataError.
+ */
+export function readTemplateDataText(text: string): TemplateDataText;
+export function readTemplateDataText(
+  text: string,
+  options: { member: string } & ReadOptions,
+): TemplateDataText | undefined;
+export function readTemplateDataText(
+  text: string,
+  options: { member?: string } & ReadOptions = {},
+): TemplateDataText | undefined {
+  if (numbersToKeep(text).length > 0 || INDEX_KEY_TEXT_TEST.test(text)) {
+    const data = parseTemplateData(text, options as { member: string } & ReadOptions);
+    if (data === undefined) return undefined;
+    return { text: stringifyTemplateData(data), has: (name) => data.has(name), changed: data };
+  }
+  let root: unknown = options.parsed;
+  if (root === undefined) {
+    try {
+      root = JSON.parse(text);
+    } catch (e) {
+      throw new TemplateDataError(e instanceof Error ? e.message : 'not valid JSON', 'json');
+    }
+  }
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(root)) throw new TemplateDataError('must be a JSON object', 'object');
+  const member = options.member;
+  const value = member === undefined ? root : Object.hasOwn(root, member) ? root[member] : null;
+  if (value === null && member !== undefined) return undefined;
+  if (!isObject(value)) throw new TemplateDataError('must be a JSON object', 'object');
+  const max = options.maxDepth ?? MAX_TEMPLATE_DATA_DEPTH;
+  if (!withinDepth(value, max)) throw tooDeep(max);
+  return { text: JSON.stringify(value), has: (name) => Object.hasOwn(value, name) };
+}
+
+/** Whether `value` nests objects and arrays at most `max` levels deep; iterative, so any depth is safe to ask. */
+const withinDepth = (value: object, max: number): boolean => {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [v, depth] = next;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return false;
+    if (Array.isArray(v)) for (const child of v) stack.push([child, depth + 1]);
+    else for (const key in v) stack.push([(v as Record<string, unknown>)[key], depth + 1]);
+  }
+  return true;
+};
+
 const jsonString = (s: string) => JSON.stringify(s);
 
 /**
