@@ -65,6 +65,8 @@ export interface DashboardSiteProps {
   readonly apiOrigin: string;
   /** The PDF bucket's origin for presigned URLs (`https://<bucket>.s3.<region>.amazonaws.com`). */
   readonly pdfBucketOrigin: string;
+  /** DashboardConfig.planContact. @default the page's own line (the operator changes plans) */
+  readonly planContact?: string | undefined;
 }
 
 export class Dashboard extends Construct {
@@ -240,7 +242,7 @@ export class Dashboard extends Construct {
    * of one second, so a deploy shows within a second without an invalidation (and without the
    * distribution-wide cloudfront:CreateInvalidation grant that BucketDeployment gives for one).
    */
-  deploySite({ apiUrl, apiOrigin, pdfBucketOrigin }: DashboardSiteProps): {
+  deploySite({ apiUrl, apiOrigin, pdfBucketOrigin, planContact }: DashboardSiteProps): {
     readonly assets: BucketDeployment;
     readonly pages: BucketDeployment;
   } {
@@ -258,6 +260,7 @@ export class Dashboard extends Construct {
     const config: DashboardConfig = {
       apiUrl,
       environment: 'aws',
+      ...(planContact?.trim() ? { planContact: planContact.trim() } : {}),
       auth: {
         clientId: this.client.userPoolClientId,
         scope: DASHBOARD_SCOPE,

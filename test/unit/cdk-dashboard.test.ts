@@ -232,11 +232,35 @@ describe('the dashboard (on by default)', () => {
     expect(existsSync(join(staged(siteKey as string), 'config.json'))).toBe(false);
   });
 
+  it("leads the API's / to the dashboard: the fallback function is given the distribution's URL", () => {
+    const fallback =
+      s.template.findResources('AWS::Lambda::Function')[
+        s.logicalId(s.stack.api.functions.get('fallback') as never)
+      ];
+    expect(fallback?.Properties.Environment.Variables.DASHBOARD_URL).toEqual({
+      'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributionId, 'DomainName'] }, '/']],
+    });
+  });
+
   it('outputs the dashboard URL, and passes cdk-nag with every finding acknowledged', () => {
     expect(s.template.findOutputs('DashboardUrl').DashboardUrl?.Value).toEqual({
       'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributionId, 'DomainName'] }, '/']],
     });
     expect(s.nagFindings).toEqual([]);
+  });
+});
+
+describe("the dashboard's plan contact", () => {
+  it('is written into config.json from the dashboardPlanContact prop, which the context sets', () => {
+    const contact = 'Write to billing@example.com for the pro plan';
+    const app = new App({ context: { dashboardPlanContact: contact } });
+    expect(stackPropsFromContext(app.node).dashboardPlanContact).toBe(contact);
+    const s = synthServiceStack({ props: { dashboardPlanContact: contact } });
+    const deployments = Object.values(resourcesOf(s, 'Custom::CDKBucketDeployment')).map((d) => d.Properties);
+    const pages = deployments.find((d) => d.DestinationBucketKeyPrefix === undefined);
+    const configKey = (pages.SourceObjectKeys as string[])[1] as string;
+    const dir = join(s.assembly.directory, `asset.${configKey.replace(/\.zip$/, '')}`);
+    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).planContact).toBe(contact);
   });
 });
 
