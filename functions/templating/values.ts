@@ -63,7 +63,10 @@ export class PyDict {
   set(key: Value, value: Value): void {
     const k = PyDict.norm(key);
     // An existing key keeps the form it was first set with, as in Python.
-    if (k !== key && !this.map.has(k)) (this.written ??= new Map()).set(k, key);
+    if (k !== key && !this.map.has(k)) {
+      this.written ??= new Map();
+      this.written.set(k, key);
+    }
     this.map.set(k, value);
   }
   /**
