@@ -23,7 +23,7 @@ import {
 import { useDashboard } from '../context.js';
 import type { EditorDiagnostic, TemplateEditor } from '../editor.js';
 import { formatBytes, formatDateTime, formatDuration } from '../format.js';
-import { compactJson, JsonText } from '../json-text.js';
+import { compactJson, JsonText, sampleForCode } from '../json-text.js';
 import { href } from '../routes.js';
 
 const STARTER_HTML = `<style>
@@ -555,7 +555,7 @@ const UseFromCode = ({
   pinned,
 }: {
   template: Template;
-  variables: Record<string, unknown> | undefined;
+  variables: Record<string, unknown> | JsonText | undefined;
   options: Record<string, unknown> | undefined;
   pinned: boolean;
 }) => {
@@ -955,7 +955,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
           {template && (
             <UseFromCode
               template={template}
-              variables={variables.ok ? variables.value : undefined}
+              variables={variables.ok ? sampleForCode(variables.value, variables.json) : undefined}
               options={pageOptions.ok ? pageOptions.value : undefined}
               pinned={readOnly}
             />
