@@ -467,6 +467,10 @@ describe('the dashboard', () => {
     expect((await local.api(`/v1/templates/${id}`, { token: key })).text).toContain(
       '"sample_variables":{"totals":{"10":1,"9":2},"n":1e3,"id":123456789012345678}',
     );
+    // The code shown renders that sample as written, too.
+    expect(await textOf(page, '[data-snippets=template] code')).toContain(
+      '"variables": {"totals":{"10":1,"9":2},"n":1e3,"id":123456789012345678}',
+    );
     // Later steps expect the first template to be the account's newest.
     expect((await local.api(`/v1/templates/${id}`, { method: 'DELETE', token: session })).status).toBe(204);
   });
