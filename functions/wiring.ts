@@ -69,6 +69,12 @@ export const LOCAL_VARIABLES = {
   webhookAllowHosts: 'WEBHOOK_EGRESS_ALLOW_HOSTS',
 } as const;
 
+/**
+ * The fallback function's variables: the dashboard's URL, where `GET /` on the API leads (the stack
+ * sets it when it deploys the dashboard; the local stack's own server redirects `/` itself).
+ */
+export const FALLBACK_VARIABLES = { dashboardUrl: 'DASHBOARD_URL' } as const;
+
 /** The region, as Lambda sets it (and the SDK's older name). */
 export const REGION_VARIABLES = { region: 'AWS_REGION', defaultRegion: 'AWS_DEFAULT_REGION' } as const;
 

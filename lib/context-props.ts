@@ -121,6 +121,7 @@ export const stackPropsFromContext = (node: Node): ServiceAppProps => {
     customDomain: customDomain(node),
     cognitoEmail: typed(node, 'cognitoEmail', 'object'),
     dashboard: typed(node, 'dashboard', 'boolean'),
+    dashboardPlanContact: typed(node, 'dashboardPlanContact', 'string'),
     existingUserPool: userPoolId && userPoolClientId ? { userPoolId, userPoolClientId } : undefined,
   };
 };

@@ -4,6 +4,8 @@
  */
 import { type CfnElement, CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { FALLBACK_RESOURCE } from '../functions/routes.js';
+import { FALLBACK_VARIABLES } from '../functions/wiring.js';
 import { AlarmTopic } from './alarm-topic.js';
 import { ApiDomain, type CustomDomainSettings } from './api-domain.js';
 import { ApiKeySecret } from './api-key-secret.js';
@@ -87,6 +89,12 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    * @default true, unless `existingUserPool` is given
    */
   readonly dashboard?: boolean;
+  /**
+   * What the dashboard's usage page says about changing plans: plain text, e.g. whom to write to or
+   * a page's address (`-c dashboardPlanContact="Write to billing@example.com"`).
+   * @default a line saying that the deployment's operator changes plans
+   */
+  readonly dashboardPlanContact?: string;
   /**
    * The renderer's reserved concurrency, which also caps it; `false` reserves none (for accounts
    * whose concurrency limit is too small to reserve from).
@@ -246,7 +254,14 @@ export class PdfServiceStack extends Stack {
       apiUrl: this.apiUrl,
       apiOrigin: `https://${this.apiHost}`,
       pdfBucketOrigin: `https://${this.pdfBucket.bucket.bucketRegionalDomainName}`,
+      planContact: props.dashboardPlanContact,
     });
+    // `/` on the API leads to the dashboard, as it does on the local stack.
+    if (this.dashboard) {
+      this.api.functions
+        .get(FALLBACK_RESOURCE)
+        ?.addEnvironmentVariables({ [FALLBACK_VARIABLES.dashboardUrl]: this.dashboard.url });
+    }
 
     new CfnOutput(this, 'ApiUrl', {
       value: this.apiUrl,

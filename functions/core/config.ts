@@ -15,7 +15,13 @@ import {
   SettingsError,
   settingsFromEnvironment,
 } from '../settings.js';
-import { BINDINGS, LOCAL_VARIABLES, REGION_VARIABLES, RENDERER_VARIABLES } from '../wiring.js';
+import {
+  BINDINGS,
+  FALLBACK_VARIABLES,
+  LOCAL_VARIABLES,
+  REGION_VARIABLES,
+  RENDERER_VARIABLES,
+} from '../wiring.js';
 
 export type { Environment } from '../settings.js';
 /** A configuration problem: names the variable. */
@@ -145,6 +151,19 @@ export interface ResourceConfig {
   /** `WEBHOOK_EGRESS_ALLOW_HOSTS`: see LOCAL_VARIABLES.webhookAllowHosts. */
   readonly webhookAllowHosts: readonly string[];
 }
+
+/** The fallback function's configuration (wiring.ts FALLBACK_VARIABLES). */
+export interface FallbackConfig {
+  /** Where `GET /` redirects; absent: `/` answers 404 like any path the API does not have. */
+  readonly dashboardUrl?: string;
+}
+
+export const readFallbackConfig = (env: Environment = lambdaEnvironment()): FallbackConfig => {
+  const url = env[FALLBACK_VARIABLES.dashboardUrl]?.trim();
+  if (!url) return {};
+  if (!/^https?:\/\//.test(url)) throw new Error(`${FALLBACK_VARIABLES.dashboardUrl} must be an http(s) URL`);
+  return { dashboardUrl: url };
+};
 
 export const readResourceConfig = (wiring: ResourceWiring, env: Environment): ResourceConfig => ({
   settings: settingsFromEnvironment(env),

@@ -5,6 +5,7 @@
  */
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { type ErrorCode, isOverload, overloaded, ServiceError } from '../domain/errors.js';
+import { stringifyWithJsonText } from '../domain/json-text.js';
 import type { RateLimitState } from '../domain/usage.js';
 import { logger } from './logger.js';
 
@@ -101,7 +102,8 @@ export const jsonResult = (
     ...SAFE_RESPONSE_HEADERS,
     'X-Request-Id': requestId,
   },
-  ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  // JsonText (a template's sample data) is written as the caller sent it.
+  ...(body === undefined ? {} : { body: stringifyWithJsonText(body) }),
 });
 
 /** The contract's error body for `error`; anything not deliberately exposed is a generic 500. */

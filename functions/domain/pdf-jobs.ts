@@ -19,7 +19,7 @@
  * the job there, like any render failure.
  */
 import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
-import { stringifyTemplateData, type TemplateData } from '../templating/index.js';
+import type { TemplateDataText } from '../templating/index.js';
 import { monthOf } from './clock.js';
 import { isOverload, overloaded, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
@@ -93,7 +93,7 @@ const jobNotFound = (jobId: string) =>
 /** A render request whose options are checked: what it renders and how. */
 export interface RenderOrder {
   readonly source: RenderCommand['source'];
-  readonly variables: TemplateData;
+  readonly variables: TemplateDataText;
   readonly options: RenderOptions;
   /** The options as the request gave them, over a saved template's own. Absent: none given. */
   readonly requested?: RequestedOptions;
@@ -251,7 +251,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       month,
       field,
       // Text: neither a Lambda payload nor a worker's message can carry the data's key order and numbers as objects.
-      template: { source: sourceHtml, variables: stringifyTemplateData(order.variables), header, footer },
+      template: { source: sourceHtml, variables: order.variables.text, header, footer },
       options,
       offline,
     };

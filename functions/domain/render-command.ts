@@ -3,7 +3,7 @@
  * footer, or a saved template at a version), with which variables and options, and under which
  * idempotency key. The use case (pdf-jobs.ts) decides everything else from this alone.
  */
-import type { TemplateData } from '../templating/index.js';
+import type { TemplateDataText } from '../templating/index.js';
 import type { RequestedOptions } from './render-options.js';
 
 export type RenderSource =
@@ -29,7 +29,7 @@ export interface IdempotencyClaim {
 export interface RenderCommand {
   readonly source: RenderSource;
   /** As JSON sent them: key order, `10.0` and big integers kept. */
-  readonly variables: TemplateData;
+  readonly variables: TemplateDataText;
   readonly options: RequestedOptions;
   readonly idempotency: IdempotencyClaim | null;
 }

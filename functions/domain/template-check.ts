@@ -2,7 +2,7 @@
  * A render's templates checked before anything is held: parsed (never executed), each problem
  * named by the field it came from (html, template_id, header_html, footer_html).
  */
-import { parseTemplate, type TemplateData, TemplateError } from '../templating/index.js';
+import { parseTemplate, type TemplateDataText, TemplateError } from '../templating/index.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import type { TemplatePart } from './ports.js';
 
@@ -33,7 +33,7 @@ export const templateDetail = (
  * Parses the template (never executes it): a syntax error, or a variable the template cannot do
  * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
  */
-export const checkTemplate = (source: string, variables: TemplateData, field: TemplateField): void => {
+export const checkTemplate = (source: string, variables: TemplateDataText, field: TemplateField): void => {
   let required: readonly { readonly name: string; readonly line: number }[];
   try {
     required = parseTemplate(source).required;

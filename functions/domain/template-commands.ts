@@ -1,4 +1,8 @@
-/** What the template use cases take, as the edge parsed it (functions/templates/request.ts). */
+/**
+ * What the template use cases take, as the edge parsed it (functions/templates/request.ts):
+ * sample data as the text sent (json-text.ts).
+ */
+import type { JsonText } from './json-text.js';
 import type { TemplatePdfOptions } from './render-options.js';
 
 export interface CreateTemplateCommand {
@@ -6,7 +10,7 @@ export interface CreateTemplateCommand {
   readonly html: string;
   readonly header_html?: string | null | undefined;
   readonly footer_html?: string | null | undefined;
-  readonly sample_variables?: Record<string, unknown> | null | undefined;
+  readonly sample_variables?: JsonText | null | undefined;
   readonly pdf_options?: TemplatePdfOptions | null | undefined;
   readonly is_public: boolean;
 }
@@ -17,7 +21,7 @@ export interface UpdateTemplateCommand {
   readonly html?: string | undefined;
   readonly header_html?: string | null | undefined;
   readonly footer_html?: string | null | undefined;
-  readonly sample_variables?: Record<string, unknown> | null | undefined;
+  readonly sample_variables?: JsonText | null | undefined;
   readonly pdf_options?: TemplatePdfOptions | null | undefined;
 }
 

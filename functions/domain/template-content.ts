@@ -10,6 +10,7 @@
  *   twice. `payloadBytes` counts exactly that, so lists can stop before they would not fit.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
+import { JsonText } from './json-text.js';
 import type { TemplatePdfOptions } from './render-options.js';
 
 export interface TemplateContent {
@@ -20,8 +21,8 @@ export interface TemplateContent {
   readonly header_html?: string | null;
   /** Printed in the bottom margin of every page; null or absent: none. */
   readonly footer_html?: string | null;
-  /** The variables a preview, and a render without its own, start from; null or absent: none. */
-  readonly sample_variables?: Readonly<Record<string, unknown>> | null;
+  /** Sample data for the variables, as sent (previews and snippets start from it); null or absent: none. */
+  readonly sample_variables?: JsonText | null;
   /** The render options a render of this version takes where it gives none; null or absent: none. */
   readonly pdf_options?: TemplatePdfOptions | null;
 }
@@ -44,7 +45,8 @@ export const RECORD_OVERHEAD_BYTES = 8 * 1024;
 
 /** What `value` weighs in a Lambda proxy result: JSON in the body, the body a JSON string. */
 export const payloadBytes = (value: unknown): number =>
-  Buffer.byteLength(JSON.stringify(JSON.stringify(value)), 'utf8') - 2;
+  Buffer.byteLength(JSON.stringify(value instanceof JsonText ? value.text : JSON.stringify(value)), 'utf8') -
+  2;
 
 /** The content's share of a template answer: its html, header, footer, variables, sample and options, escaped as they travel. */
 export const contentPayloadBytes = (content: TemplateContent): number =>
@@ -90,7 +92,8 @@ export const encodeContent = (content: TemplateContent, chunkBytes = CHUNK_BYTES
       // Left out when absent, so a version without them is stored as before headers existed.
       ...(typeof content.header_html === 'string' ? { header_html: content.header_html } : {}),
       ...(typeof content.footer_html === 'string' ? { footer_html: content.footer_html } : {}),
-      ...(content.sample_variables ? { sample_variables: content.sample_variables } : {}),
+      // As text: an object would lose its key order and its numbers' spelling (json-text.ts).
+      ...(content.sample_variables ? { sample_json: content.sample_variables.text } : {}),
       ...(content.pdf_options ? { pdf_options: content.pdf_options } : {}),
     }),
   );
@@ -105,7 +108,7 @@ export const encodeContent = (content: TemplateContent, chunkBytes = CHUNK_BYTES
  */
 export const decodeContent = (chunks: readonly Uint8Array[]): TemplateContent => {
   const parsed = JSON.parse(gunzipSync(Buffer.concat(chunks)).toString('utf8')) as Partial<
-    Record<keyof TemplateContent, unknown>
+    Record<keyof TemplateContent | 'sample_json', unknown>
   >;
   const optional = (v: unknown): v is string | undefined => v === undefined || typeof v === 'string';
   const optionalObject = (v: unknown) =>
@@ -116,10 +119,11 @@ export const decodeContent = (chunks: readonly Uint8Array[]): TemplateContent =>
     !optional(parsed.header_html) ||
     !optional(parsed.footer_html) ||
     !optionalObject(parsed.sample_variables) ||
+    !optional(parsed.sample_json) ||
     !optionalObject(parsed.pdf_options)
   ) {
     throw new Error(
-      'a stored template version is not {html, variables, header_html?, footer_html?, sample_variables?, pdf_options?}',
+      'a stored template version is not {html, variables, header_html?, footer_html?, sample_json?, pdf_options?}',
     );
   }
   return {
@@ -127,9 +131,12 @@ export const decodeContent = (chunks: readonly Uint8Array[]): TemplateContent =>
     variables: parsed.variables as string[],
     ...(parsed.header_html !== undefined ? { header_html: parsed.header_html } : {}),
     ...(parsed.footer_html !== undefined ? { footer_html: parsed.footer_html } : {}),
-    ...(parsed.sample_variables !== undefined
-      ? { sample_variables: parsed.sample_variables as Record<string, unknown> }
-      : {}),
+    ...(typeof parsed.sample_json === 'string'
+      ? { sample_variables: new JsonText(parsed.sample_json) }
+      : // Versions saved before samples were kept as text: what JSON.parse kept of them.
+        parsed.sample_variables !== undefined
+        ? { sample_variables: new JsonText(JSON.stringify(parsed.sample_variables)) }
+        : {}),
     ...(parsed.pdf_options !== undefined ? { pdf_options: parsed.pdf_options as TemplatePdfOptions } : {}),
   };
 };

@@ -6,6 +6,7 @@
 import { parseTemplate, TemplateError } from '../templating/index.js';
 import { ServiceError } from './errors.js';
 import { newTemplateId, TEMPLATE_ID } from './ids.js';
+import type { JsonText } from './json-text.js';
 import type { Page } from './pagination.js';
 import type { Principal } from './principal.js';
 import { renderOptionsFrom, type TemplatePdfOptions } from './render-options.js';
@@ -28,7 +29,7 @@ const CONTENT_FIELDS: readonly ContentField[] = ['html', 'header_html', 'footer_
 
 /** What a version holds besides its templates: sample data and render options (null: none). */
 interface Data {
-  readonly sample_variables: Readonly<Record<string, unknown>> | null;
+  readonly sample_variables: JsonText | null;
   readonly pdf_options: TemplatePdfOptions | null;
 }
 const DATA_FIELDS: readonly (keyof Data)[] = ['sample_variables', 'pdf_options'];

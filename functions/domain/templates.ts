@@ -3,6 +3,7 @@
  * (functions/adapters/dynamodb/templates.ts) explains how versions and chunks are stored.
  */
 import { ServiceError } from './errors.js';
+import type { JsonText } from './json-text.js';
 import type { Page } from './pagination.js';
 import type { TemplatePdfOptions } from './render-options.js';
 import type { TemplateContent } from './template-content.js';
@@ -26,7 +27,7 @@ export interface Template extends TemplateContent {
   readonly version: number;
   readonly header_html: string | null;
   readonly footer_html: string | null;
-  readonly sample_variables: Readonly<Record<string, unknown>> | null;
+  readonly sample_variables: JsonText | null;
   readonly pdf_options: TemplatePdfOptions | null;
 }
 

@@ -1,4 +1,5 @@
-/** The fallback Lambda's entry point. */
+/** The fallback Lambda's entry point: configured from its environment once, at cold start. */
+import { lambdaEnvironment, readFallbackConfig } from '../core/config.js';
 import { createHandler } from './index.js';
 
-export const handler = createHandler();
+export const handler = createHandler(readFallbackConfig(lambdaEnvironment()));

@@ -6,8 +6,11 @@
  * It also answers `GET /openapi.json` with the OpenAPI document (core/openapi.ts), the one source
  * `npm run openapi` prints: served by the API itself, on the local stack and deployed alike, with
  * the API's CORS (API Gateway's, or the local gateway's), and no route of its own to document.
+ * And `GET /` leads to the dashboard when the deployment has one (its URL in the configuration),
+ * as the local stack's `/` does.
  */
 import type { Context } from 'aws-lambda';
+import type { FallbackConfig } from '../core/config.js';
 import type { Event, LambdaHandler, Result } from '../core/http.js';
 import { openApiDocument } from '../core/openapi.js';
 import { errorResult, jsonResult } from '../core/responses.js';
@@ -19,7 +22,7 @@ export const OPENAPI_PATH = '/openapi.json';
 /** Built on the first request for it, then kept for the warm Lambda's life. */
 let document: ReturnType<typeof openApiDocument> | undefined;
 
-const answer = async (event: Event, context: Context): Promise<Result> => {
+const answer = async (event: Event, context: Context, config: FallbackConfig): Promise<Result> => {
   const requestId = event.requestContext?.requestId ?? context.awsRequestId;
   const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
   const method = event.requestContext?.http?.method ?? 'GET';
@@ -28,6 +31,10 @@ const answer = async (event: Event, context: Context): Promise<Result> => {
     // Public and the same for everyone: it may be cached, unlike the API's own answers.
     const result = jsonResult(200, document, requestId);
     return { ...result, headers: { ...result.headers, 'Cache-Control': 'public, max-age=300' } };
+  }
+  if (path === '/' && config.dashboardUrl && (method === 'GET' || method === 'HEAD')) {
+    const result = jsonResult(302, undefined, requestId);
+    return { ...result, headers: { ...result.headers, Location: config.dashboardUrl } };
   }
   const match = matchRoute(method, path);
   const allowed = match.kind === 'none' ? match.allowed : [method];
@@ -44,5 +51,8 @@ const answer = async (event: Event, context: Context): Promise<Result> => {
   );
 };
 
-/** Takes no configuration: the route table is all it reads. */
-export const createHandler = (): LambdaHandler => answer;
+/** Reads the route table, and the dashboard's URL when there is one. */
+export const createHandler =
+  (config: FallbackConfig = {}): LambdaHandler =>
+  (event, context) =>
+    answer(event, context, config);

@@ -14,10 +14,10 @@ import type { RenderCommand } from '../domain/render-command.js';
 import { MAX_HEADER_FOOTER_BYTES, MAX_VARIABLES_DEPTH } from '../settings.js';
 import {
   hasNumbersJsonParseChanges,
-  parseTemplateData,
+  readTemplateDataText,
   stringifyTemplateData,
-  type TemplateData,
   TemplateDataError,
+  type TemplateDataText,
 } from '../templating/index.js';
 import { pageOptionFields, variablesSchema } from './options.js';
 
@@ -221,21 +221,23 @@ const checkHeaderFooterWithHtml = (body: Record<string, unknown>): void => {
  * (`10.0`, `1e3`, integers beyond 2^53), those variables are hashed again as sent, so that a body
  * that renders differently does not replay another's PDF (and every other body hashes as before).
  */
-export const bodyHash = (body: unknown, variables?: TemplateData): string => {
+export const bodyHash = (body: unknown, variables?: TemplateDataText): string => {
   const hash = createHash('sha256').update(stringify(body) ?? '');
-  if (variables && hasNumbersJsonParseChanges(variables)) {
-    hash.update(`\n${stringifyTemplateData(variables, { sortKeys: true })}`);
+  // Only variables JSON.parse would have changed were read whole (`changed`).
+  if (variables?.changed && hasNumbersJsonParseChanges(variables.changed)) {
+    hash.update(`\n${stringifyTemplateData(variables.changed, { sortKeys: true })}`);
   }
   return hash.digest('hex');
 };
 
 /**
- * `variables` as JSON sent them (key order, `10.0`, big integers), read from the body's text once
- * the schema has passed them (depth and size included).
+ * `variables` as JSON sent them (key order, `10.0`, big integers), from the body's text once the
+ * schema has passed them (depth and size included): as text for the renderer, which alone reads
+ * them into a template's values.
  */
-const templateVariables = (text: string, body: Record<string, unknown>): TemplateData | undefined => {
+const templateVariables = (text: string, body: Record<string, unknown>): TemplateDataText | undefined => {
   try {
-    return parseTemplateData(text, { member: 'variables', maxDepth: MAX_VARIABLES_DEPTH, parsed: body });
+    return readTemplateDataText(text, { member: 'variables', maxDepth: MAX_VARIABLES_DEPTH, parsed: body });
   } catch (e) {
     if (!(e instanceof TemplateDataError)) throw e;
     throw new ServiceError('INVALID_PDF_OPTIONS', `variables ${e.message}`, {
@@ -261,7 +263,7 @@ export const parseCreatePdf = (
   const parsed = parseOrThrow(schema, body, pdfProblemCode);
   const key = checkIdempotencyKey(headers['idempotency-key']);
   const { html, header_html, footer_html, template_id, template_version, variables: _, ...options } = parsed;
-  const variables = templateVariables(text ?? JSON.stringify(body), body) ?? parseTemplateData('{}');
+  const variables = templateVariables(text ?? JSON.stringify(body), body) ?? readTemplateDataText('{}');
   return {
     // checkHtmlOrTemplateId let exactly one of them through.
     source:

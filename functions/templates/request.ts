@@ -7,6 +7,8 @@
 import { z } from 'zod';
 import { type Problem, parseOrThrow } from '../core/validation.js';
 import type { ErrorCode } from '../domain/errors.js';
+import { jsonMemberText } from '../domain/json-member.js';
+import { JsonText } from '../domain/json-text.js';
 import type {
   CreateTemplateCommand,
   TemplateVisibilityCommand,
@@ -124,10 +126,15 @@ export type CreateTemplateBody = z.output<ReturnType<typeof createTemplateSchema
 export type UpdateTemplateBody = z.output<ReturnType<typeof updateTemplateSchema>>;
 export type TemplateVisibilityBody = z.output<typeof templateVisibilitySchema>;
 
+/** A body with its sample data as the text sent, as the use cases take it. */
+type WithSampleText<B extends { sample_variables?: unknown }> = Omit<B, 'sample_variables'> & {
+  sample_variables?: JsonText | null | undefined;
+};
+
 // The parsed bodies are the use cases' commands: the compiler holds the two in step.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const _create: Same<CreateTemplateBody, CreateTemplateCommand> = true;
-const _update: Same<UpdateTemplateBody, UpdateTemplateCommand> = true;
+const _create: Same<WithSampleText<CreateTemplateBody>, CreateTemplateCommand> = true;
+const _update: Same<WithSampleText<UpdateTemplateBody>, UpdateTemplateCommand> = true;
 const _visibility: Same<TemplateVisibilityBody, TemplateVisibilityCommand> = true;
 
 /** The code a problem with `field` answers with (contract: Templates). */
@@ -141,7 +148,32 @@ const templateProblemCode = (problem: Problem): ErrorCode => {
   return 'VALIDATION_ERROR';
 };
 
-export const parseTemplateBody = <S extends z.ZodType>(
+/**
+ * A create or edit body, checked, into its command: `sample_variables` (checked by the schema as
+ * an object under the limits of a render's variables) taken from the body's text as sent, since
+ * the object JSON.parse made of it has lost its integer-like keys' place and its numbers' spelling.
+ */
+const parseTemplateBody = <B extends { sample_variables?: unknown }>(
   body: Record<string, unknown>,
-  schema: S,
-): z.output<S> => parseOrThrow(schema, body, templateProblemCode);
+  schema: z.ZodType<B>,
+  text: string,
+): WithSampleText<B> => {
+  const { sample_variables, ...parsed } = parseOrThrow(schema, body, templateProblemCode);
+  if (sample_variables === undefined) return parsed;
+  const sample = sample_variables === null ? undefined : jsonMemberText(text, 'sample_variables');
+  return { ...parsed, sample_variables: sample === undefined ? null : new JsonText(sample) };
+};
+
+export const parseCreateTemplate = (
+  body: Record<string, unknown>,
+  schema: ReturnType<typeof createTemplateSchema>,
+  _headers: unknown,
+  text: string,
+): CreateTemplateCommand => parseTemplateBody(body, schema, text);
+
+export const parseUpdateTemplate = (
+  body: Record<string, unknown>,
+  schema: ReturnType<typeof updateTemplateSchema>,
+  _headers: unknown,
+  text: string,
+): UpdateTemplateCommand => parseTemplateBody(body, schema, text);

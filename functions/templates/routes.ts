@@ -1,16 +1,19 @@
 /** The saved-template routes (spec: /v1/templates; keys read and render, only sessions change). */
 import { z } from 'zod';
 import { type Page, pageQuerySchema } from '../core/page-query.js';
+import type {
+  CreateTemplateCommand,
+  TemplateVisibilityCommand,
+  UpdateTemplateCommand,
+} from '../domain/template-commands.js';
 import { templatePdfOptionsSchema } from '../pdf/options.js';
 import { KEY_OR_SESSION, resource, route, SESSION_ONLY } from '../route-declaration.js';
 import { TEMPLATE_WRITES_PER_MINUTE } from '../settings.js';
 import {
-  type CreateTemplateBody,
   createTemplateSchema,
-  parseTemplateBody,
-  type TemplateVisibilityBody,
+  parseCreateTemplate,
+  parseUpdateTemplate,
   templateVisibilitySchema,
-  type UpdateTemplateBody,
   updateTemplateSchema,
 } from './request.js';
 
@@ -81,11 +84,11 @@ export const templatesResource = resource({
   description: 'The templates API: saved Jinja2 templates, private or public, versioned',
   needs: {},
   routes: {
-    createTemplate: route<CreateTemplateBody>({
+    createTemplate: route<CreateTemplateCommand>({
       method: 'POST',
       path: '/v1/templates',
       credentials: SESSION_ONLY,
-      body: { schema: createTemplateSchema, parse: parseTemplateBody },
+      body: { schema: createTemplateSchema, parse: parseCreateTemplate },
       rateLimited: true,
       summary: `Save a template (version 1); its html is checked for syntax, never run. At most ${TEMPLATE_WRITES_PER_MINUTE} template writes (create and edit) per account per minute`,
       success: { status: 201, description: 'the template', body: pdfTemplate },
@@ -117,11 +120,11 @@ export const templatesResource = resource({
       success: { status: 200, description: 'the template', body: pdfTemplate },
       errors: [...NOT_FOUND],
     }),
-    updateTemplate: route<UpdateTemplateBody>({
+    updateTemplate: route<UpdateTemplateCommand>({
       method: 'PATCH',
       path: '/v1/templates/{template_id}',
       credentials: SESSION_ONLY,
-      body: { schema: updateTemplateSchema, parse: parseTemplateBody },
+      body: { schema: updateTemplateSchema, parse: parseUpdateTemplate },
       rateLimited: true,
       summary: `Rename, or change the html, header, footer, sample data or pdf options (a new version); owner only. Counts against the ${TEMPLATE_WRITES_PER_MINUTE} template writes per minute`,
       success: {
@@ -137,7 +140,7 @@ export const templatesResource = resource({
         ...NOT_FOUND,
       ],
     }),
-    setTemplateVisibility: route<TemplateVisibilityBody>({
+    setTemplateVisibility: route<TemplateVisibilityCommand>({
       method: 'PATCH',
       path: '/v1/templates/{template_id}/visibility',
       credentials: SESSION_ONLY,

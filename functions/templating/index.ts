@@ -161,9 +161,11 @@ export {
   hasNumbersJsonParseChanges,
   MAX_TEMPLATE_DATA_DEPTH,
   parseTemplateData,
+  readTemplateDataText,
   stringifyTemplateData,
   type TemplateData,
   TemplateDataError,
+  type TemplateDataText,
 } from './data.js';
 
 /**

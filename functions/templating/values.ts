@@ -27,7 +27,13 @@ export class PyTuple {
 
 /** A dict: insertion-ordered, keys compared as Python compares them (1 == 1.0 == True). */
 export class PyDict {
-  private readonly map = new Map<unknown, [Value, Value]>();
+  /** Normalized key → value (Python's hash equality: 1, 1.0 and True are one key). */
+  private readonly map = new Map<unknown, Value>();
+  /**
+   * The key as first set, where it is not its normalized form (True, 1.0, Markup, a tuple...):
+   * string and int keys, nearly all of them, cost no second entry.
+   */
+  private written: Map<unknown, Value> | undefined;
 
   static from(entries: Iterable<readonly [Value, Value]>): PyDict {
     const d = new PyDict();
@@ -52,28 +58,45 @@ export class PyDict {
     return this.map.has(PyDict.norm(key));
   }
   get(key: Value): Value | undefined {
-    return this.map.get(PyDict.norm(key))?.[1];
+    return this.map.get(PyDict.norm(key));
   }
   set(key: Value, value: Value): void {
     const k = PyDict.norm(key);
-    const existing = this.map.get(k);
-    if (existing) existing[1] = value;
-    else this.map.set(k, [key, value]);
+    // An existing key keeps the form it was first set with, as in Python.
+    if (k !== key && !this.map.has(k)) {
+      this.written ??= new Map();
+      this.written.set(k, key);
+    }
+    this.map.set(k, value);
+  }
+  /**
+   * A string key the dict does not hold yet (a JSON object's, whose keys are unique): set without
+   * the look-ups `set` makes, which reading 1 MiB of template data pays for every key.
+   */
+  addNew(key: string, value: Value): void {
+    this.map.set(key, value);
   }
   delete(key: Value): boolean {
-    return this.map.delete(PyDict.norm(key));
+    const k = PyDict.norm(key);
+    this.written?.delete(k);
+    return this.map.delete(k);
   }
   clear(): void {
     this.map.clear();
+    this.written = undefined;
+  }
+  private keyOf(k: unknown): Value {
+    const written = this.written;
+    return written?.has(k) ? (written.get(k) as Value) : (k as Value);
   }
   keys(): Value[] {
-    return [...this.map.values()].map((e) => e[0]);
+    return Array.from(this.map.keys(), (k) => this.keyOf(k));
   }
   values(): Value[] {
-    return [...this.map.values()].map((e) => e[1]);
+    return [...this.map.values()];
   }
   entries(): [Value, Value][] {
-    return [...this.map.values()].map((e) => [e[0], e[1]]);
+    return Array.from(this.map, ([k, v]) => [this.keyOf(k), v]);
   }
 }
 

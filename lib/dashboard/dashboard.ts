@@ -38,12 +38,13 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aw
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
 import { createAccessLogBucket } from '../access-log-bucket.js';
-import { ASSETS_DIR, buildSiteSync, CONFIG_FILE, writeSite } from './build.js';
+import { ASSETS_DIR, buildSiteSync, CONFIG_FILE, REFERENCE_PAGE, writeSite } from './build.js';
 import { cognitoEndpoints, DASHBOARD_SCOPE, type DashboardConfig } from './config.js';
 import {
   contentSecurityPolicy,
   contentSecurityPolicyDirectives,
   HSTS_MAX_AGE_SECONDS,
+  referenceContentSecurityPolicy,
   SECURITY_HEADERS,
 } from './headers.js';
 
@@ -65,6 +66,8 @@ export interface DashboardSiteProps {
   readonly apiOrigin: string;
   /** The PDF bucket's origin for presigned URLs (`https://<bucket>.s3.<region>.amazonaws.com`). */
   readonly pdfBucketOrigin: string;
+  /** DashboardConfig.planContact. @default the page's own line (the operator changes plans) */
+  readonly planContact?: string | undefined;
 }
 
 export class Dashboard extends Construct {
@@ -72,6 +75,8 @@ export class Dashboard extends Construct {
   readonly logBucket: Bucket;
   readonly distribution: Distribution;
   readonly responseHeadersPolicy: ResponseHeadersPolicy;
+  /** The API reference page's (reference.html): the same headers, its own CSP. */
+  readonly referenceHeadersPolicy: ResponseHeadersPolicy;
   readonly domain: UserPoolDomain;
   readonly client: UserPoolClient;
   /** `https://<distribution>.cloudfront.net`: the origin the API and the PDF bucket allow (CORS). */
@@ -128,50 +133,64 @@ export class Dashboard extends Construct {
     // hosts are in a second policy, a <meta> element that deploySite writes into index.html at
     // deploy time (after all three exist); a browser enforces both, so the page may reach only the
     // hosts in both lists: the API's own host, the PDF bucket's and this pool's Cognito domain.
-    const csp = contentSecurityPolicy({
-      connect: [
-        `https://*.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}`,
-        `https://*.s3.${Aws.REGION}.${Aws.URL_SUFFIX}`,
-        domainUrl,
-      ],
-    });
-    this.responseHeadersPolicy = new ResponseHeadersPolicy(this, 'SecurityHeaders', {
-      comment: 'PDF service dashboard: CSP, HSTS and other security headers',
-      securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: csp, override: true },
-        strictTransportSecurity: {
-          accessControlMaxAge: Duration.seconds(HSTS_MAX_AGE_SECONDS),
-          includeSubdomains: true,
-          override: true,
-        },
-        contentTypeOptions: { override: true },
-        frameOptions: { frameOption: HeadersFrameOption.DENY, override: true },
-        referrerPolicy: { referrerPolicy: HeadersReferrerPolicy.NO_REFERRER, override: true },
-      },
-      customHeadersBehavior: {
-        customHeaders: [
-          {
-            header: 'Cross-Origin-Opener-Policy',
-            value: SECURITY_HEADERS['cross-origin-opener-policy'],
+    const connectPatterns = [
+      `https://*.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}`,
+      `https://*.s3.${Aws.REGION}.${Aws.URL_SUFFIX}`,
+      domainUrl,
+    ];
+    const csp = contentSecurityPolicy({ connect: connectPatterns });
+    const headersPolicy = (id: string, comment: string, contentSecurityPolicy: string) =>
+      new ResponseHeadersPolicy(this, id, {
+        comment,
+        securityHeadersBehavior: {
+          contentSecurityPolicy: { contentSecurityPolicy, override: true },
+          strictTransportSecurity: {
+            accessControlMaxAge: Duration.seconds(HSTS_MAX_AGE_SECONDS),
+            includeSubdomains: true,
             override: true,
           },
-          { header: 'Permissions-Policy', value: SECURITY_HEADERS['permissions-policy'], override: true },
-        ],
-      },
+          contentTypeOptions: { override: true },
+          frameOptions: { frameOption: HeadersFrameOption.DENY, override: true },
+          referrerPolicy: { referrerPolicy: HeadersReferrerPolicy.NO_REFERRER, override: true },
+        },
+        customHeadersBehavior: {
+          customHeaders: [
+            {
+              header: 'Cross-Origin-Opener-Policy',
+              value: SECURITY_HEADERS['cross-origin-opener-policy'],
+              override: true,
+            },
+            { header: 'Permissions-Policy', value: SECURITY_HEADERS['permissions-policy'], override: true },
+          ],
+        },
+      });
+    this.responseHeadersPolicy = headersPolicy(
+      'SecurityHeaders',
+      'PDF service dashboard: CSP, HSTS and other security headers',
+      csp,
+    );
+    // The API reference page alone allows its viewer's inline styles, by hash (headers.ts).
+    this.referenceHeadersPolicy = headersPolicy(
+      'ReferenceSecurityHeaders',
+      'PDF service API reference: its own CSP (the viewer’s styles by hash), HSTS and the rest',
+      referenceContentSecurityPolicy({ connect: connectPatterns }),
+    );
+    const origin = S3BucketOrigin.withOriginAccessControl(this.bucket);
+    const behavior = (responseHeadersPolicy: ResponseHeadersPolicy) => ({
+      origin,
+      viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
+      allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+      // Objects say how long they keep (deploySite): hashed assets for good, the rest revalidated.
+      cachePolicy: CachePolicy.CACHING_OPTIMIZED,
+      responseHeadersPolicy,
+      compress: true,
     });
 
     this.distribution = new Distribution(this, 'Distribution', {
       comment: 'PDF service dashboard',
       defaultRootObject: 'index.html',
-      defaultBehavior: {
-        origin: S3BucketOrigin.withOriginAccessControl(this.bucket),
-        viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
-        allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
-        // Objects say how long they keep (deploySite): hashed assets for good, the rest revalidated.
-        cachePolicy: CachePolicy.CACHING_OPTIMIZED,
-        responseHeadersPolicy: this.responseHeadersPolicy,
-        compress: true,
-      },
+      defaultBehavior: behavior(this.responseHeadersPolicy),
+      additionalBehaviors: { [REFERENCE_PAGE]: behavior(this.referenceHeadersPolicy) },
       httpVersion: HttpVersion.HTTP2_AND_3,
       enableLogging: true,
       logBucket: this.logBucket,
@@ -240,7 +259,7 @@ export class Dashboard extends Construct {
    * of one second, so a deploy shows within a second without an invalidation (and without the
    * distribution-wide cloudfront:CreateInvalidation grant that BucketDeployment gives for one).
    */
-  deploySite({ apiUrl, apiOrigin, pdfBucketOrigin }: DashboardSiteProps): {
+  deploySite({ apiUrl, apiOrigin, pdfBucketOrigin, planContact }: DashboardSiteProps): {
     readonly assets: BucketDeployment;
     readonly pages: BucketDeployment;
   } {
@@ -249,15 +268,18 @@ export class Dashboard extends Construct {
     const exactHosts = contentSecurityPolicyDirectives({
       connect: [apiOrigin, pdfBucketOrigin, this.domain.baseUrl()],
     }).filter(([name]) => name === 'connect-src');
-    const index = new TextDecoder().decode(site.files.get('index.html'));
-    if (!index.includes('<head>')) throw new Error('dashboard build: index.html lacks <head>');
-    const indexWithExactHosts = index.replace(
-      '<head>',
-      `<head>\n    <meta http-equiv="Content-Security-Policy" content="${exactHosts.map(([n, v]) => `${n} ${v}`).join('; ')}">`,
-    );
+    const withExactHosts = (page: string) => {
+      const html = new TextDecoder().decode(site.files.get(page));
+      if (!html.includes('<head>')) throw new Error(`dashboard build: ${page} lacks <head>`);
+      return html.replace(
+        '<head>',
+        `<head>\n    <meta http-equiv="Content-Security-Policy" content="${exactHosts.map(([n, v]) => `${n} ${v}`).join('; ')}">`,
+      );
+    };
     const config: DashboardConfig = {
       apiUrl,
       environment: 'aws',
+      ...(planContact?.trim() ? { planContact: planContact.trim() } : {}),
       auth: {
         clientId: this.client.userPoolClientId,
         scope: DASHBOARD_SCOPE,
@@ -281,12 +303,13 @@ export class Dashboard extends Construct {
     });
     const pages = new BucketDeployment(this, 'DeployPages', {
       logGroup,
-      // The built site, config.json, then index.html again with the exact hosts' policy: sources
-      // are unpacked in order, so this copy replaces the built one.
+      // The built site, config.json, then index.html and reference.html again with the exact hosts'
+      // policy: sources are unpacked in order, so these copies replace the built ones.
       sources: [
         Source.asset(dirs.root),
         Source.jsonData(CONFIG_FILE, config),
-        Source.data('index.html', indexWithExactHosts),
+        Source.data('index.html', withExactHosts('index.html')),
+        Source.data(REFERENCE_PAGE, withExactHosts(REFERENCE_PAGE)),
       ],
       destinationBucket: this.bucket,
       // Must not delete assets/, which the other deployment owns.

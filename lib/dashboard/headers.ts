@@ -37,6 +37,42 @@ export const contentSecurityPolicy = (sources: CspSources): string =>
     .map(([name, value]) => `${name} ${value}`)
     .join('; ');
 
+/**
+ * The inline styles of the API reference's viewer (@scalar/api-reference's standalone bundle, at
+ * the exact version package.json pins): the <style> elements it inserts and the three style
+ * attributes of its markup, by their SHA-256, as Chromium reported them when they were refused.
+ * A new version whose CSS differs is refused the same way, and the reference page's browser test
+ * (dashboard-reference.test.ts) names the hashes it would need.
+ */
+export const REFERENCE_STYLE_HASHES: readonly string[] = [
+  'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=',
+  'sha256-DLlkYCuDYGe6ME23YkUFB7Tc36rGDeo4mVBFbZX3uaU=',
+  'sha256-S9PAA5rIziKwT98JNnc03/CbeMXMokQ0vMXopoxBu2I=',
+  'sha256-ZW1GSuo0pKyEx5Ar7ZC5Dflb/mjatjeTW9aVx0iZAzE=',
+  'sha256-d7niGYA9R/xp7r1pyc/+3ntTepKCabnrqd2exao76s4=',
+  'sha256-im4bR8m0i9OTwS6FwAG4MKlk4URQdZkDu1Tx9kDpKNw=',
+  'sha256-rO+6k1mDRASa9Q8IQu9I3bF+bjRdxDreAZCyGSaxzeI=',
+  'sha256-v6FGbsebOHJ39qjwyswuNyhVylA7DHti/pqoiIvwbXQ=',
+];
+
+/**
+ * The API reference page's policy: the dashboard's, with the viewer's own inline styles allowed by
+ * hash (`'unsafe-hashes'` lets those hashes, and only those, match style attributes too) and nothing
+ * framed or embedded. No 'unsafe-inline', no 'unsafe-eval', nothing from another origin but the API.
+ */
+export const referenceContentSecurityPolicyDirectives = (sources: CspSources): [string, string][] =>
+  contentSecurityPolicyDirectives(sources).flatMap(([name, value]): [string, string][] => {
+    if (name === 'style-src')
+      return [[name, [value, "'unsafe-hashes'", ...REFERENCE_STYLE_HASHES.map((h) => `'${h}'`)].join(' ')]];
+    if (name === 'frame-src' || name === 'object-src') return [[name, "'none'"]];
+    return [[name, value]];
+  });
+
+export const referenceContentSecurityPolicy = (sources: CspSources): string =>
+  referenceContentSecurityPolicyDirectives(sources)
+    .map(([name, value]) => `${name} ${value}`)
+    .join('; ');
+
 /** Sent with every answer besides the CSP (and, on HTTPS, Strict-Transport-Security). */
 export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',

@@ -13,7 +13,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DASHBOARD_SCOPE, type DashboardConfig } from '../dashboard/config.js';
-import { contentSecurityPolicy, SECURITY_HEADERS } from '../dashboard/headers.js';
+import {
+  contentSecurityPolicy,
+  referenceContentSecurityPolicy,
+  SECURITY_HEADERS,
+} from '../dashboard/headers.js';
 import { LOCAL_ISSUER, type LocalIssuer } from './issuer.js';
 
 export const LOCAL_DASHBOARD_PATH = '/dashboard/';
@@ -356,13 +360,16 @@ export const createLocalDashboard = (options: LocalDashboardOptions): LocalPages
     const head = req.method === 'HEAD';
     if (req.method !== 'GET' && !head)
       return send(res, 405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }, 'Method not allowed');
-    const [{ s3Endpoint }, built, { contentTypeOf, CONFIG_FILE }] = await Promise.all([
+    const [{ s3Endpoint }, built, { contentTypeOf, CONFIG_FILE, REFERENCE_PAGE }] = await Promise.all([
       options.parts,
       builtSite(),
       import('../dashboard/build.js'),
     ]);
-    const csp = contentSecurityPolicy({ connect: [new URL(s3Endpoint).origin] });
     const file = path === '' ? 'index.html' : path;
+    // The API reference page has a policy of its own (its viewer's styles, by hash), as in the cloud.
+    const csp = (file === REFERENCE_PAGE ? referenceContentSecurityPolicy : contentSecurityPolicy)({
+      connect: [new URL(s3Endpoint).origin],
+    });
     if (file === CONFIG_FILE) {
       return send(
         res,

@@ -40,12 +40,16 @@ import { listenOnFreePort } from '../helpers/render-fixtures.js';
 /** Variables that exist only locally: where the emulators and the local token issuer's keys are. */
 const LOCAL_ONLY = ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'LOCAL_JWKS_FILE', 'API_KEY_SECRET'] as const;
 
+/** Stands in for the dashboard distribution's URL in the fallback's environment. */
+const SMOKE_DASHBOARD_URL = 'https://dashboard.smoke.example/';
+
 describe('the synthesized bundles, run as Lambda runs them, against the local stack', () => {
   let outdir: string;
   let dataDir: string;
   let s: Synthesized;
   let local: LocalStack;
   let gateway: Server;
+  let gatewayUrl = '';
   let api: Api;
   let token: string;
   const processes = new Map<string, LambdaProcess>();
@@ -105,6 +109,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
             ...local.handlerEnv,
             RENDERER_FUNCTION_NAME: renderer.functionName,
             WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN,
+            // The distribution's URL, which the fallback redirects `/` to.
+            DASHBOARD_URL: SMOKE_DASHBOARD_URL,
           },
           {
             ...localOnly,
@@ -159,7 +165,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
       },
     });
     const { port } = await listen(gateway, 0, '127.0.0.1');
-    api = createApi(`http://127.0.0.1:${port}`);
+    gatewayUrl = `http://127.0.0.1:${port}`;
+    api = createApi(gatewayUrl);
     token = await local.issueToken({ sub: 'smoke-user', email: 'smoke@example.com' });
   });
 
@@ -355,5 +362,9 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const document = await api('/openapi.json');
     expect(document.status, document.text).toBe(200);
     expect((document.json as Json).openapi).toMatch(/^3\.1\./);
+    // `/` leads to the dashboard the stack deployed.
+    const root = await fetch(`${gatewayUrl}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe(SMOKE_DASHBOARD_URL);
   });
 });

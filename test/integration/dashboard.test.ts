@@ -437,6 +437,44 @@ describe('the dashboard', () => {
     expect(await textOf(page, '[data-snippets=template] code')).toContain('requests.post(');
   });
 
+  it("keeps a sample's key order and numbers as sent: in the editor, its preview and a saved edit (issue 22)", async () => {
+    const session = (await storedUser(page))?.id_token ?? '';
+    const html = '<p>{% for y, t in totals.items() %}[{{ y }}:{{ t }}]{% endfor %} {{ n }} {{ id }}</p>';
+    const created = await local.api('/v1/templates', {
+      method: 'POST',
+      token: session,
+      headers: { 'content-type': 'application/json' },
+      // As text: a JavaScript object could not hold this sample.
+      body: `{"name": "By year", "html": ${JSON.stringify(html)}, "sample_variables": {"totals": {"2024": 5, "2023": 4, "2019": 1}, "n": 10.0, "id": 123456789012345678}}`,
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.json.id as string;
+    const from = downloadedPdfs.length;
+    await goTo(page, `#/templates/${id}`, 'Edit “By year”');
+    const shown = await page.$eval('#tpl-variables', (e) => (e as HTMLInputElement).value);
+    expect(shown.replace(/\s/g, '')).toBe(
+      '{"totals":{"2024":5,"2023":4,"2019":1},"n":10.0,"id":123456789012345678}',
+    );
+    await waitForPdf('ada', ['[2024:5][2023:4][2019:1] 10.0 123456789012345678'], 30_000, from);
+    await replaceField(
+      page,
+      '#tpl-variables',
+      '{"totals": {"10": 1, "9": 2}, "n": 1e3, "id": 123456789012345678}',
+    );
+    await waitForPdf('ada', ['[10:1][9:2] 1000.0 123456789012345678'], 30_000, from);
+    await clickButton(page, 'Save');
+    await waitForText(page, '.actions [role=status]', 'Saved: version 2.');
+    expect((await local.api(`/v1/templates/${id}`, { token: key })).text).toContain(
+      '"sample_variables":{"totals":{"10":1,"9":2},"n":1e3,"id":123456789012345678}',
+    );
+    // The code shown renders that sample as written, too.
+    expect(await textOf(page, '[data-snippets=template] code')).toContain(
+      '"variables": {"totals":{"10":1,"9":2},"n":1e3,"id":123456789012345678}',
+    );
+    // Later steps expect the first template to be the account's newest.
+    expect((await local.api(`/v1/templates/${id}`, { method: 'DELETE', token: session })).status).toBe(204);
+  });
+
   it('closes no tag twice: typing <p>, then its text and </p>, gives one </p>', async () => {
     await goTo(page, '#/templates/new', 'New template');
     await waitInEditor(page, '.cm-content');

@@ -15,7 +15,7 @@ import type { Job } from '../../functions/domain/jobs.js';
 import { createPdfJobs } from '../../functions/domain/pdf-jobs.js';
 import type { Principal } from '../../functions/domain/principal.js';
 import { MAX_LIST_OFFSET } from '../../functions/settings.js';
-import { parseTemplateData } from '../../functions/templating/index.js';
+import { readTemplateDataText } from '../../functions/templating/index.js';
 import { rejection, testClock, useTable } from '../helpers/dynalite.js';
 
 const table = useTable();
@@ -246,7 +246,7 @@ describe('a render in two steps', () => {
     });
   const order = {
     source: { kind: 'inline' as const, html: '<p>{{ n }}</p>', headerHtml: null, footerHtml: null },
-    variables: parseTemplateData('{"n": 1}'),
+    variables: readTemplateDataText('{"n": 1}'),
     options: {
       pdf: {
         format: 'A4' as const,

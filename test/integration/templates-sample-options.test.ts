@@ -88,8 +88,11 @@ describe('sample_variables', () => {
     const store = createTemplateStore(DynamoDBDocumentClient.from(dynamoDbClient(stack)), stack.tableName, {
       now: () => new Date(),
     });
-    expect((await store.getReadable(t.id, owner.id, 1)).sample_variables).toEqual(SAMPLE);
-    expect((await store.getReadable(t.id, owner.id, 2)).sample_variables).toEqual(changed);
+    // Stored as the text sent (JsonText), which reads back as the same JSON.
+    const sampleOf = async (v: number) =>
+      JSON.parse((await store.getReadable(t.id, owner.id, v)).sample_variables?.text ?? 'null');
+    expect(await sampleOf(1)).toEqual(SAMPLE);
+    expect(await sampleOf(2)).toEqual(changed);
   });
 
   it.each([
@@ -113,6 +116,79 @@ describe('sample_variables', () => {
     const empty = await patch(t.id, {});
     expect(empty.status).toBe(422);
     expect(empty.json.error.details[0].issue).toMatch(/sample_variables and pdf_options/);
+  });
+});
+
+describe('sample_variables as JSON means them (issue 22)', () => {
+  /** As a user writes it: years in their own order, a float written 10.0, an order number of 18 digits. */
+  const SAMPLE_TEXT =
+    '{"totals": {"2024": 5, "2023": 4, "2019": 1}, "n": 10.0, "grams": 1e3, "id": 123456789012345678}';
+  /** The same, as every answer writes it: the whitespace between tokens gone, nothing else changed. */
+  const ANSWERED =
+    '"sample_variables":{"totals":{"2024":5,"2023":4,"2019":1},"n":10.0,"grams":1e3,"id":123456789012345678}';
+  const SHOW =
+    '<p>{% for y, t in totals.items() %}[{{ y }}:{{ t }}]{% endfor %} {{ n }} {{ grams }} {{ id }} {{ id + 1 }}</p>';
+  /** A body written as text: a JavaScript object could not even hold the sample. */
+  const sent = (fields: Record<string, unknown>, sample: string) =>
+    `{${JSON.stringify(fields).slice(1, -1)}${Object.keys(fields).length ? ', ' : ''}"sample_variables": ${sample}}`;
+  const JSON_TYPE = { 'content-type': 'application/json' };
+
+  it('keeps key order, 10.0, 1e3 and big integers on create, PATCH, every read and list, and renders with them exactly', async () => {
+    const res = await local.api('/v1/templates', {
+      method: 'POST',
+      token: owner.session,
+      headers: JSON_TYPE,
+      body: sent({ name: 'By year', html: SHOW, is_public: true }, SAMPLE_TEXT),
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.text).toContain(ANSWERED);
+    const id = res.json.id as string;
+    for (const token of [owner.session, owner.key, other.key]) {
+      expect((await local.api(`/v1/templates/${id}`, { token })).text).toContain(ANSWERED);
+    }
+    expect((await local.api('/v1/templates?limit=100', { token: owner.session })).text).toContain(ANSWERED);
+    expect((await local.api('/v1/templates/public?limit=100', { token: other.key })).text).toContain(
+      ANSWERED,
+    );
+
+    // Rendered with the sample as read back, as the dashboard's preview and snippets send it.
+    const read = await local.api(`/v1/templates/${id}`, { token: owner.key });
+    const sample = ANSWERED.slice('"sample_variables":'.length);
+    expect(read.text).toContain(sample);
+    const rendered = await local.api('/v1/pdf', {
+      method: 'POST',
+      token: owner.key,
+      headers: JSON_TYPE,
+      body: `{"template_id": ${JSON.stringify(id)}, "variables": ${sample}}`,
+    });
+    const text = (await readPdf(await pdfBytes(rendered))).text;
+    expect(text).toContain('[2024:5][2023:4][2019:1] 10.0 1000.0 123456789012345678 123456789012345679');
+
+    // A PATCH keeps them as sent too, in a new version; the earlier version keeps its own.
+    const edited = await local.api(`/v1/templates/${id}`, {
+      method: 'PATCH',
+      token: owner.session,
+      headers: JSON_TYPE,
+      body: sent({}, '{"totals": {"10": 1, "9": 2}, "n": -0.0, "e": 2E-3}'),
+    });
+    expect(edited.status, edited.text).toBe(200);
+    expect(edited.text).toContain('"sample_variables":{"totals":{"10":1,"9":2},"n":-0.0,"e":2E-3}');
+    expect(edited.json.version).toBe(2);
+  });
+
+  it('keeps spaces inside strings and escapes as sent', async () => {
+    const res = await local.api('/v1/templates', {
+      method: 'POST',
+      token: owner.session,
+      headers: JSON_TYPE,
+      body: sent(
+        { name: 'Strings', html: '<p>{{ a }}</p>' },
+        '{ "a" : "x  \\" y\\u00e9 }" , "b":[ 1 , 2 ] }',
+      ),
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.text).toContain('"sample_variables":{"a":"x  \\" y\\u00e9 }","b":[1,2]}');
+    expect(res.json.sample_variables).toEqual({ a: 'x  " yé }', b: [1, 2] });
   });
 });
 

@@ -12,7 +12,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stackPropsFromContext } from '../../lib/context-props.js';
 import { corsPolicy } from '../../lib/cors.js';
-import { contentSecurityPolicyDirectives } from '../../lib/dashboard/headers.js';
+import { contentSecurityPolicyDirectives, REFERENCE_STYLE_HASHES } from '../../lib/dashboard/headers.js';
 import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is inspected by the assertions
@@ -102,8 +102,26 @@ describe('the dashboard (on by default)', () => {
     });
   });
 
+  /** A response headers policy's config, by the construct that made it. */
+  const policyConfig = (policy: unknown): Json =>
+    resourcesOf(s, 'AWS::CloudFront::ResponseHeadersPolicy')[s.logicalId(policy as never)].Properties
+      .ResponseHeadersPolicyConfig;
+  /** A policy's CSP as text (tokens for what CloudFormation fills in), directive by directive. */
+  const cspOf = (headers: Json): { text: string; directives: Record<string, string> } => {
+    const csp: Json = headers.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy;
+    const text = (csp['Fn::Join'][1] as Json[])
+      .map((part) => (typeof part === 'string' ? part : '<token>'))
+      .join('');
+    const directives = Object.fromEntries(
+      text.split('; ').map((d) => [d.slice(0, d.indexOf(' ')), d.slice(d.indexOf(' ') + 1)]),
+    );
+    return { text, directives };
+  };
+
   it('sends HSTS, nosniff, DENY framing, no referrer and a strict Content-Security-Policy', () => {
-    const headers = only(s, 'AWS::CloudFront::ResponseHeadersPolicy').Properties.ResponseHeadersPolicyConfig;
+    // Two policies: the dashboard's, and the API reference page's (below).
+    expect(Object.keys(resourcesOf(s, 'AWS::CloudFront::ResponseHeadersPolicy'))).toHaveLength(2);
+    const headers = policyConfig(s.stack.dashboard?.responseHeadersPolicy);
     expect(headers.SecurityHeadersConfig).toMatchObject({
       StrictTransportSecurity: {
         AccessControlMaxAgeSec: 63_072_000,
@@ -114,13 +132,7 @@ describe('the dashboard (on by default)', () => {
       FrameOptions: { FrameOption: 'DENY', Override: true },
       ReferrerPolicy: { ReferrerPolicy: 'no-referrer', Override: true },
     });
-    const csp: Json = headers.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy;
-    const text = (csp['Fn::Join'][1] as Json[])
-      .map((part) => (typeof part === 'string' ? part : '<token>'))
-      .join('');
-    const directives = Object.fromEntries(
-      text.split('; ').map((d) => [d.slice(0, d.indexOf(' ')), d.slice(d.indexOf(' ') + 1)]),
-    );
+    const { text, directives } = cspOf(headers);
     // The same directives as the local server sends (lib/dashboard/headers.ts), in the same order.
     expect(Object.keys(directives)).toEqual(contentSecurityPolicyDirectives({ connect: [] }).map(([n]) => n));
     expect(directives).toMatchObject({
@@ -140,6 +152,32 @@ describe('the dashboard (on by default)', () => {
       (headers.CustomHeadersConfig.Items as Json[]).map((h) => [h.Header, h.Value]),
     );
     expect(custom).toMatchObject({ 'Cross-Origin-Opener-Policy': 'same-origin' });
+  });
+
+  it("gives the API reference page alone a policy of its own: the viewer's styles by hash, nothing unsafe besides", () => {
+    const config = only(s, 'AWS::CloudFront::Distribution').Properties.DistributionConfig;
+    expect(config.CacheBehaviors).toEqual([
+      expect.objectContaining({
+        PathPattern: 'reference.html',
+        ViewerProtocolPolicy: 'https-only',
+        ResponseHeadersPolicyId: { Ref: s.logicalId(s.stack.dashboard?.referenceHeadersPolicy as never) },
+      }),
+    ]);
+    const headers = policyConfig(s.stack.dashboard?.referenceHeadersPolicy);
+    expect(headers.SecurityHeadersConfig).toMatchObject({
+      FrameOptions: { FrameOption: 'DENY', Override: true },
+      ContentTypeOptions: { Override: true },
+    });
+    const { text, directives } = cspOf(headers);
+    const main = cspOf(policyConfig(s.stack.dashboard?.responseHeadersPolicy)).directives;
+    expect(directives).toMatchObject({
+      'script-src': "'self'",
+      'connect-src': main['connect-src'],
+      'style-src': ["'self'", "'unsafe-hashes'", ...REFERENCE_STYLE_HASHES.map((h) => `'${h}'`)].join(' '),
+      'frame-src': "'none'",
+      'object-src': "'none'",
+    });
+    expect(text).not.toMatch(/unsafe-inline|unsafe-eval/);
   });
 
   it('has a Cognito domain with managed login and a PKCE app client for the distribution, without a secret', () => {
@@ -232,11 +270,35 @@ describe('the dashboard (on by default)', () => {
     expect(existsSync(join(staged(siteKey as string), 'config.json'))).toBe(false);
   });
 
+  it("leads the API's / to the dashboard: the fallback function is given the distribution's URL", () => {
+    const fallback =
+      s.template.findResources('AWS::Lambda::Function')[
+        s.logicalId(s.stack.api.functions.get('fallback') as never)
+      ];
+    expect(fallback?.Properties.Environment.Variables.DASHBOARD_URL).toEqual({
+      'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributionId, 'DomainName'] }, '/']],
+    });
+  });
+
   it('outputs the dashboard URL, and passes cdk-nag with every finding acknowledged', () => {
     expect(s.template.findOutputs('DashboardUrl').DashboardUrl?.Value).toEqual({
       'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributionId, 'DomainName'] }, '/']],
     });
     expect(s.nagFindings).toEqual([]);
+  });
+});
+
+describe("the dashboard's plan contact", () => {
+  it('is written into config.json from the dashboardPlanContact prop, which the context sets', () => {
+    const contact = 'Write to billing@example.com for the pro plan';
+    const app = new App({ context: { dashboardPlanContact: contact } });
+    expect(stackPropsFromContext(app.node).dashboardPlanContact).toBe(contact);
+    const s = synthServiceStack({ props: { dashboardPlanContact: contact } });
+    const deployments = Object.values(resourcesOf(s, 'Custom::CDKBucketDeployment')).map((d) => d.Properties);
+    const pages = deployments.find((d) => d.DestinationBucketKeyPrefix === undefined);
+    const configKey = (pages.SourceObjectKeys as string[])[1] as string;
+    const dir = join(s.assembly.directory, `asset.${configKey.replace(/\.zip$/, '')}`);
+    expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).planContact).toBe(contact);
   });
 });
 

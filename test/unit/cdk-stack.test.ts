@@ -300,9 +300,19 @@ describe('the default stack', () => {
       for (const [name, value] of Object.entries(bound))
         expect(variables[name], `${r.name} ${name}`).toEqual(value);
     }
-    // The fallback answers from the route table alone.
+    // The fallback answers from the route table alone, and sends / to the dashboard.
     expect(functions[fnId('fallback')].Properties.Environment.Variables).toEqual({
       NODE_OPTIONS: '--enable-source-maps',
+      DASHBOARD_URL: {
+        'Fn::Join': [
+          '',
+          [
+            'https://',
+            { 'Fn::GetAtt': [s.logicalId(s.stack.dashboard?.distribution as never), 'DomainName'] },
+            '/',
+          ],
+        ],
+      },
     });
   });
 

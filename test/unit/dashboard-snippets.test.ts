@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findRoute } from '../../functions/routes.js';
 import { snippetRoutes } from '../../lib/dashboard/api-routes.js';
+import { JsonText } from '../../lib/dashboard/site/json-text.js';
 import { API_KEY_VARIABLE, pythonLiteral, renderSnippets } from '../../lib/dashboard/site/snippets.js';
 
 const routes = snippetRoutes();
@@ -103,5 +104,54 @@ describe('the snippets', () => {
     expect(renderSnippets(routes, { apiUrl: 'https://x.example/prod/', body: {} }).curl).toContain(
       "'https://x.example/prod/v1/pdf'",
     );
+  });
+});
+
+describe('the snippets of a sample JSON.parse would change (issue 22)', () => {
+  const sample = new JsonText(
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a `${` that the JavaScript snippet must escape
+    '{"totals":{"2024":5,"2019":1},"n":10.0,"e":1e3,"id":123456789012345678,"s":"a\\/b `${x}` \\\\ é","ok":true,"no":null}',
+  );
+  const snippets = renderSnippets(routes, {
+    apiUrl: 'https://api.example.com/',
+    body: { template_id: 'tpl_01JABCDEFGHJKMNPQRSTVWXYZ0', variables: sample },
+  });
+
+  it('curl sends the sample as written', () => {
+    const out = execFileSync('bash', ['-c', `curl() { printf '%s\\0' "$@"; }\n${snippets.curl}`]).toString();
+    const args = out.split('\0').slice(0, -1);
+    expect(args[args.indexOf('--data-binary') + 1]).toContain(`"variables": ${sample.text}`);
+  });
+
+  it('Python reads the same keys in order, 10.0 and 1e3 as floats and every digit', () => {
+    const read = execFileSync(
+      'python3',
+      [
+        '-c',
+        'import ast, json, sys; print(json.dumps(ast.literal_eval(sys.stdin.read()), ensure_ascii=False))',
+      ],
+      { input: pythonLiteral(sample) },
+    ).toString();
+    expect(read.trim()).toBe(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the same `${`, as Python reads it
+      '{"totals": {"2024": 5, "2019": 1}, "n": 10.0, "e": 1000.0, "id": 123456789012345678, "s": "a/b `${x}` \\\\ é", "ok": true, "no": null}',
+    );
+    execFileSync('python3', ['-c', 'import ast, sys; ast.parse(sys.stdin.read())'], {
+      input: snippets.python,
+    });
+  });
+
+  it('JavaScript sends it as JSON text, which a JavaScript object could not hold', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dashboard-snippet-'));
+    try {
+      const file = join(dir, 'snippet.mjs');
+      // The module's body, evaluated: the text it would send.
+      const literal = /body: (`[\s\S]*?`),\n\}\);/.exec(snippets.javascript)?.[1] ?? '';
+      writeFileSync(file, `process.stdout.write(${literal});`);
+      const sent = execFileSync(process.execPath, [file]).toString();
+      expect(sent).toContain(`"variables": ${sample.text}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

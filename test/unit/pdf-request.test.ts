@@ -9,7 +9,7 @@ import {
   withTemplateDefaults,
 } from '../../functions/domain/render-options.js';
 import { createPdfSchema, parseCreatePdf } from '../../functions/pdf/request.js';
-import { stringifyTemplateData } from '../../functions/templating/index.js';
+import { parseTemplateData, stringifyTemplateData } from '../../functions/templating/index.js';
 
 const schema = createPdfSchema({ maxInlineHtmlBytes: 1000, maxVariablesBytes: 200 });
 /** The options of the render command a body parses into. */
@@ -150,8 +150,21 @@ describe('the render command from the body text', () => {
 
   it('reads variables as sent: integer-like keys in place, 10.0 a float, big integers exact', () => {
     const { variables } = command('{"html": "x", "variables": {"b": 10.0, "2": 123456789012345678, "1": 1}}');
-    expect(variables.keys()).toEqual(['b', '2', '1']);
-    expect(stringifyTemplateData(variables)).toBe('{"b":10.0,"2":123456789012345678,"1":1}');
+    // As text for the renderer, which reads it back (parseTemplateData) to the same data.
+    expect(variables.text).toBe('{"b":10.0,"2":123456789012345678,"1":1}');
+    expect(parseTemplateData(variables.text).keys()).toEqual(['b', '2', '1']);
+    expect([variables.has('2'), variables.has('3')]).toEqual([true, false]);
+  });
+
+  it('hands on variables JSON.parse reads as sent as JSON.stringify writes them, and still refuses 65 levels', () => {
+    const { variables } = command(
+      '{"html": "x", "variables": {"b": 10.5, "a": [1, {"k": null}], "s": "1.0"}}',
+    );
+    expect(variables.text).toBe('{"b":10.5,"a":[1,{"k":null}],"s":"1.0"}');
+    expect(variables.changed).toBeUndefined();
+    expect(stringifyTemplateData(parseTemplateData(variables.text))).toBe(variables.text);
+    const deep = `{"html": "x", "variables": ${'{"a":'.repeat(65)}1${'}'.repeat(65)}}`;
+    expect(() => command(deep)).toThrow();
   });
 
   it('hashes a body as before when JSON.parse reads its variables as the template does', () => {

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { jsonMemberText as templateDataMemberText } from '../../functions/domain/json-member.js';
+import { JsonText, stringifyWithJsonText } from '../../functions/domain/json-text.js';
 import {
   parseTemplateData,
   renderTemplate,
@@ -107,5 +109,31 @@ describe('numbers JSON.parse would change, found in the text', () => {
   it('still refuses invalid JSON where a marked number would have been valid', () => {
     expect(() => parseTemplateData('{"a": 1, 1.0: 2}')).toThrow(TemplateDataError);
     expect(() => parseTemplateData('{"a": 1.0,}')).toThrow(TemplateDataError);
+  });
+});
+
+describe("a member's text as sent (a template's sample_variables)", () => {
+  it('keeps key order and every number as written, without the whitespace between tokens', () => {
+    const body =
+      '{"name": "x", "sample_variables": { "t": {"2024": 5, "2019": 1}, "n": 10.0, "e": 1E3, "id": 123456789012345678, "s": "a  \\" b" }}';
+    expect(templateDataMemberText(body, 'sample_variables')).toBe(
+      '{"t":{"2024":5,"2019":1},"n":10.0,"e":1E3,"id":123456789012345678,"s":"a  \\" b"}',
+    );
+  });
+
+  it('takes the last of a member given twice (as JSON.parse does), and says when it is absent or null', () => {
+    expect(templateDataMemberText('{"s": {"a": 1}, "s": {"b": [2]}}', 's')).toBe('{"b":[2]}');
+    expect(templateDataMemberText('{"s": {"a": 1}, "s": null}', 's')).toBeUndefined();
+    expect(templateDataMemberText('{"x": {"s": {"a": 1}}}', 's')).toBeUndefined();
+  });
+});
+
+describe('answers that carry JSON text', () => {
+  it('writes each JsonText as its text, wherever it sits, and everything else as JSON.stringify does', () => {
+    const sample = new JsonText('{"2024":5,"2019":1,"n":10.0}');
+    expect(stringifyWithJsonText([{ a: 'json-text', sample }, { sample: null }, sample])).toBe(
+      '[{"a":"json-text","sample":{"2024":5,"2019":1,"n":10.0}},{"sample":null},{"2024":5,"2019":1,"n":10.0}]',
+    );
+    expect(stringifyWithJsonText({ a: 1 })).toBe('{"a":1}');
   });
 });

@@ -4,6 +4,7 @@
  * signs in again); every other error arrives as an ApiError carrying the contract's body.
  */
 import type { components } from '../../../test/helpers/api-types.js';
+import { stringifyWithJsonText } from './json-text.js';
 
 type Schemas = components['schemas'];
 
@@ -45,12 +46,15 @@ export class ApiError extends Error {
 
 export interface RequestOptions {
   readonly method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Written as JSON; a JsonText inside it (sample data, variables) as its text. */
   readonly body?: unknown;
   readonly idempotencyKey?: string;
 }
 
 export interface ApiClient {
   request<T>(path: string, options?: RequestOptions): Promise<T>;
+  /** The answer and its text, for what JSON.parse would change (a template's sample data). */
+  requestWithText<T>(path: string, options?: RequestOptions): Promise<{ value: T; text: string }>;
 }
 
 interface ErrorBody {
@@ -68,51 +72,62 @@ export const createApiClient = (
   onUnauthorized: (message: string) => void,
 ): ApiClient => {
   const base = new URL(apiUrl, location.href);
-  return {
-    async request<T>(path: string, { method = 'GET', body, idempotencyKey }: RequestOptions = {}) {
-      const bearer = token();
-      if (bearer === undefined) {
-        onUnauthorized('Sign in to continue.');
-        throw new ApiError(401, 'UNAUTHENTICATED', 'Not signed in');
-      }
-      const headers: Record<string, string> = { authorization: `Bearer ${bearer}` };
-      if (body !== undefined) headers['content-type'] = 'application/json';
-      if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
-      let res: Response;
-      try {
-        res = await fetch(new URL(path.replace(/^\//, ''), base), {
-          method,
-          headers,
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-      } catch {
-        throw new ApiError(
-          0,
-          'NETWORK_ERROR',
-          'The API could not be reached. Check the connection and try again.',
-        );
-      }
-      if (res.status === 204) return undefined as T;
-      const json = (await res.json().catch(() => undefined)) as unknown;
-      if (res.ok) return json as T;
-      const error = (json as ErrorBody | undefined)?.error;
-      if (res.status === 401) onUnauthorized('Your session has ended. Sign in again.');
-      const retryAfter = Number(res.headers.get('retry-after'));
+  const send = async <T>(
+    path: string,
+    { method = 'GET', body, idempotencyKey }: RequestOptions = {},
+  ): Promise<{ value: T; text: string }> => {
+    const bearer = token();
+    if (bearer === undefined) {
+      onUnauthorized('Sign in to continue.');
+      throw new ApiError(401, 'UNAUTHENTICATED', 'Not signed in');
+    }
+    const headers: Record<string, string> = { authorization: `Bearer ${bearer}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    let res: Response;
+    try {
+      res = await fetch(new URL(path.replace(/^\//, ''), base), {
+        method,
+        headers,
+        body: body === undefined ? undefined : stringifyWithJsonText(body),
+      });
+    } catch {
       throw new ApiError(
-        res.status,
-        error?.code ?? `HTTP_${res.status}`,
-        error?.message ?? `The API answered ${res.status}`,
-        error?.details ?? [],
-        error?.job_id,
-        Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+        0,
+        'NETWORK_ERROR',
+        'The API could not be reached. Check the connection and try again.',
       );
-    },
+    }
+    if (res.status === 204) return { value: undefined as T, text: '' };
+    const text = await res.text().catch(() => '');
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (res.ok) return { value: json as T, text };
+    const error = (json as ErrorBody | undefined)?.error;
+    if (res.status === 401) onUnauthorized('Your session has ended. Sign in again.');
+    const retryAfter = Number(res.headers.get('retry-after'));
+    throw new ApiError(
+      res.status,
+      error?.code ?? `HTTP_${res.status}`,
+      error?.message ?? `The API answered ${res.status}`,
+      error?.details ?? [],
+      error?.job_id,
+      Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+    );
+  };
+  return {
+    request: async <T>(path: string, options?: RequestOptions) => (await send<T>(path, options)).value,
+    requestWithText: send,
   };
 };
 
 /** A render's Idempotency-Key from its body: an unchanged preview is replayed, not rendered or counted again. */
 export const idempotencyKeyFor = async (body: unknown): Promise<string> => {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(JSON.stringify(body)));
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(stringifyWithJsonText(body)));
   const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
   return `dashboard-preview-${hex}`;
 };

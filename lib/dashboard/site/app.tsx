@@ -132,6 +132,11 @@ export const App = ({ config, session }: { config: DashboardConfig; session: Ses
       <main id="main" ref={main} tabIndex={-1}>
         <Page route={route} />
       </main>
+      <footer class="site-footer">
+        {/* Its own page: the viewer is loaded there only, and the dashboard's code stays small. */}
+        <a href="reference.html">API reference</a>
+        <a href={new URL('openapi.json', new URL(config.apiUrl, location.href)).href}>OpenAPI document</a>
+      </footer>
     </Dashboard.Provider>
   );
 };

@@ -8,6 +8,8 @@
  * Pure: no DOM, no fetch; the page and the unit test call it alike.
  */
 
+import { JsonText, stringifyWithJsonText } from './json-text.js';
+
 /** One route as the snippets need it. */
 export interface SnippetRoute {
   readonly method: string;
@@ -38,6 +40,7 @@ export interface RenderRequest {
   /** The API's base URL, absolute, e.g. `https://api.example.com/` or `http://127.0.0.1:3000/`. */
   readonly apiUrl: string;
   /** The body's fields (template_id, variables, format, ...), in the order they are written. */
+  /** A JsonText value (sample data JSON.parse would change) is written as its text in each language. */
   readonly body: Readonly<Record<string, unknown>>;
 }
 
@@ -58,9 +61,24 @@ const urlOf = (route: SnippetRoute, apiUrl: string): string =>
 /** A word for a POSIX shell in single quotes: a quote inside ends, escapes and reopens them. */
 const shellQuote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
 
+/** A JSON string token, or a JSON literal Python spells otherwise. */
+const JSON_TOKEN = /"(?:[^"\\]|\\.)*"|true|false|null/g;
+const PYTHON_LITERALS: Readonly<Record<string, string>> = { true: 'True', false: 'False', null: 'None' };
+
+/**
+ * JSON text as a Python literal, token for token: its numbers are Python's own syntax (`10.0`,
+ * `1e3` floats, every digit of an int), its object keys stay in order, its strings are written again
+ * as JSON.stringify writes them (which Python reads: no `\/`).
+ */
+const pythonFromJsonText = (text: string): string =>
+  text.replace(JSON_TOKEN, (token) =>
+    token[0] === '"' ? JSON.stringify(JSON.parse(token)) : (PYTHON_LITERALS[token] as string),
+  );
+
 /** A JSON value written as a Python literal (True/False/None; strings as JSON writes them, which Python reads). */
 export const pythonLiteral = (value: unknown, indent = ''): string => {
   const inner = `${indent}    `;
+  if (value instanceof JsonText) return pythonFromJsonText(value.text);
   if (value === null || value === undefined) return 'None';
   if (value === true) return 'True';
   if (value === false) return 'False';
@@ -90,7 +108,13 @@ export const renderSnippets = (
   if (!route.acceptsApiKey) throw new Error(`${route.method} ${route.path} does not take API keys`);
   const body = checkedBody(route, request.body);
   const url = urlOf(route, request.apiUrl);
-  const json = JSON.stringify(body, null, 2);
+  // A value given as JsonText (a sample JSON.parse would change) is written as its text.
+  const json = stringifyWithJsonText(body, 2);
+  const asText = Object.values(body).some((v) => v instanceof JsonText);
+  const jsBody = asText
+    ? // A JavaScript object would put integer-like keys first and lose 10.0 and big integers: the JSON as text.
+      `\`${json.replace(/[\\`]|\$\{/g, (m) => `\\${m}`)}\``
+    : `JSON.stringify(${indentAfterFirst(json, '  ')})`;
   const curl = [
     `curl -sS -X ${route.method} ${shellQuote(url)} \\`,
     `  -H "Authorization: Bearer $${API_KEY_VARIABLE}" \\`,
@@ -105,7 +129,7 @@ export const renderSnippets = (
     `    Authorization: \`Bearer \${process.env.${API_KEY_VARIABLE}}\`,`,
     `    'Content-Type': 'application/json',`,
     `  },`,
-    `  body: JSON.stringify(${indentAfterFirst(json, '  ')}),`,
+    `  body: ${jsBody},`,
     `});`,
     `const job = await res.json();`,
     `if (!res.ok) throw new Error(\`\${job.error.code}: \${job.error.message}\`);`,

@@ -23,6 +23,7 @@ import {
 import { useDashboard } from '../context.js';
 import type { EditorDiagnostic, TemplateEditor } from '../editor.js';
 import { formatBytes, formatDateTime, formatDuration } from '../format.js';
+import { compactJson, JsonText, sampleForCode } from '../json-text.js';
 import { href } from '../routes.js';
 
 const STARTER_HTML = `<style>
@@ -128,15 +129,22 @@ const optionsBody = (o: PageOptions): OptionsBody => {
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-type Variables = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+/**
+ * The sample as typed: `value` for what the page reads of it (its names), `json` its text as sent
+ * (key order and numbers as written: JSON.parse would change them, issue 22).
+ */
+type Variables =
+  | { ok: true; value: Record<string, unknown>; json: JsonText }
+  | { ok: false; message: string };
 
 const parseVariables = (text: string): Variables => {
   try {
-    const value = JSON.parse(text.trim() === '' ? '{}' : text) as unknown;
+    const json = text.trim() === '' ? '{}' : text;
+    const value = JSON.parse(json) as unknown;
     if (!value || typeof value !== 'object' || Array.isArray(value)) {
       return { ok: false, message: 'Variables must be a JSON object, e.g. {"name": "Ada"}.' };
     }
-    return { ok: true, value: value as Record<string, unknown> };
+    return { ok: true, value: value as Record<string, unknown>, json: new JsonText(compactJson(json)) };
   } catch (e) {
     return { ok: false, message: `Variables are not valid JSON: ${(e as Error).message}` };
   }
@@ -245,21 +253,6 @@ type RenderSource =
   | ({ readonly kind: 'draft' } & DraftContent)
   | { readonly kind: 'saved'; readonly templateId: string; readonly version: number };
 
-/**
- * The value with every object's keys sorted: a preview's body, and so its Idempotency-Key, does not
- * depend on the order the sample's keys come back in from storage.
- */
-const sortedKeys = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(sortedKeys);
-  if (value && typeof value === 'object')
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]),
-    );
-  return value;
-};
-
 const usePreview = () => {
   const { api } = useDashboard();
   const [preview, setPreview] = useState<PreviewState>({ status: 'idle' });
@@ -268,8 +261,7 @@ const usePreview = () => {
   useEffect(() => () => void (preview.url && URL.revokeObjectURL(preview.url)), [preview.url]);
 
   const run = useCallback(
-    async (source: RenderSource, given: Record<string, unknown>, options: Record<string, unknown>) => {
-      const variables = sortedKeys(given);
+    async (source: RenderSource, variables: JsonText, options: Record<string, unknown>) => {
       const body =
         source.kind === 'draft'
           ? {
@@ -304,7 +296,7 @@ const usePreview = () => {
 
   /** Renders now, or right after the render in progress (only the latest request waits). */
   const render = useCallback(
-    (source: RenderSource, variables: Record<string, unknown>, options: Record<string, unknown>) => {
+    (source: RenderSource, variables: JsonText, options: Record<string, unknown>) => {
       const task = async () => {
         busy.current = true;
         try {
@@ -563,7 +555,7 @@ const UseFromCode = ({
   pinned,
 }: {
   template: Template;
-  variables: Record<string, unknown> | undefined;
+  variables: Record<string, unknown> | JsonText | undefined;
   options: Record<string, unknown> | undefined;
   pinned: boolean;
 }) => {
@@ -608,6 +600,8 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   const footer = useRef('');
   const [htmlVersion, setHtmlVersion] = useState(0);
   const [variablesText, setVariablesText] = useState(id === undefined ? prettyJson(STARTER_VARIABLES) : '{}');
+  /** The saved sample's text without whitespace (`{}`: none), to tell an edit of it. */
+  const [savedSample, setSavedSample] = useState('{}');
   const [options, setOptions] = useState<PageOptions>(DEFAULT_OPTIONS);
   const [detected, setDetected] = useState<readonly string[] | undefined>(undefined);
   const [saving, setSaving] = useState(false);
@@ -624,14 +618,19 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
 
   useEffect(() => {
     if (id === undefined) return;
-    api.request<Template>(`v1/templates/${encodeURIComponent(id)}`).then(
-      (t) => {
+    Promise.all([
+      api.requestWithText<Template>(`v1/templates/${encodeURIComponent(id)}`),
+      import('../sample-json.js'),
+    ]).then(
+      ([{ value: t, text }, { sampleTextOf }]) => {
+        const sample = sampleTextOf(text);
         setTemplate(t);
         setName(t.name);
         html.current = t.html;
         header.current = t.header_html ?? '';
         footer.current = t.footer_html ?? '';
-        setVariablesText(prettyJson(t.sample_variables ?? {}));
+        setVariablesText(sample);
+        setSavedSample(compactJson(sample));
         setOptions(optionsOf(t.pdf_options));
         setLoaded(true);
       },
@@ -650,9 +649,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       header.current !== (template.header_html ?? '') ||
       footer.current !== (template.footer_html ?? '')
     : true;
-  const sampleChanged = template
-    ? !variables.ok || !sameJson(variables.value, template.sample_variables ?? {})
-    : true;
+  const sampleChanged = template ? !variables.ok || variables.json.text !== savedSample : true;
   const optionsChanged = template
     ? !sameJson(pageOptions, optionsBody(optionsOf(template.pdf_options)))
     : true;
@@ -691,8 +688,8 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
     if (!v.ok || !o.ok || html.current.trim() === '') return;
     // Another account's template renders by id, as its users' requests do.
     if (readOnly && template)
-      render({ kind: 'saved', templateId: template.id, version: template.version }, v.value, o.value);
-    else render({ kind: 'draft', ...draft() }, v.value, o.value);
+      render({ kind: 'saved', templateId: template.id, version: template.version }, v.json, o.value);
+    else render({ kind: 'draft', ...draft() }, v.json, o.value);
   }, [variablesText, options, readOnly, template, render]);
 
   // Another account's page runs only when asked to: opening it renders nothing.
@@ -730,7 +727,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       if (!template) {
         const created = await api.request<Template>('v1/templates', {
           method: 'POST',
-          body: { name, ...draft(), sample_variables: variables.value, pdf_options: pdfOptions },
+          body: { name, ...draft(), sample_variables: variables.json, pdf_options: pdfOptions },
         });
         location.hash = href.template(created.id);
         return;
@@ -741,13 +738,17 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       // An emptied header or footer is removed (null), as the API takes it.
       if (header.current !== (template.header_html ?? '')) body.header_html = header.current.trim() || null;
       if (footer.current !== (template.footer_html ?? '')) body.footer_html = footer.current.trim() || null;
-      if (sampleChanged) body.sample_variables = variables.value;
+      if (sampleChanged) body.sample_variables = variables.json;
       if (optionsChanged) body.pdf_options = pdfOptions;
-      const updated = await api.request<Template>(`v1/templates/${encodeURIComponent(template.id)}`, {
-        method: 'PATCH',
-        body,
-      });
+      const [{ value: updated, text }, { sampleTextOf }] = await Promise.all([
+        api.requestWithText<Template>(`v1/templates/${encodeURIComponent(template.id)}`, {
+          method: 'PATCH',
+          body,
+        }),
+        import('../sample-json.js'),
+      ]);
       setTemplate(updated);
+      setSavedSample(compactJson(sampleTextOf(text)));
       setName(updated.name);
       setSaved(`Saved: version ${updated.version}.`);
     } catch (err) {
@@ -918,11 +919,9 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
                       type="button"
                       class="small"
                       onClick={() =>
-                        setVariablesText(
-                          prettyJson({
-                            ...variables.value,
-                            ...Object.fromEntries(missing.map((n) => [n, ''])),
-                          }),
+                        import('../sample-json.js').then(
+                          ({ withKeys }) => setVariablesText(withKeys(variablesText, missing)),
+                          () => {},
                         )
                       }
                     >
@@ -956,7 +955,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
           {template && (
             <UseFromCode
               template={template}
-              variables={variables.ok ? variables.value : undefined}
+              variables={variables.ok ? sampleForCode(variables.value, variables.json) : undefined}
               options={pageOptions.ok ? pageOptions.value : undefined}
               pinned={readOnly}
             />
@@ -970,7 +969,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
                 if (variables.ok && pageOptions.ok)
                   render(
                     { kind: 'saved', templateId: template.id, version },
-                    variables.value,
+                    variables.json,
                     pageOptions.value,
                   );
               }}
