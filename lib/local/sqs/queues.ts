@@ -526,6 +526,12 @@ export const openLocalQueues = async (dir: string, options: LocalQueuesOptions =
       }
       record({ op: 'queue', name, attributes: parsed });
     },
+    /** Creates the queue, or sets these attributes on it (a restart with other settings). */
+    ensureQueue(name: string, attributes: Readonly<Record<string, string>>): void {
+      const q = queues.get(name);
+      if (!q) this.createQueue(name, attributes);
+      else record({ op: 'queue', name, attributes: parseAttributes(attributes, q.attributes) });
+    },
     setAttributes(name: string, attributes: Readonly<Record<string, string>>): void {
       const q = queueOf(name);
       record({ op: 'queue', name, attributes: parseAttributes(attributes, q.attributes) });
