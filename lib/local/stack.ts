@@ -171,6 +171,11 @@ export interface LocalStackOptions {
    * @default 0: tests fault and inspect pages opened at render time
    */
   readonly rendererSpareSessions?: 0 | 1;
+  /**
+   * Tests only: false leaves the render queue to the test (the bundle smoke test feeds it to the
+   * consumer's bundle). @default true: the stack's event source mapping runs the consumer
+   */
+  readonly asyncConsumer?: boolean;
 }
 
 export interface LocalStack {
@@ -457,17 +462,20 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       endpoint: sqs.endpoint,
       credentials: LOCAL_CREDENTIALS,
     });
-    const poller = startPoller({
-      client: sqsClient,
-      queueUrl: renderQueueUrl,
-      queueArn: queueArn(LOCAL_RENDER_QUEUE),
-      region: LOCAL_REGION,
-      consumer,
-      batchSize: 1,
-      concurrency: settings.asyncConcurrency,
-    });
+    const poller =
+      (options.asyncConsumer ?? true)
+        ? startPoller({
+            client: sqsClient,
+            queueUrl: renderQueueUrl,
+            queueArn: queueArn(LOCAL_RENDER_QUEUE),
+            region: LOCAL_REGION,
+            consumer,
+            batchSize: 1,
+            concurrency: settings.asyncConcurrency,
+          })
+        : undefined;
     cleanups.push(async () => {
-      await poller.stop();
+      await poller?.stop();
       sqsClient.destroy();
     });
     dashboardParts({ issuer, s3Endpoint, origins: stackOrigins(host, apiPort) });
