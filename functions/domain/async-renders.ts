@@ -17,6 +17,7 @@ import type { Clock, MessageQueue, RenderRequest } from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderCommand } from './render-command.js';
 import type { RenderOptions } from './render-options.js';
+import type { ResolvedTemplate } from './render-template.js';
 import type { TemplateField } from './template-check.js';
 
 /** The render queue's message: which job to render. Versioned, as a message outlives a deployment. */
@@ -91,18 +92,23 @@ export const createAsyncRenders = (deps: AsyncRenderDeps) => {
   /**
    * One async render from an order already checked (its options: pdfJobs.prepare): accepted, its
    * order stored, the job held in the queue and its message sent. Answers the pending job. Batches
-   * call this per item (with their `batchId`).
+   * call this per item (with their `batchId`), with the template resolved once for all items
+   * (pdfJobs.resolveTemplate(principal, order, 'async')): each item's variables are checked only.
    */
   const submit = async (
     principal: Principal,
     order: RenderOrder,
     placement: Omit<Placement, 'mode'>,
+    resolved?: ResolvedTemplate,
   ): Promise<Job> => {
-    const accepted = await pdfJobs.accept(principal, order, { ...placement, mode: 'async' });
+    const accepted = await pdfJobs.accept(principal, order, { ...placement, mode: 'async' }, resolved);
     const { job } = accepted;
     try {
-      await orders.put(job.account_id, job.id, storedOrder(accepted));
-      const held = await jobs.hold(job, clock.now().getTime() + queueLeaseMs);
+      // Both before the message (its consumer needs the order, and the job held in the queue).
+      const [held] = await Promise.all([
+        jobs.hold(job, clock.now().getTime() + queueLeaseMs),
+        orders.put(job.account_id, job.id, storedOrder(accepted)),
+      ]);
       await queue.send(renderMessage(job), { groupId: job.account_id });
       return held;
     } catch (e) {

@@ -58,8 +58,9 @@ import {
 
 export type { AcceptedRender, Placement, Rendered, RenderOrder, RenderRun } from './render-order.js';
 
-import { checkHeaderFooterMargins, renderOptionsFrom, withTemplateDefaults } from './render-options.js';
-import { checkTemplate, named, PART_FIELD, type TemplateField, templateDetail } from './template-check.js';
+import { renderOptionsFrom } from './render-options.js';
+import { checkVariables, createTemplateResolver, type ResolvedTemplate } from './render-template.js';
+import { named, PART_FIELD, templateDetail } from './template-check.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
@@ -159,6 +160,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     mode === 'async'
       ? (limits.asyncRenderBudgetMs ?? INTEGER_SETTINGS.asyncRenderBudgetMs.default)
       : limits.renderBudgetMs;
+  const resolver = createTemplateResolver(templates, budgetOf);
 
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
   const prepare = ({ source, variables, options, mode }: RenderCommand): RenderOrder => ({
@@ -176,8 +178,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     principal: Principal,
     order: RenderOrder,
     placement: Placement = SYNC,
+    /** Resolved already (a batch's template, once for all its items): only the variables are checked. */
+    resolved?: ResolvedTemplate,
   ): Promise<AcceptedRender> => {
-    const { source } = order;
     const { webhookId } = placement;
     if (
       webhookId !== null &&
@@ -186,39 +189,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     ) {
       throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
     }
-    const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
-    const document =
-      source.kind === 'saved'
-        ? await templates.getReadable(source.templateId, principal.accountId, source.version ?? undefined)
-        : {
-            html: source.html,
-            header_html: source.headerHtml,
-            footer_html: source.footerHtml,
-            version: null,
-          };
-    // Another account's template is a stranger's page run with the caller's variables: it renders
-    // offline, and only at a version the caller named, so that no later edit of its owner reaches
-    // the caller unseen.
-    const offline = 'owner_user_id' in document && document.owner_user_id !== principal.accountId;
-    if (offline && source.kind === 'saved' && source.version === null) {
-      const issue =
-        "is required to render another account's template: name the version you checked (the template's version field)";
-      throw new ServiceError('VALIDATION_ERROR', `template_version ${issue}`, {
-        details: [{ field: 'template_version', issue }],
-      });
-    }
-    const sourceHtml = document.html;
-    const header = document.header_html ?? null;
-    const footer = document.footer_html ?? null;
-    // A saved template's options are the defaults; the request's own were checked alone already.
-    const saved = 'pdf_options' in document ? document.pdf_options : null;
-    const options = saved
-      ? renderOptionsFrom(withTemplateDefaults(saved, order.requested ?? {}), budgetOf(placement.mode))
-      : order.options;
-    checkHeaderFooterMargins(options, { header: header !== null, footer: footer !== null });
-    checkTemplate(sourceHtml, order.variables, field);
-    if (header !== null) checkTemplate(header, order.variables, 'header_html');
-    if (footer !== null) checkTemplate(footer, order.variables, 'footer_html');
+    const template = resolved ?? (await resolver.resolve(principal, order, placement.mode));
+    checkVariables(template, order);
 
     // The job first, then its unit: a unit is never held without a job the sweeper can find.
     const month = monthOf(clock.now());
@@ -229,8 +201,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       {
         id: jobId,
         account_id: principal.accountId,
-        template_id: source.kind === 'saved' ? source.templateId : null,
-        template_version: document.version,
+        template_id: template.templateId,
+        template_version: template.version,
         object_key: pdfObjectKey(principal.accountId, jobId),
         mode: placement.mode,
         webhook_id: placement.webhookId,
@@ -252,11 +224,16 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     return {
       job,
       month,
-      field,
+      field: template.field,
       // Text: neither a Lambda payload nor a worker's message can carry the data's key order and numbers as objects.
-      template: { source: sourceHtml, variables: stringifyTemplateData(order.variables), header, footer },
-      options,
-      offline,
+      template: {
+        source: template.html,
+        variables: stringifyTemplateData(order.variables),
+        header: template.header,
+        footer: template.footer,
+      },
+      options: template.options,
+      offline: template.offline,
     };
   };
 
@@ -504,6 +481,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     accept,
     execute,
     prepare,
+    /** A render's template resolved once (a batch's, for all its items: accept then only checks variables). */
+    resolveTemplate: resolver.resolve,
     present,
 
     /** The steps an async render's consumer runs apart (render-worker.ts), the same as `execute`'s. */

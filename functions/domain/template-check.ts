@@ -29,21 +29,31 @@ export const templateDetail = (
   ...(where.name !== undefined ? { name: where.name } : {}),
 });
 
-/**
- * Parses the template (never executes it): a syntax error, or a variable the template cannot do
- * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
- */
-export const checkTemplate = (source: string, variables: TemplateData, field: TemplateField): void => {
-  let required: readonly { readonly name: string; readonly line: number }[];
+/** A variable a template cannot do without, and the line that first needs it. */
+export interface RequiredVariable {
+  readonly name: string;
+  readonly line: number;
+}
+
+/** Parses the template (never executes it): a syntax error answers 422 INVALID_HTML_TEMPLATE. */
+export const parseRequired = (source: string, field: TemplateField): readonly RequiredVariable[] => {
   try {
-    required = parseTemplate(source).required;
+    return parseTemplate(source).required;
   } catch (e) {
     if (!(e instanceof TemplateError)) throw e;
     throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, e.message), {
       details: [templateDetail(field, e.message, { line: e.line })],
     });
   }
-  let missing: { readonly name: string; readonly line: number } | undefined;
+};
+
+/** A variable the template cannot do without that `variables` lacks answers 422 INVALID_HTML_TEMPLATE. */
+export const checkRequired = (
+  required: readonly RequiredVariable[],
+  variables: TemplateData,
+  field: TemplateField,
+): void => {
+  let missing: RequiredVariable | undefined;
   for (const variable of required) {
     if (variables.has(variable.name)) continue;
     if (!missing || variable.line < missing.line) missing = variable;
@@ -55,3 +65,10 @@ export const checkTemplate = (source: string, variables: TemplateData, field: Te
     });
   }
 };
+
+/**
+ * Parses the template (never executes it): a syntax error, or a variable the template cannot do
+ * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
+ */
+export const checkTemplate = (source: string, variables: TemplateData, field: TemplateField): void =>
+  checkRequired(parseRequired(source, field), variables, field);
