@@ -93,7 +93,8 @@ export class RenderQueue extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     for (const action of props.alarmActions ?? []) {
-      for (const alarm of [this.depthAlarm, this.oldestAgeAlarm, this.deadLetterAlarm]) alarm.addAlarmAction(action);
+      for (const alarm of [this.depthAlarm, this.oldestAgeAlarm, this.deadLetterAlarm])
+        alarm.addAlarmAction(action);
     }
   }
 }

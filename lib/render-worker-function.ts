@@ -14,8 +14,8 @@
 import { join } from 'node:path';
 import { Duration, type RemovalPolicy, Size } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { RENDERER_VARIABLES } from '../functions/wiring.js';

@@ -67,14 +67,20 @@ const percentile = (values: readonly number[], p: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 };
 
-it('an async invoice answers 202 in a fraction of a sync render’s time (p50)', { timeout: 180_000 }, async () => {
+it('an async invoice answers 202 in a fraction of a sync render’s time (p50)', {
+  timeout: 180_000,
+}, async () => {
   const body = { html: INVOICE_TEMPLATE, variables: invoiceVariables() };
   // Warm up both paths (Chromium, the templating worker, the SDK clients).
   await api('/v1/pdf', { method: 'POST', token, body });
   await api('/v1/pdf', { method: 'POST', token, body: { ...body, async: true } });
   const timed = async (async: boolean) => {
     const started = performance.now();
-    const res = await api('/v1/pdf', { method: 'POST', token, body: { ...body, ...(async ? { async } : {}) } });
+    const res = await api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { ...body, ...(async ? { async } : {}) },
+    });
     const ms = performance.now() - started;
     expect(res.status, res.text).toBe(async ? 202 : 201);
     return { ms, id: res.json.id as string };
@@ -97,7 +103,9 @@ it('an async invoice answers 202 in a fraction of a sync render’s time (p50)',
   expect(p50.async).toBeLessThan(p50.sync / 2);
 });
 
-it(`an async render of a ${PAGES}-page report completes with ${PAGES} pages`, { timeout: 900_000 }, async () => {
+it(`an async render of a ${PAGES}-page report completes with ${PAGES} pages`, {
+  timeout: 900_000,
+}, async () => {
   const baseline = await treeRss(stack.pid);
   let peak = baseline;
   const sampler = setInterval(() => {
