@@ -77,7 +77,7 @@ export const INTEGER_SETTINGS = {
   /**
    * An async job's lease while it waits in the render queue: longer than the queue can take to
    * reach it (a batch of 1,000 at the slowest rate). Past it the sweeper sends its message again
-   * (a message lost, a consumer that died before claiming it). The local stack defaults to 120 s.
+   * (a message lost, a consumer that died before claiming it). The local stack defaults to 900 s.
    */
   asyncQueueLeaseSeconds: { variable: 'ASYNC_QUEUE_LEASE_SECONDS', default: 21_600, min: 10, max: 1_209_600 },
   /**

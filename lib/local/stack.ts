@@ -135,10 +135,12 @@ export const LOCAL_TABLE_NAME = 'pdf-service-local';
 export const LOCAL_RENDER_QUEUE = 'pdf-service-render';
 export const LOCAL_RENDER_DLQ = 'pdf-service-render-dlq';
 /**
- * ASYNC_QUEUE_LEASE_SECONDS unless given: a local queue is short and a stopped stack's jobs
- * should be re-queued soon after it starts again (the cloud's default is 6 h).
+ * ASYNC_QUEUE_LEASE_SECONDS unless given. The local queue keeps its messages across a kill (its
+ * journal), so the lease only recovers a job whose message was never sent (the stack died between
+ * the two writes): 15 minutes locally, where the cloud's default is 6 h. Shorter, a long backlog
+ * (a batch of 1,000 at two at a time) would be sent again while it waits, harmlessly but uselessly.
  */
-export const LOCAL_ASYNC_QUEUE_LEASE_SECONDS = 120;
+export const LOCAL_ASYNC_QUEUE_LEASE_SECONDS = 900;
 export const LOCAL_BUCKET_NAME = 'pdf-service-local';
 /**
  * Dummy credentials: the SDK insists on signing. Neither emulator checks SigV4 signatures, but
