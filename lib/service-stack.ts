@@ -263,6 +263,7 @@ export class PdfServiceStack extends Stack {
     this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
       api: this.api,
       renderer: this.renderer,
+      renderQueue: this.renderQueue,
       rendererTimeoutSeconds: settings.rendererTimeoutSeconds,
       rendererReservedConcurrency: reserved === false ? undefined : reserved,
       alarmActions,

@@ -34,7 +34,7 @@ describe('an alarm destination', () => {
 
   it('can be declined with alarms=none: the alarms and the dashboard are made, notifying nobody', () => {
     const s = synthServiceStack({ props: { alarms: 'none' } });
-    expect(alarms(s)).toHaveLength(5);
+    expect(alarms(s)).toHaveLength(8);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toBeUndefined();
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     expect(s.nagFindings).toEqual([]);
@@ -57,10 +57,14 @@ describe('with a destination', () => {
     s = synthServiceStack({ props: { alarmTopicArn: TOPIC_ARN } });
   });
 
-  it('has five alarms, every one notifying the topic', () => {
-    expect(alarms(s)).toHaveLength(5);
+  it('has eight alarms (three of them the render queue’s), every one notifying the topic', () => {
+    expect(alarms(s)).toHaveLength(8);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toEqual([TOPIC_ARN]);
-    expect(s.stack.monitoring.alarms).toHaveLength(5);
+    expect(s.stack.monitoring.alarms).toHaveLength(8);
+    const queue = s.stack.renderQueue;
+    expect(s.stack.monitoring.alarms).toEqual(
+      expect.arrayContaining([queue.depthAlarm, queue.oldestAgeAlarm, queue.deadLetterAlarm]),
+    );
   });
 
   it("covers the API's 5xx rate and p90 latency", () => {
