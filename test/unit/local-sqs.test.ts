@@ -3,7 +3,7 @@
  * @aws-sdk/client-sqs and the JSON protocol, as the adapter uses it. Times are seconds (SQS's
  * unit), so the tests that wait for a timeout wait a second or two.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -19,7 +19,7 @@ import {
 import type { SQSEvent } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPoller } from '../../lib/local/sqs/poller.js';
-import { queueArn } from '../../lib/local/sqs/queues.js';
+import { openLocalQueues, queueArn } from '../../lib/local/sqs/queues.js';
 import { type RunningLocalSqs, startLocalSqs } from '../../lib/local/sqs/server.js';
 
 const dirs: string[] = [];
@@ -238,6 +238,31 @@ describe('local SQS', () => {
     const later = await receive(second.client, url2, { wait: 3 });
     expect(later.map((m) => m.Body)).toEqual([inFlight?.Body]);
     expect(later[0]?.Attributes?.ApproximateReceiveCount).toBe('2');
+  });
+
+  it('compacts its journal once it has grown well past the live state, losing nothing', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'local-sqs-'));
+    dirs.push(dir);
+    const queues = await openLocalQueues(dir);
+    queues.createQueue('churn');
+    // Held back for the whole test: the churn below never receives it.
+    queues.send('churn', 'kept-1', { delaySeconds: 900 });
+    // Each message sent, received and deleted writes three lines: past 10,000, the journal is rewritten.
+    for (let i = 0; i < 3500; i++) {
+      queues.send('churn', `gone-${i}`, { groupId: 'g' });
+      const [m] = await queues.receive('churn', { maxMessages: 1, visibilityTimeout: 60 });
+      expect(m?.Body).toBe(`gone-${i}`);
+      queues.delete('churn', m?.ReceiptHandle ?? '');
+    }
+    queues.send('churn', 'kept-2');
+    await queues.close();
+    const lines = (await readFile(join(dir, 'journal.jsonl'), 'utf8')).trim().split('\n');
+    expect(lines.length).toBeLessThan(6000);
+    const reopened = await openLocalQueues(dir);
+    expect(reopened.counts('churn')).toEqual({ visible: 1, inFlight: 0, delayed: 1 });
+    const got = await reopened.receive('churn', { maxMessages: 10, visibilityTimeout: 60 });
+    expect(got.map((m) => m.Body)).toEqual(['kept-2']);
+    await reopened.close();
   });
 
   it('the poller hands the consumer an SQSEvent and deletes all but the batchItemFailures', async () => {

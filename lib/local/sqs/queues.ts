@@ -23,8 +23,8 @@
  * and rewritten compactly at start, and again whenever it has grown well past the live state.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { appendFileSync, closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
-import { mkdir, readFile, rename } from 'node:fs/promises';
+import { appendFileSync, closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface QueueAttributes {
@@ -291,8 +291,11 @@ export const openLocalQueues = async (dir: string, options: LocalQueuesOptions =
     return entries;
   };
 
-  /** Rewrites the journal as the live state: a new file, flushed, then renamed over the old. */
-  const compact = async (): Promise<void> => {
+  /**
+   * Rewrites the journal as the live state: a new file, flushed, then renamed over the old. All
+   * synchronous: no change can be appended to the old file between the snapshot and the rename.
+   */
+  const compact = (): void => {
     const entries = snapshot();
     const tmp = `${journalFile}.tmp`;
     const fd = openSync(tmp, 'w', 0o600);
@@ -302,12 +305,11 @@ export const openLocalQueues = async (dir: string, options: LocalQueuesOptions =
     } finally {
       closeSync(fd);
     }
-    await rename(tmp, journalFile);
+    renameSync(tmp, journalFile);
     journalEntries = entries.length;
   };
-  await compact();
+  compact();
 
-  let compacting: Promise<void> | undefined;
   const record = (entry: JournalEntry): void => {
     apply(entry);
     // Synchronous: once the caller answers, the change is in the kernel's hands (a SIGKILL keeps it).
@@ -315,12 +317,13 @@ export const openLocalQueues = async (dir: string, options: LocalQueuesOptions =
     journalEntries++;
     let live = queues.size;
     for (const q of queues.values()) live += q.messages.size;
-    if (!compacting && journalEntries > 10_000 && journalEntries > 4 * live) {
-      compacting = compact()
-        .catch((e) => console.error('local queues: compacting the journal failed:', e))
-        .finally(() => {
-          compacting = undefined;
-        });
+    if (journalEntries > 10_000 && journalEntries > 4 * live) {
+      try {
+        compact();
+      } catch (e) {
+        // The journal as it stands is still whole: the next change tries again.
+        console.error('local queues: compacting the journal failed:', e);
+      }
     }
   };
 
@@ -594,7 +597,6 @@ export const openLocalQueues = async (dir: string, options: LocalQueuesOptions =
     async close(): Promise<void> {
       closed = true;
       for (const q of queues.values()) wake(q);
-      await compacting;
     },
   };
 };
