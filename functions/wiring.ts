@@ -27,6 +27,8 @@ export const BINDINGS = {
   renderer: { functionName: 'RENDERER_FUNCTION_NAME' },
   /** The webhook queue (SQS), which the webhook sender consumes: events and retries are sent to it. */
   webhookQueue: { queueUrl: 'WEBHOOK_QUEUE_URL' },
+  /** The render queue (SQS): async renders' messages, sent by the API and the sweeper. */
+  renderQueue: { queueUrl: 'RENDER_QUEUE_URL' },
 } as const;
 
 export type Binding = keyof typeof BINDINGS;
@@ -56,6 +58,8 @@ export const bindingEnvironment = <B extends Binding>(
 export const LOCAL_VARIABLES = {
   dynamoDbEndpoint: 'DYNAMODB_ENDPOINT',
   s3Endpoint: 'S3_ENDPOINT',
+  /** The local SQS server (lib/local/sqs); the SDK's own name for an SQS endpoint. */
+  sqsEndpoint: 'AWS_ENDPOINT_URL_SQS',
   /** Tests only: an endpoint that answers Lambda Invoke (the bundle smoke test). */
   lambdaEndpoint: 'LAMBDA_ENDPOINT',
   accessKeyId: 'AWS_ACCESS_KEY_ID',

@@ -3,7 +3,8 @@
  * layout (functions/adapters/dynamodb/keys.ts), never a scan: its own partition (account, jobs,
  * usage, rate windows, idempotency records, API key refs and slots), the API key items its refs
  * point to, its templates' partitions (record, versions, chunks) through GSI1, and its PDFs
- * under `pdf/<account>/`. The admin command's `export` and `delete` (lib/admin.ts) read it.
+ * under `pdf/<account>/` with the orders of its async renders under `orders/<account>/`. The admin
+ * command's `export` and `delete` (lib/admin.ts) read it.
  */
 import {
   DeleteObjectsCommand,
@@ -28,6 +29,7 @@ import {
   SK,
   TEMPLATE_INDEX_SK_PREFIX,
 } from '../functions/adapters/dynamodb/keys.js';
+import { orderObjectKey } from '../functions/domain/async-renders.js';
 import { pdfObjectKey } from '../functions/domain/jobs.js';
 
 export type Item = Record<string, unknown>;
@@ -107,27 +109,30 @@ export const collectAccountItems = async (
   return [...keyItems, ...templateItems, ...own];
 };
 
+/** The prefix of the account's async render orders (template and variables of jobs not yet ended). */
+export const accountOrderPrefix = (accountId: string): string =>
+  orderObjectKey(accountId, '').replace(/\.json$/, '');
+
+/** The account's PDFs, and the orders of its async renders still in flight (they hold its variables). */
 export const listAccountObjects = async (
   s3: S3Client,
   bucketName: string,
   accountId: string,
 ): Promise<StoredObject[]> => {
   const objects: StoredObject[] = [];
-  let token: string | undefined;
-  do {
-    const out = await s3.send(
-      new ListObjectsV2Command({
-        Bucket: bucketName,
-        Prefix: accountObjectPrefix(accountId),
-        ContinuationToken: token,
-      }),
-    );
-    for (const o of out.Contents ?? []) {
-      if (o.Key === undefined) continue;
-      objects.push({ key: o.Key, sizeBytes: o.Size ?? 0, lastModified: o.LastModified?.toISOString() });
-    }
-    token = out.IsTruncated ? out.NextContinuationToken : undefined;
-  } while (token);
+  for (const prefix of [accountObjectPrefix(accountId), accountOrderPrefix(accountId)]) {
+    let token: string | undefined;
+    do {
+      const out = await s3.send(
+        new ListObjectsV2Command({ Bucket: bucketName, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const o of out.Contents ?? []) {
+        if (o.Key === undefined) continue;
+        objects.push({ key: o.Key, sizeBytes: o.Size ?? 0, lastModified: o.LastModified?.toISOString() });
+      }
+      token = out.IsTruncated ? out.NextContinuationToken : undefined;
+    } while (token);
+  }
   return objects;
 };
 

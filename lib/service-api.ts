@@ -44,6 +44,8 @@ export interface ServiceApiProps {
   readonly table: ITable;
   readonly pdfBucket: PdfBucket;
   readonly renderer: IFunction;
+  /** The render queue: async renders are sent there (with their orders in the PDF bucket). */
+  readonly renderQueue: IQueue;
   readonly userPool: UserPoolIds;
   readonly apiKeySecret: ISecret;
   /** The webhook queue: the functions that send events (webhooks, pdf) may send to it. */
@@ -243,6 +245,10 @@ export class ServiceApi extends Construct {
       pdfBucket: () => fn.bindPdfBucket(props.pdfBucket),
       renderer: () => fn.bindRenderer(props.renderer),
       webhookQueue: () => fn.bindWebhookQueue(props.webhookQueue),
+      renderQueue: () => {
+        props.pdfBucket.grantWriteOrders(fn);
+        return fn.bindRenderQueue(props.renderQueue);
+      },
     } satisfies Record<Binding, () => ServiceFunction>;
     for (const binding of BINDING_NAMES) if (wiring[binding]) binders[binding]();
     return fn;

@@ -225,6 +225,23 @@ export class ServiceFunction extends NodejsFunction {
     return this;
   }
 
+  /** RENDER_QUEUE_URL, and the right to send to that queue (and to use its encryption key). */
+  bindRenderQueue(queue: IQueue): this {
+    this.bindVariables('renderQueue', { queueUrl: queue.queueUrl });
+    queue.grantSendMessages(this);
+    return this;
+  }
+
+  /**
+   * RENDER_QUEUE_URL, and the rights of the queue's consumer: receive, delete, and hold a message
+   * back (ChangeMessageVisibility, its retry backoff).
+   */
+  bindRenderQueueConsumer(queue: IQueue): this {
+    this.bindVariables('renderQueue', { queueUrl: queue.queueUrl });
+    queue.grantConsumeMessages(this);
+    return this;
+  }
+
   /** API_KEY_SECRET_ID, and the right to read that one secret (the API-key HMAC key). */
   bindApiKeySecret(secret: ISecret): this {
     this.bindVariables('apiKeySecret', { secretId: secret.secretArn });

@@ -20,6 +20,7 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
+import type { RenderQueue } from './render-queue.js';
 import type { RendererFunction } from './renderer-function.js';
 import type { ServiceApi } from './service-api.js';
 
@@ -36,6 +37,8 @@ export const NEAR_TIMEOUT_SHARE = 0.9;
 export interface ServiceMonitoringProps {
   readonly api: ServiceApi;
   readonly renderer: RendererFunction;
+  /** Async renders' queue: its alarms join the others, its depth and age the dashboard. */
+  readonly renderQueue?: RenderQueue;
   /** The renderer's Lambda timeout (the duration alarm's reference). */
   readonly rendererTimeoutSeconds: number;
   /** The renderer's reserved concurrency, drawn as its cap. @default none drawn */
@@ -91,6 +94,9 @@ export class ServiceMonitoring extends Construct {
       renderer.throttlesAlarm,
       this.rendererDurationAlarm,
       ...(props.otherAlarms ?? []),
+      ...(props.renderQueue
+        ? [props.renderQueue.depthAlarm, props.renderQueue.oldestAgeAlarm, props.renderQueue.deadLetterAlarm]
+        : []),
     ];
     // The API's and the renderer's alarms get their actions from their own props; these two here.
     for (const action of props.alarmActions) {
@@ -216,7 +222,39 @@ export class ServiceMonitoring extends Construct {
             height,
           }),
         ],
+        ...(props.renderQueue ? [queueWidgets(props.renderQueue, width, height)] : []),
       ],
     });
   }
 }
+
+/** Async renders: what waits in the render queue, for how long, and what nobody could process. */
+const queueWidgets = ({ queue, deadLetterQueue }: RenderQueue, width: number, height: number) => {
+  const period = Duration.minutes(1);
+  return [
+    new GraphWidget({
+      title: 'Async renders: queued, in flight, dead-lettered',
+      left: [
+        queue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum', label: 'Queued' }),
+        queue.metricApproximateNumberOfMessagesNotVisible({
+          period,
+          statistic: 'Maximum',
+          label: 'In flight',
+        }),
+        deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period,
+          statistic: 'Maximum',
+          label: 'DLQ',
+        }),
+      ],
+      width,
+      height,
+    }),
+    new GraphWidget({
+      title: 'Async renders: age of the oldest queued message (s)',
+      left: [queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum', label: 'Oldest' })],
+      width,
+      height,
+    }),
+  ];
+};

@@ -2,7 +2,15 @@
  * The PDF render service in one stack. It only composes: each construct holds its own defaults,
  * grants and cdk-nag acknowledgements (with their reasons, beside what they excuse).
  */
-import { type CfnElement, CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import {
+  type CfnElement,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Validations,
+} from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { FALLBACK_RESOURCE } from '../functions/routes.js';
 import { FALLBACK_VARIABLES } from '../functions/wiring.js';
@@ -11,6 +19,8 @@ import { ApiDomain, type CustomDomainSettings } from './api-domain.js';
 import { ApiKeySecret } from './api-key-secret.js';
 import { Dashboard } from './dashboard/dashboard.js';
 import { PdfBucket } from './pdf-bucket.js';
+import { RenderQueue } from './render-queue.js';
+import { RenderWorkerFunction } from './render-worker-function.js';
 import { DEFAULT_RENDERER_RESERVED_CONCURRENCY, RendererFunction } from './renderer-function.js';
 import { type ApiThrottle, ServiceApi } from './service-api.js';
 import { ServiceMonitoring } from './service-monitoring.js';
@@ -47,6 +57,11 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    * @default 2048 (the reasoning is in renderer-function.ts)
    */
   readonly rendererMemorySizeMiB?: number;
+  /**
+   * The render queue consumer's memory in MiB (async renders, large documents).
+   * @default 3008 (the reasoning is in render-worker-function.ts)
+   */
+  readonly renderWorkerMemorySizeMiB?: number;
   /**
    * Print tagged (accessible) PDFs.
    * @default false (see renderer-function.ts)
@@ -152,6 +167,10 @@ export class PdfServiceStack extends Stack {
   readonly sweeper: SweeperFunction;
   /** The webhook queue, its dead-letter queue and the sender (functions/webhook-sender). */
   readonly webhooks: WebhookDelivery;
+  /** Async renders' queue and its dead-letter queue. */
+  readonly renderQueue: RenderQueue;
+  /** The render queue's consumer (functions/render-worker). */
+  readonly renderWorker: RenderWorkerFunction;
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -208,11 +227,29 @@ export class PdfServiceStack extends Stack {
       alarmActions,
       logRemovalPolicy,
     });
+    this.renderQueue = new RenderQueue(this, 'RenderQueue', {
+      consumerTimeout: Duration.seconds(settings.renderWorkerTimeoutSeconds),
+      maxReceiveCount: settings.asyncMaxAttempts,
+      alarmActions,
+    });
+    this.renderWorker = new RenderWorkerFunction(this, 'RenderWorker', {
+      table: this.table,
+      pdfBucket: this.pdfBucket,
+      queue: this.renderQueue.queue,
+      layer: this.renderer.layer,
+      timeoutSeconds: settings.renderWorkerTimeoutSeconds,
+      maxConcurrency: settings.asyncConcurrency,
+      environment: settings.environment,
+      memorySizeMiB: props.renderWorkerMemorySizeMiB,
+      taggedPdf: props.taggedPdf,
+      logRemovalPolicy,
+    });
     this.api = new ServiceApi(this, 'Api', {
       webhookQueue: this.webhooks.queue,
       table: this.table,
       pdfBucket: this.pdfBucket,
       renderer: this.renderer.function,
+      renderQueue: this.renderQueue.queue,
       userPool: this.dashboard
         ? {
             userPoolId: this.userPool.userPoolId,
@@ -230,6 +267,7 @@ export class PdfServiceStack extends Stack {
     });
     this.sweeper = new SweeperFunction(this, 'Sweeper', {
       table: this.table,
+      renderQueue: this.renderQueue.queue,
       environment: settings.environment,
       logRemovalPolicy,
     });
@@ -244,6 +282,7 @@ export class PdfServiceStack extends Stack {
     this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
       api: this.api,
       renderer: this.renderer,
+      renderQueue: this.renderQueue,
       rendererTimeoutSeconds: settings.rendererTimeoutSeconds,
       rendererReservedConcurrency: reserved === false ? undefined : reserved,
       alarmActions,
@@ -283,6 +322,7 @@ export class PdfServiceStack extends Stack {
     new CfnOutput(this, 'PdfBucketName', { value: this.pdfBucket.bucketName });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'RendererFunctionName', { value: this.renderer.function.functionName });
+    new CfnOutput(this, 'RenderQueueUrl', { value: this.renderQueue.queue.queueUrl });
 
     this.acknowledgeGrants();
   }
@@ -314,10 +354,18 @@ export class PdfServiceStack extends Stack {
       [`Resource::${arnOf(this.pdfBucket.bucket)}/pdf/*`]:
         'Presigned URLs are signed for keys pdf/<accountId>/<jobId>.pdf, known only per request; the grant ' +
         'is limited to GetObject and PutObject under the pdf/ prefix of this bucket.',
+      [`Resource::${arnOf(this.pdfBucket.bucket)}/orders/*`]:
+        "Async renders' orders are orders/<accountId>/<jobId>.json, known only per job; the API may only put " +
+        'them, the render queue consumer only get and delete them, under the orders/ prefix of this bucket.',
       [`Resource::${arnOf(this.renderer.function)}:*`]:
         "grantInvoke names the renderer and its versions (<renderer>:*): still this one function's code only.",
     };
-    for (const fn of [...this.api.functions.values(), this.sweeper.function, this.webhooks.sender]) {
+    for (const fn of [
+      ...this.api.functions.values(),
+      this.sweeper.function,
+      this.webhooks.sender,
+      this.renderWorker.function,
+    ]) {
       for (const [finding, reason] of Object.entries(reasons)) {
         Validations.of(fn.role ?? fn).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason });
       }

@@ -2,18 +2,21 @@
  * The sweeper (functions/sweeper): a Lambda that EventBridge runs every minute, so that every job
  * ends and every unit is accounted for whatever happened to the request that held it. Its role may
  * only read and update items (Query on the table and its indexes, GetItem, UpdateItem): it never
- * puts or deletes one.
+ * puts or deletes one. It may send to the render queue (re-queueing async jobs whose consumer died).
  */
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { bindingEnvironment } from '../functions/wiring.js';
 import { ServiceFunction } from './service-function.js';
 
 export interface SweeperFunctionProps {
   readonly table: ITable;
+  /** Async jobs whose lease ran out with attempts left are sent to it again. */
+  readonly renderQueue: IQueue;
   /** The deployment's settings as environment variables (the job lease among them). */
   readonly environment: Readonly<Record<string, string>>;
   /**
@@ -46,6 +49,7 @@ export class SweeperFunction extends Construct {
       this.function.addEnvironment(name, value);
     }
     props.table.grant(this.function, 'dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem');
+    this.function.bindRenderQueue(props.renderQueue);
     new Rule(this, 'Schedule', {
       description: 'Runs the sweeper',
       schedule: Schedule.rate(props.interval ?? Duration.minutes(1)),

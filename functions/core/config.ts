@@ -56,6 +56,8 @@ export interface AwsConfig {
   readonly s3Endpoint: string | undefined;
   /** Local tests only: an endpoint that answers Lambda Invoke (the bundle smoke test). */
   readonly lambdaEndpoint: string | undefined;
+  /** Local stack only: its SQS server (AWS_ENDPOINT_URL_SQS). */
+  readonly sqsEndpoint: string | undefined;
   /** With local endpoints only: the emulators' credentials (in the cloud the role's are used). */
   readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined;
 }
@@ -65,6 +67,7 @@ const readAwsConfig = (env: Environment): AwsConfig => {
     dynamoDbEndpoint: variable(env, LOCAL_VARIABLES.dynamoDbEndpoint),
     s3Endpoint: variable(env, LOCAL_VARIABLES.s3Endpoint),
     lambdaEndpoint: variable(env, LOCAL_VARIABLES.lambdaEndpoint),
+    sqsEndpoint: variable(env, LOCAL_VARIABLES.sqsEndpoint),
   };
   const local = Object.values(endpoints).some((e) => e !== undefined);
   return {
@@ -150,6 +153,8 @@ export interface ResourceConfig {
   readonly webhookQueueUrl: string | undefined;
   /** `WEBHOOK_EGRESS_ALLOW_HOSTS`: see LOCAL_VARIABLES.webhookAllowHosts. */
   readonly webhookAllowHosts: readonly string[];
+  /** The render queue's URL (async renders). */
+  readonly renderQueueUrl: string | undefined;
 }
 
 /** The fallback function's configuration (wiring.ts FALLBACK_VARIABLES). */
@@ -175,6 +180,7 @@ export const readResourceConfig = (wiring: ResourceWiring, env: Environment): Re
   rendererFunctionName: wiring.renderer ? variable(env, BINDINGS.renderer.functionName) : undefined,
   webhookQueueUrl: wiring.webhookQueue ? variable(env, BINDINGS.webhookQueue.queueUrl) : undefined,
   webhookAllowHosts: wiring.webhookQueue ? hostPorts(env, LOCAL_VARIABLES.webhookAllowHosts) : [],
+  renderQueueUrl: wiring.renderQueue ? required(env, BINDINGS.renderQueue.queueUrl) : undefined,
 });
 
 export interface RendererConfig {

@@ -19,7 +19,6 @@
  * the job there, like any render failure.
  */
 import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
-import type { TemplateDataText } from '../templating/index.js';
 import { monthOf } from './clock.js';
 import { isOverload, overloaded, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
@@ -29,6 +28,7 @@ import {
   INTERRUPTED,
   type Job,
   type JobError,
+  type JobMode,
   type JobStore,
   type JobView,
   pdfObjectKey,
@@ -41,24 +41,32 @@ import {
   NO_JOB_EVENTS,
   type PdfStorage,
   type Renderer,
-  type RenderRequest,
   type RenderResult,
+  type WebhookEndpoints,
 } from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderCommand } from './render-command.js';
 import {
-  checkHeaderFooterMargins,
-  type RenderOptions,
-  type RequestedOptions,
-  renderOptionsFrom,
-  withTemplateDefaults,
-} from './render-options.js';
-import { checkTemplate, named, PART_FIELD, type TemplateField, templateDetail } from './template-check.js';
+  type AcceptedRender,
+  type Placement,
+  type Rendered,
+  type RenderOrder,
+  type RenderRun,
+  SYNC,
+} from './render-order.js';
+
+export type { AcceptedRender, Placement, Rendered, RenderOrder, RenderRun } from './render-order.js';
+
+import { renderOptionsFrom } from './render-options.js';
+import { checkVariables, createTemplateResolver, type ResolvedTemplate } from './render-template.js';
+import { named, PART_FIELD, templateDetail } from './template-check.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
 export interface PdfJobLimits {
   readonly renderBudgetMs: number;
+  /** An async render's budget (clamps page_load.timeout_ms). @default the setting's default */
+  readonly asyncRenderBudgetMs?: number;
   /** A pending or rendering job's lease; renewed every third of it. @default the setting's default (30 s) */
   readonly jobLeaseSeconds?: number;
   readonly maxRenderedHtmlBytes: number;
@@ -81,41 +89,16 @@ export interface PdfJobDeps {
   readonly limits: PdfJobLimits;
   /** Told about faults that are answered as a failed job rather than thrown. */
   readonly onFault: (message: string, error: unknown) => void;
-  /** Told when a job completes or fails (webhooks). @default NO_JOB_EVENTS */
+  /** Told when a job that names a webhook endpoint or a batch ends. @default NO_JOB_EVENTS */
   readonly events?: JobEvents;
+  /** Absent: a render's webhook_id is not checked against the account's endpoints. */
+  readonly webhooks?: WebhookEndpoints;
 }
 
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const jobNotFound = (jobId: string) =>
   new ServiceError('PDF_JOB_NOT_FOUND', `PDF job ${jobId} was not found`);
-
-/** A render request whose options are checked: what it renders and how. */
-export interface RenderOrder {
-  readonly source: RenderCommand['source'];
-  readonly variables: TemplateDataText;
-  readonly options: RenderOptions;
-  /** The options as the request gave them, over a saved template's own. Absent: none given. */
-  readonly requested?: RequestedOptions;
-}
-
-/** A render that was accepted: its template parsed, a quota unit held, its job created (pending). */
-export interface AcceptedRender {
-  readonly job: Job;
-  /** The month whose quota unit the render holds. */
-  readonly month: string;
-  readonly field: TemplateField;
-  readonly template: RenderRequest['template'];
-  readonly options: RenderOptions;
-  /** Another account's template: it renders with no network egress at all (RenderRequest.offline). */
-  readonly offline: boolean;
-}
-
-/** A render's answer: the job, and whether it repeats an earlier request's (idempotent replay). */
-export interface Rendered {
-  readonly job: JobView;
-  readonly replayed: boolean;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -159,10 +142,6 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
-  /** The job's end is told (webhooks); never fails the render. */
-  const ended = (job: Job): Promise<void> =>
-    (deps.events ?? NO_JOB_EVENTS).ended(job).catch((e) => deps.onFault('telling a job’s end failed', e));
-
   const present = async (job: Job): Promise<JobView> => {
     const expires = fileExpiresAt(job, limits.pdfRetentionDays);
     const expired = expires !== null && clock.now().getTime() >= expires.getTime();
@@ -175,50 +154,42 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     };
   };
 
+  /** A sync render's budget, or an async one's (no request waits for it). */
+  const budgetOf = (mode: JobMode) =>
+    mode === 'async'
+      ? (limits.asyncRenderBudgetMs ?? INTEGER_SETTINGS.asyncRenderBudgetMs.default)
+      : limits.renderBudgetMs;
+  const resolver = createTemplateResolver(templates, budgetOf);
+
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
-  const prepare = ({ source, variables, options }: RenderCommand): RenderOrder => ({
+  const prepare = ({ source, variables, options, mode }: RenderCommand): RenderOrder => ({
     source,
     variables,
-    options: renderOptionsFrom(options, limits.renderBudgetMs),
+    options: renderOptionsFrom(options, budgetOf(mode)),
     requested: options,
   });
 
-  /** Step 1: template lookup and parsing, quota, job. Throws 404/422/429 with nothing held. */
-  const accept = async (principal: Principal, order: RenderOrder): Promise<AcceptedRender> => {
-    const { source } = order;
-    const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
-    const document =
-      source.kind === 'saved'
-        ? await templates.getReadable(source.templateId, principal.accountId, source.version ?? undefined)
-        : {
-            html: source.html,
-            header_html: source.headerHtml,
-            footer_html: source.footerHtml,
-            version: null,
-          };
-    // Another account's template is a stranger's page run with the caller's variables: it renders
-    // offline, and only at a version the caller named, so that no later edit of its owner reaches
-    // the caller unseen.
-    const offline = 'owner_user_id' in document && document.owner_user_id !== principal.accountId;
-    if (offline && source.kind === 'saved' && source.version === null) {
-      const issue =
-        "is required to render another account's template: name the version you checked (the template's version field)";
-      throw new ServiceError('VALIDATION_ERROR', `template_version ${issue}`, {
-        details: [{ field: 'template_version', issue }],
-      });
+  /**
+   * Step 1: template lookup and parsing, quota, job (run as `placement` says: sync by default).
+   * Throws 404/422/429 with nothing held.
+   */
+  const accept = async (
+    principal: Principal,
+    order: RenderOrder,
+    placement: Placement = SYNC,
+    /** Resolved already (a batch's template, once for all its items): only the variables are checked. */
+    resolved?: ResolvedTemplate,
+  ): Promise<AcceptedRender> => {
+    const { webhookId } = placement;
+    if (
+      webhookId !== null &&
+      deps.webhooks &&
+      !(await deps.webhooks.exists(principal.accountId, webhookId))
+    ) {
+      throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
     }
-    const sourceHtml = document.html;
-    const header = document.header_html ?? null;
-    const footer = document.footer_html ?? null;
-    // A saved template's options are the defaults; the request's own were checked alone already.
-    const saved = 'pdf_options' in document ? document.pdf_options : null;
-    const options = saved
-      ? renderOptionsFrom(withTemplateDefaults(saved, order.requested ?? {}), limits.renderBudgetMs)
-      : order.options;
-    checkHeaderFooterMargins(options, { header: header !== null, footer: footer !== null });
-    checkTemplate(sourceHtml, order.variables, field);
-    if (header !== null) checkTemplate(header, order.variables, 'header_html');
-    if (footer !== null) checkTemplate(footer, order.variables, 'footer_html');
+    const template = resolved ?? (await resolver.resolve(principal, order, placement.mode));
+    checkVariables(template, order);
 
     // The job first, then its unit: a unit is never held without a job the sweeper can find.
     const month = monthOf(clock.now());
@@ -229,9 +200,12 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       {
         id: jobId,
         account_id: principal.accountId,
-        template_id: source.kind === 'saved' ? source.templateId : null,
-        template_version: document.version,
+        template_id: template.templateId,
+        template_version: template.version,
         object_key: pdfObjectKey(principal.accountId, jobId),
+        mode: placement.mode,
+        webhook_id: placement.webhookId,
+        batch_id: placement.batchId,
       },
       { month, leaseUntil: leaseUntil() },
     );
@@ -249,11 +223,16 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     return {
       job,
       month,
-      field,
+      field: template.field,
       // Text: neither a Lambda payload nor a worker's message can carry the data's key order and numbers as objects.
-      template: { source: sourceHtml, variables: order.variables.text, header, footer },
-      options,
-      offline,
+      template: {
+        source: template.html,
+        variables: order.variables.text,
+        header: template.header,
+        footer: template.footer,
+      },
+      options: template.options,
+      offline: template.offline,
     };
   };
 
@@ -320,6 +299,16 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     return failed;
   };
 
+  /** Tells JobEvents of an ended job that names a webhook endpoint or a batch; never fails the render. */
+  const ended = async (job: Job): Promise<void> => {
+    if (!job.webhook_id && !job.batch_id) return;
+    const events = deps.events ?? NO_JOB_EVENTS;
+    await retried(
+      () => events.ended(job),
+      (f) => deps.onFault('publishing the job event failed', f),
+    );
+  };
+
   /** A fault of ours after the render was accepted: the job fails and its unit goes back, or the sweeper sees to it. */
   const abandon = async ({ job, month }: AcceptedRender, cause: unknown): Promise<ServiceError | Job> => {
     // A store that timed out under load is back-pressure (503, retry soon), not a fault of ours.
@@ -338,10 +327,10 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       ...(cause === undefined ? {} : { cause }),
     });
 
-  /** The renderer, while the job moves to rendering beside it. A renderer fault is a failed render. */
-  const render = async (accepted: AcceptedRender): Promise<{ rendering: Job; result: RenderResult }> => {
+  /** The renderer's answer for an accepted render; a renderer fault is a failed render. */
+  const callRenderer = async (accepted: AcceptedRender): Promise<RenderResult> => {
     const upload = await storage.uploadTarget(accepted.job.object_key);
-    const rendered = renderer
+    return renderer
       .render({
         jobId: accepted.job.id,
         template: accepted.template,
@@ -359,6 +348,11 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         deps.onFault('renderer call failed', e);
         return RENDERER_UNREACHABLE;
       });
+  };
+
+  /** The renderer, while the job moves to rendering beside it. */
+  const render = async (accepted: AcceptedRender): Promise<{ rendering: Job; result: RenderResult }> => {
+    const rendered = callRenderer(accepted);
     let rendering: Job;
     try {
       rendering = await jobs.markRendering(accepted.job, leaseUntil());
@@ -471,11 +465,10 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   /** Finished answers the rate limit's count found, by the request's command (gone with it). */
   const finished = new WeakMap<RenderCommand, StoredAnswer>();
 
-  const renderOnce = async (
-    principal: Principal,
-    order: RenderOrder,
-    renewAlso?: () => Promise<unknown>,
-  ): Promise<JobView> => execute(await accept(principal, order), renewAlso);
+  const renderOnce =
+    (webhookId: string | null): RenderRun =>
+    async (principal, order, renewAlso) =>
+      execute(await accept(principal, order, { ...SYNC, webhookId }), renewAlso);
 
   /**
    * Our faults: the claim is given up (the job failed, its unit back) so that a retry renders. A
@@ -490,6 +483,13 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   return {
     accept,
     execute,
+    prepare,
+    /** A render's template resolved once (a batch's, for all its items: accept then only checks variables). */
+    resolveTemplate: resolver.resolve,
+    present,
+
+    /** The steps an async render's consumer runs apart (render-worker.ts), the same as `execute`'s. */
+    steps: { leaseUntil, renewing, callRenderer, complete, fail, failJob, ended },
 
     /**
      * Counts this render request against the caller's per-minute rate limit, unless it will replay
@@ -513,10 +513,14 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
      * Render a PDF; answers the completed job (and whether it is a replay), or throws the failure
      * (with `jobId` when a job exists).
      */
-    async create(principal: Principal, command: RenderCommand): Promise<Rendered> {
+    async create(
+      principal: Principal,
+      command: RenderCommand,
+      run: RenderRun = renderOnce(command.webhookId),
+    ): Promise<Rendered> {
       const order = prepare(command);
       const { idempotency } = command;
-      if (idempotency === null) return { job: await renderOnce(principal, order), replayed: false };
+      if (idempotency === null) return { job: await run(principal, order), replayed: false };
 
       const { accountId } = principal;
       const answered = finished.get(command);
@@ -524,7 +528,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const claim = await idempotency_.claim(accountId, idempotency.key, idempotency.bodyHash);
       if (claim.kind === 'replay') return replay(principal, claim.answer);
       try {
-        const job = await renderOnce(principal, order, () => idempotency_.renew(accountId, idempotency.key));
+        const job = await run(principal, order, () => idempotency_.renew(accountId, idempotency.key));
         await idempotency_.finish(accountId, idempotency.key, { job_id: job.job.id, error: null });
         return { job, replayed: false };
       } catch (e) {
@@ -551,9 +555,6 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       if (!job) throw jobNotFound(jobId);
       return present(job);
     },
-
-    /** The job as the API shows it (its download link signed afresh): what job events carry. */
-    present,
 
     async list(principal: Principal, page: Page): Promise<JobView[]> {
       return Promise.all((await jobs.list(principal.accountId, page)).map(present));

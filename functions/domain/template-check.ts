@@ -2,7 +2,7 @@
  * A render's templates checked before anything is held: parsed (never executed), each problem
  * named by the field it came from (html, template_id, header_html, footer_html).
  */
-import { parseTemplate, type TemplateDataText, TemplateError } from '../templating/index.js';
+import { parseTemplate, TemplateError } from '../templating/index.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import type { TemplatePart } from './ports.js';
 
@@ -29,21 +29,36 @@ export const templateDetail = (
   ...(where.name !== undefined ? { name: where.name } : {}),
 });
 
-/**
- * Parses the template (never executes it): a syntax error, or a variable the template cannot do
- * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
- */
-export const checkTemplate = (source: string, variables: TemplateDataText, field: TemplateField): void => {
-  let required: readonly { readonly name: string; readonly line: number }[];
+/** What the checks need of a render's variables (the data, or its text as the API keeps it). */
+export interface NamedVariables {
+  has(name: string): boolean;
+}
+
+/** A variable a template cannot do without, and the line that first needs it. */
+export interface RequiredVariable {
+  readonly name: string;
+  readonly line: number;
+}
+
+/** Parses the template (never executes it): a syntax error answers 422 INVALID_HTML_TEMPLATE. */
+export const parseRequired = (source: string, field: TemplateField): readonly RequiredVariable[] => {
   try {
-    required = parseTemplate(source).required;
+    return parseTemplate(source).required;
   } catch (e) {
     if (!(e instanceof TemplateError)) throw e;
     throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, e.message), {
       details: [templateDetail(field, e.message, { line: e.line })],
     });
   }
-  let missing: { readonly name: string; readonly line: number } | undefined;
+};
+
+/** A variable the template cannot do without that `variables` lacks answers 422 INVALID_HTML_TEMPLATE. */
+export const checkRequired = (
+  required: readonly RequiredVariable[],
+  variables: NamedVariables,
+  field: TemplateField,
+): void => {
+  let missing: RequiredVariable | undefined;
   for (const variable of required) {
     if (variables.has(variable.name)) continue;
     if (!missing || variable.line < missing.line) missing = variable;
@@ -55,3 +70,10 @@ export const checkTemplate = (source: string, variables: TemplateDataText, field
     });
   }
 };
+
+/**
+ * Parses the template (never executes it): a syntax error, or a variable the template cannot do
+ * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
+ */
+export const checkTemplate = (source: string, variables: NamedVariables, field: TemplateField): void =>
+  checkRequired(parseRequired(source, field), variables, field);

@@ -30,6 +30,7 @@ export const WEBHOOK_SENDER_WIRING = {
   pdfBucket: false,
   renderer: false,
   webhookQueue: true,
+  renderQueue: false,
 } as const;
 
 const isMessage = (body: unknown): body is WebhookMessage => {

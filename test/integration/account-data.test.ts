@@ -7,7 +7,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../lib/admin.js';
@@ -165,6 +165,30 @@ describe('npm run admin -- export / delete', () => {
     expect(twice.code, twice.stderr).toBe(0);
     expect(twice.stderr).toContain('nothing to delete');
     expect((await admin(['export', '--account', accountId])).code).toBe(1);
+  });
+
+  it("deletes the orders of the account's async renders still in flight (they hold its variables)", async () => {
+    const accountId = `async-leaving-${Math.random().toString(36).slice(2, 10)}`;
+    const token = await local.sessionToken(accountId);
+    expect((await local.api('/v1/me', { token })).status).toBe(200);
+    // An order whose job has not ended yet, as the API writes it before the consumer takes it.
+    const key = `orders/${accountId}/job_01JBQ5Y8S1W8M3ZT6YDV1KQ0XE.json`;
+    const s3 = s3Client(local.stack);
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: local.stack.bucketName,
+        Key: key,
+        Body: '{"v":1,"secret":"variables"}',
+      }),
+    );
+    const planned = await admin(['delete', '--account', accountId]);
+    expect(JSON.parse(planned.stdout)).toMatchObject({ bucket_objects: 1 });
+    const deleted = await admin(['delete', '--account', accountId, '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const listed = await s3.send(
+      new ListObjectsV2Command({ Bucket: local.stack.bucketName, Prefix: `orders/${accountId}/` }),
+    );
+    expect(listed.Contents ?? []).toEqual([]);
   });
 });
 

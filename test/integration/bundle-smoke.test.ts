@@ -4,7 +4,9 @@
  * repository, so nothing resolves from our node_modules), with only its template environment
  * (references swapped for the local stack's stand-ins), the renderer with the Chromium layer's
  * node_modules on NODE_PATH and its fonts. Requests go through the local API Gateway emulation to
- * the bundles; the pdf bundle invokes the renderer bundle through Lambda's Invoke API.
+ * the bundles; the pdf bundle invokes the renderer bundle through Lambda's Invoke API, and sends
+ * async renders to the local SQS server, whose messages a poller (the event source mapping's
+ * stand-in) hands to the render queue consumer's bundle.
  *
  * One synth (with esbuild and the layer) and one set of processes for the whole file.
  */
@@ -13,7 +15,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { SQSBatchResponse } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookDeliveryStore } from '../../functions/adapters/dynamodb/webhooks.js';
@@ -21,9 +25,12 @@ import { systemClock } from '../../functions/core/runtime.js';
 import { apiResources, routes } from '../../functions/routes.js';
 import { LAMBDA_UNZIPPED_LIMIT_BYTES } from '../../lib/chromium-layer.js';
 import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
+import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
+import { queueArn } from '../../lib/local/sqs/queues.js';
 import type { LocalStack } from '../../lib/local/stack.js';
-import { startLocalStack } from '../../lib/local/stack.js';
+import { LOCAL_CREDENTIALS, LOCAL_RENDER_QUEUE, startLocalStack } from '../../lib/local/stack.js';
 import { multilingualHtml, SCRIPT_SAMPLES } from '../fixtures/multilingual.js';
+import { waitForJob } from '../helpers/async-jobs.js';
 import {
   type BundledFunction,
   bundledFunction,
@@ -38,7 +45,13 @@ import { glyphsAfterLabels, isMissingGlyph, readGlyphs } from '../helpers/pdf-fo
 import { listenOnFreePort } from '../helpers/render-fixtures.js';
 
 /** Variables that exist only locally: where the emulators and the local token issuer's keys are. */
-const LOCAL_ONLY = ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'LOCAL_JWKS_FILE', 'API_KEY_SECRET'] as const;
+const LOCAL_ONLY = [
+  'DYNAMODB_ENDPOINT',
+  'S3_ENDPOINT',
+  'AWS_ENDPOINT_URL_SQS',
+  'LOCAL_JWKS_FILE',
+  'API_KEY_SECRET',
+] as const;
 
 /** Stands in for the dashboard distribution's URL in the fallback's environment. */
 const SMOKE_DASHBOARD_URL = 'https://dashboard.smoke.example/';
@@ -66,6 +79,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
   let receiverHost: string;
   /** No SQS server here: the queue's URL is a stand-in, and the sender bundle is invoked with an SQSEvent. */
   const WEBHOOK_QUEUE_STAND_IN = 'http://127.0.0.1:9/000000000000/webhooks';
+  let poller: Poller | undefined;
+  let sqs: SQSClient | undefined;
 
   beforeAll(async () => {
     receiverHost = `127.0.0.1:${await listenOnFreePort(receiver)}`;
@@ -77,7 +92,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     s = synthServiceStack({ bundle: true, outdir });
 
     dataDir = await createTempDataDir();
-    local = await startLocalStack({ port: 0, dataDir, quiet: true });
+    // The render queue is fed to the consumer's bundle below, not to the stack's own consumer.
+    local = await startLocalStack({ port: 0, dataDir, quiet: true, asyncConsumer: false });
     const lambdaEnvironment = {
       AWS_REGION: local.region,
       AWS_DEFAULT_REGION: local.region,
@@ -130,7 +146,11 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
         'pdf-render-service-sweeper',
         bundledFunction(s, s.stack.sweeper.function),
         { ...local.handlerEnv },
-        { DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT, POWERTOOLS_LOG_LEVEL: 'ERROR' },
+        {
+          DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT,
+          AWS_ENDPOINT_URL_SQS: localOnly.AWS_ENDPOINT_URL_SQS,
+          POWERTOOLS_LOG_LEVEL: 'ERROR',
+        },
       ),
     );
     // The webhook sender, with what its Lambda is given (the table, the secret, the queue).
@@ -148,6 +168,37 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
         },
       ),
     );
+
+    // The render queue's consumer, with its Chromium layer, fed by the event source mapping's
+    // stand-in (lib/local/sqs/poller.ts) as Lambda's would: an SQSEvent per message.
+    const worker = await start(
+      'pdf-render-service-render-worker',
+      bundledFunction(s, s.stack.renderWorker.function),
+      { ...local.handlerEnv },
+      {
+        DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT,
+        S3_ENDPOINT: localOnly.S3_ENDPOINT,
+        AWS_ENDPOINT_URL_SQS: localOnly.AWS_ENDPOINT_URL_SQS,
+        POWERTOOLS_LOG_LEVEL: 'ERROR',
+      },
+    );
+    processes.set('render-worker', worker);
+    sqs = new SQSClient({
+      region: local.region,
+      endpoint: local.sqsEndpoint,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    poller = startPoller({
+      client: sqs,
+      queueUrl: local.renderQueueUrl,
+      queueArn: queueArn(LOCAL_RENDER_QUEUE),
+      region: local.region,
+      consumer: async (event) => {
+        const { payload, functionError } = await worker.invoke(event);
+        if (functionError) throw new Error(`render-worker: ${functionError}: ${JSON.stringify(payload)}`);
+        return payload as SQSBatchResponse;
+      },
+    });
 
     // API Gateway in front of the bundles: the local emulation, with each resource's handler
     // being an Invoke of its bundle's process.
@@ -177,6 +228,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
 
   afterAll(async () => {
     receiver.close();
+    await poller?.stop();
+    sqs?.destroy();
     if (gateway) await closeServer(gateway, 1000);
     await Promise.all([...processes.values()].map((p) => p.close()));
     await local?.close();
@@ -185,9 +238,9 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     );
   });
 
-  it('starts every function bundle: one per API resource, the fallback, the renderer, the sweeper and the webhook sender', () => {
+  it('starts every function bundle: one per API resource, the fallback, the renderer, the sweeper, the webhook sender and the render queue consumer', () => {
     expect([...processes.keys()].sort()).toEqual(
-      [...apiResources(), 'fallback', 'renderer', 'sweeper', 'webhook-sender'].sort(),
+      [...apiResources(), 'fallback', 'renderer', 'sweeper', 'webhook-sender', 'render-worker'].sort(),
     );
   });
 
@@ -240,6 +293,27 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     expect((deliveries.json as Json)[0]).toMatchObject({ id: deliveryId, status: 'succeeded' });
   });
 
+  it('renders an async job: the pdf bundle queues it, the consumer bundle renders it with its Chromium layer', async () => {
+    const res = await api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: {
+        html: '<h1>Async smoke</h1><p>{{ who }}</p>',
+        variables: { who: 'the consumer bundle' },
+        async: true,
+      },
+    });
+    expect(res.status, res.text).toBe(202);
+    const job = await waitForJob(api, token, res.json.id);
+    expect(job).toMatchObject({ status: 'completed', mode: 'async', attempts: 1, page_count: 1 });
+    const pdf = await readPdf(new Uint8Array(await (await fetch(job.download_url)).arrayBuffer()));
+    expect(pdf.text).toContain('the consumer bundle');
+    // Its templating ran in the consumer bundle's own worker file.
+    expect(
+      existsSync(join(bundledFunction(s, s.stack.renderWorker.function).codeDir, 'templating-worker.cjs')),
+    ).toBe(true);
+  });
+
   it('renders a real PDF through the pdf bundle and the renderer bundle with its Chromium layer', async () => {
     const res = await api('/v1/pdf', {
       method: 'POST',
@@ -287,13 +361,15 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
       statSync(path).isDirectory()
         ? readdirSync(path).reduce((sum, entry) => sum + sizeOf(join(path, entry)), 0)
         : statSync(path).size;
-    const renderer = bundledFunction(s, s.stack.renderer.function);
-    const code = sizeOf(renderer.codeDir);
-    const layers = renderer.layerDirs.reduce((sum, dir) => sum + sizeOf(dir), 0);
-    console.info(
-      `renderer: code ${(code / 1e6).toFixed(1)} MB + layer ${(layers / 1e6).toFixed(1)} MB unzipped`,
-    );
-    expect(code + layers).toBeLessThan(LAMBDA_UNZIPPED_LIMIT_BYTES);
+    for (const fn of [s.stack.renderer.function, s.stack.renderWorker.function]) {
+      const bundled = bundledFunction(s, fn);
+      const code = sizeOf(bundled.codeDir);
+      const layers = bundled.layerDirs.reduce((sum, dir) => sum + sizeOf(dir), 0);
+      console.info(
+        `${fn.resourceName}: code ${(code / 1e6).toFixed(1)} MB + layer ${(layers / 1e6).toFixed(1)} MB unzipped`,
+      );
+      expect(code + layers).toBeLessThan(LAMBDA_UNZIPPED_LIMIT_BYTES);
+    }
   });
 
   it('executes templates in the renderer bundle’s own worker file, and fails the job on a runtime error', async () => {

@@ -11,6 +11,10 @@
  * keeps it here) and single-process (RENDERER_PROCESS_MODEL=single). In each: PDFs, the process
  * model reported, isolation between accounts, and a flooding page answered within its deadline.
  *
+ * The render queue consumer's bundle too (the same layer, its own memory size): fed async jobs of
+ * a local stack by the event source mapping's stand-in, it renders them as nobody, within its
+ * memory limit, reaching the stack's DynamoDB, S3 and SQS endpoints on loopback.
+ *
  * Needs root (mount namespaces, setpriv, cgroups); skipped elsewhere.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -19,9 +23,20 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
+import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
+import { queueArn } from '../../lib/local/sqs/queues.js';
+import {
+  LOCAL_CREDENTIALS,
+  LOCAL_RENDER_QUEUE,
+  type LocalStack,
+  startLocalStack,
+} from '../../lib/local/stack.js';
 import { SERVICE_RUNTIME } from '../../lib/service-function.js';
+import { waitForJob } from '../helpers/async-jobs.js';
 import {
   type BundledFunction,
   bundledFunction,
@@ -29,8 +44,9 @@ import {
   resolveEnvironment,
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
-import { synthServiceStack } from '../helpers/cdk-synth.js';
+import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
 import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/lambda-sandbox.js';
+import { createApi, createTempDataDir } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
@@ -72,6 +88,20 @@ const sandboxed = canSandbox();
 const node = sandboxed ? lambdaNode(SERVICE_RUNTIME.name) : undefined;
 const runtimeLabel = node ? `${node.runtime}, node ${node.version}` : 'skipped: needs root';
 
+/** One bundled synth for the file (esbuild and the layer take a while), shared by both suites. */
+let bundled: Promise<{ outdir: string; s: Synthesized }> | undefined;
+const bundledSynth = () => {
+  bundled ??= mkdtemp(join(tmpdir(), 'cdk-lambda-sandbox-')).then((outdir) => ({
+    outdir,
+    s: synthServiceStack({ bundle: true, outdir }),
+  }));
+  return bundled;
+};
+afterAll(async () => {
+  const done = await bundled?.catch(() => undefined);
+  if (done) await rm(done.outdir, { recursive: true, force: true });
+});
+
 describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${runtimeLabel})`, () => {
   let outdir: string;
   let renderer: BundledFunction;
@@ -81,8 +111,8 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
   let uploadCount = 0;
 
   beforeAll(async () => {
-    outdir = await mkdtemp(join(tmpdir(), 'cdk-lambda-sandbox-'));
-    const s = synthServiceStack({ bundle: true, outdir });
+    const { outdir: synthDir, s } = await bundledSynth();
+    outdir = synthDir;
     renderer = bundledFunction(s, s.stack.renderer.function);
     await new Promise<void>((resolve) => uploadServer.listen(0, '127.0.0.1', () => resolve()));
     uploadBase = `http://127.0.0.1:${(uploadServer.address() as AddressInfo).port}`;
@@ -116,7 +146,6 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     uploadServer.closeAllConnections();
     uploadServer.close();
     fixture?.close();
-    if (outdir) await rm(outdir, { recursive: true, force: true });
   });
 
   const request = (
@@ -256,3 +285,108 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     },
   );
 });
+
+describe.skipIf(!sandboxed)(
+  `the render queue consumer bundle in a Lambda-like sandbox (${runtimeLabel})`,
+  () => {
+    let worker: BundledFunction;
+    let process_: LambdaProcess;
+    let local: LocalStack;
+    let dataDir: string;
+    let sqs: SQSClient;
+    let poller: Poller;
+
+    beforeAll(async () => {
+      const { outdir, s } = await bundledSynth();
+      worker = bundledFunction(s, s.stack.renderWorker.function);
+      dataDir = await createTempDataDir();
+      // The stack's API queues the jobs; its own consumer stays off (the sandboxed bundle is the
+      // consumer), and so does its Chromium (a renderer that is never called).
+      local = await startLocalStack({
+        port: 0,
+        dataDir,
+        quiet: true,
+        asyncConsumer: false,
+        renderer: {
+          render: () => Promise.reject(new Error('the sandboxed consumer renders, not the stack')),
+        },
+      });
+      process_ = await startLambdaProcess(worker, {
+        functionName: 'pdf-render-service-render-worker',
+        workDir: outdir,
+        sandbox: true,
+        environment: {
+          AWS_REGION: local.region,
+          AWS_ACCESS_KEY_ID: local.handlerEnv.AWS_ACCESS_KEY_ID as string,
+          AWS_SECRET_ACCESS_KEY: local.handlerEnv.AWS_SECRET_ACCESS_KEY as string,
+          ...resolveEnvironment(worker, local.handlerEnv),
+          DYNAMODB_ENDPOINT: local.dynamoDbEndpoint,
+          S3_ENDPOINT: local.s3Endpoint,
+          AWS_ENDPOINT_URL_SQS: local.sqsEndpoint,
+          POWERTOOLS_LOG_LEVEL: 'ERROR',
+        },
+      });
+      sqs = new SQSClient({
+        region: local.region,
+        endpoint: local.sqsEndpoint,
+        credentials: LOCAL_CREDENTIALS,
+      });
+      poller = startPoller({
+        client: sqs,
+        queueUrl: local.renderQueueUrl,
+        queueArn: queueArn(LOCAL_RENDER_QUEUE),
+        region: local.region,
+        consumer: async (event) => {
+          const { payload, functionError } = await process_.invoke(event);
+          if (functionError) throw new Error(`render-worker: ${functionError}: ${JSON.stringify(payload)}`);
+          return payload as SQSBatchResponse;
+        },
+      });
+    }, 300_000);
+
+    afterEach((context) => {
+      if (context.task.result?.state !== 'fail') return;
+      console.error(`--- render-worker log:\n${process_?.logs()}`);
+    });
+
+    afterAll(async () => {
+      await poller?.stop();
+      sqs?.destroy();
+      await process_?.close();
+      await local?.close();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    });
+
+    it('renders queued async jobs as nobody, within its memory limit', async () => {
+      const pid = process_.pid as number;
+      expect(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]).toBe(String(NOBODY));
+      expect(process_.sandbox?.memoryLimitBytes).toBe(worker.memorySizeMiB * 1024 * 1024);
+      const api = createApi(local.baseUrl);
+      const token = await local.issueToken({ sub: 'sandbox-async', email: 'sandbox-async@example.com' });
+      // A report of a few dozen pages, as a large async job would be (smaller: the sandbox's CPU is shared).
+      const res = await api('/v1/pdf', {
+        method: 'POST',
+        token,
+        body: {
+          html: '{% for i in range(1500) %}<p>Row {{ i }}: {{ "%.2f"|format(i * 1.5) }}</p>{% endfor %}',
+          async: true,
+        },
+      });
+      expect(res.status, res.text).toBe(202);
+      const job = await waitForJob(api, token, res.json.id, 120_000);
+      expect(job).toMatchObject({ status: 'completed', attempts: 1 });
+      expect(job.page_count).toBeGreaterThan(20);
+      const pdf = await readPdf(new Uint8Array(await (await fetch(job.download_url)).arrayBuffer()));
+      expect(pdf.pageCount).toBe(job.page_count);
+      expect(pdf.text).toContain('Row 1499: 2248.50');
+      const chromium = family(pid).filter((c) => c.args.includes('chromium'));
+      expect(new Set(chromium.map((c) => c.uid))).toEqual(new Set([NOBODY]));
+      const peak = process_.sandbox?.peakMemoryBytes() ?? 0;
+      console.info(
+        `render-worker in the sandbox: ${job.page_count} pages, peak ${(peak / 2 ** 20).toFixed(0)} MiB`,
+      );
+      expect(peak).toBeGreaterThan(0);
+      expect(peak).toBeLessThan(worker.memorySizeMiB * 1024 * 1024);
+    });
+  },
+);

@@ -23,6 +23,7 @@ const WIRING: ResourceWiring = {
   pdfBucket: false,
   renderer: false,
   webhookQueue: false,
+  renderQueue: false,
 };
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

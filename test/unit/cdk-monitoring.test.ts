@@ -34,7 +34,7 @@ describe('an alarm destination', () => {
 
   it('can be declined with alarms=none: the alarms and the dashboard are made, notifying nobody', () => {
     const s = synthServiceStack({ props: { alarms: 'none' } });
-    expect(alarms(s)).toHaveLength(7);
+    expect(alarms(s)).toHaveLength(10);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toBeUndefined();
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     expect(s.nagFindings).toEqual([]);
@@ -57,10 +57,14 @@ describe('with a destination', () => {
     s = synthServiceStack({ props: { alarmTopicArn: TOPIC_ARN } });
   });
 
-  it('has seven alarms, every one notifying the topic', () => {
-    expect(alarms(s)).toHaveLength(7);
+  it("has ten alarms (two the webhook sender's, three the render queue's), every one notifying the topic", () => {
+    expect(alarms(s)).toHaveLength(10);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toEqual([TOPIC_ARN]);
-    expect(s.stack.monitoring.alarms).toHaveLength(7);
+    expect(s.stack.monitoring.alarms).toHaveLength(10);
+    const queue = s.stack.renderQueue;
+    expect(s.stack.monitoring.alarms).toEqual(
+      expect.arrayContaining([queue.depthAlarm, queue.oldestAgeAlarm, queue.deadLetterAlarm]),
+    );
   });
 
   it("covers the webhook sender's errors, its own faults, and its dead-letter queue", () => {
@@ -82,7 +86,11 @@ describe('with a destination', () => {
         expect.objectContaining({ Namespace: 'PdfRenderService', MetricName: 'WebhookSenderFaults' }),
       ]),
     );
-    const dlq = alarms(s).find((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
+    const dlq = alarms(s).find(
+      (a) =>
+        a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+        a.Properties.Dimensions[0].Value['Fn::GetAtt']?.[0] === s.logicalId(s.stack.webhooks.deadLetterQueue),
+    );
     expect(dlq.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).toBe(
       s.logicalId(s.stack.webhooks.deadLetterQueue),
     );

@@ -33,6 +33,7 @@ describe('the default stack', () => {
   let functions: Record<string, Json>;
   const fnId = (resource: string) => s.logicalId(s.stack.api.functions.get(resource) as never);
   const rendererId = () => s.logicalId(s.stack.renderer.function);
+  const workerId = () => s.logicalId(s.stack.renderWorker.function);
 
   beforeAll(() => {
     s = synthServiceStack();
@@ -65,14 +66,19 @@ describe('the default stack', () => {
     }
   });
 
-  it('has one Lambda per API resource, the fallback, the renderer, the sweeper and the webhook sender, all on Node.js 22 or newer', () => {
+  it('has one Lambda per API resource, the fallback, the renderer, the sweeper, the webhook sender and the render queue consumer, all on Node.js 22 or newer', () => {
     // Besides them, only aws-cdk-lib's own handler that copies the dashboard into its bucket.
     const deployHandler = s.stack.dashboard?.bucketDeploymentHandler;
     const ours = Object.keys(functions).filter((id) => id !== s.logicalId(deployHandler as never));
     expect(ours.sort()).toEqual(
       [...apiResources(), 'fallback']
         .map(fnId)
-        .concat(rendererId(), s.logicalId(s.stack.sweeper.function), s.logicalId(s.stack.webhooks.sender))
+        .concat(
+          rendererId(),
+          s.logicalId(s.stack.sweeper.function),
+          s.logicalId(s.stack.webhooks.sender),
+          workerId(),
+        )
         .sort(),
     );
     for (const fn of ours.map((id) => functions[id])) {
@@ -156,21 +162,28 @@ describe('the default stack', () => {
     });
   });
 
-  it('gives only the renderer a layer: the Chromium layer, on x86_64', () => {
+  it('gives only the renderer and the render queue consumer a layer: the one Chromium layer, on x86_64', () => {
     // (aws-cdk-lib's handler that copies the dashboard into its bucket has the AWS CLI's.)
     const deployHandler = s.logicalId(s.stack.dashboard?.bucketDeploymentHandler as never);
     const layered = Object.entries(functions).filter(
       ([id, fn]) => fn.Properties.Layers !== undefined && id !== deployHandler,
     );
-    expect(layered.map(([id]) => id)).toEqual([rendererId()]);
+    expect(layered.map(([id]) => id).sort()).toEqual([rendererId(), workerId()].sort());
     const [layerId] = Object.entries(resourcesOf(s, 'AWS::Lambda::LayerVersion'))
       .filter(([, layer]) => /@sparticuz\/chromium/.test(layer.Properties.Description ?? ''))
       .map(([id]) => id);
-    expect(layered[0]?.[1].Properties).toMatchObject({
+    expect(functions[rendererId()].Properties).toMatchObject({
       Layers: [{ Ref: layerId }],
       Architectures: ['x86_64'],
       MemorySize: 2048,
       Timeout: 28,
+    });
+    // Sized for large documents: the async budget (600 s) and a minute, 3,008 MiB.
+    expect(functions[workerId()].Properties).toMatchObject({
+      Layers: [{ Ref: layerId }],
+      Architectures: ['x86_64'],
+      MemorySize: 3008,
+      Timeout: 660,
     });
     s.template.hasResourceProperties('AWS::Lambda::LayerVersion', {
       CompatibleArchitectures: ['x86_64'],
@@ -224,7 +237,7 @@ describe('the default stack', () => {
     });
   });
 
-  it('lets only the pdf function sign PDF URLs: GetObject and PutObject under pdf/', () => {
+  it('lets only the pdf function and the render queue consumer sign PDF URLs (GetObject and PutObject under pdf/), the first put orders, the second read and delete them', () => {
     const bucketId = s.logicalId(s.stack.pdfBucket.bucket);
     const s3Users = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).filter((roleId) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
@@ -233,17 +246,80 @@ describe('the default stack', () => {
     // Besides aws-cdk-lib's handler that copies the dashboard into its own bucket.
     const deployHandler = s.logicalId(s.stack.dashboard?.bucketDeploymentHandler as never);
     const deployRole = functions[deployHandler].Properties.Role['Fn::GetAtt'][0];
-    expect(s3Users.filter((id) => id !== deployRole)).toEqual([pdfRole]);
+    const workerRole = functions[workerId()].Properties.Role['Fn::GetAtt'][0];
+    expect(s3Users.filter((id) => id !== deployRole).sort()).toEqual([pdfRole, workerRole].sort());
     expect(JSON.stringify(statementsOfRole(s, deployRole))).not.toContain(bucketId);
-    expect(
-      statementsOfRole(s, pdfRole).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
-    ).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['s3:GetObject', 's3:PutObject'],
-        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/pdf/*']] },
-      },
+    const under = (prefix: string) => ({
+      'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, `/${prefix}/*`]],
+    });
+    const s3Statements = (roleId: string) =>
+      statementsOfRole(s, roleId).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
+    expect(s3Statements(pdfRole)).toEqual([
+      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+      { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
     ]);
+    expect(s3Statements(workerRole)).toEqual([
+      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+      { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },
+    ]);
+  });
+
+  it('feeds async renders through an encrypted render queue with a DLQ to the consumer, batch size 1, partial failures reported, alarms on depth, age and the DLQ', () => {
+    const queueId = s.logicalId(s.stack.renderQueue.queue);
+    const dlqId = s.logicalId(s.stack.renderQueue.deadLetterQueue);
+    const queues = resourcesOf(s, 'AWS::SQS::Queue');
+    expect(Object.keys(queues).sort()).toEqual([queueId, dlqId].sort());
+    expect(queues[queueId].Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      // Six times the consumer's timeout (AWS's guidance for Lambda consumers).
+      VisibilityTimeout: 6 * 660,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 3 },
+    });
+    expect(queues[dlqId].Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 14 * 86_400,
+    });
+    // TLS only, on both.
+    for (const id of [queueId, dlqId]) {
+      s.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      });
+    }
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: workerId() },
+      EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 10 },
+    });
+    s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    // The API and the sweeper send to it; the consumer receives, deletes and holds messages back.
+    const sends = (roleId: string) =>
+      statementsOfRole(s, roleId).some((st) => actionsOf(st).includes('sqs:SendMessage'));
+    const roleOf = (fnLogicalId: string) => functions[fnLogicalId].Properties.Role['Fn::GetAtt'][0];
+    expect(sends(roleOf(fnId('pdf')))).toBe(true);
+    expect(sends(roleOf(s.logicalId(s.stack.sweeper.function)))).toBe(true);
+    expect(
+      statementsOfRole(s, roleOf(workerId())).some(
+        (st) =>
+          actionsOf(st).includes('sqs:ChangeMessageVisibility') &&
+          actionsOf(st).includes('sqs:DeleteMessage'),
+      ),
+    ).toBe(true);
+    const alarmOn = (metric: string, queue: string) =>
+      s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'AWS/SQS',
+        MetricName: metric,
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [queue, 'QueueName'] } }],
+      });
+    alarmOn('ApproximateNumberOfMessagesVisible', queueId);
+    alarmOn('ApproximateAgeOfOldestMessage', queueId);
+    alarmOn('ApproximateNumberOfMessagesVisible', dlqId);
   });
 
   it('gives the API-key secret to the functions that authenticate (keys are looked up on every route), and to no other', () => {
@@ -472,12 +548,14 @@ describe('a throwaway stack with an existing user pool and custom settings', () 
     });
   });
 
-  it('tells the renderer, and only the renderer, to print tagged PDFs', () => {
+  it('tells the renderers (sync and the render queue consumer), and only them, to print tagged PDFs', () => {
     const functions = s.template.findResources('AWS::Lambda::Function');
     const tagged = Object.entries(functions)
       .filter(([, fn]) => fn.Properties.Environment?.Variables?.PDF_TAGGED === 'true')
       .map(([id]) => id);
-    expect(tagged).toEqual([s.logicalId(s.stack.renderer.function)]);
+    expect(tagged.sort()).toEqual(
+      [s.logicalId(s.stack.renderer.function), s.logicalId(s.stack.renderWorker.function)].sort(),
+    );
   });
 
   it('creates no user pool and points the functions at the given one', () => {
