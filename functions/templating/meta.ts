@@ -97,22 +97,39 @@ const GLOBALS = new Set(['range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespa
 /** A frame to analyse once its parent is complete: the compiler visits nested frames after the parent's analysis. */
 type Pending = () => void;
 
-/** Names a macro body reads of caller/varargs/kwargs (compiler.find_undeclared: every node but blocks). */
-const readsOf = (body: readonly Stmt[], wanted: readonly string[]): Set<string> => {
-  const found = new Set<string>();
-  const visit = (node: unknown): void => {
-    if (!node || typeof node !== 'object') return;
-    if (Array.isArray(node)) {
-      for (const n of node) visit(n);
-      return;
-    }
-    const n = node as { t?: string; name?: string };
-    if (n.t === 'block') return;
-    if (n.t === 'name' && typeof n.name === 'string' && wanted.includes(n.name)) found.add(n.name);
-    for (const [k, v] of Object.entries(node)) if (k !== 'value') visit(v);
-  };
-  visit(body);
-  return found;
+/** The names whose reads change a frame's symbols (a loop's `loop`, a block's, a macro's). */
+const SPECIAL_NAMES = ['loop', 'self', 'super', 'caller', 'kwargs', 'varargs'] as const;
+type SpecialName = (typeof SPECIAL_NAMES)[number];
+const SPECIAL_BITS = new Map<string, number>(SPECIAL_NAMES.map((name, i) => [name, 1 << i]));
+
+/**
+ * Which special names each list of nodes reads (compiler.find_undeclared: every node but blocks),
+ * as bits, kept per list: a loop nested in a loop is walked once, not once per enclosing loop
+ * (1,000 nested loops walked each other's bodies a thousand times).
+ */
+const specialReads = new WeakMap<readonly unknown[], number>();
+
+const readsIn = (node: unknown): number => {
+  if (!node || typeof node !== 'object') return 0;
+  if (Array.isArray(node)) {
+    const known = specialReads.get(node);
+    if (known !== undefined) return known;
+    let bits = 0;
+    for (const n of node) bits |= readsIn(n);
+    specialReads.set(node, bits);
+    return bits;
+  }
+  const n = node as { t?: string; name?: unknown } & Record<string, unknown>;
+  if (n.t === 'block') return 0;
+  let bits = n.t === 'name' && typeof n.name === 'string' ? (SPECIAL_BITS.get(n.name) ?? 0) : 0;
+  for (const k in n) if (k !== 'value') bits |= readsIn(n[k]);
+  return bits;
+};
+
+/** Names of `wanted` a body reads (compiler.find_undeclared: every node but blocks). */
+const readsOf = (body: readonly Stmt[], wanted: readonly SpecialName[]): Set<string> => {
+  const bits = readsIn(body);
+  return new Set(wanted.filter((name) => bits & (SPECIAL_BITS.get(name) as number)));
 };
 
 /**
