@@ -201,9 +201,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       ? renderOptionsFrom(withTemplateDefaults(saved, order.requested ?? {}), limits.renderBudgetMs)
       : order.options;
     checkHeaderFooterMargins(options, { header: header !== null, footer: footer !== null });
-    checkTemplate(sourceHtml, order.variables, field);
-    if (header !== null) checkTemplate(header, order.variables, 'header_html');
-    if (footer !== null) checkTemplate(footer, order.variables, 'footer_html');
+    await checkTemplate(sourceHtml, order.variables, field);
+    if (header !== null) await checkTemplate(header, order.variables, 'header_html');
+    if (footer !== null) await checkTemplate(footer, order.variables, 'footer_html');
 
     // The job first, then its unit: a unit is never held without a job the sweeper can find.
     const month = monthOf(clock.now());

@@ -2,7 +2,8 @@
  * A render's templates checked before anything is held: parsed (never executed), each problem
  * named by the field it came from (html, template_id, header_html, footer_html).
  */
-import { parseTemplate, type TemplateData, TemplateError } from '../templating/index.js';
+import { type TemplateData, TemplateError } from '../templating/index.js';
+import { templateParser } from '../templating/parse-pool.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import type { TemplatePart } from './ports.js';
 
@@ -30,13 +31,18 @@ export const templateDetail = (
 });
 
 /**
- * Parses the template (never executes it): a syntax error, or a variable the template cannot do
- * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
+ * Parses the template (never executes it; a large one in a worker, bounded: parse-pool.ts): a
+ * syntax error, a bound exceeded, or a variable the template cannot do without that `variables`
+ * lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
  */
-export const checkTemplate = (source: string, variables: TemplateData, field: TemplateField): void => {
+export const checkTemplate = async (
+  source: string,
+  variables: TemplateData,
+  field: TemplateField,
+): Promise<void> => {
   let required: readonly { readonly name: string; readonly line: number }[];
   try {
-    required = parseTemplate(source).required;
+    required = (await templateParser.parse(source)).required;
   } catch (e) {
     if (!(e instanceof TemplateError)) throw e;
     throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, e.message), {
