@@ -11,6 +11,9 @@ const TokenizerBase = Object.getPrototypeOf(lexer.lex('')).constructor as new (
   opts?: object,
 ) => Tokenizer;
 
+/** nunjucks' whitespace and delimiters in code: a name runs up to one of them. */
+const WHITESPACE = /[ \n\t\r\u00a0]+/y;
+const SYMBOL = /[^ \n\t\r\u00a0()[\]{}%*\-+~/#,:|.<>=!]+/y;
 /** Where text ends: a tag, a comment, or a stray comment end (an error, as in nunjucks). */
 const DATA_END = /\{[{%#]|#\}/g;
 const FLOAT_RE = /(\d+_)*\d+((\.(\d+_)*\d+)?[eE][+-]?(\d+_)*\d+|\.(\d+_)*\d+)/y;
@@ -172,6 +175,15 @@ export class JinjaTokenizer extends TokenizerBase {
 
   private codeToken(): Token | null {
     if (this.in_code && !this.isFinished()) {
+      // Whitespace between a tag's tokens: skipped here rather than made into tokens nobody reads.
+      // It parts `{%` from a `+` (then not a marker), as a whitespace token did.
+      WHITESPACE.lastIndex = this.index;
+      const space = WHITESPACE.exec(this.str);
+      if (space) {
+        this.forwardN(space[0].length);
+        this.opened = false;
+        if (this.isFinished()) return null;
+      }
       // `{%+`, `{{+` and `+%}`: markers that only matter with lstrip_blocks and trim_blocks, which
       // the service's environment does not set; they are read and have no effect.
       if (this.opened && this.current() === '+') this.forward();
@@ -228,6 +240,19 @@ export class JinjaTokenizer extends TokenizerBase {
       }
       if (/[$?;@&^`\\]/.test(cur)) {
         throw new TemplateSyntaxError(`unexpected char '${cur}'`, lineno + 1);
+      }
+      // A name (or true, false, none, null), as nunjucks reads one: up to whitespace or a delimiter.
+      SYMBOL.lastIndex = this.index;
+      const symbol = SYMBOL.exec(this.str)?.[0];
+      if (symbol) {
+        this.forwardN(symbol.length);
+        const type =
+          symbol === 'true' || symbol === 'false'
+            ? lexer.TOKEN_BOOLEAN
+            : symbol === 'none' || symbol === 'null'
+              ? lexer.TOKEN_NONE
+              : lexer.TOKEN_SYMBOL;
+        return { type, value: symbol, lineno, colno };
       }
     }
     return super.nextToken();

@@ -40,12 +40,11 @@ describe('the API template parser', () => {
     const source = dense(1024 * 1024);
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 5);
-    const started = performance.now();
     await parser.parse(source);
     clearInterval(ticker);
-    const elapsed = performance.now() - started;
-    // A blocked thread ticks once at the end; a free one about every 5 ms (a busy machine: fewer).
-    expect(ticks).toBeGreaterThan(Math.min(10, elapsed / 50));
+    // A blocked thread ticks once at the end; a free one every 5 ms, or less often on a busy
+    // machine, but several times over a parse of 1 MiB (100 ms and more).
+    expect(ticks).toBeGreaterThanOrEqual(3);
   });
 
   it('stops a parse past its time limit, and past its memory limit, with an error naming the bound', async () => {
