@@ -227,16 +227,21 @@ export const installPageCaps = async (cdp: CDPSession): Promise<PageCaps> => {
   };
 
   const capTarget = async (session: CDPSession, type: string): Promise<void> => {
-    if (type === 'worker') {
-      // Evaluated while the worker waits for the debugger: before its script, imports included.
-      await session.send('Runtime.evaluate', { expression: WORKER_CAPS });
-    } else {
-      watch(session);
-      await session.send('Runtime.addBinding', { name: DROPPED_BINDING });
-      await session.send('Page.addScriptToEvaluateOnNewDocument', { source: DOCUMENT_CAPS });
+    try {
+      if (type === 'worker') {
+        // Evaluated while the worker waits for the debugger: before its script, imports included.
+        await session.send('Runtime.evaluate', { expression: WORKER_CAPS });
+      } else {
+        watch(session);
+        await session.send('Runtime.addBinding', { name: DROPPED_BINDING });
+        await session.send('Page.addScriptToEvaluateOnNewDocument', { source: DOCUMENT_CAPS });
+      }
+      await session.send('Target.setAutoAttach', AUTO_ATTACH);
+    } finally {
+      // Whatever failed, the target is never left waiting: a frame that never resumed would hold
+      // its page's load for ever.
+      await session.send('Runtime.runIfWaitingForDebugger');
     }
-    await session.send('Target.setAutoAttach', AUTO_ATTACH);
-    await session.send('Runtime.runIfWaitingForDebugger');
   };
 
   watch(cdp);
