@@ -108,9 +108,9 @@ const median = (samples: readonly number[]): number => {
 
 /**
  * Floods per kind: each a few seconds long, with three of the other account's renders inside it
- * and three right after it (on the same warm browser). Timings on a shared 2-core machine vary by
- * half from one render to the next, so each figure is the median of several, and the control's
- * renders are taken before and after the floods.
+ * and three right after it (on the same warm browser), and three idle ones before each. Timings on
+ * a shared 2-core machine vary by half from one render to the next, so each figure is the median
+ * of several, taken in alternation.
  */
 const ROUNDS = 3;
 
@@ -140,11 +140,14 @@ describe('a page that floods its render with events', () => {
       const flood = FLOODS[name] as { html: string; total: number };
       const flooder = await local.sessionToken();
       const other = await local.sessionToken();
-      const idle = await otherRenders(other, 3);
+      const idle: number[] = [];
       const during: number[] = [];
       const after: number[] = [];
       let res: ApiResponse | undefined;
       for (let round = 0; round < ROUNDS; round++) {
+        // Idle and flooded windows alternate, so that the machine's own load weighs on both alike.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        idle.push(...(await otherRenders(other, 3)));
         const flooding = timed(() =>
           local.api('/v1/pdf', {
             method: 'POST',
