@@ -7,6 +7,8 @@
  * Authorization is not done by API Gateway: API keys and Cognito ID tokens both arrive as
  * `Authorization: Bearer …` and the handlers tell them apart (see the AwsSolutions-APIG4 note).
  */
+
+import { join } from 'node:path';
 import { Duration, RemovalPolicy, Token, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
@@ -36,7 +38,7 @@ import { FALLBACK_RESOURCE, resources } from '../functions/routes.js';
 import { BINDING_NAMES, type Binding } from '../functions/wiring.js';
 import { corsPolicy } from './cors.js';
 import type { PdfBucket } from './pdf-bucket.js';
-import { ServiceFunction } from './service-function.js';
+import { PROJECT_ROOT, ServiceFunction } from './service-function.js';
 import { PDF_FUNCTION_TIMEOUT_SECONDS } from './service-settings.js';
 import type { UserPoolIds } from './user-pool.js';
 
@@ -118,6 +120,15 @@ const corsPreflightOf = (origins: readonly string[]): CorsPreflightOptions | und
     exposeHeaders: [...policy.exposeHeaders],
     maxAge: Duration.seconds(policy.maxAgeSeconds),
   };
+};
+
+/**
+ * Resources whose functions parse templates (a save, a render's check): a large template is parsed
+ * in a worker thread (functions/templating/parse-pool.ts), whose script rides beside the handler.
+ */
+const PARSING_RESOURCES = new Set(['templates', 'pdf']);
+const PARSE_WORKER_BUNDLES = {
+  'parse-worker.cjs': join(PROJECT_ROOT, 'functions', 'templating', 'parse-worker.ts'),
 };
 
 export class ServiceApi extends Construct {
@@ -235,6 +246,7 @@ export class ServiceApi extends Construct {
       // A function that waits for the renderer (see service-settings.ts for the arithmetic).
       timeout: wiring.renderer ? Duration.seconds(PDF_FUNCTION_TIMEOUT_SECONDS) : undefined,
       logRemovalPolicy: props.logRemovalPolicy,
+      ...(PARSING_RESOURCES.has(r.name) ? { workerBundles: PARSE_WORKER_BUNDLES } : {}),
     });
     fn.addEnvironmentVariables(props.environment);
     // Every binding of the wiring declaration (functions/wiring.ts) has its variables and grant here.

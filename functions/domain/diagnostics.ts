@@ -67,12 +67,34 @@ interface Counted {
   count: number;
 }
 
+/**
+ * Room kept for one closing entry (`close`, the renderer's summary of what a page's caps
+ * dropped): it says most when the entries are full, so a flood of distinct ones must not take it.
+ */
+const CLOSING_ENTRY_BYTES = 300;
+
 /** Collects one render's entries within the caps; `result()` freezes them. */
 export class DiagnosticsRecorder {
   readonly #entries = new Map<string, Counted>();
   #bytes = EMPTY_BYTES + 1; // "truncated": true is a byte longer than false
   #truncated = false;
   #closed = false;
+  /** Entries and bytes kept for the closing entry until it is added. */
+  #reservedEntries: number;
+  #reservedBytes: number;
+
+  /** @param options.closingEntry keep room for one entry added last by `close` */
+  constructor({ closingEntry = false }: { readonly closingEntry?: boolean } = {}) {
+    this.#reservedEntries = closingEntry ? 1 : 0;
+    this.#reservedBytes = closingEntry ? CLOSING_ENTRY_BYTES : 0;
+  }
+
+  /** The last entry, in the room kept for it (a message of ASCII text under CLOSING_ENTRY_BYTES). */
+  close(type: DiagnosticType, message: string): void {
+    this.#reservedEntries = 0;
+    this.#reservedBytes = 0;
+    this.add(type, message);
+  }
 
   add(type: DiagnosticType, message: string, url?: string): void {
     if (this.#closed) return;
@@ -90,7 +112,10 @@ export class DiagnosticsRecorder {
     }
     // The entry as JSON with the widest count it can reach, and the comma before it.
     const bytes = Buffer.byteLength(JSON.stringify({ ...entry, count: MAX_COUNT })) + 1;
-    if (this.#entries.size >= MAX_DIAGNOSTIC_ENTRIES || this.#bytes + bytes > MAX_DIAGNOSTICS_BYTES) {
+    if (
+      this.#entries.size + this.#reservedEntries >= MAX_DIAGNOSTIC_ENTRIES ||
+      this.#bytes + this.#reservedBytes + bytes > MAX_DIAGNOSTICS_BYTES
+    ) {
       this.#truncated = true;
       return;
     }

@@ -42,10 +42,10 @@ export interface ResolvedTemplate {
 
 type Parsed = readonly RequiredVariable[] | ServiceError;
 
-const parsed = (source: string | null, field: TemplateField): Parsed => {
+const parsed = async (source: string | null, field: TemplateField): Promise<Parsed> => {
   if (source === null) return [];
   try {
-    return parseRequired(source, field);
+    return await parseRequired(source, field);
   } catch (e) {
     if (e instanceof ServiceError) return e;
     throw e;
@@ -100,9 +100,9 @@ export const createTemplateResolver = (templates: TemplateStore, budgetOf: (mode
       options,
       offline,
       required: {
-        html: parsed(document.html, field),
-        header: parsed(header, 'header_html'),
-        footer: parsed(footer, 'footer_html'),
+        html: await parsed(document.html, field),
+        header: await parsed(header, 'header_html'),
+        footer: await parsed(footer, 'footer_html'),
       },
     };
   },

@@ -2,7 +2,8 @@
  * A render's templates checked before anything is held: parsed (never executed), each problem
  * named by the field it came from (html, template_id, header_html, footer_html).
  */
-import { parseTemplate, TemplateError } from '../templating/index.js';
+import { TemplateError } from '../templating/index.js';
+import { templateParser } from '../templating/parse-pool.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import type { TemplatePart } from './ports.js';
 
@@ -40,10 +41,16 @@ export interface RequiredVariable {
   readonly line: number;
 }
 
-/** Parses the template (never executes it): a syntax error answers 422 INVALID_HTML_TEMPLATE. */
-export const parseRequired = (source: string, field: TemplateField): readonly RequiredVariable[] => {
+/**
+ * Parses the template (never executes it; a large one in a worker, bounded: parse-pool.ts): a
+ * syntax error or a bound exceeded answers 422 INVALID_HTML_TEMPLATE.
+ */
+export const parseRequired = async (
+  source: string,
+  field: TemplateField,
+): Promise<readonly RequiredVariable[]> => {
   try {
-    return parseTemplate(source).required;
+    return (await templateParser.parse(source)).required;
   } catch (e) {
     if (!(e instanceof TemplateError)) throw e;
     throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, e.message), {
@@ -72,8 +79,12 @@ export const checkRequired = (
 };
 
 /**
- * Parses the template (never executes it): a syntax error, or a variable the template cannot do
- * without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the quota, with no job.
+ * Parses the template (never executes it): a syntax error, a bound exceeded, or a variable the
+ * template cannot do without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the
+ * quota, with no job.
  */
-export const checkTemplate = (source: string, variables: NamedVariables, field: TemplateField): void =>
-  checkRequired(parseRequired(source, field), variables, field);
+export const checkTemplate = async (
+  source: string,
+  variables: NamedVariables,
+  field: TemplateField,
+): Promise<void> => checkRequired(await parseRequired(source, field), variables, field);

@@ -3,7 +3,8 @@
  * Each route is one call here. Bodies arrive checked (template-request.ts); html is then parsed
  * (never executed) for its syntax and its variables, before any template is looked up.
  */
-import { parseTemplate, TemplateError } from '../templating/index.js';
+import { TemplateError } from '../templating/index.js';
+import { templateParser } from '../templating/parse-pool.js';
 import { ServiceError } from './errors.js';
 import { newTemplateId, TEMPLATE_ID } from './ids.js';
 import type { JsonText } from './json-text.js';
@@ -55,10 +56,22 @@ export interface TemplateManagementDeps {
 }
 
 export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
-  /** Parses one part (syntax only: nothing runs) for the variables it reads. */
-  const variablesOf = (source: string, field: ContentField): readonly string[] => {
+  /**
+   * Parses one part (syntax only: nothing runs; a large one in a worker, bounded: parse-pool.ts)
+   * for the variables it reads. `parsed` keeps one request's answers: an edit's new parts are
+   * checked first and then read again for the version's content.
+   */
+  const variablesOf = async (
+    source: string,
+    field: ContentField,
+    parsed: Map<string, readonly string[]>,
+  ): Promise<readonly string[]> => {
+    const known = parsed.get(source);
+    if (known) return known;
     try {
-      return parseTemplate(source).undeclared;
+      const { undeclared } = await templateParser.parse(source);
+      parsed.set(source, undeclared);
+      return undeclared;
     } catch (e) {
       if (!(e instanceof TemplateError)) throw e;
       throw new ServiceError('INVALID_HTML_TEMPLATE', e.message, {
@@ -68,10 +81,10 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
   };
 
   /** The parts a body gives, each parsed: a template that does not parse is refused before any lookup. */
-  const checkParts = (parts: Partial<Parts>): void => {
+  const checkParts = async (parts: Partial<Parts>, parsed: Map<string, readonly string[]>): Promise<void> => {
     for (const field of CONTENT_FIELDS) {
       const source = parts[field];
-      if (typeof source === 'string') variablesOf(source, field);
+      if (typeof source === 'string') await variablesOf(source, field, parsed);
     }
   };
 
@@ -80,11 +93,15 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
    * not fit one answer is refused here, so any saved template can be read back: only html full
    * of control characters, each sent as a 6-character escape, gets near that.
    */
-  const contentOf = (parts: Parts, data: Data): TemplateContent => {
+  const contentOf = async (
+    parts: Parts,
+    data: Data,
+    parsed = new Map<string, readonly string[]>(),
+  ): Promise<TemplateContent> => {
     const variables = new Set<string>();
     for (const field of CONTENT_FIELDS) {
       const source = parts[field];
-      if (source !== null) for (const name of variablesOf(source, field)) variables.add(name);
+      if (source !== null) for (const name of await variablesOf(source, field, parsed)) variables.add(name);
     }
     checkPdfOptions(data.pdf_options);
     const content = { ...parts, ...data, variables: [...variables].sort() };
@@ -103,23 +120,25 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
   };
 
   return {
-    create: (principal: Principal, body: CreateTemplateBody): Promise<Template> =>
-      store.create(
+    async create(principal: Principal, body: CreateTemplateBody): Promise<Template> {
+      const content = await contentOf(
+        {
+          html: body.html,
+          header_html: body.header_html ?? null,
+          footer_html: body.footer_html ?? null,
+        },
+        { sample_variables: body.sample_variables ?? null, pdf_options: body.pdf_options ?? null },
+      );
+      return store.create(
         {
           id: newTemplateId(),
           owner_user_id: principal.accountId,
           name: body.name,
           is_public: body.is_public,
         },
-        contentOf(
-          {
-            html: body.html,
-            header_html: body.header_html ?? null,
-            footer_html: body.footer_html ?? null,
-          },
-          { sample_variables: body.sample_variables ?? null, pdf_options: body.pdf_options ?? null },
-        ),
-      ),
+        content,
+      );
+    },
 
     listOwn: (principal: Principal, page: Page): Promise<Template[]> =>
       store.listOwned(principal.accountId, page),
@@ -146,7 +165,8 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
         ...(body.sample_variables !== undefined ? { sample_variables: body.sample_variables } : {}),
         ...(body.pdf_options !== undefined ? { pdf_options: body.pdf_options } : {}),
       };
-      checkParts(given);
+      const parsed = new Map<string, readonly string[]>();
+      await checkParts(given, parsed);
       if (givenData.pdf_options !== undefined) checkPdfOptions(givenData.pdf_options);
       checkId(templateId);
       const givenCount = Object.keys(given).length + Object.keys(givenData).length;
@@ -161,9 +181,10 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
         current = template;
       }
       const parts = { ...(current as Parts & Data), ...given, ...givenData } as Parts & Data;
-      const content = contentOf(
+      const content = await contentOf(
         { html: parts.html, header_html: parts.header_html, footer_html: parts.footer_html },
         { sample_variables: parts.sample_variables, pdf_options: parts.pdf_options },
+        parsed,
       );
       return store.revise(templateId, principal.accountId, content, body.name);
     },

@@ -23,6 +23,7 @@ import {
   installPageCaps,
   MAX_CONSOLE_CALLS,
   MAX_LOG_ENTRIES,
+  MAX_PAGE_ERRORS,
   PageEventFloodError,
   PROTOCOL_EVENT_LIMIT,
 } from './page-caps.js';
@@ -120,6 +121,13 @@ const GLYPH_CHECK = `(() => {
   return [...missing].map(([family, chars]) => ({ family, chars }));
 })()`;
 
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** The entry that says how much of a flood the page's caps dropped (page-caps.ts). */
+export const droppedMessage = (dropped: number): string =>
+  `${count(dropped)} console errors and uncaught errors were dropped: a page's document keeps ` +
+  `${count(MAX_CONSOLE_CALLS)} console.error calls and ${count(MAX_PAGE_ERRORS)} uncaught errors`;
+
 const codePoint = (ch: string): string =>
   `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
 
@@ -146,7 +154,7 @@ export interface PageWatch {
  * only when the egress policy refuses them (interception.ts sees every request).
  */
 export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): Promise<PageWatch> => {
-  const recorder = new DiagnosticsRecorder();
+  const recorder = new DiagnosticsRecorder({ closingEntry: true });
   /** Requests in flight, by request id: their URLs. */
   const loading = new Map<string, string>();
 
@@ -220,7 +228,7 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
   cdp.on('Network.loadingFailed', onFailed);
   cdp.on('Network.responseReceived', onResponse);
   guard.onBlocked((url, reason) => recorder.add('resource', reason, url));
-  await installPageCaps(cdp);
+  const caps = await installPageCaps(cdp);
   // Puppeteer's Log domain on the page would relay every entry, uncapped (a worker's console
   // flood arrives this way): off, and the renderer's own session reads the log instead.
   await puppeteerSession(page).send('Log.disable');
@@ -275,6 +283,12 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
     },
 
     finish({ timedOut }) {
+      caps.stop();
+      const dropped = caps.dropped();
+      if (dropped > 0) {
+        recorder.truncate();
+        recorder.close('console', droppedMessage(dropped));
+      }
       page.off('console', onConsole);
       page.off('pageerror', onPageError);
       cdp.off('Network.requestWillBeSent', onRequest);

@@ -83,8 +83,8 @@ let cachedChars = 0;
 const syntaxError = (e: TemplateSyntaxError) =>
   new TemplateError(`Template syntax error (line ${e.line}): ${e.message}`, 'syntax', e.line);
 
-const parsed = (source: string): Parsed => {
-  const hit = cache.get(source);
+const parsed = (source: string, useCache = true): Parsed => {
+  const hit = useCache ? cache.get(source) : undefined;
   if (hit) {
     cache.delete(source);
     cache.set(source, hit);
@@ -101,6 +101,7 @@ const parsed = (source: string): Parsed => {
       throw new TemplateError('Template syntax error: the template is nested too deeply', 'syntax');
     throw e;
   }
+  if (!useCache) return entry;
   cache.set(source, entry);
   cachedChars += source.length;
   while (cache.size > CACHE_ENTRIES || cachedChars > CACHE_CHARS) {
@@ -111,8 +112,15 @@ const parsed = (source: string): Parsed => {
   return entry;
 };
 
-/** Parse only: throws TemplateError (kind 'syntax') for a template that does not parse. */
-export const parseTemplate = (source: string): ParsedTemplate => parsed(source).info;
+/**
+ * Parse only: throws TemplateError (kind 'syntax') for a template that does not parse. `cache`:
+ * keep the parse for a later render of the same source (a renderer's); the API's parse workers
+ * parse each template once, and keep nothing.
+ */
+export const parseTemplate = (
+  source: string,
+  { cache = true }: { readonly cache?: boolean } = {},
+): ParsedTemplate => parsed(source, cache).info;
 
 const lineNote = (line: number | undefined) => (line ? ` (line ${line})` : '');
 

@@ -9,14 +9,24 @@ import type { CallArgs, Expr, MacroDef, Stmt, Target } from './nodes.js';
 
 type Load = 'param' | 'resolve' | 'alias' | 'undefined';
 
+/**
+ * A frame's symbols. A branch of an `if` (copy) starts as Jinja2's copy of its frame's, but holds
+ * only what the branch itself adds, and reads through to the symbols it was copied from:
+ * copying every name at every `if` made a template of many names and many `if`s quadratic (a
+ * 1 MiB one took seconds).
+ */
 class Symbols {
   readonly level: number;
-  refs = new Map<string, string>();
-  loads = new Map<string, [Load, string | null]>();
-  stores = new Set<string>();
+  /** What this frame (or branch) defined itself; a branch reads `base` for the rest. */
+  readonly refs = new Map<string, string>();
+  readonly loads = new Map<string, [Load, string | null]>();
+  readonly stores = new Set<string>();
 
-  constructor(readonly parent: Symbols | null) {
-    this.level = parent ? parent.level + 1 : 0;
+  constructor(
+    readonly parent: Symbols | null,
+    private readonly base: Symbols | null = null,
+  ) {
+    this.level = base ? base.level : parent ? parent.level + 1 : 0;
   }
 
   private define(name: string, load: [Load, string | null]): string {
@@ -26,21 +36,26 @@ class Symbols {
     return ident;
   }
 
+  /** The name's ref in this frame (its branches' bases included), not its parents. */
+  private ownRef(name: string): string | undefined {
+    return this.refs.get(name) ?? this.base?.ownRef(name);
+  }
+
+  private hasStore(name: string): boolean {
+    return this.stores.has(name) || (this.base?.hasStore(name) ?? false);
+  }
+
   findRef(name: string): string | undefined {
-    return this.refs.get(name) ?? this.parent?.findRef(name);
+    return this.ownRef(name) ?? this.parent?.findRef(name);
   }
 
   copy(): Symbols {
-    const rv = new Symbols(this.parent);
-    rv.refs = new Map(this.refs);
-    rv.loads = new Map(this.loads);
-    rv.stores = new Set(this.stores);
-    return rv;
+    return new Symbols(this.parent, this);
   }
 
   store(name: string): void {
     this.stores.add(name);
-    if (this.refs.has(name)) return;
+    if (this.ownRef(name) !== undefined) return;
     const outer = this.parent?.findRef(name);
     if (outer !== undefined) this.define(name, ['alias', outer]);
     else this.define(name, ['undefined', null]);
@@ -55,11 +70,12 @@ class Symbols {
     if (this.findRef(name) === undefined) this.define(name, ['resolve', name]);
   }
 
+  /** `branches` are copies of this: what each added is merged in (idtracking.py's branch_update). */
   branchUpdate(branches: Symbols[]): void {
     const stores = new Map<string, number>();
     for (const b of branches) {
       for (const target of b.stores)
-        if (!this.stores.has(target)) stores.set(target, (stores.get(target) ?? 0) + 1);
+        if (!this.hasStore(target)) stores.set(target, (stores.get(target) ?? 0) + 1);
     }
     for (const b of branches) {
       for (const [k, v] of b.refs) this.refs.set(k, v);
@@ -81,22 +97,39 @@ const GLOBALS = new Set(['range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespa
 /** A frame to analyse once its parent is complete: the compiler visits nested frames after the parent's analysis. */
 type Pending = () => void;
 
-/** Names a macro body reads of caller/varargs/kwargs (compiler.find_undeclared: every node but blocks). */
-const readsOf = (body: readonly Stmt[], wanted: readonly string[]): Set<string> => {
-  const found = new Set<string>();
-  const visit = (node: unknown): void => {
-    if (!node || typeof node !== 'object') return;
-    if (Array.isArray(node)) {
-      for (const n of node) visit(n);
-      return;
-    }
-    const n = node as { t?: string; name?: string };
-    if (n.t === 'block') return;
-    if (n.t === 'name' && typeof n.name === 'string' && wanted.includes(n.name)) found.add(n.name);
-    for (const [k, v] of Object.entries(node)) if (k !== 'value') visit(v);
-  };
-  visit(body);
-  return found;
+/** The names whose reads change a frame's symbols (a loop's `loop`, a block's, a macro's). */
+const SPECIAL_NAMES = ['loop', 'self', 'super', 'caller', 'kwargs', 'varargs'] as const;
+type SpecialName = (typeof SPECIAL_NAMES)[number];
+const SPECIAL_BITS = new Map<string, number>(SPECIAL_NAMES.map((name, i) => [name, 1 << i]));
+
+/**
+ * Which special names each list of nodes reads (compiler.find_undeclared: every node but blocks),
+ * as bits, kept per list: a loop nested in a loop is walked once, not once per enclosing loop
+ * (1,000 nested loops walked each other's bodies a thousand times).
+ */
+const specialReads = new WeakMap<readonly unknown[], number>();
+
+const readsIn = (node: unknown): number => {
+  if (!node || typeof node !== 'object') return 0;
+  if (Array.isArray(node)) {
+    const known = specialReads.get(node);
+    if (known !== undefined) return known;
+    let bits = 0;
+    for (const n of node) bits |= readsIn(n);
+    specialReads.set(node, bits);
+    return bits;
+  }
+  const n = node as { t?: string; name?: unknown } & Record<string, unknown>;
+  if (n.t === 'block') return 0;
+  let bits = n.t === 'name' && typeof n.name === 'string' ? (SPECIAL_BITS.get(n.name) ?? 0) : 0;
+  for (const k in n) if (k !== 'value') bits |= readsIn(n[k]);
+  return bits;
+};
+
+/** Names of `wanted` a body reads (compiler.find_undeclared: every node but blocks). */
+const readsOf = (body: readonly Stmt[], wanted: readonly SpecialName[]): Set<string> => {
+  const bits = readsIn(body);
+  return new Set(wanted.filter((name) => bits & (SPECIAL_BITS.get(name) as number)));
 };
 
 /**

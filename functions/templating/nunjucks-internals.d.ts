@@ -26,6 +26,8 @@ declare module 'nunjucks/src/lexer.js' {
     isFinished(): boolean;
     forward(): void;
     forwardN(n: number): void;
+    _matches(str: string): boolean | null;
+    _extractMatching(breakOnMatch: boolean, charString: string): string | null;
     _extractRegex(re: RegExp): RegExpMatchArray | null;
   }
   const lexer: {

@@ -37,7 +37,7 @@ class JinjaParser extends ExpressionParser {
       if (tok.type === lexer.TOKEN_DATA) {
         let text = tok.value;
         if (this.dropLeadingWhitespace) {
-          text = text.replace(/^\s*/, '');
+          text = text.trimStart();
           this.dropLeadingWhitespace = false;
         }
         const following = this.peekToken();
@@ -48,7 +48,7 @@ class JinjaParser extends ExpressionParser {
             (following.type === lexer.TOKEN_VARIABLE_START && fv.charAt(2) === '-') ||
             (following.type === lexer.TOKEN_COMMENT && fv.charAt(2) === '-'))
         ) {
-          text = text.replace(/\s*$/, '');
+          text = text.trimEnd();
         }
         if (text) body.push({ t: 'data', text, line: tok.lineno + 1 });
       } else if (tok.type === lexer.TOKEN_COMMENT) {
@@ -187,14 +187,15 @@ class JinjaParser extends ExpressionParser {
 
   private parseSignature(): MacroDef['params'] {
     const params: { name: string; default: Expr | null }[] = [];
+    let defaults = false;
     this.expectType(lexer.TOKEN_LEFT_PAREN, "'('");
     while (this.peek()?.type !== lexer.TOKEN_RIGHT_PAREN) {
       if (params.length) this.expectType(lexer.TOKEN_COMMA, "','");
       if (this.peek()?.type === lexer.TOKEN_RIGHT_PAREN) break;
       const name = this.expectName();
       const dflt = this.skipOp('=') ? this.parseExpression() : null;
-      if (!dflt && params.some((p) => p.default))
-        this.fail('non-default argument follows default argument', name);
+      if (dflt) defaults = true;
+      else if (defaults) this.fail('non-default argument follows default argument', name);
       params.push({ name: name.value, default: dflt });
     }
     this.next();
@@ -264,8 +265,8 @@ class JinjaParser extends ExpressionParser {
     const m = this.tokens._extractRegex(/^([\s\S]*?)\{%(-?)\s*endraw\s*(-?)%\}/);
     if (!m) this.fail('Missing end of raw directive');
     let text = m[1] as string;
-    if (this.dropLeadingWhitespace) text = text.replace(/^\s*/, '');
-    if (m[2] === '-') text = text.replace(/\s*$/, '');
+    if (this.dropLeadingWhitespace) text = text.trimStart();
+    if (m[2] === '-') text = text.trimEnd();
     this.dropLeadingWhitespace = m[3] === '-';
     return { t: 'data', text, line };
   }

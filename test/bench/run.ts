@@ -31,6 +31,7 @@ import { bar, note, progress } from './lib/progress.js';
 import { ratio, type Summary, summarize } from './lib/stats.js';
 import { detectPeers, peerOnce } from './peers.js';
 import { load, type ProbeTrace, ROOT, type ServiceProcess, startService } from './service.js';
+import { measureTemplateParse, type ParseResult, templateParseLines } from './template-parse.js';
 import {
   measureTemplating,
   TEMPLATING_GOAL_MS,
@@ -168,12 +169,16 @@ note(`PDF service benchmark (${quick ? 'quick' : 'full'}): ${fixtures.map((f) =>
 // Phase 0: the templating cost per invoice (no Chromium; test/bench/templating.ts runs it alone)
 
 let templating: TemplatingResult | undefined;
+let templateParse: ParseResult | undefined;
 if (wanted.includes('invoice')) {
   progress('templating invoice');
   templating = await measureTemplating(TEMPLATING_RUNS);
   note(
     `templating invoice      p50 ${templating.inProcess.p50} ms in process, ${templating.pool.p50} ms through the worker pool`,
   );
+  progress('template parse by size');
+  templateParse = measureTemplateParse(quick ? 3 : 5);
+  for (const line of templateParseLines(templateParse)) note(line);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -646,6 +651,7 @@ out(
   'service  = POST /v1/pdf over HTTP to bin/local.ts: API Gateway emulation, auth, DynamoDB (dynalite), S3 (s3rver), renderer',
 );
 if (templating) out(templatingLine(templating));
+if (templateParse) for (const line of templateParseLines(templateParse)) out(line);
 out('');
 out('Where the service time goes, ms (medians of the sequential requests, from test/bench/probe.ts)');
 out(
@@ -752,6 +758,7 @@ const json = {
   chromium: { executablePath, readyMs: extractionMs },
   floorDefinition: FLOOR_DEFINITION,
   templating,
+  templateParse,
   fixtures: results,
   coldStart: { service: serviceColdStarts, serviceMedianMs: coldStartMs, renderer: rendererColdStart },
   fonts,

@@ -395,6 +395,25 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     expect(processes.get('renderer')?.logs()).toContain('"message":"templating-worker-started"');
   });
 
+  it('parses a large template in the templates and pdf bundles’ own parse worker file', async () => {
+    for (const resource of ['templates', 'pdf']) {
+      const fn = s.stack.api.functions.get(resource);
+      if (!fn) throw new Error(`no ${resource} function`);
+      expect(existsSync(join(bundledFunction(s, fn).codeDir, 'parse-worker.cjs')), resource).toBe(true);
+    }
+    // Over the 16 Ki characters from which parsing leaves the API's thread.
+    const rows = '{% for line in lines %}<p>{{ line.item }}: {{ total }}</p>{% endfor %}\n'.repeat(400);
+    const saved = await api('/v1/templates', { method: 'POST', token, body: { name: 'large', html: rows } });
+    expect(saved.status, saved.text).toBe(201);
+    expect(saved.json.variables).toEqual(['lines', 'total']);
+    const broken = await api('/v1/pdf', { method: 'POST', token, body: { html: `${rows}{% if %}` } });
+    expect(broken.status, broken.text).toBe(422);
+    expect(broken.json.error).toMatchObject({
+      code: 'INVALID_HTML_TEMPLATE',
+      details: [{ field: 'html', line: 401 }],
+    });
+  });
+
   it('answers a render that fails in Chromium with the contract error, not a Lambda error', async () => {
     const res = await api('/v1/pdf', {
       method: 'POST',

@@ -36,6 +36,21 @@ describe('DiagnosticsRecorder', () => {
     expect(() => diagnosticsSchema.strict().parse(result)).not.toThrow();
   });
 
+  it('keeps room for a closing entry (what a page dropped) when asked to, however full it gets', () => {
+    const r = new DiagnosticsRecorder({ closingEntry: true });
+    for (let i = 0; i < 200; i++) r.add('console', `error ${i} ${'x'.repeat(400)}`);
+    r.close('console', '48,700 console errors and uncaught errors were dropped');
+    const result = r.result();
+    expect(result.entries.at(-1)).toEqual({
+      type: 'console',
+      message: '48,700 console errors and uncaught errors were dropped',
+      count: 1,
+    });
+    expect(result.entries.length).toBeLessThanOrEqual(MAX_DIAGNOSTIC_ENTRIES);
+    expect(jsonBytes(result)).toBeLessThanOrEqual(MAX_DIAGNOSTICS_BYTES);
+    expect(result.truncated).toBe(true);
+  });
+
   it(`stays within ${MAX_DIAGNOSTICS_BYTES} bytes as JSON, whatever the entries weigh and count`, () => {
     const r = new DiagnosticsRecorder();
     for (let i = 0; i < 100; i++) {

@@ -155,7 +155,7 @@ export const createTemplateStore = (
 
   /** Chunks 1..n-1 first, the header (chunk 0 and the count) last: a header means a whole version. */
   const putVersion = async (templateId: string, version: number, content: TemplateContent): Promise<void> => {
-    const chunks = encodeContent(content, chunkBytes);
+    const chunks = await encodeContent(content, chunkBytes);
     await Promise.all(
       chunks.slice(1).map((data, i) =>
         db.send(
