@@ -27,6 +27,8 @@ export interface RenderWorkerFunctionProps {
   readonly table: ITable;
   readonly pdfBucket: PdfBucket;
   readonly queue: IQueue;
+  /** The webhook queue: job events of async jobs that name an endpoint are sent to it. */
+  readonly webhookQueue: IQueue;
   /** The renderer's Chromium layer (one asset for both functions). */
   readonly layer: ChromiumLayer;
   /** The async budget plus the consumer's own work (service-settings.ts). */
@@ -75,6 +77,8 @@ export class RenderWorkerFunction extends Construct {
     this.function.bindPdfBucket(props.pdfBucket);
     props.pdfBucket.grantConsumeOrders(this.function);
     this.function.bindRenderQueueConsumer(props.queue);
+    // An async job that names a webhook endpoint tells it when it ends.
+    this.function.bindWebhookQueue(props.webhookQueue);
     this.function.addEventSource(
       new SqsEventSource(props.queue, {
         batchSize: 1,

@@ -236,6 +236,7 @@ export class PdfServiceStack extends Stack {
       table: this.table,
       pdfBucket: this.pdfBucket,
       queue: this.renderQueue.queue,
+      webhookQueue: this.webhooks.queue,
       layer: this.renderer.layer,
       timeoutSeconds: settings.renderWorkerTimeoutSeconds,
       maxConcurrency: settings.asyncConcurrency,

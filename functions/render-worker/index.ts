@@ -10,6 +10,7 @@ import { createIdempotencyStore } from '../adapters/dynamodb/idempotency.js';
 import { createJobStore } from '../adapters/dynamodb/jobs.js';
 import { createTemplateStore } from '../adapters/dynamodb/templates.js';
 import { createUsageStore } from '../adapters/dynamodb/usage.js';
+import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dynamodb/webhooks.js';
 import { createS3Client } from '../adapters/s3/client.js';
 import { createS3PdfStorage } from '../adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from '../adapters/s3/render-orders.js';
@@ -19,13 +20,17 @@ import { type Environment, readResourceConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import { parseRenderMessage } from '../domain/async-renders.js';
-import { jobRecordRetentionSeconds } from '../domain/jobs.js';
+import { type Job, jobRecordRetentionSeconds } from '../domain/jobs.js';
 import { createPdfJobs } from '../domain/pdf-jobs.js';
 import type { JobEvents, Renderer } from '../domain/ports.js';
 import { createRenderWorker, retryDelaySeconds } from '../domain/render-worker.js';
+import { createWebhookJobEvents } from '../domain/webhook-events.js';
+import { createWebhookEmitter } from '../domain/webhook-management.js';
+import { jobResponse } from '../pdf/schemas.js';
 import { DEFAULT_PLAN } from '../settings.js';
+import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
 
-export interface RenderWorkerParts {
+export interface RenderWorkerParts extends WebhookParts {
   /** The renderer: in the cloud the function's own (Chromium in the same Lambda), locally the stack's. */
   readonly renderer: Renderer;
   /** @default none (NO_JOB_EVENTS) */
@@ -46,7 +51,8 @@ export const createRenderWorkerHandler = (
       pdfBucket: true,
       renderer: false,
       renderQueue: true,
-      webhookQueue: false,
+      // An async job that names a webhook endpoint tells it when it ends.
+      webhookQueue: true,
     },
     env,
   );
@@ -61,6 +67,20 @@ export const createRenderWorkerHandler = (
   const jobs = createJobStore(db, tableName, clock, {
     recordRetentionSeconds: jobRecordRetentionSeconds(settings.pdfRetentionDays),
   });
+  // A job that names an endpoint tells it when it ends, with the job as GET /v1/pdf/{id} shows it.
+  let describe: (job: Job) => Promise<unknown> = async () => undefined;
+  const events =
+    parts.events ??
+    createWebhookJobEvents({
+      endpoints: createWebhookStore(db, tableName, logFault),
+      emitter: createWebhookEmitter({
+        deliveries: createWebhookDeliveryStore(db, tableName, clock),
+        queue: webhookQueueOf(config, parts),
+        clock,
+      }),
+      describe: (job) => describe(job),
+      onFault: logFault,
+    });
   const pdfJobs = createPdfJobs({
     jobs,
     usage: createUsageStore(db, tableName, clock),
@@ -77,8 +97,9 @@ export const createRenderWorkerHandler = (
     defaultPlan: DEFAULT_PLAN,
     limits: settings,
     onFault: logFault,
-    ...(parts.events ? { events: parts.events } : {}),
+    events,
   });
+  describe = async (job) => jobResponse(await pdfJobs.present(job));
   const worker = createRenderWorker({
     pdfJobs,
     jobs,

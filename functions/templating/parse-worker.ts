@@ -19,7 +19,7 @@ export interface ParseJob {
 }
 
 export type ParseWorkerMessage =
-  | { readonly type: 'ready' }
+  | { readonly type: 'ready'; readonly tid?: number }
   | { readonly type: 'parsed'; readonly id: number; readonly info: ParsedTemplate }
   | { readonly type: 'failed'; readonly id: number; readonly message: string; readonly line?: number }
   | { readonly type: 'internal'; readonly id: number };
@@ -44,18 +44,25 @@ const answer = (job: ParseJob): ParseWorkerMessage => {
  * the CPU from serves everybody's. Measured on 2 cores under load, with the parse at the same
  * priority another account's 10 ms GET took 30-50 ms while a 1 MiB template was parsed.
  */
-const yieldCpu = (): void => {
+const yieldCpu = (): number | undefined => {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isSafeInteger(tid) && tid > 0) setPriority(tid, constants.priority.PRIORITY_LOW);
+    if (!Number.isSafeInteger(tid) || tid <= 0) return undefined;
+    try {
+      setPriority(tid, constants.priority.PRIORITY_LOW);
+    } catch {
+      // Not allowed: the parse runs at the thread's priority, off the API's thread still.
+    }
+    // The pool reads this thread's CPU time by it (its time limit is CPU time).
+    return tid;
   } catch {
-    // Not Linux, or not allowed: the parse runs at the thread's priority, off the API's thread still.
+    return undefined; // not Linux
   }
 };
 
 const port = parentPort;
 if (port) {
-  yieldCpu();
+  const tid = yieldCpu();
   port.on('message', (job: ParseJob) => port.postMessage(answer(job)));
-  port.postMessage({ type: 'ready' } satisfies ParseWorkerMessage);
+  port.postMessage({ type: 'ready', ...(tid !== undefined ? { tid } : {}) } satisfies ParseWorkerMessage);
 }

@@ -485,7 +485,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     // this stack's renderer. Stopped before the renderer and the queues (cleanups run in reverse).
     const consumer = createRenderWorkerHandler(
       { ...common, ...bindings.table, ...bindings.pdfBucket, ...bindings.renderQueue },
-      { renderer },
+      { renderer, ...webhookParts },
     );
     const sqsClient = new SQSClient({
       region: LOCAL_REGION,

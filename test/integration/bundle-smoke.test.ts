@@ -174,7 +174,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const worker = await start(
       'pdf-render-service-render-worker',
       bundledFunction(s, s.stack.renderWorker.function),
-      { ...local.handlerEnv },
+      // No job here names a webhook endpoint: the webhook queue's URL is a stand-in.
+      { ...local.handlerEnv, WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN },
       {
         DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT,
         S3_ENDPOINT: localOnly.S3_ENDPOINT,

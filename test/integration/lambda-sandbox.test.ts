@@ -323,6 +323,8 @@ describe.skipIf(!sandboxed)(
           DYNAMODB_ENDPOINT: local.dynamoDbEndpoint,
           S3_ENDPOINT: local.s3Endpoint,
           AWS_ENDPOINT_URL_SQS: local.sqsEndpoint,
+          // No job here names a webhook endpoint: the webhook queue's URL is a stand-in.
+          WEBHOOK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/webhooks',
           POWERTOOLS_LOG_LEVEL: 'ERROR',
         },
       });

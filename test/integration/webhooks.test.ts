@@ -427,3 +427,66 @@ describe('job events', () => {
     }
   });
 });
+
+describe('renders that name an endpoint', () => {
+  const waitForJob = async (token: string, id: string): Promise<Json> => {
+    const until = Date.now() + 60_000;
+    for (;;) {
+      const job = (await local.api(`/v1/pdf/${id}`, { token })).json;
+      if (job.status === 'completed' || job.status === 'failed') return job;
+      if (Date.now() > until) throw new Error(`job ${id} still ${job.status}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  it('tells the endpoint when a sync or an async render ends (job.completed, job.failed), signed; an unknown endpoint is refused', async () => {
+    const token = await local.sessionToken();
+    const { id: webhookId, secret } = (await createWebhook(token, { url: receiver.url('/ok/renders') })).json;
+    const sync = await local.api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>sync</p>', webhook_id: webhookId },
+    });
+    expect(sync.status, sync.text).toBe(201);
+    const queued = await local.api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>async</p>', async: true, webhook_id: webhookId },
+    });
+    expect(queued.status, queued.text).toBe(202);
+    const failing = await local.api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>{{ 1 / 0 }}</p>', async: true, webhook_id: webhookId },
+    });
+    expect(failing.status, failing.text).toBe(202);
+    const asyncJob = await waitForJob(token, queued.json.id);
+    expect(asyncJob.status).toBe('completed');
+    expect((await waitForJob(token, failing.json.id)).status).toBe('failed');
+
+    const requests = await receiver.waitFor('/ok/renders', 3, 30_000);
+    const payloads = requests.map(
+      (r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Json,
+    );
+    const byJob = Object.fromEntries(payloads.map((p) => [p.data.id, p]));
+    expect(byJob[sync.json.id]).toMatchObject({ type: 'job.completed', data: { status: 'completed' } });
+    expect(byJob[queued.json.id]).toMatchObject({
+      type: 'job.completed',
+      data: { status: 'completed', mode: 'async', download_url: expect.stringContaining(queued.json.id) },
+    });
+    expect(byJob[failing.json.id]).toMatchObject({ type: 'job.failed', data: { status: 'failed' } });
+
+    // Another account's endpoint, or none at all, is not the caller's to name.
+    const other = await local.sessionToken();
+    for (const body of [
+      { html: '<p>x</p>', webhook_id: webhookId },
+      { html: '<p>x</p>', async: true, webhook_id: 'wh_00000000000000000000000000' },
+    ]) {
+      expectError(
+        await local.api('/v1/pdf', { method: 'POST', token: other, body }),
+        404,
+        'WEBHOOK_ENDPOINT_NOT_FOUND',
+      );
+    }
+  });
+});

@@ -4,7 +4,7 @@
  * hosts, Cognito mail through SES, one AwsCliLayer, and a synth that says which account and region
  * it targets when none is configured.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
@@ -153,13 +153,13 @@ describe('the dashboard page, the deployment handler, Cognito mail and the targe
     // Source.data: the page's text is an asset whose tokens are markers, filled in at deploy time.
     const markers = (pages as Json).Properties.SourceMarkers as Json[];
     const keys = (pages as Json).Properties.SourceObjectKeys as Json[];
-    // The site, config.json, then index.html with the exact hosts (the last source wins).
-    const htmlIndex = keys.length - 1;
+    // The site, config.json, then the pages with the exact hosts (the later sources win): the one
+    // that stages index.html.
+    const assetDir = (key: Json) => join(s.assembly.directory, `asset.${String(key).replace(/\.zip$/, '')}`);
+    const htmlIndex = keys.findLastIndex((k) => existsSync(join(assetDir(k), 'index.html')));
+    expect(htmlIndex).toBeGreaterThan(0);
     expect(Object.keys(markers[htmlIndex] ?? {})).not.toHaveLength(0);
-    const staged = readFileSync(
-      join(s.assembly.directory, `asset.${String(keys[htmlIndex]).replace(/\.zip$/, '')}`, 'index.html'),
-      'utf8',
-    );
+    const staged = readFileSync(join(assetDir(keys[htmlIndex]), 'index.html'), 'utf8');
     const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(staged)?.[1] ?? '';
     // No host pattern: the API's own execute-api host, the bucket's regional host, this pool's domain.
     expect(meta).toMatch(

@@ -91,18 +91,28 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.webhooks.queue);
     const dlqId = s.logicalId(s.stack.webhooks.deadLetterQueue);
     const queues = s.template.findResources('AWS::SQS::Queue');
-    expect(Object.keys(queues).sort()).toEqual([dlqId, queueId].sort());
+    // The webhook queue and its DLQ, beside the render queue and its DLQ.
+    expect(Object.keys(queues).sort()).toEqual(
+      [
+        dlqId,
+        queueId,
+        s.logicalId(s.stack.renderQueue.queue),
+        s.logicalId(s.stack.renderQueue.deadLetterQueue),
+      ].sort(),
+    );
     for (const q of Object.values(queues) as Json[]) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
     expect(queues[queueId]?.Properties.RedrivePolicy).toEqual({
       deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
       maxReceiveCount: 5,
     });
     const ssl = Object.values(s.template.findResources('AWS::SQS::QueuePolicy')) as Json[];
-    expect(ssl).toHaveLength(2);
+    expect(ssl).toHaveLength(4);
     for (const p of ssl) {
       expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
     }
-    const mappings = Object.values(s.template.findResources('AWS::Lambda::EventSourceMapping')) as Json[];
+    const mappings = (
+      Object.values(s.template.findResources('AWS::Lambda::EventSourceMapping')) as Json[]
+    ).filter((m) => m.Properties.FunctionName.Ref === senderId);
     expect(mappings.map((m) => [m.Properties.FunctionName, m.Properties.EventSourceArn])).toEqual([
       [{ Ref: senderId }, { 'Fn::GetAtt': [queueId, 'Arn'] }],
     ]);
@@ -133,7 +143,11 @@ describe('the default stack', () => {
       )
       .map(([id]) => id)
       .sort();
-    expect(senders).toEqual([fnId('pdf'), fnId('webhooks'), senderId].sort());
+    // And to the render queue: pdf (async renders) and the sweeper (re-queued jobs); the render
+    // queue's consumer sends job events of async jobs to the webhook queue.
+    expect(senders).toEqual(
+      [fnId('pdf'), fnId('webhooks'), senderId, s.logicalId(s.stack.sweeper.function), workerId()].sort(),
+    );
   });
 
   it('runs the sweeper every minute, with the table only to query, read and update', () => {
@@ -268,7 +282,15 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.renderQueue.queue);
     const dlqId = s.logicalId(s.stack.renderQueue.deadLetterQueue);
     const queues = resourcesOf(s, 'AWS::SQS::Queue');
-    expect(Object.keys(queues).sort()).toEqual([queueId, dlqId].sort());
+    // The render queue and its DLQ, beside the webhook queue and its DLQ.
+    expect(Object.keys(queues).sort()).toEqual(
+      [
+        queueId,
+        dlqId,
+        s.logicalId(s.stack.webhooks.queue),
+        s.logicalId(s.stack.webhooks.deadLetterQueue),
+      ].sort(),
+    );
     expect(queues[queueId].Properties).toMatchObject({
       SqsManagedSseEnabled: true,
       // Six times the consumer's timeout (AWS's guidance for Lambda consumers).
@@ -297,7 +319,8 @@ describe('the default stack', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: 10 },
     });
-    s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    // The consumer's and the webhook sender's.
+    s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
     // The API and the sweeper send to it; the consumer receives, deletes and holds messages back.
     const sends = (roleId: string) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).includes('sqs:SendMessage'));
