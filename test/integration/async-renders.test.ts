@@ -89,16 +89,22 @@ describe('async renders', () => {
 
   it('replays an idempotent async request with 202 and the job as it is now, rendered once', async () => {
     const token = await local.sessionToken();
+    const endpoint = await local.api('/v1/webhooks', {
+      method: 'POST',
+      token,
+      body: { url: 'https://hooks.example.com/pdf' },
+    });
+    expect(endpoint.status, endpoint.text).toBe(201);
     const request = {
       method: 'POST',
       token,
       headers: { 'Idempotency-Key': 'async-once' },
-      body: { html: '<p>once</p>', async: true, webhook_id: 'wh_stored' },
+      body: { html: '<p>once</p>', async: true, webhook_id: endpoint.json.id },
     } as const;
     const first = await local.api('/v1/pdf', request);
     expect(first.status, first.text).toBe(202);
-    // webhook_id is kept on the job (checked against the account's endpoints once webhooks exist).
-    expect(first.json).toMatchObject({ webhook_id: 'wh_stored', batch_id: null });
+    // webhook_id is kept on the job.
+    expect(first.json).toMatchObject({ webhook_id: endpoint.json.id, batch_id: null });
     await waitForJob(local.api, token, first.json.id);
     const again = await local.api('/v1/pdf', request);
     expect(again.status).toBe(202);

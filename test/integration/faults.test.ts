@@ -110,7 +110,11 @@ const gatewayWith = async (env: Record<string, string>, invoke: boolean): Promis
   const { createInProcessRenderer } = await import('../../functions/renderer/in-process.js');
   const renderer = invoke ? undefined : createInProcessRenderer();
   if (renderer) renderers.push(renderer);
-  const handler = createHandler(env, renderer ? { renderer } : {});
+  // No job here names a webhook endpoint: the webhook queue's URL is a stand-in.
+  const handler = createHandler(
+    { WEBHOOK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/webhooks', ...env },
+    renderer ? { renderer } : {},
+  );
   const gateway = createLocalHttpServer({
     quiet: true,
     logError: () => {},
