@@ -72,6 +72,14 @@ export interface RouteDeclaration<B = unknown, Q = unknown> {
     /** The answer's body: a named component of the OpenAPI document, or an array of them. */
     readonly body?: ResponseBody;
   };
+  /**
+   * A second success: 202 with the same body, when the route answers before the work is done
+   * (an async render), with headers of its own.
+   */
+  readonly accepted?: {
+    readonly description: string;
+    readonly headers: Readonly<Record<string, { readonly description: string }>>;
+  };
   /** The codes the route itself answers with, besides those its declaration implies. */
   readonly errors: readonly ErrorCode[];
 }
@@ -90,6 +98,8 @@ export interface ResourceNeeds {
   readonly renderer?: boolean;
   /** Computes API key digests to store them (it issues keys), besides checking presented ones. */
   readonly issuesApiKeys?: boolean;
+  /** Sends async renders' messages to the render queue. */
+  readonly renderQueue?: boolean;
 }
 
 export interface ResourceDeclaration<R extends Readonly<Record<string, RouteDeclaration>>> {
@@ -154,6 +164,7 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     apiKeySecret: authenticated || r.needs.issuesApiKeys === true,
     pdfBucket: r.needs.pdfBucket === true,
     renderer: r.needs.renderer === true,
+    renderQueue: r.needs.renderQueue === true,
   };
 };
 

@@ -74,6 +74,29 @@ export const INTEGER_SETTINGS = {
   jobLeaseSeconds: { variable: 'JOB_LEASE_SECONDS', default: 30, min: 10, max: 900 },
   /** How often the local stack's sweeper runs (the cloud's runs every minute, EventBridge's finest rate). */
   sweepIntervalSeconds: { variable: 'SWEEP_INTERVAL_SECONDS', default: 5, min: 1, max: 3600 },
+  /**
+   * An async job's lease while it waits in the render queue: longer than the queue can take to
+   * reach it (a batch of 1,000 at the slowest rate). Past it the sweeper sends its message again
+   * (a message lost, a consumer that died before claiming it). The local stack defaults to 120 s.
+   */
+  asyncQueueLeaseSeconds: { variable: 'ASYNC_QUEUE_LEASE_SECONDS', default: 21_600, min: 10, max: 1_209_600 },
+  /**
+   * Attempts an async render gets: a retryable failure (the renderer crashed, busy, a storage or
+   * service fault) is retried until this many began; the render queue's maxReceiveCount.
+   */
+  asyncMaxAttempts: { variable: 'ASYNC_MAX_ATTEMPTS', default: 3, min: 1, max: 10 },
+  /** An async retry waits this × 2^(attempt - 1) seconds (10 s, 20 s, 40 s, ...; at most 900). */
+  asyncRetryBaseSeconds: { variable: 'ASYNC_RETRY_BASE_SECONDS', default: 10, min: 0, max: 900 },
+  /**
+   * Async renders consumed at once: the event source mapping's maximum concurrency in the cloud
+   * (at least 2 there), the local poller's consumers.
+   */
+  asyncConcurrency: { variable: 'ASYNC_CONCURRENCY', default: 2, min: 1, max: 1000 },
+  /**
+   * An async render's budget, as RENDER_BUDGET_MS is a sync one's: page_load.timeout_ms is clamped
+   * to it. No API Gateway answer waits for it; the consumer Lambda's timeout is sized from it.
+   */
+  asyncRenderBudgetMs: { variable: 'ASYNC_RENDER_BUDGET_MS', default: 600_000, min: 1000, max: 840_000 },
 } as const satisfies Record<string, IntegerSetting>;
 
 export type IntegerSettingName = keyof typeof INTEGER_SETTINGS;

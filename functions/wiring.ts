@@ -25,6 +25,8 @@ export const BINDINGS = {
   pdfBucket: { bucketName: 'BUCKET_NAME' },
   /** The renderer Lambda, invoked synchronously. */
   renderer: { functionName: 'RENDERER_FUNCTION_NAME' },
+  /** The render queue (SQS): async renders' messages, sent by the API and the sweeper. */
+  renderQueue: { queueUrl: 'RENDER_QUEUE_URL' },
 } as const;
 
 export type Binding = keyof typeof BINDINGS;
@@ -54,6 +56,8 @@ export const bindingEnvironment = <B extends Binding>(
 export const LOCAL_VARIABLES = {
   dynamoDbEndpoint: 'DYNAMODB_ENDPOINT',
   s3Endpoint: 'S3_ENDPOINT',
+  /** The local SQS server (lib/local/sqs); the SDK's own name for an SQS endpoint. */
+  sqsEndpoint: 'AWS_ENDPOINT_URL_SQS',
   /** Tests only: an endpoint that answers Lambda Invoke (the bundle smoke test). */
   lambdaEndpoint: 'LAMBDA_ENDPOINT',
   accessKeyId: 'AWS_ACCESS_KEY_ID',

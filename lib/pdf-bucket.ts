@@ -17,10 +17,18 @@ import { Construct } from 'constructs';
 
 /** Object keys are `pdf/<accountId>/<jobId>.pdf`. */
 export const PDF_KEY_PREFIX = 'pdf/';
+/** Async renders' orders: `orders/<accountId>/<jobId>.json` (functions/domain/async-renders.ts). */
+export const ORDER_KEY_PREFIX = 'orders/';
 
 export interface PdfBucketProps {
   /** Days after which a PDF is deleted; its job then shows `download_url: null`. */
   readonly pdfRetentionDays: number;
+  /**
+   * Days after which an async render's order is deleted if its consumer did not (it does once the
+   * job ends): longer than a job can wait and retry.
+   * @default 14
+   */
+  readonly orderRetentionDays?: number;
   /**
    * Keep the bucket and its PDFs when the stack is deleted.
    * @default true. When false, stack deletion empties and deletes the bucket.
@@ -45,6 +53,12 @@ export class PdfBucket extends Construct {
           id: 'expire-pdfs',
           prefix: PDF_KEY_PREFIX,
           expiration: Duration.days(props.pdfRetentionDays),
+        },
+        // The consumer deletes an order when its job ends; this catches what a fault left behind.
+        {
+          id: 'expire-orders',
+          prefix: ORDER_KEY_PREFIX,
+          expiration: Duration.days(props.orderRetentionDays ?? 14),
         },
         // A renderer that dies mid-upload must not leave invisible parts that are billed forever.
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
@@ -83,6 +97,24 @@ export class PdfBucket extends Construct {
    * upload URL needs. (Bucket.grantRead/grantPut would add bucket listing and object ACL,
    * retention and tagging rights that nothing here uses.)
    */
+  /** s3:PutObject on order keys: the API stores an async render's order. */
+  grantWriteOrders(grantee: IGrantable): Grant {
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['s3:PutObject'],
+      resourceArns: [this.bucket.arnForObjects(`${ORDER_KEY_PREFIX}*`)],
+    });
+  }
+
+  /** s3:GetObject and s3:DeleteObject on order keys: the render queue's consumer reads and removes orders. */
+  grantConsumeOrders(grantee: IGrantable): Grant {
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['s3:GetObject', 's3:DeleteObject'],
+      resourceArns: [this.bucket.arnForObjects(`${ORDER_KEY_PREFIX}*`)],
+    });
+  }
+
   grantPresignPdfObjects(grantee: IGrantable): Grant {
     return Grant.addToPrincipal({
       grantee,

@@ -29,6 +29,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { type AnyResource, routesOf, wiringOf } from '../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, resources } from '../functions/routes.js';
@@ -43,6 +44,8 @@ export interface ServiceApiProps {
   readonly table: ITable;
   readonly pdfBucket: PdfBucket;
   readonly renderer: IFunction;
+  /** The render queue: async renders are sent there (with their orders in the PDF bucket). */
+  readonly renderQueue: IQueue;
   readonly userPool: UserPoolIds;
   readonly apiKeySecret: ISecret;
   /** Settings every API function reads (plans, limits, budget, retention). */
@@ -239,6 +242,10 @@ export class ServiceApi extends Construct {
       apiKeySecret: () => fn.bindApiKeySecret(props.apiKeySecret),
       pdfBucket: () => fn.bindPdfBucket(props.pdfBucket),
       renderer: () => fn.bindRenderer(props.renderer),
+      renderQueue: () => {
+        props.pdfBucket.grantWriteOrders(fn);
+        return fn.bindRenderQueue(props.renderQueue);
+      },
     } satisfies Record<Binding, () => ServiceFunction>;
     for (const binding of BINDING_NAMES) if (wiring[binding]) binders[binding]();
     return fn;

@@ -14,6 +14,7 @@ import { Architecture, type IFunction, type ILayerVersion, Runtime, Tracing } fr
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { type Binding, type BindingValues, bindingEnvironment } from '../functions/wiring.js';
 import type { PdfBucket } from './pdf-bucket.js';
@@ -221,6 +222,13 @@ export class ServiceFunction extends NodejsFunction {
   bindRenderer(renderer: IFunction): this {
     this.bindVariables('renderer', { functionName: renderer.functionName });
     renderer.grantInvoke(this);
+    return this;
+  }
+
+  /** RENDER_QUEUE_URL, and the right to send to that queue (and to use its encryption key). */
+  bindRenderQueue(queue: IQueue): this {
+    this.bindVariables('renderQueue', { queueUrl: queue.queueUrl });
+    queue.grantSendMessages(this);
     return this;
   }
 

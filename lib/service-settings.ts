@@ -61,7 +61,30 @@ export interface ServiceSettings {
    * @default 30 days
    */
   readonly pdfRetentionDays?: number;
+  /**
+   * Async renders (POST /v1/pdf with "async": true): their budget, attempts, retry backoff, how long
+   * a job may wait in the queue, and how many the consumer runs at once.
+   * @default budget 600,000 ms, 3 attempts, 10 s × 2^n backoff, 6 h in the queue, 10 at once
+   */
+  readonly asyncRenders?: AsyncRenderSettings;
 }
+
+export interface AsyncRenderSettings {
+  /** page_load.timeout_ms is clamped to it; the consumer's timeout is sized from it (at most 840,000). */
+  readonly renderBudgetMs?: number;
+  readonly maxAttempts?: number;
+  readonly retryBaseSeconds?: number;
+  readonly queueLeaseSeconds?: number;
+  /** The event source mapping's maximum concurrency (2-1000): consumers (and Chromium instances) at once. */
+  readonly concurrency?: number;
+}
+
+/** Above its async budget, the consumer's own start, templating and upload. */
+export const RENDER_WORKER_OVERHEAD_SECONDS = 60;
+/** Lambda's longest timeout. */
+export const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
+/** The event source mapping's concurrency in the cloud unless set: ten renders of large documents at once. */
+export const DEFAULT_CLOUD_ASYNC_CONCURRENCY = 10;
 
 export class ServiceSettingsError extends Error {
   constructor(setting: string, problem: string) {
@@ -103,6 +126,12 @@ export interface ResolvedSettings {
   readonly pdfRetentionDays: number;
   /** The renderer's Lambda timeout: the budget plus its own start and upload. */
   readonly rendererTimeoutSeconds: number;
+  /** The render queue consumer's timeout: the async budget plus its overhead, at most Lambda's 900 s. */
+  readonly renderWorkerTimeoutSeconds: number;
+  /** Attempts of an async render: the render queue's maxReceiveCount. */
+  readonly asyncMaxAttempts: number;
+  /** The event source mapping's maximum concurrency. */
+  readonly asyncConcurrency: number;
   /** The settings' environment variables, for the functions that read them. */
   readonly environment: Readonly<Record<string, string>>;
 }
@@ -133,6 +162,19 @@ export const resolveSettings = (settings: ServiceSettings = {}): ResolvedSetting
     downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds ?? INTEGER_SETTINGS.downloadUrlTtlSeconds.default,
     pdfRetentionDays: settings.pdfRetentionDays ?? INTEGER_SETTINGS.pdfRetentionDays.default,
     maxRenderedHtmlBytes: settings.limits?.maxRenderedHtmlBytes ?? CLOUD_MAX_RENDERED_HTML_BYTES,
+    ...(settings.asyncRenders?.renderBudgetMs !== undefined
+      ? { asyncRenderBudgetMs: settings.asyncRenders.renderBudgetMs }
+      : {}),
+    ...(settings.asyncRenders?.maxAttempts !== undefined
+      ? { asyncMaxAttempts: settings.asyncRenders.maxAttempts }
+      : {}),
+    ...(settings.asyncRenders?.retryBaseSeconds !== undefined
+      ? { asyncRetryBaseSeconds: settings.asyncRenders.retryBaseSeconds }
+      : {}),
+    ...(settings.asyncRenders?.queueLeaseSeconds !== undefined
+      ? { asyncQueueLeaseSeconds: settings.asyncRenders.queueLeaseSeconds }
+      : {}),
+    asyncConcurrency: settings.asyncRenders?.concurrency ?? DEFAULT_CLOUD_ASYNC_CONCURRENCY,
   };
   let environment: Record<string, string>;
   let checked: Settings;
@@ -151,7 +193,24 @@ export const resolveSettings = (settings: ServiceSettings = {}): ResolvedSetting
     CLOUD_MAX_RENDERED_HTML_BYTES,
     "the renderer's memory was sized for it",
   );
+  const renderWorkerTimeoutSeconds =
+    Math.ceil(checked.asyncRenderBudgetMs / 1000) + RENDER_WORKER_OVERHEAD_SECONDS;
+  cloudBound(
+    'asyncRenders.renderBudgetMs',
+    renderWorkerTimeoutSeconds,
+    LAMBDA_MAX_TIMEOUT_SECONDS,
+    `Lambda's 900 s timeout, less ${RENDER_WORKER_OVERHEAD_SECONDS} s for the consumer's own work`,
+  );
+  if (checked.asyncConcurrency < 2) {
+    throw new ServiceSettingsError(
+      'asyncRenders.concurrency',
+      'must be at least 2 (the event source mapping’s least)',
+    );
+  }
   return {
+    renderWorkerTimeoutSeconds,
+    asyncMaxAttempts: checked.asyncMaxAttempts,
+    asyncConcurrency: checked.asyncConcurrency,
     renderBudgetMs: checked.renderBudgetMs,
     downloadUrlTtlSeconds: checked.downloadUrlTtlSeconds,
     pdfRetentionDays: checked.pdfRetentionDays,

@@ -2,13 +2,22 @@
  * The PDF render service in one stack. It only composes: each construct holds its own defaults,
  * grants and cdk-nag acknowledgements (with their reasons, beside what they excuse).
  */
-import { type CfnElement, CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import {
+  type CfnElement,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Validations,
+} from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { AlarmTopic } from './alarm-topic.js';
 import { ApiDomain, type CustomDomainSettings } from './api-domain.js';
 import { ApiKeySecret } from './api-key-secret.js';
 import { Dashboard } from './dashboard/dashboard.js';
 import { PdfBucket } from './pdf-bucket.js';
+import { RenderQueue } from './render-queue.js';
 import { DEFAULT_RENDERER_RESERVED_CONCURRENCY, RendererFunction } from './renderer-function.js';
 import { type ApiThrottle, ServiceApi } from './service-api.js';
 import { ServiceMonitoring } from './service-monitoring.js';
@@ -141,6 +150,8 @@ export class PdfServiceStack extends Stack {
   readonly dashboard?: Dashboard;
   /** The scheduled Lambda that ends jobs whose request died (functions/sweeper). */
   readonly sweeper: SweeperFunction;
+  /** Async renders' queue and its dead-letter queue. */
+  readonly renderQueue: RenderQueue;
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -190,10 +201,15 @@ export class PdfServiceStack extends Stack {
       alarmActions,
       logRemovalPolicy,
     });
+    this.renderQueue = new RenderQueue(this, 'RenderQueue', {
+      consumerTimeout: Duration.seconds(settings.renderWorkerTimeoutSeconds),
+      maxReceiveCount: settings.asyncMaxAttempts,
+    });
     this.api = new ServiceApi(this, 'Api', {
       table: this.table,
       pdfBucket: this.pdfBucket,
       renderer: this.renderer.function,
+      renderQueue: this.renderQueue.queue,
       userPool: this.dashboard
         ? {
             userPoolId: this.userPool.userPoolId,

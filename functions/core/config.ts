@@ -50,6 +50,8 @@ export interface AwsConfig {
   readonly s3Endpoint: string | undefined;
   /** Local tests only: an endpoint that answers Lambda Invoke (the bundle smoke test). */
   readonly lambdaEndpoint: string | undefined;
+  /** Local stack only: its SQS server (AWS_ENDPOINT_URL_SQS). */
+  readonly sqsEndpoint: string | undefined;
   /** With local endpoints only: the emulators' credentials (in the cloud the role's are used). */
   readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string } | undefined;
 }
@@ -59,6 +61,7 @@ const readAwsConfig = (env: Environment): AwsConfig => {
     dynamoDbEndpoint: variable(env, LOCAL_VARIABLES.dynamoDbEndpoint),
     s3Endpoint: variable(env, LOCAL_VARIABLES.s3Endpoint),
     lambdaEndpoint: variable(env, LOCAL_VARIABLES.lambdaEndpoint),
+    sqsEndpoint: variable(env, LOCAL_VARIABLES.sqsEndpoint),
   };
   const local = Object.values(endpoints).some((e) => e !== undefined);
   return {
@@ -140,6 +143,8 @@ export interface ResourceConfig {
   readonly bucketName: string | undefined;
   /** Cloud: the renderer Lambda's name. Unset: the local stack hands its renderer in. */
   readonly rendererFunctionName: string | undefined;
+  /** The render queue's URL (async renders). */
+  readonly renderQueueUrl: string | undefined;
 }
 
 export const readResourceConfig = (wiring: ResourceWiring, env: Environment): ResourceConfig => ({
@@ -150,6 +155,7 @@ export const readResourceConfig = (wiring: ResourceWiring, env: Environment): Re
   apiKeySecret: wiring.apiKeySecret ? readApiKeySecretSource(env) : undefined,
   bucketName: wiring.pdfBucket ? required(env, BINDINGS.pdfBucket.bucketName) : undefined,
   rendererFunctionName: wiring.renderer ? variable(env, BINDINGS.renderer.functionName) : undefined,
+  renderQueueUrl: wiring.renderQueue ? required(env, BINDINGS.renderQueue.queueUrl) : undefined,
 });
 
 export interface RendererConfig {

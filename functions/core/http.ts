@@ -57,11 +57,15 @@ export type RateLimitCounter<C = unknown> = (
   command: C | undefined,
 ) => Promise<RateLimitState>;
 
-/** A route's answer with headers of its own (the body alone needs no wrapping). */
+/**
+ * A route's answer with headers of its own (the body alone needs no wrapping), or with its
+ * declared other status (`accepted`: 202) instead of the success status.
+ */
 export class Reply {
   constructor(
     readonly body: unknown,
     readonly headers: Readonly<Record<string, string>>,
+    readonly status?: 202,
   ) {}
 }
 
@@ -268,7 +272,8 @@ const routeHandler = (
     };
     const answer = await implementation(request);
     const { body: payload, headers } = answer instanceof Reply ? answer : { body: answer, headers: {} };
-    const status = declaration.success.status;
+    const status =
+      answer instanceof Reply && answer.status !== undefined ? answer.status : declaration.success.status;
     return jsonResult(status, status === 204 ? undefined : payload, state.requestId, headers);
   }) as LambdaHandler;
 };

@@ -188,6 +188,29 @@ export const openApiDocument = (all: readonly AnyResource[] = resources) => {
                 ? { content: json(body.array ? { type: 'array', items: ref(body.name) } : ref(body.name)) }
                 : {}),
             },
+            ...(d.accepted
+              ? {
+                  '202': {
+                    description: d.accepted.description,
+                    headers: {
+                      ...headersFor(d, 202),
+                      ...Object.fromEntries(
+                        Object.entries(d.accepted.headers).map(([name, h]) => [
+                          name,
+                          { description: h.description, schema: { type: 'string' } },
+                        ]),
+                      ),
+                    },
+                    ...(body
+                      ? {
+                          content: json(
+                            body.array ? { type: 'array', items: ref(body.name) } : ref(body.name),
+                          ),
+                        }
+                      : {}),
+                  },
+                }
+              : {}),
             ...errorResponses(d, errorCodesOf(d)),
           },
           security: d.credentials.map((kind) => ({ [kind === 'apiKey' ? 'apiKey' : 'session']: [] })),

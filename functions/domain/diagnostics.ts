@@ -10,7 +10,29 @@
  * stays inside the 5 MiB the answers keep to. Control characters are replaced: they only cost
  * escapes, and text from a page is shown to its own author, never to another account.
  */
-import type { DiagnosticEntry, Diagnostics, DiagnosticType } from './ports.js';
+
+/** What a render's page did that the caller may want to know (the job's `diagnostics`). */
+export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_glyph' | 'unsafe_link';
+
+export interface DiagnosticEntry {
+  readonly type: DiagnosticType;
+  /**
+   * console, page_error: the text. resource: why it did not load (`blocked: private address`,
+   * `failed: net::ERR_NAME_NOT_RESOLVED`, `failed: HTTP 404`, `pending: still loading at the deadline`).
+   * missing_glyph: the characters no font could draw. unsafe_link: the page the link was removed from.
+   */
+  readonly message: string;
+  /** resource: the URL; unsafe_link: the link's target (both cut when long). */
+  readonly url?: string;
+  /** How many times the same entry happened. */
+  readonly count: number;
+}
+
+export interface Diagnostics {
+  readonly entries: readonly DiagnosticEntry[];
+  /** Entries were left out to keep within the caps (50 entries, 16 KiB as JSON). */
+  readonly truncated: boolean;
+}
 
 export const MAX_DIAGNOSTIC_ENTRIES = 50;
 export const MAX_DIAGNOSTICS_BYTES = 16 * 1024;

@@ -8,10 +8,17 @@
  * PDF_RENDERING_INTERRUPTED. A job also records the quota unit it holds (`unit`), so that after a
  * crash the month's counters can be worked out again from the jobs (usage.ts, reconcile).
  */
+
+import type { Diagnostics } from './diagnostics.js';
 import type { Page } from './pagination.js';
-import type { Diagnostics } from './ports.js';
 
 export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
+
+/**
+ * sync: the request renders and answers the ended job. async: the request answers 202 with the
+ * pending job, and a queue consumer renders it (async-renders.ts, render-worker.ts).
+ */
+export type JobMode = 'sync' | 'async';
 
 export interface JobError {
   readonly code: string;
@@ -44,6 +51,17 @@ export interface Job {
   readonly usage_month?: string;
   /** The unit while it is unsettled; absent once the job completed or its unit came back. */
   readonly unit?: UnitState;
+  /** Absent on jobs made before async renders: sync. */
+  readonly mode?: JobMode;
+  /**
+   * Render attempts begun: a sync job's one, an async job's claims by the consumer (each claim
+   * adds one, and the count fences the claim's writes). Absent on jobs made before it.
+   */
+  readonly attempts?: number;
+  /** The account's webhook endpoint told when the job ends (JobEvents); null or absent: none. */
+  readonly webhook_id?: string | null;
+  /** The batch the job is an item of; null or absent: none. */
+  readonly batch_id?: string | null;
 }
 
 /**
@@ -100,7 +118,12 @@ export const jobRecordRetentionSeconds = (pdfRetentionDays: number): number =>
 /** Object key (in the PDF bucket) of a job's PDF. */
 export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
 
-export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'>;
+export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'> &
+  Pick<Job, 'mode' | 'webhook_id' | 'batch_id'>;
+
+/** A job still waiting for or under a render. */
+export const isOpen = (job: Pick<Job, 'status'>): boolean =>
+  job.status === 'pending' || job.status === 'rendering';
 
 export interface CompletedRender {
   readonly fileSizeBytes: number;
@@ -119,6 +142,23 @@ export interface JobStore {
   discard(job: Job): Promise<void>;
   /** pending → rendering, its unit held (and its lease moved to `leaseUntil`, when given). */
   markRendering(job: Job, leaseUntil?: number): Promise<Job>;
+  /**
+   * An async job waits in the queue: pending, its unit `held`, its lease moved to `leaseUntil`
+   * (long enough for the queue to reach it; the sweeper re-queues it once the lease runs out).
+   */
+  hold(job: Job, leaseUntil: number): Promise<Job>;
+  /**
+   * The consumer takes an async job: pending, or rendering whose lease ran out before `now` (its
+   * holder died), → rendering with `attempts + 1` and the lease moved; only if `attempts` is still
+   * what `job` says (the fence: two consumers never both claim one attempt). Undefined: not claimed.
+   */
+  claim(job: Job, leaseUntil: number, now: number): Promise<Job | undefined>;
+  /**
+   * An async job goes back to the queue (pending, unit still held, lease moved): after a retryable
+   * failure by its holder (fenced by `attempts`), or, with `expiredBefore`, by the sweeper when its
+   * lease ran out before then. Undefined: the job was not in that state any more.
+   */
+  requeue(job: Job, leaseUntil: number, expiredBefore?: number): Promise<Job | undefined>;
   /** Extends the lease of a pending or rendering job; false when the job is no longer either (lost). */
   renew(job: Job, leaseUntil: number): Promise<boolean>;
   /** rendering → completed; the unit is settled (it stays used). */

@@ -19,7 +19,7 @@
  * the job there, like any render failure.
  */
 import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
-import { stringifyTemplateData, type TemplateData } from '../templating/index.js';
+import { stringifyTemplateData } from '../templating/index.js';
 import { monthOf } from './clock.js';
 import { isOverload, overloaded, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
@@ -29,27 +29,44 @@ import {
   INTERRUPTED,
   type Job,
   type JobError,
+  type JobMode,
   type JobStore,
   type JobView,
   pdfObjectKey,
 } from './jobs.js';
 import type { Page } from './pagination.js';
-import type { Clock, Diagnostics, PdfStorage, Renderer, RenderRequest, RenderResult } from './ports.js';
+import {
+  type Clock,
+  type Diagnostics,
+  type JobEvents,
+  NO_JOB_EVENTS,
+  type PdfStorage,
+  type Renderer,
+  type RenderResult,
+  type WebhookEndpoints,
+} from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderCommand } from './render-command.js';
 import {
-  checkHeaderFooterMargins,
-  type RenderOptions,
-  type RequestedOptions,
-  renderOptionsFrom,
-  withTemplateDefaults,
-} from './render-options.js';
+  type AcceptedRender,
+  type Placement,
+  type Rendered,
+  type RenderOrder,
+  type RenderRun,
+  SYNC,
+} from './render-order.js';
+
+export type { AcceptedRender, Placement, Rendered, RenderOrder, RenderRun } from './render-order.js';
+
+import { checkHeaderFooterMargins, renderOptionsFrom, withTemplateDefaults } from './render-options.js';
 import { checkTemplate, named, PART_FIELD, type TemplateField, templateDetail } from './template-check.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
 export interface PdfJobLimits {
   readonly renderBudgetMs: number;
+  /** An async render's budget (clamps page_load.timeout_ms). @default the setting's default */
+  readonly asyncRenderBudgetMs?: number;
   /** A pending or rendering job's lease; renewed every third of it. @default the setting's default (30 s) */
   readonly jobLeaseSeconds?: number;
   readonly maxRenderedHtmlBytes: number;
@@ -72,39 +89,16 @@ export interface PdfJobDeps {
   readonly limits: PdfJobLimits;
   /** Told about faults that are answered as a failed job rather than thrown. */
   readonly onFault: (message: string, error: unknown) => void;
+  /** Told when a job that names a webhook endpoint or a batch ends. @default NO_JOB_EVENTS */
+  readonly events?: JobEvents;
+  /** Absent: a render's webhook_id is not checked against the account's endpoints. */
+  readonly webhooks?: WebhookEndpoints;
 }
 
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 const jobNotFound = (jobId: string) =>
   new ServiceError('PDF_JOB_NOT_FOUND', `PDF job ${jobId} was not found`);
-
-/** A render request whose options are checked: what it renders and how. */
-export interface RenderOrder {
-  readonly source: RenderCommand['source'];
-  readonly variables: TemplateData;
-  readonly options: RenderOptions;
-  /** The options as the request gave them, over a saved template's own. Absent: none given. */
-  readonly requested?: RequestedOptions;
-}
-
-/** A render that was accepted: its template parsed, a quota unit held, its job created (pending). */
-export interface AcceptedRender {
-  readonly job: Job;
-  /** The month whose quota unit the render holds. */
-  readonly month: string;
-  readonly field: TemplateField;
-  readonly template: RenderRequest['template'];
-  readonly options: RenderOptions;
-  /** Another account's template: it renders with no network egress at all (RenderRequest.offline). */
-  readonly offline: boolean;
-}
-
-/** A render's answer: the job, and whether it repeats an earlier request's (idempotent replay). */
-export interface Rendered {
-  readonly job: JobView;
-  readonly replayed: boolean;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -160,17 +154,38 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     };
   };
 
+  /** A sync render's budget, or an async one's (no request waits for it). */
+  const budgetOf = (mode: JobMode) =>
+    mode === 'async'
+      ? (limits.asyncRenderBudgetMs ?? INTEGER_SETTINGS.asyncRenderBudgetMs.default)
+      : limits.renderBudgetMs;
+
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
-  const prepare = ({ source, variables, options }: RenderCommand): RenderOrder => ({
+  const prepare = ({ source, variables, options, mode }: RenderCommand): RenderOrder => ({
     source,
     variables,
-    options: renderOptionsFrom(options, limits.renderBudgetMs),
+    options: renderOptionsFrom(options, budgetOf(mode)),
     requested: options,
   });
 
-  /** Step 1: template lookup and parsing, quota, job. Throws 404/422/429 with nothing held. */
-  const accept = async (principal: Principal, order: RenderOrder): Promise<AcceptedRender> => {
+  /**
+   * Step 1: template lookup and parsing, quota, job (run as `placement` says: sync by default).
+   * Throws 404/422/429 with nothing held.
+   */
+  const accept = async (
+    principal: Principal,
+    order: RenderOrder,
+    placement: Placement = SYNC,
+  ): Promise<AcceptedRender> => {
     const { source } = order;
+    const { webhookId } = placement;
+    if (
+      webhookId !== null &&
+      deps.webhooks &&
+      !(await deps.webhooks.exists(principal.accountId, webhookId))
+    ) {
+      throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
+    }
     const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
     const document =
       source.kind === 'saved'
@@ -198,7 +213,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     // A saved template's options are the defaults; the request's own were checked alone already.
     const saved = 'pdf_options' in document ? document.pdf_options : null;
     const options = saved
-      ? renderOptionsFrom(withTemplateDefaults(saved, order.requested ?? {}), limits.renderBudgetMs)
+      ? renderOptionsFrom(withTemplateDefaults(saved, order.requested ?? {}), budgetOf(placement.mode))
       : order.options;
     checkHeaderFooterMargins(options, { header: header !== null, footer: footer !== null });
     checkTemplate(sourceHtml, order.variables, field);
@@ -217,6 +232,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         template_id: source.kind === 'saved' ? source.templateId : null,
         template_version: document.version,
         object_key: pdfObjectKey(principal.accountId, jobId),
+        mode: placement.mode,
+        webhook_id: placement.webhookId,
+        batch_id: placement.batchId,
       },
       { month, leaseUntil: leaseUntil() },
     );
@@ -301,7 +319,18 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       (f) => deps.onFault('quota release failed', f),
     );
     if (refunded) await jobs.settled(job).catch((f) => deps.onFault('settling the job failed', f));
+    await ended(failed);
     return failed;
+  };
+
+  /** Tells JobEvents of an ended job that names a webhook endpoint or a batch; never fails the render. */
+  const ended = async (job: Job): Promise<void> => {
+    if (!job.webhook_id && !job.batch_id) return;
+    const events = deps.events ?? NO_JOB_EVENTS;
+    await retried(
+      () => events.ended(job),
+      (f) => deps.onFault('publishing the job event failed', f),
+    );
   };
 
   /** A fault of ours after the render was accepted: the job fails and its unit goes back, or the sweeper sees to it. */
@@ -322,10 +351,10 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       ...(cause === undefined ? {} : { cause }),
     });
 
-  /** The renderer, while the job moves to rendering beside it. A renderer fault is a failed render. */
-  const render = async (accepted: AcceptedRender): Promise<{ rendering: Job; result: RenderResult }> => {
+  /** The renderer's answer for an accepted render; a renderer fault is a failed render. */
+  const callRenderer = async (accepted: AcceptedRender): Promise<RenderResult> => {
     const upload = await storage.uploadTarget(accepted.job.object_key);
-    const rendered = renderer
+    return renderer
       .render({
         jobId: accepted.job.id,
         template: accepted.template,
@@ -343,6 +372,11 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         deps.onFault('renderer call failed', e);
         return RENDERER_UNREACHABLE;
       });
+  };
+
+  /** The renderer, while the job moves to rendering beside it. */
+  const render = async (accepted: AcceptedRender): Promise<{ rendering: Job; result: RenderResult }> => {
+    const rendered = callRenderer(accepted);
     let rendering: Job;
     try {
       rendering = await jobs.markRendering(accepted.job, leaseUntil());
@@ -361,6 +395,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   ): Promise<Job> => {
     const completed = await jobs.complete(rendering, result);
     await recordCompleted(job, month, result.fileSizeBytes, result.renderDurationMs);
+    await ended(completed);
     return completed;
   };
 
@@ -454,11 +489,10 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   /** Finished answers the rate limit's count found, by the request's command (gone with it). */
   const finished = new WeakMap<RenderCommand, StoredAnswer>();
 
-  const renderOnce = async (
-    principal: Principal,
-    order: RenderOrder,
-    renewAlso?: () => Promise<unknown>,
-  ): Promise<JobView> => execute(await accept(principal, order), renewAlso);
+  const renderOnce =
+    (webhookId: string | null): RenderRun =>
+    async (principal, order, renewAlso) =>
+      execute(await accept(principal, order, { ...SYNC, webhookId }), renewAlso);
 
   /**
    * Our faults: the claim is given up (the job failed, its unit back) so that a retry renders. A
@@ -473,6 +507,11 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   return {
     accept,
     execute,
+    prepare,
+    present,
+
+    /** The steps an async render's consumer runs apart (render-worker.ts), the same as `execute`'s. */
+    steps: { leaseUntil, renewing, callRenderer, complete, fail, failJob, ended },
 
     /**
      * Counts this render request against the caller's per-minute rate limit, unless it will replay
@@ -496,10 +535,14 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
      * Render a PDF; answers the completed job (and whether it is a replay), or throws the failure
      * (with `jobId` when a job exists).
      */
-    async create(principal: Principal, command: RenderCommand): Promise<Rendered> {
+    async create(
+      principal: Principal,
+      command: RenderCommand,
+      run: RenderRun = renderOnce(command.webhookId),
+    ): Promise<Rendered> {
       const order = prepare(command);
       const { idempotency } = command;
-      if (idempotency === null) return { job: await renderOnce(principal, order), replayed: false };
+      if (idempotency === null) return { job: await run(principal, order), replayed: false };
 
       const { accountId } = principal;
       const answered = finished.get(command);
@@ -507,7 +550,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const claim = await idempotency_.claim(accountId, idempotency.key, idempotency.bodyHash);
       if (claim.kind === 'replay') return replay(principal, claim.answer);
       try {
-        const job = await renderOnce(principal, order, () => idempotency_.renew(accountId, idempotency.key));
+        const job = await run(principal, order, () => idempotency_.renew(accountId, idempotency.key));
         await idempotency_.finish(accountId, idempotency.key, { job_id: job.job.id, error: null });
         return { job, replayed: false };
       } catch (e) {

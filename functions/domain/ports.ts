@@ -6,6 +6,11 @@
  * DynamoDB adapters in functions/adapters/dynamodb.
  */
 
+import type { Diagnostics } from './diagnostics.js';
+import type { Job } from './jobs.js';
+
+export type { DiagnosticEntry, Diagnostics, DiagnosticType } from './diagnostics.js';
+
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
 
@@ -86,29 +91,6 @@ export interface PdfMetadata {
   readonly keywords?: readonly string[];
 }
 
-/** What a render's page did that the caller may want to know (the job's `diagnostics`). */
-export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_glyph' | 'unsafe_link';
-
-export interface DiagnosticEntry {
-  readonly type: DiagnosticType;
-  /**
-   * console, page_error: the text. resource: why it did not load (`blocked: private address`,
-   * `failed: net::ERR_NAME_NOT_RESOLVED`, `failed: HTTP 404`, `pending: still loading at the deadline`).
-   * missing_glyph: the characters no font could draw. unsafe_link: the page the link was removed from.
-   */
-  readonly message: string;
-  /** resource: the URL; unsafe_link: the link's target (both cut when long). */
-  readonly url?: string;
-  /** How many times the same entry happened. */
-  readonly count: number;
-}
-
-export interface Diagnostics {
-  readonly entries: readonly DiagnosticEntry[];
-  /** Entries were left out to keep within the caps (50 entries, 16 KiB as JSON). */
-  readonly truncated: boolean;
-}
-
 export type RenderFailureCode =
   | 'INVALID_HTML_TEMPLATE'
   | 'HTML_CONTENT_TOO_LARGE'
@@ -163,4 +145,43 @@ export interface PdfStorage {
 
 export interface Clock {
   now(): Date;
+}
+
+/** How a message is sent: held back `delaySeconds`, and in the fair-delivery group `groupId`. */
+export interface SendOptions {
+  /** 0-900 s (SQS's DelaySeconds). */
+  readonly delaySeconds?: number;
+  /** SQS fair queues: messages of one group (an account) do not hold back another group's. */
+  readonly groupId?: string;
+}
+
+/**
+ * A queue of small JSON messages (ids only: never template text or variables, as SQS takes at
+ * most 256 KiB and variables may be 1 MiB), delivered at least once. The SQS adapter is
+ * functions/adapters/sqs/queue.ts; the local stack serves the same API (lib/local/sqs).
+ */
+export interface MessageQueue<T> {
+  send(body: T, options?: SendOptions): Promise<void>;
+  /** Many at once (SQS batches of 10); each with the same options. */
+  sendMany?(bodies: readonly T[], options?: SendOptions): Promise<void>;
+}
+
+/**
+ * Told once a job reaches completed or failed (sync or async, or failed by the sweeper) when the
+ * job names a webhook endpoint (`webhook_id`) or a batch (`batch_id`). A failure to publish is
+ * retried and logged by the caller, never the render's failure. NO_JOB_EVENTS until webhooks and
+ * batches wire theirs.
+ */
+export interface JobEvents {
+  ended(job: Job): Promise<void>;
+}
+
+export const NO_JOB_EVENTS: JobEvents = { ended: async () => {} };
+
+/**
+ * The account's webhook endpoints, as a render that names one (`webhook_id`) is checked against
+ * them at acceptance (unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND). Absent: not checked.
+ */
+export interface WebhookEndpoints {
+  exists(accountId: string, webhookId: string): Promise<boolean>;
 }

@@ -4,6 +4,7 @@
  * idempotency key. The use case (pdf-jobs.ts) decides everything else from this alone.
  */
 import type { TemplateData } from '../templating/index.js';
+import type { JobMode } from './jobs.js';
 import type { RequestedOptions } from './render-options.js';
 
 export type RenderSource =
@@ -32,4 +33,8 @@ export interface RenderCommand {
   readonly variables: TemplateData;
   readonly options: RequestedOptions;
   readonly idempotency: IdempotencyClaim | null;
+  /** async: `"async": true` or `Prefer: respond-async`; answered 202 with the pending job. */
+  readonly mode: JobMode;
+  /** The account's webhook endpoint told when the job ends (body `webhook_id`); null: none. */
+  readonly webhookId: string | null;
 }

@@ -10,9 +10,15 @@
  * know which of a job's writes landed, but the jobs say what the counters should be. A month that
  * cannot be worked out now (a job mid-reservation or mid-refund) is tried again next pass; its
  * jobs stay in the index until then.
+ *
+ * An async job (async-renders.ts) whose lease ran out with attempts left is re-queued instead: its
+ * message is sent again and its lease renewed for the queue's wait (a message lost, a consumer
+ * that died mid-render, a local stack killed mid-batch); with none left it fails as above.
  */
+import { INTEGER_SETTINGS } from '../settings.js';
+import { type RenderMessage, renderMessage } from './async-renders.js';
 import type { Job, JobStore, OpenJobRef } from './jobs.js';
-import type { Clock } from './ports.js';
+import { type Clock, type JobEvents, type MessageQueue, NO_JOB_EVENTS } from './ports.js';
 import { countJob, reconcileCounts, type UsageStore } from './usage.js';
 
 export interface SweeperDeps {
@@ -20,6 +26,11 @@ export interface SweeperDeps {
   readonly usage: UsageStore;
   readonly clock: Clock;
   readonly onFault: (message: string, error: unknown) => void;
+  /** The render queue, to re-queue async jobs. Absent: they fail as sync ones do. */
+  readonly renderQueue?: MessageQueue<RenderMessage>;
+  readonly limits?: { readonly asyncMaxAttempts?: number; readonly asyncQueueLeaseSeconds?: number };
+  /** Told when an interrupted job names a webhook endpoint or a batch. @default NO_JOB_EVENTS */
+  readonly events?: JobEvents;
 }
 
 export interface SweepReport {
@@ -27,6 +38,8 @@ export interface SweepReport {
   readonly expired: number;
   /** Jobs failed with PDF_RENDERING_INTERRUPTED. */
   readonly interrupted: number;
+  /** Async jobs sent to the render queue again. */
+  readonly requeued: number;
   /** Account-months whose counters were set from their jobs. */
   readonly reconciled: number;
   /** Account-months left for the next pass (a job mid-write, or the counters moved meanwhile). */
@@ -38,20 +51,43 @@ export interface SweepReport {
 /** What one expired index entry calls for, from its job as read now. */
 export type SweepDecision =
   | { readonly kind: 'skip' }
+  | { readonly kind: 'requeue' }
   | { readonly kind: 'interrupt'; readonly month: string }
   | { readonly kind: 'reconcile'; readonly month: string };
 
-export const decide = (job: Job | undefined, now: number): SweepDecision => {
+export const decide = (job: Job | undefined, now: number, maxAttempts = 0): SweepDecision => {
   if (!job || job.unit === undefined || job.usage_month === undefined) return { kind: 'skip' };
   if (job.lease_until !== undefined && job.lease_until >= now) return { kind: 'skip' }; // renewed since
   const open = job.status === 'pending' || job.status === 'rendering';
+  // Queued (its unit held) with an attempt left: it goes back to the queue rather than failing.
+  if (open && job.mode === 'async' && job.unit === 'held' && (job.attempts ?? 0) < maxAttempts) {
+    return { kind: 'requeue' };
+  }
   return open ? { kind: 'interrupt', month: job.usage_month } : { kind: 'reconcile', month: job.usage_month };
 };
 
 /** How many expired entries one pass reads at most (a pass that stops short is resumed by the next). */
 export const SWEEP_BATCH = 500;
 
-export const createSweeper = ({ jobs, usage, clock, onFault }: SweeperDeps) => {
+export const createSweeper = ({ jobs, usage, clock, onFault, renderQueue, limits, events }: SweeperDeps) => {
+  const maxAttempts = renderQueue
+    ? (limits?.asyncMaxAttempts ?? INTEGER_SETTINGS.asyncMaxAttempts.default)
+    : 0;
+  const queueLeaseMs =
+    (limits?.asyncQueueLeaseSeconds ?? INTEGER_SETTINGS.asyncQueueLeaseSeconds.default) * 1000;
+
+  /** The message first, then the lease: a job renewed without a message would wait a whole lease again. */
+  const requeue = async (job: Job, now: number): Promise<boolean> => {
+    await renderQueue?.send(renderMessage(job), { groupId: job.account_id });
+    return (await jobs.requeue(job, now + queueLeaseMs, now)) !== undefined;
+  };
+
+  /** An interrupted job that names a webhook endpoint or a batch is told of (never failing the pass). */
+  const tellEnded = async (ref: OpenJobRef): Promise<void> => {
+    const ended = await jobs.get(ref.accountId, ref.jobId, true);
+    if (ended && (ended.webhook_id || ended.batch_id)) await (events ?? NO_JOB_EVENTS).ended(ended);
+  };
+
   /** Sets one account-month's counters from its jobs, then lets its expired jobs leave the index. */
   const reconcile = async (accountId: string, month: string, now: number): Promise<boolean> => {
     const seen = await usage.readUnits(accountId, month);
@@ -77,18 +113,26 @@ export const createSweeper = ({ jobs, usage, clock, onFault }: SweeperDeps) => {
       const now = clock.now().getTime();
       const refs: OpenJobRef[] = await jobs.openBefore(now, limit);
       let interrupted = 0;
+      let requeued = 0;
       let skipped = 0;
       const months = new Map<string, { accountId: string; month: string }>();
       for (const ref of refs) {
         try {
           const job = await jobs.get(ref.accountId, ref.jobId, true);
-          const decision = decide(job, now);
+          const decision = decide(job, now, maxAttempts);
           if (!job || decision.kind === 'skip') {
             skipped++;
             continue;
           }
+          if (decision.kind === 'requeue') {
+            if (await requeue(job, now)) requeued++;
+            continue;
+          }
           // The job's status ends now, whatever its month's counters can be worked out to.
-          if (decision.kind === 'interrupt' && (await jobs.failExpired(job, now))) interrupted++;
+          if (decision.kind === 'interrupt' && (await jobs.failExpired(job, now))) {
+            interrupted++;
+            await tellEnded(ref).catch((e) => onFault(`telling of interrupted job ${ref.jobId} failed`, e));
+          }
           months.set(`${ref.accountId}\n${decision.month}`, {
             accountId: ref.accountId,
             month: decision.month,
@@ -108,7 +152,7 @@ export const createSweeper = ({ jobs, usage, clock, onFault }: SweeperDeps) => {
           onFault(`reconciling ${accountId} ${month} failed`, e);
         }
       }
-      return { expired: refs.length, interrupted, reconciled, deferred, skipped };
+      return { expired: refs.length, interrupted, requeued, reconciled, deferred, skipped };
     },
   };
 };

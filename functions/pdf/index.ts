@@ -9,17 +9,22 @@ import { createTemplateStore } from '../adapters/dynamodb/templates.js';
 import { createUsageStore } from '../adapters/dynamodb/usage.js';
 import { createS3Client } from '../adapters/s3/client.js';
 import { createS3PdfStorage } from '../adapters/s3/pdf-storage.js';
+import { createS3RenderOrders } from '../adapters/s3/render-orders.js';
+import { createSqsClient } from '../adapters/sqs/client.js';
+import { createSqsQueue } from '../adapters/sqs/queue.js';
 import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.js';
 import { createLambdaRenderer } from '../core/renderer-client.js';
 import { REPLAYED } from '../core/responses.js';
 import { createApiRuntime, logFault } from '../core/runtime.js';
+import { createAsyncRenders, type RenderMessage } from '../domain/async-renders.js';
 import { jobRecordRetentionSeconds } from '../domain/jobs.js';
 import { createPdfJobs } from '../domain/pdf-jobs.js';
 import type { Renderer } from '../domain/ports.js';
 import { wiringOf } from '../route-declaration.js';
 import { DEFAULT_PLAN } from '../settings.js';
+import { prefersAsync } from './request.js';
 import { pdfResource } from './routes.js';
 import { jobResponse } from './schemas.js';
 
@@ -37,10 +42,13 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     (config.rendererFunctionName ? createLambdaRenderer(config.rendererFunctionName, config.aws) : undefined);
   if (!renderer) throw new Error('the pdf resource needs RENDERER_FUNCTION_NAME, or a renderer handed in');
 
+  const jobs = createJobStore(db, tableName, clock, {
+    recordRetentionSeconds: jobRecordRetentionSeconds(settings.pdfRetentionDays),
+  });
+  const s3 = createS3Client(config.aws);
+  const bucketName = config.bucketName as string;
   const pdfJobs = createPdfJobs({
-    jobs: createJobStore(db, tableName, clock, {
-      recordRetentionSeconds: jobRecordRetentionSeconds(settings.pdfRetentionDays),
-    }),
+    jobs,
     usage: createUsageStore(db, tableName, clock),
     templates: createTemplateStore(db, tableName, clock, { onFault: logFault }),
     // A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
@@ -52,7 +60,7 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
       Math.ceil((2 * settings.jobLeaseSeconds * 1000) / 3),
       settings.renderBudgetMs + 30_000,
     ),
-    storage: createS3PdfStorage(createS3Client(config.aws), config.bucketName as string, {
+    storage: createS3PdfStorage(s3, bucketName, {
       downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds,
       uploadUrlTtlSeconds: Math.ceil(settings.renderBudgetMs / 1000) + 300,
     }),
@@ -64,8 +72,30 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     onFault: logFault,
   });
 
+  const asyncRenders = createAsyncRenders({
+    pdfJobs,
+    jobs,
+    orders: createS3RenderOrders(s3, bucketName),
+    queue: createSqsQueue<RenderMessage>(createSqsClient(config.aws), config.renderQueueUrl as string),
+    clock,
+    limits: settings,
+    onFault: logFault,
+  });
+
   return createResourceHandler(pdfResource, http(pdfJobs.countRequest), {
-    createPdf: async ({ principal, body }) => {
+    createPdf: async ({ principal, body, headers }) => {
+      if (body.mode === 'async') {
+        const { job, replayed } = await asyncRenders.create(principal, body);
+        return new Reply(
+          jobResponse(job),
+          {
+            Location: `/v1/pdf/${job.job.id}`,
+            ...(prefersAsync(headers.prefer) ? { 'Preference-Applied': 'respond-async' } : {}),
+            ...(replayed ? REPLAYED : {}),
+          },
+          202,
+        );
+      }
       const { job, replayed } = await pdfJobs.create(principal, body);
       return replayed ? new Reply(jobResponse(job), REPLAYED) : jobResponse(job);
     },

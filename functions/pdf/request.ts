@@ -159,6 +159,21 @@ export const createPdfSchema = (limits: {
       ...pageOptionFields,
       page_load: pageLoadSchema.optional(),
       metadata: metadataSchema.optional(),
+      async: z
+        .boolean({ error: 'must be true or false' })
+        .optional()
+        .describe(
+          'true: answer 202 at once with the pending job (and a Location to poll) and render in the background; the same as the header Prefer: respond-async. @default false',
+        ),
+      webhook_id: z
+        .string({ error: 'must be a webhook endpoint id' })
+        .min(1, { error: 'must be a webhook endpoint id' })
+        .max(200, { error: 'must be a webhook endpoint id' })
+        .nullable()
+        .optional()
+        .describe(
+          "one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
+        ),
     },
     { error: 'must be a JSON object' },
   );
@@ -244,6 +259,10 @@ const templateVariables = (text: string, body: Record<string, unknown>): Templat
   }
 };
 
+/** RFC 7240: `Prefer: respond-async` (among other preferences, any case, with or without parameters). */
+export const prefersAsync = (prefer: string | undefined): boolean =>
+  prefer?.split(',').some((p) => p.split(';')[0]?.trim().toLowerCase() === 'respond-async') ?? false;
+
 /**
  * A POST /v1/pdf request, parsed once into the render command: what kind of request it is
  * first, then every field, then the Idempotency-Key header (422 in that order).
@@ -260,7 +279,17 @@ export const parseCreatePdf = (
   checkHeaderFooterWithHtml(body);
   const parsed = parseOrThrow(schema, body, pdfProblemCode);
   const key = checkIdempotencyKey(headers['idempotency-key']);
-  const { html, header_html, footer_html, template_id, template_version, variables: _, ...options } = parsed;
+  const {
+    html,
+    header_html,
+    footer_html,
+    template_id,
+    template_version,
+    variables: _,
+    async: asyncBody,
+    webhook_id,
+    ...options
+  } = parsed;
   const variables = templateVariables(text ?? JSON.stringify(body), body) ?? parseTemplateData('{}');
   return {
     // checkHtmlOrTemplateId let exactly one of them through.
@@ -272,5 +301,7 @@ export const parseCreatePdf = (
     options,
     // The parsed body, as ever: whitespace the schema trims does not make another request.
     idempotency: key === undefined ? null : { key, bodyHash: bodyHash(parsed, variables) },
+    mode: asyncBody === true || prefersAsync(headers.prefer) ? 'async' : 'sync',
+    webhookId: webhook_id ?? null,
   };
 };

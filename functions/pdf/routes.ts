@@ -11,7 +11,7 @@ const pdfJob = { name: 'PdfJob', schema: jobSchema };
 export const pdfResource = resource({
   name: 'pdf',
   description: 'The pdf API: render, list and get PDF jobs',
-  needs: { pdfBucket: true, renderer: true },
+  needs: { pdfBucket: true, renderer: true, renderQueue: true },
   routes: {
     createPdf: route<RenderCommand>({
       method: 'POST',
@@ -30,6 +30,12 @@ export const pdfResource = resource({
       },
       headers: [
         {
+          name: 'Prefer',
+          description:
+            'respond-async: answer 202 with the pending job at once and render in the background (the same as "async": true)',
+          schema: { type: 'string' },
+        },
+        {
           name: 'Idempotency-Key',
           description:
             'Within 24 hours, the same key and body from the same account returns the first answer without rendering or counting again',
@@ -37,8 +43,17 @@ export const pdfResource = resource({
         },
       ],
       rateLimited: true,
-      summary: 'Render a PDF; answers when the job is completed or failed',
+      summary:
+        'Render a PDF; answers when the job is completed or failed, or at once (202) with the pending job when asked to run asynchronously',
       success: { status: 201, description: 'the completed job', body: pdfJob },
+      accepted: {
+        description:
+          'an async render ("async": true or Prefer: respond-async): the pending job; poll its Location (GET /v1/pdf/{job_id}) until it is completed or failed. An idempotent replay of an async render answers 202 again, with the job as it is now',
+        headers: {
+          Location: { description: 'the job: /v1/pdf/{job_id}' },
+          'Preference-Applied': { description: 'respond-async, when the request asked with Prefer' },
+        },
+      },
       errors: [
         'INVALID_PDF_OPTIONS',
         'INVALID_HTML_CONTENT',
@@ -48,6 +63,7 @@ export const pdfResource = resource({
         'IDEMPOTENCY_KEY_REUSED',
         'VALIDATION_ERROR',
         'PDF_TEMPLATE_NOT_FOUND',
+        'WEBHOOK_ENDPOINT_NOT_FOUND',
         'PLAN_QUOTA_EXCEEDED',
         'PDF_RENDERING_TIMEOUT',
         'PDF_RENDERING_FAILED',

@@ -75,6 +75,20 @@ export const jobSchema = z.object({
     .describe("the saved template's version the job rendered; null for inline html"),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   diagnostics: diagnosticsSchema.nullable(),
+  mode: z
+    .enum(['sync', 'async'])
+    .describe(
+      'sync: rendered while the request waited; async: answered 202 at once and rendered in the background',
+    ),
+  attempts: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      "render attempts begun: 1 for a sync job; an async job's retries after a fault of the renderer count too",
+    ),
+  webhook_id: z.string().nullable().describe('the webhook endpoint told when the job ends; null: none'),
+  batch_id: z.string().nullable().describe('the batch the job is an item of; null: none'),
   created_at: timestamp,
 });
 
@@ -94,5 +108,10 @@ export const jobResponse = ({ job, downloadUrl, fileExpiresAt, fileExpired }: Jo
   template_version: job.template_version ?? null,
   error: job.error,
   diagnostics: (job.diagnostics ?? null) as PdfJobResponse['diagnostics'],
+  mode: job.mode ?? 'sync',
+  // Jobs made before attempts were counted were sync: one attempt once they left pending.
+  attempts: job.attempts ?? (job.status === 'pending' ? 0 : 1),
+  webhook_id: job.webhook_id ?? null,
+  batch_id: job.batch_id ?? null,
   created_at: job.created_at,
 });

@@ -6,9 +6,12 @@
 import { createDocumentClient } from '../adapters/dynamodb/client.js';
 import { createJobStore } from '../adapters/dynamodb/jobs.js';
 import { createUsageStore } from '../adapters/dynamodb/usage.js';
+import { createSqsClient } from '../adapters/sqs/client.js';
+import { createSqsQueue } from '../adapters/sqs/queue.js';
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { logFault, systemClock } from '../core/runtime.js';
+import type { RenderMessage } from '../domain/async-renders.js';
 import { jobRecordRetentionSeconds } from '../domain/jobs.js';
 import { createSweeper, type SweepReport } from '../domain/sweeper.js';
 
@@ -16,7 +19,14 @@ export type SweepHandler = () => Promise<SweepReport>;
 
 export const createSweepHandler = (env: Environment): SweepHandler => {
   const config = readResourceConfig(
-    { table: true, userPool: false, apiKeySecret: false, pdfBucket: false, renderer: false },
+    {
+      table: true,
+      userPool: false,
+      apiKeySecret: false,
+      pdfBucket: false,
+      renderer: false,
+      renderQueue: true,
+    },
     env,
   );
   const tableName = config.tableName as string;
@@ -30,6 +40,8 @@ export const createSweepHandler = (env: Environment): SweepHandler => {
     usage: createUsageStore(db, tableName, clock),
     clock,
     onFault: logFault,
+    renderQueue: createSqsQueue<RenderMessage>(createSqsClient(config.aws), config.renderQueueUrl as string),
+    limits: config.settings,
   });
   return async () => {
     const report = await sweeper.sweep();

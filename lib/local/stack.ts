@@ -1,7 +1,9 @@
 /**
- * The whole service on one machine: dynalite for DynamoDB, s3rver for S3, the local token
- * issuer for Cognito, the in-process renderer for the renderer Lambda, and the local API Gateway
- * in front of the same handlers the cloud runs. Data lives under DATA_DIR and survives restarts.
+ * The whole service on one machine: dynalite for DynamoDB, s3rver for S3, the local SQS server
+ * (lib/local/sqs) for the render queue with its event source mapping feeding the same consumer the
+ * cloud runs, the local token issuer for Cognito, the in-process renderer for the renderer Lambda,
+ * and the local API Gateway in front of the same handlers the cloud runs. Data lives under
+ * DATA_DIR and survives restarts.
  *
  * Each resource's handler is made by its `createHandler(environment, parts)` (functions/handlers.ts,
  * by the route table's resource names) with this stack's configuration (endpoints, table, bucket,
@@ -17,14 +19,17 @@ import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { readRendererConfig } from '../../functions/core/config.js';
 import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
+import { createRenderWorkerHandler } from '../../functions/render-worker/index.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
 import { createInProcessRenderer } from '../../functions/renderer/in-process.js';
 import { type ResourceWiring, wiringOf } from '../../functions/route-declaration.js';
 import { resources } from '../../functions/routes.js';
+import { settingsFromEnvironment } from '../../functions/settings.js';
 import {
   BINDING_NAMES,
   type Binding,
@@ -55,6 +60,9 @@ import {
   loadOrCreateIssuer,
 } from './issuer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
+import { startPoller } from './sqs/poller.js';
+import { queueArn } from './sqs/queues.js';
+import { startLocalSqs } from './sqs/server.js';
 import { createStorageWatch, guardLevelDb, guardS3rverWrites } from './storage-faults.js';
 import { startLocalSweeper } from './sweeper.js';
 import { ensureTable } from './table.js';
@@ -123,6 +131,14 @@ const pdfBucketCors = (origins: readonly string[]): string =>
     .join('')}</CORSConfiguration>`;
 
 export const LOCAL_TABLE_NAME = 'pdf-service-local';
+/** The local SQS server's queues: async renders, and the messages no consumer could process. */
+export const LOCAL_RENDER_QUEUE = 'pdf-service-render';
+export const LOCAL_RENDER_DLQ = 'pdf-service-render-dlq';
+/**
+ * ASYNC_QUEUE_LEASE_SECONDS unless given: a local queue is short and a stopped stack's jobs
+ * should be re-queued soon after it starts again (the cloud's default is 6 h).
+ */
+export const LOCAL_ASYNC_QUEUE_LEASE_SECONDS = 120;
 export const LOCAL_BUCKET_NAME = 'pdf-service-local';
 /**
  * Dummy credentials: the SDK insists on signing. Neither emulator checks SigV4 signatures, but
@@ -164,6 +180,10 @@ export interface LocalStack {
   readonly dashboardUrl: string;
   readonly s3Endpoint: string;
   readonly dynamoDbEndpoint: string;
+  /** The local SQS server (AWS_ENDPOINT_URL_SQS). */
+  readonly sqsEndpoint: string;
+  /** The render queue's URL (RENDER_QUEUE_URL). */
+  readonly renderQueueUrl: string;
   readonly dataDir: string;
   readonly tableName: string;
   readonly bucketName: string;
@@ -194,6 +214,7 @@ const wiringOfResource = (name: string): ResourceWiring | undefined => {
 const localBindings = (parts: {
   readonly jwksFile: string;
   readonly apiKeySecret: string;
+  readonly renderQueueUrl: string;
 }): { readonly [B in Binding]: Readonly<Record<string, string>> } => ({
   table: bindingEnvironment('table', { tableName: LOCAL_TABLE_NAME }),
   userPool: {
@@ -209,6 +230,7 @@ const localBindings = (parts: {
   pdfBucket: bindingEnvironment('pdfBucket', { bucketName: LOCAL_BUCKET_NAME }),
   // The in-process renderer is handed in (HandlerParts), not invoked by name.
   renderer: {},
+  renderQueue: bindingEnvironment('renderQueue', { queueUrl: parts.renderQueueUrl }),
 });
 
 /**
@@ -266,7 +288,12 @@ export const lockDataDir = async (dataDir: string): Promise<() => Promise<void>>
 
 export const startLocalStack = async (options: LocalStackOptions = {}): Promise<LocalStack> => {
   const dataDir = resolve(options.dataDir ?? DEFAULT_DATA_DIR);
-  const settingsEnv = { ...readServiceEnvironment(), ...options.env };
+  const settingsEnv = {
+    ASYNC_QUEUE_LEASE_SECONDS: String(LOCAL_ASYNC_QUEUE_LEASE_SECONDS),
+    ...readServiceEnvironment(),
+    ...options.env,
+  };
+  const settings = settingsFromEnvironment(settingsEnv);
   const host = options.host ?? '127.0.0.1';
   // Shutdown runs the API server's close first (no new requests), then the rest in reverse order.
   const cleanups: (() => Promise<void>)[] = [];
@@ -354,6 +381,20 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const s3Port = (await listen(s3Server, 0, '127.0.0.1')).port;
     cleanups.push(() => closeServer(s3Server, 1000));
 
+    // The render queue, as the cloud's (lib/render-queue.ts): visibility past the longest async
+    // render, redrive after the attempts an async render gets.
+    const sqs = await startLocalSqs(join(dataDir, 'sqs'));
+    cleanups.push(() => sqs.close());
+    sqs.queues.ensureQueue(LOCAL_RENDER_DLQ, { MessageRetentionPeriod: String(14 * 86_400) });
+    sqs.queues.ensureQueue(LOCAL_RENDER_QUEUE, {
+      VisibilityTimeout: String(Math.ceil(settings.asyncRenderBudgetMs / 1000) + 60),
+      RedrivePolicy: JSON.stringify({
+        deadLetterTargetArn: queueArn(LOCAL_RENDER_DLQ),
+        maxReceiveCount: settings.asyncMaxAttempts,
+      }),
+    });
+    const renderQueueUrl = sqs.queueUrl(LOCAL_RENDER_QUEUE);
+
     const dynamoDbEndpoint = `http://127.0.0.1:${dynamoDbPort}`;
     const s3Endpoint = `http://127.0.0.1:${s3Port}`;
 
@@ -385,10 +426,12 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       [LOCAL_VARIABLES.secretAccessKey]: LOCAL_CREDENTIALS.secretAccessKey,
       [LOCAL_VARIABLES.dynamoDbEndpoint]: dynamoDbEndpoint,
       [LOCAL_VARIABLES.s3Endpoint]: s3Endpoint,
+      [LOCAL_VARIABLES.sqsEndpoint]: sqs.endpoint,
     };
     const bindings = localBindings({
       jwksFile: issuer.jwksFile,
       apiKeySecret: await loadOrCreateApiKeySecret(dataDir),
+      renderQueueUrl,
     });
     // Every binding's variables: what a handler made by hand (tests) is given.
     const handlerEnv: Record<string, string> = Object.assign({ ...common }, ...Object.values(bindings));
@@ -401,7 +444,32 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       return handler;
     };
 
-    cleanups.push(await startLocalSweeper({ ...common, ...bindings.table }));
+    cleanups.push(await startLocalSweeper({ ...common, ...bindings.table, ...bindings.renderQueue }));
+
+    // The render queue's event source mapping and consumer: the consumer Lambda's handler, with
+    // this stack's renderer. Stopped before the renderer and the queues (cleanups run in reverse).
+    const consumer = createRenderWorkerHandler(
+      { ...common, ...bindings.table, ...bindings.pdfBucket, ...bindings.renderQueue },
+      { renderer },
+    );
+    const sqsClient = new SQSClient({
+      region: LOCAL_REGION,
+      endpoint: sqs.endpoint,
+      credentials: LOCAL_CREDENTIALS,
+    });
+    const poller = startPoller({
+      client: sqsClient,
+      queueUrl: renderQueueUrl,
+      queueArn: queueArn(LOCAL_RENDER_QUEUE),
+      region: LOCAL_REGION,
+      consumer,
+      batchSize: 1,
+      concurrency: settings.asyncConcurrency,
+    });
+    cleanups.push(async () => {
+      await poller.stop();
+      sqsClient.destroy();
+    });
     dashboardParts({ issuer, s3Endpoint, origins: stackOrigins(host, apiPort) });
     markReady();
     const stack: LocalStack = {
@@ -409,6 +477,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       dashboardUrl: `http://${host}:${apiPort}${LOCAL_DASHBOARD_PATH}`,
       s3Endpoint,
       dynamoDbEndpoint,
+      sqsEndpoint: sqs.endpoint,
+      renderQueueUrl,
       dataDir,
       tableName: LOCAL_TABLE_NAME,
       bucketName: LOCAL_BUCKET_NAME,

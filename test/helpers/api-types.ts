@@ -10,7 +10,7 @@ export interface paths {
         /** List the caller's jobs, newest first */
         get: operations["listPdfs"];
         put?: never;
-        /** Render a PDF; answers when the job is completed or failed */
+        /** Render a PDF; answers when the job is completed or failed, or at once (202) with the pending job when asked to run asynchronously */
         post: operations["createPdf"];
         delete?: never;
         options?: never;
@@ -182,7 +182,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "API_KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
+                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
                 message: string;
                 details?: {
                     field: string;
@@ -256,6 +256,17 @@ export interface components {
                 /** @description entries were left out to keep within 50 entries and 16384 bytes as JSON */
                 truncated: boolean;
             } | null;
+            /**
+             * @description sync: rendered while the request waited; async: answered 202 at once and rendered in the background
+             * @enum {string}
+             */
+            mode: "sync" | "async";
+            /** @description render attempts begun: 1 for a sync job; an async job's retries after a fault of the renderer count too */
+            attempts: number;
+            /** @description the webhook endpoint told when the job ends; null: none */
+            webhook_id: string | null;
+            /** @description the batch the job is an item of; null: none */
+            batch_id: string | null;
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
         };
@@ -301,6 +312,10 @@ export interface components {
                 subject?: string;
                 keywords?: string[];
             };
+            /** @description true: answer 202 at once with the pending job (and a Location to poll) and render in the background; the same as the header Prefer: respond-async. @default false */
+            async?: boolean;
+            /** @description one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
+            webhook_id?: string | null;
         } & ({
             html: string;
         } | {
@@ -577,6 +592,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description respond-async: answer 202 with the pending job at once and render in the background (the same as "async": true) */
+                Prefer?: string;
                 /** @description Within 24 hours, the same key and body from the same account returns the first answer without rendering or counting again */
                 "Idempotency-Key"?: string;
             };
@@ -597,6 +614,24 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfJob"];
+                };
+            };
+            /** @description an async render ("async": true or Prefer: respond-async): the pending job; poll its Location (GET /v1/pdf/{job_id}) until it is completed or failed. An idempotent replay of an async render answers 202 again, with the job as it is now */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description the job: /v1/pdf/{job_id} */
+                    Location?: string;
+                    /** @description respond-async, when the request asked with Prefer */
+                    "Preference-Applied"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -631,7 +666,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PDF_TEMPLATE_NOT_FOUND */
+            /** @description PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -129,6 +129,7 @@ describe('the sweeper', () => {
       expired: 1,
       skipped: 1,
       interrupted: 0,
+      requeued: 0,
       reconciled: 0,
       deferred: 0,
     });

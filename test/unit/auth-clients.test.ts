@@ -22,6 +22,7 @@ const WIRING: ResourceWiring = {
   apiKeySecret: false,
   pdfBucket: false,
   renderer: false,
+  renderQueue: false,
 };
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });

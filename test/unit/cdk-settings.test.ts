@@ -22,8 +22,12 @@ describe('resolveSettings', () => {
       DOWNLOAD_URL_TTL_SECONDS: '900',
       PDF_RETENTION_DAYS: '30',
       MAX_RENDERED_HTML_BYTES: String(5 * 1024 * 1024),
+      // The event source mapping's concurrency, which the cloud sets apart from the local default.
+      ASYNC_CONCURRENCY: '10',
     });
     expect(resolved.rendererTimeoutSeconds).toBe(28);
+    // The async budget (600 s) and the consumer's own minute: within Lambda's 900 s.
+    expect(resolved.renderWorkerTimeoutSeconds).toBe(660);
   });
 
   it('writes the variables that functions/core/config.ts parses back to the same values', () => {
@@ -59,6 +63,12 @@ describe('resolveSettings', () => {
         // Not set here: their defaults.
         jobLeaseSeconds: 30,
         sweepIntervalSeconds: 5,
+        asyncQueueLeaseSeconds: 21_600,
+        asyncMaxAttempts: 3,
+        asyncRetryBaseSeconds: 10,
+        asyncRenderBudgetMs: 600_000,
+        // Always written: the event source mapping's concurrency in the cloud.
+        asyncConcurrency: 10,
       });
     } finally {
       for (const key of Object.keys(environment)) delete process.env[key];

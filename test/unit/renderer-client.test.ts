@@ -31,6 +31,7 @@ const lambdaEndpoint = async (answer: Answer) => {
     dynamoDbEndpoint: undefined,
     s3Endpoint: undefined,
     lambdaEndpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    sqsEndpoint: undefined,
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   };
   return { calls, renderer: createLambdaRenderer('renderer', aws) };

@@ -39,12 +39,14 @@ describe('the wiring declaration', () => {
       ...bindingEnvironment('apiKeySecret', { secretId: 'arn:secret' }),
       ...bindingEnvironment('pdfBucket', { bucketName: 'the-bucket' }),
       ...bindingEnvironment('renderer', { functionName: 'the-renderer' }),
+      ...bindingEnvironment('renderQueue', { queueUrl: 'https://sqs.example/1/the-queue' }),
     };
     const config = readResourceConfig(wiring, env);
     expect(config).toMatchObject({
       tableName: 'the-table',
       bucketName: 'the-bucket',
       rendererFunctionName: 'the-renderer',
+      renderQueueUrl: 'https://sqs.example/1/the-queue',
       auth: { userPoolId: 'us-east-1_pool', clientIds: ['client'] },
       apiKeySecret: { kind: 'secretsManager', secretId: 'arn:secret' },
     });

@@ -102,12 +102,80 @@ const leaseFields = (job: Pick<Job, 'account_id' | 'id'>, leaseUntil: number) =>
 /** What leaves a job when its unit is settled: it is no longer in the sweeper's index. */
 export const SETTLED_REMOVES = ['lease_until', 'unit', GSI1.partitionKey, GSI1.sortKey] as const;
 
-/** Extends the lease of a job still pending or rendering. */
+/**
+ * An async job's writes by its holder are fenced by its attempt: once another claim (or the
+ * sweeper's re-queue and a claim) moved `attempts` on, a stalled holder's writes fail.
+ */
+export const fenceOf = (job: Pick<Job, 'mode' | 'attempts'>): number | undefined =>
+  job.mode === 'async' && job.attempts !== undefined ? job.attempts : undefined;
+
+/** Extends the lease of a job still pending or rendering (an async job's: still at its attempt). */
 export const renewJobParams = (
   tableName: string,
-  job: Pick<Job, 'account_id' | 'id'>,
+  job: Pick<Job, 'account_id' | 'id' | 'mode' | 'attempts'>,
   leaseUntil: number,
-): UpdateCommandInput => transitionJobParams(tableName, job, OPEN, leaseFields(job, leaseUntil));
+): UpdateCommandInput =>
+  transitionJobParams(tableName, job, OPEN, leaseFields(job, leaseUntil), [], fenceOf(job));
+
+/**
+ * The consumer's claim of an async job: pending, or rendering past its lease (the holder died),
+ * at the attempt the consumer read → rendering at the next attempt, its unit held, leased.
+ */
+export const claimJobParams = (
+  tableName: string,
+  job: Pick<Job, 'account_id' | 'id' | 'attempts'>,
+  leaseUntil: number,
+  now: number,
+  at: string,
+): UpdateCommandInput => {
+  const seen = job.attempts ?? 0;
+  const base = transitionJobParams(
+    tableName,
+    job,
+    ['pending', 'rendering'],
+    {
+      status: 'rendering',
+      attempts: seen + 1,
+      unit: 'held',
+      ...leaseFields(job, leaseUntil),
+      updated_at: at,
+    },
+    [],
+    seen,
+  );
+  return {
+    ...base,
+    ConditionExpression: `${base.ConditionExpression} AND (#status = :from0 OR lease_until < :now)`,
+    ExpressionAttributeValues: { ...base.ExpressionAttributeValues, ':now': now },
+  };
+};
+
+/**
+ * An async job back to the queue at the attempt it is at: pending, its unit still held, leased for
+ * the queue's wait. With `expiredBefore` (the sweeper), only once its lease ran out before then.
+ */
+export const requeueJobParams = (
+  tableName: string,
+  job: Pick<Job, 'account_id' | 'id' | 'attempts'>,
+  leaseUntil: number,
+  at: string,
+  expiredBefore?: number,
+): UpdateCommandInput => {
+  const base = transitionJobParams(
+    tableName,
+    job,
+    OPEN,
+    { status: 'pending', ...leaseFields(job, leaseUntil), updated_at: at },
+    [],
+    job.attempts ?? 0,
+  );
+  if (expiredBefore === undefined) return base;
+  return {
+    ...base,
+    ConditionExpression: `${base.ConditionExpression} AND lease_until < :now`,
+    ExpressionAttributeValues: { ...base.ExpressionAttributeValues, ':now': expiredBefore },
+  };
+};
 
 /** A failed job whose unit came back leaves the index (only a `refunding` one: never a live job). */
 export const settledJobParams = (
@@ -195,13 +263,17 @@ export const listJobsParams = (tableName: string, accountId: string, now: Date):
   ScanIndexForward: false,
 });
 
-/** Sets `fields` on the job only while its status is one of `from`; answers the item as it became. */
+/**
+ * Sets `fields` on the job only while its status is one of `from` (and, with `attempts`, while it
+ * is at that attempt); answers the item as it became.
+ */
 export const transitionJobParams = (
   tableName: string,
   job: Pick<Job, 'account_id' | 'id'>,
   from: readonly JobStatus[],
   fields: Readonly<Record<string, unknown>>,
   removes: readonly string[] = [],
+  attempts?: number,
 ): UpdateCommandInput => {
   const names: Record<string, string> = { '#status': 'status' };
   const values: Record<string, unknown> = {};
@@ -217,11 +289,17 @@ export const transitionJobParams = (
   from.forEach((s, i) => {
     values[`:from${i}`] = s;
   });
+  let fence = '';
+  if (attempts !== undefined) {
+    names['#attempts'] = 'attempts';
+    values[':attempts'] = attempts;
+    fence = ' AND #attempts = :attempts';
+  }
   return {
     TableName: tableName,
     Key: jobKey(job.account_id, job.id),
     UpdateExpression: `SET ${sets.join(', ')}${removed.length ? ` REMOVE ${removed.join(', ')}` : ''}`,
-    ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
+    ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})${fence}`,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
     ReturnValues: 'ALL_NEW',
@@ -258,7 +336,7 @@ export const createJobStore = (
   };
 
   const transition = async (
-    job: Pick<Job, 'account_id' | 'id'>,
+    job: Pick<Job, 'account_id' | 'id' | 'mode' | 'attempts'>,
     from: readonly JobStatus[],
     fields: Readonly<Record<string, unknown>>,
     removes: readonly string[] = [],
@@ -268,7 +346,7 @@ export const createJobStore = (
       async () => {
         const out = await db.send(
           new UpdateCommand(
-            transitionJobParams(tableName, job, from, { ...fields, updated_at: at }, removes),
+            transitionJobParams(tableName, job, from, { ...fields, updated_at: at }, removes, fenceOf(job)),
           ),
         );
         return toJob(out.Attributes ?? {});
@@ -277,11 +355,26 @@ export const createJobStore = (
     );
   };
 
+  /** A conditional update's item as it became, or undefined when its condition failed. */
+  const conditional = async (params: UpdateCommandInput): Promise<Job | undefined> => {
+    try {
+      const out = await db.send(new UpdateCommand(params));
+      return toJob(out.Attributes ?? {});
+    } catch (e) {
+      if (isConditionFailure(e)) return undefined;
+      throw e;
+    }
+  };
+
   return {
     async create(job: NewJob, lease): Promise<Job> {
       const at = now();
       const item: Job = {
         ...job,
+        mode: job.mode ?? 'sync',
+        attempts: 0,
+        webhook_id: job.webhook_id ?? null,
+        batch_id: job.batch_id ?? null,
         status: 'pending',
         ...(lease
           ? { usage_month: lease.month, unit: 'reserving' as const, lease_until: lease.leaseUntil }
@@ -316,8 +409,17 @@ export const createJobStore = (
     markRendering: (job, leaseUntil) =>
       transition(job, ['pending'], {
         status: 'rendering',
+        attempts: 1,
         ...(leaseUntil !== undefined ? { unit: 'held', ...leaseFields(job, leaseUntil) } : {}),
       }),
+
+    hold: (job, leaseUntil) =>
+      transition(job, ['pending'], { unit: 'held', ...leaseFields(job, leaseUntil) }),
+
+    claim: (job, leaseUntil, at) => conditional(claimJobParams(tableName, job, leaseUntil, at, now())),
+
+    requeue: (job, leaseUntil, expiredBefore) =>
+      conditional(requeueJobParams(tableName, job, leaseUntil, now(), expiredBefore)),
 
     async renew(job, leaseUntil) {
       try {

@@ -1,0 +1,137 @@
+/**
+ * The render queue's consumer: one message names one async job (async-renders.ts); this renders
+ * it with the same steps as a sync render (pdf-jobs.ts `steps`), once, whatever the queue does.
+ *
+ * - Delivered twice (SQS delivers at least once): a job that ended is acknowledged without
+ *   rendering; one rendering under a live lease is acknowledged too (its holder finishes it, or the
+ *   sweeper re-queues it once the lease runs out).
+ * - The claim (pending, or rendering past its lease → rendering, `attempts + 1`) is a conditional
+ *   write on the attempt read: two consumers never render the same attempt, and every later write
+ *   of the holder (renew, complete, fail, requeue) is fenced by that attempt.
+ * - A retryable failure (the renderer crashed or was unreachable, busy, a storage or service
+ *   fault) puts the job back in the queue while attempts remain, with a backoff (`retry`); the
+ *   last attempt fails it for good. Final failures (templating, limits, the page's timeout) fail
+ *   the job at once. Failing gives the unit back, as for a sync render.
+ */
+import { INTEGER_SETTINGS } from '../settings.js';
+import type { RenderMessage, RenderOrders } from './async-renders.js';
+import { isOpen, type Job, type JobError, type JobStore } from './jobs.js';
+import type { PdfJobs } from './pdf-jobs.js';
+import type { Clock, RenderFailureCode } from './ports.js';
+
+export interface RenderWorkerDeps {
+  readonly pdfJobs: PdfJobs;
+  readonly jobs: JobStore;
+  readonly orders: RenderOrders;
+  readonly clock: Clock;
+  readonly limits: {
+    readonly asyncMaxAttempts?: number;
+    readonly asyncRetryBaseSeconds?: number;
+    readonly asyncQueueLeaseSeconds?: number;
+  };
+  readonly onFault: (message: string, error: unknown) => void;
+}
+
+/** What became of a message: acknowledge it (`done`), or let it come back after `delaySeconds`. */
+export type WorkOutcome =
+  | { readonly kind: 'done'; readonly why: string; readonly job?: Job }
+  | { readonly kind: 'retry'; readonly delaySeconds: number; readonly job: Job };
+
+/** Failures another attempt may not repeat: the renderer, its capacity, storage. */
+export const RETRYABLE_FAILURES: ReadonlySet<RenderFailureCode> = new Set([
+  'PDF_RENDERING_FAILED',
+  'PDF_STORAGE_FAILED',
+  'SERVICE_BUSY',
+]);
+
+const FAULT: JobError = {
+  code: 'INTERNAL_ERROR',
+  message: 'The render was interrupted by a fault of the service; the render unit was given back.',
+};
+
+const ORDER_MISSING: JobError = {
+  code: 'INTERNAL_ERROR',
+  message: "The render's order was not found (a fault of the service); the render unit was given back.",
+};
+
+/** SQS holds a message back at most 15 minutes. */
+const MAX_DELAY_SECONDS = 900;
+
+export const retryDelaySeconds = (baseSeconds: number, attempt: number): number =>
+  Math.min(MAX_DELAY_SECONDS, baseSeconds * 2 ** Math.max(0, attempt - 1));
+
+export const createRenderWorker = (deps: RenderWorkerDeps) => {
+  const { pdfJobs, jobs, orders, clock } = deps;
+  const { steps } = pdfJobs;
+  const maxAttempts = deps.limits.asyncMaxAttempts ?? INTEGER_SETTINGS.asyncMaxAttempts.default;
+  const baseSeconds = deps.limits.asyncRetryBaseSeconds ?? INTEGER_SETTINGS.asyncRetryBaseSeconds.default;
+  const queueLeaseMs =
+    (deps.limits.asyncQueueLeaseSeconds ?? INTEGER_SETTINGS.asyncQueueLeaseSeconds.default) * 1000;
+
+  const done = (why: string, job?: Job): WorkOutcome => ({ kind: 'done', why, ...(job ? { job } : {}) });
+
+  /** Back to the queue for another attempt after a backoff, if the job is still this attempt's. */
+  const retry = async (claimed: Job): Promise<WorkOutcome> => {
+    const delaySeconds = retryDelaySeconds(baseSeconds, claimed.attempts ?? 1);
+    const leaseUntil = clock.now().getTime() + delaySeconds * 1000 + queueLeaseMs;
+    const requeued = await jobs.requeue(claimed, leaseUntil);
+    return requeued ? { kind: 'retry', delaySeconds, job: requeued } : done('taken over', claimed);
+  };
+
+  const ended = async (job: Job, outcome: Job | undefined, why: string): Promise<WorkOutcome> => {
+    await orders
+      .delete(job.account_id, job.id)
+      .catch((e) => deps.onFault('deleting a render order failed (the lifecycle rule removes it)', e));
+    return done(why, outcome ?? job);
+  };
+
+  const render = async (claimed: Job, month: string): Promise<WorkOutcome> => {
+    const order = await orders.get(claimed.account_id, claimed.id);
+    if (!order) return ended(claimed, await steps.failJob(claimed, month, ORDER_MISSING), 'order missing');
+    const { v: _, ...rest } = order;
+    const accepted = { job: claimed, month, ...rest };
+    const renewal = steps.renewing(claimed);
+    try {
+      const result = await steps.callRenderer(accepted);
+      if (result.ok) return ended(claimed, await steps.complete(accepted, claimed, result), 'completed');
+      if (RETRYABLE_FAILURES.has(result.code) && (claimed.attempts ?? 1) < maxAttempts) {
+        deps.onFault(
+          `async render attempt ${claimed.attempts} failed (${result.code}): retrying`,
+          result.message,
+        );
+        return await retry(claimed);
+      }
+      await steps.fail(accepted, claimed, result);
+      return ended(claimed, await jobs.get(claimed.account_id, claimed.id, true), 'failed');
+    } catch (e) {
+      // A fault of ours (table, bucket): another attempt if one is left, else the job fails now.
+      deps.onFault(`async render of ${claimed.id} failed`, e);
+      if ((claimed.attempts ?? 1) < maxAttempts) return await retry(claimed);
+      return ended(claimed, await steps.failJob(claimed, month, FAULT), 'failed by a fault');
+    } finally {
+      renewal.stop();
+    }
+  };
+
+  return {
+    maxAttempts,
+
+    /** Renders the job a message names, at most once per attempt; throws only when nothing could be decided. */
+    async handle(message: RenderMessage): Promise<WorkOutcome> {
+      const job = await jobs.get(message.account_id, message.job_id, true);
+      if (!job) return done('no such job');
+      if (!isOpen(job)) return done(`already ${job.status}`, job);
+      const now = clock.now().getTime();
+      if (job.status === 'rendering' && (job.lease_until ?? 0) >= now)
+        return done('rendering elsewhere', job);
+      // Still being accepted (its unit not yet held), or no attempt left: the sweeper's to settle.
+      if (job.unit !== 'held' || job.usage_month === undefined) return done('not queued', job);
+      if ((job.attempts ?? 0) >= maxAttempts) return done('no attempt left', job);
+      const claimed = await jobs.claim(job, steps.leaseUntil(), now);
+      if (!claimed) return done('claimed elsewhere', job);
+      return render(claimed, job.usage_month);
+    },
+  };
+};
+
+export type RenderWorker = ReturnType<typeof createRenderWorker>;

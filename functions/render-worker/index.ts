@@ -1,0 +1,126 @@
+/**
+ * The render queue's consumer (Lambda, SQS event source mapping with ReportBatchItemFailures;
+ * locally the same handler behind lib/local/sqs/poller.ts): each message names an async job,
+ * which domain/render-worker.ts renders once. A message to retry is named in `batchItemFailures`
+ * and held back by its backoff (ChangeMessageVisibility); every other one is acknowledged.
+ */
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createDocumentClient } from '../adapters/dynamodb/client.js';
+import { createIdempotencyStore } from '../adapters/dynamodb/idempotency.js';
+import { createJobStore } from '../adapters/dynamodb/jobs.js';
+import { createTemplateStore } from '../adapters/dynamodb/templates.js';
+import { createUsageStore } from '../adapters/dynamodb/usage.js';
+import { createS3Client } from '../adapters/s3/client.js';
+import { createS3PdfStorage } from '../adapters/s3/pdf-storage.js';
+import { createS3RenderOrders } from '../adapters/s3/render-orders.js';
+import { createSqsClient } from '../adapters/sqs/client.js';
+import { changeVisibility } from '../adapters/sqs/queue.js';
+import { type Environment, readResourceConfig } from '../core/config.js';
+import { logger } from '../core/logger.js';
+import { logFault, systemClock } from '../core/runtime.js';
+import { parseRenderMessage } from '../domain/async-renders.js';
+import { jobRecordRetentionSeconds } from '../domain/jobs.js';
+import { createPdfJobs } from '../domain/pdf-jobs.js';
+import type { JobEvents, Renderer } from '../domain/ports.js';
+import { createRenderWorker, retryDelaySeconds } from '../domain/render-worker.js';
+import { DEFAULT_PLAN } from '../settings.js';
+
+export interface RenderWorkerParts {
+  /** The renderer: in the cloud the function's own (Chromium in the same Lambda), locally the stack's. */
+  readonly renderer: Renderer;
+  /** @default none (NO_JOB_EVENTS) */
+  readonly events?: JobEvents;
+}
+
+export type RenderWorkerHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+
+export const createRenderWorkerHandler = (
+  env: Environment,
+  parts: RenderWorkerParts,
+): RenderWorkerHandler => {
+  const config = readResourceConfig(
+    {
+      table: true,
+      userPool: false,
+      apiKeySecret: false,
+      pdfBucket: true,
+      renderer: false,
+      renderQueue: true,
+    },
+    env,
+  );
+  const { settings } = config;
+  const tableName = config.tableName as string;
+  const bucketName = config.bucketName as string;
+  const queueUrl = config.renderQueueUrl as string;
+  const db = createDocumentClient(config.aws);
+  const s3 = createS3Client(config.aws);
+  const sqs = createSqsClient(config.aws);
+  const clock = systemClock;
+  const jobs = createJobStore(db, tableName, clock, {
+    recordRetentionSeconds: jobRecordRetentionSeconds(settings.pdfRetentionDays),
+  });
+  const pdfJobs = createPdfJobs({
+    jobs,
+    usage: createUsageStore(db, tableName, clock),
+    // Neither is used by a consumer (the order carries the template; no idempotency key is claimed here).
+    templates: createTemplateStore(db, tableName, clock, { onFault: logFault }),
+    idempotency: createIdempotencyStore(db, tableName, clock, 20_000, 30_000),
+    storage: createS3PdfStorage(s3, bucketName, {
+      downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds,
+      uploadUrlTtlSeconds: Math.ceil(settings.asyncRenderBudgetMs / 1000) + 300,
+    }),
+    renderer: parts.renderer,
+    clock,
+    plans: settings.plans,
+    defaultPlan: DEFAULT_PLAN,
+    limits: settings,
+    onFault: logFault,
+    ...(parts.events ? { events: parts.events } : {}),
+  });
+  const worker = createRenderWorker({
+    pdfJobs,
+    jobs,
+    orders: createS3RenderOrders(s3, bucketName),
+    clock,
+    limits: settings,
+    onFault: logFault,
+  });
+
+  /** True: acknowledge the record; false: it comes back (after `delaySeconds` when that was set). */
+  const handleRecord = async (record: SQSRecord): Promise<boolean> => {
+    const message = parseRenderMessage(record.body);
+    if (!message) {
+      // Nothing can ever process it: acknowledged and logged, not left to poison the queue.
+      logger.error('render queue: a message that names no job', { messageId: record.messageId });
+      return true;
+    }
+    let delaySeconds: number;
+    try {
+      const outcome = await worker.handle(message);
+      if (outcome.kind === 'done') {
+        logger.info('render queue: message done', { jobId: message.job_id, why: outcome.why });
+        return true;
+      }
+      delaySeconds = outcome.delaySeconds;
+    } catch (e) {
+      // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
+      logFault(`render queue: job ${message.job_id} could not be handled`, e);
+      const received = Number(record.attributes.ApproximateReceiveCount) || 1;
+      delaySeconds = retryDelaySeconds(settings.asyncRetryBaseSeconds, received);
+    }
+    await changeVisibility(sqs, queueUrl, record.receiptHandle, delaySeconds).catch((e) =>
+      logFault('render queue: holding a message back failed (it comes back after its visibility timeout)', e),
+    );
+    return false;
+  };
+
+  return async (event) => {
+    const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+    // One at a time: a consumer renders one document at once (batch size 1 in the cloud).
+    for (const record of event.Records) {
+      if (!(await handleRecord(record))) batchItemFailures.push({ itemIdentifier: record.messageId });
+    }
+    return { batchItemFailures };
+  };
+};
