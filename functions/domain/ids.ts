@@ -10,3 +10,5 @@ export const API_KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
 export const newTemplateId = (): string => `tpl_${ulid()}`;
 /** `tpl_` and a ULID, as newTemplateId makes them. */
 export const TEMPLATE_ID = /^tpl_[0-9A-HJKMNP-TV-Z]{26}$/;
+/** `bat_` and a ULID: a batch (POST /v1/batches). */
+export const newBatchId = (): string => `bat_${ulid()}`;
