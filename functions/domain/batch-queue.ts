@@ -20,27 +20,29 @@ export interface BatchQueueDeps {
   readonly limits: { readonly asyncQueueLeaseSeconds?: number };
 }
 
-/** Orders stored and jobs held this many at once. */
-const WIDTH = 25;
+/** Orders stored and jobs held this many at once, then their messages sent (SQS batches of ten). */
+const WIDTH = 50;
 
 export const createBatchQueue = ({ jobs, orders, queue, clock, limits }: BatchQueueDeps): BatchQueue => {
   const queueLeaseMs =
     (limits.asyncQueueLeaseSeconds ?? INTEGER_SETTINGS.asyncQueueLeaseSeconds.default) * 1000;
   return {
     async enqueue(accepted: readonly AcceptedRender[]): Promise<void> {
+      const groupId = accepted[0]?.job.account_id;
+      const options = groupId ? { groupId } : {};
+      // Chunk by chunk, so that the consumers start on the first items while the rest are queued.
       for (let i = 0; i < accepted.length; i += WIDTH) {
+        const chunk = accepted.slice(i, i + WIDTH);
         await Promise.all(
-          accepted.slice(i, i + WIDTH).map(async (a) => {
+          chunk.map(async (a) => {
             await orders.put(a.job.account_id, a.job.id, storedOrder(a));
             await jobs.hold(a.job, clock.now().getTime() + queueLeaseMs);
           }),
         );
+        const messages = chunk.map((a) => renderMessage(a.job));
+        if (queue.sendMany) await queue.sendMany(messages, options);
+        else for (const m of messages) await queue.send(m, options);
       }
-      const messages = accepted.map((a) => renderMessage(a.job));
-      const groupId = accepted[0]?.job.account_id;
-      const options = groupId ? { groupId } : {};
-      if (queue.sendMany) await queue.sendMany(messages, options);
-      else for (const m of messages) await queue.send(m, options);
     },
   };
 };
