@@ -15,8 +15,9 @@
  *
  * Counts: each job that ends is counted once on the batch (a set of ended job ids, conditional),
  * by JobEvents when it ends (the consumer's, the sweeper's), or by a read of the batch that finds
- * ended jobs not yet counted (an event that did not go through). The write that counts the last job moves
- * the batch to `completed`, once (conditional), and only that one publishes `batch.completed`.
+ * ended jobs not yet counted (an event that did not go through). The write that counts the last
+ * job moves the batch to `completed`, once (conditional), and only that one publishes
+ * `batch.completed`.
  */
 import { INTEGER_SETTINGS, type Plan } from '../settings.js';
 import {
