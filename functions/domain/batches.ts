@@ -92,6 +92,7 @@ export interface BatchView {
 export interface BatchJobStatus {
   readonly id: string;
   readonly status: Job['status'];
+  readonly updated_at: string;
 }
 
 export interface BatchStore {
@@ -116,6 +117,8 @@ export interface BatchStore {
   jobs(accountId: string, batchId: string, page: Page): Promise<Job[]>;
   /** Every job of the batch with its status, in item order. */
   statuses(accountId: string, batchId: string): Promise<BatchJobStatus[]>;
+  /** The ids of the jobs counted as ended (read consistently). */
+  counted(accountId: string, batchId: string): Promise<ReadonlySet<string>>;
 }
 
 /** Where a batch's jobs go once accepted: the render queue (async-renders.ts). */
@@ -171,6 +174,9 @@ const BATCH_ID = /^bat_[0-9A-HJKMNP-TV-Z]{26}$/;
 const batchNotFound = (batchId: string) =>
   new ServiceError('BATCH_NOT_FOUND', `Batch ${batchId} was not found`);
 
+/** A read counts an ended job on its batch once its own count is this late (it did not go through). */
+const REPAIR_AFTER_MS = 30_000;
+
 /** A batch's jobs are leased for this many job leases while the batch is accepted. */
 const ACCEPT_LEASE_FACTOR = 10;
 
@@ -188,10 +194,14 @@ const inChunks = async <T, R>(
   items: readonly T[],
   width: number,
   step: (item: T, index: number) => Promise<R>,
+  /** Stop after the first chunk in which a step failed. */
+  stopOnFailure = false,
 ): Promise<PromiseSettledResult<R>[]> => {
   const out: PromiseSettledResult<R>[] = [];
   for (let i = 0; i < items.length; i += width) {
-    out.push(...(await Promise.allSettled(items.slice(i, i + width).map((item, j) => step(item, i + j)))));
+    const chunk = await Promise.allSettled(items.slice(i, i + width).map((item, j) => step(item, i + j)));
+    out.push(...chunk);
+    if (stopOnFailure && chunk.some((o) => o.status === 'rejected')) break;
   }
   return out;
 };
@@ -396,41 +406,48 @@ export const createBatches = (deps: BatchDeps) => {
     const leaseUntil = clock.now().getTime() + ACCEPT_LEASE_FACTOR * leaseMs;
     const ids = command.items.map(() => newJobId());
     const written: { job: Job; month: string }[] = [];
-    const outcomes = await inChunks(command.items, ACCEPT_CHUNK, async (item, index) => {
-      const jobId = ids[index] as string;
-      const job = await jobs.create(
-        {
-          id: jobId,
-          account_id: principal.accountId,
-          template_id: command.source.kind === 'saved' ? command.source.templateId : null,
-          template_version: template.version,
-          object_key: pdfObjectKey(principal.accountId, jobId),
-          mode: 'async',
-          webhook_id: null,
-          batch_id: batchId,
-        },
-        { month, leaseUntil },
-      );
-      try {
-        await usage.reserveQueued(principal.accountId, plan, month, jobId);
-      } catch (e) {
-        await jobs.discard(job).catch((f) => deps.onFault('discarding a refused batch job failed', f));
-        throw e;
-      }
-      written.push({ job, month });
-      return {
-        job,
-        month,
-        field: template.field,
-        template: { ...template.template, variables: stringifyTemplateData(item.variables) },
-        options: optionsOf(template, item),
-        offline: template.offline,
-      } satisfies AcceptedRender;
-    });
+    const outcomes = await inChunks(
+      command.items,
+      ACCEPT_CHUNK,
+      async (item, index) => {
+        const jobId = ids[index] as string;
+        const job = await jobs.create(
+          {
+            id: jobId,
+            account_id: principal.accountId,
+            template_id: command.source.kind === 'saved' ? command.source.templateId : null,
+            template_version: template.version,
+            object_key: pdfObjectKey(principal.accountId, jobId),
+            mode: 'async',
+            webhook_id: null,
+            batch_id: batchId,
+          },
+          { month, leaseUntil },
+        );
+        try {
+          await usage.reserveQueued(principal.accountId, plan, month, jobId);
+        } catch (e) {
+          await jobs.discard(job).catch((f) => deps.onFault('discarding a refused batch job failed', f));
+          throw e;
+        }
+        written.push({ job, month });
+        return {
+          job,
+          month,
+          field: template.field,
+          template: { ...template.template, variables: stringifyTemplateData(item.variables) },
+          options: optionsOf(template, item),
+          offline: template.offline,
+        } satisfies AcceptedRender;
+      },
+      true,
+    );
     const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (!refused) return outcomes.map((o) => (o as PromiseFulfilledResult<AcceptedRender>).value);
+    if (!refused && outcomes.length === command.items.length) {
+      return outcomes.map((o) => (o as PromiseFulfilledResult<AcceptedRender>).value);
+    }
     await undo(written);
-    const reason = refused.reason as unknown;
+    const reason = refused?.reason as unknown;
     if (reason instanceof ServiceError && reason.code === 'PLAN_QUOTA_EXCEEDED') {
       throw quotaExceeded(
         plan,
@@ -451,7 +468,11 @@ export const createBatches = (deps: BatchDeps) => {
     const ended = statuses.filter((s) => s.status === 'completed' || s.status === 'failed');
     let latest = batch;
     if (ended.length > batch.completed + batch.failed) {
+      // Only the jobs whose own count is overdue: one that just ended is being counted by its holder.
+      const already = await batches.counted(batch.account_id, batch.id);
+      const overdue = clock.now().getTime() - REPAIR_AFTER_MS;
       for (const s of ended) {
+        if (already.has(s.id) || Date.parse(s.updated_at) > overdue) continue;
         const counted = await batches.countEnded(
           batch.account_id,
           batch.id,

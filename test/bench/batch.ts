@@ -86,7 +86,7 @@ try {
         break;
       }
       // As a client would poll (each read counts the batch's open jobs from its index).
-      await sleep(1000);
+      await sleep(2000);
     }
     const ms = performance.now() - started;
     console.info(`  batch of ${count}: accepted (202) in ${accepted.toFixed(0)} ms`);

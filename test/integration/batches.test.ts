@@ -74,6 +74,7 @@ describe('batches', () => {
     expect((await local.api('/v1/usage', { token })).json.renders_used).toBe(6);
     const listed = await local.api('/v1/batches', { token });
     expect(listed.json.map((b: Json) => b.id)).toEqual([res.json.id]);
+    expect((await local.api('/v1/batches?offset=1', { token })).json).toEqual([]);
   });
 
   it("each item's variables are read as JSON sent them (10.0 stays a float)", async () => {

@@ -8,6 +8,7 @@ import {
   batchJobsParams,
   completeBatchParams,
   countEndedParams,
+  getBatchCountsParams,
 } from '../../functions/adapters/dynamodb/batches.js';
 import { batchJobIndexKey } from '../../functions/adapters/dynamodb/keys.js';
 import { createBatchSchema, parseCreateBatch } from '../../functions/batches/request.js';
@@ -83,8 +84,9 @@ describe('batch store requests', () => {
       UpdateExpression: 'ADD #count :one, #ended :job SET updated_at = :at',
       ConditionExpression: 'attribute_exists(PK) AND NOT contains(#ended, :jobId)',
       ExpressionAttributeNames: { '#count': 'failed', '#ended': 'ended_jobs' },
-      ReturnValues: 'ALL_NEW',
     });
+    // Its answer is read back without the set of counted jobs (up to 1,000 ids).
+    expect(getBatchCountsParams('t', 'a', 'bat_1').ProjectionExpression).not.toContain('ended');
     expect(completeBatchParams('t', { account_id: 'a', id: 'bat_1' }, 'now')).toMatchObject({
       ConditionExpression: '#status = :processing',
       ExpressionAttributeValues: { ':completed': 'completed', ':processing': 'processing' },

@@ -42,6 +42,23 @@ import { skipItems } from './pagination.js';
 /** The ids of the batch's jobs counted as ended (a string set). */
 const ENDED = 'ended_jobs';
 
+/** A batch's own fields: what a read returns, without the set of counted jobs. */
+const BATCH_FIELDS = [
+  'id',
+  'account_id',
+  'status',
+  'total',
+  'completed',
+  'failed',
+  'template_id',
+  'template_version',
+  'webhook_id',
+  'created_at',
+  'updated_at',
+  'completed_at',
+  TTL,
+] as const;
+
 /** A new batch's item, written only if no item has its key; it expires with its jobs' records. */
 export const createBatchParams = (tableName: string, batch: Batch, expiresAt: number): PutCommandInput => ({
   TableName: tableName,
@@ -66,7 +83,22 @@ export const countEndedParams = (
   ConditionExpression: `${ITEM_EXISTS} AND NOT contains(#ended, :jobId)`,
   ExpressionAttributeNames: { '#count': end.how, '#ended': ENDED },
   ExpressionAttributeValues: { ':one': 1, ':job': new Set([end.jobId]), ':jobId': end.jobId, ':at': end.at },
-  ReturnValues: 'ALL_NEW',
+});
+
+/** The batch's own fields, without its set of counted jobs (up to 1,000 ids, ~30 KB). */
+const batchProjection = () => ({
+  ProjectionExpression: BATCH_FIELDS.map((_, i) => `#f${i}`).join(', '),
+  ExpressionAttributeNames: Object.fromEntries(BATCH_FIELDS.map((f, i) => [`#f${i}`, f])),
+});
+
+/** The batch without its set of counted jobs, read consistently. */
+export const getBatchCountsParams = (
+  tableName: string,
+  accountId: string,
+  batchId: string,
+): GetCommandInput => ({
+  ...getBatchParams(tableName, accountId, batchId),
+  ...batchProjection(),
 });
 
 /** processing → completed (the caller saw every job counted: a condition cannot add two counters). */
@@ -81,7 +113,6 @@ export const completeBatchParams = (
   ConditionExpression: '#status = :processing',
   ExpressionAttributeNames: { '#status': 'status' },
   ExpressionAttributeValues: { ':completed': 'completed', ':processing': 'processing', ':at': at },
-  ReturnValues: 'ALL_NEW',
 });
 
 /** The account's batches, newest first (ULID ids), without those whose record expired at `now`. */
@@ -129,10 +160,21 @@ export const createBatchStore = (
 ): BatchStore => {
   const now = () => isoNow(clock.now());
 
-  const conditional = async (params: UpdateCommandInput): Promise<Batch | undefined> => {
+  const read = async (accountId: string, batchId: string): Promise<Batch | undefined> => {
+    const out = await db.send(new GetCommand(getBatchCountsParams(tableName, accountId, batchId)));
+    const live =
+      out.Item && (out.Item[TTL] === undefined || Number(out.Item[TTL]) > epochSeconds(clock.now()));
+    return live && out.Item ? toBatch(out.Item) : undefined;
+  };
+
+  /** The batch as a conditional update left it (read back without its set); undefined when refused. */
+  const conditional = async (
+    params: UpdateCommandInput,
+    batch: { accountId: string; batchId: string },
+  ): Promise<Batch | undefined> => {
     try {
-      const out = await db.send(new UpdateCommand(params));
-      return toBatch(out.Attributes ?? {});
+      await db.send(new UpdateCommand(params));
+      return await read(batch.accountId, batch.batchId);
     } catch (e) {
       if (isConditionFailure(e)) return undefined;
       throw e;
@@ -153,7 +195,7 @@ export const createBatchStore = (
   /** `limit` items of `query` after `offset` (read as keys only; offsets are capped by the API). */
   const page = async (query: QueryCommandInput, { limit, offset }: { limit: number; offset: number }) => {
     // LastEvaluatedKey carries every key attribute, whatever the projection.
-    const keysOnly = { ProjectionExpression: '#pk' };
+    const keysOnly = query.ProjectionExpression ? {} : { ProjectionExpression: '#pk' };
     const { startKey, exhausted } =
       offset > 0
         ? await skipItems(db, { ...query, ...keysOnly }, offset)
@@ -191,21 +233,34 @@ export const createBatchStore = (
       return item;
     },
 
-    async get(accountId, batchId) {
-      const out = await db.send(new GetCommand(getBatchParams(tableName, accountId, batchId)));
-      const live =
-        out.Item && (out.Item[TTL] === undefined || Number(out.Item[TTL]) > epochSeconds(clock.now()));
-      return live && out.Item ? toBatch(out.Item) : undefined;
-    },
+    get: read,
 
     async list(accountId, p) {
-      return (await page(listBatchesParams(tableName, accountId, clock.now()), p)).map(toBatch);
+      const query = listBatchesParams(tableName, accountId, clock.now());
+      const { ProjectionExpression, ExpressionAttributeNames } = batchProjection();
+      return (
+        await page(
+          {
+            ...query,
+            ProjectionExpression: `#pk, #sk, ${ProjectionExpression}`,
+            ExpressionAttributeNames: { ...query.ExpressionAttributeNames, ...ExpressionAttributeNames },
+          },
+          p,
+        )
+      ).map(toBatch);
     },
 
     countEnded: (accountId, batchId, jobId, how) =>
-      conditional(countEndedParams(tableName, { accountId, batchId, jobId, how, at: now() })),
+      conditional(countEndedParams(tableName, { accountId, batchId, jobId, how, at: now() }), {
+        accountId,
+        batchId,
+      }),
 
-    complete: (batch) => conditional(completeBatchParams(tableName, batch, now())),
+    complete: (batch) =>
+      conditional(completeBatchParams(tableName, batch, now()), {
+        accountId: batch.account_id,
+        batchId: batch.id,
+      }),
 
     async jobs(accountId, batchId, p): Promise<Job[]> {
       return (await page(batchJobsParams(tableName, accountId, batchId), p)).map(toJob);
@@ -214,10 +269,25 @@ export const createBatchStore = (
     async statuses(accountId, batchId): Promise<BatchJobStatus[]> {
       const items = await queryAll({
         ...batchJobsParams(tableName, accountId, batchId),
-        ProjectionExpression: 'id, #status',
+        ProjectionExpression: 'id, #status, updated_at',
         ExpressionAttributeNames: { '#pk': GSI2.partitionKey, '#status': 'status' },
       });
-      return items.map((i) => ({ id: String(i.id), status: i.status as BatchJobStatus['status'] }));
+      return items.map((i) => ({
+        id: String(i.id),
+        status: i.status as BatchJobStatus['status'],
+        updated_at: String(i.updated_at),
+      }));
+    },
+
+    async counted(accountId, batchId) {
+      const out = await db.send(
+        new GetCommand({
+          ...getBatchParams(tableName, accountId, batchId),
+          ProjectionExpression: '#ended',
+          ExpressionAttributeNames: { '#ended': ENDED },
+        }),
+      );
+      return (out.Item?.[ENDED] as Set<string> | undefined) ?? new Set<string>();
     },
   };
 };
