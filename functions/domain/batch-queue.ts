@@ -21,7 +21,7 @@ export interface BatchQueueDeps {
 }
 
 /** Orders stored and jobs held this many at once, then their messages sent (SQS batches of ten). */
-const WIDTH = 50;
+const WIDTH = 10;
 
 export const createBatchQueue = ({ jobs, orders, queue, clock, limits }: BatchQueueDeps): BatchQueue => {
   const queueLeaseMs =
