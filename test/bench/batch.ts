@@ -95,6 +95,7 @@ try {
 
   await syncRun(WARM_UP);
   const syncMs = await syncRun(ITEMS);
+  console.info(`  sync run of ${ITEMS}: ${(syncMs / 1000).toFixed(1)} s`);
   await batchRun(WARM_UP);
   const batchMs = await batchRun(ITEMS);
   const rate = (ms: number) => (ITEMS / (ms / 1000)).toFixed(2);
