@@ -303,6 +303,9 @@ export class PdfServiceStack extends Stack {
       [`Resource::${arnOf(this.pdfBucket.bucket)}/pdf/*`]:
         'Presigned URLs are signed for keys pdf/<accountId>/<jobId>.pdf, known only per request; the grant ' +
         'is limited to GetObject and PutObject under the pdf/ prefix of this bucket.',
+      [`Resource::${arnOf(this.pdfBucket.bucket)}/orders/*`]:
+        "Async renders' orders are orders/<accountId>/<jobId>.json, known only per job; the API may only put " +
+        'them, the render queue consumer only get and delete them, under the orders/ prefix of this bucket.',
       [`Resource::${arnOf(this.renderer.function)}:*`]:
         "grantInvoke names the renderer and its versions (<renderer>:*): still this one function's code only.",
     };

@@ -174,26 +174,29 @@ describe('the default stack', () => {
     });
   });
 
-  it('lets only the pdf function sign PDF URLs: GetObject and PutObject under pdf/', () => {
+  it('lets only the pdf and batches functions sign PDF URLs (GetObject and PutObject under pdf/) and put async orders', () => {
     const bucketId = s.logicalId(s.stack.pdfBucket.bucket);
     const s3Users = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).filter((roleId) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
     );
     const pdfRole = functions[fnId('pdf')].Properties.Role['Fn::GetAtt'][0];
+    const batchesRole = functions[fnId('batches')].Properties.Role['Fn::GetAtt'][0];
     // Besides aws-cdk-lib's handler that copies the dashboard into its own bucket.
     const deployHandler = s.logicalId(s.stack.dashboard?.bucketDeploymentHandler as never);
     const deployRole = functions[deployHandler].Properties.Role['Fn::GetAtt'][0];
-    expect(s3Users.filter((id) => id !== deployRole)).toEqual([pdfRole]);
+    expect(s3Users.filter((id) => id !== deployRole).sort()).toEqual([pdfRole, batchesRole].sort());
     expect(JSON.stringify(statementsOfRole(s, deployRole))).not.toContain(bucketId);
-    expect(
-      statementsOfRole(s, pdfRole).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
-    ).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['s3:GetObject', 's3:PutObject'],
-        Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/pdf/*']] },
-      },
-    ]);
+    const under = (prefix: string) => ({
+      'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, `/${prefix}/*`]],
+    });
+    for (const role of [pdfRole, batchesRole]) {
+      expect(
+        statementsOfRole(s, role).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
+      ).toEqual([
+        { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+        { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
+      ]);
+    }
   });
 
   it('gives the API-key secret to the functions that authenticate (keys are looked up on every route), and to no other', () => {
