@@ -6,6 +6,8 @@
  */
 import { createHandler as createApiKeysHandler } from './api-keys/index.js';
 import { apiKeysResource } from './api-keys/routes.js';
+import { createHandler as createBatchesHandler } from './batches/index.js';
+import { batchesResource } from './batches/routes.js';
 import type { Environment } from './core/config.js';
 import type { LambdaHandler } from './core/http.js';
 import type { LookupAll } from './core/public-addresses.js';
@@ -38,6 +40,7 @@ export type CreateHandler = (env: Environment, parts: HandlerParts) => LambdaHan
 
 export const handlerFactories: ReadonlyMap<string, CreateHandler> = new Map<string, CreateHandler>([
   [pdfResource.name, createPdfHandler],
+  [batchesResource.name, createBatchesHandler],
   [templatesResource.name, createTemplatesHandler],
   [apiKeysResource.name, createApiKeysHandler],
   [meResource.name, createMeHandler],

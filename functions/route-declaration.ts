@@ -67,7 +67,7 @@ export interface RouteDeclaration<B = unknown, Q = unknown> {
   readonly rateLimited?: boolean;
   readonly summary: string;
   readonly success: {
-    readonly status: 200 | 201 | 204;
+    readonly status: 200 | 201 | 202 | 204;
     readonly description: string;
     /** The answer's body: a named component of the OpenAPI document, or an array of them. */
     readonly body?: ResponseBody;

@@ -4,6 +4,7 @@
  * document all read it; a resource added here exists everywhere and nowhere else.
  */
 import { apiKeysResource } from './api-keys/routes.js';
+import { batchesResource } from './batches/routes.js';
 import { meResource } from './me/routes.js';
 import { pdfResource } from './pdf/routes.js';
 import { type AnyResource, createMatcher, type Route, routeKey, routesOf } from './route-declaration.js';
@@ -16,6 +17,7 @@ export { routeKey } from './route-declaration.js';
 
 export const resources: readonly AnyResource[] = [
   pdfResource,
+  batchesResource,
   templatesResource,
   apiKeysResource,
   meResource,

@@ -19,3 +19,5 @@ export const WEBHOOK_ID = /^wh_[0-9A-HJKMNP-TV-Z]{26}$/;
  */
 export const newWebhookDeliveryId = (): string => `msg_${ulid()}`;
 export const WEBHOOK_DELIVERY_ID = /^msg_[0-9A-HJKMNP-TV-Z]{26}$/;
+/** `bat_` and a ULID: a batch (POST /v1/batches). */
+export const newBatchId = (): string => `bat_${ulid()}`;

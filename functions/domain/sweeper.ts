@@ -101,7 +101,10 @@ export const createSweeper = ({ jobs, usage, clock, onFault, renderQueue, limits
         return false;
       }
     }
-    if (!(await usage.setUnits(accountId, month, seen, counted.counts, counted.holders))) return false;
+    if (
+      !(await usage.setUnits(accountId, month, seen, counted.counts, counted.holders, counted.queuedHolders))
+    )
+      return false;
     for (const job of expired) await jobs.settled(job);
     return true;
   };

@@ -62,6 +62,13 @@ export interface UsageStore {
    * renders are used up, from one read: a flood is refused before a job is written for it.
    */
   checkReservable(accountId: string, plan: Plan, month: string): Promise<void>;
+  /**
+   * Hold one unit of `month`'s quota for job `jobId`, a job that waits in the render queue (a
+   * batch's item): refused (429 PLAN_QUOTA_EXCEEDED) by the quota alone. A queued job is not a
+   * running render, so the plan's concurrency neither refuses nor counts it (the queue runs an
+   * account's jobs fairly among the others'). Released and recorded as reserveRender's units are.
+   */
+  reserveQueued(accountId: string, plan: Plan, month: string, jobId: string): Promise<string>;
   /** Give back the unit job `jobId` holds (it failed), and its concurrent render; nothing if it holds none. */
   releaseRender(accountId: string, month: string, jobId: string): Promise<void>;
   /** Add job `jobId`'s output to the month's totals; it no longer runs (nothing if it holds no unit). */
@@ -84,6 +91,7 @@ export interface UsageStore {
     seen: UnitCounters,
     next: Required<UnitCounters>,
     holders?: readonly string[],
+    queuedHolders?: readonly string[],
   ): Promise<boolean>;
 }
 
@@ -102,6 +110,8 @@ export interface CountedJob {
   readonly status: 'pending' | 'rendering' | 'completed' | 'failed';
   readonly unit?: 'reserving' | 'held' | 'refunding' | undefined;
   readonly lease_until?: number | undefined;
+  /** A batch's item: its unit was held by reserveQueued, so it is not counted as running. */
+  readonly batch_id?: string | null | undefined;
 }
 
 /**
@@ -127,26 +137,42 @@ export const countJob = (job: CountedJob, now: number): JobCount => {
 
 /**
  * The counters a month should hold, from its jobs: units = completed + running, in flight =
- * running; undefined while some job is unsure.
+ * running but for batch items (queued: they hold a unit, not a running render); undefined while
+ * some job is unsure.
  */
 export const reconcileCounts = (
   jobs: readonly CountedJob[],
   now: number,
 ):
-  | { readonly counts: Required<UnitCounters>; readonly expired: number; readonly holders: readonly string[] }
+  | {
+      readonly counts: Required<UnitCounters>;
+      readonly expired: number;
+      readonly holders: readonly string[];
+      readonly queuedHolders: readonly string[];
+    }
   | undefined => {
   let completed = 0;
   let expired = 0;
   const holders: string[] = [];
+  const queuedHolders: string[] = [];
   let running = 0;
+  let queued = 0;
   for (const job of jobs) {
     const count = countJob(job, now);
     if (count === 'unsure') return undefined;
     if (count === 'completed') completed++;
-    else if (count === 'running') {
+    else if (count === 'running' && job.batch_id) {
+      queued++;
+      if (job.id !== undefined) queuedHolders.push(job.id);
+    } else if (count === 'running') {
       running++;
       if (job.id !== undefined) holders.push(job.id);
     } else if (count === 'expired') expired++;
   }
-  return { counts: { rendersUsed: completed + running, inFlight: running }, expired, holders };
+  return {
+    counts: { rendersUsed: completed + running + queued, inFlight: running },
+    expired,
+    holders,
+    queuedHolders,
+  };
 };

@@ -111,7 +111,7 @@ const metadataText = (maxCharacters: number) => {
     });
 };
 
-const metadataSchema = z
+export const metadataSchema = z
   .strictObject(
     {
       title: metadataText(MAX_METADATA_CHARACTERS)
@@ -195,7 +195,7 @@ const given = (v: unknown) => v !== undefined && v !== null;
  * "Exactly one of html and template_id" is checked before the schema: it decides what kind of
  * request this is (contract: both or neither → INVALID_PDF_OPTIONS).
  */
-const checkHtmlOrTemplateId = (body: Record<string, unknown>): void => {
+export const checkHtmlOrTemplateId = (body: Record<string, unknown>): void => {
   if (given(body.html) !== given(body.template_id)) return;
   const both = given(body.html);
   const message = both
@@ -209,7 +209,7 @@ const checkHtmlOrTemplateId = (body: Record<string, unknown>): void => {
 };
 
 /** A version names one of a saved template's versions: without a template it means nothing. */
-const checkVersionWithTemplateId = (body: Record<string, unknown>): void => {
+export const checkVersionWithTemplateId = (body: Record<string, unknown>): void => {
   if (!given(body.template_version) || given(body.template_id)) return;
   throw new ServiceError('INVALID_PDF_OPTIONS', 'template_version is given only with template_id', {
     details: [{ field: 'template_version', issue: 'is given only with template_id' }],
@@ -221,7 +221,7 @@ const checkVersionWithTemplateId = (body: Record<string, unknown>): void => {
  * there), so header_html and footer_html go with inline html only, as template_version goes with
  * template_id only.
  */
-const checkHeaderFooterWithHtml = (body: Record<string, unknown>): void => {
+export const checkHeaderFooterWithHtml = (body: Record<string, unknown>): void => {
   if (!given(body.template_id)) return;
   for (const field of ['header_html', 'footer_html'] as const) {
     if (!given(body[field])) continue;

@@ -5,6 +5,7 @@
  * and held back by its backoff (ChangeMessageVisibility); every other one is acknowledged.
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createBatchStore } from '../adapters/dynamodb/batches.js';
 import { createDocumentClient } from '../adapters/dynamodb/client.js';
 import { createIdempotencyStore } from '../adapters/dynamodb/idempotency.js';
 import { createJobStore } from '../adapters/dynamodb/jobs.js';
@@ -20,6 +21,7 @@ import { type Environment, readResourceConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import { parseRenderMessage } from '../domain/async-renders.js';
+import { createBatchCounter } from '../domain/batches.js';
 import { type Job, jobRecordRetentionSeconds } from '../domain/jobs.js';
 import { createPdfJobs } from '../domain/pdf-jobs.js';
 import type { JobEvents, Renderer } from '../domain/ports.js';
@@ -64,12 +66,16 @@ export const createRenderWorkerHandler = (
   const s3 = createS3Client(config.aws);
   const sqs = createSqsClient(config.aws);
   const clock = systemClock;
-  const jobs = createJobStore(db, tableName, clock, {
-    recordRetentionSeconds: jobRecordRetentionSeconds(settings.pdfRetentionDays),
+  const recordRetentionSeconds = jobRecordRetentionSeconds(settings.pdfRetentionDays);
+  const jobs = createJobStore(db, tableName, clock, { recordRetentionSeconds });
+  // A batch's job that ends is counted on its batch here, where async jobs end.
+  const batchCounter = createBatchCounter({
+    batches: createBatchStore(db, tableName, clock, { recordRetentionSeconds }),
+    onFault: logFault,
   });
   // A job that names an endpoint tells it when it ends, with the job as GET /v1/pdf/{id} shows it.
   let describe: (job: Job) => Promise<unknown> = async () => undefined;
-  const events =
+  const webhookEvents =
     parts.events ??
     createWebhookJobEvents({
       endpoints: createWebhookStore(db, tableName, logFault),
@@ -81,6 +87,15 @@ export const createRenderWorkerHandler = (
       describe: (job) => describe(job),
       onFault: logFault,
     });
+  // A batch's job is counted on its batch; a job that names an endpoint tells it.
+  const events: JobEvents = {
+    async ended(job) {
+      await Promise.all([
+        job.batch_id ? batchCounter.jobEvents.ended(job) : undefined,
+        webhookEvents.ended(job),
+      ]);
+    },
+  };
   const pdfJobs = createPdfJobs({
     jobs,
     usage: createUsageStore(db, tableName, clock),

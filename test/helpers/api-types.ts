@@ -35,6 +35,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the caller's batches, newest first */
+        get: operations["listBatches"];
+        put?: never;
+        /** Render one template for up to 1,000 items; answers at once (202) with the batch, its quota reserved for every item */
+        post: operations["createBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One batch, with its jobs counted by status */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A batch's jobs in item order (the first item's job first), each as GET /v1/pdf/{job_id} shows it */
+        get: operations["listBatchJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates": {
         parameters: {
             query?: never;
@@ -269,7 +321,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
+                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
                 message: string;
                 details?: {
                     field: string;
@@ -403,6 +455,98 @@ export interface components {
             async?: boolean;
             /** @description one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+        } & ({
+            html: string;
+        } | {
+            template_id: string;
+        });
+        Batch: {
+            /** @description bat_ followed by a ULID */
+            id: string;
+            /**
+             * @description completed once every job of the batch ended (completed or failed)
+             * @enum {string}
+             */
+            status: "processing" | "completed";
+            /** @description its jobs, one per item */
+            total: number;
+            /** @description its jobs by status; they add up to total */
+            counts: {
+                pending: number;
+                rendering: number;
+                completed: number;
+                failed: number;
+            };
+            template_id: string | null;
+            template_version: number | null;
+            webhook_id: string | null;
+            /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
+            created_at: string;
+            /** @description when its last job ended; null while processing */
+            completed_at: string | null;
+            links: {
+                /** @description /v1/batches/{batch_id} */
+                self: string;
+                /** @description /v1/batches/{batch_id}/jobs: its jobs, in item order */
+                jobs: string;
+            };
+        };
+        CreateBatchRequest: {
+            html?: string | null;
+            /** @description a Jinja2 template (the same variables as html) printed in the top margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+            header_html?: string | null;
+            /** @description a Jinja2 template (the same variables as html) printed in the bottom margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+            footer_html?: string | null;
+            template_id?: string | null;
+            /** @description a saved template's version (with template_id only); default: the latest, for the caller's own templates only. Another account's (public) template needs it (else 422 VALIDATION_ERROR naming template_version), must be one of its public versions (else 404), and renders offline: its page reaches no network at all */
+            template_version?: number | null;
+            /** @enum {string} */
+            format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
+            landscape?: boolean;
+            print_background?: boolean;
+            margins?: {
+                top?: number;
+                right?: number;
+                bottom?: number;
+                left?: number;
+            };
+            /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+            paged_media?: boolean;
+            /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+            outline?: boolean;
+            /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+            tagged?: boolean;
+            page_load?: {
+                /** @enum {string} */
+                wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+                timeout_ms?: number;
+                wait_for_selector?: string | null;
+            };
+            /** @description one of the account's webhook endpoints, told batch.completed when every job ended; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
+            webhook_id?: string | null;
+            /** @description every item's PDF document information, unless the item gives its own */
+            metadata?: {
+                /** @description the PDF's title; default: the document's <title>, when it has one */
+                title?: string;
+                author?: string;
+                subject?: string;
+                keywords?: string[];
+            };
+            /** @description 1 to 1000 items: one job each, in this order */
+            items: {
+                /** @description this item's template variables, as a render's `variables` */
+                variables?: {
+                    [key: string]: unknown;
+                } | null;
+                /** @description this item's PDF document information (replaces the batch's `metadata`) */
+                metadata?: {
+                    /** @description the PDF's title; default: the document's <title>, when it has one */
+                    title?: string;
+                    author?: string;
+                    subject?: string;
+                    keywords?: string[];
+                };
+            }[];
         } & ({
             html: string;
         } | {
@@ -966,6 +1110,317 @@ export interface operations {
             };
             /** @description PDF_JOB_NOT_FOUND */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBatches: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description batches */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"][];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description the batch, processing: each item is a pending async job (GET /v1/batches/{batch_id}/jobs) */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description INVALID_JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description REQUEST_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, VALIDATION_ERROR */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description USAGE_LIMIT_EXCEEDED, PLAN_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_BUSY */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the batch */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BATCH_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listBatchJobs: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description jobs */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfJob"][];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BATCH_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VALIDATION_ERROR */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

@@ -251,27 +251,32 @@ describe('the default stack', () => {
     });
   });
 
-  it('lets only the pdf function and the render queue consumer sign PDF URLs (GetObject and PutObject under pdf/), the first put orders, the second read and delete them', () => {
+  it('lets only the pdf and batches functions and the render queue consumer sign PDF URLs (GetObject and PutObject under pdf/), the first two put orders, the consumer reads and deletes them', () => {
     const bucketId = s.logicalId(s.stack.pdfBucket.bucket);
     const s3Users = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).filter((roleId) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
     );
     const pdfRole = functions[fnId('pdf')].Properties.Role['Fn::GetAtt'][0];
+    const batchesRole = functions[fnId('batches')].Properties.Role['Fn::GetAtt'][0];
     // Besides aws-cdk-lib's handler that copies the dashboard into its own bucket.
     const deployHandler = s.logicalId(s.stack.dashboard?.bucketDeploymentHandler as never);
     const deployRole = functions[deployHandler].Properties.Role['Fn::GetAtt'][0];
     const workerRole = functions[workerId()].Properties.Role['Fn::GetAtt'][0];
-    expect(s3Users.filter((id) => id !== deployRole).sort()).toEqual([pdfRole, workerRole].sort());
+    expect(s3Users.filter((id) => id !== deployRole).sort()).toEqual(
+      [pdfRole, batchesRole, workerRole].sort(),
+    );
     expect(JSON.stringify(statementsOfRole(s, deployRole))).not.toContain(bucketId);
     const under = (prefix: string) => ({
       'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, `/${prefix}/*`]],
     });
     const s3Statements = (roleId: string) =>
       statementsOfRole(s, roleId).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
-    expect(s3Statements(pdfRole)).toEqual([
-      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
-      { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
-    ]);
+    for (const role of [pdfRole, batchesRole]) {
+      expect(s3Statements(role)).toEqual([
+        { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+        { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
+      ]);
+    }
     expect(s3Statements(workerRole)).toEqual([
       { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
       { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },

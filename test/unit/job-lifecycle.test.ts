@@ -17,7 +17,12 @@ import {
   openJobIndexKey,
   parseOpenJobSortKey,
 } from '../../functions/adapters/dynamodb/keys.js';
-import { releaseRenderParams, setUnitsParams } from '../../functions/adapters/dynamodb/usage.js';
+import {
+  releaseQueuedParams,
+  releaseRenderParams,
+  reserveQueuedParams,
+  setUnitsParams,
+} from '../../functions/adapters/dynamodb/usage.js';
 import type { Job } from '../../functions/domain/jobs.js';
 import { decide } from '../../functions/domain/sweeper.js';
 import { type CountedJob, countJob, reconcileCounts } from '../../functions/domain/usage.js';
@@ -55,7 +60,47 @@ describe('reconciling a month from its jobs', () => {
         ],
         NOW,
       ),
-    ).toEqual({ counts: { rendersUsed: 3, inFlight: 1 }, expired: 2, holders: ['job_live'] });
+    ).toEqual({
+      counts: { rendersUsed: 3, inFlight: 1 },
+      expired: 2,
+      holders: ['job_live'],
+      queuedHolders: [],
+    });
+  });
+
+  it("holds a batch item's unit apart: it is not a running render (reserveQueued)", () => {
+    expect(
+      reconcileCounts(
+        [
+          { id: 'job_sync', status: 'rendering', unit: 'held', lease_until: NOW + 5 },
+          { id: 'job_item', status: 'pending', unit: 'held', lease_until: NOW + 5, batch_id: 'bat_1' },
+          { status: 'completed', batch_id: 'bat_1' },
+        ],
+        NOW,
+      ),
+    ).toEqual({
+      counts: { rendersUsed: 3, inFlight: 1 },
+      expired: 0,
+      holders: ['job_sync'],
+      queuedHolders: ['job_item'],
+    });
+    expect(
+      reserveQueuedParams(TABLE, { accountId: 'a', month: '2026-11', limit: 5, jobId: 'job_1' }),
+    ).toMatchObject({
+      UpdateExpression: 'ADD renders_used :one, #queued :job SET #type = :type',
+      ConditionExpression:
+        '(attribute_not_exists(renders_used) OR renders_used < :limit) AND NOT contains(#queued, :jobId) AND NOT contains(#holders, :jobId)',
+    });
+    expect(releaseQueuedParams(TABLE, 'a', '2026-11', 'job_1').UpdateExpression).toBe(
+      'ADD renders_used :minusOne DELETE #queued :job',
+    );
+    expect(
+      setUnitsParams(TABLE, 'a', '2026-11', {}, { rendersUsed: 2, inFlight: 1 }, ['job_1'], ['job_2']),
+    ).toMatchObject({
+      UpdateExpression:
+        'SET renders_used = :used, in_flight = :running, #type = :type, #holders = :holders, #queued = :queued',
+      ExpressionAttributeValues: { ':holders': new Set(['job_1']), ':queued': new Set(['job_2']) },
+    });
   });
 
   it('waits while a live job may or may not be counted yet', () => {
@@ -66,6 +111,7 @@ describe('reconciling a month from its jobs', () => {
       counts: { rendersUsed: 0, inFlight: 0 },
       expired: 0,
       holders: [],
+      queuedHolders: [],
     });
   });
 
@@ -79,7 +125,8 @@ describe('reconciling a month from its jobs', () => {
         { rendersUsed: 2, inFlight: 0 },
       ),
     ).toMatchObject({
-      UpdateExpression: 'SET renders_used = :used, in_flight = :running, #type = :type REMOVE #holders',
+      UpdateExpression:
+        'SET renders_used = :used, in_flight = :running, #type = :type REMOVE #holders, #queued',
       ConditionExpression: 'renders_used = :seenUsed AND attribute_not_exists(in_flight)',
       ExpressionAttributeValues: { ':used': 2, ':running': 0, ':seenUsed': 4 },
     });
@@ -90,7 +137,8 @@ describe('reconciling a month from its jobs', () => {
     expect(
       setUnitsParams(TABLE, 'a', '2026-11', {}, { rendersUsed: 3, inFlight: 2 }, ['job_1', 'job_2']),
     ).toMatchObject({
-      UpdateExpression: 'SET renders_used = :used, in_flight = :running, #type = :type, #holders = :holders',
+      UpdateExpression:
+        'SET renders_used = :used, in_flight = :running, #type = :type, #holders = :holders REMOVE #queued',
       ExpressionAttributeValues: { ':holders': new Set(['job_1', 'job_2']) },
     });
   });

@@ -29,8 +29,10 @@ import type { Clock } from '../../domain/ports.js';
 import { monthPeriod } from '../../domain/usage.js';
 import { isConditionFailure, orLanded } from './conditional.js';
 import {
+  batchJobIndexKey,
   ENTITY,
   GSI1,
+  GSI2,
   ITEM_ABSENT,
   JOB_SK_PREFIX,
   jobKey,
@@ -59,6 +61,7 @@ export const createJobParams = (tableName: string, job: Job, expiresAt: number):
     type: ENTITY.job,
     ...job,
     ...(job.lease_until !== undefined ? openJobIndexKey(job.account_id, job.id, job.lease_until) : {}),
+    ...(job.batch_id ? batchJobIndexKey(job.account_id, job.batch_id, job.id) : {}),
     [TTL]: expiresAt,
   },
   ConditionExpression: ITEM_ABSENT,
@@ -306,8 +309,14 @@ export const transitionJobParams = (
   };
 };
 
-const toJob = (item: Record<string, unknown>): Job => {
-  const { [GSI1.partitionKey]: _pk, [GSI1.sortKey]: _sk, ...rest } = withoutKeys(item);
+export const toJob = (item: Record<string, unknown>): Job => {
+  const {
+    [GSI1.partitionKey]: _pk,
+    [GSI1.sortKey]: _sk,
+    [GSI2.partitionKey]: _batchPk,
+    [GSI2.sortKey]: _batchSk,
+    ...rest
+  } = withoutKeys(item);
   return rest as unknown as Job;
 };
 

@@ -9,6 +9,7 @@
  *   rate window    PK ACCOUNT#<account>  SK RATE#<epoch minute>    (expires_at set)
  *   template-write window  PK ACCOUNT#<account>  SK RATE#TEMPLATE_WRITES#<epoch minute>  (expires_at set)
  *   idempotency    PK ACCOUNT#<account>  SK IDEMPOTENCY#<sha256 of the key>  (expires_at set)
+ *   batch          PK ACCOUNT#<account>  SK BATCH#<batch id>        (ULID ids; expires_at set)
  *   template       PK TEMPLATE#<id>      SK TEMPLATE               (GSI1: its owner's listing; GSI2 while public)
  *   template version PK TEMPLATE#<id>    SK VERSION#<10-digit version>        (immutable; chunk 0 of its html)
  *   version chunk  PK TEMPLATE#<id>      SK VERSION#<10-digit version>#<4-digit chunk>  (chunks 1..n-1)
@@ -22,7 +23,8 @@
  * An account item carries GSI1PK EMAIL#<lower-cased email>, GSI1SK ACCOUNT#<account> (lookup by email).
  * A job whose unit is unsettled (pending, rendering, or failed with its refund not yet done) carries
  * GSI1PK OPEN_JOBS#<shard 0-7>, GSI1SK <lease_until, 15 digits>#<account>#<job>: the sweeper reads
- * the expired ones in lease order (openJobIndexKey).
+ * the expired ones in lease order (openJobIndexKey). A batch's job carries GSI2PK
+ * BATCH#<account>#<batch>, GSI2SK JOB#<job id>: the batch's jobs in item order (batchJobIndexKey).
  */
 import { createHash } from 'node:crypto';
 import { tableSchema } from '../../table.js';
@@ -51,6 +53,7 @@ export const ENTITY = {
   webhook: 'webhook',
   webhookSlots: 'webhook_slots',
   webhookDelivery: 'webhook_delivery',
+  batch: 'batch',
 } as const;
 
 export type Entity = (typeof ENTITY)[keyof typeof ENTITY];
@@ -226,3 +229,25 @@ export const parseOpenJobSortKey = (sk: string): { accountId: string; jobId: str
   if (first < 0 || last <= first + 1 || last === sk.length - 1) return undefined;
   return { accountId: sk.slice(first + 1, last), jobId: sk.slice(last + 1) };
 };
+
+export const BATCH_SK_PREFIX = 'BATCH#';
+export const batchKey = (accountId: string, batchId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `${BATCH_SK_PREFIX}${batchId}`,
+});
+export const batchesPartition = (accountId: string): string => accountPk(accountId);
+
+/**
+ * A batch's jobs, on GSI2 (its other entries are public templates, under another partition):
+ * job ids are monotonic ULIDs made in item order, so the sort key lists them in item order.
+ */
+export const batchJobsPartition = (accountId: string, batchId: string): string =>
+  `${BATCH_SK_PREFIX}${accountId}#${batchId}`;
+export const batchJobIndexKey = (
+  accountId: string,
+  batchId: string,
+  jobId: string,
+): Readonly<Record<string, string>> => ({
+  [GSI2.partitionKey]: batchJobsPartition(accountId, batchId),
+  [GSI2.sortKey]: `${JOB_SK_PREFIX}${jobId}`,
+});

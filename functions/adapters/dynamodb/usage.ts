@@ -33,6 +33,11 @@ export const CONCURRENCY_RETRY_SECONDS = 2;
  * second release or record finds it gone.
  */
 const HOLDERS = 'unit_holders';
+/**
+ * The queued jobs holding a unit (a batch's items: reserveQueued): apart from HOLDERS because their
+ * unit is not a running render, so moving it leaves `in_flight` alone.
+ */
+const QUEUED_HOLDERS = 'queued_unit_holders';
 
 const secondsLeftInMinute = (now: Date, minute: number): number =>
   Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
@@ -105,6 +110,62 @@ export const reserveRenderParams = (
   },
 });
 
+/**
+ * Holds one unit of `month`'s quota for queued job `jobId` (not a running render: `in_flight` is
+ * neither checked nor counted); refused once `limit` units are held or the job holds one already.
+ */
+export const reserveQueuedParams = (
+  tableName: string,
+  reserve: { accountId: string; month: string; limit: number; jobId: string },
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: usageKey(reserve.accountId, reserve.month),
+  UpdateExpression: 'ADD renders_used :one, #queued :job SET #type = :type',
+  ConditionExpression:
+    '(attribute_not_exists(renders_used) OR renders_used < :limit) AND NOT contains(#queued, :jobId) AND NOT contains(#holders, :jobId)',
+  ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS, '#queued': QUEUED_HOLDERS },
+  ExpressionAttributeValues: {
+    ':one': 1,
+    ':limit': reserve.limit,
+    ':type': ENTITY.usage,
+    ':job': new Set([reserve.jobId]),
+    ':jobId': reserve.jobId,
+  },
+});
+
+/** Gives back the unit a queued job holds (reserveQueued); refused if it holds none. */
+export const releaseQueuedParams = (
+  tableName: string,
+  accountId: string,
+  month: string,
+  jobId: string,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: usageKey(accountId, month),
+  UpdateExpression: 'ADD renders_used :minusOne DELETE #queued :job',
+  ConditionExpression: 'contains(#queued, :jobId)',
+  ExpressionAttributeNames: { '#queued': QUEUED_HOLDERS },
+  ExpressionAttributeValues: { ':minusOne': -1, ':job': new Set([jobId]), ':jobId': jobId },
+});
+
+/** Queued job `jobId` completed: its output joins the totals; refused if it holds no unit. */
+export const recordQueuedParams = (
+  tableName: string,
+  record: { accountId: string; month: string; pdfBytes: number; renderMs: number; jobId: string },
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: usageKey(record.accountId, record.month),
+  UpdateExpression: 'ADD pdf_bytes :bytes, render_ms :ms DELETE #queued :job',
+  ConditionExpression: 'contains(#queued, :jobId)',
+  ExpressionAttributeNames: { '#queued': QUEUED_HOLDERS },
+  ExpressionAttributeValues: {
+    ':bytes': record.pdfBytes,
+    ':ms': record.renderMs,
+    ':job': new Set([record.jobId]),
+    ':jobId': record.jobId,
+  },
+});
+
 /** Gives back the unit (and the running render) that job `jobId` holds; refused if it holds none. */
 export const releaseRenderParams = (
   tableName: string,
@@ -150,21 +211,29 @@ export const setUnitsParams = (
   seen: UnitCounters,
   next: Required<UnitCounters>,
   holders: readonly string[] = [],
+  queuedHolders: readonly string[] = [],
 ): UpdateCommandInput => {
   const held = (name: string, value: number | undefined, as: string) =>
     value === undefined ? `attribute_not_exists(${name})` : `${name} = ${as}`;
+  // A set cannot be empty in DynamoDB: no holders is no attribute.
+  const sets = ['renders_used = :used', 'in_flight = :running', '#type = :type'];
+  const removes: string[] = [];
+  (holders.length > 0 ? sets : removes).push(holders.length > 0 ? '#holders = :holders' : '#holders');
+  (queuedHolders.length > 0 ? sets : removes).push(
+    queuedHolders.length > 0 ? '#queued = :queued' : '#queued',
+  );
   return {
     TableName: tableName,
     Key: usageKey(accountId, month),
-    // A set cannot be empty in DynamoDB: no holders is no attribute.
-    UpdateExpression: `SET renders_used = :used, in_flight = :running, #type = :type${holders.length > 0 ? ', #holders = :holders' : ' REMOVE #holders'}`,
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
     ConditionExpression: `${held('renders_used', seen.rendersUsed, ':seenUsed')} AND ${held('in_flight', seen.inFlight, ':seenRunning')}`,
-    ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS },
+    ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS, '#queued': QUEUED_HOLDERS },
     ExpressionAttributeValues: {
       ':used': next.rendersUsed,
       ':running': next.inFlight,
       ':type': ENTITY.usage,
       ...(holders.length > 0 ? { ':holders': new Set(holders) } : {}),
+      ...(queuedHolders.length > 0 ? { ':queued': new Set(queuedHolders) } : {}),
       ...(seen.rendersUsed !== undefined ? { ':seenUsed': seen.rendersUsed } : {}),
       ...(seen.inFlight !== undefined ? { ':seenRunning': seen.inFlight } : {}),
     },
@@ -196,6 +265,17 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       );
     }
     return undefined;
+  };
+
+  /** Sends a conditional update: false when its condition refused it. */
+  const applied = async (params: UpdateCommandInput): Promise<boolean> => {
+    try {
+      await db.send(new UpdateCommand(params));
+      return true;
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+      return false;
+    }
   };
 
   return {
@@ -297,13 +377,30 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       if (refused) throw refused;
     },
 
-    async releaseRender(accountId: string, month: string, jobId: string): Promise<void> {
+    async reserveQueued(accountId: string, plan: Plan, month: string, jobId: string): Promise<string> {
       try {
-        await db.send(new UpdateCommand(releaseRenderParams(tableName, accountId, month, jobId)));
+        await db.send(
+          new UpdateCommand(
+            reserveQueuedParams(tableName, { accountId, month, limit: plan.monthlyRenders, jobId }),
+          ),
+        );
+        return month;
       } catch (e) {
-        // The job holds no unit: given back already (a retried attempt had landed), or never held.
         if (!isConditionFailure(e)) throw e;
+        const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+        // An attempt the SDK retried had landed: the job holds its unit.
+        if ((out.Item?.[QUEUED_HOLDERS] as Set<string> | undefined)?.has(jobId)) return month;
+        const refused = refusal(plan, count(out.Item?.renders_used), 0);
+        if (refused) throw refused;
+        throw new Error(`job ${jobId} holds a running render's unit already`);
       }
+    },
+
+    async releaseRender(accountId: string, month: string, jobId: string): Promise<void> {
+      // A running render's unit, else a queued job's (reserveQueued): one of the two holds it, if any.
+      if (await applied(releaseRenderParams(tableName, accountId, month, jobId))) return;
+      // The job holds no unit: given back already (a retried attempt had landed), or never held.
+      await applied(releaseQueuedParams(tableName, accountId, month, jobId));
     },
 
     async recordRender(
@@ -313,14 +410,10 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       renderMs: number,
       jobId: string,
     ): Promise<void> {
-      try {
-        await db.send(
-          new UpdateCommand(recordRenderParams(tableName, { accountId, month, pdfBytes, renderMs, jobId })),
-        );
-      } catch (e) {
-        // Recorded already: a retried attempt had landed.
-        if (!isConditionFailure(e)) throw e;
-      }
+      const record = { accountId, month, pdfBytes, renderMs, jobId };
+      if (await applied(recordRenderParams(tableName, record))) return;
+      // Recorded already (a retried attempt had landed), or never held.
+      await applied(recordQueuedParams(tableName, record));
     },
 
     async readUnits(accountId: string, month: string): Promise<UnitCounters> {
@@ -329,9 +422,11 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       return { rendersUsed: raw(out.Item?.renders_used), inFlight: raw(out.Item?.in_flight) };
     },
 
-    async setUnits(accountId, month, seen, next, holders): Promise<boolean> {
+    async setUnits(accountId, month, seen, next, holders, queuedHolders): Promise<boolean> {
       try {
-        await db.send(new UpdateCommand(setUnitsParams(tableName, accountId, month, seen, next, holders)));
+        await db.send(
+          new UpdateCommand(setUnitsParams(tableName, accountId, month, seen, next, holders, queuedHolders)),
+        );
         return true;
       } catch (e) {
         if (isConditionFailure(e)) return false;

@@ -1,0 +1,293 @@
+/**
+ * The batch store on the single table (functions/domain/batches.ts is its port). Requests are
+ * built by the pure `*Params()` functions below (tested without AWS); the store only sends them.
+ *
+ * A batch counts each of its jobs that ended once: the job's id joins a string set in the same
+ * conditional write that adds one to `completed` or `failed`, so a count sent twice (an event
+ * delivered again, a read that repairs the counters, an SDK retry) changes nothing.
+ */
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  type GetCommandInput,
+  PutCommand,
+  type PutCommandInput,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import type { Batch, BatchJobStatus, BatchStore, NewBatch } from '../../domain/batches.js';
+import { epochSeconds, isoNow } from '../../domain/clock.js';
+import type { Job } from '../../domain/jobs.js';
+import type { Clock } from '../../domain/ports.js';
+import { isConditionFailure } from './conditional.js';
+import { toJob } from './jobs.js';
+import {
+  BATCH_SK_PREFIX,
+  batchesPartition,
+  batchJobsPartition,
+  batchKey,
+  ENTITY,
+  GSI2,
+  ITEM_ABSENT,
+  ITEM_EXISTS,
+  PK,
+  SK,
+  TTL,
+  withoutKeys,
+} from './keys.js';
+import { skipItems } from './pagination.js';
+
+/** The ids of the batch's jobs counted as ended (a string set). */
+const ENDED = 'ended_jobs';
+
+/** A batch's own fields: what a read returns, without the set of counted jobs. */
+const BATCH_FIELDS = [
+  'id',
+  'account_id',
+  'status',
+  'total',
+  'completed',
+  'failed',
+  'template_id',
+  'template_version',
+  'webhook_id',
+  'created_at',
+  'updated_at',
+  'completed_at',
+  TTL,
+] as const;
+
+/** A new batch's item, written only if no item has its key; it expires with its jobs' records. */
+export const createBatchParams = (tableName: string, batch: Batch, expiresAt: number): PutCommandInput => ({
+  TableName: tableName,
+  Item: { ...batchKey(batch.account_id, batch.id), type: ENTITY.batch, ...batch, [TTL]: expiresAt },
+  ConditionExpression: ITEM_ABSENT,
+});
+
+export const getBatchParams = (tableName: string, accountId: string, batchId: string): GetCommandInput => ({
+  TableName: tableName,
+  Key: batchKey(accountId, batchId),
+  ConsistentRead: true,
+});
+
+/** Job `jobId` ended (`how`): counted once, refused if it was counted already or there is no batch. */
+export const countEndedParams = (
+  tableName: string,
+  end: { accountId: string; batchId: string; jobId: string; how: 'completed' | 'failed'; at: string },
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: batchKey(end.accountId, end.batchId),
+  UpdateExpression: 'ADD #count :one, #ended :job SET updated_at = :at',
+  ConditionExpression: `${ITEM_EXISTS} AND NOT contains(#ended, :jobId)`,
+  ExpressionAttributeNames: { '#count': end.how, '#ended': ENDED },
+  ExpressionAttributeValues: { ':one': 1, ':job': new Set([end.jobId]), ':jobId': end.jobId, ':at': end.at },
+});
+
+/** The batch's own fields, without its set of counted jobs (up to 1,000 ids, ~30 KB). */
+const batchProjection = () => ({
+  ProjectionExpression: BATCH_FIELDS.map((_, i) => `#f${i}`).join(', '),
+  ExpressionAttributeNames: Object.fromEntries(BATCH_FIELDS.map((f, i) => [`#f${i}`, f])),
+});
+
+/** The batch without its set of counted jobs, read consistently. */
+export const getBatchCountsParams = (
+  tableName: string,
+  accountId: string,
+  batchId: string,
+): GetCommandInput => ({
+  ...getBatchParams(tableName, accountId, batchId),
+  ...batchProjection(),
+});
+
+/** processing → completed (the caller saw every job counted: a condition cannot add two counters). */
+export const completeBatchParams = (
+  tableName: string,
+  batch: Pick<Batch, 'account_id' | 'id'>,
+  at: string,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: batchKey(batch.account_id, batch.id),
+  UpdateExpression: 'SET #status = :completed, completed_at = :at, updated_at = :at',
+  ConditionExpression: '#status = :processing',
+  ExpressionAttributeNames: { '#status': 'status' },
+  ExpressionAttributeValues: { ':completed': 'completed', ':processing': 'processing', ':at': at },
+});
+
+/** The account's batches, newest first (ULID ids), without those whose record expired at `now`. */
+export const listBatchesParams = (tableName: string, accountId: string, now: Date): QueryCommandInput => ({
+  TableName: tableName,
+  KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+  FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
+  ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#ttl': TTL },
+  ExpressionAttributeValues: {
+    ':pk': batchesPartition(accountId),
+    ':prefix': BATCH_SK_PREFIX,
+    ':now': epochSeconds(now),
+  },
+  ScanIndexForward: false,
+});
+
+/** The batch's jobs in item order (the index, GSI2). */
+export const batchJobsParams = (
+  tableName: string,
+  accountId: string,
+  batchId: string,
+): QueryCommandInput => ({
+  TableName: tableName,
+  IndexName: GSI2.indexName,
+  KeyConditionExpression: '#pk = :pk',
+  ExpressionAttributeNames: { '#pk': GSI2.partitionKey },
+  ExpressionAttributeValues: { ':pk': batchJobsPartition(accountId, batchId) },
+});
+
+const toBatch = (item: Record<string, unknown>): Batch => {
+  const { [ENDED]: _ended, [TTL]: _ttl, ...rest } = withoutKeys(item);
+  return rest as unknown as Batch;
+};
+
+export interface BatchStoreOptions {
+  /** How long a batch's record is kept: as long as its jobs' (domain/jobs.ts, jobRecordRetentionSeconds). */
+  readonly recordRetentionSeconds: number;
+}
+
+export const createBatchStore = (
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  clock: Clock,
+  { recordRetentionSeconds }: BatchStoreOptions,
+): BatchStore => {
+  const now = () => isoNow(clock.now());
+
+  const read = async (accountId: string, batchId: string): Promise<Batch | undefined> => {
+    const out = await db.send(new GetCommand(getBatchCountsParams(tableName, accountId, batchId)));
+    const live =
+      out.Item && (out.Item[TTL] === undefined || Number(out.Item[TTL]) > epochSeconds(clock.now()));
+    return live && out.Item ? toBatch(out.Item) : undefined;
+  };
+
+  /** The batch as a conditional update left it (read back without its set); undefined when refused. */
+  const conditional = async (
+    params: UpdateCommandInput,
+    batch: { accountId: string; batchId: string },
+  ): Promise<Batch | undefined> => {
+    try {
+      await db.send(new UpdateCommand(params));
+      return await read(batch.accountId, batch.batchId);
+    } catch (e) {
+      if (isConditionFailure(e)) return undefined;
+      throw e;
+    }
+  };
+
+  const queryAll = async (query: QueryCommandInput): Promise<Record<string, unknown>[]> => {
+    const items: Record<string, unknown>[] = [];
+    let next: Record<string, unknown> | undefined;
+    do {
+      const out = await db.send(new QueryCommand({ ...query, ExclusiveStartKey: next }));
+      items.push(...(out.Items ?? []));
+      next = out.LastEvaluatedKey;
+    } while (next);
+    return items;
+  };
+
+  /** `limit` items of `query` after `offset` (read as keys only; offsets are capped by the API). */
+  const page = async (query: QueryCommandInput, { limit, offset }: { limit: number; offset: number }) => {
+    // LastEvaluatedKey carries every key attribute, whatever the projection.
+    const keysOnly = query.ProjectionExpression ? {} : { ProjectionExpression: '#pk' };
+    const { startKey, exhausted } =
+      offset > 0
+        ? await skipItems(db, { ...query, ...keysOnly }, offset)
+        : { startKey: undefined, exhausted: false };
+    if (exhausted) return [];
+    const items: Record<string, unknown>[] = [];
+    let next = startKey;
+    do {
+      const out = await db.send(
+        new QueryCommand({ ...query, Limit: limit - items.length, ExclusiveStartKey: next }),
+      );
+      items.push(...(out.Items ?? []));
+      next = out.LastEvaluatedKey;
+    } while (next && items.length < limit);
+    return items;
+  };
+
+  return {
+    async create(batch: NewBatch): Promise<Batch> {
+      const at = now();
+      const item: Batch = {
+        ...batch,
+        status: 'processing',
+        completed: 0,
+        failed: 0,
+        created_at: at,
+        updated_at: at,
+        completed_at: null,
+      };
+      await db.send(
+        new PutCommand(
+          createBatchParams(tableName, item, epochSeconds(new Date(at)) + recordRetentionSeconds),
+        ),
+      );
+      return item;
+    },
+
+    get: read,
+
+    async list(accountId, p) {
+      const query = listBatchesParams(tableName, accountId, clock.now());
+      const { ProjectionExpression, ExpressionAttributeNames } = batchProjection();
+      return (
+        await page(
+          {
+            ...query,
+            ProjectionExpression: `#pk, #sk, ${ProjectionExpression}`,
+            ExpressionAttributeNames: { ...query.ExpressionAttributeNames, ...ExpressionAttributeNames },
+          },
+          p,
+        )
+      ).map(toBatch);
+    },
+
+    countEnded: (accountId, batchId, jobId, how) =>
+      conditional(countEndedParams(tableName, { accountId, batchId, jobId, how, at: now() }), {
+        accountId,
+        batchId,
+      }),
+
+    complete: (batch) =>
+      conditional(completeBatchParams(tableName, batch, now()), {
+        accountId: batch.account_id,
+        batchId: batch.id,
+      }),
+
+    async jobs(accountId, batchId, p): Promise<Job[]> {
+      return (await page(batchJobsParams(tableName, accountId, batchId), p)).map(toJob);
+    },
+
+    async statuses(accountId, batchId): Promise<BatchJobStatus[]> {
+      const items = await queryAll({
+        ...batchJobsParams(tableName, accountId, batchId),
+        ProjectionExpression: 'id, #status, updated_at',
+        ExpressionAttributeNames: { '#pk': GSI2.partitionKey, '#status': 'status' },
+      });
+      return items.map((i) => ({
+        id: String(i.id),
+        status: i.status as BatchJobStatus['status'],
+        updated_at: String(i.updated_at),
+      }));
+    },
+
+    async counted(accountId, batchId) {
+      const out = await db.send(
+        new GetCommand({
+          ...getBatchParams(tableName, accountId, batchId),
+          ProjectionExpression: '#ended',
+          ExpressionAttributeNames: { '#ended': ENDED },
+        }),
+      );
+      return (out.Item?.[ENDED] as Set<string> | undefined) ?? new Set<string>();
+    },
+  };
+};

@@ -1,0 +1,134 @@
+/**
+ * POST /v1/batches on the wire: the request schema (a render's template and options once, and
+ * `items`, each with its own variables and document information) and the parse into the batch
+ * command (domain/batches.ts). Every item's variables are read as JSON sent them, as a render's
+ * are (functions/templating/data.ts): key order, `10.0` and big integers kept.
+ */
+import { z } from 'zod';
+import { parseOrThrow } from '../core/validation.js';
+import type { BatchCommand } from '../domain/batches.js';
+import { MAX_BATCH_ITEMS } from '../domain/batches.js';
+import { type ErrorCode, ServiceError } from '../domain/errors.js';
+import { variablesSchema } from '../pdf/options.js';
+import {
+  checkHeaderFooterWithHtml,
+  checkHtmlOrTemplateId,
+  checkVersionWithTemplateId,
+  createPdfSchema,
+  metadataSchema,
+  pdfProblemCode,
+} from '../pdf/request.js';
+import { MAX_VARIABLES_DEPTH } from '../settings.js';
+import { parseTemplateData, type TemplateData, TemplateDataError } from '../templating/index.js';
+import type { PyDict } from '../templating/values.js';
+
+const itemsIssue = `must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
+
+export const createBatchSchema = (limits: {
+  readonly maxInlineHtmlBytes: number;
+  readonly maxVariablesBytes: number;
+}) =>
+  createPdfSchema(limits)
+    .omit({ variables: true, async: true, metadata: true })
+    .extend({
+      metadata: metadataSchema
+        .optional()
+        .describe("every item's PDF document information, unless the item gives its own"),
+      items: z
+        .array(
+          z.strictObject(
+            {
+              variables: variablesSchema(limits.maxVariablesBytes)
+                .nullable()
+                .optional()
+                .describe("this item's template variables, as a render's `variables`"),
+              metadata: metadataSchema
+                .optional()
+                .describe("this item's PDF document information (replaces the batch's `metadata`)"),
+            },
+            { error: 'must be an object {variables?, metadata?}' },
+          ),
+          { error: itemsIssue },
+        )
+        .min(1, { error: itemsIssue })
+        .max(MAX_BATCH_ITEMS, { error: itemsIssue })
+        .describe(`1 to ${MAX_BATCH_ITEMS} items: one job each, in this order`),
+      webhook_id: z
+        .string({ error: 'must be a webhook endpoint id' })
+        .min(1, { error: 'must be a webhook endpoint id' })
+        .max(200, { error: 'must be a webhook endpoint id' })
+        .nullable()
+        .optional()
+        .describe(
+          "one of the account's webhook endpoints, told batch.completed when every job ended; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
+        ),
+    });
+
+/** `items.3.variables` as a caller reads it: `items[3].variables`. */
+const itemPath = (field: string): string => field.replace(/^items\.(\d+)/, 'items[$1]');
+
+/** A render's codes for a render's fields (and an item's variables); the items array itself is VALIDATION_ERROR. */
+const batchProblemCode = (problem: { field: string }): ErrorCode =>
+  problem.field === 'items'
+    ? 'VALIDATION_ERROR'
+    : pdfProblemCode({ field: problem.field.replace(/^items\.\d+\./, '') });
+
+const renamed = (e: unknown): unknown =>
+  e instanceof ServiceError && e.details
+    ? new ServiceError(e.code, itemPath(e.message), {
+        details: e.details.map((d) => ({ ...d, field: itemPath(d.field) })),
+      })
+    : e;
+
+/** Each item's variables as JSON sent them, read from the body's text once the schema passed them. */
+const itemVariables = (text: string, body: Record<string, unknown>, count: number): TemplateData[] => {
+  let whole: PyDict;
+  try {
+    // The body, its items, an item, then the variables' own depth.
+    whole = parseTemplateData(text, { maxDepth: MAX_VARIABLES_DEPTH + 3, parsed: body }) as PyDict;
+  } catch (e) {
+    if (!(e instanceof TemplateDataError)) throw e;
+    throw new ServiceError('INVALID_PDF_OPTIONS', `items ${e.message}`, {
+      details: [{ field: 'items', issue: e.message }],
+    });
+  }
+  const items = whole.get('items') as PyDict[];
+  const empty = () => parseTemplateData('{}');
+  return Array.from({ length: count }, (_, i) => {
+    const variables = items[i]?.get('variables');
+    return variables === null || variables === undefined ? empty() : (variables as TemplateData);
+  });
+};
+
+/** A POST /v1/batches request, parsed once into the batch command (422 in the order a render's are). */
+export const parseCreateBatch = (
+  body: Record<string, unknown>,
+  schema: ReturnType<typeof createBatchSchema>,
+  _headers: Readonly<Record<string, string | undefined>>,
+  text?: string,
+): BatchCommand => {
+  checkHtmlOrTemplateId(body);
+  checkVersionWithTemplateId(body);
+  checkHeaderFooterWithHtml(body);
+  let parsed: z.output<typeof schema>;
+  try {
+    parsed = parseOrThrow(schema, body, (p) => batchProblemCode(p));
+  } catch (e) {
+    throw renamed(e);
+  }
+  const { html, header_html, footer_html, template_id, template_version, items, webhook_id, ...options } =
+    parsed;
+  const variables = itemVariables(text ?? JSON.stringify(body), body, items.length);
+  return {
+    source:
+      html !== undefined && html !== null
+        ? { kind: 'inline', html, headerHtml: header_html ?? null, footerHtml: footer_html ?? null }
+        : { kind: 'saved', templateId: template_id as string, version: template_version ?? null },
+    options,
+    items: items.map((item, i) => ({
+      variables: variables[i] as TemplateData,
+      ...(item.metadata ? { metadata: item.metadata } : {}),
+    })),
+    webhookId: webhook_id ?? null,
+  };
+};

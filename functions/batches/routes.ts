@@ -1,0 +1,80 @@
+/** The batch routes: many renders of one template, each item a normal async job. */
+import { type Page, pageQuerySchema } from '../core/page-query.js';
+import type { BatchCommand } from '../domain/batches.js';
+import { jobSchema } from '../pdf/schemas.js';
+import { KEY_OR_SESSION, resource, route } from '../route-declaration.js';
+import { createBatchSchema, parseCreateBatch } from './request.js';
+import { batchSchema } from './schemas.js';
+
+const batch = { name: 'Batch', schema: batchSchema };
+
+export const batchesResource = resource({
+  name: 'batches',
+  description: 'The batches API: many renders of one template, each item a normal async PDF job',
+  needs: { pdfBucket: true, renderQueue: true },
+  routes: {
+    createBatch: route<BatchCommand>({
+      method: 'POST',
+      path: '/v1/batches',
+      credentials: KEY_OR_SESSION,
+      body: {
+        schema: (settings) =>
+          createBatchSchema(settings).meta({
+            oneOf: [
+              { required: ['html'], properties: { html: { type: 'string' } } },
+              { required: ['template_id'], properties: { template_id: { type: 'string' } } },
+            ],
+          }),
+        parse: parseCreateBatch,
+      },
+      rateLimited: true,
+      summary:
+        'Render one template for up to 1,000 items; answers at once (202) with the batch, its quota reserved for every item',
+      success: {
+        status: 202,
+        description:
+          'the batch, processing: each item is a pending async job (GET /v1/batches/{batch_id}/jobs)',
+        body: batch,
+      },
+      errors: [
+        'INVALID_PDF_OPTIONS',
+        'INVALID_HTML_CONTENT',
+        'HTML_CONTENT_TOO_LARGE',
+        'INVALID_HTML_TEMPLATE',
+        'INVALID_PAGE_LOAD_OPTIONS',
+        'VALIDATION_ERROR',
+        'PDF_TEMPLATE_NOT_FOUND',
+        'WEBHOOK_ENDPOINT_NOT_FOUND',
+        'PLAN_QUOTA_EXCEEDED',
+        'SERVICE_BUSY',
+      ],
+    }),
+    listBatches: route<undefined, Page>({
+      method: 'GET',
+      path: '/v1/batches',
+      credentials: KEY_OR_SESSION,
+      query: pageQuerySchema,
+      summary: "List the caller's batches, newest first",
+      success: { status: 200, description: 'batches', body: { ...batch, array: true } },
+      errors: [],
+    }),
+    getBatch: route({
+      method: 'GET',
+      path: '/v1/batches/{batch_id}',
+      credentials: KEY_OR_SESSION,
+      summary: 'One batch, with its jobs counted by status',
+      success: { status: 200, description: 'the batch', body: batch },
+      errors: ['BATCH_NOT_FOUND'],
+    }),
+    listBatchJobs: route<undefined, Page>({
+      method: 'GET',
+      path: '/v1/batches/{batch_id}/jobs',
+      credentials: KEY_OR_SESSION,
+      query: pageQuerySchema,
+      summary:
+        "A batch's jobs in item order (the first item's job first), each as GET /v1/pdf/{job_id} shows it",
+      success: { status: 200, description: 'jobs', body: { name: 'PdfJob', schema: jobSchema, array: true } },
+      errors: ['BATCH_NOT_FOUND'],
+    }),
+  },
+});

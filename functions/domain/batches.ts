@@ -1,0 +1,578 @@
+/**
+ * Batches (POST /v1/batches): one template and up to 1,000 items, each with its own variables,
+ * every item a normal async job (`batch_id` on it) that the render queue's consumer renders as it
+ * renders any async job (render-worker.ts). The store is a port; the DynamoDB adapter is
+ * functions/adapters/dynamodb/batches.ts.
+ *
+ * Acceptance decides everything before a message is sent: the template is read and parsed once,
+ * each item's variables are checked against it (a missing variable answers 422 naming
+ * `items[i].variables`), and the quota is reserved for the whole batch up front: one read refuses
+ * a batch the month cannot cover (429 PLAN_QUOTA_EXCEEDED saying how many renders remain), then
+ * each item's job is written and its unit held (reserveQueued: a queued job is not a running
+ * render, so the plan's concurrency does not refuse it); should a concurrent render take the last
+ * units meanwhile, every unit already held comes back and every job goes, and the answer is the
+ * same 429. Only then is the batch written and its jobs queued.
+ *
+ * Counts: each job that ends is counted once on the batch (a set of ended job ids, conditional),
+ * by JobEvents when it ends (the consumer's, the sweeper's), or by a read of the batch that finds
+ * ended jobs not yet counted (an event that did not go through). The write that counts the last
+ * job moves the batch to `completed`, once (conditional), and only that one publishes
+ * `batch.completed`.
+ */
+import { INTEGER_SETTINGS, type Plan } from '../settings.js';
+import {
+  parseTemplate,
+  stringifyTemplateData,
+  type TemplateData,
+  TemplateError,
+} from '../templating/index.js';
+import { monthOf } from './clock.js';
+import { ServiceError } from './errors.js';
+import { newBatchId, newJobId } from './ids.js';
+import { fileExpiresAt, type Job, type JobError, type JobStore, type JobView, pdfObjectKey } from './jobs.js';
+import type { Page } from './pagination.js';
+import type { Clock, JobEvents, PdfStorage, RenderRequest } from './ports.js';
+import type { Principal } from './principal.js';
+import type { RenderSource } from './render-command.js';
+import {
+  checkHeaderFooterMargins,
+  type RenderOptions,
+  type RequestedOptions,
+  renderOptionsFrom,
+  withTemplateDefaults,
+} from './render-options.js';
+import type { AcceptedRender } from './render-order.js';
+import { named, type TemplateField, templateDetail } from './template-check.js';
+import type { TemplateStore } from './templates.js';
+import { monthPeriod, planAllowance, type UsageStore } from './usage.js';
+
+/** The most items one batch may have. */
+export const MAX_BATCH_ITEMS = 1000;
+
+/** processing: some job has not ended yet; completed: every job ended (completed or failed). */
+export type BatchStatus = 'processing' | 'completed';
+
+export interface Batch {
+  readonly id: string;
+  readonly account_id: string;
+  readonly status: BatchStatus;
+  /** Its jobs, one per item. */
+  readonly total: number;
+  /** Jobs that ended, counted once each. */
+  readonly completed: number;
+  readonly failed: number;
+  readonly template_id: string | null;
+  readonly template_version: number | null;
+  /** The account's webhook endpoint told `batch.completed`; null: none. */
+  readonly webhook_id: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly completed_at: string | null;
+}
+
+export type NewBatch = Pick<
+  Batch,
+  'id' | 'account_id' | 'total' | 'template_id' | 'template_version' | 'webhook_id'
+>;
+
+/** A batch's jobs by status; pending and rendering are read from its jobs, the rest are its counters. */
+export interface BatchCounts {
+  readonly pending: number;
+  readonly rendering: number;
+  readonly completed: number;
+  readonly failed: number;
+}
+
+export interface BatchView {
+  readonly batch: Batch;
+  readonly counts: BatchCounts;
+}
+
+/** A job of the batch as its listing knows it (the index may lag a moment behind the job). */
+export interface BatchJobStatus {
+  readonly id: string;
+  readonly status: Job['status'];
+  readonly updated_at: string;
+}
+
+export interface BatchStore {
+  /** A new batch, processing; refused if the id exists. */
+  create(batch: NewBatch): Promise<Batch>;
+  get(accountId: string, batchId: string): Promise<Batch | undefined>;
+  /** Newest first. */
+  list(accountId: string, page: Page): Promise<Batch[]>;
+  /**
+   * Counts job `jobId` as ended (`how`) once: undefined when it was counted already (or there is
+   * no such batch), else the batch as this count left it.
+   */
+  countEnded(
+    accountId: string,
+    batchId: string,
+    jobId: string,
+    how: 'completed' | 'failed',
+  ): Promise<Batch | undefined>;
+  /** processing → completed; undefined when it was completed already (another count did it). */
+  complete(batch: Batch): Promise<Batch | undefined>;
+  /** The batch's jobs in item order. */
+  jobs(accountId: string, batchId: string, page: Page): Promise<Job[]>;
+  /** Every job of the batch with its status, in item order. */
+  statuses(accountId: string, batchId: string): Promise<BatchJobStatus[]>;
+  /** The ids of the jobs counted as ended (read consistently). */
+  counted(accountId: string, batchId: string): Promise<ReadonlySet<string>>;
+}
+
+/** Where a batch's jobs go once accepted: the render queue (async-renders.ts). */
+export interface BatchQueue {
+  /** Stores each render's order, holds its job in the queue and sends its message. */
+  enqueue(accepted: readonly AcceptedRender[]): Promise<void>;
+}
+
+/** Told once a batch completed (the webhooks' `batch.completed`). */
+export interface BatchEvents {
+  completed(view: BatchView): Promise<void>;
+}
+
+export const NO_BATCH_EVENTS: BatchEvents = { completed: async () => {} };
+
+/** One item of a batch: its variables and, optionally, its own PDF document information. */
+export interface BatchItem {
+  readonly variables: TemplateData;
+  readonly metadata?: RequestedOptions['metadata'];
+}
+
+/** POST /v1/batches as the edge parsed it. */
+export interface BatchCommand {
+  readonly source: RenderSource;
+  readonly options: RequestedOptions;
+  readonly items: readonly BatchItem[];
+  readonly webhookId: string | null;
+}
+
+export interface BatchDeps {
+  readonly batches: BatchStore;
+  readonly jobs: JobStore;
+  readonly usage: UsageStore;
+  readonly templates: TemplateStore;
+  readonly storage: PdfStorage;
+  readonly queue: BatchQueue;
+  readonly clock: Clock;
+  readonly plans: Readonly<Record<string, Plan>>;
+  readonly defaultPlan: string;
+  readonly limits: {
+    readonly asyncRenderBudgetMs?: number;
+    readonly jobLeaseSeconds?: number;
+    readonly pdfRetentionDays: number;
+  };
+  /** Absent: a batch's webhook_id is not checked against the account's endpoints. */
+  readonly webhooks?: { exists(accountId: string, webhookId: string): Promise<boolean> };
+  readonly events?: BatchEvents;
+  readonly onFault: (message: string, error: unknown) => void;
+}
+
+const BATCH_ID = /^bat_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+const batchNotFound = (batchId: string) =>
+  new ServiceError('BATCH_NOT_FOUND', `Batch ${batchId} was not found`);
+
+/** A read counts an ended job on its batch once its own count is this late (it did not go through). */
+const REPAIR_AFTER_MS = 30_000;
+
+/** A batch's jobs are leased for this many job leases while the batch is accepted. */
+const ACCEPT_LEASE_FACTOR = 10;
+
+/**
+ * How many jobs are written and their units held at once while a batch is accepted: wider chunks
+ * made a loaded local store exceed the client's 2 s request timeout (503 for a batch of 1,000).
+ */
+const ACCEPT_CHUNK = 10;
+
+const FAULT: JobError = {
+  code: 'INTERNAL_ERROR',
+  message:
+    'The render could not be queued because of a fault of the service; the render unit was given back.',
+};
+
+/** Runs `step` over `items`, `width` at a time, and settles all: every outcome, in order. */
+const inChunks = async <T, R>(
+  items: readonly T[],
+  width: number,
+  step: (item: T, index: number) => Promise<R>,
+  /** Stop after the first chunk in which a step failed. */
+  stopOnFailure = false,
+): Promise<PromiseSettledResult<R>[]> => {
+  const out: PromiseSettledResult<R>[] = [];
+  for (let i = 0; i < items.length; i += width) {
+    const chunk = await Promise.allSettled(items.slice(i, i + width).map((item, j) => step(item, i + j)));
+    out.push(...chunk);
+    if (stopOnFailure && chunk.some((o) => o.status === 'rejected')) break;
+  }
+  return out;
+};
+
+/** The template a batch renders: read and parsed once for all its items. */
+interface BatchTemplate {
+  readonly field: TemplateField;
+  readonly version: number | null;
+  readonly offline: boolean;
+  readonly parts: readonly { readonly field: TemplateField; readonly required: readonly Required[] }[];
+  readonly template: Omit<RenderRequest['template'], 'variables'>;
+  readonly requested: RequestedOptions;
+}
+
+interface Required {
+  readonly name: string;
+  readonly line: number;
+}
+
+/** Counts a batch's ended jobs once each, and completes the batch (once) when the last one ended. */
+export const createBatchCounter = (deps: {
+  readonly batches: BatchStore;
+  readonly events?: BatchEvents;
+  readonly onFault: (message: string, error: unknown) => void;
+}) => {
+  const { batches } = deps;
+  const events = deps.events ?? NO_BATCH_EVENTS;
+  /** Counts from the batch's counters, and its open jobs split by what its index says of them. */
+  const view = async (batch: Batch, statuses?: readonly BatchJobStatus[]): Promise<BatchView> => {
+    const open = batch.total - batch.completed - batch.failed;
+    const rendering =
+      open === 0 || !statuses ? 0 : Math.min(open, statuses.filter((s) => s.status === 'rendering').length);
+    return {
+      batch,
+      counts: { pending: open - rendering, rendering, completed: batch.completed, failed: batch.failed },
+    };
+  };
+
+  /** The batch completed by this count, if it did: moved once, and told once. */
+  const completeIfDone = async (batch: Batch): Promise<Batch> => {
+    if (batch.status !== 'processing' || batch.completed + batch.failed < batch.total) return batch;
+    const completed = await batches.complete(batch);
+    if (!completed) return (await batches.get(batch.account_id, batch.id)) ?? batch;
+    try {
+      await events.completed(await view(completed));
+    } catch (e) {
+      deps.onFault('publishing batch.completed failed', e);
+    }
+    return completed;
+  };
+
+  /** One ended job of a batch, counted once (whoever calls it, however often). */
+  const jobEnded = async (job: Pick<Job, 'account_id' | 'id' | 'status' | 'batch_id'>): Promise<void> => {
+    if (!job.batch_id || (job.status !== 'completed' && job.status !== 'failed')) return;
+    const counted = await batches.countEnded(job.account_id, job.batch_id, job.id, job.status);
+    if (counted) await completeIfDone(counted);
+  };
+
+  return {
+    view,
+    completeIfDone,
+    jobEnded,
+    /** JobEvents for the consumer and the API: a batch's job that ended is counted on its batch. */
+    jobEvents: { ended: (job: Job) => jobEnded(job) } satisfies JobEvents,
+  };
+};
+
+export const createBatches = (deps: BatchDeps) => {
+  const { batches, jobs, usage, templates, storage, clock, limits } = deps;
+  const budgetMs = limits.asyncRenderBudgetMs ?? INTEGER_SETTINGS.asyncRenderBudgetMs.default;
+  const leaseMs = (limits.jobLeaseSeconds ?? INTEGER_SETTINGS.jobLeaseSeconds.default) * 1000;
+  const { view, completeIfDone, jobEnded } = createBatchCounter(deps);
+
+  const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
+
+  const presentJob = async (job: Job): Promise<JobView> => {
+    const expires = fileExpiresAt(job, limits.pdfRetentionDays);
+    const expired = expires !== null && clock.now().getTime() >= expires.getTime();
+    return {
+      job,
+      downloadUrl:
+        expires !== null && !expired ? await storage.downloadUrl(job.object_key, `${job.id}.pdf`) : null,
+      fileExpiresAt: expires?.toISOString() ?? null,
+      fileExpired: expired,
+    };
+  };
+
+  /** The template once: looked up, the offline rule, its syntax (as a render's `accept` checks them). */
+  const readTemplate = async (principal: Principal, command: BatchCommand): Promise<BatchTemplate> => {
+    const { source } = command;
+    const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
+    const document =
+      source.kind === 'saved'
+        ? await templates.getReadable(source.templateId, principal.accountId, source.version ?? undefined)
+        : {
+            html: source.html,
+            header_html: source.headerHtml,
+            footer_html: source.footerHtml,
+            version: null,
+          };
+    const offline = 'owner_user_id' in document && document.owner_user_id !== principal.accountId;
+    if (offline && source.kind === 'saved' && source.version === null) {
+      const issue =
+        "is required to render another account's template: name the version you checked (the template's version field)";
+      throw new ServiceError('VALIDATION_ERROR', `template_version ${issue}`, {
+        details: [{ field: 'template_version', issue }],
+      });
+    }
+    const header = document.header_html ?? null;
+    const footer = document.footer_html ?? null;
+    const saved = 'pdf_options' in document ? document.pdf_options : null;
+    const requested = saved ? withTemplateDefaults(saved, command.options) : command.options;
+    checkHeaderFooterMargins(renderOptionsFrom(requested, budgetMs), {
+      header: header !== null,
+      footer: footer !== null,
+    });
+    const parse = (text: string, part: TemplateField) => {
+      try {
+        return { field: part, required: parseTemplate(text).required };
+      } catch (e) {
+        if (!(e instanceof TemplateError)) throw e;
+        throw new ServiceError('INVALID_HTML_TEMPLATE', named(part, e.message), {
+          details: [templateDetail(part, e.message, { line: e.line })],
+        });
+      }
+    };
+    return {
+      field,
+      version: document.version,
+      offline,
+      parts: [
+        parse(document.html, field),
+        ...(header !== null ? [parse(header, 'header_html')] : []),
+        ...(footer !== null ? [parse(footer, 'footer_html')] : []),
+      ],
+      template: { source: document.html, header, footer },
+      requested,
+    };
+  };
+
+  /** An item's variables against the template's: the first item lacking one answers 422, naming it. */
+  const checkItems = (template: BatchTemplate, items: readonly BatchItem[]): void => {
+    items.forEach((item, index) => {
+      for (const part of template.parts) {
+        let missing: Required | undefined;
+        for (const variable of part.required) {
+          if (item.variables.has(variable.name)) continue;
+          if (!missing || variable.line < missing.line) missing = variable;
+        }
+        if (!missing) continue;
+        const where = `items[${index}].variables`;
+        const issue = `Variable '${missing.name}' is undefined (${part.field} line ${missing.line})`;
+        throw new ServiceError('INVALID_HTML_TEMPLATE', `${where}: ${issue}`, {
+          details: [{ field: where, issue, line: missing.line, name: missing.name }],
+        });
+      }
+    });
+  };
+
+  /** The options of item `item`: the batch's, with the item's own document information. */
+  const optionsOf = (template: BatchTemplate, item: BatchItem): RenderOptions =>
+    renderOptionsFrom(
+      item.metadata ? { ...template.requested, metadata: item.metadata } : template.requested,
+      budgetMs,
+    );
+
+  const quotaExceeded = (plan: Plan, used: number, wanted: number) => {
+    const now = clock.now();
+    const resetAt = monthPeriod(now).end;
+    const remaining = Math.max(0, plan.monthlyRenders - used);
+    return new ServiceError(
+      'PLAN_QUOTA_EXCEEDED',
+      `The batch has ${wanted} items but only ${remaining} of the monthly quota of ${plan.monthlyRenders} renders remain; the quota resets at ${resetAt.toISOString()}`,
+      { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
+    );
+  };
+
+  /** Gives back every unit held and removes every job written (a refused or failed acceptance). */
+  const undo = async (accepted: readonly { job: Job; month: string }[]) => {
+    await inChunks(accepted, ACCEPT_CHUNK, async ({ job, month }) => {
+      try {
+        await usage.releaseRender(job.account_id, month, job.id);
+        await jobs.discard(job);
+      } catch (e) {
+        // Left to the sweeper: the job's lease runs out, its month is reconciled from its jobs.
+        deps.onFault('undoing a batch job failed', e);
+      }
+    });
+  };
+
+  /** Every job written and its unit held, or none (nothing held) and the refusal or fault thrown. */
+  const reserveAll = async (
+    principal: Principal,
+    batchId: string,
+    template: BatchTemplate,
+    command: BatchCommand,
+    month: string,
+  ): Promise<AcceptedRender[]> => {
+    const plan = planOf(principal);
+    // Until each job is held in the queue: long enough for a thousand items on a loaded store,
+    // short enough that the sweeper soon settles a batch whose acceptance died.
+    const leaseUntil = clock.now().getTime() + ACCEPT_LEASE_FACTOR * leaseMs;
+    const ids = command.items.map(() => newJobId());
+    const written: { job: Job; month: string }[] = [];
+    const outcomes = await inChunks(
+      command.items,
+      ACCEPT_CHUNK,
+      async (item, index) => {
+        const jobId = ids[index] as string;
+        const job = await jobs.create(
+          {
+            id: jobId,
+            account_id: principal.accountId,
+            template_id: command.source.kind === 'saved' ? command.source.templateId : null,
+            template_version: template.version,
+            object_key: pdfObjectKey(principal.accountId, jobId),
+            mode: 'async',
+            webhook_id: null,
+            batch_id: batchId,
+          },
+          { month, leaseUntil },
+        );
+        try {
+          await usage.reserveQueued(principal.accountId, plan, month, jobId);
+        } catch (e) {
+          await jobs.discard(job).catch((f) => deps.onFault('discarding a refused batch job failed', f));
+          throw e;
+        }
+        written.push({ job, month });
+        return {
+          job,
+          month,
+          field: template.field,
+          template: { ...template.template, variables: stringifyTemplateData(item.variables) },
+          options: optionsOf(template, item),
+          offline: template.offline,
+        } satisfies AcceptedRender;
+      },
+      true,
+    );
+    const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (!refused && outcomes.length === command.items.length) {
+      return outcomes.map((o) => (o as PromiseFulfilledResult<AcceptedRender>).value);
+    }
+    await undo(written);
+    const reason = refused?.reason as unknown;
+    if (reason instanceof ServiceError && reason.code === 'PLAN_QUOTA_EXCEEDED') {
+      throw quotaExceeded(
+        plan,
+        (await usage.readMonth(principal.accountId, month)).rendersUsed,
+        command.items.length,
+      );
+    }
+    throw reason;
+  };
+
+  /**
+   * A batch as it is now: the ended jobs its counters miss (failed by the sweeper, or whose event
+   * did not go through) are counted first.
+   */
+  const current = async (batch: Batch): Promise<BatchView> => {
+    if (batch.status === 'completed') return view(batch);
+    const statuses = await batches.statuses(batch.account_id, batch.id);
+    const ended = statuses.filter((s) => s.status === 'completed' || s.status === 'failed');
+    let latest = batch;
+    if (ended.length > batch.completed + batch.failed) {
+      // Only the jobs whose own count is overdue: one that just ended is being counted by its holder.
+      const already = await batches.counted(batch.account_id, batch.id);
+      const overdue = clock.now().getTime() - REPAIR_AFTER_MS;
+      for (const s of ended) {
+        if (already.has(s.id) || Date.parse(s.updated_at) > overdue) continue;
+        const counted = await batches.countEnded(
+          batch.account_id,
+          batch.id,
+          s.id,
+          s.status as 'completed' | 'failed',
+        );
+        if (counted) latest = counted;
+      }
+      latest = await completeIfDone(latest);
+    }
+    return view(latest, statuses);
+  };
+
+  const find = async (principal: Principal, batchId: string): Promise<Batch> => {
+    if (!BATCH_ID.test(batchId)) throw batchNotFound(batchId);
+    const batch = await batches.get(principal.accountId, batchId);
+    if (!batch) throw batchNotFound(batchId);
+    return batch;
+  };
+
+  return {
+    /** Accepts a batch: every item's job pending in the queue, its unit held; answers the batch. */
+    async create(principal: Principal, command: BatchCommand): Promise<BatchView> {
+      const { webhookId } = command;
+      if (
+        webhookId !== null &&
+        deps.webhooks &&
+        !(await deps.webhooks.exists(principal.accountId, webhookId))
+      ) {
+        throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
+      }
+      const template = await readTemplate(principal, command);
+      checkItems(template, command.items);
+      // Options per item checked before anything is held (an item's metadata cannot break them).
+      for (const item of command.items) optionsOf(template, item);
+
+      const plan = planOf(principal);
+      const month = monthOf(clock.now());
+      const { rendersUsed } = await usage.readMonth(principal.accountId, month);
+      if (rendersUsed + command.items.length > plan.monthlyRenders) {
+        throw quotaExceeded(plan, rendersUsed, command.items.length);
+      }
+      const batchId = newBatchId();
+      const accepted = await reserveAll(principal, batchId, template, command, month);
+      let batch: Batch;
+      try {
+        batch = await batches.create({
+          id: batchId,
+          account_id: principal.accountId,
+          total: accepted.length,
+          template_id: command.source.kind === 'saved' ? command.source.templateId : null,
+          template_version: template.version,
+          webhook_id: webhookId,
+        });
+      } catch (e) {
+        await undo(accepted);
+        throw e;
+      }
+      try {
+        await deps.queue.enqueue(accepted);
+      } catch (e) {
+        // Not queued: the jobs fail and their units come back, so the batch ends (failed) at once.
+        deps.onFault('queueing a batch failed', e);
+        await inChunks(accepted, ACCEPT_CHUNK, async ({ job, month: m }) => {
+          // As a render's failJob: failed (its unit `refunding`), the unit back, then settled.
+          const failed = await jobs
+            .fail(job, FAULT, null, clock.now().getTime() + leaseMs)
+            .catch(() => undefined);
+          if (!failed) return; // queued after all, or left to the sweeper
+          await usage.releaseRender(job.account_id, m, job.id);
+          await jobs.settled(job);
+          await jobEnded(failed);
+        });
+        throw new ServiceError(
+          'INTERNAL_ERROR',
+          `Batch ${batchId} could not be queued; its render units were given back.`,
+          {
+            cause: e,
+          },
+        );
+      }
+      return view(batch);
+    },
+
+    async get(principal: Principal, batchId: string): Promise<BatchView> {
+      return current(await find(principal, batchId));
+    },
+
+    async list(principal: Principal, page: Page): Promise<BatchView[]> {
+      return Promise.all((await batches.list(principal.accountId, page)).map(current));
+    },
+
+    async listJobs(principal: Principal, batchId: string, page: Page): Promise<JobView[]> {
+      const batch = await find(principal, batchId);
+      return Promise.all((await batches.jobs(principal.accountId, batch.id, page)).map(presentJob));
+    },
+  };
+};
+
+export type Batches = ReturnType<typeof createBatches>;

@@ -1,0 +1,108 @@
+/**
+ * A batch of invoices against the same invoices rendered synchronously at the same concurrency
+ * (issue 20: throughput within 10%). The local stack runs in its own process on a fresh DATA_DIR
+ * with ASYNC_CONCURRENCY consumers; the sync run keeps that many requests in flight. Each run is
+ * preceded by a warm-up of its own kind.
+ *
+ *   npx tsx test/bench/batch.ts            # 1,000 items, concurrency 2
+ *   BATCH_BENCH_ITEMS=200 BATCH_BENCH_CONCURRENCY=2 npx tsx test/bench/batch.ts
+ */
+import { startStackProcess } from '../helpers/child-stack.js';
+import { INVOICE_TEMPLATE, invoiceVariables } from './fixtures/invoice.js';
+
+const ITEMS = Number(process.env.BATCH_BENCH_ITEMS ?? 1000);
+const CONCURRENCY = Number(process.env.BATCH_BENCH_CONCURRENCY ?? 2);
+const WARM_UP = 10;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const variables = (i: number) => ({
+  ...invoiceVariables(),
+  invoice: { ...(invoiceVariables().invoice as object), number: `INV-${String(i).padStart(5, '0')}` },
+});
+
+const stack = await startStackProcess(
+  {
+    ASYNC_CONCURRENCY: String(CONCURRENCY),
+    PLANS: JSON.stringify({
+      free: { monthlyRenders: 1_000_000, rendersPerMinute: 1_000_000, concurrentRenders: CONCURRENCY },
+    }),
+  },
+  120_000,
+);
+/** The API over HTTP, as a client calls it (the test helpers' client needs vitest). */
+const api = async (path: string, o: { method?: string; token: string; body?: unknown }) => {
+  const res = await fetch(`${stack.baseUrl}${path}`, {
+    method: o.method ?? 'GET',
+    headers: { authorization: `Bearer ${o.token}`, 'content-type': 'application/json' },
+    ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+  });
+  const text = await res.text();
+  // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field
+  const json: any = text ? JSON.parse(text) : undefined;
+  return { status: res.status, text, json };
+};
+
+try {
+  const token = await stack.sessionToken('batch-bench');
+
+  const syncRun = async (count: number): Promise<number> => {
+    const started = performance.now();
+    let next = 0;
+    let failed = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < count) {
+          const i = next++;
+          const res = await api('/v1/pdf', {
+            method: 'POST',
+            token,
+            body: { html: INVOICE_TEMPLATE, variables: variables(i) },
+          });
+          if (res.status !== 201) failed++;
+        }
+      }),
+    );
+    if (failed > 0) throw new Error(`${failed} sync renders failed`);
+    return performance.now() - started;
+  };
+
+  const batchRun = async (count: number): Promise<number> => {
+    const started = performance.now();
+    const res = await api('/v1/batches', {
+      method: 'POST',
+      token,
+      body: {
+        html: INVOICE_TEMPLATE,
+        items: Array.from({ length: count }, (_, i) => ({ variables: variables(i) })),
+      },
+    });
+    if (res.status !== 202) throw new Error(`batch refused: ${res.text}`);
+    const accepted = performance.now() - started;
+    for (;;) {
+      const batch = (await api(`/v1/batches/${res.json.id}`, { token })).json;
+      if (batch.status === 'completed') {
+        if (batch.counts.failed > 0) throw new Error(`${batch.counts.failed} batch jobs failed`);
+        break;
+      }
+      // As a client would poll (each read counts the batch's open jobs from its index).
+      await sleep(2000);
+    }
+    const ms = performance.now() - started;
+    console.info(`  batch of ${count}: accepted (202) in ${accepted.toFixed(0)} ms`);
+    return ms;
+  };
+
+  await syncRun(WARM_UP);
+  const syncMs = await syncRun(ITEMS);
+  console.info(`  sync run of ${ITEMS}: ${(syncMs / 1000).toFixed(1)} s`);
+  await batchRun(WARM_UP);
+  const batchMs = await batchRun(ITEMS);
+  const rate = (ms: number) => (ITEMS / (ms / 1000)).toFixed(2);
+  console.info(`${ITEMS} invoices at concurrency ${CONCURRENCY}:`);
+  console.info(`  sync:  ${(syncMs / 1000).toFixed(1)} s, ${rate(syncMs)} PDFs/s`);
+  console.info(`  batch: ${(batchMs / 1000).toFixed(1)} s, ${rate(batchMs)} PDFs/s`);
+  console.info(`  batch throughput / sync throughput: ${(syncMs / batchMs).toFixed(3)}`);
+} finally {
+  await stack.stop();
+}
