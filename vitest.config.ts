@@ -91,6 +91,8 @@ export default defineConfig({
         test: {
           name: 'integration-own',
           include: OWN_PROCESS,
+          // The bundled synth that bundle-smoke and lambda-sandbox share (bundled-synth.ts).
+          globalSetup: ['test/helpers/run-dir.ts'],
         },
       },
     ],

@@ -6,7 +6,8 @@
  * node_modules on NODE_PATH and its fonts. Requests go through the local API Gateway emulation to
  * the bundles; the pdf bundle invokes the renderer bundle through Lambda's Invoke API.
  *
- * One synth (with esbuild and the layer) and one set of processes for the whole file.
+ * One synth (with esbuild and the layer) per run, shared with lambda-sandbox (bundled-synth.ts),
+ * and one set of processes for the whole file.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,6 +21,7 @@ import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http
 import type { LocalStack } from '../../lib/local/stack.js';
 import { startLocalStack } from '../../lib/local/stack.js';
 import { multilingualHtml, SCRIPT_SAMPLES } from '../fixtures/multilingual.js';
+import { synthBundled } from '../helpers/bundled-synth.js';
 import {
   type BundledFunction,
   bundledFunction,
@@ -27,7 +29,7 @@ import {
   resolveEnvironment,
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
-import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
+import type { Synthesized } from '../helpers/cdk-synth.js';
 import { type Api, createApi, createTempDataDir, type Json } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { glyphsAfterLabels, isMissingGlyph, readGlyphs } from '../helpers/pdf-fonts.js';
@@ -47,11 +49,13 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
 
   beforeAll(async () => {
     outdir = await mkdtemp(join(tmpdir(), 'cdk-bundle-smoke-'));
+    s = await synthBundled();
     // Lambda has no node_modules above /var/task; neither may the bundles here.
-    for (let dir = outdir; dir !== dirname(dir); dir = dirname(dir)) {
-      expect(existsSync(join(dir, 'node_modules')), `${dir}/node_modules`).toBe(false);
+    for (const start of [outdir, s.assembly.directory]) {
+      for (let dir = start; dir !== dirname(dir); dir = dirname(dir)) {
+        expect(existsSync(join(dir, 'node_modules')), `${dir}/node_modules`).toBe(false);
+      }
     }
-    s = synthServiceStack({ bundle: true, outdir });
 
     dataDir = await createTempDataDir();
     local = await startLocalStack({ port: 0, dataDir, quiet: true });
@@ -121,7 +125,9 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const { port } = await listen(gateway, 0, '127.0.0.1');
     api = createApi(`http://127.0.0.1:${port}`);
     token = await local.issueToken({ sub: 'smoke-user', email: 'smoke@example.com' });
-  });
+    // The run's bundled synth (esbuild, the layer), maybe made by lambda-sandbox meanwhile, and a
+    // process per function: on a shared 2-core machine that outlasts the default hook timeout.
+  }, 300_000);
 
   afterEach((context) => {
     if (context.task.result?.state !== 'fail') return;

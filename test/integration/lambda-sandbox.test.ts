@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
 import { SERVICE_RUNTIME } from '../../lib/service-function.js';
+import { synthBundled } from '../helpers/bundled-synth.js';
 import {
   type BundledFunction,
   bundledFunction,
@@ -29,7 +30,6 @@ import {
   resolveEnvironment,
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
-import { synthServiceStack } from '../helpers/cdk-synth.js';
 import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/lambda-sandbox.js';
 import { readPdf } from '../helpers/pdf.js';
 import { descendantsOf } from '../helpers/process-tree.js';
@@ -82,7 +82,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
 
   beforeAll(async () => {
     outdir = await mkdtemp(join(tmpdir(), 'cdk-lambda-sandbox-'));
-    const s = synthServiceStack({ bundle: true, outdir });
+    const s = await synthBundled();
     renderer = bundledFunction(s, s.stack.renderer.function);
     await new Promise<void>((resolve) => uploadServer.listen(0, '127.0.0.1', () => resolve()));
     uploadBase = `http://127.0.0.1:${(uploadServer.address() as AddressInfo).port}`;
@@ -102,7 +102,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     const [auto, single] = await Promise.all([start('auto'), start('single')]);
     processes.set('auto', auto);
     processes.set('single', single);
-    // A real bundling (esbuild, the layer) and two starts at the function's CPU share (1.16 vCPU):
+    // A real bundling (esbuild, the layer; once per run) and two starts at the function's CPU share (1.16 vCPU):
     // on a shared 2-core machine that outlasts the default hook timeout.
   }, 300_000);
 
