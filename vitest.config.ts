@@ -47,8 +47,10 @@ const OWN_PROCESS = [
  * in worker threads that keep their modules from file to file (aws-cdk-lib and the service load
  * once per worker; a configuration one CDK file synthesized serves the next,
  * test/helpers/cdk-synth.ts); their files keep no state between files. `integration-own` runs each
- * file in a child process of its own. Two workers per pool: this machine has 2 cores, and Chromium
- * in the shared stack does much of the work.
+ * file in a child process of its own. Two workers at a time, as this machine has 2 cores and
+ * Chromium's work is most of the load: `integration-own` runs first (sequence.groupOrder), then
+ * `unit`, then `integration`; run side by side, the two pools' four workers made the files that
+ * judge a render's time (renderer, dashboard) fail on a busy machine.
  */
 export default defineConfig({
   test: {
@@ -73,6 +75,7 @@ export default defineConfig({
           setupFiles: ['test/helpers/no-network.ts'],
           pool: 'threads',
           isolate: false,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -84,6 +87,7 @@ export default defineConfig({
           globalSetup: ['test/helpers/shared-stack.ts'],
           pool: 'threads',
           isolate: false,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -93,6 +97,7 @@ export default defineConfig({
           include: OWN_PROCESS,
           // The bundled synth that bundle-smoke and lambda-sandbox share (bundled-synth.ts).
           globalSetup: ['test/helpers/run-dir.ts'],
+          sequence: { groupOrder: 0 },
         },
       },
     ],
