@@ -1,20 +1,72 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects. `unit` needs no network and no Chromium (`npm run test:unit`). `integration` runs
- * against real local stacks (dynalite, s3rver, Chromium): one shared stack for the whole run,
- * started by its global setup in a process of its own (test/helpers/shared-stack.ts), which every
- * file without special settings uses (on one of its SHARED_PLANS when `free` does not
- * suit it); files that need other settings or the handlers' log lines in their own process start
- * their own. Each integration file runs in its own child process, two at a time:
- * this machine has 2 cores, and Chromium's work is most of the load.
+ * Integration files that need a process of their own (the `integration-own` project): they start
+ * a stack of their own with other settings, read the handlers' log lines from this process's
+ * output, mock modules, or judge how the process itself behaves. Every other integration file
+ * talks to the run's shared stack (test/helpers/shared-stack.ts) or to parts it starts and stops
+ * itself, and runs in the `integration` project.
+ */
+const OWN_PROCESS = [
+  'async-large-document', // a stack process of its own
+  'async-renders-crash', // kills and restarts a stack process
+  'async-renders-faults', // a stack with a faulty renderer
+  'batch-crash', // kills and restarts a stack process
+  'batch-fairness', // a stack with other limits
+  'page-floods', // a stack with other limits
+  'template-parsing', // a stack process of its own
+  'webhooks', // a stack with a short retry schedule, its output read
+  'back-pressure', // a stack with other limits
+  'bundle-smoke', // a stack from the bundles
+  'cors', // a stack with CORS origins
+  'dashboard', // a stack with a short session TTL
+  'foreign-templates', // a stack that may reach the file's own host
+  'job-lifecycle-crash', // kills and restarts a stack process
+  'local-gateway-stall',
+  'local-stack',
+  'local-stack-disk-full',
+  'local-stack-signals',
+  'log-secrets', // reads the handlers' log lines at DEBUG
+  'lambda-sandbox',
+  'pdf-diagnostics', // a stack that may reach the file's own host
+  'pdf-errors', // a stack of its own
+  'pdf-header-footer', // a stack that may reach the file's own host
+  'pdf-limits', // a stack with other limits
+  'pdf-storage-failure', // a stack whose storage fails
+  'renderer', // mocks modules
+  'renderer-admission', // a stack with another renderer capacity
+  'renderer-isolation', // mocks modules
+  'renderer-offline',
+  'retention', // a stack with another retention
+  'template-bombs', // a stack process of its own
+  'templates', // lists every account's public templates
+  'templates-storage', // pages through every account's public templates
+  'two-stacks',
+].map((name) => `test/integration/${name}.test.ts`);
+
+/**
+ * Three projects. `unit` needs no network and no Chromium (`npm run test:unit`). The integration
+ * projects run against real local stacks (dynalite, s3rver, Chromium): `integration` against one
+ * shared stack for the whole run, started by its global setup in a process of its own
+ * (test/helpers/shared-stack.ts); `integration-own` against stacks of each file's own.
+ *
+ * A test file's own process costs about 1.5 s of CPU before its first test (Node, the worker, the
+ * service's and the SDK's modules), more than many files' tests. So `unit` and `integration` run
+ * in worker threads that keep their modules from file to file (aws-cdk-lib and the service load
+ * once per worker; a configuration one CDK file synthesized serves the next,
+ * test/helpers/cdk-synth.ts); their files keep no state between files. `integration-own` runs each
+ * file in a child process of its own. Two workers at a time, as this machine has 2 cores and
+ * Chromium's work is most of the load: `integration-own` runs first (sequence.groupOrder), then
+ * `unit`, then `integration`; run side by side, the two pools' four workers made the files that
+ * judge a render's time (renderer, dashboard) fail on a busy machine.
  */
 export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: 2,
     minWorkers: 1,
-    isolate: true,
+    // Which pool isolates its files is decided here, for the whole run, not per project.
+    poolOptions: { forks: { isolate: true }, threads: { isolate: false } },
     // Generous for a busy machine (a Chromium start, a CDK synth): no test judges time by these.
     testTimeout: 60_000,
     hookTimeout: 120_000,
@@ -29,10 +81,9 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           setupFiles: ['test/helpers/no-network.ts'],
-          // Unit files share their worker's modules: aws-cdk-lib, cdk-nag and the stack load once
-          // per worker instead of once per file, and a configuration synthesized by one CDK file
-          // serves the next (test/helpers/cdk-synth.ts). Unit tests keep no state between files.
+          pool: 'threads',
           isolate: false,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -40,7 +91,21 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          exclude: OWN_PROCESS,
           globalSetup: ['test/helpers/shared-stack.ts'],
+          pool: 'threads',
+          isolate: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration-own',
+          include: OWN_PROCESS,
+          // The bundled synth that bundle-smoke and lambda-sandbox share (bundled-synth.ts).
+          globalSetup: ['test/helpers/run-dir.ts'],
+          sequence: { groupOrder: 0 },
         },
       },
     ],

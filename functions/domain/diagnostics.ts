@@ -49,13 +49,28 @@ export const DIAGNOSTIC_TYPES = [
   'unsafe_link',
 ] as const satisfies readonly DiagnosticType[];
 
+const UNSAFE = /[\p{Cs}\p{Cc}]/u;
+
+/** Where the first `count` code points of `text` end (its length when it has no more). */
+const endOfCodePoints = (text: string, count: number): number => {
+  if (text.length <= count) return text.length;
+  let i = 0;
+  for (let n = 0; n < count && i < text.length; n++) {
+    const unit = text.charCodeAt(i);
+    i += unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length ? 2 : 1;
+  }
+  return i;
+};
+
 /** Cuts `text` to `max` code points, marking the cut; control characters and lone surrogates replaced. */
 export const clip = (text: string, max: number): string => {
-  // A page may log megabytes: only the start is ever looked at.
+  // A page may log megabytes, and the same line thousands of times (each one clipped to find its
+  // entry): only the start is ever looked at, and most text has nothing to replace.
   const start = text.length > max * 2 + 2 ? text.slice(0, max * 2 + 2) : text;
-  const clean = start.replace(/\p{Cs}/gu, '\uFFFD').replace(/\p{Cc}+/gu, ' ');
-  const points = [...clean];
-  return points.length > max || start.length < text.length ? `${points.slice(0, max).join('')}…` : clean;
+  const clean = UNSAFE.test(start) ? start.replace(/\p{Cs}/gu, '\uFFFD').replace(/\p{Cc}+/gu, ' ') : start;
+  // No lone surrogate is left, so a pair is never cut apart.
+  const end = endOfCodePoints(clean, max);
+  return end < clean.length || start.length < text.length ? `${clean.slice(0, end)}…` : clean;
 };
 
 const EMPTY_BYTES = Buffer.byteLength(JSON.stringify({ entries: [], truncated: false }));

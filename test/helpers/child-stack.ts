@@ -21,6 +21,8 @@ export type StackDescription = Omit<LocalStack, 'issueToken' | 'close'>;
 
 export interface StackProcess extends StackDescription {
   readonly pid: number;
+  /** Everything the stack process wrote to stdout and stderr (its handlers' log lines), as it wrote it. */
+  readonly outputFile: string;
   /** A session token for `sub` (a new account each call unless given). */
   sessionToken(sub?: string): Promise<string>;
   /** The last lines the stack wrote to stderr, for failure messages. */
@@ -53,6 +55,8 @@ export const startStackProcess = async (
   }
   Object.assign(childEnv, processEnv);
   childEnv.STACK_DATA_DIR = dataDir;
+  const outputFile = join(dataDir, 'stack-output.log');
+  childEnv.STACK_OUTPUT_FILE = outputFile;
   childEnv.STACK_HANDLER_ENV = JSON.stringify(handlerEnv);
   const child: ChildProcess = spawn(
     join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
@@ -125,6 +129,7 @@ export const startStackProcess = async (
   return {
     ...description,
     pid,
+    outputFile,
     sessionToken: (sub = `user-${randomUUID()}`) => issuer.issueToken({ sub, email: `${sub}@example.com` }),
     stderrTail: () => stderr.slice(-4_000),
     stop,

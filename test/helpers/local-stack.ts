@@ -25,6 +25,7 @@ import {
   type LocalStackOptions,
   startLocalStack,
 } from '../../lib/local/stack.js';
+import { type CapturedOutput, captureFileOutput, captureOutput } from './process-output.js';
 import { SHARED_STACK_ENV, type SharedPlan } from './shared-stack.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by assertions, not by types
@@ -133,12 +134,21 @@ export interface TestStack {
   sessionToken(sub?: string, options?: { email?: string; ttlSeconds?: number }): Promise<string>;
   /** A session token for a new account already on `plan`. */
   accountOn(plan: string): Promise<string>;
+  /**
+   * What the stack's handlers log from now on (stdout and stderr): this process's output for a
+   * stack of the file's own, the stack process's output for the shared stack, which holds every
+   * file's lines (assert on what never appears, or on your own accounts' lines).
+   */
+  captureOutput(): CapturedOutput;
 }
 
 export type TestStackOptions = Omit<LocalStackOptions, 'port' | 'quiet'>;
 
-/** A TestStack's helpers around a running stack; new accounts start on `plan` when given. */
-const testStackOf = (stack: LocalStack, plan?: string): TestStack => {
+/**
+ * A TestStack's helpers around a running stack; new accounts start on `plan` when given. The
+ * stack's output goes to `outputFile` when it runs in a process of its own, else to this process's.
+ */
+const testStackOf = (stack: LocalStack, plan?: string, outputFile?: string): TestStack => {
   const sessionToken: TestStack['sessionToken'] = async (
     sub = `user-${randomUUID()}`,
     { email = `${sub}@example.com`, ttlSeconds } = {},
@@ -155,6 +165,7 @@ const testStackOf = (stack: LocalStack, plan?: string): TestStack => {
       await putAccountOnPlan(stack, sub, plan);
       return sessionToken(sub);
     },
+    captureOutput: () => (outputFile === undefined ? captureOutput() : captureFileOutput(outputFile)),
   };
 };
 
@@ -171,15 +182,17 @@ export const startTestStack = async (options: TestStackOptions = {}): Promise<Te
 const sharedTestStack = async (plan?: string): Promise<TestStack | undefined> => {
   const description = inject('sharedStack');
   if (!description) return undefined;
-  const issuer = await loadOrCreateIssuer(description.dataDir);
+  const { outputFile, ...stack } = description;
+  const issuer = await loadOrCreateIssuer(stack.dataDir);
   return testStackOf(
     {
-      ...description,
+      ...stack,
       issueToken: (o) => issuer.issueToken(o),
       close: () =>
         Promise.reject(new Error('the shared stack is closed by the global teardown, not by a test')),
     },
     plan,
+    outputFile,
   );
 };
 
@@ -242,5 +255,6 @@ export const useLocalStack = ({
     },
     sessionToken: (...args) => started().sessionToken(...args),
     accountOn: (plan) => started().accountOn(plan),
+    captureOutput: () => started().captureOutput(),
   };
 };

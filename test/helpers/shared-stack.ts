@@ -29,10 +29,13 @@ export const SHARED_STACK_ENV: Readonly<Record<string, string>> = {
   [PLANS_VARIABLE]: JSON.stringify(SHARED_PLANS),
 };
 
+/** The shared stack as test files see it: its description, and the file its output goes to. */
+export type SharedStackDescription = StackDescription & { readonly outputFile: string };
+
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The shared stack's description, or undefined when the run has none (a unit-only run). */
-    sharedStack: StackDescription | undefined;
+    sharedStack: SharedStackDescription | undefined;
   }
 }
 

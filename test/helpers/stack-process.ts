@@ -3,15 +3,29 @@
  * child-stack.ts, never run by hand): the shared stack of the integration tests, and the stacks
  * of tests whose requests may block the event loop that serves them.
  *
- * Reads STACK_DATA_DIR and STACK_HANDLER_ENV (JSON), prints one JSON line describing the stack
- * (a StackDescription), and stops on SIGTERM, SIGINT or when its stdin closes (the process that
+ * Reads STACK_DATA_DIR, STACK_HANDLER_ENV (JSON) and STACK_OUTPUT_FILE, prints one JSON line
+ * describing the stack (a StackDescription), and stops on SIGTERM, SIGINT or when its stdin closes (the process that
  * started it went away).
  */
+import { appendFileSync } from 'node:fs';
 import { startLocalStack } from '../../lib/local/stack.js';
 import type { StackDescription } from './child-stack.js';
 
 const dataDir = process.env.STACK_DATA_DIR;
 if (!dataDir) throw new Error('STACK_DATA_DIR is required');
+
+// Everything the stack writes (the handlers' log lines) goes to STACK_OUTPUT_FILE too, written
+// before the write returns: a test that reads it after an answer finds what the handler logged.
+const outputFile = process.env.STACK_OUTPUT_FILE;
+if (outputFile) {
+  for (const stream of [process.stdout, process.stderr]) {
+    const write = stream.write.bind(stream) as (...a: unknown[]) => boolean;
+    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      appendFileSync(outputFile, chunk);
+      return write(chunk, ...rest);
+    }) as typeof stream.write;
+  }
+}
 const env = JSON.parse(process.env.STACK_HANDLER_ENV ?? '{}') as Record<string, string>;
 
 const stack = await startLocalStack({ port: 0, dataDir, env, quiet: true });

@@ -13,7 +13,7 @@
  * Valid credentials are sent without a body, so no route does real work (no render, no key).
  * Nothing presented ever shows up in an answer or in the logs.
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorSchema } from '../../functions/core/openapi.js';
@@ -21,9 +21,9 @@ import { generateApiKey } from '../../functions/domain/api-key-format.js';
 import { type Route, routeKey, routes } from '../../functions/routes.js';
 import { LOCAL_CLIENT_ID, LOCAL_ISSUER } from '../../lib/local/issuer.js';
 import { putAccountOnPlan, useLocalStack } from '../helpers/local-stack.js';
-import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
+import type { CapturedOutput } from '../helpers/process-output.js';
 
-const local = useLocalStack({ ownStack: true }); // reads the handlers' log lines
+const local = useLocalStack();
 
 type Expected =
   | { readonly status: 401; readonly code: string; readonly challenge: string }
@@ -114,11 +114,11 @@ const VARIANTS: readonly Variant[] = [
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 let credentials: Credentials;
-/** Everything written to stdout and stderr while the matrix runs (the handlers' logs included). */
+/** Everything the stack's handlers log while the matrix runs. */
 let output: CapturedOutput;
 
 beforeAll(async () => {
-  const sub = 'acct-matrix';
+  const sub = `acct-matrix-${randomUUID()}`;
   // Enough render requests per minute for every valid-credential call to POST /v1/pdf.
   await putAccountOnPlan(local.stack, sub, 'pro');
   const session = await local.sessionToken(sub);
@@ -167,7 +167,7 @@ beforeAll(async () => {
     }),
   };
 
-  output = captureOutput();
+  output = local.captureOutput();
 });
 
 afterAll(() => output.stop());

@@ -8,7 +8,8 @@
  * async renders to the local SQS server, whose messages a poller (the event source mapping's
  * stand-in) hands to the render queue consumer's bundle.
  *
- * One synth (with esbuild and the layer) and one set of processes for the whole file.
+ * One synth (with esbuild and the layer) per run, shared with lambda-sandbox (bundled-synth.ts),
+ * and one set of processes for the whole file.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -31,6 +32,7 @@ import type { LocalStack } from '../../lib/local/stack.js';
 import { LOCAL_CREDENTIALS, LOCAL_RENDER_QUEUE, startLocalStack } from '../../lib/local/stack.js';
 import { multilingualHtml, SCRIPT_SAMPLES } from '../fixtures/multilingual.js';
 import { waitForJob } from '../helpers/async-jobs.js';
+import { synthBundled } from '../helpers/bundled-synth.js';
 import {
   type BundledFunction,
   bundledFunction,
@@ -38,7 +40,7 @@ import {
   resolveEnvironment,
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
-import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
+import type { Synthesized } from '../helpers/cdk-synth.js';
 import { type Api, createApi, createTempDataDir, dynamoDbClient, type Json } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { glyphsAfterLabels, isMissingGlyph, readGlyphs } from '../helpers/pdf-fonts.js';
@@ -85,11 +87,13 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
   beforeAll(async () => {
     receiverHost = `127.0.0.1:${await listenOnFreePort(receiver)}`;
     outdir = await mkdtemp(join(tmpdir(), 'cdk-bundle-smoke-'));
+    s = await synthBundled();
     // Lambda has no node_modules above /var/task; neither may the bundles here.
-    for (let dir = outdir; dir !== dirname(dir); dir = dirname(dir)) {
-      expect(existsSync(join(dir, 'node_modules')), `${dir}/node_modules`).toBe(false);
+    for (const start of [outdir, s.assembly.directory]) {
+      for (let dir = start; dir !== dirname(dir); dir = dirname(dir)) {
+        expect(existsSync(join(dir, 'node_modules')), `${dir}/node_modules`).toBe(false);
+      }
     }
-    s = synthServiceStack({ bundle: true, outdir });
 
     dataDir = await createTempDataDir();
     // The render queue is fed to the consumer's bundle below, not to the stack's own consumer.
@@ -220,7 +224,9 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     gatewayUrl = `http://127.0.0.1:${port}`;
     api = createApi(gatewayUrl);
     token = await local.issueToken({ sub: 'smoke-user', email: 'smoke@example.com' });
-  });
+    // The run's bundled synth (esbuild, the layer), maybe made by lambda-sandbox meanwhile, and a
+    // process per function: on a shared 2-core machine that outlasts the default hook timeout.
+  }, 300_000);
 
   afterEach((context) => {
     if (context.task.result?.state !== 'fail') return;

@@ -37,6 +37,7 @@ import {
 } from '../../lib/local/stack.js';
 import { SERVICE_RUNTIME } from '../../lib/service-function.js';
 import { waitForJob } from '../helpers/async-jobs.js';
+import { synthBundled } from '../helpers/bundled-synth.js';
 import {
   type BundledFunction,
   bundledFunction,
@@ -44,7 +45,7 @@ import {
   resolveEnvironment,
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
-import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
+import type { Synthesized } from '../helpers/cdk-synth.js';
 import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/lambda-sandbox.js';
 import { createApi, createTempDataDir } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
@@ -91,9 +92,10 @@ const runtimeLabel = node ? `${node.runtime}, node ${node.version}` : 'skipped: 
 /** One bundled synth for the file (esbuild and the layer take a while), shared by both suites. */
 let bundled: Promise<{ outdir: string; s: Synthesized }> | undefined;
 const bundledSynth = () => {
-  bundled ??= mkdtemp(join(tmpdir(), 'cdk-lambda-sandbox-')).then((outdir) => ({
+  // The run's one bundled synth (bundled-synth.ts), run from a work directory of this file's own.
+  bundled ??= mkdtemp(join(tmpdir(), 'cdk-lambda-sandbox-')).then(async (outdir) => ({
     outdir,
-    s: synthServiceStack({ bundle: true, outdir }),
+    s: await synthBundled(),
   }));
   return bundled;
 };
@@ -132,7 +134,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     const [auto, single] = await Promise.all([start('auto'), start('single')]);
     processes.set('auto', auto);
     processes.set('single', single);
-    // A real bundling (esbuild, the layer) and two starts at the function's CPU share (1.16 vCPU):
+    // A real bundling (esbuild, the layer; once per run) and two starts at the function's CPU share (1.16 vCPU):
     // on a shared 2-core machine that outlasts the default hook timeout.
   }, 300_000);
 
