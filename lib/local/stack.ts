@@ -13,7 +13,9 @@
  * Each stack has a renderer of its own (its browser, egress proxy and templating workers), so
  * several stacks, each with its own DATA_DIR, can run in one process.
  */
+
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
@@ -274,9 +276,16 @@ const makeHandlers = (
 export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  // A killed process that its parent has not reaped yet (a zombie) holds nothing any more.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return true; // not Linux: signal 0 answered, so it runs
   }
 };
 

@@ -4,6 +4,9 @@
  * its own that allows the viewer's inline styles by hash and nothing else inline: a browser at
  * desktop and phone width sees every operation listed and no refusal of the page's policy.
  */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApiDocument } from '../../functions/core/openapi.js';
@@ -19,6 +22,12 @@ type HTMLElement = Dom;
 type HTMLAnchorElement = Dom;
 
 const local = useLocalStack();
+
+/** The README's screenshots, as dashboard.test.ts takes them: docs/ only with DASHBOARD_SCREENSHOTS=docs. */
+const SHOTS =
+  process.env.DASHBOARD_SCREENSHOTS === 'docs'
+    ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
+    : fileURLToPath(new URL('../artifacts/dashboard/readme/', import.meta.url));
 
 let browser: Browser;
 beforeAll(async () => {
@@ -68,6 +77,8 @@ describe('the API reference page', () => {
       // Styled by its own stylesheets (a refused <style> would leave the browser's serif default).
       expect(await page.evaluate(() => document.styleSheets.length)).toBeGreaterThan(0);
       expect(problems).toEqual([]);
+      mkdirSync(SHOTS, { recursive: true });
+      await page.screenshot({ path: join(SHOTS, `reference-${_}.png`) as `${string}.png` });
       await page.close();
     },
   );

@@ -321,12 +321,14 @@ describe.skipIf(!sandboxed)(
           AWS_REGION: local.region,
           AWS_ACCESS_KEY_ID: local.handlerEnv.AWS_ACCESS_KEY_ID as string,
           AWS_SECRET_ACCESS_KEY: local.handlerEnv.AWS_SECRET_ACCESS_KEY as string,
-          ...resolveEnvironment(worker, local.handlerEnv),
+          // No job here names a webhook endpoint: the webhook queue's URL is a stand-in.
+          ...resolveEnvironment(worker, {
+            ...local.handlerEnv,
+            WEBHOOK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/webhooks',
+          }),
           DYNAMODB_ENDPOINT: local.dynamoDbEndpoint,
           S3_ENDPOINT: local.s3Endpoint,
           AWS_ENDPOINT_URL_SQS: local.sqsEndpoint,
-          // No job here names a webhook endpoint: the webhook queue's URL is a stand-in.
-          WEBHOOK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/webhooks',
           POWERTOOLS_LOG_LEVEL: 'ERROR',
         },
       });

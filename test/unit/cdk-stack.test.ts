@@ -143,10 +143,17 @@ describe('the default stack', () => {
       )
       .map(([id]) => id)
       .sort();
-    // And to the render queue: pdf (async renders) and the sweeper (re-queued jobs); the render
-    // queue's consumer sends job events of async jobs to the webhook queue.
+    // And to the render queue: pdf (async renders), batches (their jobs) and the sweeper
+    // (re-queued jobs); the render queue's consumer sends job events of async jobs to the webhook queue.
     expect(senders).toEqual(
-      [fnId('pdf'), fnId('webhooks'), senderId, s.logicalId(s.stack.sweeper.function), workerId()].sort(),
+      [
+        fnId('pdf'),
+        fnId('batches'),
+        fnId('webhooks'),
+        senderId,
+        s.logicalId(s.stack.sweeper.function),
+        workerId(),
+      ].sort(),
     );
   });
 
