@@ -6,6 +6,7 @@ import { createBatchStore } from '../adapters/dynamodb/batches.js';
 import { createJobStore } from '../adapters/dynamodb/jobs.js';
 import { createTemplateStore } from '../adapters/dynamodb/templates.js';
 import { createUsageStore } from '../adapters/dynamodb/usage.js';
+import { createWebhookStore } from '../adapters/dynamodb/webhooks.js';
 import { createS3Client } from '../adapters/s3/client.js';
 import { createS3PdfStorage } from '../adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from '../adapters/s3/render-orders.js';
@@ -19,6 +20,7 @@ import { createBatchQueue } from '../domain/batch-queue.js';
 import { createBatches } from '../domain/batches.js';
 import { jobRecordRetentionSeconds } from '../domain/jobs.js';
 import { planAllowance } from '../domain/usage.js';
+import { webhookEndpointsOf } from '../domain/webhook-events.js';
 import { jobResponse } from '../pdf/schemas.js';
 import { wiringOf } from '../route-declaration.js';
 import { DEFAULT_PLAN } from '../settings.js';
@@ -55,6 +57,8 @@ export const createHandler = (env: Environment): LambdaHandler => {
     defaultPlan: DEFAULT_PLAN,
     limits: settings,
     onFault: logFault,
+    // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
+    webhooks: webhookEndpointsOf(createWebhookStore(db, tableName, logFault)),
   });
 
   // A batch is one request against the per-minute rate limit; its items count against the quota.

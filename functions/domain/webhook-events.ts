@@ -6,6 +6,7 @@
  * body, its download link included).
  */
 
+import type { BatchEvents, BatchView } from './batches.js';
 import { newWebhookDeliveryId, WEBHOOK_ID } from './ids.js';
 import type { Job } from './jobs.js';
 import type { JobEvents, WebhookEndpoints } from './ports.js';
@@ -61,6 +62,25 @@ export const createWebhookJobEvents = (deps: WebhookJobEventsDeps): JobEvents =>
       if (!job.webhook_id || (job.status !== 'completed' && job.status !== 'failed')) return;
       const type = job.status === 'completed' ? 'job.completed' : 'job.failed';
       await notifier.notify(job.account_id, job.webhook_id, type, () => deps.describe(job));
+    },
+  };
+};
+
+export interface WebhookBatchEventsDeps extends WebhookNotifierDeps {
+  /** The batch as GET /v1/batches/{id} shows it. */
+  readonly describe: (view: BatchView) => unknown;
+}
+
+/** A batch that names an endpoint sends it `batch.completed` once its last job ended. */
+export const createWebhookBatchEvents = (deps: WebhookBatchEventsDeps): BatchEvents => {
+  const notifier = createWebhookNotifier(deps);
+  return {
+    async completed(view: BatchView): Promise<void> {
+      const { batch } = view;
+      if (!batch.webhook_id) return;
+      await notifier.notify(batch.account_id, batch.webhook_id, 'batch.completed', async () =>
+        deps.describe(view),
+      );
     },
   };
 };

@@ -17,6 +17,7 @@ import { createS3PdfStorage } from '../adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from '../adapters/s3/render-orders.js';
 import { createSqsClient } from '../adapters/sqs/client.js';
 import { changeVisibility } from '../adapters/sqs/queue.js';
+import { batchResponse } from '../batches/schemas.js';
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { logFault, systemClock } from '../core/runtime.js';
@@ -26,7 +27,7 @@ import { type Job, jobRecordRetentionSeconds } from '../domain/jobs.js';
 import { createPdfJobs } from '../domain/pdf-jobs.js';
 import type { JobEvents, Renderer } from '../domain/ports.js';
 import { createRenderWorker, retryDelaySeconds } from '../domain/render-worker.js';
-import { createWebhookJobEvents } from '../domain/webhook-events.js';
+import { createWebhookBatchEvents, createWebhookJobEvents } from '../domain/webhook-events.js';
 import { createWebhookEmitter } from '../domain/webhook-management.js';
 import { jobResponse } from '../pdf/schemas.js';
 import { DEFAULT_PLAN } from '../settings.js';
@@ -68,26 +69,24 @@ export const createRenderWorkerHandler = (
   const clock = systemClock;
   const recordRetentionSeconds = jobRecordRetentionSeconds(settings.pdfRetentionDays);
   const jobs = createJobStore(db, tableName, clock, { recordRetentionSeconds });
+  // A job that names an endpoint tells it when it ends, with the job as GET /v1/pdf/{id} shows it;
+  // a batch that names one tells it when its last job ended.
+  let describe: (job: Job) => Promise<unknown> = async () => undefined;
+  const endpoints = createWebhookStore(db, tableName, logFault);
+  const emitter = createWebhookEmitter({
+    deliveries: createWebhookDeliveryStore(db, tableName, clock),
+    queue: webhookQueueOf(config, parts),
+    clock,
+  });
   // A batch's job that ends is counted on its batch here, where async jobs end.
   const batchCounter = createBatchCounter({
     batches: createBatchStore(db, tableName, clock, { recordRetentionSeconds }),
+    events: createWebhookBatchEvents({ endpoints, emitter, describe: batchResponse, onFault: logFault }),
     onFault: logFault,
   });
-  // A job that names an endpoint tells it when it ends, with the job as GET /v1/pdf/{id} shows it.
-  let describe: (job: Job) => Promise<unknown> = async () => undefined;
   const webhookEvents =
     parts.events ??
-    createWebhookJobEvents({
-      endpoints: createWebhookStore(db, tableName, logFault),
-      emitter: createWebhookEmitter({
-        deliveries: createWebhookDeliveryStore(db, tableName, clock),
-        queue: webhookQueueOf(config, parts),
-        clock,
-      }),
-      describe: (job) => describe(job),
-      onFault: logFault,
-    });
-  // A batch's job is counted on its batch; a job that names an endpoint tells it.
+    createWebhookJobEvents({ endpoints, emitter, describe: (job) => describe(job), onFault: logFault });
   const events: JobEvents = {
     async ended(job) {
       await Promise.all([

@@ -489,4 +489,42 @@ describe('renders that name an endpoint', () => {
       );
     }
   });
+
+  it('tells the endpoint batch.completed once the batch’s last job ended, signed, with the batch as GET /v1/batches/{id} shows it', async () => {
+    const token = await local.sessionToken();
+    const { id: webhookId, secret } = (await createWebhook(token, { url: receiver.url('/ok/batches') })).json;
+    const accepted = await local.api('/v1/batches', {
+      method: 'POST',
+      token,
+      body: {
+        html: '<p>Invoice {{ n }}</p>',
+        items: [{ variables: { n: 1 } }, { variables: { n: 2 } }],
+        webhook_id: webhookId,
+      },
+    });
+    expect(accepted.status, accepted.text).toBe(202);
+    const [request] = await receiver.waitFor('/ok/batches', 1, 60_000);
+    const payload = new Webhook(secret).verify(
+      request?.body as string,
+      request?.headers as Record<string, string>,
+    ) as Json;
+    expect(payload).toMatchObject({
+      type: 'batch.completed',
+      data: { id: accepted.json.id, status: 'completed', counts: { completed: 2, failed: 0 } },
+    });
+    // Told once.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.received.filter((r) => r.path === '/ok/batches')).toHaveLength(1);
+    // Another account's endpoint is not the caller's to name.
+    const other = await local.sessionToken();
+    expectError(
+      await local.api('/v1/batches', {
+        method: 'POST',
+        token: other,
+        body: { html: '<p>x</p>', items: [{ variables: {} }], webhook_id: webhookId },
+      }),
+      404,
+      'WEBHOOK_ENDPOINT_NOT_FOUND',
+    );
+  });
 });
