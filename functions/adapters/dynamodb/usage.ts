@@ -133,72 +133,76 @@ export const reserveQueuedParams = (
   },
 });
 
-/** Gives back the unit a queued job holds (reserveQueued); refused if it holds none. */
-export const releaseQueuedParams = (
+/**
+ * Where a job's unit is held: `running` (HOLDERS, with a running render counted in `in_flight`)
+ * or `queued` (QUEUED_HOLDERS, reserveQueued: the unit only).
+ */
+type UnitHeld = 'running' | 'queued';
+
+const heldIn = (held: UnitHeld): { set: string; names: Record<string, string>; stopsRunning: string } =>
+  held === 'running'
+    ? { set: '#holders', names: { '#holders': HOLDERS }, stopsRunning: ', in_flight :minusOne' }
+    : { set: '#queued', names: { '#queued': QUEUED_HOLDERS }, stopsRunning: '' };
+
+/** Gives back the unit job `jobId` holds where `held` says (and its running render); refused if it holds none there. */
+const releaseParams = (
   tableName: string,
-  accountId: string,
-  month: string,
-  jobId: string,
-): UpdateCommandInput => ({
-  TableName: tableName,
-  Key: usageKey(accountId, month),
-  UpdateExpression: 'ADD renders_used :minusOne DELETE #queued :job',
-  ConditionExpression: 'contains(#queued, :jobId)',
-  ExpressionAttributeNames: { '#queued': QUEUED_HOLDERS },
-  ExpressionAttributeValues: { ':minusOne': -1, ':job': new Set([jobId]), ':jobId': jobId },
-});
+  release: { accountId: string; month: string; jobId: string },
+  held: UnitHeld,
+): UpdateCommandInput => {
+  const { set, names, stopsRunning } = heldIn(held);
+  return {
+    TableName: tableName,
+    Key: usageKey(release.accountId, release.month),
+    UpdateExpression: `ADD renders_used :minusOne${stopsRunning} DELETE ${set} :job`,
+    ConditionExpression: `contains(${set}, :jobId)`,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: { ':minusOne': -1, ':job': new Set([release.jobId]), ':jobId': release.jobId },
+  };
+};
+
+/** Job `jobId` completed: its output joins the totals and it no longer runs; refused if it holds no unit where `held` says. */
+const recordParams = (
+  tableName: string,
+  record: { accountId: string; month: string; pdfBytes: number; renderMs: number; jobId: string },
+  held: UnitHeld,
+): UpdateCommandInput => {
+  const { set, names, stopsRunning } = heldIn(held);
+  return {
+    TableName: tableName,
+    Key: usageKey(record.accountId, record.month),
+    UpdateExpression: `ADD pdf_bytes :bytes, render_ms :ms${stopsRunning} DELETE ${set} :job`,
+    ConditionExpression: `contains(${set}, :jobId)`,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: {
+      ':bytes': record.pdfBytes,
+      ':ms': record.renderMs,
+      ...(held === 'running' ? { ':minusOne': -1 } : {}),
+      ':job': new Set([record.jobId]),
+      ':jobId': record.jobId,
+    },
+  };
+};
+
+/** Gives back the unit a queued job holds (reserveQueued); refused if it holds none. */
+export const releaseQueuedParams = (tableName: string, accountId: string, month: string, jobId: string) =>
+  releaseParams(tableName, { accountId, month, jobId }, 'queued');
 
 /** Queued job `jobId` completed: its output joins the totals; refused if it holds no unit. */
 export const recordQueuedParams = (
   tableName: string,
   record: { accountId: string; month: string; pdfBytes: number; renderMs: number; jobId: string },
-): UpdateCommandInput => ({
-  TableName: tableName,
-  Key: usageKey(record.accountId, record.month),
-  UpdateExpression: 'ADD pdf_bytes :bytes, render_ms :ms DELETE #queued :job',
-  ConditionExpression: 'contains(#queued, :jobId)',
-  ExpressionAttributeNames: { '#queued': QUEUED_HOLDERS },
-  ExpressionAttributeValues: {
-    ':bytes': record.pdfBytes,
-    ':ms': record.renderMs,
-    ':job': new Set([record.jobId]),
-    ':jobId': record.jobId,
-  },
-});
+) => recordParams(tableName, record, 'queued');
 
 /** Gives back the unit (and the running render) that job `jobId` holds; refused if it holds none. */
-export const releaseRenderParams = (
-  tableName: string,
-  accountId: string,
-  month: string,
-  jobId: string,
-): UpdateCommandInput => ({
-  TableName: tableName,
-  Key: usageKey(accountId, month),
-  UpdateExpression: 'ADD renders_used :minusOne, in_flight :minusOne DELETE #holders :job',
-  ConditionExpression: 'contains(#holders, :jobId)',
-  ExpressionAttributeNames: { '#holders': HOLDERS },
-  ExpressionAttributeValues: { ':minusOne': -1, ':job': new Set([jobId]), ':jobId': jobId },
-});
+export const releaseRenderParams = (tableName: string, accountId: string, month: string, jobId: string) =>
+  releaseParams(tableName, { accountId, month, jobId }, 'running');
 
 /** Job `jobId` completed: its output joins the totals and it no longer runs; refused if it holds no unit. */
 export const recordRenderParams = (
   tableName: string,
   record: { accountId: string; month: string; pdfBytes: number; renderMs: number; jobId: string },
-): UpdateCommandInput => ({
-  TableName: tableName,
-  Key: usageKey(record.accountId, record.month),
-  UpdateExpression: 'ADD pdf_bytes :bytes, render_ms :ms, in_flight :minusOne DELETE #holders :job',
-  ConditionExpression: 'contains(#holders, :jobId)',
-  ExpressionAttributeNames: { '#holders': HOLDERS },
-  ExpressionAttributeValues: {
-    ':bytes': record.pdfBytes,
-    ':ms': record.renderMs,
-    ':minusOne': -1,
-    ':job': new Set([record.jobId]),
-    ':jobId': record.jobId,
-  },
-});
+) => recordParams(tableName, record, 'running');
 
 /**
  * Sets the unit counters to `next`, and the jobs holding a unit to `holders`, only while the
