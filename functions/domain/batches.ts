@@ -42,6 +42,7 @@ import {
   withTemplateDefaults,
 } from './render-options.js';
 import type { AcceptedRender } from './render-order.js';
+import { readSource } from './render-template.js';
 import { named, type TemplateField, templateDetail } from './template-check.js';
 import type { TemplateStore } from './templates.js';
 import { monthPeriod, planAllowance, type UsageStore } from './usage.js';
@@ -296,23 +297,7 @@ export const createBatches = (deps: BatchDeps) => {
   const readTemplate = async (principal: Principal, command: BatchCommand): Promise<BatchTemplate> => {
     const { source } = command;
     const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
-    const document =
-      source.kind === 'saved'
-        ? await templates.getReadable(source.templateId, principal.accountId, source.version ?? undefined)
-        : {
-            html: source.html,
-            header_html: source.headerHtml,
-            footer_html: source.footerHtml,
-            version: null,
-          };
-    const offline = 'owner_user_id' in document && document.owner_user_id !== principal.accountId;
-    if (offline && source.kind === 'saved' && source.version === null) {
-      const issue =
-        "is required to render another account's template: name the version you checked (the template's version field)";
-      throw new ServiceError('VALIDATION_ERROR', `template_version ${issue}`, {
-        details: [{ field: 'template_version', issue }],
-      });
-    }
+    const { document, offline } = await readSource(templates, principal, source);
     const header = document.header_html ?? null;
     const footer = document.footer_html ?? null;
     const saved = 'pdf_options' in document ? document.pdf_options : null;

@@ -8,6 +8,7 @@
 import { ServiceError } from './errors.js';
 import type { JobMode } from './jobs.js';
 import type { Principal } from './principal.js';
+import type { RenderSource } from './render-command.js';
 import {
   checkHeaderFooterMargins,
   type RenderOptions,
@@ -57,31 +58,39 @@ const check = (part: Parsed, order: RenderOrder, field: TemplateField): void => 
   checkRequired(part, order.variables, field);
 };
 
+/**
+ * What a render or a batch names, read for `principal`: a saved template (readable to it, at the
+ * version named) or the inline parts. Another account's template is a stranger's page run with
+ * the caller's variables: it renders offline, and only at a version the caller named, so that no
+ * later edit of its owner reaches the caller unseen (422 otherwise).
+ */
+export const readSource = async (templates: TemplateStore, principal: Principal, source: RenderSource) => {
+  const document =
+    source.kind === 'saved'
+      ? await templates.getReadable(source.templateId, principal.accountId, source.version ?? undefined)
+      : {
+          html: source.html,
+          header_html: source.headerHtml,
+          footer_html: source.footerHtml,
+          version: null,
+        };
+  const offline = 'owner_user_id' in document && document.owner_user_id !== principal.accountId;
+  if (offline && source.kind === 'saved' && source.version === null) {
+    const issue =
+      "is required to render another account's template: name the version you checked (the template's version field)";
+    throw new ServiceError('VALIDATION_ERROR', `template_version ${issue}`, {
+      details: [{ field: 'template_version', issue }],
+    });
+  }
+  return { document, offline };
+};
+
 export const createTemplateResolver = (templates: TemplateStore, budgetOf: (mode: JobMode) => number) => ({
   /** Lookup, options, margins and parse: 404/422 before anything is held. */
   async resolve(principal: Principal, order: RenderOrder, mode: JobMode): Promise<ResolvedTemplate> {
     const { source } = order;
     const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
-    const document =
-      source.kind === 'saved'
-        ? await templates.getReadable(source.templateId, principal.accountId, source.version ?? undefined)
-        : {
-            html: source.html,
-            header_html: source.headerHtml,
-            footer_html: source.footerHtml,
-            version: null,
-          };
-    // Another account's template is a stranger's page run with the caller's variables: it renders
-    // offline, and only at a version the caller named, so that no later edit of its owner reaches
-    // the caller unseen.
-    const offline = 'owner_user_id' in document && document.owner_user_id !== principal.accountId;
-    if (offline && source.kind === 'saved' && source.version === null) {
-      const issue =
-        "is required to render another account's template: name the version you checked (the template's version field)";
-      throw new ServiceError('VALIDATION_ERROR', `template_version ${issue}`, {
-        details: [{ field: 'template_version', issue }],
-      });
-    }
+    const { document, offline } = await readSource(templates, principal, source);
     const header = document.header_html ?? null;
     const footer = document.footer_html ?? null;
     // A saved template's options are the defaults; the request's own were checked alone already.
