@@ -37,7 +37,7 @@ import {
   TTL,
   withoutKeys,
 } from './keys.js';
-import { skipItems } from './pagination.js';
+import { queryPage } from './pagination.js';
 
 /** The ids of the batch's jobs counted as ended (a string set). */
 const ENDED = 'ended_jobs';
@@ -193,25 +193,9 @@ export const createBatchStore = (
   };
 
   /** `limit` items of `query` after `offset` (read as keys only; offsets are capped by the API). */
-  const page = async (query: QueryCommandInput, { limit, offset }: { limit: number; offset: number }) => {
+  const page = (query: QueryCommandInput, at: { limit: number; offset: number }) =>
     // LastEvaluatedKey carries every key attribute, whatever the projection.
-    const keysOnly = query.ProjectionExpression ? {} : { ProjectionExpression: '#pk' };
-    const { startKey, exhausted } =
-      offset > 0
-        ? await skipItems(db, { ...query, ...keysOnly }, offset)
-        : { startKey: undefined, exhausted: false };
-    if (exhausted) return [];
-    const items: Record<string, unknown>[] = [];
-    let next = startKey;
-    do {
-      const out = await db.send(
-        new QueryCommand({ ...query, Limit: limit - items.length, ExclusiveStartKey: next }),
-      );
-      items.push(...(out.Items ?? []));
-      next = out.LastEvaluatedKey;
-    } while (next && items.length < limit);
-    return items;
-  };
+    queryPage(db, query, at, query.ProjectionExpression ? {} : { ProjectionExpression: '#pk' });
 
   return {
     async create(batch: NewBatch): Promise<Batch> {

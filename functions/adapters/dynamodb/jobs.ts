@@ -47,7 +47,7 @@ import {
   TTL,
   withoutKeys,
 } from './keys.js';
-import { skipItems } from './pagination.js';
+import { queryPage } from './pagination.js';
 
 /**
  * A new job's item, written only if no item has its key; open (in the sweeper's index) while
@@ -540,20 +540,7 @@ export const createJobStore = (
      */
     async list(accountId, { limit, offset }) {
       const query = listJobsParams(tableName, accountId, clock.now());
-      const { startKey, exhausted } =
-        offset > 0
-          ? await skipItems(db, { ...query, ProjectionExpression: '#pk, #sk' }, offset)
-          : { startKey: undefined, exhausted: false };
-      if (exhausted) return [];
-      const items: Record<string, unknown>[] = [];
-      let next = startKey;
-      do {
-        const out = await db.send(
-          new QueryCommand({ ...query, Limit: limit - items.length, ExclusiveStartKey: next }),
-        );
-        items.push(...(out.Items ?? []));
-        next = out.LastEvaluatedKey;
-      } while (next && items.length < limit);
+      const items = await queryPage(db, query, { limit, offset }, { ProjectionExpression: '#pk, #sk' });
       return items.map(toJob);
     },
   };

@@ -23,3 +23,31 @@ export const skipItems = async (
   }
   return { startKey, exhausted: false };
 };
+
+/**
+ * The `limit` items of `query` after the first `offset`: those are skipped with `keysOnly` as the
+ * projection (skipItems; DynamoDB's LastEvaluatedKey carries every key attribute whatever the
+ * projection), then the page is read until it is full or the query ends.
+ */
+export const queryPage = async (
+  db: DynamoDBDocumentClient,
+  query: QueryCommandInput,
+  { limit, offset }: { readonly limit: number; readonly offset: number },
+  keysOnly: Pick<QueryCommandInput, 'ProjectionExpression'>,
+): Promise<Record<string, unknown>[]> => {
+  const { startKey, exhausted } =
+    offset > 0
+      ? await skipItems(db, { ...query, ...keysOnly }, offset)
+      : { startKey: undefined, exhausted: false };
+  if (exhausted) return [];
+  const items: Record<string, unknown>[] = [];
+  let next = startKey;
+  do {
+    const out = await db.send(
+      new QueryCommand({ ...query, Limit: limit - items.length, ExclusiveStartKey: next }),
+    );
+    items.push(...(out.Items ?? []));
+    next = out.LastEvaluatedKey;
+  } while (next && items.length < limit);
+  return items;
+};

@@ -56,7 +56,7 @@ import {
   webhookSlotsKey,
   webhooksPartition,
 } from './keys.js';
-import { skipItems } from './pagination.js';
+import { queryPage } from './pagination.js';
 
 /** How long a delivery and its attempts stay readable after its last run of attempts began. */
 export const DELIVERY_RETENTION_DAYS = 30;
@@ -323,20 +323,7 @@ export const createWebhookDeliveryStore = (
 
   async list(accountId, webhookId, { limit, offset }: Page): Promise<WebhookDelivery[]> {
     const query = listDeliveriesParams(tableName, accountId, webhookId);
-    const { startKey, exhausted } =
-      offset > 0
-        ? await skipItems(db, { ...query, ProjectionExpression: '#pk, #sk' }, offset)
-        : { startKey: undefined, exhausted: false };
-    if (exhausted) return [];
-    const items: Record<string, unknown>[] = [];
-    let next = startKey;
-    do {
-      const out = await db.send(
-        new QueryCommand({ ...query, Limit: limit - items.length, ExclusiveStartKey: next }),
-      );
-      items.push(...(out.Items ?? []));
-      next = out.LastEvaluatedKey;
-    } while (next && items.length < limit);
+    const items = await queryPage(db, query, { limit, offset }, { ProjectionExpression: '#pk, #sk' });
     return items
       .map(toDelivery)
       .map(
