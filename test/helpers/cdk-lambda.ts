@@ -10,7 +10,8 @@
  * not match the bundle, environment variables the template forgot.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { IConstruct } from 'constructs';
 import type { Synthesized } from './cdk-synth.js';
@@ -252,6 +253,22 @@ const atLayerDir = (
     }),
   );
 
+/**
+ * Writes the runtime script once per directory, named by its content and put in place by a
+ * rename. Functions start in parallel in one directory: rewriting one shared file in place let a
+ * process start on the truncated (empty) file, which runs nothing and exits 0 "during init".
+ */
+const writeRuntime = (workDir: string): string => {
+  const digest = createHash('sha256').update(RUNTIME_SOURCE).digest('hex').slice(0, 16);
+  const runtime = join(workDir, `lambda-runtime-${digest}.mjs`);
+  if (!existsSync(runtime)) {
+    const partial = `${runtime}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    writeFileSync(partial, RUNTIME_SOURCE);
+    renameSync(partial, runtime);
+  }
+  return runtime;
+};
+
 /** Starts one function's bundle in its own process and waits for its init to finish. */
 export const startLambdaProcess = async (
   fn: BundledFunction,
@@ -288,8 +305,7 @@ export const startLambdaProcess = async (
       env: { ...sandbox.environment, ...lambdaVariables, ...options.environment },
     });
   } else {
-    const runtime = join(options.workDir, 'lambda-runtime.mjs');
-    writeFileSync(runtime, RUNTIME_SOURCE);
+    const runtime = writeRuntime(options.workDir);
     child = spawn(process.execPath, [runtime], {
       cwd: fn.codeDir,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
