@@ -4,7 +4,7 @@
  * (templating-pool.ts), and answers one job at a time:
  *
  *   pool   → { id, source, variables, maxOutputBytes, deadline, timeLimitMs, parts? }
- *   worker → { type: 'ready' } once loaded, then { type: 'done', id, html, parts? } or { type: 'failed', id, error }
+ *   worker → { type: 'ready', tid? } once loaded, then { type: 'done', id, html, parts? } or { type: 'failed', id, error }
  *
  * `parts` are more templates (a header, a footer) executed after `source` with the same variables
  * and the same deadline: one render's templating is one job, bounded once.
@@ -19,6 +19,7 @@
  * from TypeScript source through templating-worker-tsx.mjs.
  */
 import { parentPort } from 'node:worker_threads';
+import { currentThreadId } from '../core/thread-cpu.js';
 import { parseTemplateData, renderTemplate, TemplateError } from '../templating/index.js';
 
 export interface TemplatingJob {
@@ -54,7 +55,8 @@ export interface WorkerTemplateError {
 }
 
 export type WorkerMessage =
-  | { readonly type: 'ready' }
+  /** tid: the thread's kernel id, by which the pool reads its CPU time (Linux). */
+  | { readonly type: 'ready'; readonly tid?: number }
   | { readonly type: 'done'; readonly id: number; readonly html: string; readonly parts?: readonly string[] }
   | { readonly type: 'failed'; readonly id: number; readonly error: WorkerTemplateError };
 
@@ -111,5 +113,6 @@ if (port) {
     }
     port.postMessage(answer);
   });
-  port.postMessage({ type: 'ready' } satisfies WorkerMessage);
+  const tid = currentThreadId();
+  port.postMessage({ type: 'ready', ...(tid !== undefined ? { tid } : {}) } satisfies WorkerMessage);
 }

@@ -19,8 +19,9 @@
  * package, resolved at run time beside their code, which the functions' single-file bundles do
  * not carry; this project's worker bundles (lib/service-function.ts, workerBundles) do.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
+import { threadCpuMs } from '../core/thread-cpu.js';
 import { type ParsedTemplate, parseTemplate, TemplateError } from './index.js';
 import type { ParseJob, ParseWorkerMessage } from './parse-worker.js';
 
@@ -36,17 +37,6 @@ export const PARSE_WALL_FACTOR = 10;
 /** How often a running parse's CPU time is read. */
 const CPU_TICK_MS = 100;
 
-/** A thread's CPU time in ms from /proc (utime + stime, in clock ticks of 10 ms); undefined elsewhere. */
-const threadCpuMs = (tid: number | undefined): number | undefined => {
-  if (tid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
-};
 export const PARSE_WORKERS = 2;
 /** A worker's memory: a 1 MiB template of nothing but expressions peaks at about 60 MB of heap. */
 export const PARSE_RESOURCE_LIMITS: ResourceLimits = {

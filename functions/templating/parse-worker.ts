@@ -8,9 +8,9 @@
  * Built as its own file beside the API functions' bundles that parse (lib/service-api.ts); started
  * from TypeScript source through parse-worker-tsx.mjs.
  */
-import { readlinkSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
+import { currentThreadId } from '../core/thread-cpu.js';
 import { type ParsedTemplate, parseTemplate, TemplateError } from './index.js';
 
 export interface ParseJob {
@@ -45,19 +45,15 @@ const answer = (job: ParseJob): ParseWorkerMessage => {
  * priority another account's 10 ms GET took 30-50 ms while a 1 MiB template was parsed.
  */
 const yieldCpu = (): number | undefined => {
+  const tid = currentThreadId();
+  if (tid === undefined) return undefined; // not Linux
   try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (!Number.isSafeInteger(tid) || tid <= 0) return undefined;
-    try {
-      setPriority(tid, constants.priority.PRIORITY_LOW);
-    } catch {
-      // Not allowed: the parse runs at the thread's priority, off the API's thread still.
-    }
-    // The pool reads this thread's CPU time by it (its time limit is CPU time).
-    return tid;
+    setPriority(tid, constants.priority.PRIORITY_LOW);
   } catch {
-    return undefined; // not Linux
+    // Not allowed: the parse runs at the thread's priority, off the API's thread still.
   }
+  // The pool reads this thread's CPU time by it (its time limit is CPU time).
+  return tid;
 };
 
 const port = parentPort;

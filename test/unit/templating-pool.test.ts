@@ -141,6 +141,15 @@ describe('from outside the worker', () => {
     expect(p.stats().workers).toBe(1);
   });
 
+  it('counts the worker’s CPU time, not the wall clock: a worker the machine is too busy to run is not blamed', async () => {
+    const p = pool({ script: stub, timeLimitMs: 200, marginMs: 100 });
+    const started = performance.now();
+    const idle = await p.render('idle', {}, limits);
+    expect(performance.now() - started).toBeGreaterThan(2 * 200 + 100);
+    expect(idle).toEqual({ ok: true, html: 'idle' });
+    expect(p.stats().workers).toBe(1);
+  });
+
   it('answers a worker that runs out of memory, and starts a fresh one', async () => {
     const p = pool({
       script: stub,
