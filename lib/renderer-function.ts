@@ -45,6 +45,13 @@ export interface RendererFunctionProps {
   readonly alarmActions?: readonly IAlarmAction[];
   /** @default RemovalPolicy.RETAIN */
   readonly logRemovalPolicy?: RemovalPolicy;
+  /**
+   * The Chromium layer of another renderer, to share one asset.
+   * @default a layer of its own
+   */
+  readonly layer?: ChromiumLayer;
+  /** What it renders, for its description and alarms. @default 'sync' */
+  readonly purpose?: 'sync' | 'async';
 }
 
 /**
@@ -73,13 +80,18 @@ export class RendererFunction extends Construct {
         `rendererReservedConcurrency must be a whole number of at least 1, or false, got ${reserved}`,
       );
     }
-    this.layer = new ChromiumLayer(this, 'ChromiumLayer', {
-      projectRoot: PROJECT_ROOT,
-      runtime: SERVICE_RUNTIME,
-    });
+    this.layer =
+      props.layer ??
+      new ChromiumLayer(this, 'ChromiumLayer', {
+        projectRoot: PROJECT_ROOT,
+        runtime: SERVICE_RUNTIME,
+      });
+    const async = props.purpose === 'async';
     this.function = new ServiceFunction(this, 'Function', {
       resource: 'renderer',
-      description: 'Renders HTML to PDF with Chromium and uploads it to a presigned URL',
+      description: async
+        ? "Renders async jobs' HTML to PDF with Chromium for the render queue consumer, and uploads it to a presigned URL"
+        : 'Renders HTML to PDF with Chromium and uploads it to a presigned URL',
       memorySizeMiB: props.memorySizeMiB ?? 2048,
       timeout: Duration.seconds(props.timeoutSeconds),
       // @sparticuz/chromium's npm package carries the x86_64 build only.
@@ -113,8 +125,7 @@ export class RendererFunction extends Construct {
 
     const period = Duration.minutes(5);
     this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {
-      alarmDescription:
-        'The renderer crashed, ran out of memory or timed out (a render that fails cleanly is not an error)',
+      alarmDescription: `The ${async ? 'async ' : ''}renderer crashed, ran out of memory or timed out (a render that fails cleanly is not an error)`,
       metric: this.function.metricErrors({ period }),
       threshold: 1,
       evaluationPeriods: 1,
@@ -122,9 +133,11 @@ export class RendererFunction extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     this.throttlesAlarm = new Alarm(this, 'ThrottlesAlarm', {
-      alarmDescription:
-        "Render requests were refused for concurrency (answered as failed renders): raise the renderer's " +
-        'reserved concurrency (rendererReservedConcurrency) or the account limit, or the plans are too generous',
+      alarmDescription: async
+        ? 'Async renders were refused for concurrency (retried later by the render queue consumer): raise the ' +
+          'account limit, or lower asyncRenders.concurrency'
+        : "Render requests were refused for concurrency (answered as failed renders): raise the renderer's " +
+          'reserved concurrency (rendererReservedConcurrency) or the account limit, or the plans are too generous',
       metric: this.function.metricThrottles({ period }),
       threshold: 1,
       evaluationPeriods: 1,

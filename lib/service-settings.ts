@@ -128,6 +128,8 @@ export interface ResolvedSettings {
   readonly rendererTimeoutSeconds: number;
   /** The render queue consumer's timeout: the async budget plus its overhead, at most Lambda's 900 s. */
   readonly renderWorkerTimeoutSeconds: number;
+  /** The async renderer's timeout: the async budget plus its own start and upload, within the consumer's. */
+  readonly asyncRendererTimeoutSeconds: number;
   /** Attempts of an async render: the render queue's maxReceiveCount. */
   readonly asyncMaxAttempts: number;
   /** The event source mapping's maximum concurrency. */
@@ -209,6 +211,7 @@ export const resolveSettings = (settings: ServiceSettings = {}): ResolvedSetting
   }
   return {
     renderWorkerTimeoutSeconds,
+    asyncRendererTimeoutSeconds: Math.ceil(checked.asyncRenderBudgetMs / 1000) + RENDERER_OVERHEAD_SECONDS,
     asyncMaxAttempts: checked.asyncMaxAttempts,
     asyncConcurrency: checked.asyncConcurrency,
     renderBudgetMs: checked.renderBudgetMs,

@@ -58,8 +58,11 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    */
   readonly rendererMemorySizeMiB?: number;
   /**
-   * The render queue consumer's memory in MiB (async renders, large documents).
-   * @default 3008 (the reasoning is in render-worker-function.ts)
+   * The async renderer's memory in MiB (async renders, large documents).
+   * @default 3008: the sync renderer's 2,048 MiB holds 5 MiB of HTML (1,152 table pages) at a
+   * ~1.2 GiB peak (renderer-function.ts); an async 1,000-page report peaked at the figure in the
+   * README (Async renders), and more memory buys CPU (two vCPUs from 3,538 MiB): a large print is
+   * CPU-bound in Chromium's renderer process.
    */
   readonly renderWorkerMemorySizeMiB?: number;
   /**
@@ -171,6 +174,8 @@ export class PdfServiceStack extends Stack {
   readonly renderQueue: RenderQueue;
   /** The render queue's consumer (functions/render-worker). */
   readonly renderWorker: RenderWorkerFunction;
+  /** The renderer of async jobs, invoked by the render queue consumer. */
+  readonly asyncRenderer: RendererFunction;
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -232,17 +237,27 @@ export class PdfServiceStack extends Stack {
       maxReceiveCount: settings.asyncMaxAttempts,
       alarmActions,
     });
+    // Async renders get a renderer of their own: the same code and logs-only role as the sync one,
+    // sized for large documents, its concurrency bounded by the consumer's event source mapping.
+    this.asyncRenderer = new RendererFunction(this, 'AsyncRenderer', {
+      purpose: 'async',
+      layer: this.renderer.layer,
+      timeoutSeconds: settings.asyncRendererTimeoutSeconds,
+      memorySizeMiB: props.renderWorkerMemorySizeMiB ?? 3008,
+      taggedPdf: props.taggedPdf,
+      reservedConcurrency: false,
+      alarmActions,
+      logRemovalPolicy,
+    });
     this.renderWorker = new RenderWorkerFunction(this, 'RenderWorker', {
       table: this.table,
       pdfBucket: this.pdfBucket,
       queue: this.renderQueue.queue,
       webhookQueue: this.webhooks.queue,
-      layer: this.renderer.layer,
+      renderer: this.asyncRenderer.function,
       timeoutSeconds: settings.renderWorkerTimeoutSeconds,
       maxConcurrency: settings.asyncConcurrency,
       environment: settings.environment,
-      memorySizeMiB: props.renderWorkerMemorySizeMiB,
-      taggedPdf: props.taggedPdf,
       logRemovalPolicy,
     });
     this.api = new ServiceApi(this, 'Api', {
@@ -287,7 +302,12 @@ export class PdfServiceStack extends Stack {
       rendererTimeoutSeconds: settings.rendererTimeoutSeconds,
       rendererReservedConcurrency: reserved === false ? undefined : reserved,
       alarmActions,
-      otherAlarms: [this.webhooks.senderErrorsAlarm, this.webhooks.deadLetterAlarm],
+      otherAlarms: [
+        this.webhooks.senderErrorsAlarm,
+        this.webhooks.deadLetterAlarm,
+        this.asyncRenderer.errorsAlarm,
+        this.asyncRenderer.throttlesAlarm,
+      ],
     });
 
     this.dashboard?.deploySite({
@@ -360,6 +380,8 @@ export class PdfServiceStack extends Stack {
         'them, the render queue consumer only get and delete them, under the orders/ prefix of this bucket.',
       [`Resource::${arnOf(this.renderer.function)}:*`]:
         "grantInvoke names the renderer and its versions (<renderer>:*): still this one function's code only.",
+      [`Resource::${arnOf(this.asyncRenderer.function)}:*`]:
+        "grantInvoke names the async renderer and its versions (<renderer>:*): still this one function's code only.",
     };
     for (const fn of [
       ...this.api.functions.values(),

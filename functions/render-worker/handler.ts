@@ -1,18 +1,15 @@
 /**
- * The render queue consumer's Lambda: configured from its environment once, at cold start, with a
- * renderer of its own (Chromium from the layer, in this function: an async render may run for up
- * to its budget, longer than the renderer Lambda's sync budget allows).
+ * The render queue consumer's Lambda: configured from its environment once, at cold start. It
+ * renders nothing itself: the async renderer Lambda (RENDERER_FUNCTION_NAME) does, invoked as the
+ * pdf function invokes the sync renderer, so that no stranger's page runs beside this function's
+ * table and bucket permissions.
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { lambdaEnvironment, readRendererConfig } from '../core/config.js';
+import { lambdaEnvironment } from '../core/config.js';
 import { metrics } from '../core/metrics.js';
-import { createRenderer } from '../renderer/renderer.js';
 import { createRenderWorkerHandler } from './index.js';
 
-const environment = lambdaEnvironment();
-const renderer = createRenderer(readRendererConfig(environment), { spareSessions: 1 });
-renderer.prewarm();
-const consume = createRenderWorkerHandler(environment, { renderer });
+const consume = createRenderWorkerHandler(lambdaEnvironment(), {});
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   try {

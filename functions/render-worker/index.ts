@@ -20,6 +20,7 @@ import { changeVisibility } from '../adapters/sqs/queue.js';
 import { batchResponse } from '../batches/schemas.js';
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
+import { createLambdaRenderer } from '../core/renderer-client.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import { parseRenderMessage } from '../domain/async-renders.js';
 import { createBatchCounter } from '../domain/batches.js';
@@ -34,8 +35,8 @@ import { DEFAULT_PLAN } from '../settings.js';
 import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
 
 export interface RenderWorkerParts extends WebhookParts {
-  /** The renderer: in the cloud the function's own (Chromium in the same Lambda), locally the stack's. */
-  readonly renderer: Renderer;
+  /** The local stack's in-process renderer; in the cloud the async renderer Lambda is invoked. */
+  readonly renderer?: Renderer;
   /** @default none (NO_JOB_EVENTS) */
   readonly events?: JobEvents;
 }
@@ -52,7 +53,7 @@ export const createRenderWorkerHandler = (
       userPool: false,
       apiKeySecret: false,
       pdfBucket: true,
-      renderer: false,
+      renderer: true,
       renderQueue: true,
       // An async job that names a webhook endpoint tells it when it ends.
       webhookQueue: true,
@@ -60,6 +61,11 @@ export const createRenderWorkerHandler = (
     env,
   );
   const { settings } = config;
+  const renderer =
+    parts.renderer ??
+    (config.rendererFunctionName ? createLambdaRenderer(config.rendererFunctionName, config.aws) : undefined);
+  if (!renderer)
+    throw new Error('the render queue consumer needs RENDERER_FUNCTION_NAME, or a renderer handed in');
   const tableName = config.tableName as string;
   const bucketName = config.bucketName as string;
   const queueUrl = config.renderQueueUrl as string;
@@ -105,7 +111,7 @@ export const createRenderWorkerHandler = (
       downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds,
       uploadUrlTtlSeconds: Math.ceil(settings.asyncRenderBudgetMs / 1000) + 300,
     }),
-    renderer: parts.renderer,
+    renderer,
     clock,
     plans: settings.plans,
     defaultPlan: DEFAULT_PLAN,

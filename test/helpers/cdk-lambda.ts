@@ -160,6 +160,8 @@ const invoke = async (payload, res) => {
     getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
   };
   let timer;
+  // As Lambda writes them to the function's log.
+  console.log('START RequestId: ' + context.awsRequestId + ' Version: $LATEST');
   try {
     const event = payload === '' ? {} : JSON.parse(payload);
     const timedOut = new Promise((_, reject) => {
@@ -174,6 +176,7 @@ const invoke = async (payload, res) => {
     send(res, 200, JSON.stringify(error), { 'x-amz-function-error': 'Unhandled' });
   } finally {
     clearTimeout(timer);
+    console.log('END RequestId: ' + context.awsRequestId);
   }
 };
 
@@ -214,8 +217,10 @@ export interface LambdaProcess {
   /** For LAMBDA_ENDPOINT: the Invoke API of this function. */
   readonly endpoint: string;
   invoke(event: unknown): Promise<InvokeResult>;
-  /** What the function wrote to stdout and stderr (its CloudWatch log, here). */
+  /** What the function wrote to stdout and stderr (its CloudWatch log, here), with Lambda's START and END lines. */
   logs(): string;
+  /** Invocations begun so far (START lines in its log). */
+  invocations(): number;
   close(): Promise<void>;
 }
 
@@ -365,6 +370,7 @@ export const startLambdaProcess = async (
       };
     },
     logs: () => output,
+    invocations: () => output.match(/^START RequestId: /gm)?.length ?? 0,
     close: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;

@@ -173,17 +173,29 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
       ),
     );
 
-    // The render queue's consumer, with its Chromium layer, fed by the event source mapping's
-    // stand-in (lib/local/sqs/poller.ts) as Lambda's would: an SQSEvent per message.
+    // The async renderer (the renderer's bundle, sized for large documents), and the render
+    // queue's consumer that invokes it, fed by the event source mapping's stand-in
+    // (lib/local/sqs/poller.ts) as Lambda's would: an SQSEvent per message.
+    const asyncRenderer = await start(
+      'pdf-render-service-async-renderer',
+      bundledFunction(s, s.stack.asyncRenderer.function),
+      {},
+    );
+    processes.set('async-renderer', asyncRenderer);
     const worker = await start(
       'pdf-render-service-render-worker',
       bundledFunction(s, s.stack.renderWorker.function),
       // No job here names a webhook endpoint: the webhook queue's URL is a stand-in.
-      { ...local.handlerEnv, WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN },
+      {
+        ...local.handlerEnv,
+        WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN,
+        RENDERER_FUNCTION_NAME: asyncRenderer.functionName,
+      },
       {
         DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT,
         S3_ENDPOINT: localOnly.S3_ENDPOINT,
         AWS_ENDPOINT_URL_SQS: localOnly.AWS_ENDPOINT_URL_SQS,
+        LAMBDA_ENDPOINT: asyncRenderer.endpoint,
         POWERTOOLS_LOG_LEVEL: 'ERROR',
       },
     );
@@ -247,7 +259,15 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
 
   it('starts every function bundle: one per API resource, the fallback, the renderer, the sweeper, the webhook sender and the render queue consumer', () => {
     expect([...processes.keys()].sort()).toEqual(
-      [...apiResources(), 'fallback', 'renderer', 'sweeper', 'webhook-sender', 'render-worker'].sort(),
+      [
+        ...apiResources(),
+        'fallback',
+        'renderer',
+        'async-renderer',
+        'sweeper',
+        'webhook-sender',
+        'render-worker',
+      ].sort(),
     );
   });
 
@@ -300,13 +320,15 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     expect((deliveries.json as Json)[0]).toMatchObject({ id: deliveryId, status: 'succeeded' });
   });
 
-  it('renders an async job: the pdf bundle queues it, the consumer bundle renders it with its Chromium layer', async () => {
+  it('renders an async job: the pdf bundle queues it, the consumer bundle has the async renderer bundle render it', async () => {
+    const rendered = (name: string) => processes.get(name)?.invocations() ?? 0;
+    const before = { async: rendered('async-renderer'), sync: rendered('renderer') };
     const res = await api('/v1/pdf', {
       method: 'POST',
       token,
       body: {
         html: '<h1>Async smoke</h1><p>{{ who }}</p>',
-        variables: { who: 'the consumer bundle' },
+        variables: { who: 'the async renderer bundle' },
         async: true,
       },
     });
@@ -314,11 +336,12 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const job = await waitForJob(api, token, res.json.id);
     expect(job).toMatchObject({ status: 'completed', mode: 'async', attempts: 1, page_count: 1 });
     const pdf = await readPdf(new Uint8Array(await (await fetch(job.download_url)).arrayBuffer()));
-    expect(pdf.text).toContain('the consumer bundle');
-    // Its templating ran in the consumer bundle's own worker file.
-    expect(
-      existsSync(join(bundledFunction(s, s.stack.renderWorker.function).codeDir, 'templating-worker.cjs')),
-    ).toBe(true);
+    expect(pdf.text).toContain('the async renderer bundle');
+    // Rendered by the async renderer, invoked once, not by the sync one; the consumer bundle
+    // carries no Chromium and no layer.
+    expect(rendered('async-renderer') - before.async).toBe(1);
+    expect(rendered('renderer') - before.sync).toBe(0);
+    expect(bundledFunction(s, s.stack.renderWorker.function).layerDirs).toEqual([]);
   });
 
   it('renders a real PDF through the pdf bundle and the renderer bundle with its Chromium layer', async () => {
@@ -368,7 +391,11 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
       statSync(path).isDirectory()
         ? readdirSync(path).reduce((sum, entry) => sum + sizeOf(join(path, entry)), 0)
         : statSync(path).size;
-    for (const fn of [s.stack.renderer.function, s.stack.renderWorker.function]) {
+    for (const fn of [
+      s.stack.renderer.function,
+      s.stack.asyncRenderer.function,
+      s.stack.renderWorker.function,
+    ]) {
       const bundled = bundledFunction(s, fn);
       const code = sizeOf(bundled.codeDir);
       const layers = bundled.layerDirs.reduce((sum, dir) => sum + sizeOf(dir), 0);

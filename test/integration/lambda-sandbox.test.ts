@@ -289,10 +289,12 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
 });
 
 describe.skipIf(!sandboxed)(
-  `the render queue consumer bundle in a Lambda-like sandbox (${runtimeLabel})`,
+  `the render queue consumer and the async renderer bundles in Lambda-like sandboxes (${runtimeLabel})`,
   () => {
     let worker: BundledFunction;
-    let process_: LambdaProcess;
+    let asyncRenderer: BundledFunction;
+    let workerProcess: LambdaProcess;
+    let rendererProcess: LambdaProcess;
     let local: LocalStack;
     let dataDir: string;
     let sqs: SQSClient;
@@ -301,6 +303,7 @@ describe.skipIf(!sandboxed)(
     beforeAll(async () => {
       const { outdir, s } = await bundledSynth();
       worker = bundledFunction(s, s.stack.renderWorker.function);
+      asyncRenderer = bundledFunction(s, s.stack.asyncRenderer.function);
       dataDir = await createTempDataDir();
       // The stack's API queues the jobs; its own consumer stays off (the sandboxed bundle is the
       // consumer), and so does its Chromium (a renderer that is never called).
@@ -310,10 +313,16 @@ describe.skipIf(!sandboxed)(
         quiet: true,
         asyncConsumer: false,
         renderer: {
-          render: () => Promise.reject(new Error('the sandboxed consumer renders, not the stack')),
+          render: () => Promise.reject(new Error('the sandboxed async renderer renders, not the stack')),
         },
       });
-      process_ = await startLambdaProcess(worker, {
+      rendererProcess = await startLambdaProcess(asyncRenderer, {
+        functionName: 'pdf-render-service-async-renderer',
+        workDir: outdir,
+        sandbox: true,
+        environment: resolveEnvironment(asyncRenderer, {}),
+      });
+      workerProcess = await startLambdaProcess(worker, {
         functionName: 'pdf-render-service-render-worker',
         workDir: outdir,
         sandbox: true,
@@ -325,10 +334,12 @@ describe.skipIf(!sandboxed)(
           ...resolveEnvironment(worker, {
             ...local.handlerEnv,
             WEBHOOK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/webhooks',
+            RENDERER_FUNCTION_NAME: rendererProcess.functionName,
           }),
           DYNAMODB_ENDPOINT: local.dynamoDbEndpoint,
           S3_ENDPOINT: local.s3Endpoint,
           AWS_ENDPOINT_URL_SQS: local.sqsEndpoint,
+          LAMBDA_ENDPOINT: rendererProcess.endpoint,
           POWERTOOLS_LOG_LEVEL: 'ERROR',
         },
       });
@@ -343,7 +354,7 @@ describe.skipIf(!sandboxed)(
         queueArn: queueArn(LOCAL_RENDER_QUEUE),
         region: local.region,
         consumer: async (event) => {
-          const { payload, functionError } = await process_.invoke(event);
+          const { payload, functionError } = await workerProcess.invoke(event);
           if (functionError) throw new Error(`render-worker: ${functionError}: ${JSON.stringify(payload)}`);
           return payload as SQSBatchResponse;
         },
@@ -352,21 +363,28 @@ describe.skipIf(!sandboxed)(
 
     afterEach((context) => {
       if (context.task.result?.state !== 'fail') return;
-      console.error(`--- render-worker log:\n${process_?.logs()}`);
+      console.error(`--- render-worker log:\n${workerProcess?.logs()}`);
+      console.error(`--- async renderer log:\n${rendererProcess?.logs()}`);
     });
 
     afterAll(async () => {
       await poller?.stop();
       sqs?.destroy();
-      await process_?.close();
+      await workerProcess?.close();
+      await rendererProcess?.close();
       await local?.close();
       if (dataDir) await rm(dataDir, { recursive: true, force: true });
     });
 
-    it('renders queued async jobs as nobody, within its memory limit', async () => {
-      const pid = process_.pid as number;
-      expect(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]).toBe(String(NOBODY));
-      expect(process_.sandbox?.memoryLimitBytes).toBe(worker.memorySizeMiB * 1024 * 1024);
+    it('renders queued async jobs as nobody, each function within its memory limit, Chromium only in the renderer', async () => {
+      for (const [p, fn] of [
+        [workerProcess, worker],
+        [rendererProcess, asyncRenderer],
+      ] as const) {
+        const status = readFileSync(`/proc/${p.pid}/status`, 'utf8');
+        expect(/^Uid:\s+(\d+)/m.exec(status)?.[1]).toBe(String(NOBODY));
+        expect(p.sandbox?.memoryLimitBytes).toBe(fn.memorySizeMiB * 1024 * 1024);
+      }
       const api = createApi(local.baseUrl);
       const token = await local.issueToken({ sub: 'sandbox-async', email: 'sandbox-async@example.com' });
       // A report of a few dozen pages, as a large async job would be (smaller: the sandbox's CPU is shared).
@@ -385,14 +403,23 @@ describe.skipIf(!sandboxed)(
       const pdf = await readPdf(new Uint8Array(await (await fetch(job.download_url)).arrayBuffer()));
       expect(pdf.pageCount).toBe(job.page_count);
       expect(pdf.text).toContain('Row 1499: 2248.50');
-      const chromium = family(pid).filter((c) => c.args.includes('chromium'));
+      // Chromium ran in the renderer's sandbox, as nobody; the consumer, which holds the table's and
+      // the bucket's permissions, started none.
+      const chromium = family(rendererProcess.pid as number).filter((c) => c.args.includes('chromium'));
+      expect(chromium.length).toBeGreaterThan(0);
       expect(new Set(chromium.map((c) => c.uid))).toEqual(new Set([NOBODY]));
-      const peak = process_.sandbox?.peakMemoryBytes() ?? 0;
-      console.info(
-        `render-worker in the sandbox: ${job.page_count} pages, peak ${(peak / 2 ** 20).toFixed(0)} MiB`,
-      );
-      expect(peak).toBeGreaterThan(0);
-      expect(peak).toBeLessThan(worker.memorySizeMiB * 1024 * 1024);
+      expect(family(workerProcess.pid as number).filter((c) => c.args.includes('chromium'))).toEqual([]);
+      for (const [name, p, fn] of [
+        ['render-worker', workerProcess, worker],
+        ['async renderer', rendererProcess, asyncRenderer],
+      ] as const) {
+        const peak = p.sandbox?.peakMemoryBytes() ?? 0;
+        console.info(
+          `${name} in the sandbox: ${job.page_count} pages, peak ${(peak / 2 ** 20).toFixed(0)} MiB of ${fn.memorySizeMiB}`,
+        );
+        expect(peak).toBeGreaterThan(0);
+        expect(peak).toBeLessThan(fn.memorySizeMiB * 1024 * 1024);
+      }
     });
   },
 );

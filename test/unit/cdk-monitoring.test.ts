@@ -34,7 +34,7 @@ describe('an alarm destination', () => {
 
   it('can be declined with alarms=none: the alarms and the dashboard are made, notifying nobody', () => {
     const s = synthServiceStack({ props: { alarms: 'none' } });
-    expect(alarms(s)).toHaveLength(10);
+    expect(alarms(s)).toHaveLength(12);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toBeUndefined();
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     expect(s.nagFindings).toEqual([]);
@@ -57,13 +57,16 @@ describe('with a destination', () => {
     s = synthServiceStack({ props: { alarmTopicArn: TOPIC_ARN } });
   });
 
-  it("has ten alarms (two the webhook sender's, three the render queue's), every one notifying the topic", () => {
-    expect(alarms(s)).toHaveLength(10);
+  it("has twelve alarms (two the webhook sender's, three the render queue's, two the async renderer's), every one notifying the topic", () => {
+    expect(alarms(s)).toHaveLength(12);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toEqual([TOPIC_ARN]);
-    expect(s.stack.monitoring.alarms).toHaveLength(10);
+    expect(s.stack.monitoring.alarms).toHaveLength(12);
     const queue = s.stack.renderQueue;
     expect(s.stack.monitoring.alarms).toEqual(
       expect.arrayContaining([queue.depthAlarm, queue.oldestAgeAlarm, queue.deadLetterAlarm]),
+    );
+    expect(s.stack.monitoring.alarms).toEqual(
+      expect.arrayContaining([s.stack.asyncRenderer.errorsAlarm, s.stack.asyncRenderer.throttlesAlarm]),
     );
   });
 

@@ -34,6 +34,7 @@ describe('the default stack', () => {
   const fnId = (resource: string) => s.logicalId(s.stack.api.functions.get(resource) as never);
   const rendererId = () => s.logicalId(s.stack.renderer.function);
   const workerId = () => s.logicalId(s.stack.renderWorker.function);
+  const asyncRendererId = () => s.logicalId(s.stack.asyncRenderer.function);
 
   beforeAll(() => {
     s = synthServiceStack();
@@ -66,7 +67,7 @@ describe('the default stack', () => {
     }
   });
 
-  it('has one Lambda per API resource, the fallback, the renderer, the sweeper, the webhook sender and the render queue consumer, all on Node.js 22 or newer', () => {
+  it('has one Lambda per API resource, the fallback, the renderer, the async renderer, the sweeper, the webhook sender and the render queue consumer, all on Node.js 22 or newer', () => {
     // Besides them, only aws-cdk-lib's own handler that copies the dashboard into its bucket.
     const deployHandler = s.stack.dashboard?.bucketDeploymentHandler;
     const ours = Object.keys(functions).filter((id) => id !== s.logicalId(deployHandler as never));
@@ -75,6 +76,7 @@ describe('the default stack', () => {
         .map(fnId)
         .concat(
           rendererId(),
+          asyncRendererId(),
           s.logicalId(s.stack.sweeper.function),
           s.logicalId(s.stack.webhooks.sender),
           workerId(),
@@ -183,13 +185,13 @@ describe('the default stack', () => {
     });
   });
 
-  it('gives only the renderer and the render queue consumer a layer: the one Chromium layer, on x86_64', () => {
+  it('gives only the two renderers a layer: the one Chromium layer, on x86_64; the render queue consumer none', () => {
     // (aws-cdk-lib's handler that copies the dashboard into its bucket has the AWS CLI's.)
     const deployHandler = s.logicalId(s.stack.dashboard?.bucketDeploymentHandler as never);
     const layered = Object.entries(functions).filter(
       ([id, fn]) => fn.Properties.Layers !== undefined && id !== deployHandler,
     );
-    expect(layered.map(([id]) => id).sort()).toEqual([rendererId(), workerId()].sort());
+    expect(layered.map(([id]) => id).sort()).toEqual([rendererId(), asyncRendererId()].sort());
     const [layerId] = Object.entries(resourcesOf(s, 'AWS::Lambda::LayerVersion'))
       .filter(([, layer]) => /@sparticuz\/chromium/.test(layer.Properties.Description ?? ''))
       .map(([id]) => id);
@@ -199,13 +201,18 @@ describe('the default stack', () => {
       MemorySize: 2048,
       Timeout: 28,
     });
-    // Sized for large documents: the async budget (600 s) and a minute, 3,008 MiB.
-    expect(functions[workerId()].Properties).toMatchObject({
+    // Sized for large documents: the async budget (600 s) and the renderer's 3 s, 3,008 MiB; no
+    // reserved concurrency (the consumer's event source mapping bounds it).
+    expect(functions[asyncRendererId()].Properties).toMatchObject({
       Layers: [{ Ref: layerId }],
       Architectures: ['x86_64'],
       MemorySize: 3008,
-      Timeout: 660,
+      Timeout: 603,
     });
+    expect(functions[asyncRendererId()].Properties.ReservedConcurrentExecutions).toBeUndefined();
+    // The consumer waits on the async renderer: its timeout is the budget and a minute.
+    expect(functions[workerId()].Properties).toMatchObject({ MemorySize: 512, Timeout: 660 });
+    expect(functions[workerId()].Properties.Layers).toBeUndefined();
     s.template.hasResourceProperties('AWS::Lambda::LayerVersion', {
       CompatibleArchitectures: ['x86_64'],
       CompatibleRuntimes: [functions[rendererId()].Properties.Runtime],
@@ -215,9 +222,12 @@ describe('the default stack', () => {
     });
   });
 
-  it("grants the renderer's role nothing but writing its own logs", () => {
-    const roleId = functions[rendererId()].Properties.Role['Fn::GetAtt'][0];
-    const logGroupId = functions[rendererId()].Properties.LoggingConfig.LogGroup.Ref;
+  it.each([
+    ['renderer', () => rendererId()],
+    ['async renderer', () => asyncRendererId()],
+  ])("grants the %s's role nothing but writing its own logs", (_, id) => {
+    const roleId = functions[id()].Properties.Role['Fn::GetAtt'][0];
+    const logGroupId = functions[id()].Properties.LoggingConfig.LogGroup.Ref;
     expect(resourcesOf(s, 'AWS::IAM::Role')[roleId].Properties.ManagedPolicyArns).toBeUndefined();
     const statements = statementsOfRole(s, roleId);
     expect(statements).toEqual([
@@ -227,35 +237,40 @@ describe('the default stack', () => {
         Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
       },
     ]);
-    expect(functions[rendererId()].Properties.TracingConfig).toBeUndefined();
-    expect(functions[rendererId()].Properties.Environment.Variables).toEqual({
+    expect(functions[id()].Properties.TracingConfig).toBeUndefined();
+    expect(functions[id()].Properties.Environment.Variables).toEqual({
       NODE_OPTIONS: '--enable-source-maps',
       FONTCONFIG_FILE: '/opt/fonts/fonts.conf',
     });
   });
 
-  it('lets the pdf function, and only it, invoke the renderer, and nothing else', () => {
+  it('lets the pdf function invoke the renderer, the render queue consumer the async renderer, and nothing else', () => {
     const invokers = Object.entries(resourcesOf(s, 'AWS::IAM::Role')).filter(([roleId]) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('lambda:'))),
     );
-    const pdfRole = functions[fnId('pdf')].Properties.Role['Fn::GetAtt'][0];
-    expect(invokers.map(([id]) => id)).toEqual([pdfRole]);
-    const invoke = statementsOfRole(s, pdfRole).filter((st) =>
-      actionsOf(st).some((a) => a.startsWith('lambda:')),
-    );
-    expect(invoke).toEqual([
-      {
-        Effect: 'Allow',
-        Action: 'lambda:InvokeFunction',
-        Resource: [
-          { 'Fn::GetAtt': [rendererId(), 'Arn'] },
-          { 'Fn::Join': ['', [{ 'Fn::GetAtt': [rendererId(), 'Arn'] }, ':*']] },
-        ],
-      },
-    ]);
-    expect(functions[fnId('pdf')].Properties.Environment.Variables.RENDERER_FUNCTION_NAME).toEqual({
-      Ref: rendererId(),
-    });
+    const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0];
+    expect(invokers.map(([id]) => id).sort()).toEqual([roleOf(fnId('pdf')), roleOf(workerId())].sort());
+    for (const [caller, callee] of [
+      [fnId('pdf'), rendererId()],
+      [workerId(), asyncRendererId()],
+    ]) {
+      const invoke = statementsOfRole(s, roleOf(caller)).filter((st) =>
+        actionsOf(st).some((a) => a.startsWith('lambda:')),
+      );
+      expect(invoke).toEqual([
+        {
+          Effect: 'Allow',
+          Action: 'lambda:InvokeFunction',
+          Resource: [
+            { 'Fn::GetAtt': [callee, 'Arn'] },
+            { 'Fn::Join': ['', [{ 'Fn::GetAtt': [callee, 'Arn'] }, ':*']] },
+          ],
+        },
+      ]);
+      expect(functions[caller].Properties.Environment.Variables.RENDERER_FUNCTION_NAME).toEqual({
+        Ref: callee,
+      });
+    }
   });
 
   it('lets only the pdf and batches functions and the render queue consumer sign PDF URLs (GetObject and PutObject under pdf/), the first two put orders, the consumer reads and deletes them', () => {
@@ -583,13 +598,13 @@ describe('a throwaway stack with an existing user pool and custom settings', () 
     });
   });
 
-  it('tells the renderers (sync and the render queue consumer), and only them, to print tagged PDFs', () => {
+  it('tells the renderers (sync and async), and only them, to print tagged PDFs', () => {
     const functions = s.template.findResources('AWS::Lambda::Function');
     const tagged = Object.entries(functions)
       .filter(([, fn]) => fn.Properties.Environment?.Variables?.PDF_TAGGED === 'true')
       .map(([id]) => id);
     expect(tagged.sort()).toEqual(
-      [s.logicalId(s.stack.renderer.function), s.logicalId(s.stack.renderWorker.function)].sort(),
+      [s.logicalId(s.stack.renderer.function), s.logicalId(s.stack.asyncRenderer.function)].sort(),
     );
   });
 
