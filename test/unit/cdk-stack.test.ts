@@ -250,10 +250,11 @@ describe('the default stack', () => {
     );
     const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0];
     expect(invokers.map(([id]) => id).sort()).toEqual([roleOf(fnId('pdf')), roleOf(workerId())].sort());
-    for (const [caller, callee] of [
+    const pairs: [caller: string, callee: string][] = [
       [fnId('pdf'), rendererId()],
       [workerId(), asyncRendererId()],
-    ]) {
+    ];
+    for (const [caller, callee] of pairs) {
       const invoke = statementsOfRole(s, roleOf(caller)).filter((st) =>
         actionsOf(st).some((a) => a.startsWith('lambda:')),
       );
