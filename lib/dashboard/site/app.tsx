@@ -3,11 +3,13 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { DashboardConfig } from '../config.js';
 import { createApiClient } from './api.js';
 import { Dashboard } from './context.js';
+import { BatchesPage, BatchPage } from './pages/batches.js';
 import { JobsPage } from './pages/jobs.js';
 import { KeysPage } from './pages/keys.js';
 import { TemplateEditorPage } from './pages/template-editor.js';
 import { TemplatesPage } from './pages/templates.js';
 import { UsagePage } from './pages/usage.js';
+import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 import { href, parseRoute, type Route } from './routes.js';
 import type { Session } from './session.js';
 
@@ -15,6 +17,8 @@ const NAV: readonly { readonly label: string; readonly href: string; readonly pa
   { label: 'API keys', href: href.keys, pages: ['keys'] },
   { label: 'Templates', href: href.templates, pages: ['templates', 'template'] },
   { label: 'Jobs', href: href.jobs, pages: ['jobs'] },
+  { label: 'Batches', href: href.batches, pages: ['batches', 'batch'] },
+  { label: 'Webhooks', href: href.webhooks, pages: ['webhooks', 'webhook'] },
   { label: 'Usage', href: href.usage, pages: ['usage'] },
 ];
 
@@ -78,6 +82,14 @@ const Page = ({ route }: { route: Route }) => {
       return <TemplateEditorPage key={route.id ?? 'new'} id={route.id} />;
     case 'jobs':
       return <JobsPage />;
+    case 'batches':
+      return <BatchesPage />;
+    case 'batch':
+      return <BatchPage key={route.id} id={route.id} />;
+    case 'webhooks':
+      return <WebhooksPage />;
+    case 'webhook':
+      return <WebhookPage key={route.id} id={route.id} />;
     case 'usage':
       return <UsagePage />;
   }
