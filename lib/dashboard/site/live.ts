@@ -5,9 +5,7 @@
  * read the account's users pay for in latency); it asks at once when it is shown again.
  */
 import { useEffect, useRef } from 'preact/hooks';
-
-/** Often enough that a render of a second or two is seen finishing; rarely enough to stay cheap. */
-export const POLL_INTERVAL_MS = 2000;
+import { POLL_INTERVAL_MS } from './poll-interval.js';
 
 /**
  * Calls `tick` every `intervalMs` while `active` and the document is visible, one call at a time

@@ -20,7 +20,7 @@ const Progress = ({ batch }: { batch: Batch }) => {
   const { counts, total } = batch;
   const done = counts.completed + counts.failed;
   return (
-    <div class="batch-progress">
+    <span class="batch-progress">
       <progress max={total} value={done} aria-label={`Batch ${batch.id}: ${done} of ${total} jobs done`} />
       <span data-field="progress">
         {formatNumber(done)} of {formatNumber(total)} done
@@ -34,7 +34,7 @@ const Progress = ({ batch }: { batch: Batch }) => {
             </span>
           ))}
       </span>
-    </div>
+    </span>
   );
 };
 
