@@ -2,6 +2,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { DashboardConfig } from '../config.js';
 import { createApiClient } from './api.js';
+import { ErrorMessage, Loading } from './components.js';
 import { Dashboard } from './context.js';
 import { BatchesPage, BatchPage } from './pages/batches.js';
 import { JobsPage } from './pages/jobs.js';
@@ -9,7 +10,6 @@ import { KeysPage } from './pages/keys.js';
 import { TemplateEditorPage } from './pages/template-editor.js';
 import { TemplatesPage } from './pages/templates.js';
 import { UsagePage } from './pages/usage.js';
-import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 import { href, parseRoute, type Route } from './routes.js';
 import type { Session } from './session.js';
 
@@ -72,7 +72,26 @@ const SignIn = ({
   );
 };
 
+type LaterPages = typeof import('./pages/later.js');
+
+/** The batches and webhooks pages, loaded the first time one opens (pages/later.ts). */
+const useLaterPages = (wanted: boolean): { pages?: LaterPages; error?: unknown } => {
+  const [state, setState] = useState<{ pages?: LaterPages; error?: unknown }>({});
+  useEffect(() => {
+    if (!wanted || state.pages) return;
+    import('./pages/later.js').then(
+      (pages) => setState({ pages }),
+      (error: unknown) => setState({ error }),
+    );
+  }, [wanted]);
+  return state;
+};
+
+const LATER: readonly Route['page'][] = ['batches', 'batch', 'webhooks', 'webhook'];
+
 const Page = ({ route }: { route: Route }) => {
+  const later = useLaterPages(LATER.includes(route.page));
+  const pages = later.pages;
   switch (route.page) {
     case 'keys':
       return <KeysPage />;
@@ -83,13 +102,20 @@ const Page = ({ route }: { route: Route }) => {
     case 'jobs':
       return <JobsPage />;
     case 'batches':
-      return <BatchesPage />;
     case 'batch':
-      return <BatchPage key={route.id} id={route.id} />;
     case 'webhooks':
-      return <WebhooksPage />;
     case 'webhook':
-      return <WebhookPage key={route.id} id={route.id} />;
+      if (!pages) return later.error ? <ErrorMessage error={later.error} /> : <Loading what="the page" />;
+      switch (route.page) {
+        case 'batches':
+          return <pages.BatchesPage />;
+        case 'batch':
+          return <pages.BatchPage key={route.id} id={route.id} />;
+        case 'webhooks':
+          return <pages.WebhooksPage />;
+        case 'webhook':
+          return <pages.WebhookPage key={route.id} id={route.id} />;
+      }
     case 'usage':
       return <UsagePage />;
   }
