@@ -432,6 +432,26 @@ describe('the dashboard, for work that finishes later', () => {
     expect((await local.api(`/v1/webhooks/${webhookId}`, { token: await session() })).status).toBe(404);
   });
 
+  it("lists a failing endpoint's attempts with the receiver's status, until the retry window closes", async () => {
+    const token = await session();
+    const created = await local.api('/v1/webhooks', {
+      method: 'POST',
+      token,
+      body: { url: receiver.url('/fail/dashboard') },
+    });
+    expect(created.status, created.text).toBe(201);
+    const test = await local.api(`/v1/webhooks/${created.json.id}/test`, { method: 'POST', token });
+    expect(test.status, test.text).toBe(201);
+    await goTo(`#/webhooks/${created.json.id}`, 'Webhook endpoint');
+    const row = `tr[data-delivery-id="${test.json.id}"]`;
+    await page.waitForSelector(row);
+    // Attempts at 0, 1 and 3 s (the retry schedule above), then failed: shown as they happen.
+    await waitForText(`${row} [data-field=delivery-status]`, 'Failed', 30_000);
+    const attempts = await page.$$eval(`${row} li[data-attempt]`, (lis) => lis.map((li) => li.textContent));
+    expect(attempts.length).toBeGreaterThanOrEqual(2);
+    for (const attempt of attempts) expect(attempt).toMatch(/^Failed · HTTP 500 · \d+ ms · .+\d/);
+  });
+
   it('logged no console error (no refused Content-Security-Policy), uncaught exception or failed request', () => {
     expect(problems).toEqual([]);
   });
