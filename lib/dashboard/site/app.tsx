@@ -4,7 +4,6 @@ import type { DashboardConfig } from '../config.js';
 import { createApiClient } from './api.js';
 import { ErrorMessage, Loading } from './components.js';
 import { Dashboard } from './context.js';
-import { BatchesPage, BatchPage } from './pages/batches.js';
 import { JobsPage } from './pages/jobs.js';
 import { KeysPage } from './pages/keys.js';
 import { TemplateEditorPage } from './pages/template-editor.js';
@@ -73,25 +72,32 @@ const SignIn = ({
 };
 
 type LaterPages = typeof import('./pages/later.js');
+type LaterRoute = Extract<Route, { page: 'batches' | 'batch' | 'webhooks' | 'webhook' }>;
 
 /** The batches and webhooks pages, loaded the first time one opens (pages/later.ts). */
-const useLaterPages = (wanted: boolean): { pages?: LaterPages; error?: unknown } => {
+const LaterPage = ({ route }: { route: LaterRoute }) => {
   const [state, setState] = useState<{ pages?: LaterPages; error?: unknown }>({});
   useEffect(() => {
-    if (!wanted || state.pages) return;
     import('./pages/later.js').then(
       (pages) => setState({ pages }),
       (error: unknown) => setState({ error }),
     );
-  }, [wanted]);
-  return state;
+  }, []);
+  const { pages, error } = state;
+  if (!pages) return error ? <ErrorMessage error={error} /> : <Loading what="the page" />;
+  switch (route.page) {
+    case 'batches':
+      return <pages.BatchesPage />;
+    case 'batch':
+      return <pages.BatchPage key={route.id} id={route.id} />;
+    case 'webhooks':
+      return <pages.WebhooksPage />;
+    case 'webhook':
+      return <pages.WebhookPage key={route.id} id={route.id} />;
+  }
 };
 
-const LATER: readonly Route['page'][] = ['batches', 'batch', 'webhooks', 'webhook'];
-
 const Page = ({ route }: { route: Route }) => {
-  const later = useLaterPages(LATER.includes(route.page));
-  const pages = later.pages;
   switch (route.page) {
     case 'keys':
       return <KeysPage />;
@@ -105,17 +111,8 @@ const Page = ({ route }: { route: Route }) => {
     case 'batch':
     case 'webhooks':
     case 'webhook':
-      if (!pages) return later.error ? <ErrorMessage error={later.error} /> : <Loading what="the page" />;
-      switch (route.page) {
-        case 'batches':
-          return <pages.BatchesPage />;
-        case 'batch':
-          return <pages.BatchPage key={route.id} id={route.id} />;
-        case 'webhooks':
-          return <pages.WebhooksPage />;
-        case 'webhook':
-          return <pages.WebhookPage key={route.id} id={route.id} />;
-      }
+      // Kept mounted from one of these pages to the next: the chunk is asked for once per visit.
+      return <LaterPage route={route} />;
     case 'usage':
       return <UsagePage />;
   }
