@@ -20,6 +20,7 @@ const OWN_PROCESS = [
   'bundle-smoke', // a stack from the bundles
   'cors', // a stack with CORS origins
   'dashboard', // a stack with a short session TTL
+  'dashboard-async-work', // a stack whose renders wait for the test, and a webhook receiver
   'foreign-templates', // a stack that may reach the file's own host
   'job-lifecycle-crash', // kills and restarts a stack process
   'local-gateway-stall',

@@ -54,6 +54,8 @@ export interface BuiltSite {
   readonly initialScripts: readonly string[];
   /** Scripts only the template editor loads (its dynamic import and what only it needs). */
   readonly editorScripts: readonly string[];
+  /** Scripts only the batches and webhooks pages load (site/pages/later.ts and what only they need). */
+  readonly laterPageScripts: readonly string[];
   /** esbuild's metafile, output paths relative to the site root. */
   readonly metafile: Metafile;
   /** What only the API reference page loads: the viewer, then its start (site/reference.js). */
@@ -61,6 +63,8 @@ export interface BuiltSite {
 }
 
 const OUT = join(SITE_SOURCE_DIR, '.out');
+/** The module of the pages loaded when one opens, as esbuild names entry points (relative to the site source). */
+const LATER_PAGES_ENTRY = 'pages/later.ts';
 
 const buildOptions = (): BuildOptions & { write: false; metafile: true } => ({
   entryPoints: { main: join(SITE_SOURCE_DIR, 'main.tsx') },
@@ -127,7 +131,12 @@ const assemble = (
   const mainCss = main.cssBundle;
   const initial = reachable(site, mainJs, ['import-statement']);
   const all = reachable(site, mainJs, ['import-statement', 'dynamic-import']);
-  const editor = [...all].filter((p) => !initial.has(p));
+  const laterRoot = Object.entries(outputs).find(([, o]) => o.entryPoint === LATER_PAGES_ENTRY)?.[0];
+  if (!laterRoot) throw new Error(`dashboard build: no chunk for ${LATER_PAGES_ENTRY}`);
+  const later = [...reachable(site, laterRoot, ['import-statement', 'dynamic-import'])].filter(
+    (p) => !initial.has(p),
+  );
+  const editor = [...all].filter((p) => !initial.has(p) && !later.includes(p));
 
   const files = new Map<string, Uint8Array>();
   for (const f of result.outputFiles) files.set(siteRelative(f.path), f.contents);
@@ -165,6 +174,7 @@ const assemble = (
     files,
     initialScripts: [...initial],
     editorScripts: editor,
+    laterPageScripts: later,
     metafile: site,
     referenceScripts: [viewerPath, initPath],
   };

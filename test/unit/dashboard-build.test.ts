@@ -1,7 +1,7 @@
 /**
  * The dashboard's build (lib/dashboard/build.ts), offline with the project's esbuild: what the page
  * loads first stays under its JavaScript budget, and the template editor (CodeMirror) is a chunk of
- * its own that only opening an editor loads.
+ * its own that only opening an editor loads, as the batches and webhooks pages are.
  */
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +48,17 @@ describe('the dashboard build', () => {
     expect(dynamic.map((i) => i.path)).toEqual(expect.arrayContaining([site.editorScripts[0]]));
   });
 
+  it('puts the batches and webhooks pages in a chunk the page imports when one opens, apart from the editor', () => {
+    expect(site.laterPageScripts.length).toBeGreaterThan(0);
+    const laterInputs = site.laterPageScripts.flatMap(inputsOf);
+    for (const page of ['pages/batches.tsx', 'pages/webhooks.tsx']) {
+      expect(laterInputs, page).toContain(page);
+      expect(site.initialScripts.flatMap(inputsOf), page).not.toContain(page);
+    }
+    expect(laterInputs.filter((i) => /@codemirror|@lezer|codemirror/.test(i))).toEqual([]);
+    expect(site.editorScripts.filter((p) => site.laterPageScripts.includes(p))).toEqual([]);
+  });
+
   it('gives the page the snippet routes as data, without the route declarations’ code (zod, the domain)', () => {
     const inputs = [...site.initialScripts, ...site.editorScripts].flatMap(inputsOf);
     expect(inputs.filter((i) => /node_modules\/zod\/|functions\//.test(i))).toEqual([]);
@@ -73,7 +84,7 @@ describe('the dashboard build', () => {
   });
 
   it('needs neither eval nor new Function, which the policy refuses', () => {
-    for (const path of [...site.initialScripts, ...site.editorScripts]) {
+    for (const path of [...site.initialScripts, ...site.editorScripts, ...site.laterPageScripts]) {
       const code = new TextDecoder().decode(site.files.get(path));
       expect(code, path).not.toMatch(/\beval\(|new Function\(/);
     }

@@ -16,6 +16,10 @@ export type Job = Schemas['PdfJob'];
 export type Account = Schemas['Account'];
 export type Usage = Schemas['Usage'];
 export type Diagnostics = NonNullable<Job['diagnostics']>;
+export type Batch = Schemas['Batch'];
+export type Webhook = Schemas['Webhook'];
+export type CreatedWebhook = Schemas['CreatedWebhook'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
 
 export interface ErrorDetail {
   readonly field?: string;

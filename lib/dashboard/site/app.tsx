@@ -2,6 +2,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { DashboardConfig } from '../config.js';
 import { createApiClient } from './api.js';
+import { ErrorMessage, Loading } from './components.js';
 import { Dashboard } from './context.js';
 import { JobsPage } from './pages/jobs.js';
 import { KeysPage } from './pages/keys.js';
@@ -15,6 +16,8 @@ const NAV: readonly { readonly label: string; readonly href: string; readonly pa
   { label: 'API keys', href: href.keys, pages: ['keys'] },
   { label: 'Templates', href: href.templates, pages: ['templates', 'template'] },
   { label: 'Jobs', href: href.jobs, pages: ['jobs'] },
+  { label: 'Batches', href: href.batches, pages: ['batches', 'batch'] },
+  { label: 'Webhooks', href: href.webhooks, pages: ['webhooks', 'webhook'] },
   { label: 'Usage', href: href.usage, pages: ['usage'] },
 ];
 
@@ -68,6 +71,32 @@ const SignIn = ({
   );
 };
 
+type LaterPages = typeof import('./pages/later.js');
+type LaterRoute = Extract<Route, { page: 'batches' | 'batch' | 'webhooks' | 'webhook' }>;
+
+/** The batches and webhooks pages, loaded the first time one opens (pages/later.ts). */
+const LaterPage = ({ route }: { route: LaterRoute }) => {
+  const [state, setState] = useState<{ pages?: LaterPages; error?: unknown }>({});
+  useEffect(() => {
+    import('./pages/later.js').then(
+      (pages) => setState({ pages }),
+      (error: unknown) => setState({ error }),
+    );
+  }, []);
+  const { pages, error } = state;
+  if (!pages) return error ? <ErrorMessage error={error} /> : <Loading what="the page" />;
+  switch (route.page) {
+    case 'batches':
+      return <pages.BatchesPage />;
+    case 'batch':
+      return <pages.BatchPage key={route.id} id={route.id} />;
+    case 'webhooks':
+      return <pages.WebhooksPage />;
+    case 'webhook':
+      return <pages.WebhookPage key={route.id} id={route.id} />;
+  }
+};
+
 const Page = ({ route }: { route: Route }) => {
   switch (route.page) {
     case 'keys':
@@ -78,6 +107,12 @@ const Page = ({ route }: { route: Route }) => {
       return <TemplateEditorPage key={route.id ?? 'new'} id={route.id} />;
     case 'jobs':
       return <JobsPage />;
+    case 'batches':
+    case 'batch':
+    case 'webhooks':
+    case 'webhook':
+      // Kept mounted from one of these pages to the next: the chunk is asked for once per visit.
+      return <LaterPage route={route} />;
     case 'usage':
       return <UsagePage />;
   }

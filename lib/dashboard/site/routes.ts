@@ -7,6 +7,10 @@ export type Route =
   | { readonly page: 'templates' }
   | { readonly page: 'template'; readonly id: string | undefined }
   | { readonly page: 'jobs' }
+  | { readonly page: 'batches' }
+  | { readonly page: 'batch'; readonly id: string }
+  | { readonly page: 'webhooks' }
+  | { readonly page: 'webhook'; readonly id: string }
   | { readonly page: 'usage' };
 
 export const parseRoute = (hash: string): Route => {
@@ -17,6 +21,10 @@ export const parseRoute = (hash: string): Route => {
       return parts[1] ? { page: 'template', id: parts[1] } : { page: 'templates' };
     case 'jobs':
       return { page: 'jobs' };
+    case 'batches':
+      return parts[1] ? { page: 'batch', id: parts[1] } : { page: 'batches' };
+    case 'webhooks':
+      return parts[1] ? { page: 'webhook', id: parts[1] } : { page: 'webhooks' };
     case 'usage':
       return { page: 'usage' };
     default:
@@ -30,5 +38,9 @@ export const href = {
   newTemplate: '#/templates/new',
   template: (id: string) => `#/templates/${encodeURIComponent(id)}`,
   jobs: '#/jobs',
+  batches: '#/batches',
+  batch: (id: string) => `#/batches/${encodeURIComponent(id)}`,
+  webhooks: '#/webhooks',
+  webhook: (id: string) => `#/webhooks/${encodeURIComponent(id)}`,
   usage: '#/usage',
 } as const;

@@ -1,23 +1,26 @@
 /**
- * Recent renders: id, status, source (template and version), size, pages, duration, errors, what
- * happened inside the page (diagnostics), and a download with a freshly signed link.
+ * Recent renders: id, status, source (template and version, the batch it is an item of), size,
+ * pages, duration, errors, what happened inside the page (diagnostics), and a download with a
+ * freshly signed link. Async jobs move on by themselves: the list is read again while any job on
+ * screen is unfinished (live.ts).
  */
 import { useRef, useState } from 'preact/hooks';
 import type { Diagnostics, Job } from '../api.js';
 import { CopyButton, describeError, ErrorMessage, Loading, PageHeading } from '../components.js';
 import { useDashboard } from '../context.js';
 import { formatBytes, formatDateTime, formatDuration } from '../format.js';
+import { usePolling } from '../live.js';
 import { href } from '../routes.js';
-import { usePages } from './paging.js';
+import { type Pages, usePages } from './paging.js';
 
-const STATUS_LABEL: Record<Job['status'], string> = {
+export const STATUS_LABEL: Record<Job['status'], string> = {
   pending: 'Pending',
   rendering: 'Rendering',
   completed: 'Completed',
   failed: 'Failed',
 };
 
-const Download = ({ job }: { job: Job }) => {
+export const Download = ({ job }: { job: Job }) => {
   const { api } = useDashboard();
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
@@ -92,13 +95,116 @@ const JobId = ({ id }: { id: string }) => {
   );
 };
 
+/** A job that can still change: polling goes on while one is on screen. */
+export const unfinished = (job: Job): boolean => job.status === 'pending' || job.status === 'rendering';
+
+/** The jobs of `jobs` as a table (cards on a phone), read again while any of them is unfinished. */
+export const JobsTable = ({
+  jobs,
+  caption,
+  showBatch = true,
+}: {
+  jobs: Pages<Job>;
+  caption: string;
+  /** A batch's own page leaves out the link back to it. */
+  showBatch?: boolean;
+}) => {
+  usePolling(jobs.items.some(unfinished), jobs.refresh);
+  return (
+    <div class="table-wrap">
+      <table class="jobs cards">
+        <caption class="visually-hidden">{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Created</th>
+            <th scope="col">Status</th>
+            <th scope="col">Source</th>
+            <th scope="col" class="num">
+              Pages
+            </th>
+            <th scope="col" class="num">
+              Size
+            </th>
+            <th scope="col" class="num">
+              Duration
+            </th>
+            <th scope="col">Error</th>
+            <th scope="col">Diagnostics</th>
+            <th scope="col">
+              <span class="visually-hidden">Download</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {jobs.items.map((job) => (
+            <tr key={job.id} data-job-id={job.id}>
+              <th scope="row">
+                <span class="created">{formatDateTime(job.created_at)}</span>
+                <JobId id={job.id} />
+              </th>
+              <td data-label="Status">
+                <span class={`status ${job.status}`}>{STATUS_LABEL[job.status]}</span>
+                {job.mode === 'async' && <span class="muted"> (async)</span>}
+              </td>
+              <td data-label="Source">
+                {job.template_id ? (
+                  <a href={href.template(job.template_id)}>
+                    Template{job.template_version ? ` v${job.template_version}` : ''}
+                  </a>
+                ) : (
+                  'Inline HTML'
+                )}
+                {showBatch && job.batch_id && (
+                  <span class="batch-of">
+                    {' in '}
+                    <a href={href.batch(job.batch_id)} data-field="batch">
+                      batch <span class="mono">{job.batch_id}</span>
+                    </a>
+                  </span>
+                )}
+              </td>
+              <td class="num" data-label="Pages">
+                {job.page_count ?? '—'}
+              </td>
+              <td class="num" data-label="Size">
+                {formatBytes(job.file_size_bytes)}
+              </td>
+              <td class="num" data-label="Duration">
+                {formatDuration(job.render_duration_ms)}
+              </td>
+              <td data-label="Error">
+                {job.error ? (
+                  <span class="error-text">
+                    <code>{job.error.code}</code> {job.error.message}
+                  </span>
+                ) : (
+                  '—'
+                )}
+              </td>
+              <td data-label="Diagnostics">
+                <DiagnosticsList diagnostics={job.diagnostics} />
+              </td>
+              <td class="row-actions">
+                <Download job={job} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+};
+
 export const JobsPage = () => {
   const { api } = useDashboard();
   const jobs = usePages<Job>((limit, offset) => api.request(`v1/pdf?limit=${limit}&offset=${offset}`));
   return (
     <>
       <PageHeading>Jobs</PageHeading>
-      <p class="lead">Your renders, newest first, from the dashboard and from your API keys alike.</p>
+      <p class="lead">
+        Your renders, newest first, from the dashboard and from your API keys alike. Async renders and batch
+        items update here as they finish.
+      </p>
       <p>
         <button type="button" onClick={jobs.reload} disabled={jobs.loading}>
           Refresh
@@ -107,80 +213,7 @@ export const JobsPage = () => {
       {jobs.loading && jobs.items.length === 0 && <Loading what="jobs" />}
       <ErrorMessage error={jobs.error} />
       {!jobs.loading && !jobs.error && jobs.items.length === 0 && <p class="muted">No renders yet.</p>}
-      {jobs.items.length > 0 && (
-        <div class="table-wrap">
-          <table class="jobs cards">
-            <caption class="visually-hidden">Jobs, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Created</th>
-                <th scope="col">Status</th>
-                <th scope="col">Source</th>
-                <th scope="col" class="num">
-                  Pages
-                </th>
-                <th scope="col" class="num">
-                  Size
-                </th>
-                <th scope="col" class="num">
-                  Duration
-                </th>
-                <th scope="col">Error</th>
-                <th scope="col">Diagnostics</th>
-                <th scope="col">
-                  <span class="visually-hidden">Download</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {jobs.items.map((job) => (
-                <tr key={job.id} data-job-id={job.id}>
-                  <th scope="row">
-                    <span class="created">{formatDateTime(job.created_at)}</span>
-                    <JobId id={job.id} />
-                  </th>
-                  <td data-label="Status">
-                    <span class={`status ${job.status}`}>{STATUS_LABEL[job.status]}</span>
-                  </td>
-                  <td data-label="Source">
-                    {job.template_id ? (
-                      <a href={href.template(job.template_id)}>
-                        Template{job.template_version ? ` v${job.template_version}` : ''}
-                      </a>
-                    ) : (
-                      'Inline HTML'
-                    )}
-                  </td>
-                  <td class="num" data-label="Pages">
-                    {job.page_count ?? '—'}
-                  </td>
-                  <td class="num" data-label="Size">
-                    {formatBytes(job.file_size_bytes)}
-                  </td>
-                  <td class="num" data-label="Duration">
-                    {formatDuration(job.render_duration_ms)}
-                  </td>
-                  <td data-label="Error">
-                    {job.error ? (
-                      <span class="error-text">
-                        <code>{job.error.code}</code> {job.error.message}
-                      </span>
-                    ) : (
-                      '—'
-                    )}
-                  </td>
-                  <td data-label="Diagnostics">
-                    <DiagnosticsList diagnostics={job.diagnostics} />
-                  </td>
-                  <td class="row-actions">
-                    <Download job={job} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      {jobs.items.length > 0 && <JobsTable jobs={jobs} caption="Jobs, newest first" />}
       {jobs.more && (
         <button type="button" onClick={jobs.loadMore} disabled={jobs.loading}>
           Older jobs
