@@ -162,6 +162,10 @@ export const createSweeper = ({
           if (decision.kind === 'interrupt' && (await jobs.failExpired(job, now))) {
             interrupted++;
             await tellEnded(ref);
+          } else if (decision.kind === 'reconcile' && job.error?.code === 'PDF_RENDERING_INTERRUPTED') {
+            // Failed by a pass that may have died before telling: told again (the event's
+            // delivery id is the same every time, so it is recorded and sent once).
+            await tellEnded(ref);
           }
           months.set(`${ref.accountId}\n${decision.month}`, {
             accountId: ref.accountId,

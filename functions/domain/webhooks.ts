@@ -89,8 +89,8 @@ export interface StoredWebhookDelivery extends WebhookDelivery {
 }
 
 export interface WebhookDeliveryStore {
-  /** Records a new delivery; one whose id exists already is left as it is. */
-  create(delivery: StoredWebhookDelivery): Promise<void>;
+  /** Records a new delivery; one whose id exists already is left as it is (false). */
+  create(delivery: StoredWebhookDelivery): Promise<boolean>;
   get(accountId: string, webhookId: string, deliveryId: string): Promise<StoredWebhookDelivery | undefined>;
   /** Newest first. */
   list(accountId: string, webhookId: string, page: Page): Promise<WebhookDelivery[]>;

@@ -6,6 +6,8 @@
  * - An async job whose consumer claimed it and died (its lease ran out, no attempt left) is failed
  *   by the sweeper: its endpoint gets one job.failed, however many sweepers race, and a message
  *   delivered twice is still one POST.
+ * - A job a pass failed before it died (so it told nobody) is told of by the next passes, once: the
+ *   event's delivery id is the same whoever tells it.
  * - A batch whose last jobs the sweeper ends gets one batch.completed.
  * - A delivery recorded whose message was never sent (the process died between the two) is sent
  *   by the sweeper once it is overdue.
@@ -149,6 +151,35 @@ describe('the sweeper and webhooks', () => {
     }
     // Another pass finds nothing to end or tell.
     expect((await racingSweeps(2)).reduce((n, r) => n + r.interrupted, 0)).toBe(0);
+    await sleep(2000);
+    expect(receiver.received.filter((r) => r.path === path)).toHaveLength(1);
+    expect((await local.api(`/v1/webhooks/${endpoint.id}/deliveries`, { token })).json).toHaveLength(1);
+  });
+
+  it('tells of a job a pass failed and then died before telling: the next passes send its job.failed once', async () => {
+    const sub = `acct-sweeper-died-${Date.now()}`;
+    const token = await local.sessionToken(sub);
+    const path = '/ok/sweeper-died';
+    const endpoint = await createEndpoint(token, path);
+    const accepted = await local.api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html: '<p>never rendered</p>', async: true, webhook_id: endpoint.id },
+    });
+    expect(accepted.status, accepted.text).toBe(202);
+    const jobId = accepted.json.id;
+    await claimAndDie(sub, jobId);
+    await sleep(100);
+    // The fault: a pass fails the job, then dies before telling anyone (its write, and nothing after).
+    expect(await stores().jobs.failExpired({ account_id: sub, id: jobId }, Date.now())).toBe(true);
+
+    await racingSweeps(3);
+    await racingSweeps(2);
+    const [request] = await receiver.waitFor(path, 1);
+    expect(verified(endpoint.secret, request as ReceivedWebhook)).toMatchObject({
+      type: 'job.failed',
+      data: { id: jobId, status: 'failed', error: { code: 'PDF_RENDERING_INTERRUPTED' } },
+    });
     await sleep(2000);
     expect(receiver.received.filter((r) => r.path === path)).toHaveLength(1);
     expect((await local.api(`/v1/webhooks/${endpoint.id}/deliveries`, { token })).json).toHaveLength(1);

@@ -389,8 +389,10 @@ export const createWebhookDeliveryStore = (
   async create(delivery) {
     try {
       await db.send(new PutCommand(createDeliveryParams(tableName, delivery)));
+      return true;
     } catch (e) {
-      if (!isConditionFailure(e)) throw e; // recorded by an earlier try of the same emit
+      if (!isConditionFailure(e)) throw e;
+      return false; // recorded by an earlier try, or an earlier telling of the same event
     }
   },
 
