@@ -16,6 +16,8 @@ const OWN_PROCESS = [
   'page-floods', // a stack with other limits
   'template-parsing', // a stack process of its own
   'webhooks', // a stack with a short retry schedule, its output read
+  'webhooks-sweeper', // a stack without its consumer, its sweeper run by the test
+  'webhooks-crash', // kills and restarts a stack process with deliveries pending
   'back-pressure', // a stack with other limits
   'bundle-smoke', // a stack from the bundles
   'cors', // a stack with CORS origins

@@ -93,6 +93,14 @@ export const INTEGER_SETTINGS = {
     max: 3 * 86_400,
   },
   /**
+   * A pending webhook delivery this long past its next attempt's time is taken for one whose
+   * message never came (the process died between recording it and queueing it, or the message was
+   * dead-lettered): the sweeper queues its attempt again. Longer than a message held back by the
+   * webhook queue after a fault of ours (its visibility timeout); a late message is harmless all
+   * the same (an attempt is recorded once).
+   */
+  webhookOverdueSeconds: { variable: 'WEBHOOK_OVERDUE_SECONDS', default: 900, min: 1, max: 86_400 },
+  /**
    * An async job's lease while it waits in the render queue: longer than the queue can take to
    * reach it (a batch of 1,000 at the slowest rate). Past it the sweeper sends its message again
    * (a message lost, a consumer that died before claiming it). The local stack defaults to 900 s.

@@ -284,6 +284,7 @@ export class PdfServiceStack extends Stack {
     this.sweeper = new SweeperFunction(this, 'Sweeper', {
       table: this.table,
       renderQueue: this.renderQueue.queue,
+      webhookQueue: this.webhooks.queue,
       environment: settings.environment,
       logRemovalPolicy,
     });

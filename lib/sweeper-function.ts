@@ -1,8 +1,10 @@
 /**
  * The sweeper (functions/sweeper): a Lambda that EventBridge runs every minute, so that every job
  * ends and every unit is accounted for whatever happened to the request that held it. Its role may
- * only read and update items (Query on the table and its indexes, GetItem, UpdateItem): it never
- * puts or deletes one. It may send to the render queue (re-queueing async jobs whose consumer died).
+ * read and update items (Query on the table and its indexes, GetItem, UpdateItem) and put one (a
+ * webhook delivery it records); it never deletes one. It may send to the render queue (re-queueing
+ * async jobs whose consumer died) and to the webhook queue (job.failed of a job it fails,
+ * batch.completed of a batch it ends, and pending deliveries whose message never came).
  */
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -17,6 +19,8 @@ export interface SweeperFunctionProps {
   readonly table: ITable;
   /** Async jobs whose lease ran out with attempts left are sent to it again. */
   readonly renderQueue: IQueue;
+  /** The jobs and batches it ends tell their webhook endpoints through it. */
+  readonly webhookQueue: IQueue;
   /** The deployment's settings as environment variables (the job lease among them). */
   readonly environment: Readonly<Record<string, string>>;
   /**
@@ -48,8 +52,16 @@ export class SweeperFunction extends Construct {
     })) {
       this.function.addEnvironment(name, value);
     }
-    props.table.grant(this.function, 'dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem');
+    props.table.grant(
+      this.function,
+      'dynamodb:Query',
+      'dynamodb:GetItem',
+      'dynamodb:UpdateItem',
+      // A delivery is recorded (a conditional put of a new item) before its message is queued.
+      'dynamodb:PutItem',
+    );
     this.function.bindRenderQueue(props.renderQueue);
+    this.function.bindWebhookQueue(props.webhookQueue);
     new Rule(this, 'Schedule', {
       description: 'Runs the sweeper',
       schedule: Schedule.rate(props.interval ?? Duration.minutes(1)),

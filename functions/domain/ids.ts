@@ -1,4 +1,5 @@
-import { monotonicFactory } from 'ulid';
+import { createHash } from 'node:crypto';
+import { encodeTime, monotonicFactory } from 'ulid';
 
 const ulid = monotonicFactory();
 
@@ -19,5 +20,24 @@ export const WEBHOOK_ID = /^wh_[0-9A-HJKMNP-TV-Z]{26}$/;
  */
 export const newWebhookDeliveryId = (): string => `msg_${ulid()}`;
 export const WEBHOOK_DELIVERY_ID = /^msg_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * The delivery id of an event that more than one telling may send (a job's end, a batch's): the
+ * same for the same event, so that a second telling records nothing new. A ULID all the same: its
+ * time is when the event happened (deliveries list newest first), its 80 random bits a hash of the
+ * event's names (e.g. the job's id and the event type).
+ */
+export const eventDeliveryId = (at: number, ...names: readonly string[]): string => {
+  const digest = createHash('sha256').update(names.join('\n')).digest();
+  let random = '';
+  for (let bit = 0; bit < 80; bit += 5) {
+    const byte = bit >> 3;
+    const word = ((digest[byte] as number) << 8) | (digest[byte + 1] as number);
+    random += CROCKFORD[(word >> (11 - (bit & 7))) & 31];
+  }
+  return `msg_${encodeTime(Math.max(0, at), 10)}${random}`;
+};
 /** `bat_` and a ULID: a batch (POST /v1/batches). */
 export const newBatchId = (): string => `bat_${ulid()}`;

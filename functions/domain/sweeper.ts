@@ -14,6 +14,12 @@
  * An async job (async-renders.ts) whose lease ran out with attempts left is re-queued instead: its
  * message is sent again and its lease renewed for the queue's wait (a message lost, a consumer
  * that died mid-render, a local stack killed mid-batch); with none left it fails as above.
+ *
+ * A job it fails is told of (`events`: its webhook endpoint's job.failed, its batch's count and
+ * batch.completed) by the write that failed it: that write is conditional (fenced by the lease), so
+ * of a sweeper and a consumer racing, or two passes, only the one that ended the job tells, as the
+ * consumer does. It also sends again the webhook deliveries whose message never came
+ * (`overdueDeliveries`, webhook-sender.ts).
  */
 import { INTEGER_SETTINGS } from '../settings.js';
 import { type RenderMessage, renderMessage } from './async-renders.js';
@@ -31,6 +37,8 @@ export interface SweeperDeps {
   readonly limits?: { readonly asyncMaxAttempts?: number; readonly asyncQueueLeaseSeconds?: number };
   /** Told when an interrupted job names a webhook endpoint or a batch. @default NO_JOB_EVENTS */
   readonly events?: JobEvents;
+  /** Pending webhook deliveries long past due, queued again each pass. @default none */
+  readonly overdueDeliveries?: { requeue(limit?: number): Promise<number> };
 }
 
 export interface SweepReport {
@@ -46,6 +54,8 @@ export interface SweepReport {
   readonly deferred: number;
   /** Entries whose job is gone or already settled (an index entry can outlive its item briefly). */
   readonly skipped: number;
+  /** Pending webhook deliveries whose attempt was queued again (when the sweeper has the webhook queue). */
+  readonly redelivered?: number;
 }
 
 /** What one expired index entry calls for, from its job as read now. */
@@ -69,7 +79,16 @@ export const decide = (job: Job | undefined, now: number, maxAttempts = 0): Swee
 /** How many expired entries one pass reads at most (a pass that stops short is resumed by the next). */
 export const SWEEP_BATCH = 500;
 
-export const createSweeper = ({ jobs, usage, clock, onFault, renderQueue, limits, events }: SweeperDeps) => {
+export const createSweeper = ({
+  jobs,
+  usage,
+  clock,
+  onFault,
+  renderQueue,
+  limits,
+  events,
+  overdueDeliveries,
+}: SweeperDeps) => {
   const maxAttempts = renderQueue
     ? (limits?.asyncMaxAttempts ?? INTEGER_SETTINGS.asyncMaxAttempts.default)
     : 0;
@@ -82,10 +101,17 @@ export const createSweeper = ({ jobs, usage, clock, onFault, renderQueue, limits
     return (await jobs.requeue(job, now + queueLeaseMs, now)) !== undefined;
   };
 
-  /** An interrupted job that names a webhook endpoint or a batch is told of (never failing the pass). */
-  const tellEnded = async (ref: OpenJobRef): Promise<void> => {
-    const ended = await jobs.get(ref.accountId, ref.jobId, true);
-    if (ended && (ended.webhook_id || ended.batch_id)) await (events ?? NO_JOB_EVENTS).ended(ended);
+  /**
+   * A job this pass failed, told of when it names a webhook endpoint or a batch. Called only by the
+   * one whose conditional write failed it; never fails the pass.
+   */
+  const tellEnded = async (ref: Pick<OpenJobRef, 'accountId' | 'jobId'>): Promise<void> => {
+    try {
+      const ended = await jobs.get(ref.accountId, ref.jobId, true);
+      if (ended && (ended.webhook_id || ended.batch_id)) await (events ?? NO_JOB_EVENTS).ended(ended);
+    } catch (e) {
+      onFault(`telling of interrupted job ${ref.jobId} failed`, e);
+    }
   };
 
   /** Sets one account-month's counters from its jobs, then lets its expired jobs leave the index. */
@@ -97,8 +123,9 @@ export const createSweeper = ({ jobs, usage, clock, onFault, renderQueue, limits
     const expired = monthJobs.filter((j) => countJob(j, now) === 'expired');
     // An open one among them was failed by this pass already, unless it was created since: fail it now.
     for (const job of expired) {
-      if ((job.status === 'pending' || job.status === 'rendering') && !(await jobs.failExpired(job, now))) {
-        return false;
+      if (job.status === 'pending' || job.status === 'rendering') {
+        if (!(await jobs.failExpired(job, now))) return false;
+        await tellEnded({ accountId: job.account_id, jobId: job.id });
       }
     }
     if (
@@ -134,7 +161,11 @@ export const createSweeper = ({ jobs, usage, clock, onFault, renderQueue, limits
           // The job's status ends now, whatever its month's counters can be worked out to.
           if (decision.kind === 'interrupt' && (await jobs.failExpired(job, now))) {
             interrupted++;
-            await tellEnded(ref).catch((e) => onFault(`telling of interrupted job ${ref.jobId} failed`, e));
+            await tellEnded(ref);
+          } else if (decision.kind === 'reconcile' && job.error?.code === 'PDF_RENDERING_INTERRUPTED') {
+            // Failed by a pass that may have died before telling: told again (the event's
+            // delivery id is the same every time, so it is recorded and sent once).
+            await tellEnded(ref);
           }
           months.set(`${ref.accountId}\n${decision.month}`, {
             accountId: ref.accountId,
@@ -155,7 +186,15 @@ export const createSweeper = ({ jobs, usage, clock, onFault, renderQueue, limits
           onFault(`reconciling ${accountId} ${month} failed`, e);
         }
       }
-      return { expired: refs.length, interrupted, requeued, reconciled, deferred, skipped };
+      const report = { expired: refs.length, interrupted, requeued, reconciled, deferred, skipped };
+      if (!overdueDeliveries) return report;
+      let redelivered = 0;
+      try {
+        redelivered = await overdueDeliveries.requeue();
+      } catch (e) {
+        onFault('re-queueing overdue webhook deliveries failed', e);
+      }
+      return { ...report, redelivered };
     },
   };
 };

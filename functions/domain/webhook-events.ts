@@ -7,11 +7,11 @@
  */
 
 import type { BatchEvents, BatchView } from './batches.js';
-import { newWebhookDeliveryId, WEBHOOK_ID } from './ids.js';
+import { eventDeliveryId, newWebhookDeliveryId, WEBHOOK_ID } from './ids.js';
 import type { Job } from './jobs.js';
 import type { JobEvents, WebhookEndpoints } from './ports.js';
 import type { WebhookEmitter } from './webhook-management.js';
-import type { SubscribableEventType, WebhookStore } from './webhooks.js';
+import type { StoredWebhookDelivery, SubscribableEventType, WebhookStore } from './webhooks.js';
 
 export interface WebhookNotifierDeps {
   readonly endpoints: WebhookStore;
@@ -23,23 +23,28 @@ export const createWebhookNotifier = (deps: WebhookNotifierDeps) => ({
   /**
    * Sends `type` with `describe()`'s data to the account's endpoint `webhookId`, if it still
    * exists and subscribes to it. Never throws: a brief store or queue fault is tried again twice,
-   * then logged.
+   * then logged. `id`, the delivery's, names the event: told again, it is recorded once.
    */
   async notify(
     accountId: string,
     webhookId: string,
     type: SubscribableEventType,
     describe: () => Promise<unknown>,
+    id: string = newWebhookDeliveryId(),
   ): Promise<void> {
-    // One id for every try, so a try that recorded the delivery but failed to queue it is not
-    // recorded twice.
-    const id = newWebhookDeliveryId();
+    // Recorded once, then queued: a try after a queueing fault queues what this call recorded.
+    let recorded: StoredWebhookDelivery | undefined;
     for (let tries = 0; tries < 3; tries++) {
       try {
-        const endpoint = await deps.endpoints.get(accountId, webhookId);
-        // Deleted since the work was accepted, or not subscribed: nobody to tell.
-        if (!endpoint?.events.includes(type)) return;
-        await deps.emitter.emit(endpoint, type, await describe(), id);
+        if (!recorded) {
+          const endpoint = await deps.endpoints.get(accountId, webhookId);
+          // Deleted since the work was accepted, or not subscribed: nobody to tell.
+          if (!endpoint?.events.includes(type)) return;
+          recorded = await deps.emitter.record(endpoint, type, await describe(), id);
+          // Told before (another telling of the same event recorded it): that one queues it.
+          if (!recorded) return;
+        }
+        await deps.emitter.queueFirst(recorded);
         return;
       } catch (e) {
         deps.onFault(`sending ${type} to webhook ${webhookId} failed`, e);
@@ -61,7 +66,12 @@ export const createWebhookJobEvents = (deps: WebhookJobEventsDeps): JobEvents =>
     async ended(job: Job): Promise<void> {
       if (!job.webhook_id || (job.status !== 'completed' && job.status !== 'failed')) return;
       const type = job.status === 'completed' ? 'job.completed' : 'job.failed';
-      await notifier.notify(job.account_id, job.webhook_id, type, () => deps.describe(job));
+      // The job's end is one event, whoever tells it and however often (its last write's time).
+      const at = Date.parse(job.updated_at);
+      const id = Number.isFinite(at)
+        ? eventDeliveryId(at, job.account_id, job.id, type)
+        : newWebhookDeliveryId();
+      await notifier.notify(job.account_id, job.webhook_id, type, () => deps.describe(job), id);
     },
   };
 };
@@ -78,8 +88,15 @@ export const createWebhookBatchEvents = (deps: WebhookBatchEventsDeps): BatchEve
     async completed(view: BatchView): Promise<void> {
       const { batch } = view;
       if (!batch.webhook_id) return;
-      await notifier.notify(batch.account_id, batch.webhook_id, 'batch.completed', async () =>
-        deps.describe(view),
+      const at = Date.parse(batch.completed_at ?? batch.created_at);
+      await notifier.notify(
+        batch.account_id,
+        batch.webhook_id,
+        'batch.completed',
+        async () => deps.describe(view),
+        Number.isFinite(at)
+          ? eventDeliveryId(at, batch.account_id, batch.id, 'batch.completed')
+          : newWebhookDeliveryId(),
       );
     },
   };

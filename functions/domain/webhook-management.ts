@@ -104,17 +104,14 @@ export const createWebhookEmitter = (deps: {
   readonly deliveries: WebhookDeliveryStore;
   readonly queue: MessageQueue<WebhookMessage>;
   readonly clock: Clock;
-}) => ({
-  /**
-   * Records the delivery, then queues its first attempt. Given the same `id` again (a retry after
-   * a fault), the delivery is recorded once and its message sent again (duplicates are dropped).
-   */
-  async emit(
+}) => {
+  /** The delivery recorded, or undefined when one with its id was recorded before. */
+  const record = async (
     endpoint: StoredWebhookEndpoint,
     type: WebhookEventType,
     data: unknown,
-    id: string = newWebhookDeliveryId(),
-  ): Promise<StoredWebhookDelivery> {
+    id: string,
+  ): Promise<StoredWebhookDelivery | undefined> => {
     const now = deps.clock.now();
     const payload: WebhookPayload = { type, timestamp: isoNow(now), data };
     const delivery: StoredWebhookDelivery = {
@@ -131,11 +128,36 @@ export const createWebhookEmitter = (deps: {
       window_started_at: now.getTime(),
       window_first_attempt: 1,
     };
-    await deps.deliveries.create(delivery);
-    await deps.queue.send(firstMessage(delivery), { groupId: endpoint.account_id });
-    return delivery;
-  },
-});
+    return (await deps.deliveries.create(delivery)) ? delivery : undefined;
+  };
+
+  /** Queues a recorded delivery's first attempt. */
+  const queueFirst = async (delivery: StoredWebhookDelivery): Promise<void> => {
+    await deps.queue.send(firstMessage(delivery), { groupId: delivery.account_id });
+  };
+
+  return {
+    record,
+    queueFirst,
+
+    /**
+     * Records the delivery, then queues its first attempt. Given an `id` recorded before (an
+     * earlier telling of the same event), nothing is recorded or sent: only the telling that
+     * recorded it queues it, so that two messages never race for one attempt. Should that one
+     * die before queueing, the sweeper sends it once it is overdue (webhook-sender.ts).
+     */
+    async emit(
+      endpoint: StoredWebhookEndpoint,
+      type: WebhookEventType,
+      data: unknown,
+      id: string = newWebhookDeliveryId(),
+    ): Promise<StoredWebhookDelivery | undefined> {
+      const delivery = await record(endpoint, type, data, id);
+      if (delivery) await queueFirst(delivery);
+      return delivery;
+    },
+  };
+};
 
 export type WebhookEmitter = ReturnType<typeof createWebhookEmitter>;
 
@@ -207,10 +229,11 @@ export const createWebhookManagement = (deps: WebhookManagementDeps) => {
     /** A `webhook.test` event, whatever the endpoint subscribes to. */
     async test(principal: Principal, webhookId: string): Promise<WebhookDelivery> {
       const endpoint = await endpointOf(principal, webhookId);
-      const delivery = await emitter.emit(endpoint, 'webhook.test', {
-        webhook_id: endpoint.id,
-        message: 'A test event sent on request.',
-      });
+      const data = { webhook_id: endpoint.id, message: 'A test event sent on request.' };
+      // A new id: always recorded.
+      const delivery = await emitter.record(endpoint, 'webhook.test', data, newWebhookDeliveryId());
+      if (!delivery) throw new Error('a new webhook delivery id was taken');
+      await emitter.queueFirst(delivery);
       return deliveryView(delivery);
     },
 

@@ -72,27 +72,33 @@ const answerError = (status: number): string =>
     ? `HTTP ${status}: redirects are not followed`
     : `HTTP ${status}: the receiver did not answer 2xx`;
 
+/** Queues attempt `attempt` of `delivery`, due at `dueMs` (epoch ms). */
+const queueAttempt = async (
+  queue: MessageQueue<WebhookMessage>,
+  clock: Clock,
+  delivery: StoredWebhookDelivery,
+  attempt: number,
+  dueMs: number,
+): Promise<void> => {
+  const message: WebhookMessage = {
+    v: 1,
+    account_id: delivery.account_id,
+    webhook_id: delivery.webhook_id,
+    delivery_id: delivery.id,
+    attempt,
+    not_before: dueMs,
+  };
+  await queue.send(message, {
+    delaySeconds: delayUntil(dueMs, clock.now().getTime()),
+    groupId: delivery.account_id,
+  });
+};
+
 export const createWebhookSender = (deps: WebhookSenderDeps) => {
   const { deliveries, clock, schedule } = deps;
 
-  const queueNext = async (
-    delivery: StoredWebhookDelivery,
-    attempt: number,
-    dueMs: number,
-  ): Promise<void> => {
-    const message: WebhookMessage = {
-      v: 1,
-      account_id: delivery.account_id,
-      webhook_id: delivery.webhook_id,
-      delivery_id: delivery.id,
-      attempt,
-      not_before: dueMs,
-    };
-    await deps.queue.send(message, {
-      delaySeconds: delayUntil(dueMs, clock.now().getTime()),
-      groupId: delivery.account_id,
-    });
-  };
+  const queueNext = (delivery: StoredWebhookDelivery, attempt: number, dueMs: number): Promise<void> =>
+    queueAttempt(deps.queue, clock, delivery, attempt, dueMs);
 
   /** When the attempt after the first `made` ones is due, or undefined when the window is closed. */
   const dueAfter = (delivery: StoredWebhookDelivery, made: number): number | undefined =>
@@ -164,3 +170,48 @@ export const createWebhookSender = (deps: WebhookSenderDeps) => {
 };
 
 export type WebhookSender = ReturnType<typeof createWebhookSender>;
+
+export interface OverdueDeliveriesDeps {
+  readonly deliveries: WebhookDeliveryStore;
+  readonly queue: MessageQueue<WebhookMessage>;
+  readonly clock: Clock;
+  /**
+   * How long past its due time a pending delivery is left to its own message (in flight, held
+   * back by the queue after a fault of ours) before the sweeper sends another.
+   */
+  readonly overdueSeconds: number;
+  readonly onFault: (message: string, error: unknown) => void;
+}
+
+/**
+ * Pending deliveries whose message never came: recorded, then the process died before queueing
+ * the first attempt (or a redelivery); or a message dead-lettered after our own faults. The
+ * sweeper finds those long past their due time and queues their next attempt again; the sender's
+ * fence (an attempt is recorded once) makes a message that was only late harmless to the record
+ * (its receiver may get that attempt twice, with the same webhook-id). Each one sent again counts
+ * as due now, so the next pass leaves it to that message for as long again.
+ */
+export const createOverdueDeliveries = (deps: OverdueDeliveriesDeps) => ({
+  /** One pass over at most `limit` overdue deliveries; answers how many were queued again. */
+  async requeue(limit = 100): Promise<number> {
+    const now = deps.clock.now().getTime();
+    const refs = await deps.deliveries.overdue(now - deps.overdueSeconds * 1000, limit);
+    let requeued = 0;
+    for (const ref of refs) {
+      try {
+        const delivery = await deps.deliveries.get(ref.accountId, ref.webhookId, ref.deliveryId);
+        if (delivery?.status !== 'pending') continue;
+        // The claim first: of sweepers racing, one sends. Should it die before sending, the
+        // delivery is overdue again after as long.
+        if (!(await deps.deliveries.postpone(delivery, ref.dueAt, now))) continue;
+        await queueAttempt(deps.queue, deps.clock, delivery, delivery.attempts.length + 1, now);
+        requeued++;
+      } catch (e) {
+        deps.onFault(`re-queueing webhook delivery ${ref.deliveryId} failed`, e);
+      }
+    }
+    return requeued;
+  },
+});
+
+export type OverdueDeliveries = ReturnType<typeof createOverdueDeliveries>;

@@ -89,8 +89,8 @@ export interface StoredWebhookDelivery extends WebhookDelivery {
 }
 
 export interface WebhookDeliveryStore {
-  /** Records a new delivery; one whose id exists already is left as it is. */
-  create(delivery: StoredWebhookDelivery): Promise<void>;
+  /** Records a new delivery; one whose id exists already is left as it is (false). */
+  create(delivery: StoredWebhookDelivery): Promise<boolean>;
   get(accountId: string, webhookId: string, deliveryId: string): Promise<StoredWebhookDelivery | undefined>;
   /** Newest first. */
   list(accountId: string, webhookId: string, page: Page): Promise<WebhookDelivery[]>;
@@ -106,6 +106,23 @@ export interface WebhookDeliveryStore {
   ): Promise<boolean>;
   /** Pending again, a new retry window from `now`; attempts kept. The delivery as it became. */
   restart(delivery: StoredWebhookDelivery, now: Date): Promise<StoredWebhookDelivery>;
+  /** Up to `limit` pending deliveries whose next attempt was due before `before` (epoch ms), oldest first per shard. */
+  overdue(before: number, limit: number): Promise<PendingDeliveryRef[]>;
+  /**
+   * Moves a pending delivery's index entry from `seenDueAt` (as `overdue` found it) to `dueAt`
+   * (epoch ms): the claim that lets one sweeper of several send it again. False when another
+   * moved it first, an attempt was recorded meanwhile, or it ended.
+   */
+  postpone(delivery: StoredWebhookDelivery, seenDueAt: number, dueAt: number): Promise<boolean>;
+}
+
+/** A pending delivery as the sweeper finds it overdue. */
+export interface PendingDeliveryRef {
+  readonly accountId: string;
+  readonly webhookId: string;
+  readonly deliveryId: string;
+  /** When its index entry says its next attempt was due (epoch ms). */
+  readonly dueAt: number;
 }
 
 /** The webhook queue's message: ids only. `not_before`: epoch ms (SQS delays at most 15 min). */

@@ -3,8 +3,8 @@
  * DelaySeconds, at-least-once delivery to a consumer of Lambda's SQS shape (SQSEvent →
  * SQSBatchResponse), a record named in batchItemFailures (or a consumer that throws) coming back
  * after the visibility timeout, and a dead letter after maxReceiveCount receives. Messages live in
- * memory: a killed stack loses the ones waiting (the webhook deliveries stay `pending` in the
- * table). The local SQS server and its poller (lib/local/sqs) replace it for the webhook queue.
+ * memory, so the local stack does not use it (its webhook queue is on the local SQS server, whose
+ * journal survives a kill): tests use it to feed a sender of their own without a server.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';

@@ -1,7 +1,7 @@
 /**
  * The whole service on one machine: dynalite for DynamoDB, s3rver for S3, the local SQS server
- * (lib/local/sqs) for the render queue with its event source mapping feeding the same consumer the
- * cloud runs, the local token issuer for Cognito, the in-process renderer for the renderer Lambda,
+ * (lib/local/sqs) for the render queue and the webhook queue, each with its event source mapping
+ * feeding the same consumer the cloud runs (the render worker, the webhook sender), the local token issuer for Cognito, the in-process renderer for the renderer Lambda,
  * and the local API Gateway in front of the same handlers the cloud runs. Data lives under
  * DATA_DIR and survives restarts.
  *
@@ -26,7 +26,6 @@ import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { readRendererConfig } from '../../functions/core/config.js';
 import type { LookupAll } from '../../functions/core/public-addresses.js';
-import type { WebhookMessage } from '../../functions/domain/webhooks.js';
 import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
 import { createRenderWorkerHandler } from '../../functions/render-worker/index.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
@@ -34,6 +33,7 @@ import { createInProcessRenderer } from '../../functions/renderer/in-process.js'
 import { type ResourceWiring, wiringOf } from '../../functions/route-declaration.js';
 import { resources } from '../../functions/routes.js';
 import { settingsFromEnvironment } from '../../functions/settings.js';
+import { SWEEPER_WIRING } from '../../functions/sweeper/index.js';
 import { createWebhookSenderHandler, WEBHOOK_SENDER_WIRING } from '../../functions/webhook-sender/index.js';
 import {
   BINDING_NAMES,
@@ -57,7 +57,6 @@ import {
   type LambdaHandler,
   listen,
 } from './http-server.js';
-import { createInProcessQueue } from './in-process-queue.js';
 import {
   type IssueTokenOptions,
   LOCAL_CLIENT_ID,
@@ -141,6 +140,14 @@ export const LOCAL_TABLE_NAME = 'pdf-service-local';
 export const LOCAL_RENDER_QUEUE = 'pdf-service-render';
 export const LOCAL_RENDER_DLQ = 'pdf-service-render-dlq';
 /**
+ * The webhook queue and its dead letters, as the cloud's (lib/webhook-delivery.ts): kept in the
+ * data directory's journal, so a killed stack's pending attempts are made after its restart.
+ */
+export const LOCAL_WEBHOOK_QUEUE = 'pdf-service-webhooks';
+export const LOCAL_WEBHOOK_DLQ = 'pdf-service-webhooks-dlq';
+/** Receives of a webhook message the sender failed on itself before it is dead-lettered (the cloud's too). */
+const WEBHOOK_MAX_RECEIVES = 5;
+/**
  * ASYNC_QUEUE_LEASE_SECONDS unless given. The local queue keeps its messages across a kill (its
  * journal), so the lease only recovers a job whose message was never sent (the stack died between
  * the two writes): 15 minutes locally, where the cloud's default is 6 h. Shorter, a long backlog
@@ -202,6 +209,8 @@ export interface LocalStack {
   readonly sqsEndpoint: string;
   /** The render queue's URL (RENDER_QUEUE_URL). */
   readonly renderQueueUrl: string;
+  /** The webhook queue's URL (WEBHOOK_QUEUE_URL). */
+  readonly webhookQueueUrl: string;
   readonly dataDir: string;
   readonly tableName: string;
   readonly bucketName: string;
@@ -233,6 +242,7 @@ const localBindings = (parts: {
   readonly jwksFile: string;
   readonly apiKeySecret: string;
   readonly renderQueueUrl: string;
+  readonly webhookQueueUrl: string;
 }): { readonly [B in Binding]: Readonly<Record<string, string>> } => ({
   table: bindingEnvironment('table', { tableName: LOCAL_TABLE_NAME }),
   userPool: {
@@ -248,8 +258,7 @@ const localBindings = (parts: {
   pdfBucket: bindingEnvironment('pdfBucket', { bucketName: LOCAL_BUCKET_NAME }),
   // The in-process renderer is handed in (HandlerParts), not invoked by name.
   renderer: {},
-  // So is the webhook queue.
-  webhookQueue: {},
+  webhookQueue: bindingEnvironment('webhookQueue', { queueUrl: parts.webhookQueueUrl }),
   renderQueue: bindingEnvironment('renderQueue', { queueUrl: parts.renderQueueUrl }),
 });
 
@@ -421,6 +430,17 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       }),
     });
     const renderQueueUrl = sqs.queueUrl(LOCAL_RENDER_QUEUE);
+    // The webhook queue: visibility past one attempt (the sender's timeout and a few table calls).
+    sqs.queues.ensureQueue(LOCAL_WEBHOOK_DLQ, { MessageRetentionPeriod: String(14 * 86_400) });
+    sqs.queues.ensureQueue(LOCAL_WEBHOOK_QUEUE, {
+      VisibilityTimeout: String(Math.ceil(settings.webhookTimeoutMs / 1000) + 20),
+      MessageRetentionPeriod: String(4 * 86_400),
+      RedrivePolicy: JSON.stringify({
+        deadLetterTargetArn: queueArn(LOCAL_WEBHOOK_DLQ),
+        maxReceiveCount: WEBHOOK_MAX_RECEIVES,
+      }),
+    });
+    const webhookQueueUrl = sqs.queueUrl(LOCAL_WEBHOOK_QUEUE);
 
     const dynamoDbEndpoint = `http://127.0.0.1:${dynamoDbPort}`;
     const s3Endpoint = `http://127.0.0.1:${s3Port}`;
@@ -459,26 +479,18 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       jwksFile: issuer.jwksFile,
       apiKeySecret: await loadOrCreateApiKeySecret(dataDir),
       renderQueueUrl,
+      webhookQueueUrl,
     });
     // Every binding's variables: what a handler made by hand (tests) is given.
     const handlerEnv: Record<string, string> = Object.assign({ ...common }, ...Object.values(bindings));
 
-    // The webhook queue and its consumer, the sender, as the cloud's SQS queue and Lambda.
-    const webhookQueue = createInProcessQueue<WebhookMessage>({
-      name: 'webhooks',
-      visibilityTimeoutSeconds: 5,
-      onDeadLetter: (body) => console.error('local stack: webhook message dead-lettered:', body),
-    });
-    cleanups.push(() => webhookQueue.close());
-    const webhookParts = {
-      webhookQueue,
-      ...(options.webhookLookup ? { webhookLookup: options.webhookLookup } : {}),
+    const webhookParts = options.webhookLookup ? { webhookLookup: options.webhookLookup } : {};
+    /** A function's environment from its wiring, as its Lambda's in the cloud. */
+    const environmentFor = (wiring: ResourceWiring): Record<string, string> => {
+      const environment = { ...common };
+      for (const binding of BINDING_NAMES) if (wiring[binding]) Object.assign(environment, bindings[binding]);
+      return environment;
     };
-    const senderEnvironment = { ...common };
-    for (const binding of BINDING_NAMES) {
-      if (WEBHOOK_SENDER_WIRING[binding]) Object.assign(senderEnvironment, bindings[binding]);
-    }
-    webhookQueue.consumeWith(createWebhookSenderHandler(senderEnvironment, webhookParts));
 
     // Every handler is made now, as Lambda runs a function's init before its first request.
     const handlers = makeHandlers(common, bindings, { renderer, ...webhookParts });
@@ -488,12 +500,18 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       return handler;
     };
 
-    cleanups.push(await startLocalSweeper({ ...common, ...bindings.table, ...bindings.renderQueue }));
+    cleanups.push(await startLocalSweeper(environmentFor(SWEEPER_WIRING)));
 
     // The render queue's event source mapping and consumer: the consumer Lambda's handler, with
     // this stack's renderer. Stopped before the renderer and the queues (cleanups run in reverse).
     const consumer = createRenderWorkerHandler(
-      { ...common, ...bindings.table, ...bindings.pdfBucket, ...bindings.renderQueue },
+      {
+        ...common,
+        ...bindings.table,
+        ...bindings.pdfBucket,
+        ...bindings.renderQueue,
+        ...bindings.webhookQueue,
+      },
       { renderer, ...webhookParts },
     );
     const sqsClient = new SQSClient({
@@ -513,8 +531,19 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
             concurrency: settings.asyncConcurrency,
           })
         : undefined;
+    // The webhook queue's event source mapping and consumer, the sender, as the cloud's
+    // (batches of up to 10, a few at once).
+    const webhookPoller = startPoller({
+      client: sqsClient,
+      queueUrl: webhookQueueUrl,
+      queueArn: queueArn(LOCAL_WEBHOOK_QUEUE),
+      region: LOCAL_REGION,
+      consumer: createWebhookSenderHandler(environmentFor(WEBHOOK_SENDER_WIRING), webhookParts),
+      batchSize: 10,
+      concurrency: 2,
+    });
     cleanups.push(async () => {
-      await poller?.stop();
+      await Promise.all([poller?.stop(), webhookPoller.stop()]);
       sqsClient.destroy();
     });
     dashboardParts({ issuer, s3Endpoint, origins: stackOrigins(host, apiPort) });
@@ -526,6 +555,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       dynamoDbEndpoint,
       sqsEndpoint: sqs.endpoint,
       renderQueueUrl,
+      webhookQueueUrl,
       dataDir,
       tableName: LOCAL_TABLE_NAME,
       bucketName: LOCAL_BUCKET_NAME,

@@ -5,6 +5,7 @@
  *   /fail/…      500
  *   /slow/…      nothing until the test ends (the sender's timeout)
  *   /redirect/…  302 to /redirected/… (which must never be requested)
+ *   /down/…      503 while `setDown(true)` holds (a receiver that is down for a while), else 204
  * Call before useLocalStack, so its port is in the stack's environment when the stack starts.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -25,6 +26,8 @@ export interface WebhookReceiver {
   readonly env: Record<string, string>;
   readonly received: ReceivedWebhook[];
   url(path: string): string;
+  /** Whether /down/… answers 503 (true) or 204. @default false */
+  setDown(down: boolean): void;
   /** Resolves once `count` requests have come to `path` (or rejects after `timeoutMs`). */
   waitFor(path: string, count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
 }
@@ -32,6 +35,7 @@ export interface WebhookReceiver {
 export const useWebhookReceiver = (env: Record<string, string> = {}): WebhookReceiver => {
   const received: ReceivedWebhook[] = [];
   const waiting = new Set<() => void>();
+  let down = false;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -45,7 +49,8 @@ export const useWebhookReceiver = (env: Record<string, string> = {}): WebhookRec
       });
       for (const check of waiting) check();
       const [, kind, ...rest] = path.split('/');
-      if (kind === 'ok') res.writeHead(204).end();
+      if (kind === 'ok' || (kind === 'down' && !down)) res.writeHead(204).end();
+      else if (kind === 'down') res.writeHead(503).end();
       else if (kind === 'fail') res.writeHead(500, { 'content-type': 'text/plain' }).end('no');
       else if (kind === 'redirect') res.writeHead(302, { location: `/redirected/${rest.join('/')}` }).end();
       else if (kind === 'slow')
@@ -70,6 +75,9 @@ export const useWebhookReceiver = (env: Record<string, string> = {}): WebhookRec
     env,
     received,
     url: (path) => `http://${hostPort}${path}`,
+    setDown: (value) => {
+      down = value;
+    },
     waitFor: (path, count, timeoutMs = 15_000) =>
       new Promise((resolve, reject) => {
         const check = () => {

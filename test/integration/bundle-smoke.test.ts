@@ -143,7 +143,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
       }),
     );
 
-    // The sweeper, with only what its Lambda is given (the table) and the local endpoints.
+    // The sweeper, with only what its Lambda is given (the table, the render queue, the webhook
+    // queue: the local stack's own, whose sender delivers what the sweeper sends) and the local endpoints.
     processes.set(
       'sweeper',
       await start(

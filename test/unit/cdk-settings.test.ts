@@ -66,6 +66,7 @@ describe('resolveSettings', () => {
         webhookTimeoutMs: 10_000,
         webhookFirstRetrySeconds: 30,
         webhookRetryWindowSeconds: 86_400,
+        webhookOverdueSeconds: 900,
         asyncQueueLeaseSeconds: 21_600,
         asyncMaxAttempts: 3,
         asyncRetryBaseSeconds: 10,

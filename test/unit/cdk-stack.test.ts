@@ -136,7 +136,8 @@ describe('the default stack', () => {
       'sqs:ReceiveMessage',
       'sqs:SendMessage',
     ]);
-    // Only the functions that send events may send to the queue: webhooks (test, redeliver), pdf (job events).
+    // Only the functions that send events may send to the queue: webhooks (test, redeliver), pdf (job
+    // events), the sweeper (events of what it ends, overdue deliveries).
     const senders = Object.entries(functions)
       .filter(([, fn]) =>
         statementsOfRole(s, fn.Properties.Role['Fn::GetAtt'][0]).some((st) =>
@@ -159,7 +160,7 @@ describe('the default stack', () => {
     );
   });
 
-  it('runs the sweeper every minute, with the table only to query, read and update', () => {
+  it('runs the sweeper every minute, with the table to query, read, update and record deliveries (never delete), and the webhook queue', () => {
     const sweeperId = s.logicalId(s.stack.sweeper.function);
     const rules = Object.values(s.template.findResources('AWS::Events::Rule')) as {
       Properties: { ScheduleExpression: string; Targets: { Arn: unknown }[] };
@@ -179,9 +180,17 @@ describe('the default stack', () => {
       .flatMap((p) => p.Properties.PolicyDocument.Statement.flatMap((st) => [st.Action].flat()))
       .filter((a) => a.startsWith('dynamodb:'))
       .sort();
-    expect(actions).toEqual(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(actions).toEqual([
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
     expect(functions[sweeperId].Properties.Environment.Variables.TABLE_NAME).toEqual({
       Ref: s.logicalId(s.stack.table),
+    });
+    expect(functions[sweeperId].Properties.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({
+      Ref: s.logicalId(s.stack.webhooks.queue),
     });
   });
 

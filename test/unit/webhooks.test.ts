@@ -5,13 +5,17 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { parsePendingDeliverySortKey } from '../../functions/adapters/dynamodb/keys.js';
 import {
+  createDeliveryParams,
+  postponeDeliveryParams,
   recordAttemptParams,
   restartDeliveryParams,
   takeWebhookSlotParams,
 } from '../../functions/adapters/dynamodb/webhooks.js';
 import { createWebhookClient, createWebhookUrlCheck } from '../../functions/adapters/http/webhook-client.js';
 import { secretBoxOf } from '../../functions/adapters/secrets-manager/webhook-secret-box.js';
+import { eventDeliveryId, WEBHOOK_DELIVERY_ID } from '../../functions/domain/ids.js';
 import { generateWebhookSecret } from '../../functions/domain/webhook-management.js';
 import { nextAttemptAt } from '../../functions/domain/webhooks.js';
 
@@ -83,6 +87,72 @@ describe('DynamoDB requests', () => {
     expect(params.ConditionExpression).toContain('size(attempts) = :before');
     expect(params.ExpressionAttributeValues?.[':before']).toBe(2);
     expect(params.UpdateExpression).toContain('list_append(attempts, :attempt)');
+  });
+
+  it('keeps a pending delivery on the overdue index by its next attempt, and takes an ended one off', () => {
+    const created = createDeliveryParams('t', {
+      ...delivery,
+      attempts: [],
+      event_type: 'webhook.test',
+      status: 'pending',
+      created_at: '1970-01-01T00:00:01.000Z',
+      updated_at: '1970-01-01T00:00:01.000Z',
+      next_attempt_at: '1970-01-01T00:00:01.000Z',
+      payload: '{}',
+      window_started_at: 1000,
+      window_first_attempt: 1,
+    });
+    expect(created.Item?.GSI1SK).toBe('000000000001000#a#wh_1#msg_1');
+    expect(parsePendingDeliverySortKey(String(created.Item?.GSI1SK))).toEqual({
+      dueAt: 1000,
+      accountId: 'a',
+      webhookId: 'wh_1',
+      deliveryId: 'msg_1',
+    });
+    const attempt = {
+      attempt: 3,
+      attempted_at: '1970-01-01T00:00:02.000Z',
+      outcome: 'failed' as const,
+      response_status: 500,
+      duration_ms: 1,
+      error: 'HTTP 500',
+    };
+    const retrying = recordAttemptParams(
+      't',
+      delivery,
+      attempt,
+      { status: 'pending', nextAttemptAt: '1970-01-01T00:00:05.000Z' },
+      new Date(2000),
+    );
+    expect(retrying.ExpressionAttributeValues?.[':gsk']).toBe('000000000005000#a#wh_1#msg_1');
+    const failed = recordAttemptParams(
+      't',
+      delivery,
+      attempt,
+      { status: 'failed', nextAttemptAt: null },
+      new Date(2000),
+    );
+    expect(failed.UpdateExpression).toContain('REMOVE #gpk, #gsk');
+    // Of sweepers racing, only the one that moves the entry from where it read it sends again.
+    const postponed = postponeDeliveryParams('t', delivery, 5000, 9000);
+    expect(postponed.ConditionExpression).toContain('#gsk = :seen');
+    expect(postponed.ExpressionAttributeValues).toMatchObject({
+      ':seen': '000000000005000#a#wh_1#msg_1',
+      ':gsk': '000000000009000#a#wh_1#msg_1',
+      ':made': 2,
+    });
+  });
+
+  it('names an event that may be told twice with one delivery id: a ULID of its time', () => {
+    const id = eventDeliveryId(Date.parse('2026-11-25T10:00:00.000Z'), 'acct', 'job_1', 'job.failed');
+    expect(id).toMatch(WEBHOOK_DELIVERY_ID);
+    expect(eventDeliveryId(Date.parse('2026-11-25T10:00:00.000Z'), 'acct', 'job_1', 'job.failed')).toBe(id);
+    expect(eventDeliveryId(Date.parse('2026-11-25T10:00:00.000Z'), 'acct', 'job_2', 'job.failed')).not.toBe(
+      id,
+    );
+    expect(eventDeliveryId(Date.parse('2026-11-25T10:00:01.000Z'), 'acct', 'job_1', 'job.failed') > id).toBe(
+      true,
+    );
   });
 
   it('restarts a window numbered after the attempts made, and caps endpoints with a set', () => {

@@ -23,7 +23,9 @@
  * An account item carries GSI1PK EMAIL#<lower-cased email>, GSI1SK ACCOUNT#<account> (lookup by email).
  * A job whose unit is unsettled (pending, rendering, or failed with its refund not yet done) carries
  * GSI1PK OPEN_JOBS#<shard 0-7>, GSI1SK <lease_until, 15 digits>#<account>#<job>: the sweeper reads
- * the expired ones in lease order (openJobIndexKey). A batch's job carries GSI2PK
+ * the expired ones in lease order (openJobIndexKey). A pending webhook delivery carries GSI1PK
+ * PENDING_DELIVERIES#<shard 0-7>, GSI1SK <next attempt, 15 digits>#<account>#<webhook>#<delivery>:
+ * the sweeper re-queues those long overdue (pendingDeliveryIndexKey). A batch's job carries GSI2PK
  * BATCH#<account>#<batch>, GSI2SK JOB#<job id>: the batch's jobs in item order (batchJobIndexKey).
  */
 import { createHash } from 'node:crypto';
@@ -228,6 +230,39 @@ export const parseOpenJobSortKey = (sk: string): { accountId: string; jobId: str
   const last = sk.lastIndexOf('#');
   if (first < 0 || last <= first + 1 || last === sk.length - 1) return undefined;
   return { accountId: sk.slice(first + 1, last), jobId: sk.slice(last + 1) };
+};
+
+/**
+ * Pending webhook deliveries' index entries, on GSI1 as the open jobs' are and sharded the same
+ * way: set while a delivery is pending, keyed by when its next attempt is due, removed when it
+ * succeeded or failed. The sweeper reads those long past due: a delivery whose message was never
+ * sent (a crash between recording it and queueing it) or was lost (dead-lettered).
+ */
+const PENDING_DELIVERIES_PREFIX = 'PENDING_DELIVERIES#';
+export const pendingDeliveriesPartition = (shard: number): string => `${PENDING_DELIVERIES_PREFIX}${shard}`;
+export const pendingDeliveryIndexKey = (
+  accountId: string,
+  webhookId: string,
+  deliveryId: string,
+  dueAt: number,
+): Readonly<Record<string, string>> => ({
+  [GSI1.partitionKey]: pendingDeliveriesPartition(openJobShard(deliveryId)),
+  [GSI1.sortKey]: `${leaseSortKey(dueAt)}#${accountId}#${webhookId}#${deliveryId}`,
+});
+/** The delivery a pending-delivery index entry names (the time, webhook and delivery ids hold no '#'). */
+export const parsePendingDeliverySortKey = (
+  sk: string,
+): { accountId: string; webhookId: string; deliveryId: string; dueAt: number } | undefined => {
+  const first = sk.indexOf('#');
+  const last = sk.lastIndexOf('#');
+  const middle = sk.lastIndexOf('#', last - 1);
+  if (first < 0 || middle <= first + 1 || last <= middle + 1 || last === sk.length - 1) return undefined;
+  return {
+    dueAt: Number(sk.slice(0, first)),
+    accountId: sk.slice(first + 1, middle),
+    webhookId: sk.slice(middle + 1, last),
+    deliveryId: sk.slice(last + 1),
+  };
 };
 
 export const BATCH_SK_PREFIX = 'BATCH#';

@@ -11,7 +11,8 @@
  *                                                               write conditional on its length
  *
  * Creating takes a slot, then writes the endpoint; a failure gives the slot back. Deleting removes
- * the endpoint, then its slot. Deliveries expire (TTL) DELIVERY_RETENTION_DAYS after their last
+ * the endpoint, then its slot. A pending delivery is on GSI1 by when its next attempt is due
+ * (keys.ts, pendingDeliveryIndexKey), so that the sweeper finds one whose message never came. Deliveries expire (TTL) DELIVERY_RETENTION_DAYS after their last
  * run of attempts began.
  */
 import {
@@ -33,6 +34,7 @@ import type { Clock } from '../../domain/ports.js';
 import type {
   DeliveryAttempt,
   DeliveryStatus,
+  PendingDeliveryRef,
   StoredWebhookDelivery,
   StoredWebhookEndpoint,
   SubscribableEventType,
@@ -44,9 +46,15 @@ import type {
 } from '../../domain/webhooks.js';
 import {
   ENTITY,
+  GSI1,
   ITEM_ABSENT,
   ITEM_EXISTS,
+  leaseSortKey,
+  OPEN_JOB_SHARDS,
   PK,
+  parsePendingDeliverySortKey,
+  pendingDeliveriesPartition,
+  pendingDeliveryIndexKey,
   SK,
   TTL,
   WEBHOOK_SK_PREFIX,
@@ -90,6 +98,17 @@ const toDelivery = (item: Record<string, unknown>): StoredWebhookDelivery => ({
 
 const deliveryExpiresAt = (windowStartedAt: number): number =>
   epochSeconds(new Date(windowStartedAt)) + DELIVERY_RETENTION_DAYS * 86_400;
+
+type DeliveryRef = Pick<StoredWebhookDelivery, 'account_id' | 'webhook_id' | 'id'>;
+
+const indexOf = (d: DeliveryRef, dueAt: number) =>
+  pendingDeliveryIndexKey(d.account_id, d.webhook_id, d.id, dueAt);
+
+/** When a pending delivery's next attempt is due (epoch ms): its next_attempt_at, else its window's start. */
+const dueOf = (d: Pick<StoredWebhookDelivery, 'next_attempt_at' | 'window_started_at'>): number => {
+  const due = d.next_attempt_at === null ? Number.NaN : Date.parse(d.next_attempt_at);
+  return Number.isFinite(due) ? due : d.window_started_at;
+};
 
 export const takeWebhookSlotParams = (
   tableName: string,
@@ -162,6 +181,7 @@ export const createDeliveryParams = (
     type: ENTITY.webhookDelivery,
     ...delivery,
     [TTL]: deliveryExpiresAt(delivery.window_started_at),
+    ...(delivery.status === 'pending' ? indexOf(delivery, dueOf(delivery)) : {}),
   },
   ConditionExpression: ITEM_ABSENT,
 });
@@ -199,26 +219,77 @@ export const listDeliveriesParams = (
  */
 export const recordAttemptParams = (
   tableName: string,
-  delivery: Pick<StoredWebhookDelivery, 'account_id' | 'webhook_id' | 'id'>,
+  delivery: DeliveryRef,
   attempt: DeliveryAttempt,
   next: { readonly status: DeliveryStatus; readonly nextAttemptAt: string | null },
   now: Date,
-): UpdateCommandInput => ({
+): UpdateCommandInput => {
+  const pending = next.status === 'pending';
+  // Still pending: its index entry moves to the next attempt's time; ended: it leaves the index.
+  const index = pending
+    ? indexOf(delivery, next.nextAttemptAt === null ? now.getTime() : Date.parse(next.nextAttemptAt))
+    : undefined;
+  return {
+    TableName: tableName,
+    Key: webhookDeliveryKey(delivery.account_id, delivery.webhook_id, delivery.id),
+    UpdateExpression: `SET attempts = list_append(attempts, :attempt), #status = :status, next_attempt_at = :next, updated_at = :now${
+      index ? ', #gpk = :gpk, #gsk = :gsk' : ' REMOVE #gpk, #gsk'
+    }`,
+    ConditionExpression: `${ITEM_EXISTS} AND #status = :pending AND size(attempts) = :before`,
+    ExpressionAttributeNames: { '#status': 'status', '#gpk': GSI1.partitionKey, '#gsk': GSI1.sortKey },
+    ExpressionAttributeValues: {
+      ':attempt': [attempt],
+      ':status': next.status,
+      ':next': next.nextAttemptAt,
+      ':now': isoNow(now),
+      ':pending': 'pending',
+      ':before': attempt.attempt - 1,
+      ...(index ? { ':gpk': index[GSI1.partitionKey], ':gsk': index[GSI1.sortKey] } : {}),
+    },
+  };
+};
+
+/** The pending deliveries of index shard `shard` whose next attempt was due before `before`. */
+export const overdueDeliveriesParams = (
+  tableName: string,
+  shard: number,
+  before: number,
+): QueryCommandInput => ({
   TableName: tableName,
-  Key: webhookDeliveryKey(delivery.account_id, delivery.webhook_id, delivery.id),
-  UpdateExpression:
-    'SET attempts = list_append(attempts, :attempt), #status = :status, next_attempt_at = :next, updated_at = :now',
-  ConditionExpression: `${ITEM_EXISTS} AND #status = :pending AND size(attempts) = :before`,
-  ExpressionAttributeNames: { '#status': 'status' },
-  ExpressionAttributeValues: {
-    ':attempt': [attempt],
-    ':status': next.status,
-    ':next': next.nextAttemptAt,
-    ':now': isoNow(now),
-    ':pending': 'pending',
-    ':before': attempt.attempt - 1,
-  },
+  IndexName: GSI1.indexName,
+  KeyConditionExpression: '#pk = :pk AND #sk < :before',
+  ExpressionAttributeNames: { '#pk': GSI1.partitionKey, '#sk': GSI1.sortKey },
+  ExpressionAttributeValues: { ':pk': pendingDeliveriesPartition(shard), ':before': leaseSortKey(before) },
+  ProjectionExpression: '#pk, #sk',
 });
+
+/**
+ * A pending delivery's index entry moved from `seenDueAt` to `dueAt`, if it is still where the
+ * sweeper read it and the delivery still has the attempts read: of sweepers racing, one moves it
+ * (and sends its message again); the next pass leaves it to that message until it is overdue again.
+ */
+export const postponeDeliveryParams = (
+  tableName: string,
+  delivery: DeliveryRef & Pick<StoredWebhookDelivery, 'attempts'>,
+  seenDueAt: number,
+  dueAt: number,
+): UpdateCommandInput => {
+  const index = indexOf(delivery, dueAt);
+  return {
+    TableName: tableName,
+    Key: webhookDeliveryKey(delivery.account_id, delivery.webhook_id, delivery.id),
+    UpdateExpression: 'SET #gpk = :gpk, #gsk = :gsk',
+    ConditionExpression: `${ITEM_EXISTS} AND #status = :pending AND size(attempts) = :made AND #gsk = :seen`,
+    ExpressionAttributeNames: { '#status': 'status', '#gpk': GSI1.partitionKey, '#gsk': GSI1.sortKey },
+    ExpressionAttributeValues: {
+      ':pending': 'pending',
+      ':made': delivery.attempts.length,
+      ':seen': indexOf(delivery, seenDueAt)[GSI1.sortKey],
+      ':gpk': index[GSI1.partitionKey],
+      ':gsk': index[GSI1.sortKey],
+    },
+  };
+};
 
 /** Pending again with a new retry window from `now`: its next attempt is the one after those made. */
 export const restartDeliveryParams = (
@@ -229,11 +300,18 @@ export const restartDeliveryParams = (
   TableName: tableName,
   Key: webhookDeliveryKey(delivery.account_id, delivery.webhook_id, delivery.id),
   UpdateExpression:
-    'SET #status = :pending, next_attempt_at = :now, updated_at = :now, window_started_at = :started, window_first_attempt = :first, #ttl = :ttl',
+    'SET #status = :pending, next_attempt_at = :now, updated_at = :now, window_started_at = :started, window_first_attempt = :first, #ttl = :ttl, #gpk = :gpk, #gsk = :gsk',
   // An attempt recorded meanwhile would number the window wrongly: read again and retry.
   ConditionExpression: `${ITEM_EXISTS} AND size(attempts) = :made`,
-  ExpressionAttributeNames: { '#status': 'status', '#ttl': TTL },
+  ExpressionAttributeNames: {
+    '#status': 'status',
+    '#ttl': TTL,
+    '#gpk': GSI1.partitionKey,
+    '#gsk': GSI1.sortKey,
+  },
   ExpressionAttributeValues: {
+    ':gpk': indexOf(delivery, now.getTime())[GSI1.partitionKey],
+    ':gsk': indexOf(delivery, now.getTime())[GSI1.sortKey],
     ':pending': 'pending',
     ':now': isoNow(now),
     ':started': now.getTime(),
@@ -311,8 +389,10 @@ export const createWebhookDeliveryStore = (
   async create(delivery) {
     try {
       await db.send(new PutCommand(createDeliveryParams(tableName, delivery)));
+      return true;
     } catch (e) {
-      if (!isConditionFailure(e)) throw e; // recorded by an earlier try of the same emit
+      if (!isConditionFailure(e)) throw e;
+      return false; // recorded by an earlier try, or an earlier telling of the same event
     }
   },
 
@@ -334,6 +414,38 @@ export const createWebhookDeliveryStore = (
   async recordAttempt(delivery, attempt, next) {
     try {
       await db.send(new UpdateCommand(recordAttemptParams(tableName, delivery, attempt, next, clock.now())));
+      return true;
+    } catch (e) {
+      if (isConditionFailure(e)) return false;
+      throw e;
+    }
+  },
+
+  async overdue(before, limit) {
+    const refs: PendingDeliveryRef[] = [];
+    for (let shard = 0; shard < OPEN_JOB_SHARDS && refs.length < limit; shard++) {
+      let next: Record<string, unknown> | undefined;
+      do {
+        const out = await db.send(
+          new QueryCommand({
+            ...overdueDeliveriesParams(tableName, shard, before),
+            Limit: limit - refs.length,
+            ExclusiveStartKey: next,
+          }),
+        );
+        for (const item of out.Items ?? []) {
+          const ref = parsePendingDeliverySortKey(String(item[GSI1.sortKey]));
+          if (ref) refs.push(ref);
+        }
+        next = out.LastEvaluatedKey;
+      } while (next && refs.length < limit);
+    }
+    return refs;
+  },
+
+  async postpone(delivery, seenDueAt, dueAt) {
+    try {
+      await db.send(new UpdateCommand(postponeDeliveryParams(tableName, delivery, seenDueAt, dueAt)));
       return true;
     } catch (e) {
       if (isConditionFailure(e)) return false;
