@@ -23,7 +23,7 @@ import { createWebhookJobEvents } from '../../functions/domain/webhook-events.js
 import { createWebhookEmitter } from '../../functions/domain/webhook-management.js';
 import type { WebhookMessage } from '../../functions/domain/webhooks.js';
 import { createWebhookSenderHandler } from '../../functions/webhook-sender/index.js';
-import { createInProcessQueue } from '../../lib/local/in-process-queue.js';
+import { createInProcessQueue } from '../helpers/in-process-queue.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
 import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
