@@ -17,15 +17,18 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, type ExpectStatic, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, type ExpectStatic, inject, it } from 'vitest';
 import { useLocalStack } from '../helpers/local-stack.js';
+import { CANARY_VARIABLE } from '../helpers/shared-stack.js';
 import { pdfText, sleep, type TimedApi, type TimedResponse, timedApi } from '../helpers/template-abuse.js';
 
 // ---------------------------------------------------------------------------------------------
-// Canaries, before the stack starts (it reads process.env when its handlers load).
+// Canaries, before the stack starts (it reads process.env when its handlers load). The run's
+// shared stack runs in a process of its own, started before this file: its environment holds a
+// canary of its own (shared-stack.ts), the one to look for; a stack started here has this one.
 
-const SECRET = `envcanary${randomBytes(12).toString('hex')}`;
-process.env.TEMPLATE_CANARY_SECRET = SECRET;
+const SECRET = inject('sharedStack')?.canary ?? `envcanary${randomBytes(12).toString('hex')}`;
+process.env[CANARY_VARIABLE] = SECRET;
 const canaryDir = mkdtempSync(join(tmpdir(), 'template-canary-'));
 const CANARY_CONTENT = `filecanary${randomBytes(12).toString('hex')}`;
 const CANARY_FILE = join(canaryDir, 'canary.txt');
@@ -49,7 +52,7 @@ const JS = {
     `try{process.mainModule.require('fs').writeFileSync(M,'mainModule')}catch(e){} ` +
     `try{import('fs').then(function(f){f.writeFileSync(M,'import')},function(){})}catch(e){} ` +
     `return ${RAN}`,
-  env: `return ${RAN}+process.env.TEMPLATE_CANARY_SECRET`,
+  env: `return ${RAN}+process.env.${CANARY_VARIABLE}`,
   file: `return ${RAN}+process.getBuiltinModule('fs').readFileSync('${CANARY_FILE}','utf8')`,
 } as const;
 type Goal = keyof typeof JS;
@@ -357,7 +360,7 @@ beforeAll(async () => {
 afterAll(() => {
   rmSync(canaryDir, { recursive: true, force: true });
   rmSync(markerDir, { recursive: true, force: true });
-  delete process.env.TEMPLATE_CANARY_SECRET;
+  delete process.env[CANARY_VARIABLE];
 });
 
 // A polluted prototype in this process would make every later case fail for the wrong reason:
