@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/helpers/longest-first.js';
 
 /**
  * Integration files that need a process of their own (the `integration-own` project): they start
@@ -66,6 +67,8 @@ const OWN_PROCESS = [
 export default defineConfig({
   test: {
     pool: 'forks',
+    // The long files first, so that both workers stay busy to each group's end.
+    sequence: { sequencer: LongestFirstSequencer },
     maxWorkers: 2,
     minWorkers: 1,
     // Which pool isolates its files is decided here, for the whole run, not per project.

@@ -182,7 +182,7 @@ export const startTestStack = async (options: TestStackOptions = {}): Promise<Te
 const sharedTestStack = async (plan?: string): Promise<TestStack | undefined> => {
   const description = inject('sharedStack');
   if (!description) return undefined;
-  const { outputFile, ...stack } = description;
+  const { outputFile, canary: _canary, ...stack } = description;
   const issuer = await loadOrCreateIssuer(stack.dataDir);
   return testStackOf(
     {

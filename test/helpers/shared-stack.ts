@@ -5,6 +5,7 @@
  * useLocalStack() without options (local-stack.ts), each with accounts of its own; a file that
  * needs other settings, faults or the handlers in its own process starts a stack of its own.
  */
+import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { DEFAULT_PLANS, PLANS_VARIABLE } from '../../functions/settings.js';
 import { type StackDescription, startStackProcess } from './child-stack.js';
@@ -29,8 +30,19 @@ export const SHARED_STACK_ENV: Readonly<Record<string, string>> = {
   [PLANS_VARIABLE]: JSON.stringify(SHARED_PLANS),
 };
 
+/**
+ * The variable of the shared stack's process that holds a random canary: a test that attacks the
+ * stack (template-injection) looks for its value in what the stack answers. It is in the stack
+ * process's environment, not the handlers' settings, as a secret of the host would be.
+ */
+export const CANARY_VARIABLE = 'TEMPLATE_CANARY_SECRET';
+
 /** The shared stack as test files see it: its description, and the file its output goes to. */
-export type SharedStackDescription = StackDescription & { readonly outputFile: string };
+export type SharedStackDescription = StackDescription & {
+  readonly outputFile: string;
+  /** The value of CANARY_VARIABLE in the stack's process. */
+  readonly canary: string;
+};
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -44,7 +56,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const env = Object.entries(project.config.env).filter(
     (e): e is [string, string] => typeof e[1] === 'string',
   );
-  const stack = await startStackProcess(SHARED_STACK_ENV, 120_000, Object.fromEntries(env));
+  const canary = `envcanary${randomBytes(12).toString('hex')}`;
+  const stack = await startStackProcess(SHARED_STACK_ENV, 120_000, {
+    ...Object.fromEntries(env),
+    [CANARY_VARIABLE]: canary,
+  });
   const {
     pid: _pid,
     sessionToken: _sessionToken,
@@ -53,6 +69,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     stop,
     ...description
   } = stack;
-  project.provide('sharedStack', description);
+  project.provide('sharedStack', { ...description, canary });
   return () => stop();
 }

@@ -29,16 +29,27 @@ const readAll = (req: IncomingMessage): Promise<Buffer> =>
     req.on('error', reject);
   });
 
-/** A proxy in front of dynalite that throttles or hangs the calls its rule picks. */
+/** One account's faults: its rule, and the faults it caused so far. */
+interface AccountFaults {
+  readonly faulted: string[];
+  set(next: Rule): void;
+}
+
+/**
+ * A proxy in front of dynalite that throttles or hangs the calls its rules pick. Each rule is an
+ * account's (every item of an account is keyed `ACCOUNT#<id>`), so that the tests, each with an
+ * account of its own, run side by side.
+ */
 const startDynamoDbFaults = async (target: string) => {
-  let rule: Rule = () => 'pass';
-  const faulted: string[] = [];
+  const accounts = new Map<string, { rule: Rule; faulted: string[] }>();
   const upstream = new URL(target);
   const server = createServer(async (req, res) => {
     const body = await readAll(req);
     const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
-    const fault = rule(operation, body.toString('utf8'));
-    if (fault !== 'pass') faulted.push(`${operation}:${fault}`);
+    const text = body.toString('utf8');
+    const account = [...accounts].find(([id]) => text.includes(`"ACCOUNT#${id}"`))?.[1];
+    const fault = account ? account.rule(operation, text) : 'pass';
+    if (fault !== 'pass') account?.faulted.push(`${operation}:${fault}`);
     if (fault === 'hang') return; // never answers: the client's timeout must give up
     if (fault === 'throttle') {
       res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0' });
@@ -73,10 +84,17 @@ const startDynamoDbFaults = async (target: string) => {
   return {
     url: `http://127.0.0.1:${port}`,
     server,
-    faulted,
-    set(next: Rule) {
-      rule = next;
-      faulted.length = 0;
+    /** The faults of account `id`'s calls (none until its rule is set). */
+    of(id: string): AccountFaults {
+      const state = { rule: (() => 'pass') as Rule, faulted: [] as string[] };
+      accounts.set(id, state);
+      return {
+        faulted: state.faulted,
+        set(next) {
+          state.rule = next;
+          state.faulted.length = 0;
+        },
+      };
     },
   };
 };
@@ -96,7 +114,7 @@ const startTimedOutLambda = async () => {
   return { url: `http://127.0.0.1:${port}`, server, invoked };
 };
 
-let faults: Awaited<ReturnType<typeof startDynamoDbFaults>>;
+let dynamoDbFaults: Awaited<ReturnType<typeof startDynamoDbFaults>>;
 let lambda: Awaited<ReturnType<typeof startTimedOutLambda>>;
 const gateways: Server[] = [];
 const renderers: RendererInstance[] = [];
@@ -126,11 +144,11 @@ const gatewayWith = async (env: Record<string, string>, invoke: boolean): Promis
 };
 
 beforeAll(async () => {
-  faults = await startDynamoDbFaults(local.stack.dynamoDbEndpoint);
+  dynamoDbFaults = await startDynamoDbFaults(local.stack.dynamoDbEndpoint);
   lambda = await startTimedOutLambda();
-  viaFaults = await gatewayWith({ ...local.stack.handlerEnv, DYNAMODB_ENDPOINT: faults.url }, false);
+  viaFaults = await gatewayWith({ ...local.stack.handlerEnv, DYNAMODB_ENDPOINT: dynamoDbFaults.url }, false);
   viaFaultsShortLease = await gatewayWith(
-    { ...local.stack.handlerEnv, DYNAMODB_ENDPOINT: faults.url, JOB_LEASE_SECONDS: '10' },
+    { ...local.stack.handlerEnv, DYNAMODB_ENDPOINT: dynamoDbFaults.url, JOB_LEASE_SECONDS: '10' },
     false,
   );
   viaTimedOutRenderer = await gatewayWith(
@@ -141,7 +159,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(renderers.map((r) => r.close()));
-  for (const server of [...gateways, faults?.server, lambda?.server]) {
+  for (const server of [...gateways, dynamoDbFaults?.server, lambda?.server]) {
     server?.closeAllConnections();
     if (server) await closeServer(server, 100);
   }
@@ -167,10 +185,11 @@ const expectNoJobInFlight = async (token: string) => {
   return jobs;
 };
 
-describe('DynamoDB faults', () => {
+describe.concurrent('DynamoDB faults', () => {
   it('rides out brief throttling with the SDK retries', async () => {
     const sub = `acct-${Date.now()}-retry`;
     const token = await local.sessionToken(sub);
+    const faults = dynamoDbFaults.of(sub);
     let throttled = 0;
     faults.set((operation) => (operation === 'PutItem' && throttled++ < 2 ? 'throttle' : 'pass'));
     const res = await render(viaFaults, token, 'after two throttles');
@@ -182,6 +201,7 @@ describe('DynamoDB faults', () => {
   it('answers 503 SERVICE_BUSY with Retry-After when completing the job stays throttled; the job fails and the unit comes back', async () => {
     const sub = `acct-${Date.now()}-complete`;
     const token = await local.sessionToken(sub);
+    const faults = dynamoDbFaults.of(sub);
     faults.set((operation, body) =>
       operation === 'UpdateItem' && body.includes('"completed"') ? 'throttle' : 'pass',
     );
@@ -205,6 +225,7 @@ describe('DynamoDB faults', () => {
   it('gives up on a hanging DynamoDB within seconds, with 503 SERVICE_BUSY and nothing held', async () => {
     const sub = `acct-${Date.now()}-hang`;
     const token = await local.sessionToken(sub);
+    const faults = dynamoDbFaults.of(sub);
     faults.set((operation, body) =>
       operation === 'PutItem' && body.includes('"pending"') ? 'hang' : 'pass',
     );
@@ -225,12 +246,13 @@ describe('DynamoDB faults', () => {
   });
 });
 
-describe('writes that landed but whose answer was lost (the SDK sends them again)', () => {
+describe.concurrent('writes that landed but whose answer was lost (the SDK sends them again)', () => {
   it('count once: the job, its unit, its completion and its refund each happen once', {
     timeout: 90_000,
   }, async () => {
     const sub = `acct-${Date.now()}-lost-answers`;
     const token = await local.sessionToken(sub);
+    const faults = dynamoDbFaults.of(sub);
     const lost = new Set<string>();
     /** Loses the answer of the first call that matches each marker; the SDK's retry then meets its own write. */
     const loseFirst =
@@ -282,12 +304,13 @@ describe('writes that landed but whose answer was lost (the SDK sends them again
   });
 });
 
-describe('a clean-up step that times out', () => {
+describe.concurrent('a clean-up step that times out', () => {
   it('leaves the failed job to the sweeper, which gives the unit back; the answer names the job', {
     timeout: 90_000,
   }, async () => {
     const sub = `acct-${Date.now()}-refund-hangs`;
     const token = await local.sessionToken(sub);
+    const faults = dynamoDbFaults.of(sub);
     // Every attempt to give the unit back hangs (the SDK gives each up after 2 s).
     faults.set((operation, body) =>
       operation === 'UpdateItem' && body.includes('ADD renders_used :minusOne') ? 'hang' : 'pass',
@@ -317,7 +340,7 @@ describe('a clean-up step that times out', () => {
   });
 });
 
-describe('the renderer Lambda timing out', () => {
+describe.concurrent('the renderer Lambda timing out', () => {
   it('answers 504 PDF_RENDERING_TIMEOUT with the failed job, and gives the unit back', async () => {
     const sub = `acct-${Date.now()}-timeout`;
     const token = await local.sessionToken(sub);

@@ -4,7 +4,7 @@
  * limits. `npm start` runs as a user runs it, in a process group of its own (test/helpers/npm-start.ts).
  */
 import { connect, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../functions/templating/index.js';
 import { type NpmStart, npmStart, signalGroup } from '../helpers/npm-start.js';
 import { sleep, timedApi } from '../helpers/template-abuse.js';
@@ -87,6 +87,20 @@ describe('npm start under signals and stalls', () => {
     await stack?.kill();
     stack = undefined;
   });
+  /**
+   * A stack for one of the tests that run side by side (it.concurrent below): each stalls, or
+   * loads, only its own stack, and they mostly wait (a stall of seconds), so together they take
+   * about as long as the longest. The signal tests before them run alone: they judge an exit's time.
+   */
+  const ownStacks: NpmStart[] = [];
+  const ownStack = async (): Promise<NpmStart> => {
+    const own = await npmStart();
+    ownStacks.push(own);
+    return own;
+  };
+  afterAll(async () => {
+    await Promise.all(ownStacks.map((own) => own.kill()));
+  });
 
   it('Ctrl-C during renders: every render in flight answers 201, then it exits 0 within 2 s', async () => {
     // Four renders of one account at once: a plan that runs them all (the free plan runs 2).
@@ -145,8 +159,8 @@ describe('npm start under signals and stalls', () => {
     expect(stack.output()).toContain('SIGTERM');
   });
 
-  it('a request sent on a kept-alive connection during a stall longer than the keep-alive timeout is answered', async () => {
-    stack = await npmStart();
+  it.concurrent('a request sent on a kept-alive connection during a stall longer than the keep-alive timeout is answered', async () => {
+    const stack = await ownStack();
     const url = new URL(stack.baseUrl);
     const socket = connect(Number(url.port), url.hostname);
     await new Promise((resolve) => socket.once('connect', resolve));
@@ -168,8 +182,8 @@ describe('npm start under signals and stalls', () => {
     }
   });
 
-  it('a stall during templating is not blamed on the template: the limit is CPU time', async () => {
-    stack = await npmStart();
+  it.concurrent('a stall during templating is not blamed on the template: the limit is CPU time', async () => {
+    const stack = await ownStack();
     const api = timedApi(stack.baseUrl);
     const token = await stack.sessionToken();
     const plain = await api('/v1/pdf', {
@@ -203,8 +217,8 @@ describe('npm start under signals and stalls', () => {
     expect(stalled.status, `${stalled.text}\n${templatingLog}`).toBe(201);
   });
 
-  it('a 5 MiB html of table markup in a body under 6 MiB renders', async () => {
-    stack = await npmStart();
+  it.concurrent('a 5 MiB html of table markup in a body under 6 MiB renders', async () => {
+    const stack = await ownStack();
     const api = timedApi(stack.baseUrl);
     const token = await stack.sessionToken();
     // Rows past the first page are hidden: Chromium parses all 5 MiB, the PDF stays one page.

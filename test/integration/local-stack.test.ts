@@ -205,20 +205,25 @@ describe('local stack', () => {
       );
     const port = new URL(local.stack.baseUrl).port;
     const other = await createTempDataDir();
+    const another = await createTempDataDir();
     try {
-      const portTaken = await start({ PORT: port, DATA_DIR: other });
+      // Three processes that each stop at start-up, side by side (each on a DATA_DIR of its own).
+      const [portTaken, dirTaken, badPort] = await Promise.all([
+        start({ PORT: port, DATA_DIR: other }),
+        start({ PORT: '0', DATA_DIR: dataDir }),
+        start({ PORT: 'http', DATA_DIR: another }),
+      ]);
       expect(portTaken.code).toBe(1);
       expect(portTaken.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
-      const dirTaken = await start({ PORT: '0', DATA_DIR: dataDir });
       expect(dirTaken.code).toBe(1);
       expect(dirTaken.stderr).toContain(
         `DATA_DIR ${dataDir} is in use by another local stack (pid ${process.pid})`,
       );
-      const badPort = await start({ PORT: 'http', DATA_DIR: other });
       expect(badPort.code).toBe(1);
       expect(badPort.stderr).toContain('PORT must be an integer');
     } finally {
       await rm(other, { recursive: true, force: true });
+      await rm(another, { recursive: true, force: true });
     }
   });
 

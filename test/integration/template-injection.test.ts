@@ -17,15 +17,18 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, type ExpectStatic, inject, it } from 'vitest';
 import { useLocalStack } from '../helpers/local-stack.js';
+import { CANARY_VARIABLE } from '../helpers/shared-stack.js';
 import { pdfText, sleep, type TimedApi, type TimedResponse, timedApi } from '../helpers/template-abuse.js';
 
 // ---------------------------------------------------------------------------------------------
-// Canaries, before the stack starts (it reads process.env when its handlers load).
+// Canaries, before the stack starts (it reads process.env when its handlers load). The run's
+// shared stack runs in a process of its own, started before this file: its environment holds a
+// canary of its own (shared-stack.ts), the one to look for; a stack started here has this one.
 
-const SECRET = `envcanary${randomBytes(12).toString('hex')}`;
-process.env.TEMPLATE_CANARY_SECRET = SECRET;
+const SECRET = inject('sharedStack')?.canary ?? `envcanary${randomBytes(12).toString('hex')}`;
+process.env[CANARY_VARIABLE] = SECRET;
 const canaryDir = mkdtempSync(join(tmpdir(), 'template-canary-'));
 const CANARY_CONTENT = `filecanary${randomBytes(12).toString('hex')}`;
 const CANARY_FILE = join(canaryDir, 'canary.txt');
@@ -49,7 +52,7 @@ const JS = {
     `try{process.mainModule.require('fs').writeFileSync(M,'mainModule')}catch(e){} ` +
     `try{import('fs').then(function(f){f.writeFileSync(M,'import')},function(){})}catch(e){} ` +
     `return ${RAN}`,
-  env: `return ${RAN}+process.env.TEMPLATE_CANARY_SECRET`,
+  env: `return ${RAN}+process.env.${CANARY_VARIABLE}`,
   file: `return ${RAN}+process.getBuiltinModule('fs').readFileSync('${CANARY_FILE}','utf8')`,
 } as const;
 type Goal = keyof typeof JS;
@@ -357,11 +360,13 @@ beforeAll(async () => {
 afterAll(() => {
   rmSync(canaryDir, { recursive: true, force: true });
   rmSync(markerDir, { recursive: true, force: true });
-  delete process.env.TEMPLATE_CANARY_SECRET;
+  delete process.env[CANARY_VARIABLE];
 });
 
 // A polluted prototype in this process would make every later case fail for the wrong reason:
-// each case asserts it found none, then puts the built-in prototypes back as they were.
+// each case asserts it found none, then puts the built-in prototypes back as they were. A marker
+// file is left where it is: the cases run five at a time, and a write that lands late (through
+// import()) must fail whichever case looks next, never be cleared before one looks.
 const prototypes = [
   Object.prototype,
   Array.prototype,
@@ -382,13 +387,12 @@ afterEach(() => {
         Object.defineProperty(proto, key, descriptor);
     }
   });
-  for (const name of readdirSync(markerDir)) rmSync(join(markerDir, name), { force: true });
 });
 
 const HOST_PATHS = [process.cwd(), dirname(process.execPath)];
 
 /** Nothing of the host in what the template produced or in the error message. */
-const expectNoLeak = (text: string, where: string) => {
+const expectNoLeak = (expect: ExpectStatic, text: string, where: string) => {
   expect.soft(text, `${where}: the environment's secret`).not.toContain(SECRET);
   expect.soft(text, `${where}: the canary file`).not.toContain(CANARY_CONTENT);
   expect.soft(text, `${where}: injected code ran`).not.toContain(RAN_TEXT);
@@ -410,7 +414,7 @@ const requestBody = (c: Case): unknown =>
 const describeAnswer = (res: TimedResponse) => `${res.status} ${res.text.slice(0, 500)}`;
 
 /** Another account renders as if nothing happened. */
-const expectBystanderUnharmed = async (pollutionCase: boolean) => {
+const expectBystanderUnharmed = async (expect: ExpectStatic, send: TimedApi, pollutionCase: boolean) => {
   const res = await send('/v1/pdf', {
     method: 'POST',
     token: victim,
@@ -435,30 +439,37 @@ const expectBystanderUnharmed = async (pollutionCase: boolean) => {
 };
 
 /**
- * The stack shares this process: once a payload has wrecked it (a request went unanswered), the
- * cases after it fail at once, naming the culprit, instead of each waiting for its timeouts.
+ * Once a payload has wrecked the stack (a request went unanswered), the cases after it fail at
+ * once, naming the culprit, instead of each waiting for its timeouts.
  */
 let wreckedBy: string | undefined;
 
-const runCase = async (c: Case) => {
+/** A case's requests: whether one of them went unanswered. */
+interface CaseRequests {
+  unanswered: boolean;
+}
+
+const runCase = async (c: Case, expect: ExpectStatic) => {
   if (wreckedBy !== undefined) expect.fail(`not tried: the stack stopped answering after ${wreckedBy}`);
+  const requests: CaseRequests = { unanswered: false };
   try {
-    await attack(c);
+    await attack(c, requests, expect);
   } finally {
-    if (lastUnanswered) wreckedBy ??= c.name;
-    lastUnanswered = false;
+    if (requests.unanswered) wreckedBy ??= c.name;
   }
 };
 
-let lastUnanswered = false;
 const REQUEST_TIMEOUT_MS = 15_000;
-const send: TimedApi = async (path, options) => {
-  const res = await api(path, { timeoutMs: REQUEST_TIMEOUT_MS, ...options });
-  if (res.status === 0) lastUnanswered = true;
-  return res;
-};
+const sender =
+  (requests: CaseRequests): TimedApi =>
+  async (path, options) => {
+    const res = await api(path, { timeoutMs: REQUEST_TIMEOUT_MS, ...options });
+    if (res.status === 0) requests.unanswered = true;
+    return res;
+  };
 
-const attack = async (c: Case) => {
+const attack = async (c: Case, requests: CaseRequests, expect: ExpectStatic) => {
+  const send = sender(requests);
   const res = await send('/v1/pdf', { method: 'POST', token: attacker, body: requestBody(c) });
   const answer = describeAnswer(res);
   expect.soft(res.status, `an answer: ${answer}`).toBeGreaterThan(0);
@@ -474,16 +485,16 @@ const attack = async (c: Case) => {
 
   if (res.status === 201) {
     const text = await pdfText(res.json.download_url);
-    expectNoLeak(text, 'PDF text');
+    expectNoLeak(expect, text, 'PDF text');
     if (c.text !== undefined) expect.soft(text, 'PDF text').toBe(c.text);
   } else if (res.status === 422) {
     expect.soft(res.json?.error?.code, answer).toBe('INVALID_HTML_TEMPLATE');
-    expectNoLeak(String(res.json?.error?.message ?? res.text), 'error message');
-    expectNoLeak(res.text, 'error body');
+    expectNoLeak(expect, String(res.json?.error?.message ?? res.text), 'error message');
+    expectNoLeak(expect, res.text, 'error body');
   }
 
   // A write through import() lands a moment later: the bystander's render gives it that time.
-  await expectBystanderUnharmed(c.pollution === true);
+  await expectBystanderUnharmed(expect, send, c.pollution === true);
   await sleep(20);
   expect.soft(readdirSync(markerDir), 'the marker file an exploit writes').toEqual([]);
   expect.soft(({} as Record<string, unknown>).polluted, 'Object.prototype in this process').toBeUndefined();
@@ -494,34 +505,41 @@ const attack = async (c: Case) => {
 
 const CASE_TIMEOUT_MS = 60_000;
 
+// Each group's cases run five at a time (vitest's maxConcurrency), each with its own requests and
+// the assertions of its own context (`expect` from the test, never the global one, which a
+// concurrent case cannot tell apart); the groups run one after another, the pollution attempts last.
+
 describe('code execution payloads (write a file, print the environment, print a file)', () => {
-  for (const c of codeExecution) it(c.name, () => runCase(c), CASE_TIMEOUT_MS);
+  for (const c of codeExecution) it.concurrent(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
 });
 
 describe('introspection payloads', () => {
-  for (const c of introspection) it(c.name, () => runCase(c), CASE_TIMEOUT_MS);
+  for (const c of introspection) it.concurrent(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
 });
 
 describe('variables whose keys name JavaScript machinery', () => {
-  for (const c of variableKeys) it(c.name, () => runCase(c), CASE_TIMEOUT_MS);
+  for (const c of variableKeys) it.concurrent(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
 });
 
 describe('variables are data, never templates', () => {
   it(
     '{{ s }} with s = "{{ 7*7 }}" prints the braces',
-    () =>
-      runCase({
-        name: '{{ s }} with s = "{{ 7*7 }}"',
-        html: '<p>{{ s }}</p>',
-        variables: { s: '{{ 7*7 }}' },
-        expect: 'ok',
-        text: '{{ 7*7 }}',
-      }),
+    ({ expect }) =>
+      runCase(
+        {
+          name: '{{ s }} with s = "{{ 7*7 }}"',
+          html: '<p>{{ s }}</p>',
+          variables: { s: '{{ 7*7 }}' },
+          expect: 'ok',
+          text: '{{ 7*7 }}',
+        },
+        expect,
+      ),
     CASE_TIMEOUT_MS,
   );
 });
 
 // Last: on the nunjucks engine these pollute the process the stack runs in.
 describe('prototype pollution attempts', () => {
-  for (const c of pollution) it(c.name, () => runCase(c), CASE_TIMEOUT_MS);
+  for (const c of pollution) it.concurrent(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
 });
