@@ -228,17 +228,22 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
   cdp.on('Network.loadingFailed', onFailed);
   cdp.on('Network.responseReceived', onResponse);
   guard.onBlocked((url, reason) => recorder.add('resource', reason, url));
-  const caps = await installPageCaps(cdp);
-  // Puppeteer's Log domain on the page would relay every entry, uncapped (a worker's console
-  // flood arrives this way): off, and the renderer's own session reads the log instead.
-  await puppeteerSession(page).send('Log.disable');
   cdp.on('Log.entryAdded', onLog);
-  await cdp.send('Log.enable');
-  await cdp.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 });
+  // All sent at once (one round trip, not six; each session runs its own commands in order). The
+  // session opens it (session.ts), so a spare session has paid for it before its render.
+  const [caps, { frameTree }] = await Promise.all([
+    installPageCaps(cdp),
+    // The main frame stays the same through setContent (document.write): the glyph check's frame.
+    cdp.send('Page.getFrameTree'),
+    // Puppeteer's Log domain on the page would relay every entry, uncapped (a worker's console
+    // flood arrives this way): off, and the renderer's own session reads the log instead.
+    puppeteerSession(page).send('Log.disable'),
+    cdp.send('Log.enable'),
+    cdp.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 }),
+  ]);
 
   /** GLYPH_CHECK in a world of its own on the page's main frame; its findings recorded. */
   const glyphCheck = async (timeoutMs: number): Promise<void> => {
-    const { frameTree } = await cdp.send('Page.getFrameTree');
     const { executionContextId } = await cdp.send('Page.createIsolatedWorld', {
       frameId: frameTree.frame.id,
       worldName: 'render-diagnostics',

@@ -26,7 +26,7 @@ import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
 import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
-import { type PageWatch, watchPage } from './page-diagnostics.js';
+import type { PageWatch } from './page-diagnostics.js';
 import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
 import { withDocumentInfo } from './pdf-metadata.js';
 import { countPdfPages } from './pdf-pages.js';
@@ -424,16 +424,7 @@ const renderJob = async (
     return fail('PDF_RENDERING_FAILED', 'The renderer could not open a page. Try again.');
   }
   const { session } = opened;
-  let watch: PageWatch;
-  try {
-    watch = await untilDeadline(watchPage(session.page, session.cdp, session.guard), deadline, 'open');
-  } catch (e) {
-    session.guard.end();
-    session.close(true).catch(noop);
-    if (e instanceof StageTimeoutError) return fail('PDF_RENDERING_TIMEOUT', timeoutMessage('open', request));
-    log.error('open-failed', describeError(e));
-    return fail('PDF_RENDERING_FAILED', 'The renderer could not open a page. Try again.');
-  }
+  const { watch } = session;
 
   let printed: Printed;
   // A page that timed out, crashed or went over its budget is stopped before it is closed.
