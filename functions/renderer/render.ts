@@ -26,7 +26,7 @@ import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
 import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
-import type { PageWatch } from './page-diagnostics.js';
+import { glyphCheckNeeded, type PageWatch } from './page-diagnostics.js';
 import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
 import { withDocumentInfo } from './pdf-metadata.js';
 import { countPdfPages } from './pdf-pages.js';
@@ -460,8 +460,9 @@ const renderJob = async (
   if (!('ok' in printed)) reportRemovedLinks(printed.removedLinks, watch);
   // A printed page is looked at once more, for missing glyphs, while its PDF is checked and
   // uploaded (a failed one is not: nothing of it is printed).
+  // Not when the page's text can only hold characters that every font of the renderer draws.
   const glyphs =
-    'ok' in printed
+    'ok' in printed || !glyphCheckNeeded(template.html)
       ? Promise.resolve()
       : watch.checkGlyphs(Math.max(0, Math.min(GLYPH_CHECK_MS, deadline - performance.now())));
   const done = glyphs.then(() =>

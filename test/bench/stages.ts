@@ -17,6 +17,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { readRendererConfig } from '../../functions/core/config.js';
 import { createBrowserHost } from '../../functions/renderer/browser.js';
+import { glyphCheckNeeded } from '../../functions/renderer/page-diagnostics.js';
 import { removeUnsafeLinks } from '../../functions/renderer/pdf-links.js';
 import { withDocumentInfo } from '../../functions/renderer/pdf-metadata.js';
 import { countPdfPages } from '../../functions/renderer/pdf-pages.js';
@@ -113,7 +114,10 @@ for (let i = 0; i < runs + 2; i++) {
     'metadata',
     () => withDocumentInfo(pdf, { title: 'Invoice', creationDate: new Date() }) ?? pdf,
   );
-  await stage('glyph check', () => session.watch.checkGlyphs(500));
+  // As render.ts runs it: only when the page's text could print a missing-glyph box.
+  await stage('glyph check', () =>
+    glyphCheckNeeded(fixture.html) ? session.watch.checkGlyphs(500) : undefined,
+  );
   await stage('diagnostics finish', () => session.watch.finish({ timedOut: false }));
   await stage('upload', async () => {
     const response = await fetch(uploadUrl, { method: 'PUT', body: withInfo });
