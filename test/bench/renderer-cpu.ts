@@ -4,7 +4,7 @@
  * `--concurrency` renders at a time. A quicker, steadier figure than the full bench on a busy
  * machine, where CPU per render is the figure to trust.
  *
- *   npx tsx test/bench/renderer-cpu.ts [--fixture invoice] [--runs 40] [--concurrency 1]
+ *   npx tsx test/bench/renderer-cpu.ts [--fixture invoice] [--runs 40] [--concurrency 1] [--memory]
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { readRendererConfig } from '../../functions/core/config.js';
 import { createInProcessRenderer } from '../../functions/renderer/in-process.js';
 import { loadFixtures } from './fixtures/index.js';
-import { cpuOfTree } from './lib/proc.js';
+import { cpuOfTree, startSampler } from './lib/proc.js';
 import { summarize } from './lib/stats.js';
 
 const { values: args } = parseArgs({
@@ -21,6 +21,8 @@ const { values: args } = parseArgs({
     fixture: { type: 'string', default: 'invoice' },
     runs: { type: 'string', default: '40' },
     concurrency: { type: 'string', default: '1' },
+    // Peak PSS of Node + Chromium, sampled from /proc (its sampling costs this process some CPU).
+    memory: { type: 'boolean', default: false },
   },
 });
 const fixture = loadFixtures().find((f) => f.name === args.fixture);
@@ -54,6 +56,8 @@ const once = async (): Promise<number> => {
 };
 for (let i = 0; i < 4; i++) await once();
 await new Promise((r) => setTimeout(r, 200));
+const sampler = args.memory ? startSampler(process.pid) : undefined;
+sampler?.take();
 const before = cpuOfTree(process.pid);
 const started = performance.now();
 const walls: number[] = [];
@@ -67,10 +71,13 @@ const elapsed = performance.now() - started;
 await new Promise((r) => setTimeout(r, 300)); // the last contexts close
 const after = cpuOfTree(process.pid);
 const wall = summarize(walls);
+const peak = sampler?.take();
+sampler?.stop();
 process.stdout.write(
   `${fixture.name} x${runs} at concurrency ${concurrency}: wall p50 ${wall.p50} ms p95 ${wall.p95} ms, ` +
     `${((runs / elapsed) * 1000).toFixed(1)}/s; CPU per render node ${((after.rootMs - before.rootMs) / runs).toFixed(0)} + ` +
-    `chromium ${((after.descendantsMs - before.descendantsMs) / runs).toFixed(0)} ms; load avg ${loadavg()
+    `chromium ${((after.descendantsMs - before.descendantsMs) / runs).toFixed(0)} ms` +
+    `${peak ? `; peak PSS ${Math.round((peak.pssMiB * 1024 * 1024) / 1e6)} MB` : ''}; load avg ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')}\n`,
 );
