@@ -158,7 +158,7 @@ export const glyphCheckNeeded = (html: string): boolean => {
     }
     if (!plainReference(reference)) return true;
   }
-  for (const [ch] of html.matchAll(/[^\x00-\x7f]/gu)) if (!ALWAYS_DRAWN.test(ch)) return true;
+  for (const [ch] of html.matchAll(/[^\p{ASCII}]/gu)) if (!ALWAYS_DRAWN.test(ch)) return true;
   return false;
 };
 
