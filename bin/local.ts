@@ -3,8 +3,8 @@
  * Options come from the environment: PORT (3000) and DATA_DIR (.data/); the handlers read their
  * own settings (PLANS, RENDER_BUDGET_MS, CHROME_EXECUTABLE_PATH, limits) from it as well.
  */
-import { readLocalOptions } from '../lib/local/options.js';
-import { type LocalStack, startLocalStack } from '../lib/local/stack.js';
+import { readLocalOptions, readServiceEnvironment } from '../lib/local/options.js';
+import type { LocalStack } from '../lib/local/stack.js';
 
 const fail = (message: string): never => {
   process.stderr.write(`local stack: ${message}\n`);
@@ -22,7 +22,14 @@ const main = async (): Promise<void> => {
   const started = performance.now();
   let stack: LocalStack;
   try {
+    // Chromium launches (and proves its process model, and opens the first spare page) while the
+    // rest of the stack loads: its modules are about two seconds of this process's CPU, which
+    // used to come first. A stack that then fails to start exits, and Chromium with it.
+    const { startLocalRenderer } = await import('../lib/local/local-renderer.js');
+    const startedRenderer = startLocalRenderer(readServiceEnvironment(), options.rendererSpareSessions);
+    const { startLocalStack } = await import('../lib/local/stack.js');
     stack = await startLocalStack({
+      startedRenderer,
       port: options.port,
       dataDir: options.dataDir,
       corsAllowedOrigins: options.corsAllowedOrigins,

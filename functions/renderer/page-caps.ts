@@ -245,9 +245,13 @@ export const installPageCaps = async (cdp: CDPSession): Promise<PageCaps> => {
   };
 
   watch(cdp);
-  await cdp.send('Runtime.addBinding', { name: DROPPED_BINDING });
-  await cdp.send('Page.addScriptToEvaluateOnNewDocument', { source: DOCUMENT_CAPS, runImmediately: true });
-  await cdp.send('Target.setAutoAttach', AUTO_ATTACH);
+  // Sent together, in this order: a session runs its commands in order, so the caps are in before
+  // auto-attach holds a frame, in one round trip instead of three.
+  await Promise.all([
+    cdp.send('Runtime.addBinding', { name: DROPPED_BINDING }),
+    cdp.send('Page.addScriptToEvaluateOnNewDocument', { source: DOCUMENT_CAPS, runImmediately: true }),
+    cdp.send('Target.setAutoAttach', AUTO_ATTACH),
+  ]);
   return {
     dropped() {
       let total = 0;

@@ -121,6 +121,47 @@ const GLYPH_CHECK = `(() => {
   return [...missing].map(([family, chars]) => ({ family, chars }));
 })()`;
 
+/**
+ * Characters that the renderer's fonts all draw: WGL4's Latin, Greek and Cyrillic letters and its
+ * common punctuation, which the Chromium layer's Arimo, Tinos and Cousine (metric-compatible with
+ * Arial, Times and Courier) have, as do the Noto Sans fonts beside them. A document whose text has
+ * nothing else cannot print a missing-glyph box: a web font that lacks one falls back to them.
+ */
+const ALWAYS_DRAWN =
+  /^[\u00a0-\u017f\u0391-\u03a9\u03b1-\u03c9\u0401-\u045f\u2013\u2014\u2018-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]$/u;
+
+/** Character references that stand for ASCII or ALWAYS_DRAWN characters (the common named ones too). */
+const plainReference = (reference: string): boolean => {
+  const numeric = /^&#(x[0-9a-f]+|[0-9]+);$/i.exec(reference);
+  if (!numeric) return /^&(amp|lt|gt|quot|apos|nbsp|copy|reg|euro|ndash|mdash|hellip);$/i.test(reference);
+  const body = numeric[1] ?? '';
+  const code = body[0] === 'x' || body[0] === 'X' ? Number.parseInt(body.slice(1), 16) : Number(body);
+  if (!Number.isSafeInteger(code) || code > 0x10ffff) return false;
+  const ch = String.fromCodePoint(code);
+  return code < 0x80 || ALWAYS_DRAWN.test(ch);
+};
+
+/**
+ * Whether the glyph check (GLYPH_CHECK) could find anything in a page written from `html`: false
+ * only when the document's text is surely ASCII and ALWAYS_DRAWN characters, that is, when its
+ * HTML has no other character, no other character reference, and nothing that could run a script
+ * that writes text into it (a script element, an event handler attribute, a javascript: URL, a
+ * same-origin srcdoc frame). Everything else is checked, as before.
+ */
+export const glyphCheckNeeded = (html: string): boolean => {
+  if (/<script|\son[a-z]+\s*=|javascript:|srcdoc/i.test(html)) return true;
+  for (const [reference] of html.matchAll(/&[^\s;&<]{0,32};?/g)) {
+    if (!reference.endsWith(';')) {
+      // A bare & (an ampersand in text or a URL) is itself; a legacy reference without its ';' is not.
+      if (/^&[a-z#]/i.test(reference)) return true;
+      continue;
+    }
+    if (!plainReference(reference)) return true;
+  }
+  for (const [ch] of html.matchAll(/[^\p{ASCII}]/gu)) if (!ALWAYS_DRAWN.test(ch)) return true;
+  return false;
+};
+
 const count = (n: number): string => n.toLocaleString('en-US');
 
 /** The entry that says how much of a flood the page's caps dropped (page-caps.ts). */
@@ -228,17 +269,22 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
   cdp.on('Network.loadingFailed', onFailed);
   cdp.on('Network.responseReceived', onResponse);
   guard.onBlocked((url, reason) => recorder.add('resource', reason, url));
-  const caps = await installPageCaps(cdp);
-  // Puppeteer's Log domain on the page would relay every entry, uncapped (a worker's console
-  // flood arrives this way): off, and the renderer's own session reads the log instead.
-  await puppeteerSession(page).send('Log.disable');
   cdp.on('Log.entryAdded', onLog);
-  await cdp.send('Log.enable');
-  await cdp.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 });
+  // All sent at once (one round trip, not six; each session runs its own commands in order). The
+  // session opens it (session.ts), so a spare session has paid for it before its render.
+  const [caps, { frameTree }] = await Promise.all([
+    installPageCaps(cdp),
+    // The main frame stays the same through setContent (document.write): the glyph check's frame.
+    cdp.send('Page.getFrameTree'),
+    // Puppeteer's Log domain on the page would relay every entry, uncapped (a worker's console
+    // flood arrives this way): off, and the renderer's own session reads the log instead.
+    puppeteerSession(page).send('Log.disable'),
+    cdp.send('Log.enable'),
+    cdp.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 }),
+  ]);
 
   /** GLYPH_CHECK in a world of its own on the page's main frame; its findings recorded. */
   const glyphCheck = async (timeoutMs: number): Promise<void> => {
-    const { frameTree } = await cdp.send('Page.getFrameTree');
     const { executionContextId } = await cdp.send('Page.createIsolatedWorld', {
       frameId: frameTree.frame.id,
       worldName: 'render-diagnostics',

@@ -26,7 +26,7 @@ import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
 import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
-import { type PageWatch, watchPage } from './page-diagnostics.js';
+import { glyphCheckNeeded, type PageWatch } from './page-diagnostics.js';
 import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
 import { withDocumentInfo } from './pdf-metadata.js';
 import { countPdfPages } from './pdf-pages.js';
@@ -424,16 +424,7 @@ const renderJob = async (
     return fail('PDF_RENDERING_FAILED', 'The renderer could not open a page. Try again.');
   }
   const { session } = opened;
-  let watch: PageWatch;
-  try {
-    watch = await untilDeadline(watchPage(session.page, session.cdp, session.guard), deadline, 'open');
-  } catch (e) {
-    session.guard.end();
-    session.close(true).catch(noop);
-    if (e instanceof StageTimeoutError) return fail('PDF_RENDERING_TIMEOUT', timeoutMessage('open', request));
-    log.error('open-failed', describeError(e));
-    return fail('PDF_RENDERING_FAILED', 'The renderer could not open a page. Try again.');
-  }
+  const { watch } = session;
 
   let printed: Printed;
   // A page that timed out, crashed or went over its budget is stopped before it is closed.
@@ -469,8 +460,9 @@ const renderJob = async (
   if (!('ok' in printed)) reportRemovedLinks(printed.removedLinks, watch);
   // A printed page is looked at once more, for missing glyphs, while its PDF is checked and
   // uploaded (a failed one is not: nothing of it is printed).
+  // Not when the page's text can only hold characters that every font of the renderer draws.
   const glyphs =
-    'ok' in printed
+    'ok' in printed || !glyphCheckNeeded(template.html)
       ? Promise.resolve()
       : watch.checkGlyphs(Math.max(0, Math.min(GLYPH_CHECK_MS, deadline - performance.now())));
   const done = glyphs.then(() =>

@@ -17,6 +17,7 @@
  */
 import type { BrowserContext, CDPSession, Page, Target } from 'puppeteer-core';
 import type { PageGuard } from './interception.js';
+import { type PageWatch, watchPage } from './page-diagnostics.js';
 import type { WarmBrowser } from './warm-browser.js';
 
 const noop = (): void => {};
@@ -49,6 +50,12 @@ export interface RenderSession {
   readonly cdp: CDPSession;
   /** Charges the page's requests to the render and reports its crash (interception.ts). */
   readonly guard: PageGuard;
+  /**
+   * The page's diagnostics and caps (page-diagnostics.ts), set up while the session opens: a
+   * spare session pays for them ahead of its render (six DevTools round trips and the caps'
+   * scripts), and a blank page has nothing to report meanwhile.
+   */
+  readonly watch: PageWatch;
   /** Opened for an offline render (SessionOptions.offline): never handed to another render. */
   readonly offline: boolean;
   /**
@@ -77,8 +84,11 @@ const unlessFailed = <T>(promise: Promise<T>, guard: PageGuard): Promise<T> => {
 const attach = async (page: Page, guard: PageGuard, cdp?: CDPSession): Promise<CDPSession> => {
   const session = cdp ?? (await page.createCDPSession());
   session.on('Page.frameAttached', ({ frameId }: { frameId: string }) => guard.addFrame(frameId));
-  await session.send('Page.enable');
-  const { frameTree } = await session.send('Page.getFrameTree');
+  // Sent together: a session's commands run in order, so one round trip instead of two.
+  const [, { frameTree }] = await Promise.all([
+    session.send('Page.enable'),
+    session.send('Page.getFrameTree'),
+  ]);
   guard.addMainFrame(frameTree.frame.id);
   return session;
 };
@@ -129,12 +139,13 @@ const openContext = async (
     const page = await unlessFailed(context.newPage(), guard);
     page.once('error', () => crashedPages.add(page));
     const cdp = await unlessFailed(attach(page, guard), guard);
+    const watch = await unlessFailed(watchPage(page, cdp, guard), guard);
     const stopClosingPopups = closePopups(context, page);
     const close = (spoiled: boolean): Promise<void> => {
       stopClosingPopups();
       return closeContext(warm, context, guard, cdp, spoiled);
     };
-    return { warm, context, page, cdp, guard, offline, close };
+    return { warm, context, page, cdp, guard, watch, offline, close };
   } catch (e) {
     void closeContext(warm, context, guard, undefined, true);
     throw e;
@@ -224,12 +235,13 @@ const openTurn = async (
     // Charged from here on: the page has made no request yet.
     const guard = warm.interceptor.guard(undefined, maxRequests, offline);
     await attach(page, guard, cdp);
+    const watch = await unlessFailed(watchPage(page, cdp, guard), guard);
     const stopClosingPopups = closePopups(warm.browser.defaultBrowserContext(), page);
     const close = (spoiled: boolean): Promise<void> => {
       stopClosingPopups();
       return closeTurn(warm, page, guard, spoiled, release);
     };
-    return { warm, context: undefined, page, cdp, guard, offline, close };
+    return { warm, context: undefined, page, cdp, guard, watch, offline, close };
   } catch (e) {
     // Whatever failed (the wipe included), no later page may share this browser's data.
     warm.kill('opening a page failed in a single-process browser');

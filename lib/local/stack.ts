@@ -19,17 +19,15 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
-import { readRendererConfig } from '../../functions/core/config.js';
 import type { LookupAll } from '../../functions/core/public-addresses.js';
 import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
 import { createRenderWorkerHandler } from '../../functions/render-worker/index.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
-import { createInProcessRenderer } from '../../functions/renderer/in-process.js';
+import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { type ResourceWiring, wiringOf } from '../../functions/route-declaration.js';
 import { resources } from '../../functions/routes.js';
 import { settingsFromEnvironment } from '../../functions/settings.js';
@@ -43,7 +41,6 @@ import {
   REGION_VARIABLES,
 } from '../../functions/wiring.js';
 import { corsPolicy } from '../cors.js';
-import { localFontconfigFile } from '../layer-fonts.js';
 import {
   createLocalDashboard,
   LOCAL_DASHBOARD_CLIENT_ID,
@@ -64,6 +61,7 @@ import {
   LOCAL_USER_POOL_ID,
   loadOrCreateIssuer,
 } from './issuer.js';
+import { startLocalRenderer } from './local-renderer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
 import { startPoller } from './sqs/poller.js';
 import { queueArn } from './sqs/queues.js';
@@ -71,8 +69,6 @@ import { startLocalSqs } from './sqs/server.js';
 import { createStorageWatch, guardLevelDb, guardS3rverWrites } from './storage-faults.js';
 import { startLocalSweeper } from './sweeper.js';
 import { ensureTable } from './table.js';
-
-const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
  * The HMAC key for API key digests (Secrets Manager in the cloud): made once, kept in DATA_DIR,
@@ -177,6 +173,11 @@ export interface LocalStackOptions {
   readonly quiet?: boolean;
   /** Tests only: the renderer to use instead of the in-process Chromium one, e.g. to inject a fault. */
   readonly renderer?: Renderer;
+  /**
+   * The in-process renderer, started ahead by the caller (startLocalRenderer, with this stack's
+   * settings): bin/local.ts starts Chromium before it loads the stack. The stack closes it.
+   */
+  readonly startedRenderer?: RendererInstance;
   /** Origins browsers may call the API from (CORS, as the cloud's corsAllowedOrigins). @default none */
   readonly corsAllowedOrigins?: readonly string[];
   /** Tests only: the lifetime of the dashboard's local sign-in tokens. @default 3600 s */
@@ -383,11 +384,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     // already: Chromium starts now, beside the emulators, not after them.
     let renderer = options.renderer;
     if (!renderer) {
-      const own = createInProcessRenderer(
-        // The Chromium layer's fonts, from node_modules, unless FONTCONFIG_FILE names others.
-        readRendererConfig({ FONTCONFIG_FILE: localFontconfigFile(PROJECT_ROOT), ...settingsEnv }),
-        { spareSessions: options.rendererSpareSessions ?? 0 },
-      );
+      const own =
+        options.startedRenderer ?? startLocalRenderer(settingsEnv, options.rendererSpareSessions ?? 0);
       cleanups.push(() => own.close());
       renderer = own;
     }
