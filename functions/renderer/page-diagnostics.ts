@@ -142,6 +142,24 @@ const plainReference = (reference: string): boolean => {
 };
 
 /**
+ * Whether the HTML could run a script, spelled any way a browser reads it: a script element, an
+ * event handler attribute (after a space, a slash or a quote: `<img/onerror=…>`), a same-origin
+ * srcdoc frame, or a javascript: URL, also with its letters written as character references or
+ * split by the tabs and line breaks a URL parser drops (`jav&#x61;script:`, `java&Tab;script:`).
+ */
+const couldRunScript = (html: string): boolean => {
+  if (/<script|[\s/"'`]on[a-z]+\s*=|srcdoc/i.test(html)) return true;
+  const decoded = html
+    .replace(/&#(x[0-9a-f]+|[0-9]+);?/gi, (_, body: string) => {
+      const code = body[0] === 'x' || body[0] === 'X' ? Number.parseInt(body.slice(1), 16) : Number(body);
+      return Number.isSafeInteger(code) && code <= 0x10ffff ? String.fromCodePoint(code) : '';
+    })
+    .replace(/&(colon|tab|newline);?/gi, (_, name: string) => (name.toLowerCase() === 'colon' ? ':' : ''))
+    .replace(/[\t\n\r]/g, '');
+  return /javascript:/i.test(decoded);
+};
+
+/**
  * Whether the glyph check (GLYPH_CHECK) could find anything in a page written from `html`: false
  * only when the document's text is surely ASCII and ALWAYS_DRAWN characters, that is, when its
  * HTML has no other character, no other character reference, and nothing that could run a script
@@ -149,7 +167,7 @@ const plainReference = (reference: string): boolean => {
  * same-origin srcdoc frame). Everything else is checked, as before.
  */
 export const glyphCheckNeeded = (html: string): boolean => {
-  if (/<script|\son[a-z]+\s*=|javascript:|srcdoc/i.test(html)) return true;
+  if (couldRunScript(html)) return true;
   for (const [reference] of html.matchAll(/&[^\s;&<]{0,32};?/g)) {
     if (!reference.endsWith(';')) {
       // A bare & (an ampersand in text or a URL) is itself; a legacy reference without its ';' is not.

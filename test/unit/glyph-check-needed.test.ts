@@ -23,4 +23,24 @@ describe('glyphCheckNeeded: the missing-glyph check only where a box could print
     expect(glyphCheckNeeded('<iframe srcdoc="&lt;b&gt;x"></iframe>')).toBe(true);
     expect(glyphCheckNeeded('<iframe src="javascript:parent.document.body.append(1)"></iframe>')).toBe(true);
   });
+
+  it('finds the script however the page spells it', () => {
+    const write = 'parent.document.body.append(String.fromCharCode(0x4e2d))';
+    for (const html of [
+      '<img src=x/onerror=document.body.append(1)>',
+      '<svg><g/onload=document.body.append(1)></svg>',
+      '<img src=x alt="a"onerror="document.body.append(1)">',
+      '<SCRIPT>document.body.append(1)</SCRIPT>',
+      `<iframe src="jav&#x61;script:${write}"></iframe>`,
+      `<iframe src="jav&#97script:${write}"></iframe>`,
+      `<iframe src="java&Tab;script:${write}"></iframe>`,
+      `<iframe src="java\tscript:${write}"></iframe>`,
+      `<iframe src="java\nscript:${write}"></iframe>`,
+      `<iframe src="javascript&colon;${write}"></iframe>`,
+      `<iframe src="JaVaScRiPt:${write}"></iframe>`,
+      '<iframe SRCDOC="x"></iframe>',
+    ]) {
+      expect(glyphCheckNeeded(html), html).toBe(true);
+    }
+  });
 });
