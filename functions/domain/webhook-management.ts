@@ -16,8 +16,8 @@ import type {
   StoredWebhookDelivery,
   StoredWebhookEndpoint,
   SubscribableEventType,
-  WebhookDelivery,
   WebhookDeliveryStore,
+  WebhookDeliveryView,
   WebhookEndpoint,
   WebhookEventType,
   WebhookMessage,
@@ -85,7 +85,7 @@ export const endpointView = ({
   created_at,
 });
 
-export const deliveryView = (d: WebhookDelivery): WebhookDelivery => ({
+export const deliveryView = (d: StoredWebhookDelivery): WebhookDeliveryView => ({
   id: d.id,
   webhook_id: d.webhook_id,
   event_type: d.event_type,
@@ -93,6 +93,7 @@ export const deliveryView = (d: WebhookDelivery): WebhookDelivery => ({
   created_at: d.created_at,
   updated_at: d.updated_at,
   next_attempt_at: d.next_attempt_at,
+  payload: JSON.parse(d.payload) as Record<string, unknown>,
   attempts: d.attempts,
 });
 
@@ -227,7 +228,7 @@ export const createWebhookManagement = (deps: WebhookManagementDeps) => {
     },
 
     /** A `webhook.test` event, whatever the endpoint subscribes to. */
-    async test(principal: Principal, webhookId: string): Promise<WebhookDelivery> {
+    async test(principal: Principal, webhookId: string): Promise<WebhookDeliveryView> {
       const endpoint = await endpointOf(principal, webhookId);
       const data = { webhook_id: endpoint.id, message: 'A test event sent on request.' };
       // A new id: always recorded.
@@ -237,13 +238,17 @@ export const createWebhookManagement = (deps: WebhookManagementDeps) => {
       return deliveryView(delivery);
     },
 
-    async deliveries(principal: Principal, webhookId: string, page: Page): Promise<WebhookDelivery[]> {
+    async deliveries(principal: Principal, webhookId: string, page: Page): Promise<WebhookDeliveryView[]> {
       await endpointOf(principal, webhookId);
-      return deliveries.list(principal.accountId, webhookId, page);
+      return (await deliveries.list(principal.accountId, webhookId, page)).map(deliveryView);
     },
 
     /** Sends the same event (same id, same payload) again, with a new retry window. */
-    async redeliver(principal: Principal, webhookId: string, deliveryId: string): Promise<WebhookDelivery> {
+    async redeliver(
+      principal: Principal,
+      webhookId: string,
+      deliveryId: string,
+    ): Promise<WebhookDeliveryView> {
       await endpointOf(principal, webhookId);
       if (!WEBHOOK_DELIVERY_ID.test(deliveryId)) throw deliveryNotFound(deliveryId);
       const found = await deliveries.get(principal.accountId, webhookId, deliveryId);

@@ -77,6 +77,11 @@ export interface WebhookDelivery {
   readonly attempts: readonly DeliveryAttempt[];
 }
 
+/** A delivery as the API shows it: with the event it sent (its payload, parsed). */
+export interface WebhookDeliveryView extends WebhookDelivery {
+  readonly payload: Readonly<Record<string, unknown>>;
+}
+
 /** A delivery with what the sender needs: the payload it signs, and when its retry window opened. */
 export interface StoredWebhookDelivery extends WebhookDelivery {
   readonly account_id: string;
@@ -93,7 +98,7 @@ export interface WebhookDeliveryStore {
   create(delivery: StoredWebhookDelivery): Promise<boolean>;
   get(accountId: string, webhookId: string, deliveryId: string): Promise<StoredWebhookDelivery | undefined>;
   /** Newest first. */
-  list(accountId: string, webhookId: string, page: Page): Promise<WebhookDelivery[]>;
+  list(accountId: string, webhookId: string, page: Page): Promise<StoredWebhookDelivery[]>;
   /**
    * Appends `attempt` and moves the delivery to `status`, only if it still has
    * `attempt.attempt - 1` attempts and is pending (a message delivered twice records once).

@@ -47,6 +47,11 @@ export const deliverySchema = z.object({
   created_at: timestamp,
   updated_at: timestamp,
   next_attempt_at: timestamp.nullable(),
+  payload: z
+    .record(z.string(), z.unknown())
+    .describe(
+      'the event as sent: the Standard Webhooks payload (type, timestamp, data) whose bytes every attempt signs',
+    ),
   attempts: z.array(deliveryAttemptSchema),
 });
 

@@ -790,6 +790,10 @@ export interface components {
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             updated_at: string;
             next_attempt_at: string | null;
+            /** @description the event as sent: the Standard Webhooks payload (type, timestamp, data) whose bytes every attempt signs */
+            payload: {
+                [key: string]: unknown;
+            };
             attempts: {
                 /** @description 1 for the first */
                 attempt: number;

@@ -241,6 +241,8 @@ describe('delivery', () => {
 
     const delivery = await settled(token, id, test.json.id);
     expect(delivery).toMatchObject({ status: 'succeeded', next_attempt_at: null });
+    // The delivery shows the event it sent: the very payload the receiver verified.
+    expect(delivery.payload).toEqual(payload);
     expect(delivery.attempts).toEqual([
       {
         attempt: 1,

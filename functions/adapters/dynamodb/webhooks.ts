@@ -39,7 +39,6 @@ import type {
   StoredWebhookEndpoint,
   SubscribableEventType,
   WebhookCreateOutcome,
-  WebhookDelivery,
   WebhookDeliveryStore,
   WebhookEventType,
   WebhookStore,
@@ -401,14 +400,10 @@ export const createWebhookDeliveryStore = (
     return out.Item?.type === ENTITY.webhookDelivery ? toDelivery(out.Item) : undefined;
   },
 
-  async list(accountId, webhookId, { limit, offset }: Page): Promise<WebhookDelivery[]> {
+  async list(accountId, webhookId, { limit, offset }: Page): Promise<StoredWebhookDelivery[]> {
     const query = listDeliveriesParams(tableName, accountId, webhookId);
     const items = await queryPage(db, query, { limit, offset }, { ProjectionExpression: '#pk, #sk' });
-    return items
-      .map(toDelivery)
-      .map(
-        ({ account_id: _a, payload: _p, window_started_at: _w, window_first_attempt: _f, ...view }) => view,
-      );
+    return items.map(toDelivery);
   },
 
   async recordAttempt(delivery, attempt, next) {
