@@ -420,6 +420,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         maxReceiveCount: settings.asyncMaxAttempts,
       }),
     });
+    // The consumers that had received these died with the last run of the stack: their messages
+    // come back now rather than after a visibility timeout sized for the longest render.
+    sqs.queues.returnInFlight(LOCAL_RENDER_QUEUE);
     const renderQueueUrl = sqs.queueUrl(LOCAL_RENDER_QUEUE);
 
     const dynamoDbEndpoint = `http://127.0.0.1:${dynamoDbPort}`;
