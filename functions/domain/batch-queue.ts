@@ -7,7 +7,7 @@
  * the backstop).
  *
  * Then the jobs are held in the queue (pending, unit held, the queue's long lease) and their
- * messages sent, ten to an SQS request, several requests at once. Each message carries the account
+ * messages sent, 25 jobs to a write, ten messages to an SQS request, several chunks at once. Each message carries the account
  * as its group: the queue delivers fairly across groups, so one account's thousand items do not
  * hold back another account's render.
  */
@@ -104,8 +104,9 @@ export interface BatchQueueDeps {
   readonly limits: { readonly asyncQueueLeaseSeconds?: number };
 }
 
-/** SQS batches of ten, this many requests at once. */
-const SEND_PARALLEL = 8;
+/** Jobs held (one BatchWriteItem) then their messages sent (SQS batches of ten), this many at once. */
+const CHUNK = 25;
+const PARALLEL = 6;
 
 export const createBatchQueue = ({ writes, queue, clock, limits }: BatchQueueDeps): BatchQueue => {
   const queueLeaseMs =
@@ -114,19 +115,19 @@ export const createBatchQueue = ({ writes, queue, clock, limits }: BatchQueueDep
     async enqueue(jobs: readonly Job[]): Promise<void> {
       const groupId = jobs[0]?.account_id;
       const options = groupId ? { groupId } : {};
-      const held = await writes.holdJobs(jobs, clock.now().getTime() + queueLeaseMs);
-      const chunks: RenderMessage[][] = [];
-      for (let i = 0; i < held.length; i += 10)
-        chunks.push(held.slice(i, i + 10).map((j) => renderMessage(j)));
+      const leaseUntil = clock.now().getTime() + queueLeaseMs;
+      // Chunk by chunk: the consumers start on the first items while the rest are queued.
       let next = 0;
-      const sender = async () => {
-        while (next < chunks.length) {
-          const messages = chunks[next++] as RenderMessage[];
+      const worker = async () => {
+        while (next < jobs.length) {
+          const chunk = jobs.slice(next, next + CHUNK);
+          next += CHUNK;
+          const messages = (await writes.holdJobs(chunk, leaseUntil)).map((j) => renderMessage(j));
           if (queue.sendMany) await queue.sendMany(messages, options);
           else for (const m of messages) await queue.send(m, options);
         }
       };
-      await Promise.all(Array.from({ length: Math.min(SEND_PARALLEL, chunks.length) }, sender));
+      await Promise.all(Array.from({ length: Math.min(PARALLEL, Math.ceil(jobs.length / CHUNK)) }, worker));
     },
   };
 };

@@ -368,25 +368,17 @@ export const createBatches = (deps: BatchDeps) => {
     );
   };
 
-  /** The batch's one order: the template once, each new item's variables (replayed items: null). */
-  const batchOrder = (
-    template: BatchTemplate,
-    command: BatchCommand,
-    replayed: ReadonlySet<number>,
-  ): BatchOrder => ({
+  /** The batch's one order: the template once, each item's variables (a replayed item's unused). */
+  const batchOrder = (template: BatchTemplate, command: BatchCommand): BatchOrder => ({
     v: 1,
     field: template.field,
     template: template.template,
     options: renderOptionsFrom(template.requested, budgetMs),
     offline: template.offline,
-    items: command.items.map((item, index) =>
-      replayed.has(index)
-        ? null
-        : {
-            variables: stringifyTemplateData(item.variables),
-            ...(item.metadata ? { options: optionsOf(template, item) } : {}),
-          },
-    ),
+    items: command.items.map((item) => ({
+      variables: stringifyTemplateData(item.variables),
+      ...(item.metadata ? { options: optionsOf(template, item) } : {}),
+    })),
   });
 
   /** The batch's jobs and their statuses in item order: its own from its index, replayed ones read. */
@@ -466,43 +458,53 @@ export const createBatches = (deps: BatchDeps) => {
       // Until each job is held in the queue: long enough for a thousand items on a loaded store,
       // short enough that the sweeper soon settles a batch whose acceptance died.
       const leaseUntil = clock.now().getTime() + ACCEPT_LEASE_FACTOR * leaseMs;
-      const accepted = await acceptItems(
-        {
-          writes: deps.writes,
-          onFault: deps.onFault,
-          quotaExceeded: async (wanted) =>
-            quotaExceeded(plan, (await usage.readMonth(principal.accountId, month)).rendersUsed, wanted),
-        },
-        {
-          principal,
-          plan,
-          month,
-          batchId,
-          leaseUntil,
-          source: command.source,
-          options: command.options,
-          items: command.items,
-          job: () => ({
-            account_id: principal.accountId,
-            template_id: command.source.kind === 'saved' ? command.source.templateId : null,
-            template_version: template.version,
-            mode: 'async',
-            webhook_id: null,
-            batch_id: batchId,
-          }),
-        },
-      );
+      // Stored beside the jobs' writes (a megabyte for a thousand invoices); gone again if refused.
+      const storing = deps.orders.put(principal.accountId, batchId, batchOrder(template, command));
+      storing.catch(() => {});
+      const dropOrder = () =>
+        deps.orders
+          .delete(principal.accountId, batchId)
+          .catch((e) =>
+            deps.onFault("deleting a refused batch's order failed (the lifecycle rule removes it)", e),
+          );
+      let accepted: Awaited<ReturnType<typeof acceptItems>>;
+      try {
+        accepted = await acceptItems(
+          {
+            writes: deps.writes,
+            onFault: deps.onFault,
+            quotaExceeded: async (wanted) =>
+              quotaExceeded(plan, (await usage.readMonth(principal.accountId, month)).rendersUsed, wanted),
+          },
+          {
+            principal,
+            plan,
+            month,
+            batchId,
+            leaseUntil,
+            source: command.source,
+            options: command.options,
+            items: command.items,
+            job: () => ({
+              account_id: principal.accountId,
+              template_id: command.source.kind === 'saved' ? command.source.templateId : null,
+              template_version: template.version,
+              mode: 'async',
+              webhook_id: null,
+              batch_id: batchId,
+            }),
+          },
+        );
+      } catch (e) {
+        await storing.catch(() => undefined);
+        await dropOrder();
+        throw e;
+      }
       const jobs = accepted.created.map((c) => c.job);
       const replayed = [...accepted.replayed.entries()];
       let batch: Batch;
       try {
-        if (jobs.length > 0) {
-          await deps.orders.put(
-            principal.accountId,
-            batchId,
-            batchOrder(template, command, new Set(accepted.replayed.keys())),
-          );
-        }
+        await storing;
         const ended = (how: 'completed' | 'failed') =>
           replayed.filter(([, j]) => j.status === how).map(([, j]) => j.id);
         batch = await batches.create({
@@ -521,7 +523,7 @@ export const createBatches = (deps: BatchDeps) => {
         });
       } catch (e) {
         await accepted.undo();
-        await deps.orders.delete(principal.accountId, batchId).catch(() => undefined);
+        await dropOrder();
         throw e;
       }
       if (jobs.length === 0) {
