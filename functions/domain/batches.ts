@@ -406,8 +406,10 @@ export const createBatches = (deps: BatchDeps) => {
       // Only the jobs whose own count is overdue: one that just ended is being counted by its holder.
       const already = await batches.counted(batch.account_id, batch.id);
       const overdue = clock.now().getTime() - REPAIR_AFTER_MS;
+      // A replayed item's job is counted by its own batch's holder, never on this one: no wait.
+      const replayed = new Set(Object.values(batch.replayed ?? {}));
       for (const s of ended) {
-        if (already.has(s.id) || Date.parse(s.updated_at) > overdue) continue;
+        if (already.has(s.id) || (Date.parse(s.updated_at) > overdue && !replayed.has(s.id))) continue;
         const counted = await batches.countEnded(
           batch.account_id,
           batch.id,

@@ -88,6 +88,32 @@ describe('batch item idempotency keys', () => {
     expect((await local.api('/v1/usage', { token })).json.renders_used).toBe(5);
   });
 
+  it('a batch sent again while the first is still rendering waits for the same jobs and completes with them', async () => {
+    const token = await local.sessionToken();
+    const body = {
+      html: HTML,
+      items: [1, 2].map((n) => ({
+        variables: { number: `W-${n}` },
+        idempotency_key: `w-${n}-${randomUUID()}`,
+      })),
+    };
+    const first = await local.api('/v1/batches', { method: 'POST', token, body });
+    expect(first.status, first.text).toBe(202);
+    const second = await local.api('/v1/batches', { method: 'POST', token, body });
+    expect(second.status, second.text).toBe(202);
+    expect(second.json.total).toBe(2);
+    const started = Date.now();
+    await waitForBatch(local.api, token, first.json.id);
+    const done = await waitForBatch(local.api, token, second.json.id);
+    // Counted as soon as a read finds them ended (their own batch counts them, not this one).
+    expect(Date.now() - started).toBeLessThan(25_000);
+    expect(done.counts).toEqual({ pending: 0, rendering: 0, completed: 2, failed: 0 });
+    const ids = async (id: string) =>
+      (await local.api(`/v1/batches/${id}/jobs`, { token })).json.map((j: Json) => j.id);
+    expect(await ids(second.json.id)).toEqual(await ids(first.json.id));
+    expect((await local.api('/v1/usage', { token })).json.renders_used).toBe(2);
+  });
+
   it('a key used for another item (variables, metadata or the batch options) answers 422 IDEMPOTENCY_KEY_REUSED naming the item, with nothing held', async () => {
     const token = await local.sessionToken();
     const k = `reused-${randomUUID()}`;
