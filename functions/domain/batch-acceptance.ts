@@ -151,6 +151,8 @@ export interface AcceptDeps {
   readonly onFault: (message: string, error: unknown) => void;
   /** 429 for a batch whose new items the quota cannot cover. */
   readonly quotaExceeded: (wanted: number) => Promise<ServiceError>;
+  /** Told once the items' keys are settled and the first write is next (some item is new). */
+  readonly writing?: () => void;
 }
 
 /** A request that claimed none of its keys answers this when another request has one. */
@@ -222,6 +224,7 @@ export const acceptItems = async (
   const fresh = o.items.map((_, index) => index).filter((index) => !replayed.has(index));
   if (fresh.length === 0) return { created: [], replayed, undo: async () => {} };
 
+  deps.writing?.();
   const jobs = await writes.createJobs(
     fresh.map((index) => {
       const id = newJobId();

@@ -3,8 +3,8 @@
  * `orders/{account}/batches/{batch}.json`: the template once, the options, each item's variables
  * as text), not one per job: one write at acceptance instead of a thousand, and the consumer reads
  * it once per batch (BatchOrderReader) instead of once per job. Each job carries its item's index
- * (`batch_item`). The order is deleted when the batch completes (a lifecycle rule on `orders/` as
- * the backstop).
+ * (`batch_item`). The consumer whose count completes the batch deletes it (the API may only put
+ * orders: a lifecycle rule on `orders/` removes any other).
  *
  * Then the jobs are held in the queue (pending, unit held, the queue's long lease) and their
  * messages sent, 25 jobs to a write, ten messages to an SQS request, several chunks at once. Each message carries the account

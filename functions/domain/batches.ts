@@ -278,7 +278,13 @@ export const createBatches = (deps: BatchDeps) => {
   const { batches, jobs: jobs_, usage, templates, storage, clock, limits } = deps;
   const budgetMs = limits.asyncRenderBudgetMs ?? INTEGER_SETTINGS.asyncRenderBudgetMs.default;
   const leaseMs = (limits.jobLeaseSeconds ?? INTEGER_SETTINGS.jobLeaseSeconds.default) * 1000;
-  const { view, completeIfDone, jobEnded } = createBatchCounter(deps);
+  // The API completes a batch only when a read finds its last job ended uncounted: its order is
+  // left to the lifecycle rule there (the API may only put orders; the consumer deletes them).
+  const { view, completeIfDone, jobEnded } = createBatchCounter({
+    batches,
+    ...(deps.events ? { events: deps.events } : {}),
+    onFault: deps.onFault,
+  });
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
@@ -460,15 +466,14 @@ export const createBatches = (deps: BatchDeps) => {
       // Until each job is held in the queue: long enough for a thousand items on a loaded store,
       // short enough that the sweeper soon settles a batch whose acceptance died.
       const leaseUntil = clock.now().getTime() + ACCEPT_LEASE_FACTOR * leaseMs;
-      // Stored beside the jobs' writes (a megabyte for a thousand invoices); gone again if refused.
-      const storing = deps.orders.put(principal.accountId, batchId, batchOrder(template, command));
-      storing.catch(() => {});
-      const dropOrder = () =>
-        deps.orders
-          .delete(principal.accountId, batchId)
-          .catch((e) =>
-            deps.onFault("deleting a refused batch's order failed (the lifecycle rule removes it)", e),
-          );
+      // Stored beside the jobs' writes (a megabyte for a thousand invoices), once the items' keys
+      // are settled. The API may only put orders: one whose batch is refused after all (a
+      // concurrent render took the units, a fault) is left to the bucket's lifecycle rule.
+      let storing: Promise<void> = Promise.resolve();
+      const storeOrder = () => {
+        storing = deps.orders.put(principal.accountId, batchId, batchOrder(template, command));
+        storing.catch(() => {});
+      };
       let accepted: Awaited<ReturnType<typeof acceptItems>>;
       try {
         accepted = await acceptItems(
@@ -477,6 +482,7 @@ export const createBatches = (deps: BatchDeps) => {
             onFault: deps.onFault,
             quotaExceeded: async (wanted) =>
               quotaExceeded(plan, (await usage.readMonth(principal.accountId, month)).rendersUsed, wanted),
+            writing: storeOrder,
           },
           {
             principal,
@@ -499,7 +505,6 @@ export const createBatches = (deps: BatchDeps) => {
         );
       } catch (e) {
         await storing.catch(() => undefined);
-        await dropOrder();
         throw e;
       }
       const jobs = accepted.created.map((c) => c.job);
@@ -524,8 +529,8 @@ export const createBatches = (deps: BatchDeps) => {
             : {}),
         });
       } catch (e) {
+        await storing.catch(() => undefined);
         await accepted.undo();
-        await dropOrder();
         throw e;
       }
       if (jobs.length === 0) {
