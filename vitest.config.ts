@@ -12,6 +12,7 @@ const OWN_PROCESS = [
   'async-large-document', // a stack process of its own
   'async-renders-crash', // kills and restarts a stack process
   'async-renders-faults', // a stack with a faulty renderer
+  'batch-acceptance', // a stack with other limits (its 1,000 renders left to it)
   'batch-crash', // kills and restarts a stack process
   'batch-fairness', // a stack with other limits
   'page-floods', // a stack with other limits

@@ -2,14 +2,15 @@
  * The batches resource's Lambda: its routes (routes.ts) bound to one call each into the batch use
  * cases, with the render queue its jobs go to and the bucket their orders and links live in.
  */
+import { createBatchWrites } from '../adapters/dynamodb/batch-writes.js';
 import { createBatchStore } from '../adapters/dynamodb/batches.js';
 import { createJobStore } from '../adapters/dynamodb/jobs.js';
 import { createTemplateStore } from '../adapters/dynamodb/templates.js';
 import { createUsageStore } from '../adapters/dynamodb/usage.js';
 import { createWebhookStore } from '../adapters/dynamodb/webhooks.js';
+import { createS3BatchOrders } from '../adapters/s3/batch-orders.js';
 import { createS3Client } from '../adapters/s3/client.js';
 import { createS3PdfStorage } from '../adapters/s3/pdf-storage.js';
-import { createS3RenderOrders } from '../adapters/s3/render-orders.js';
 import { createSqsClient } from '../adapters/sqs/client.js';
 import { createSqsQueue } from '../adapters/sqs/queue.js';
 import { type Environment, readResourceConfig } from '../core/config.js';
@@ -36,6 +37,8 @@ export const createHandler = (env: Environment): LambdaHandler => {
   const usage = createUsageStore(db, tableName, clock);
   const s3 = createS3Client(config.aws);
   const bucketName = config.bucketName as string;
+  const writes = createBatchWrites(db, tableName, clock, { recordRetentionSeconds });
+  const orders = createS3BatchOrders(s3, bucketName);
   const batches = createBatches({
     batches: createBatchStore(db, tableName, clock, { recordRetentionSeconds }),
     jobs,
@@ -45,9 +48,10 @@ export const createHandler = (env: Environment): LambdaHandler => {
       downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds,
       uploadUrlTtlSeconds: Math.ceil(settings.renderBudgetMs / 1000) + 300,
     }),
+    writes,
+    orders,
     queue: createBatchQueue({
-      jobs,
-      orders: createS3RenderOrders(s3, bucketName),
+      writes,
       queue: createSqsQueue<RenderMessage>(createSqsClient(config.aws), config.renderQueueUrl as string),
       clock,
       limits: settings,

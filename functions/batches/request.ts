@@ -9,6 +9,7 @@ import { parseOrThrow } from '../core/validation.js';
 import type { BatchCommand } from '../domain/batches.js';
 import { MAX_BATCH_ITEMS } from '../domain/batches.js';
 import { type ErrorCode, ServiceError } from '../domain/errors.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.js';
 import { variablesSchema } from '../pdf/options.js';
 import {
   checkHeaderFooterWithHtml,
@@ -45,8 +46,15 @@ export const createBatchSchema = (limits: {
               metadata: metadataSchema
                 .optional()
                 .describe("this item's PDF document information (replaces the batch's `metadata`)"),
+              idempotency_key: z
+                .string({ error: 'must be 1-255 printable ASCII characters' })
+                .regex(IDEMPOTENCY_KEY_PATTERN, { error: 'must be 1-255 printable ASCII characters' })
+                .optional()
+                .describe(
+                  "this item's idempotency key (the Idempotency-Key header's format; unique within the batch): within 24 hours, an item with a key the account used for the same item (template, options, variables, metadata) is that earlier job again, rendered and counted once; with another item, 422 IDEMPOTENCY_KEY_REUSED",
+                ),
             },
-            { error: 'must be an object {variables?, metadata?}' },
+            { error: 'must be an object {variables?, metadata?, idempotency_key?}' },
           ),
           { error: itemsIssue },
         )
@@ -67,9 +75,12 @@ export const createBatchSchema = (limits: {
 /** `items.3.variables` as a caller reads it: `items[3].variables`. */
 const itemPath = (field: string): string => field.replace(/^items\.(\d+)/, 'items[$1]');
 
-/** A render's codes for a render's fields (and an item's variables); the items array itself is VALIDATION_ERROR. */
+/**
+ * A render's codes for a render's fields (and an item's variables); the items array itself and an
+ * item's idempotency key (as the Idempotency-Key header) are VALIDATION_ERROR.
+ */
 const batchProblemCode = (problem: { field: string }): ErrorCode =>
-  problem.field === 'items'
+  problem.field === 'items' || /^items\.\d+\.idempotency_key$/.test(problem.field)
     ? 'VALIDATION_ERROR'
     : pdfProblemCode({ field: problem.field.replace(/^items\.\d+\./, '') });
 
@@ -128,6 +139,7 @@ export const parseCreateBatch = (
     items: items.map((item, i) => ({
       variables: variables[i] as TemplateData,
       ...(item.metadata ? { metadata: item.metadata } : {}),
+      ...(item.idempotency_key !== undefined ? { idempotencyKey: item.idempotency_key } : {}),
     })),
     webhookId: webhook_id ?? null,
   };

@@ -46,6 +46,7 @@ export const batchesResource = resource({
         'PDF_TEMPLATE_NOT_FOUND',
         'WEBHOOK_ENDPOINT_NOT_FOUND',
         'PLAN_QUOTA_EXCEEDED',
+        'IDEMPOTENCY_KEY_REUSED',
         'SERVICE_BUSY',
       ],
     }),

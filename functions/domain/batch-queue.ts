@@ -1,48 +1,133 @@
 /**
- * A batch's jobs into the render queue, as an async render's job goes (async-renders.ts `submit`):
- * its order stored, the job held in the queue (pending, its unit held, the queue's long lease),
- * then its message sent, ten to an SQS request. Each message carries the account as its group:
- * the queue delivers fairly across groups, so one account's thousand items do not hold back
- * another account's render.
+ * A batch's jobs into the render queue. The batch has one order (S3
+ * `orders/{account}/batches/{batch}.json`: the template once, the options, each item's variables
+ * as text), not one per job: one write at acceptance instead of a thousand, and the consumer reads
+ * it once per batch (BatchOrderReader) instead of once per job. Each job carries its item's index
+ * (`batch_item`). The consumer whose count completes the batch deletes it (the API may only put
+ * orders: a lifecycle rule on `orders/` removes any other).
+ *
+ * Then the jobs are held in the queue (pending, unit held, the queue's long lease) and their
+ * messages sent, 25 jobs to a write, ten messages to an SQS request, several chunks at once. Each message carries the account
+ * as its group: the queue delivers fairly across groups, so one account's thousand items do not
+ * hold back another account's render.
  */
 import { INTEGER_SETTINGS } from '../settings.js';
-import { type RenderMessage, type RenderOrders, renderMessage, storedOrder } from './async-renders.js';
-import type { BatchQueue } from './batches.js';
-import type { JobStore } from './jobs.js';
-import type { Clock, MessageQueue } from './ports.js';
-import type { AcceptedRender } from './render-order.js';
+import { type RenderMessage, renderMessage, type StoredOrder } from './async-renders.js';
+import type { BatchWrites } from './batch-acceptance.js';
+import type { Job } from './jobs.js';
+import type { Clock, MessageQueue, RenderRequest } from './ports.js';
+import type { RenderOptions } from './render-options.js';
+import type { TemplateField } from './template-check.js';
+
+/** One item of a batch's order: its variables as text, and its options when its metadata differs. */
+export interface BatchOrderItem {
+  readonly variables: string;
+  readonly options?: RenderOptions;
+}
+
+export interface BatchOrder {
+  readonly v: 1;
+  readonly field: TemplateField;
+  readonly template: Omit<RenderRequest['template'], 'variables'>;
+  readonly options: RenderOptions;
+  readonly offline: boolean;
+  /** By item index; null: an item that is an earlier job again (its key replayed), rendered elsewhere. */
+  readonly items: readonly (BatchOrderItem | null)[];
+}
+
+/** Where batch orders wait (private, in the PDF bucket). */
+export interface BatchOrders {
+  put(accountId: string, batchId: string, order: BatchOrder): Promise<void>;
+  /** Undefined: no such order (deleted, or never written). */
+  get(accountId: string, batchId: string): Promise<BatchOrder | undefined>;
+  delete(accountId: string, batchId: string): Promise<void>;
+}
+
+/** Object key (in the PDF bucket) of a batch's order: under `orders/{account}/`, as a render's. */
+export const batchOrderObjectKey = (accountId: string, batchId: string): string =>
+  `orders/${accountId}/batches/${batchId}.json`;
+
+/** Item `index` of a batch's order as a render's own order would say it. */
+export const itemOrder = (order: BatchOrder, index: number): StoredOrder | undefined => {
+  const item = order.items[index];
+  if (!item) return undefined;
+  return {
+    v: 1,
+    field: order.field,
+    template: { ...order.template, variables: item.variables },
+    options: item.options ?? order.options,
+    offline: order.offline,
+  };
+};
+
+/**
+ * A consumer's reads of batch orders: each batch's read once and kept (the last `keep` batches),
+ * since its jobs come one after another.
+ */
+export const createBatchOrderReader = (orders: BatchOrders, keep = 2) => {
+  const cache = new Map<string, Promise<BatchOrder | undefined>>();
+  return {
+    async item(accountId: string, batchId: string, index: number): Promise<StoredOrder | undefined> {
+      const key = `${accountId}/${batchId}`;
+      let read = cache.get(key);
+      if (!read) {
+        read = orders.get(accountId, batchId);
+        cache.set(key, read);
+        while (cache.size > keep) cache.delete(cache.keys().next().value as string);
+      }
+      let order: BatchOrder | undefined;
+      try {
+        order = await read;
+      } catch (e) {
+        cache.delete(key);
+        throw e;
+      }
+      // A missing order is not kept: it may be a read that came before the write.
+      if (!order) cache.delete(key);
+      return order && itemOrder(order, index);
+    },
+  };
+};
+
+export type BatchOrderReader = ReturnType<typeof createBatchOrderReader>;
+
+/** Where a batch's jobs go once accepted and its record written: the render queue. */
+export interface BatchQueue {
+  /** Holds each job in the queue, then sends its message; the batch's order is stored already. */
+  enqueue(jobs: readonly Job[]): Promise<void>;
+}
 
 export interface BatchQueueDeps {
-  readonly jobs: JobStore;
-  readonly orders: RenderOrders;
+  readonly writes: Pick<BatchWrites, 'holdJobs'>;
   readonly queue: MessageQueue<RenderMessage>;
   readonly clock: Clock;
   readonly limits: { readonly asyncQueueLeaseSeconds?: number };
 }
 
-/** Orders stored and jobs held this many at once, then their messages sent (SQS batches of ten). */
-const WIDTH = 10;
+/** Jobs held (one BatchWriteItem) then their messages sent (SQS batches of ten), this many at once. */
+const CHUNK = 25;
+const PARALLEL = 6;
 
-export const createBatchQueue = ({ jobs, orders, queue, clock, limits }: BatchQueueDeps): BatchQueue => {
+export const createBatchQueue = ({ writes, queue, clock, limits }: BatchQueueDeps): BatchQueue => {
   const queueLeaseMs =
     (limits.asyncQueueLeaseSeconds ?? INTEGER_SETTINGS.asyncQueueLeaseSeconds.default) * 1000;
   return {
-    async enqueue(accepted: readonly AcceptedRender[]): Promise<void> {
-      const groupId = accepted[0]?.job.account_id;
+    async enqueue(jobs: readonly Job[]): Promise<void> {
+      const groupId = jobs[0]?.account_id;
       const options = groupId ? { groupId } : {};
-      // Chunk by chunk, so that the consumers start on the first items while the rest are queued.
-      for (let i = 0; i < accepted.length; i += WIDTH) {
-        const chunk = accepted.slice(i, i + WIDTH);
-        await Promise.all(
-          chunk.map(async (a) => {
-            await orders.put(a.job.account_id, a.job.id, storedOrder(a));
-            await jobs.hold(a.job, clock.now().getTime() + queueLeaseMs);
-          }),
-        );
-        const messages = chunk.map((a) => renderMessage(a.job));
-        if (queue.sendMany) await queue.sendMany(messages, options);
-        else for (const m of messages) await queue.send(m, options);
-      }
+      const leaseUntil = clock.now().getTime() + queueLeaseMs;
+      // Chunk by chunk: the consumers start on the first items while the rest are queued.
+      let next = 0;
+      const worker = async () => {
+        while (next < jobs.length) {
+          const chunk = jobs.slice(next, next + CHUNK);
+          next += CHUNK;
+          const messages = (await writes.holdJobs(chunk, leaseUntil)).map((j) => renderMessage(j));
+          if (queue.sendMany) await queue.sendMany(messages, options);
+          else for (const m of messages) await queue.send(m, options);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(PARALLEL, Math.ceil(jobs.length / CHUNK)) }, worker));
     },
   };
 };

@@ -8,10 +8,13 @@
  * each item's variables are checked against it (a missing variable answers 422 naming
  * `items[i].variables`), and the quota is reserved for the whole batch up front: one read refuses
  * a batch the month cannot cover (429 PLAN_QUOTA_EXCEEDED saying how many renders remain), then
- * each item's job is written and its unit held (reserveQueued: a queued job is not a running
- * render, so the plan's concurrency does not refuse it); should a concurrent render take the last
- * units meanwhile, every unit already held comes back and every job goes, and the answer is the
- * same 429. Only then is the batch written and its jobs queued.
+ * the jobs are written and their units held in a few wide writes (batch-acceptance.ts; a queued
+ * job is not a running render, so the plan's concurrency does not refuse it); should a concurrent
+ * render take the last units meanwhile, the jobs go and the answer is the same 429. Only then is
+ * the batch written and its jobs queued (batch-queue.ts: one order for the whole batch).
+ *
+ * Item keys (`items[i].idempotency_key`, batch-acceptance.ts): an item whose key replays is an
+ * earlier item's job, in this batch at its place (`replayed`), counted as it ends.
  *
  * Counts: each job that ends is counted once on the batch (a set of ended job ids, conditional),
  * by JobEvents when it ends (the consumer's, the sweeper's), or by a read of the batch that finds
@@ -26,10 +29,12 @@ import {
   type TemplateData,
   TemplateError,
 } from '../templating/index.js';
+import { acceptItems, type BatchWrites, checkItemKeys } from './batch-acceptance.js';
+import type { BatchOrder, BatchOrders, BatchQueue } from './batch-queue.js';
 import { monthOf } from './clock.js';
 import { ServiceError } from './errors.js';
-import { newBatchId, newJobId } from './ids.js';
-import { fileExpiresAt, type Job, type JobError, type JobStore, type JobView, pdfObjectKey } from './jobs.js';
+import { newBatchId } from './ids.js';
+import { fileExpiresAt, isOpen, type Job, type JobError, type JobStore, type JobView } from './jobs.js';
 import type { Page } from './pagination.js';
 import type { Clock, JobEvents, PdfStorage, RenderRequest } from './ports.js';
 import type { Principal } from './principal.js';
@@ -41,7 +46,6 @@ import {
   renderOptionsFrom,
   withTemplateDefaults,
 } from './render-options.js';
-import type { AcceptedRender } from './render-order.js';
 import { readSource } from './render-template.js';
 import { named, type TemplateField, templateDetail } from './template-check.js';
 import type { TemplateStore } from './templates.js';
@@ -69,12 +73,20 @@ export interface Batch {
   readonly created_at: string;
   readonly updated_at: string;
   readonly completed_at: string | null;
+  /**
+   * Items that are an earlier item's job again (their idempotency key replayed), by item index;
+   * absent: none. Every other item's job carries this batch's id.
+   */
+  readonly replayed?: Readonly<Record<string, string>>;
 }
 
 export type NewBatch = Pick<
   Batch,
-  'id' | 'account_id' | 'total' | 'template_id' | 'template_version' | 'webhook_id'
->;
+  'id' | 'account_id' | 'total' | 'template_id' | 'template_version' | 'webhook_id' | 'replayed'
+> & {
+  /** Jobs that ended already (replayed items'), counted from the start. */
+  readonly ended?: { readonly completed: readonly string[]; readonly failed: readonly string[] };
+};
 
 /** A batch's jobs by status; pending and rendering are read from its jobs, the rest are its counters. */
 export interface BatchCounts {
@@ -122,12 +134,6 @@ export interface BatchStore {
   counted(accountId: string, batchId: string): Promise<ReadonlySet<string>>;
 }
 
-/** Where a batch's jobs go once accepted: the render queue (async-renders.ts). */
-export interface BatchQueue {
-  /** Stores each render's order, holds its job in the queue and sends its message. */
-  enqueue(accepted: readonly AcceptedRender[]): Promise<void>;
-}
-
 /** Told once a batch completed (the webhooks' `batch.completed`). */
 export interface BatchEvents {
   completed(view: BatchView): Promise<void>;
@@ -135,10 +141,11 @@ export interface BatchEvents {
 
 export const NO_BATCH_EVENTS: BatchEvents = { completed: async () => {} };
 
-/** One item of a batch: its variables and, optionally, its own PDF document information. */
+/** One item of a batch: its variables and, optionally, its own PDF document information and key. */
 export interface BatchItem {
   readonly variables: TemplateData;
   readonly metadata?: RequestedOptions['metadata'];
+  readonly idempotencyKey?: string;
 }
 
 /** POST /v1/batches as the edge parsed it. */
@@ -155,6 +162,8 @@ export interface BatchDeps {
   readonly usage: UsageStore;
   readonly templates: TemplateStore;
   readonly storage: PdfStorage;
+  readonly writes: BatchWrites;
+  readonly orders: BatchOrders;
   readonly queue: BatchQueue;
   readonly clock: Clock;
   readonly plans: Readonly<Record<string, Plan>>;
@@ -181,10 +190,7 @@ const REPAIR_AFTER_MS = 30_000;
 /** A batch's jobs are leased for this many job leases while the batch is accepted. */
 const ACCEPT_LEASE_FACTOR = 10;
 
-/**
- * How many jobs are written and their units held at once while a batch is accepted: wider chunks
- * made a loaded local store exceed the client's 2 s request timeout (503 for a batch of 1,000).
- */
+/** How many jobs of a batch that could not be queued are failed at once. */
 const ACCEPT_CHUNK = 10;
 
 const FAULT: JobError = {
@@ -193,21 +199,9 @@ const FAULT: JobError = {
     'The render could not be queued because of a fault of the service; the render unit was given back.',
 };
 
-/** Runs `step` over `items`, `width` at a time, and settles all: every outcome, in order. */
-const inChunks = async <T, R>(
-  items: readonly T[],
-  width: number,
-  step: (item: T, index: number) => Promise<R>,
-  /** Stop after the first chunk in which a step failed. */
-  stopOnFailure = false,
-): Promise<PromiseSettledResult<R>[]> => {
-  const out: PromiseSettledResult<R>[] = [];
-  for (let i = 0; i < items.length; i += width) {
-    const chunk = await Promise.allSettled(items.slice(i, i + width).map((item, j) => step(item, i + j)));
-    out.push(...chunk);
-    if (stopOnFailure && chunk.some((o) => o.status === 'rejected')) break;
-  }
-  return out;
+/** Runs `step` over `items`, `width` at a time, and settles all. */
+const inChunks = async <T>(items: readonly T[], width: number, step: (item: T) => Promise<void>) => {
+  for (let i = 0; i < items.length; i += width) await Promise.allSettled(items.slice(i, i + width).map(step));
 };
 
 /** The template a batch renders: read and parsed once for all its items. */
@@ -229,6 +223,8 @@ interface Required {
 export const createBatchCounter = (deps: {
   readonly batches: BatchStore;
   readonly events?: BatchEvents;
+  /** The batch's order goes once it completed (absent: left to the bucket's lifecycle rule). */
+  readonly orders?: Pick<BatchOrders, 'delete'>;
   readonly onFault: (message: string, error: unknown) => void;
 }) => {
   const { batches } = deps;
@@ -249,6 +245,11 @@ export const createBatchCounter = (deps: {
     if (batch.status !== 'processing' || batch.completed + batch.failed < batch.total) return batch;
     const completed = await batches.complete(batch);
     if (!completed) return (await batches.get(batch.account_id, batch.id)) ?? batch;
+    await deps.orders
+      ?.delete(batch.account_id, batch.id)
+      .catch((e) =>
+        deps.onFault("deleting a completed batch's order failed (the lifecycle rule removes it)", e),
+      );
     try {
       await events.completed(await view(completed));
     } catch (e) {
@@ -274,10 +275,16 @@ export const createBatchCounter = (deps: {
 };
 
 export const createBatches = (deps: BatchDeps) => {
-  const { batches, jobs, usage, templates, storage, clock, limits } = deps;
+  const { batches, jobs: jobs_, usage, templates, storage, clock, limits } = deps;
   const budgetMs = limits.asyncRenderBudgetMs ?? INTEGER_SETTINGS.asyncRenderBudgetMs.default;
   const leaseMs = (limits.jobLeaseSeconds ?? INTEGER_SETTINGS.jobLeaseSeconds.default) * 1000;
-  const { view, completeIfDone, jobEnded } = createBatchCounter(deps);
+  // The API completes a batch only when a read finds its last job ended uncounted: its order is
+  // left to the lifecycle rule there (the API may only put orders; the consumer deletes them).
+  const { view, completeIfDone, jobEnded } = createBatchCounter({
+    batches,
+    ...(deps.events ? { events: deps.events } : {}),
+    onFault: deps.onFault,
+  });
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
@@ -367,83 +374,29 @@ export const createBatches = (deps: BatchDeps) => {
     );
   };
 
-  /** Gives back every unit held and removes every job written (a refused or failed acceptance). */
-  const undo = async (accepted: readonly { job: Job; month: string }[]) => {
-    await inChunks(accepted, ACCEPT_CHUNK, async ({ job, month }) => {
-      try {
-        await usage.releaseRender(job.account_id, month, job.id);
-        await jobs.discard(job);
-      } catch (e) {
-        // Left to the sweeper: the job's lease runs out, its month is reconciled from its jobs.
-        deps.onFault('undoing a batch job failed', e);
-      }
-    });
-  };
+  /** The batch's one order: the template once, each item's variables (a replayed item's unused). */
+  const batchOrder = (template: BatchTemplate, command: BatchCommand): BatchOrder => ({
+    v: 1,
+    field: template.field,
+    template: template.template,
+    options: renderOptionsFrom(template.requested, budgetMs),
+    offline: template.offline,
+    items: command.items.map((item) => ({
+      variables: stringifyTemplateData(item.variables),
+      ...(item.metadata ? { options: optionsOf(template, item) } : {}),
+    })),
+  });
 
-  /** Every job written and its unit held, or none (nothing held) and the refusal or fault thrown. */
-  const reserveAll = async (
-    principal: Principal,
-    batchId: string,
-    template: BatchTemplate,
-    command: BatchCommand,
-    month: string,
-  ): Promise<AcceptedRender[]> => {
-    const plan = planOf(principal);
-    // Until each job is held in the queue: long enough for a thousand items on a loaded store,
-    // short enough that the sweeper soon settles a batch whose acceptance died.
-    const leaseUntil = clock.now().getTime() + ACCEPT_LEASE_FACTOR * leaseMs;
-    const ids = command.items.map(() => newJobId());
-    const written: { job: Job; month: string }[] = [];
-    const outcomes = await inChunks(
-      command.items,
-      ACCEPT_CHUNK,
-      async (item, index) => {
-        const jobId = ids[index] as string;
-        const job = await jobs.create(
-          {
-            id: jobId,
-            account_id: principal.accountId,
-            template_id: command.source.kind === 'saved' ? command.source.templateId : null,
-            template_version: template.version,
-            object_key: pdfObjectKey(principal.accountId, jobId),
-            mode: 'async',
-            webhook_id: null,
-            batch_id: batchId,
-          },
-          { month, leaseUntil },
-        );
-        try {
-          await usage.reserveQueued(principal.accountId, plan, month, jobId);
-        } catch (e) {
-          await jobs.discard(job).catch((f) => deps.onFault('discarding a refused batch job failed', f));
-          throw e;
-        }
-        written.push({ job, month });
-        return {
-          job,
-          month,
-          field: template.field,
-          template: { ...template.template, variables: stringifyTemplateData(item.variables) },
-          options: optionsOf(template, item),
-          offline: template.offline,
-        } satisfies AcceptedRender;
-      },
-      true,
-    );
-    const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-    if (!refused && outcomes.length === command.items.length) {
-      return outcomes.map((o) => (o as PromiseFulfilledResult<AcceptedRender>).value);
-    }
-    await undo(written);
-    const reason = refused?.reason as unknown;
-    if (reason instanceof ServiceError && reason.code === 'PLAN_QUOTA_EXCEEDED') {
-      throw quotaExceeded(
-        plan,
-        (await usage.readMonth(principal.accountId, month)).rendersUsed,
-        command.items.length,
-      );
-    }
-    throw reason;
+  /** The batch's jobs and their statuses in item order: its own from its index, replayed ones read. */
+  const statusesOf = async (batch: Batch): Promise<BatchJobStatus[]> => {
+    const own = await batches.statuses(batch.account_id, batch.id);
+    const replayed = Object.values(batch.replayed ?? {});
+    if (replayed.length === 0) return own;
+    const others = await deps.writes.getJobs(batch.account_id, replayed);
+    return [
+      ...own,
+      ...[...others.values()].map((j) => ({ id: j.id, status: j.status, updated_at: j.updated_at })),
+    ];
   };
 
   /**
@@ -452,15 +405,17 @@ export const createBatches = (deps: BatchDeps) => {
    */
   const current = async (batch: Batch): Promise<BatchView> => {
     if (batch.status === 'completed') return view(batch);
-    const statuses = await batches.statuses(batch.account_id, batch.id);
+    const statuses = await statusesOf(batch);
     const ended = statuses.filter((s) => s.status === 'completed' || s.status === 'failed');
     let latest = batch;
     if (ended.length > batch.completed + batch.failed) {
       // Only the jobs whose own count is overdue: one that just ended is being counted by its holder.
       const already = await batches.counted(batch.account_id, batch.id);
       const overdue = clock.now().getTime() - REPAIR_AFTER_MS;
+      // A replayed item's job is counted by its own batch's holder, never on this one: no wait.
+      const replayed = new Set(Object.values(batch.replayed ?? {}));
       for (const s of ended) {
-        if (already.has(s.id) || Date.parse(s.updated_at) > overdue) continue;
+        if (already.has(s.id) || (Date.parse(s.updated_at) > overdue && !replayed.has(s.id))) continue;
         const counted = await batches.countEnded(
           batch.account_id,
           batch.id,
@@ -497,41 +452,104 @@ export const createBatches = (deps: BatchDeps) => {
       // Options per item checked before anything is held (an item's metadata cannot break them).
       for (const item of command.items) optionsOf(template, item);
 
+      checkItemKeys(command.items);
+
       const plan = planOf(principal);
       const month = monthOf(clock.now());
       const { rendersUsed } = await usage.readMonth(principal.accountId, month);
-      if (rendersUsed + command.items.length > plan.monthlyRenders) {
+      const keyless = command.items.filter((i) => i.idempotencyKey === undefined).length;
+      // Refused from one read when even the items no key can replay are too many.
+      if (rendersUsed + keyless > plan.monthlyRenders) {
         throw quotaExceeded(plan, rendersUsed, command.items.length);
       }
       const batchId = newBatchId();
-      const accepted = await reserveAll(principal, batchId, template, command, month);
+      // Until each job is held in the queue: long enough for a thousand items on a loaded store,
+      // short enough that the sweeper soon settles a batch whose acceptance died.
+      const leaseUntil = clock.now().getTime() + ACCEPT_LEASE_FACTOR * leaseMs;
+      // Stored beside the jobs' writes (a megabyte for a thousand invoices), once the items' keys
+      // are settled. The API may only put orders: one whose batch is refused after all (a
+      // concurrent render took the units, a fault) is left to the bucket's lifecycle rule.
+      let storing: Promise<void> = Promise.resolve();
+      const storeOrder = () => {
+        storing = deps.orders.put(principal.accountId, batchId, batchOrder(template, command));
+        storing.catch(() => {});
+      };
+      let accepted: Awaited<ReturnType<typeof acceptItems>>;
+      try {
+        accepted = await acceptItems(
+          {
+            writes: deps.writes,
+            onFault: deps.onFault,
+            quotaExceeded: async (wanted) =>
+              quotaExceeded(plan, (await usage.readMonth(principal.accountId, month)).rendersUsed, wanted),
+            writing: storeOrder,
+          },
+          {
+            principal,
+            plan,
+            month,
+            batchId,
+            leaseUntil,
+            source: command.source,
+            options: command.options,
+            items: command.items,
+            job: () => ({
+              account_id: principal.accountId,
+              template_id: command.source.kind === 'saved' ? command.source.templateId : null,
+              template_version: template.version,
+              mode: 'async',
+              webhook_id: null,
+              batch_id: batchId,
+            }),
+          },
+        );
+      } catch (e) {
+        await storing.catch(() => undefined);
+        throw e;
+      }
+      const jobs = accepted.created.map((c) => c.job);
+      const replayed = [...accepted.replayed.entries()];
       let batch: Batch;
       try {
+        await storing;
+        const ended = (how: 'completed' | 'failed') =>
+          replayed.filter(([, j]) => j.status === how).map(([, j]) => j.id);
         batch = await batches.create({
           id: batchId,
           account_id: principal.accountId,
-          total: accepted.length,
+          total: command.items.length,
           template_id: command.source.kind === 'saved' ? command.source.templateId : null,
           template_version: template.version,
           webhook_id: webhookId,
+          ...(replayed.length > 0
+            ? {
+                replayed: Object.fromEntries(replayed.map(([index, j]) => [String(index), j.id])),
+                ended: { completed: ended('completed'), failed: ended('failed') },
+              }
+            : {}),
         });
       } catch (e) {
-        await undo(accepted);
+        await storing.catch(() => undefined);
+        await accepted.undo();
         throw e;
       }
+      if (jobs.length === 0) {
+        // Every item replayed: the batch is its earlier jobs, complete once they all ended.
+        return view(replayed.some(([, j]) => isOpen(j)) ? batch : await completeIfDone(batch));
+      }
       try {
-        await deps.queue.enqueue(accepted);
+        await deps.queue.enqueue(jobs);
       } catch (e) {
         // Not queued: the jobs fail and their units come back, so the batch ends (failed) at once.
         deps.onFault('queueing a batch failed', e);
-        await inChunks(accepted, ACCEPT_CHUNK, async ({ job, month: m }) => {
+        await inChunks(jobs, ACCEPT_CHUNK, async (job) => {
           // As a render's failJob: failed (its unit `refunding`), the unit back, then settled.
-          const failed = await jobs
+          const failed = await jobs_
             .fail(job, FAULT, null, clock.now().getTime() + leaseMs)
             .catch(() => undefined);
           if (!failed) return; // queued after all, or left to the sweeper
-          await usage.releaseRender(job.account_id, m, job.id);
-          await jobs.settled(job);
+          await usage.releaseRender(job.account_id, month, job.id);
+          await jobs_.settled(job);
           await jobEnded(failed);
         });
         throw new ServiceError(
@@ -555,7 +573,35 @@ export const createBatches = (deps: BatchDeps) => {
 
     async listJobs(principal: Principal, batchId: string, page: Page): Promise<JobView[]> {
       const batch = await find(principal, batchId);
-      return Promise.all((await batches.jobs(principal.accountId, batch.id, page)).map(presentJob));
+      const replayed = batch.replayed ?? {};
+      const at = Object.keys(replayed)
+        .map(Number)
+        .sort((a, b) => a - b);
+      if (at.length === 0) {
+        return Promise.all((await batches.jobs(principal.accountId, batch.id, page)).map(presentJob));
+      }
+      // Item order: the batch's own jobs (its index, in item order) with the replayed ones at their places.
+      const end = Math.min(batch.total, page.offset + page.limit);
+      const within = at.filter((i) => i >= page.offset && i < end);
+      const ownLimit = end - page.offset - within.length;
+      const own =
+        ownLimit > 0
+          ? await batches.jobs(principal.accountId, batch.id, {
+              offset: page.offset - at.filter((i) => i < page.offset).length,
+              limit: ownLimit,
+            })
+          : [];
+      const others = await deps.writes.getJobs(
+        principal.accountId,
+        within.map((i) => replayed[String(i)] as string),
+      );
+      const out: Job[] = [];
+      for (let i = page.offset; i < end; i++) {
+        const id = replayed[String(i)];
+        const job = id === undefined ? own.shift() : others.get(id);
+        if (job) out.push(job);
+      }
+      return Promise.all(out.map(presentJob));
     },
   };
 };

@@ -62,6 +62,11 @@ export interface Job {
   readonly webhook_id?: string | null;
   /** The batch the job is an item of; null or absent: none. */
   readonly batch_id?: string | null;
+  /**
+   * Its item's index in the batch: where the consumer finds its variables in the batch's one
+   * order. Absent on a batch's jobs made before batch orders (each has an order of its own).
+   */
+  readonly batch_item?: number;
 }
 
 /**
@@ -119,7 +124,7 @@ export const jobRecordRetentionSeconds = (pdfRetentionDays: number): number =>
 export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
 
 export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'> &
-  Pick<Job, 'mode' | 'webhook_id' | 'batch_id'>;
+  Pick<Job, 'mode' | 'webhook_id' | 'batch_id' | 'batch_item'>;
 
 /** A job still waiting for or under a render. */
 export const isOpen = (job: Pick<Job, 'status'>): boolean =>

@@ -363,15 +363,20 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     return { rendering, result: await rendered };
   };
 
-  /** The job completes, then the month's totals count it (it no longer runs). */
+  /**
+   * The job completes, then the month's totals count it (it no longer runs) and its events are
+   * told, side by side: neither waits for the other (a batch's count is one more write).
+   */
   const complete = async (
     { job, month }: AcceptedRender,
     rendering: Job,
     result: Extract<RenderResult, { ok: true }>,
   ): Promise<Job> => {
     const completed = await jobs.complete(rendering, result);
-    await recordCompleted(job, month, result.fileSizeBytes, result.renderDurationMs);
-    await ended(completed);
+    await Promise.all([
+      recordCompleted(job, month, result.fileSizeBytes, result.renderDurationMs),
+      ended(completed),
+    ]);
     return completed;
   };
 

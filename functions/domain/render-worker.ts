@@ -14,7 +14,8 @@
  *   the job at once. Failing gives the unit back, as for a sync render.
  */
 import { INTEGER_SETTINGS } from '../settings.js';
-import type { RenderMessage, RenderOrders } from './async-renders.js';
+import type { RenderMessage, RenderOrders, StoredOrder } from './async-renders.js';
+import type { BatchOrderReader } from './batch-queue.js';
 import { isOpen, type Job, type JobError, type JobStore } from './jobs.js';
 import type { PdfJobs } from './pdf-jobs.js';
 import type { Clock, RenderFailureCode } from './ports.js';
@@ -23,6 +24,8 @@ export interface RenderWorkerDeps {
   readonly pdfJobs: PdfJobs;
   readonly jobs: JobStore;
   readonly orders: RenderOrders;
+  /** A batch's jobs' orders (one per batch, read once); absent: every job has an order of its own. */
+  readonly batchOrders?: BatchOrderReader;
   readonly clock: Clock;
   readonly limits: {
     readonly asyncMaxAttempts?: number;
@@ -78,15 +81,30 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
     return requeued ? { kind: 'retry', delaySeconds, job: requeued } : done('taken over', claimed);
   };
 
+  /** A batch's job whose order is its batch's (deleted with the batch), or one with its own order. */
+  const inBatchOrder = (job: Job): job is Job & { batch_id: string; batch_item: number } =>
+    deps.batchOrders !== undefined && typeof job.batch_id === 'string' && job.batch_item !== undefined;
+
+  const orderOf = (job: Job): Promise<StoredOrder | undefined> =>
+    inBatchOrder(job)
+      ? (deps.batchOrders as BatchOrderReader).item(job.account_id, job.batch_id, job.batch_item)
+      : orders.get(job.account_id, job.id);
+
   const ended = async (job: Job, outcome: Job | undefined, why: string): Promise<WorkOutcome> => {
-    await orders
-      .delete(job.account_id, job.id)
-      .catch((e) => deps.onFault('deleting a render order failed (the lifecycle rule removes it)', e));
+    if (!inBatchOrder(job)) {
+      await orders
+        .delete(job.account_id, job.id)
+        .catch((e) => deps.onFault('deleting a render order failed (the lifecycle rule removes it)', e));
+    }
     return done(why, outcome ?? job);
   };
 
-  const render = async (claimed: Job, month: string): Promise<WorkOutcome> => {
-    const order = await orders.get(claimed.account_id, claimed.id);
+  const render = async (
+    claimed: Job,
+    month: string,
+    reading: Promise<StoredOrder | undefined>,
+  ): Promise<WorkOutcome> => {
+    const order = await reading;
     if (!order) return ended(claimed, await steps.failJob(claimed, month, ORDER_MISSING), 'order missing');
     const { v: _, ...rest } = order;
     const accepted = { job: claimed, month, ...rest };
@@ -127,9 +145,12 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
       // Still being accepted (its unit not yet held), or no attempt left: the sweeper's to settle.
       if (job.unit !== 'held' || job.usage_month === undefined) return done('not queued', job);
       if ((job.attempts ?? 0) >= maxAttempts) return done('no attempt left', job);
+      // The order is read beside the claim (the claim decides whether it is used).
+      const reading = orderOf(job);
+      reading.catch(() => {});
       const claimed = await jobs.claim(job, steps.leaseUntil(), now);
       if (!claimed) return done('claimed elsewhere', job);
-      return render(claimed, job.usage_month);
+      return render(claimed, job.usage_month, reading);
     },
   };
 };

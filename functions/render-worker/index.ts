@@ -12,6 +12,7 @@ import { createJobStore } from '../adapters/dynamodb/jobs.js';
 import { createTemplateStore } from '../adapters/dynamodb/templates.js';
 import { createUsageStore } from '../adapters/dynamodb/usage.js';
 import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dynamodb/webhooks.js';
+import { createS3BatchOrders } from '../adapters/s3/batch-orders.js';
 import { createS3Client } from '../adapters/s3/client.js';
 import { createS3PdfStorage } from '../adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from '../adapters/s3/render-orders.js';
@@ -23,6 +24,7 @@ import { logger } from '../core/logger.js';
 import { createLambdaRenderer } from '../core/renderer-client.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import { parseRenderMessage } from '../domain/async-renders.js';
+import { createBatchOrderReader } from '../domain/batch-queue.js';
 import { createBatchCounter } from '../domain/batches.js';
 import { type Job, jobRecordRetentionSeconds } from '../domain/jobs.js';
 import { createPdfJobs } from '../domain/pdf-jobs.js';
@@ -85,8 +87,10 @@ export const createRenderWorkerHandler = (
     clock,
   });
   // A batch's job that ends is counted on its batch here, where async jobs end.
+  const batchOrders = createS3BatchOrders(s3, bucketName);
   const batchCounter = createBatchCounter({
     batches: createBatchStore(db, tableName, clock, { recordRetentionSeconds }),
+    orders: batchOrders,
     events: createWebhookBatchEvents({ endpoints, emitter, describe: batchResponse, onFault: logFault }),
     onFault: logFault,
   });
@@ -124,6 +128,7 @@ export const createRenderWorkerHandler = (
     pdfJobs,
     jobs,
     orders: createS3RenderOrders(s3, bucketName),
+    batchOrders: createBatchOrderReader(batchOrders),
     clock,
     limits: settings,
     onFault: logFault,

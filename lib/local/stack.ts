@@ -427,6 +427,9 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         maxReceiveCount: settings.asyncMaxAttempts,
       }),
     });
+    // The consumers that had received these died with the last run of the stack: their messages
+    // come back now rather than after a visibility timeout sized for the longest render.
+    sqs.queues.returnInFlight(LOCAL_RENDER_QUEUE);
     const renderQueueUrl = sqs.queueUrl(LOCAL_RENDER_QUEUE);
     // The webhook queue: visibility past one attempt (the sender's timeout and a few table calls).
     sqs.queues.ensureQueue(LOCAL_WEBHOOK_DLQ, { MessageRetentionPeriod: String(14 * 86_400) });

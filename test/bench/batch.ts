@@ -7,8 +7,10 @@
  *   npx tsx test/bench/batch.ts            # 1,000 items, concurrency 2
  *   BATCH_BENCH_ITEMS=200 BATCH_BENCH_CONCURRENCY=2 npx tsx test/bench/batch.ts
  */
+import { loadavg } from 'node:os';
 import { startStackProcess } from '../helpers/child-stack.js';
 import { INVOICE_TEMPLATE, invoiceVariables } from './fixtures/invoice.js';
+import { cpuByKind } from './lib/proc.js';
 
 const ITEMS = Number(process.env.BATCH_BENCH_ITEMS ?? 1000);
 const CONCURRENCY = Number(process.env.BATCH_BENCH_CONCURRENCY ?? 2);
@@ -93,16 +95,36 @@ try {
     return ms;
   };
 
+  /** A run's wall time, and the stack's CPU per item (Node, Chromium): what other load does not change. */
+  const measured = async (run: () => Promise<number>) => {
+    const before = cpuByKind(stack.pid);
+    const load = loadavg()[0] as number;
+    const ms = await run();
+    const after = cpuByKind(stack.pid);
+    return {
+      ms,
+      nodeMsPerItem: (after.nodeMs - before.nodeMs) / ITEMS,
+      chromiumMsPerItem: (after.chromiumMs - before.chromiumMs) / ITEMS,
+      load: `${load.toFixed(2)} → ${(loadavg()[0] as number).toFixed(2)}`,
+    };
+  };
+  const cpu = (m: Awaited<ReturnType<typeof measured>>) =>
+    `CPU per item ${m.nodeMsPerItem.toFixed(1)} ms Node + ${m.chromiumMsPerItem.toFixed(1)} ms Chromium; load average ${m.load}`;
+
   await syncRun(WARM_UP);
-  const syncMs = await syncRun(ITEMS);
+  const sync = await measured(() => syncRun(ITEMS));
+  const syncMs = sync.ms;
   console.info(`  sync run of ${ITEMS}: ${(syncMs / 1000).toFixed(1)} s`);
   await batchRun(WARM_UP);
-  const batchMs = await batchRun(ITEMS);
+  const batch = await measured(() => batchRun(ITEMS));
+  const batchMs = batch.ms;
   const rate = (ms: number) => (ITEMS / (ms / 1000)).toFixed(2);
   console.info(`${ITEMS} invoices at concurrency ${CONCURRENCY}:`);
   console.info(`  sync:  ${(syncMs / 1000).toFixed(1)} s, ${rate(syncMs)} PDFs/s`);
   console.info(`  batch: ${(batchMs / 1000).toFixed(1)} s, ${rate(batchMs)} PDFs/s`);
   console.info(`  batch throughput / sync throughput: ${(syncMs / batchMs).toFixed(3)}`);
+  console.info(`  sync:  ${cpu(sync)}`);
+  console.info(`  batch: ${cpu(batch)}`);
 } finally {
   await stack.stop();
 }

@@ -5,6 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  claimItemKeyParams,
+  releaseUnitsParams,
+  reserveUnitsParams,
+} from '../../functions/adapters/dynamodb/batch-writes.js';
+import {
   batchJobsParams,
   completeBatchParams,
   countEndedParams,
@@ -12,8 +17,9 @@ import {
 } from '../../functions/adapters/dynamodb/batches.js';
 import { batchJobIndexKey } from '../../functions/adapters/dynamodb/keys.js';
 import { createBatchSchema, parseCreateBatch } from '../../functions/batches/request.js';
+import { checkItemKeys, itemBodyHash } from '../../functions/domain/batch-acceptance.js';
 import { ServiceError } from '../../functions/domain/errors.js';
-import { stringifyTemplateData } from '../../functions/templating/index.js';
+import { parseTemplateData, stringifyTemplateData } from '../../functions/templating/index.js';
 
 const schema = createBatchSchema({ maxInlineHtmlBytes: 1000, maxVariablesBytes: 200 });
 const parse = (text: string) => parseCreateBatch(JSON.parse(text), schema, {}, text);
@@ -101,5 +107,79 @@ describe('batch store requests', () => {
       ExpressionAttributeValues: { ':pk': 'BATCH#a#bat_1' },
     });
     expect(batchJobsParams('t', 'a', 'bat_1').ScanIndexForward).toBeUndefined();
+  });
+});
+
+describe('batch acceptance', () => {
+  it("holds every job's unit in one write, refused whole past the quota, and knows its own write by the first job", () => {
+    const params = reserveUnitsParams('t', {
+      accountId: 'a',
+      month: '2026-11',
+      limit: 10,
+      jobIds: ['job_1', 'job_2'],
+    });
+    expect(params).toMatchObject({
+      Key: { PK: 'ACCOUNT#a', SK: 'USAGE#2026-11' },
+      UpdateExpression: 'ADD renders_used :n, #queued :jobs SET #type = :type',
+      ExpressionAttributeNames: { '#queued': 'queued_unit_holders', '#holders': 'unit_holders' },
+      ExpressionAttributeValues: {
+        ':n': 2,
+        ':most': 8,
+        ':jobs': new Set(['job_1', 'job_2']),
+        ':first': 'job_1',
+      },
+    });
+    expect(params.ConditionExpression).toContain('renders_used <= :most');
+    expect(params.ConditionExpression).toContain('NOT contains(#queued, :first)');
+    expect(
+      releaseUnitsParams('t', { accountId: 'a', month: '2026-11', jobIds: ['job_1', 'job_2'] }),
+    ).toMatchObject({
+      UpdateExpression: 'ADD renders_used :minus DELETE #queued :jobs',
+      ConditionExpression: 'contains(#queued, :first)',
+      ExpressionAttributeValues: { ':minus': -2 },
+    });
+  });
+
+  it('claims an item key only when no live record has it, or the live one names the job it replaces', () => {
+    const now = new Date('2026-11-25T00:00:00Z');
+    const record = { bodyHash: 'h', jobId: 'job_2', batchId: 'bat_1' };
+    const fresh = claimItemKeyParams('t', { accountId: 'a', key: 'k', record, now });
+    expect(fresh.ConditionExpression).toBe('attribute_not_exists(PK) OR #ttl < :now');
+    expect(fresh.Item).toMatchObject({ body_hash: 'h', job_id: 'job_2', batch_id: 'bat_1' });
+    expect(fresh.Item?.SK).toMatch(/^BATCH_ITEM_KEY#[0-9a-f]{64}$/);
+    const again = claimItemKeyParams('t', { accountId: 'a', key: 'k', record, replacing: 'job_1', now });
+    expect(again.ConditionExpression).toBe('attribute_not_exists(PK) OR #ttl < :now OR job_id = :replacing');
+    expect(again.ExpressionAttributeValues).toMatchObject({ ':replacing': 'job_1' });
+  });
+
+  it("an item key stands for the item's render: template, options in any key order, metadata (its own, else the batch's), variables as sent", () => {
+    const source = { kind: 'inline', html: '<p>{{ n }}</p>', headerHtml: null, footerHtml: null } as const;
+    const vars = (text: string) => parseTemplateData(text);
+    const hash = (options: object, item: object) =>
+      itemBodyHash(source, options, { variables: vars('{"n":1}'), ...item });
+    const base = hash({ format: 'A4', landscape: true }, {});
+    expect(hash({ landscape: true, format: 'A4' }, {})).toBe(base);
+    expect(hash({ format: 'A5', landscape: true }, {})).not.toBe(base);
+    expect(hash({ format: 'A4', landscape: true, metadata: { title: 'T' } }, {})).toBe(
+      hash({ format: 'A4', landscape: true }, { metadata: { title: 'T' } }),
+    );
+    expect(itemBodyHash(source, {}, { variables: vars('{"n":1.0}') })).not.toBe(
+      itemBodyHash(source, {}, { variables: vars('{"n":1}') }),
+    );
+  });
+
+  it('an item key is the header format, once per batch', () => {
+    expect(() => checkItemKeys([{ variables: parseTemplateData('{}'), idempotencyKey: 'a' }])).not.toThrow();
+    const twice = () =>
+      checkItemKeys([
+        { variables: parseTemplateData('{}'), idempotencyKey: 'a' },
+        { variables: parseTemplateData('{}') },
+        { variables: parseTemplateData('{}'), idempotencyKey: 'a' },
+      ]);
+    expect(twice).toThrow(/items\[2\]\.idempotency_key repeats the idempotency_key of items\[0\]/);
+    expect(rejection('{"html":"x","items":[{"idempotency_key":""}]}')).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [expect.objectContaining({ field: 'items[0].idempotency_key' })],
+    });
   });
 });

@@ -240,6 +240,25 @@ describe('local SQS', () => {
     expect(later[0]?.Attributes?.ApproximateReceiveCount).toBe('2');
   });
 
+  it('returnInFlight: messages received and not deleted (their consumers gone) are visible again at once, delayed ones are not', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'local-sqs-'));
+    dirs.push(dir);
+    const queues = await openLocalQueues(dir);
+    queues.createQueue('died');
+    queues.send('died', 'in-flight');
+    queues.send('died', 'later', { delaySeconds: 900 });
+    const [m] = await queues.receive('died', { maxMessages: 1, visibilityTimeout: 600 });
+    expect(m?.Body).toBe('in-flight');
+    await queues.close();
+    const reopened = await openLocalQueues(dir);
+    expect(reopened.counts('died')).toEqual({ visible: 0, inFlight: 1, delayed: 1 });
+    expect(reopened.returnInFlight('died')).toBe(1);
+    const again = await reopened.receive('died', { maxMessages: 10, visibilityTimeout: 60 });
+    expect(again.map((r) => r.Body)).toEqual(['in-flight']);
+    expect(again[0]?.Attributes?.ApproximateReceiveCount).toBe('2');
+    await reopened.close();
+  });
+
   it('compacts its journal once it has grown well past the live state, losing nothing', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'local-sqs-'));
     dirs.push(dir);

@@ -56,6 +56,7 @@ const BATCH_FIELDS = [
   'created_at',
   'updated_at',
   'completed_at',
+  'replayed',
   TTL,
 ] as const;
 
@@ -198,22 +199,22 @@ export const createBatchStore = (
     queryPage(db, query, at, query.ProjectionExpression ? {} : { ProjectionExpression: '#pk' });
 
   return {
-    async create(batch: NewBatch): Promise<Batch> {
+    async create({ ended, ...batch }: NewBatch): Promise<Batch> {
       const at = now();
       const item: Batch = {
         ...batch,
         status: 'processing',
-        completed: 0,
-        failed: 0,
+        completed: ended?.completed.length ?? 0,
+        failed: ended?.failed.length ?? 0,
         created_at: at,
         updated_at: at,
         completed_at: null,
       };
-      await db.send(
-        new PutCommand(
-          createBatchParams(tableName, item, epochSeconds(new Date(at)) + recordRetentionSeconds),
-        ),
-      );
+      const params = createBatchParams(tableName, item, epochSeconds(new Date(at)) + recordRetentionSeconds);
+      const counted = [...(ended?.completed ?? []), ...(ended?.failed ?? [])];
+      // Jobs that ended already are counted from the start (a set cannot be empty: none, no attribute).
+      if (counted.length > 0) params.Item = { ...params.Item, [ENDED]: new Set(counted) };
+      await db.send(new PutCommand(params));
       return item;
     },
 

@@ -67,6 +67,29 @@ export const createJobParams = (tableName: string, job: Job, expiresAt: number):
   ConditionExpression: ITEM_ABSENT,
 });
 
+/** A new job as `create` writes it (pending; with a lease, its unit `reserving`), made at `at`. */
+export const newJobRecord = (
+  job: NewJob,
+  at: string,
+  lease?: { readonly month: string; readonly leaseUntil: number },
+): Job => ({
+  ...job,
+  mode: job.mode ?? 'sync',
+  attempts: 0,
+  webhook_id: job.webhook_id ?? null,
+  batch_id: job.batch_id ?? null,
+  status: 'pending',
+  ...(lease ? { usage_month: lease.month, unit: 'reserving' as const, lease_until: lease.leaseUntil } : {}),
+  file_size_bytes: null,
+  page_count: null,
+  render_duration_ms: null,
+  error: null,
+  diagnostics: null,
+  created_at: at,
+  updated_at: at,
+  completed_at: null,
+});
+
 /** TTL deletes late: an item past its `expires_at` is gone as far as readers are concerned. */
 const live = (item: Record<string, unknown>, now: Date): boolean =>
   item[TTL] === undefined || Number(item[TTL]) > epochSeconds(now);
@@ -378,25 +401,7 @@ export const createJobStore = (
   return {
     async create(job: NewJob, lease): Promise<Job> {
       const at = now();
-      const item: Job = {
-        ...job,
-        mode: job.mode ?? 'sync',
-        attempts: 0,
-        webhook_id: job.webhook_id ?? null,
-        batch_id: job.batch_id ?? null,
-        status: 'pending',
-        ...(lease
-          ? { usage_month: lease.month, unit: 'reserving' as const, lease_until: lease.leaseUntil }
-          : {}),
-        file_size_bytes: null,
-        page_count: null,
-        render_duration_ms: null,
-        error: null,
-        diagnostics: null,
-        created_at: at,
-        updated_at: at,
-        completed_at: null,
-      };
+      const item = newJobRecord(job, at, lease);
       const expiresAt = epochSeconds(new Date(at)) + recordRetentionSeconds;
       // A job id is new (a ULID): an item with it and this creation time can only be this write's.
       return orLanded(

@@ -56,6 +56,7 @@ export const ENTITY = {
   webhookSlots: 'webhook_slots',
   webhookDelivery: 'webhook_delivery',
   batch: 'batch',
+  batchItemKey: 'batch_item_key',
 } as const;
 
 export type Entity = (typeof ENTITY)[keyof typeof ENTITY];
@@ -105,6 +106,12 @@ export const templateWriteWindowKey = (accountId: string, minute: number): ItemK
 export const idempotencyKey = (accountId: string, key: string): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: `IDEMPOTENCY#${createHash('sha256').update(key).digest('hex')}`,
+});
+
+/** A batch item's idempotency key (its own space, apart from POST /v1/pdf's Idempotency-Key). */
+export const batchItemKeyKey = (accountId: string, key: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `BATCH_ITEM_KEY#${createHash('sha256').update(key).digest('hex')}`,
 });
 
 const templatePk = (templateId: string) => `TEMPLATE#${templateId}`;

@@ -32,12 +32,12 @@ export const CONCURRENCY_RETRY_SECONDS = 2;
  * after it had landed) happens once: a second reservation finds its job already in the set, a
  * second release or record finds it gone.
  */
-const HOLDERS = 'unit_holders';
+export const HOLDERS = 'unit_holders';
 /**
  * The queued jobs holding a unit (a batch's items: reserveQueued): apart from HOLDERS because their
  * unit is not a running render, so moving it leaves `in_flight` alone.
  */
-const QUEUED_HOLDERS = 'queued_unit_holders';
+export const QUEUED_HOLDERS = 'queued_unit_holders';
 
 const secondsLeftInMinute = (now: Date, minute: number): number =>
   Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));

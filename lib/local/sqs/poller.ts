@@ -71,6 +71,20 @@ export const startPoller = (o: PollerOptions): Poller => {
   const batchSize = o.batchSize ?? 1;
   const running = new Set<Promise<unknown>>();
 
+  /** Deletes what the consumer processed; the loop receives again meanwhile (as the mapping does). */
+  const remove = async (done: Message[]): Promise<void> => {
+    try {
+      await o.client.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: o.queueUrl,
+          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
+        }),
+      );
+    } catch (e) {
+      onError('deleting processed messages failed (they will be delivered again)', e);
+    }
+  };
+
   const deliver = async (messages: Message[]): Promise<void> => {
     const event: SQSEvent = { Records: messages.map((m) => sqsRecord(m, o)) };
     let failed: Set<string>;
@@ -83,16 +97,9 @@ export const startPoller = (o: PollerOptions): Poller => {
     }
     const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
     if (done.length === 0) return;
-    try {
-      await o.client.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: o.queueUrl,
-          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle ?? '' })),
-        }),
-      );
-    } catch (e) {
-      onError('deleting processed messages failed (they will be delivered again)', e);
-    }
+    const removal = remove(done);
+    running.add(removal);
+    void removal.finally(() => running.delete(removal));
   };
 
   const loop = async (): Promise<void> => {
@@ -128,7 +135,8 @@ export const startPoller = (o: PollerOptions): Poller => {
       stopping.abort();
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
-        Promise.allSettled(loops),
+        // The consumers under way, then the deletes they left behind.
+        Promise.allSettled(loops).then(() => Promise.allSettled([...running])),
         new Promise((resolve) => {
           timer = setTimeout(resolve, drainMs);
           timer.unref();

@@ -589,6 +589,23 @@ export const openLocalQueues = async (dir: string, options: LocalQueuesOptions =
       record({ op: 'vis', q: q.name, id: m.id, visibleAt: at + s * 1000 });
       if (s === 0) wake(q);
     },
+    /**
+     * Every message received and not deleted is visible again at once: for a queue whose consumers
+     * all died (the local stack's own, killed with it), as a Lambda's timed-out invocation gives
+     * its message back, without waiting out a visibility timeout set for the longest render.
+     */
+    returnInFlight(name: string): number {
+      const q = queueOf(name);
+      const at = now();
+      let returned = 0;
+      for (const m of q.messages.values()) {
+        if (m.receipt === undefined || m.visibleAt <= at) continue;
+        record({ op: 'vis', q: q.name, id: m.id, visibleAt: at });
+        returned++;
+      }
+      if (returned > 0) wake(q);
+      return returned;
+    },
     purge(name: string): void {
       const q = queueOf(name);
       for (const id of [...q.messages.keys()]) record({ op: 'del', q: q.name, id });
