@@ -107,14 +107,12 @@ const median = (samples: readonly number[]): number => {
 };
 
 /**
- * The other account's idle renders, from every idle window of the file so far (one before the
- * first flood, one after each), so that the control spans the run's load as the floods do.
- * Timings on a shared 2-core machine vary by half from one render to the next, so each figure is
- * the median of several: two floods per kind, with three of the other account's renders inside
- * each and three right after it (on the same warm browser).
+ * Floods per kind: each a few seconds long, with three of the other account's renders inside it
+ * and three right after it (on the same warm browser), and three idle ones before each. Timings on
+ * a shared 2-core machine vary by half from one render to the next, so each figure is the median
+ * of several, taken in alternation.
  */
-const idle: number[] = [];
-const ROUNDS = 2;
+const ROUNDS = 3;
 
 /** Floods whose drops the diagnostics count: console.error calls and uncaught errors of a document. */
 const COUNTED = new Set([
@@ -124,19 +122,16 @@ const COUNTED = new Set([
 ]);
 
 describe('a page that floods its render with events', () => {
-  let other: string;
   beforeAll(async () => {
     // The paths a flood takes, and an ordinary render's, warmed before anything is timed.
     const token = await local.sessionToken();
-    other = await local.sessionToken();
     const warm = await local.api('/v1/pdf', {
       method: 'POST',
       token,
       body: { html: `<script>for (let i = 0; i < 2000; i++) console.error('warm ' + i);</script>` },
     });
     expect(warm.status, warm.text).toBe(201);
-    await otherRenders(other, 3);
-    idle.push(...(await otherRenders(other, 5)));
+    await otherRenders(token, 5);
   });
 
   it.each(Object.keys(FLOODS))(
@@ -144,24 +139,31 @@ describe('a page that floods its render with events', () => {
     async (name) => {
       const flood = FLOODS[name] as { html: string; total: number };
       const flooder = await local.sessionToken();
+      const other = await local.sessionToken();
+      const idle: number[] = [];
       const during: number[] = [];
       const after: number[] = [];
       let res: ApiResponse | undefined;
       for (let round = 0; round < ROUNDS; round++) {
-        const flooding = local.api('/v1/pdf', {
-          method: 'POST',
-          token: flooder,
-          body: { html: flood.html, page_load: { wait_for_selector: '#done', timeout_ms: 20_000 } },
-        });
+        // Idle and flooded windows alternate, so that the machine's own load weighs on both alike.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        idle.push(...(await otherRenders(other, 3)));
+        const flooding = timed(() =>
+          local.api('/v1/pdf', {
+            method: 'POST',
+            token: flooder,
+            body: { html: flood.html, page_load: { wait_for_selector: '#done', timeout_ms: 20_000 } },
+          }),
+        );
         // The flood is under way (its page opened and loaded) before the other account renders.
         await new Promise((resolve) => setTimeout(resolve, 600));
         during.push(...(await otherRenders(other, 3)));
-        res = await flooding;
+        ({ res } = await flooding);
         // The next renders on the warm browser: no backlog of the flood's is left to them.
         after.push(...(await otherRenders(other, 3)));
-        // Idle and flooded windows alternate, so that the machine's own load weighs on both alike.
-        idle.push(...(await otherRenders(other, 3)));
       }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      idle.push(...(await otherRenders(other, 3)));
       const figures = [idle, during, after].map((t) => Math.round(median(t)));
       console.log(
         `${name}: another account's render idle ${figures[0]} ms, during ${figures[1]} ms, after ${figures[2]} ms`,

@@ -34,9 +34,10 @@ const PLANS = {
 /** The contract's templating deadline (the template's CPU time). */
 const TIME_LIMIT_MS = 2_000;
 /**
- * How late a bomb's answer may be: at least 6 s, and at least twice what a template that only
- * runs into the deadline takes in this run (the control, measured at start). The deadline is CPU
- * time, so on a busy machine, where the worker gets a fraction of a core, it takes longer to reach.
+ * How late a bomb's answer may be: at least 6 s, and at least three times what a template that only
+ * runs into the deadline takes in this run (the control, measured at start; a bomb also carries
+ * its variables, 200,000 of them in one case). The deadline is CPU time, so on a busy machine,
+ * where the worker gets a fraction of a core, it takes longer to reach.
  */
 let bombAnswerWithinMs = 6_000;
 const DEADLINE_ONLY = '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}';
@@ -69,7 +70,7 @@ const start = async () => {
     timeoutMs: 120_000,
   });
   if (control.status !== 422) throw new Error(`the control: ${control.status} ${control.text}`);
-  bombAnswerWithinMs = Math.max(6_000, Math.round(2 * control.ms));
+  bombAnswerWithinMs = Math.max(6_000, Math.round(3 * control.ms));
   console.info(`a template that runs into the deadline answered in ${Math.round(control.ms)} ms`);
 };
 
