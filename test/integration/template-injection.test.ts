@@ -365,8 +365,8 @@ afterAll(() => {
 
 // A polluted prototype in this process would make every later case fail for the wrong reason:
 // each case asserts it found none, then puts the built-in prototypes back as they were. A marker
-// file is left where it is: the cases run five at a time, and a write that lands late (through
-// import()) must fail whichever case looks next, never be cleared before one looks.
+// file is left where it is: a write that lands late (through import()) must fail whichever case
+// looks next, never be cleared before one looks.
 const prototypes = [
   Object.prototype,
   Array.prototype,
@@ -522,20 +522,21 @@ const attack = async (c: Case, requests: CaseRequests, expect: ExpectStatic) => 
 
 const CASE_TIMEOUT_MS = 60_000;
 
-// Each group's cases run five at a time (vitest's maxConcurrency), each with its own requests and
-// the assertions of its own context (`expect` from the test, never the global one, which a
-// concurrent case cannot tell apart); the groups run one after another, the pollution attempts last.
+// The cases run one at a time: run five at a time on the shared stack, beside the other files,
+// they took the renderer past its capacity and were answered 503 SERVICE_BUSY instead of the 422
+// they test for. Each still uses its own requests and its own context's `expect`; the groups run
+// one after another, the pollution attempts last.
 
 describe('code execution payloads (write a file, print the environment, print a file)', () => {
-  for (const c of codeExecution) it.concurrent(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
+  for (const c of codeExecution) it(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
 });
 
 describe('introspection payloads', () => {
-  for (const c of introspection) it.concurrent(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
+  for (const c of introspection) it(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
 });
 
 describe('variables whose keys name JavaScript machinery', () => {
-  for (const c of variableKeys) it.concurrent(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
+  for (const c of variableKeys) it(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
 });
 
 describe('variables are data, never templates', () => {
@@ -558,5 +559,5 @@ describe('variables are data, never templates', () => {
 
 // Last: on the nunjucks engine these pollute the process the stack runs in.
 describe('prototype pollution attempts', () => {
-  for (const c of pollution) it.concurrent(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
+  for (const c of pollution) it(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
 });
