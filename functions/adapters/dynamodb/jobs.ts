@@ -47,7 +47,7 @@ import {
   TTL,
   withoutKeys,
 } from './keys.js';
-import { queryPage } from './pagination.js';
+import { queryPage, queryShards } from './pagination.js';
 
 /**
  * A new job's item, written only if no item has its key; open (in the sweeper's index) while
@@ -500,25 +500,13 @@ export const createJobStore = (
     },
 
     async openBefore(at, limit): Promise<OpenJobRef[]> {
-      const refs: OpenJobRef[] = [];
-      for (let shard = 0; shard < OPEN_JOB_SHARDS && refs.length < limit; shard++) {
-        let next: Record<string, unknown> | undefined;
-        do {
-          const out = await db.send(
-            new QueryCommand({
-              ...openBeforeParams(tableName, shard, at),
-              Limit: limit - refs.length,
-              ExclusiveStartKey: next,
-            }),
-          );
-          for (const item of out.Items ?? []) {
-            const ref = parseOpenJobSortKey(String(item[GSI1.sortKey]));
-            if (ref) refs.push(ref);
-          }
-          next = out.LastEvaluatedKey;
-        } while (next && refs.length < limit);
-      }
-      return refs;
+      return queryShards(
+        db,
+        OPEN_JOB_SHARDS,
+        (shard) => openBeforeParams(tableName, shard, at),
+        limit,
+        (item) => parseOpenJobSortKey(String(item[GSI1.sortKey])),
+      );
     },
 
     async ofMonth(accountId, month) {

@@ -51,3 +51,32 @@ export const queryPage = async (
   } while (next && items.length < limit);
   return items;
 };
+
+/**
+ * Up to `limit` items of a query written across `shards` GSI partitions (the open-job and
+ * pending-delivery indexes), shard by shard, each item turned into a ref by `parse` (an item it
+ * cannot read is left out).
+ */
+export const queryShards = async <T>(
+  db: DynamoDBDocumentClient,
+  shards: number,
+  queryOf: (shard: number) => QueryCommandInput,
+  limit: number,
+  parse: (item: Record<string, unknown>) => T | undefined,
+): Promise<T[]> => {
+  const refs: T[] = [];
+  for (let shard = 0; shard < shards && refs.length < limit; shard++) {
+    let next: Record<string, unknown> | undefined;
+    do {
+      const out = await db.send(
+        new QueryCommand({ ...queryOf(shard), Limit: limit - refs.length, ExclusiveStartKey: next }),
+      );
+      for (const item of out.Items ?? []) {
+        const ref = parse(item);
+        if (ref !== undefined) refs.push(ref);
+      }
+      next = out.LastEvaluatedKey;
+    } while (next && refs.length < limit);
+  }
+  return refs;
+};

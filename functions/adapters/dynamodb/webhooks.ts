@@ -34,7 +34,6 @@ import type { Clock } from '../../domain/ports.js';
 import type {
   DeliveryAttempt,
   DeliveryStatus,
-  PendingDeliveryRef,
   StoredWebhookDelivery,
   StoredWebhookEndpoint,
   SubscribableEventType,
@@ -63,7 +62,7 @@ import {
   webhookSlotsKey,
   webhooksPartition,
 } from './keys.js';
-import { queryPage } from './pagination.js';
+import { queryPage, queryShards } from './pagination.js';
 
 /** How long a delivery and its attempts stay readable after its last run of attempts began. */
 export const DELIVERY_RETENTION_DAYS = 30;
@@ -417,25 +416,13 @@ export const createWebhookDeliveryStore = (
   },
 
   async overdue(before, limit) {
-    const refs: PendingDeliveryRef[] = [];
-    for (let shard = 0; shard < OPEN_JOB_SHARDS && refs.length < limit; shard++) {
-      let next: Record<string, unknown> | undefined;
-      do {
-        const out = await db.send(
-          new QueryCommand({
-            ...overdueDeliveriesParams(tableName, shard, before),
-            Limit: limit - refs.length,
-            ExclusiveStartKey: next,
-          }),
-        );
-        for (const item of out.Items ?? []) {
-          const ref = parsePendingDeliverySortKey(String(item[GSI1.sortKey]));
-          if (ref) refs.push(ref);
-        }
-        next = out.LastEvaluatedKey;
-      } while (next && refs.length < limit);
-    }
-    return refs;
+    return queryShards(
+      db,
+      OPEN_JOB_SHARDS,
+      (shard) => overdueDeliveriesParams(tableName, shard, before),
+      limit,
+      (item) => parsePendingDeliverySortKey(String(item[GSI1.sortKey])),
+    );
   },
 
   async postpone(delivery, seenDueAt, dueAt) {
