@@ -5,7 +5,9 @@
  * the sweeper re-queues the jobs whose consumer died (their lease ran out, attempts are left):
  * every job ends completed or failed, none is lost, and renders_used equals the completed renders.
  */
+
 import { rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
 import { type StackProcess, startStackProcess } from '../helpers/child-stack.js';
 import { createApi, createTempDataDir, type Json } from '../helpers/local-stack.js';
@@ -27,8 +29,6 @@ afterAll(async () => {
   await stack?.stop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 it('a stack killed during 20 async renders ends every job after restart, none lost, units equal completed renders', {
   timeout: 300_000,

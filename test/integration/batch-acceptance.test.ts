@@ -5,6 +5,7 @@
  * key at once render and charge it once. A stack of its own: the 1,000 renders it starts are left
  * to it, not to the shared stack.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/local-stack.js';
 import { useLocalStack } from '../helpers/local-stack.js';
@@ -15,8 +16,6 @@ const local = useLocalStack({
     PLANS: JSON.stringify({ free: { monthlyRenders: 1002, rendersPerMinute: 1000, concurrentRenders: 2 } }),
   },
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('batch acceptance', () => {
   it('1,000 items are accepted whole, their units held before the 202 and their jobs in item order; the quota then refuses the next batch with nothing held', {

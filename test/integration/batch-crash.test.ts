@@ -5,7 +5,9 @@
  * stays pending, renders_used equals the completed renders, and no job record or PDF that was
  * completed before the kill is lost.
  */
+
 import { rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
 import { type StackProcess, startStackProcess } from '../helpers/child-stack.js';
 import { createApi, createTempDataDir, type Json } from '../helpers/local-stack.js';
@@ -26,8 +28,6 @@ afterAll(async () => {
   await stack?.stop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 it('a stack killed mid-batch finishes the batch after restart: every job ended, units equal completed renders, nothing lost', {
   timeout: 300_000,

@@ -4,6 +4,7 @@
  * submitted while a batch of 40 is being rendered, waits at most for a consumer to come free: it
  * completes in under 3× its latency on an idle queue, measured in the same run (the control).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from 'vitest';
 import { waitForJob } from '../helpers/async-jobs.js';
 import { useLocalStack } from '../helpers/local-stack.js';
@@ -14,8 +15,6 @@ const local = useLocalStack({
     PLANS: JSON.stringify({ free: { monthlyRenders: 1000, rendersPerMinute: 1000, concurrentRenders: 2 } }),
   },
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A page that takes a moment (as an invoice with a web font would), the same for both accounts. */
 const PAGE =

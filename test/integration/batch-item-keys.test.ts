@@ -5,15 +5,15 @@
  * twice in one batch, or not in the Idempotency-Key header's format, is 422 VALIDATION_ERROR. Each
  * refusal holds nothing.
  */
+
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { Api, Json } from '../helpers/local-stack.js';
 import { useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 
 const local = useLocalStack();
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const waitForBatch = async (api: Api, token: string, id: string, timeoutMs = 120_000): Promise<Json> => {
   const deadline = Date.now() + timeoutMs;

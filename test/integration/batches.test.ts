@@ -3,6 +3,7 @@
  * template, many items, every item a normal async job; the quota reserved up front for all of
  * them (or for none), each item's variables checked at acceptance, counts by status exact.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { INVOICE_TEMPLATE, invoiceVariables } from '../bench/fixtures/invoice.js';
 import type { Api, Json } from '../helpers/local-stack.js';
@@ -10,8 +11,6 @@ import { useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 
 const local = useLocalStack();
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls GET /v1/batches/{id} until the batch completed. */
 const waitForBatch = async (api: Api, token: string, id: string, timeoutMs = 120_000): Promise<Json> => {

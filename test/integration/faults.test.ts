@@ -5,8 +5,10 @@
  * pending, gives the quota unit back, and the next request succeeds. (Storage failing after the
  * PDF was made: pdf-storage-failure.test.ts.)
  */
+
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { monthOf, usageKey } from '../../functions/adapters/dynamodb/keys.js';
@@ -164,8 +166,6 @@ afterAll(async () => {
     if (server) await closeServer(server, 100);
   }
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const unitsUsed = async (accountId: string): Promise<number> => {
   const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));

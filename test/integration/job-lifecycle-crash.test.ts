@@ -5,7 +5,9 @@
  * once its lease runs out, and the month's units are worked out again from the jobs:
  * renders_used equals the completed renders, as GET /v1/pdf and GET /v1/usage show them.
  */
+
 import { rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
 import { type StackProcess, startStackProcess } from '../helpers/child-stack.js';
 import { createApi, createTempDataDir, type Json } from '../helpers/local-stack.js';
@@ -28,8 +30,6 @@ afterAll(async () => {
   await stack?.stop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 it('a stack killed during 20 renders ends every job after restart, units equal completed renders, and an idempotent retry renders once', {
   timeout: 240_000,

@@ -6,7 +6,9 @@
  * pending. WEBHOOK_OVERDUE_SECONDS keeps its default (15 min), so what arrives came from the
  * journal, not from the sweeper's overdue pass.
  */
+
 import { rm } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, expect, it } from 'vitest';
 import { type StackProcess, startStackProcess } from '../helpers/child-stack.js';
@@ -29,8 +31,6 @@ afterAll(async () => {
   await stack?.stop();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const deliveriesOf = async (api: Api, token: string, webhookId: string): Promise<Json[]> => {
   const res = await api(`/v1/webhooks/${webhookId}/deliveries?limit=100`, { token });

@@ -16,6 +16,7 @@
  * claims it as a consumer that then dies would. The stack's own sweeper runs only at start-up
  * (SWEEP_INTERVAL_SECONDS is an hour): the test runs passes itself, several at once.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
@@ -44,8 +45,6 @@ const env: Record<string, string> = {
 };
 const receiver = useWebhookReceiver(env);
 const local = useLocalStack({ env, asyncConsumer: false });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const stores = () => {
   const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
