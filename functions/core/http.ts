@@ -249,10 +249,9 @@ const routeHandler = (
   deps: HttpDeps,
 ): LambdaHandler => {
   const limited = declaration.rateLimited ? rateLimit(requireRateLimit(deps)) : undefined;
-  const chain = middy<Event, Result>()
-    .use(captureLambdaHandler(tracer))
-    .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics, { captureColdStartMetric: true }));
+  const chain = middy<Event, Result>();
+  if (tracer) chain.use(captureLambdaHandler(tracer));
+  chain.use(injectLambdaContext(logger)).use(logMetrics(metrics, { captureColdStartMetric: true }));
   if (limited) chain.use(limited.headers);
   chain.use(responder()).use(credentials(declaration, deps.authenticate));
   if (declaration.body) chain.use(jsonBody(deps.settings.maxRequestBodyBytes));
