@@ -28,6 +28,7 @@ import { FLOOR_DEFINITION, floorOnce, launchFloorBrowser } from './floor.js';
 import { type FontsResult, fontsLines, measureFonts } from './fonts.js';
 import { cpuOfTree, type Peak, procAvailable, startSampler } from './lib/proc.js';
 import { bar, note, progress } from './lib/progress.js';
+import { buildRendererHost } from './lib/renderer-bundle.js';
 import { ratio, type Summary, summarize } from './lib/stats.js';
 import { detectPeers, peerOnce } from './peers.js';
 import { load, type ProbeTrace, ROOT, type ServiceProcess, startService } from './service.js';
@@ -221,17 +222,14 @@ if (!procAvailable()) warn('no /proc: memory is not measured');
 
 let rendererColdStart: { readyMs: number; firstPdfMs: number } | undefined;
 {
+  const hostBundle = await buildRendererHost(ROOT);
   const started = performance.now();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'test/bench/renderer-host.ts', ...(spare ? [] : ['--no-spare'])],
-    {
-      cwd: ROOT,
-      // The layer's fonts, as the renderer Lambda has them (and the service below).
-      env: { ...process.env, FONTCONFIG_FILE: process.env.FONTCONFIG_FILE ?? localFontconfigFile(ROOT) },
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    },
-  );
+  const child: ChildProcess = spawn(process.execPath, [hostBundle, ...(spare ? [] : ['--no-spare'])], {
+    cwd: ROOT,
+    // The layer's fonts, as the renderer Lambda has them (and the service below).
+    env: { ...process.env, FONTCONFIG_FILE: process.env.FONTCONFIG_FILE ?? localFontconfigFile(ROOT) },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const sampler = startSampler(child.pid as number);
   const nextMessage = <T>(type: string): Promise<T> =>
     new Promise((resolve, reject) => {
