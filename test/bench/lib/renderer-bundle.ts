@@ -10,7 +10,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 
 const ESM_REQUIRE_BANNER =
   "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
@@ -19,7 +19,7 @@ const ESM_REQUIRE_BANNER =
 export const buildRendererHost = async (root: string): Promise<string> => {
   const outdir = join(root, 'node_modules', '.cache', 'pdf-render-service', 'bench-renderer');
   await mkdir(outdir, { recursive: true });
-  const common = {
+  const common: BuildOptions = {
     bundle: true,
     platform: 'node',
     target: 'node22',
@@ -27,7 +27,7 @@ export const buildRendererHost = async (root: string): Promise<string> => {
     mainFields: ['module', 'main'],
     external: ['@sparticuz/chromium'],
     logLevel: 'error',
-  } as const;
+  };
   const host = join(outdir, 'renderer-host.mjs');
   await Promise.all([
     build({
