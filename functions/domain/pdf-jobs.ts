@@ -61,7 +61,7 @@ import { renderOptionsFrom } from './render-options.js';
 import { checkVariables, createTemplateResolver, type ResolvedTemplate } from './render-template.js';
 import { named, PART_FIELD, templateDetail } from './template-check.js';
 import type { TemplateStore } from './templates.js';
-import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
+import { planAllowance, type RateLimitState, type UnitCounters, type UsageStore } from './usage.js';
 
 export interface PdfJobLimits {
   readonly renderBudgetMs: number;
@@ -161,6 +161,12 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       : limits.renderBudgetMs;
   const resolver = createTemplateResolver(templates, budgetOf);
 
+  /**
+   * The month's unit counters, read beside the rate limit's write (countRequest) for the request's
+   * `accept` to check, by the request's principal (gone with it). A failed read is read again there.
+   */
+  const earlyUnits = new WeakMap<Principal, { month: string; read: Promise<UnitCounters | undefined> }>();
+
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
   const prepare = ({ source, variables, options, mode }: RenderCommand): RenderOrder => ({
     source,
@@ -194,7 +200,11 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     // The job first, then its unit: a unit is never held without a job the sweeper can find.
     const month = monthOf(clock.now());
     // One read refuses a flood before any write; the reservation below stays the one that decides.
-    await usage.checkReservable(principal.accountId, planOf(principal), month);
+    // The read was usually made beside the rate limit's write (countRequest): no round trip here.
+    const early = earlyUnits.get(principal);
+    earlyUnits.delete(principal);
+    const seen = early?.month === month ? await early.read : undefined;
+    await usage.checkReservable(principal.accountId, planOf(principal), month, seen);
     const jobId = newJobId();
     const job = await jobs.create(
       {
@@ -364,18 +374,21 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   };
 
   /**
-   * The job completes, then the month's totals count it (it no longer runs) and its events are
-   * told, side by side: neither waits for the other (a batch's count is one more write).
+   * The job completes, then the month's totals count it (it no longer runs), its events are told
+   * and `alongside` (a sync request's idempotency answer) is written, side by side: none waits for
+   * another (a batch's count is one more write).
    */
   const complete = async (
     { job, month }: AcceptedRender,
     rendering: Job,
     result: Extract<RenderResult, { ok: true }>,
+    alongside?: (completed: Job) => Promise<unknown>,
   ): Promise<Job> => {
     const completed = await jobs.complete(rendering, result);
     await Promise.all([
       recordCompleted(job, month, result.fileSizeBytes, result.renderDurationMs),
       ended(completed),
+      alongside?.(completed),
     ]);
     return completed;
   };
@@ -426,9 +439,14 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   /**
    * Step 2: render, store, and complete, or fail and give the unit back. The lease is renewed
-   * meanwhile (and `renewAlso`, the idempotency claim, with it).
+   * meanwhile (and `renewAlso`, the idempotency claim, with it); `onCompleted` runs beside the
+   * completed job's usage record (RenderRun).
    */
-  const execute = async (accepted: AcceptedRender, renewAlso?: () => Promise<unknown>): Promise<JobView> => {
+  const execute = async (
+    accepted: AcceptedRender,
+    renewAlso?: () => Promise<unknown>,
+    onCompleted?: (completed: Job) => Promise<unknown>,
+  ): Promise<JobView> => {
     const renewal = renewing(accepted.job, renewAlso);
     try {
       let rendered: { rendering: Job; result: RenderResult };
@@ -441,7 +459,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       if (!result.ok) throw await fail(accepted, rendering, result);
       let completed: Job;
       try {
-        completed = await complete(accepted, rendering, result);
+        completed = await complete(accepted, rendering, result, onCompleted);
       } catch (e) {
         return await settle(accepted, renewal, e);
       }
@@ -472,8 +490,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   const renderOnce =
     (webhookId: string | null): RenderRun =>
-    async (principal, order, renewAlso) =>
-      execute(await accept(principal, order, { ...SYNC, webhookId }), renewAlso);
+    async (principal, order, renewAlso, onCompleted) =>
+      execute(await accept(principal, order, { ...SYNC, webhookId }), renewAlso, onCompleted);
 
   /**
    * Our faults: the claim is given up (the job failed, its unit back) so that a retry renders. A
@@ -504,6 +522,13 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
      */
     async countRequest(principal: Principal, command: RenderCommand | undefined): Promise<RateLimitState> {
       const plan = planOf(principal);
+      if (command) {
+        // Independent of the count and of the idempotency read: side by side with them. Reads only,
+        // so a request the rate limit refuses, or a replay, has written nothing.
+        const month = monthOf(clock.now());
+        const read = usage.readUnits(principal.accountId, month).catch(() => undefined);
+        earlyUnits.set(principal, { month, read });
+      }
       const claim = command?.idempotency;
       const answer = claim
         ? await idempotency_.finishedAnswer(principal.accountId, claim.key, claim.bodyHash)
@@ -533,8 +558,16 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const claim = await idempotency_.claim(accountId, idempotency.key, idempotency.bodyHash);
       if (claim.kind === 'replay') return replay(principal, claim.answer);
       try {
-        const job = await run(principal, order, () => idempotency_.renew(accountId, idempotency.key));
-        await idempotency_.finish(accountId, idempotency.key, { job_id: job.job.id, error: null });
+        // The answer is written once the job completed, beside its usage record (not after it): a
+        // crash between the two leaves what a crash after both answers would (module comment).
+        let answered: Promise<void> | undefined;
+        const answer = (completed: Job) => {
+          answered = idempotency_.finish(accountId, idempotency.key, { job_id: completed.id, error: null });
+          return answered.catch(() => undefined); // thrown below, once the run is done
+        };
+        const job = await run(principal, order, () => idempotency_.renew(accountId, idempotency.key), answer);
+        await (answered ??
+          idempotency_.finish(accountId, idempotency.key, { job_id: job.job.id, error: null }));
         return { job, replayed: false };
       } catch (e) {
         if (e instanceof ServiceError && !retryable(e)) {
