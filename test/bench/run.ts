@@ -136,6 +136,8 @@ interface Profile {
   readonly dynamoDbWritesPerRender: number;
   readonly dynamoDbReadsPerRender: number;
   readonly callsInOrder: readonly string[];
+  /** The same with an Idempotency-Key (its claim and answer), the invoice only. */
+  readonly keyedCallsInOrder?: readonly string[];
 }
 
 const results: FixtureResult[] = fixtures.map((f) => ({
@@ -376,11 +378,14 @@ const profileOf = (traces: readonly ProbeTrace[], clientMs: readonly number[]): 
     dynamoDbCallMs: Object.fromEntries(Object.entries(opsMs).map(([op, ms]) => [op, median(ms)])),
     dynamoDbWritesPerRender: Math.round((writes / Math.max(1, renders.length)) * 100) / 100,
     dynamoDbReadsPerRender: Math.round((reads / Math.max(1, renders.length)) * 100) / 100,
-    callsInOrder: [...(renders.at(-1)?.calls ?? [])]
-      .sort((a, b) => a.at - b.at)
-      .map((c) => `${c.kind === 'dynamodb' ? c.op : `S3 ${c.op}`}@${Math.round(c.at)}+${Math.round(c.ms)}ms`),
+    callsInOrder: callsInOrder(renders.at(-1)),
   };
 };
+
+const callsInOrder = (trace: ProbeTrace | undefined): string[] =>
+  [...(trace?.calls ?? [])]
+    .sort((a, b) => a.at - b.at)
+    .map((c) => `${c.kind === 'dynamodb' ? c.op : `S3 ${c.op}`}@${Math.round(c.at)}+${Math.round(c.ms)}ms`);
 
 const serviceColdStarts: { listeningMs: number; firstPdfMs: number }[] = [];
 {
@@ -407,6 +412,12 @@ const serviceColdStarts: { listeningMs: number; firstPdfMs: number }[] = [];
     const nSeq = scale(f, PLAN.sequential);
     const seq = await load(svc, f.body, nSeq, 1, (d) => label('sequential')(d, nSeq));
     const traces = await svc.traces();
+    // A few with an Idempotency-Key (each its own): the claim and the answer add their calls.
+    let keyedCalls: string[] | undefined;
+    if (f.name === 'invoice') {
+      for (let i = 0; i < 3; i++) await svc.render(f.body, { 'idempotency-key': `bench-${Date.now()}-${i}` });
+      keyedCalls = callsInOrder((await svc.traces()).filter((t) => t.status === 201).at(-1));
+    }
     const n2 = scale(f, PLAN.c2);
     const c2 = await load(svc, f.body, n2, 2, (d) => label('conc. 2')(d, n2));
     const n4 = scale(f, PLAN.c4);
@@ -438,10 +449,13 @@ const serviceColdStarts: { listeningMs: number; firstPdfMs: number }[] = [];
       pages,
       failures: failures.length,
       peak,
-      profile: profileOf(
-        traces,
-        seq.answers.map((a) => a.ms),
-      ),
+      profile: {
+        ...profileOf(
+          traces,
+          seq.answers.map((a) => a.ms),
+        ),
+        ...(keyedCalls ? { keyedCallsInOrder: keyedCalls } : {}),
+      },
       cpuMsPerRenderC4: perRender(cpuBefore, cpuAfter, n4),
     };
     const s = resultOf(f).service;
@@ -668,8 +682,11 @@ for (const r of results) {
       .join(', ')}`,
   );
 }
-if (invoice?.service)
+if (invoice?.service) {
   out(`invoice request, calls in order: ${invoice.service.profile.callsInOrder.join(' ')}`);
+  const keyed = invoice.service.profile.keyedCallsInOrder;
+  if (keyed) out(`invoice request with an Idempotency-Key, calls in order: ${keyed.join(' ')}`);
+}
 out('');
 out(
   `Cold start: service spawn → first PDF ${serviceColdStarts.map((c) => c.firstPdfMs).join(', ')} ms (median ${fmt(coldStartMs)}); ` +
