@@ -177,6 +177,36 @@ describe('usage counters', () => {
     expect(await usage().readMonth(account, month)).toEqual({ rendersUsed: 1, pdfBytes: 100, renderMs: 10 });
   });
 
+  it('checks a reservation against counters read earlier: trusted when they allow, a refusal read again', async () => {
+    const account = newAccount();
+    clock.set('2026-11-25T10:00:00.000Z');
+    const month = await usage().reserveRender(account, plan, undefined, 'job_early_a');
+    const early = await usage().readUnits(account, month);
+    // Units used up since the early read: it allowed, so the check passes (the reservation decides).
+    await usage().reserveRender(account, plan, undefined, 'job_early_b');
+    await usage().reserveRender(account, plan, undefined, 'job_early_c');
+    await expect(usage().checkReservable(account, plan, month, early)).resolves.toBeUndefined();
+    expect((await rejection(usage().checkReservable(account, plan, month))).code).toBe('PLAN_QUOTA_EXCEEDED');
+    const full = await usage().readUnits(account, month);
+    // A unit given back since a read that saw none left: the fresh read allows it.
+    await usage().releaseRender(account, month, 'job_early_c');
+    await expect(usage().checkReservable(account, plan, month, full)).resolves.toBeUndefined();
+    // Still none left: the refusal stands.
+    await usage().reserveRender(account, plan, undefined, 'job_early_d');
+    const refused = await rejection(usage().checkReservable(account, plan, month, full));
+    expect(refused.code).toBe('PLAN_QUOTA_EXCEEDED');
+    // The concurrency the same way: a running render ended since is not refused.
+    const running = { ...plan, monthlyRenders: 100, concurrentRenders: 1 };
+    const other = newAccount();
+    await usage().reserveRender(other, running, month, 'job_run_a');
+    const busy = await usage().readUnits(other, month);
+    expect((await rejection(usage().checkReservable(other, running, month, busy))).code).toBe(
+      'CONCURRENCY_LIMIT_EXCEEDED',
+    );
+    await usage().recordRender(other, month, 1, 1, 'job_run_a');
+    await expect(usage().checkReservable(other, running, month, busy)).resolves.toBeUndefined();
+  });
+
   it('refuses exactly past the quota under concurrent reservations', async () => {
     const account = newAccount();
     const results = await Promise.allSettled(
