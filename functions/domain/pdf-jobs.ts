@@ -13,14 +13,16 @@
  * only logged. Every answer after the job was written names it (`job_id`).
  *
  * Round trips of a sync render (DynamoDB unless said; `∥`: side by side, one round trip):
- *   account read (auth) → rate window write ∥ month's unit counters read (∥ the idempotency
- *   answer read, with a key) → [the key's claim] → [template read] → job write → unit write →
- *   render ∥ job to `rendering` (unit held) → job completed → month's totals (∥ the key's answer).
+ *   account read (auth) → rate window write ∥ month's unit counters read (∥ a saved template's
+ *   reads ∥ the idempotency answer read, with a key) → [the key's claim] → job write → unit write
+ *   → render ∥ job to `rendering` (unit held) → job completed → month's totals (∥ the key's answer).
  * What a crash between two steps leaves, for the steps made side by side:
- * - The counters read beside the rate limit's write (countRequest) write nothing: a crash, a 429
- *   for the rate, a replay or a 422 leave only the rate count, as before. The read is trusted only
- *   when it allows a reservation (the unit write decides; a refused one deletes its job), and a
- *   refusal it implies is confirmed by a fresh read, so a unit given back since is not refused.
+ * - The reads beside the rate limit's write (countRequest) write nothing: a crash, a 429 for the
+ *   rate, a replay or a 422 leave only the rate count, as before. Their answers are used in the
+ *   contract's order (a missing template answers 404 after idempotency, as before). The counters
+ *   are trusted only when they allow a reservation (the unit write decides; a refused one deletes
+ *   its job), and a refusal they imply is confirmed by a fresh read, so a unit given back since is
+ *   not refused. The template is the one current when the request came in.
  * - The key's answer beside the month's totals, both after the job completed: answer without
  *   totals leaves what a crash between completion and totals always left (the totals miss the
  *   render, its unit stays counted as running until the month is next reconciled); totals without
@@ -69,7 +71,7 @@ import {
   type WebhookEndpoints,
 } from './ports.js';
 import type { Principal } from './principal.js';
-import type { RenderCommand } from './render-command.js';
+import type { RenderCommand, RenderSource } from './render-command.js';
 import {
   type AcceptedRender,
   type Placement,
@@ -84,7 +86,7 @@ export type { AcceptedRender, Placement, Rendered, RenderOrder, RenderRun } from
 import { renderOptionsFrom } from './render-options.js';
 import { checkVariables, createTemplateResolver, type ResolvedTemplate } from './render-template.js';
 import { named, PART_FIELD, templateDetail } from './template-check.js';
-import type { TemplateStore } from './templates.js';
+import type { Template, TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UnitCounters, type UsageStore } from './usage.js';
 
 export interface PdfJobLimits {
@@ -183,7 +185,18 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     mode === 'async'
       ? (limits.asyncRenderBudgetMs ?? INTEGER_SETTINGS.asyncRenderBudgetMs.default)
       : limits.renderBudgetMs;
-  const resolver = createTemplateResolver(templates, budgetOf);
+  /**
+   * A saved template's read, begun beside the rate limit's write (countRequest) for the request's
+   * `accept`, by the request's principal (gone with it); its error is answered there, in the
+   * contract's order (after idempotency).
+   */
+  const earlyTemplates = new WeakMap<Principal, { source: RenderSource; read: Promise<Template> }>();
+  const resolver = createTemplateResolver(templates, budgetOf, (principal, source) => {
+    const early = earlyTemplates.get(principal);
+    if (early?.source !== source) return undefined;
+    earlyTemplates.delete(principal);
+    return early.read;
+  });
 
   /**
    * The month's unit counters, read beside the rate limit's write (countRequest) for the request's
@@ -552,6 +565,16 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         const month = monthOf(clock.now());
         const read = usage.readUnits(principal.accountId, month).catch(() => undefined);
         earlyUnits.set(principal, { month, read });
+        const { source } = command;
+        if (source.kind === 'saved') {
+          const template = templates.getReadable(
+            source.templateId,
+            principal.accountId,
+            source.version ?? undefined,
+          );
+          template.catch(() => undefined); // answered, if ever, by accept
+          earlyTemplates.set(principal, { source, read: template });
+        }
       }
       const claim = command?.idempotency;
       const answer = claim

@@ -44,6 +44,8 @@ export interface RenderAnswer {
 export interface ServiceProcess {
   readonly pid: number;
   readonly baseUrl: string;
+  /** The bench user's session token, for requests of its own. */
+  readonly token: string;
   /** Spawn → first TCP connection accepted, and spawn → first 201 with a PDF. */
   readonly coldStart: { readonly listeningMs: number; readonly firstPdfMs: number };
   /** POST /v1/pdf with `body` (and `headers`, e.g. an Idempotency-Key). */
@@ -146,6 +148,7 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
   return {
     pid: child.pid as number,
     baseUrl,
+    token,
     coldStart: { listeningMs: Math.round(listeningMs), firstPdfMs: Math.round(firstPdfMs) },
     render,
     traces,
