@@ -321,29 +321,45 @@ const profileOf = (traces: readonly ProbeTrace[], clientMs: readonly number[]): 
   const stage = (fn: (t: ProbeTrace) => number | undefined) =>
     median(renders.map(fn).filter((v): v is number => v !== undefined && v >= 0));
   /**
-   * The render window: from the end of the quota reservation (the last DynamoDB call before the
-   * job's PutItem; the render starts right after it) to the first DynamoDB call that starts after
-   * the renderer's PUT to S3 (the job's completion).
+   * The render window: from the start of the job's move to `rendering` (the last DynamoDB call to
+   * start before the renderer's PUT to S3: it is sent as the render starts) to the first DynamoDB
+   * call that starts after that PUT (the job's completion). DynamoDB time is wall time: calls side
+   * by side count once.
    */
+  const wall = (calls: readonly { at: number; ms: number }[], from: number, to: number) => {
+    let total = 0;
+    let reached = from;
+    for (const c of [...calls].sort((a, b) => a.at - b.at)) {
+      const start = Math.max(c.at, reached);
+      const end = Math.min(c.at + c.ms, to);
+      if (end > start) total += end - start;
+      reached = Math.max(reached, Math.min(c.at + c.ms, to));
+    }
+    return total;
+  };
   const split = (t: ProbeTrace) => {
     const calls = [...t.calls].sort((a, b) => a.at - b.at);
     const dynamo = calls.filter((c) => c.kind === 'dynamodb');
-    const putIndex = dynamo.findIndex((c) => c.op === 'PutItem');
     const s3 = calls.find((c) => c.kind === 's3' && c.op.startsWith('fetch'));
-    if (putIndex < 1 || !s3) return undefined;
-    const before = dynamo.slice(0, putIndex);
-    const quota = before.at(-1) as (typeof dynamo)[number];
-    const renderStart = quota.at + quota.ms;
+    if (!s3) return undefined;
+    const beside = dynamo.filter((c) => c.at < s3.at).at(-1);
+    if (!beside) return undefined;
+    const renderStart = beside.at;
     const complete = dynamo.find((c) => c.at >= s3.at + s3.ms);
     const renderEnd = complete ? complete.at : t.ms;
-    const afterCalls = dynamo.filter((c) => c.at >= renderEnd);
-    const afterDynamo =
-      afterCalls.length > 0 ? Math.max(...afterCalls.map((c) => c.at + c.ms)) - renderEnd : 0;
     return {
       renderStart,
       renderEnd,
-      before: before.reduce((sum, c) => sum + c.ms, 0),
-      afterDynamo,
+      before: wall(
+        dynamo.filter((c) => c.at < renderStart),
+        0,
+        renderStart,
+      ),
+      afterDynamo: wall(
+        dynamo.filter((c) => c.at >= renderEnd),
+        renderEnd,
+        t.ms,
+      ),
       s3: s3.ms,
     };
   };
