@@ -14,15 +14,16 @@
  *
  * Round trips of a sync render (DynamoDB unless said; `∥`: side by side, one round trip):
  *   account read (auth) → rate window write ∥ month's unit counters read (∥ a saved template's
- *   reads ∥ the idempotency answer read, with a key) → [the key's claim] → job write → unit write
- *   → render ∥ job to `rendering` (unit held) → job completed → month's totals (∥ the key's answer).
+ *   reads ∥ the webhook endpoint's ∥ the idempotency answer's, when the request names them) →
+ *   [the key's claim] → job write → unit write → render ∥ job to `rendering` (unit held) → job
+ *   completed → month's totals (∥ the key's answer).
  * What a crash between two steps leaves, for the steps made side by side:
  * - The reads beside the rate limit's write (countRequest) write nothing: a crash, a 429 for the
  *   rate, a replay or a 422 leave only the rate count, as before. Their answers are used in the
- *   contract's order (a missing template answers 404 after idempotency, as before). The counters
- *   are trusted only when they allow a reservation (the unit write decides; a refused one deletes
- *   its job), and a refusal they imply is confirmed by a fresh read, so a unit given back since is
- *   not refused. The template is the one current when the request came in.
+ *   contract's order (a missing template or endpoint answers 404 after idempotency, as before).
+ *   The counters are trusted only when they allow a reservation (the unit write decides; a
+ *   refused one deletes its job), and a refusal they imply is confirmed by a fresh read, so a
+ *   unit given back since is not refused. The template is the one current when the request came.
  * - The key's answer beside the month's totals, both after the job completed: answer without
  *   totals leaves what a crash between completion and totals always left (the totals miss the
  *   render, its unit stays counted as running until the month is next reconciled); totals without
@@ -185,24 +186,54 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     mode === 'async'
       ? (limits.asyncRenderBudgetMs ?? INTEGER_SETTINGS.asyncRenderBudgetMs.default)
       : limits.renderBudgetMs;
-  /**
-   * A saved template's read, begun beside the rate limit's write (countRequest) for the request's
-   * `accept`, by the request's principal (gone with it); its error is answered there, in the
-   * contract's order (after idempotency).
-   */
-  const earlyTemplates = new WeakMap<Principal, { source: RenderSource; read: Promise<Template> }>();
-  const resolver = createTemplateResolver(templates, budgetOf, (principal, source) => {
-    const early = earlyTemplates.get(principal);
-    if (early?.source !== source) return undefined;
-    earlyTemplates.delete(principal);
-    return early.read;
-  });
+  const resolver = createTemplateResolver(templates, budgetOf);
 
   /**
-   * The month's unit counters, read beside the rate limit's write (countRequest) for the request's
-   * `accept` to check, by the request's principal (gone with it). A failed read is read again there.
+   * The reads a render request begins beside the rate limit's write (countRequest), for its
+   * `accept`, by the request's principal (gone with it) and its source (the same request). Their
+   * answers, errors included, are used there, in the contract's order.
    */
-  const earlyUnits = new WeakMap<Principal, { month: string; read: Promise<UnitCounters | undefined> }>();
+  interface EarlyReads {
+    readonly source: RenderSource;
+    readonly month: string;
+    /** The month's unit counters; undefined when the read failed (read again there). */
+    readonly units: Promise<UnitCounters | undefined>;
+    readonly template?: Promise<Template>;
+    readonly webhook?: { readonly id: string; readonly exists: Promise<boolean> };
+  }
+  const earlyReads = new WeakMap<Principal, EarlyReads>();
+
+  const beginReads = (principal: Principal, { source, webhookId }: RenderCommand): void => {
+    const { accountId } = principal;
+    const month = monthOf(clock.now());
+    const handled = <T>(read: Promise<T>) => {
+      read.catch(() => undefined); // answered, if ever, by accept
+      return read;
+    };
+    earlyReads.set(principal, {
+      source,
+      month,
+      units: usage.readUnits(accountId, month).catch(() => undefined),
+      ...(source.kind === 'saved'
+        ? {
+            template: handled(
+              templates.getReadable(source.templateId, accountId, source.version ?? undefined),
+            ),
+          }
+        : {}),
+      ...(webhookId !== null && deps.webhooks
+        ? { webhook: { id: webhookId, exists: handled(deps.webhooks.exists(accountId, webhookId)) } }
+        : {}),
+    });
+  };
+
+  /** The reads `order`'s request began, once. */
+  const takeReads = (principal: Principal, order: RenderOrder): EarlyReads | undefined => {
+    const early = earlyReads.get(principal);
+    if (early?.source !== order.source) return undefined;
+    earlyReads.delete(principal);
+    return early;
+  };
 
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
   const prepare = ({ source, variables, options, mode }: RenderCommand): RenderOrder => ({
@@ -224,23 +255,24 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     resolved?: ResolvedTemplate,
   ): Promise<AcceptedRender> => {
     const { webhookId } = placement;
+    // Usually begun beside the rate limit's write (countRequest): no round trip here.
+    const early = takeReads(principal, order);
     if (
       webhookId !== null &&
       deps.webhooks &&
-      !(await deps.webhooks.exists(principal.accountId, webhookId))
+      !(await (early?.webhook?.id === webhookId
+        ? early.webhook.exists
+        : deps.webhooks.exists(principal.accountId, webhookId)))
     ) {
       throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
     }
-    const template = resolved ?? (await resolver.resolve(principal, order, placement.mode));
+    const template = resolved ?? (await resolver.resolve(principal, order, placement.mode, early?.template));
     checkVariables(template, order);
 
     // The job first, then its unit: a unit is never held without a job the sweeper can find.
     const month = monthOf(clock.now());
     // One read refuses a flood before any write; the reservation below stays the one that decides.
-    // The read was usually made beside the rate limit's write (countRequest): no round trip here.
-    const early = earlyUnits.get(principal);
-    earlyUnits.delete(principal);
-    const seen = early?.month === month ? await early.read : undefined;
+    const seen = early?.month === month ? await early.units : undefined;
     await usage.checkReservable(principal.accountId, planOf(principal), month, seen);
     const jobId = newJobId();
     const job = await jobs.create(
@@ -559,23 +591,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
      */
     async countRequest(principal: Principal, command: RenderCommand | undefined): Promise<RateLimitState> {
       const plan = planOf(principal);
-      if (command) {
-        // Independent of the count and of the idempotency read: side by side with them. Reads only,
-        // so a request the rate limit refuses, or a replay, has written nothing.
-        const month = monthOf(clock.now());
-        const read = usage.readUnits(principal.accountId, month).catch(() => undefined);
-        earlyUnits.set(principal, { month, read });
-        const { source } = command;
-        if (source.kind === 'saved') {
-          const template = templates.getReadable(
-            source.templateId,
-            principal.accountId,
-            source.version ?? undefined,
-          );
-          template.catch(() => undefined); // answered, if ever, by accept
-          earlyTemplates.set(principal, { source, read: template });
-        }
-      }
+      // Independent of the count and of the idempotency read: side by side with them. Reads only,
+      // so a request the rate limit refuses, or a replay, has written nothing.
+      if (command) beginReads(principal, command);
       const claim = command?.idempotency;
       const answer = claim
         ? await idempotency_.finishedAnswer(principal.accountId, claim.key, claim.bodyHash)

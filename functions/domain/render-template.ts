@@ -92,20 +92,20 @@ export const readSource = async (
   return { document, offline };
 };
 
-/**
- * `begun`: a saved template's read the request began earlier (its error, if any, is answered here,
- * in the contract's order); undefined: read now.
- */
-export const createTemplateResolver = (
-  templates: TemplateStore,
-  budgetOf: (mode: JobMode) => number,
-  begun: (principal: Principal, source: RenderSource) => Promise<Template> | undefined = () => undefined,
-) => ({
-  /** Lookup, options, margins and parse: 404/422 before anything is held. */
-  async resolve(principal: Principal, order: RenderOrder, mode: JobMode): Promise<ResolvedTemplate> {
+export const createTemplateResolver = (templates: TemplateStore, budgetOf: (mode: JobMode) => number) => ({
+  /**
+   * Lookup, options, margins and parse: 404/422 before anything is held. `begun`: the saved
+   * template's read the request began earlier (its error, if any, is answered here).
+   */
+  async resolve(
+    principal: Principal,
+    order: RenderOrder,
+    mode: JobMode,
+    begun?: Promise<Template>,
+  ): Promise<ResolvedTemplate> {
     const { source } = order;
     const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
-    const { document, offline } = await readSource(templates, principal, source, begun(principal, source));
+    const { document, offline } = await readSource(templates, principal, source, begun);
     const header = document.header_html ?? null;
     const footer = document.footer_html ?? null;
     // A saved template's options are the defaults; the request's own were checked alone already.
