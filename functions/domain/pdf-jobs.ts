@@ -18,7 +18,7 @@
  *   [the key's claim] → job write → unit write → render ∥ job to `rendering` (unit held) → job
  *   completed → month's totals (∥ the key's answer).
  * What a crash between two steps leaves, for the steps made side by side:
- * - The reads beside the rate limit's write (countRequest) write nothing: a crash, a 429 for the
+ * - The reads beside the rate limit's write (early-reads.ts) write nothing: a crash, a 429 for the
  *   rate, a replay or a 422 leave only the rate count, as before. Their answers are used in the
  *   contract's order (a missing template or endpoint answers 404 after idempotency, as before).
  *   The counters are trusted only when they allow a reservation (the unit write decides; a
@@ -47,6 +47,7 @@
  */
 import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
 import { monthOf } from './clock.js';
+import { createEarlyReads } from './early-reads.js';
 import { isOverload, overloaded, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
@@ -72,7 +73,7 @@ import {
   type WebhookEndpoints,
 } from './ports.js';
 import type { Principal } from './principal.js';
-import type { RenderCommand, RenderSource } from './render-command.js';
+import type { RenderCommand } from './render-command.js';
 import {
   type AcceptedRender,
   type Placement,
@@ -87,8 +88,8 @@ export type { AcceptedRender, Placement, Rendered, RenderOrder, RenderRun } from
 import { renderOptionsFrom } from './render-options.js';
 import { checkVariables, createTemplateResolver, type ResolvedTemplate } from './render-template.js';
 import { named, PART_FIELD, templateDetail } from './template-check.js';
-import type { Template, TemplateStore } from './templates.js';
-import { planAllowance, type RateLimitState, type UnitCounters, type UsageStore } from './usage.js';
+import type { TemplateStore } from './templates.js';
+import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
 export interface PdfJobLimits {
   readonly renderBudgetMs: number;
@@ -188,52 +189,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       : limits.renderBudgetMs;
   const resolver = createTemplateResolver(templates, budgetOf);
 
-  /**
-   * The reads a render request begins beside the rate limit's write (countRequest), for its
-   * `accept`, by the request's principal (gone with it) and its source (the same request). Their
-   * answers, errors included, are used there, in the contract's order.
-   */
-  interface EarlyReads {
-    readonly source: RenderSource;
-    readonly month: string;
-    /** The month's unit counters; undefined when the read failed (read again there). */
-    readonly units: Promise<UnitCounters | undefined>;
-    readonly template?: Promise<Template>;
-    readonly webhook?: { readonly id: string; readonly exists: Promise<boolean> };
-  }
-  const earlyReads = new WeakMap<Principal, EarlyReads>();
-
-  const beginReads = (principal: Principal, { source, webhookId }: RenderCommand): void => {
-    const { accountId } = principal;
-    const month = monthOf(clock.now());
-    const handled = <T>(read: Promise<T>) => {
-      read.catch(() => undefined); // answered, if ever, by accept
-      return read;
-    };
-    earlyReads.set(principal, {
-      source,
-      month,
-      units: usage.readUnits(accountId, month).catch(() => undefined),
-      ...(source.kind === 'saved'
-        ? {
-            template: handled(
-              templates.getReadable(source.templateId, accountId, source.version ?? undefined),
-            ),
-          }
-        : {}),
-      ...(webhookId !== null && deps.webhooks
-        ? { webhook: { id: webhookId, exists: handled(deps.webhooks.exists(accountId, webhookId)) } }
-        : {}),
-    });
-  };
-
-  /** The reads `order`'s request began, once. */
-  const takeReads = (principal: Principal, order: RenderOrder): EarlyReads | undefined => {
-    const early = earlyReads.get(principal);
-    if (early?.source !== order.source) return undefined;
-    earlyReads.delete(principal);
-    return early;
-  };
+  const earlyReads = createEarlyReads({ usage, templates, webhooks: deps.webhooks, clock });
 
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
   const prepare = ({ source, variables, options, mode }: RenderCommand): RenderOrder => ({
@@ -256,7 +212,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   ): Promise<AcceptedRender> => {
     const { webhookId } = placement;
     // Usually begun beside the rate limit's write (countRequest): no round trip here.
-    const early = takeReads(principal, order);
+    const early = earlyReads.take(principal, order.source);
     if (
       webhookId !== null &&
       deps.webhooks &&
@@ -593,7 +549,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const plan = planOf(principal);
       // Independent of the count and of the idempotency read: side by side with them. Reads only,
       // so a request the rate limit refuses, or a replay, has written nothing.
-      if (command) beginReads(principal, command);
+      if (command) earlyReads.begin(principal, command);
       const claim = command?.idempotency;
       const answer = claim
         ? await idempotency_.finishedAnswer(principal.accountId, claim.key, claim.bodyHash)
