@@ -12,6 +12,33 @@
  * while it works, and a step that fails leaves the job in the sweeper's index rather than being
  * only logged. Every answer after the job was written names it (`job_id`).
  *
+ * Round trips of a sync render (DynamoDB unless said; `∥`: side by side, one round trip):
+ *   account read (auth) → rate window write ∥ month's unit counters read (∥ a saved template's
+ *   reads ∥ the webhook endpoint's ∥ the idempotency answer's, when the request names them) →
+ *   [the key's claim] → job write → unit write → render ∥ job to `rendering` (unit held) → job
+ *   completed → month's totals (∥ the key's answer).
+ * What a crash between two steps leaves, for the steps made side by side:
+ * - The reads beside the rate limit's write (early-reads.ts) write nothing: a crash, a 429 for the
+ *   rate, a replay or a 422 leave only the rate count, as before. Their answers are used in the
+ *   contract's order (a missing template or endpoint answers 404 after idempotency, as before).
+ *   The counters are trusted only when they allow a reservation (the unit write decides; a
+ *   refused one deletes its job), and a refusal they imply is confirmed by a fresh read, so a
+ *   unit given back since is not refused. The template is the one current when the request came.
+ * - The key's answer beside the month's totals, both after the job completed: answer without
+ *   totals leaves what a crash between completion and totals always left (the totals miss the
+ *   render, its unit stays counted as running until the month is next reconciled); totals without
+ *   answer leave a claim whose lease runs out, and a retry renders again, as a crash before the
+ *   answer always did. An answer that fails is thrown once the totals are written, as before.
+ * Not made side by side, because a crash between them would leave what nobody settles:
+ * - job and unit: a unit that landed without its job is held by no job the sweeper can find;
+ * - rate window and job (or claim): a 429 for the rate would leave a job (or claim) written;
+ * - completion and totals: totals without the completion leave, after a crash, a failed render's
+ *   bytes and time in the month's totals (the sweeper gives the unit back, but reconciling works
+ *   out only the unit counters); and a completion refused after the totals landed fails a job
+ *   whose unit can no longer be given back (its release finds it recorded, not held);
+ * - the job's `rendering` and held unit, made with the job: it is held only once the unit write
+ *   landed (a job marked held whose reservation was refused would be counted as running).
+ *
  * Templates are only parsed here (syntax, variables the template cannot do without): executing
  * one is running a stranger's code, and this function holds the table, the presigner and the
  * API-key secret. The renderer executes it (functions/renderer/templating-pool.ts); what only
@@ -20,6 +47,7 @@
  */
 import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
 import { monthOf } from './clock.js';
+import { createEarlyReads } from './early-reads.js';
 import { isOverload, overloaded, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
@@ -161,6 +189,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       : limits.renderBudgetMs;
   const resolver = createTemplateResolver(templates, budgetOf);
 
+  const earlyReads = createEarlyReads({ usage, templates, webhooks: deps.webhooks, clock });
+
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
   const prepare = ({ source, variables, options, mode }: RenderCommand): RenderOrder => ({
     source,
@@ -181,20 +211,25 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     resolved?: ResolvedTemplate,
   ): Promise<AcceptedRender> => {
     const { webhookId } = placement;
+    // Usually begun beside the rate limit's write (countRequest): no round trip here.
+    const early = earlyReads.take(principal, order.source);
     if (
       webhookId !== null &&
       deps.webhooks &&
-      !(await deps.webhooks.exists(principal.accountId, webhookId))
+      !(await (early?.webhook?.id === webhookId
+        ? early.webhook.exists
+        : deps.webhooks.exists(principal.accountId, webhookId)))
     ) {
       throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
     }
-    const template = resolved ?? (await resolver.resolve(principal, order, placement.mode));
+    const template = resolved ?? (await resolver.resolve(principal, order, placement.mode, early?.template));
     checkVariables(template, order);
 
     // The job first, then its unit: a unit is never held without a job the sweeper can find.
     const month = monthOf(clock.now());
     // One read refuses a flood before any write; the reservation below stays the one that decides.
-    await usage.checkReservable(principal.accountId, planOf(principal), month);
+    const seen = early?.month === month ? await early.units : undefined;
+    await usage.checkReservable(principal.accountId, planOf(principal), month, seen);
     const jobId = newJobId();
     const job = await jobs.create(
       {
@@ -364,18 +399,21 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   };
 
   /**
-   * The job completes, then the month's totals count it (it no longer runs) and its events are
-   * told, side by side: neither waits for the other (a batch's count is one more write).
+   * The job completes, then the month's totals count it (it no longer runs), its events are told
+   * and `alongside` (a sync request's idempotency answer) is written, side by side: none waits for
+   * another (a batch's count is one more write).
    */
   const complete = async (
     { job, month }: AcceptedRender,
     rendering: Job,
     result: Extract<RenderResult, { ok: true }>,
+    alongside?: (completed: Job) => Promise<unknown>,
   ): Promise<Job> => {
     const completed = await jobs.complete(rendering, result);
     await Promise.all([
       recordCompleted(job, month, result.fileSizeBytes, result.renderDurationMs),
       ended(completed),
+      alongside?.(completed),
     ]);
     return completed;
   };
@@ -426,9 +464,14 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   /**
    * Step 2: render, store, and complete, or fail and give the unit back. The lease is renewed
-   * meanwhile (and `renewAlso`, the idempotency claim, with it).
+   * meanwhile (and `renewAlso`, the idempotency claim, with it); `onCompleted` runs beside the
+   * completed job's usage record (RenderRun).
    */
-  const execute = async (accepted: AcceptedRender, renewAlso?: () => Promise<unknown>): Promise<JobView> => {
+  const execute = async (
+    accepted: AcceptedRender,
+    renewAlso?: () => Promise<unknown>,
+    onCompleted?: (completed: Job) => Promise<unknown>,
+  ): Promise<JobView> => {
     const renewal = renewing(accepted.job, renewAlso);
     try {
       let rendered: { rendering: Job; result: RenderResult };
@@ -441,7 +484,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       if (!result.ok) throw await fail(accepted, rendering, result);
       let completed: Job;
       try {
-        completed = await complete(accepted, rendering, result);
+        completed = await complete(accepted, rendering, result, onCompleted);
       } catch (e) {
         return await settle(accepted, renewal, e);
       }
@@ -472,8 +515,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   const renderOnce =
     (webhookId: string | null): RenderRun =>
-    async (principal, order, renewAlso) =>
-      execute(await accept(principal, order, { ...SYNC, webhookId }), renewAlso);
+    async (principal, order, renewAlso, onCompleted) =>
+      execute(await accept(principal, order, { ...SYNC, webhookId }), renewAlso, onCompleted);
 
   /**
    * Our faults: the claim is given up (the job failed, its unit back) so that a retry renders. A
@@ -504,6 +547,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
      */
     async countRequest(principal: Principal, command: RenderCommand | undefined): Promise<RateLimitState> {
       const plan = planOf(principal);
+      // Independent of the count and of the idempotency read: side by side with them. Reads only,
+      // so a request the rate limit refuses, or a replay, has written nothing.
+      if (command) earlyReads.begin(principal, command);
       const claim = command?.idempotency;
       const answer = claim
         ? await idempotency_.finishedAnswer(principal.accountId, claim.key, claim.bodyHash)
@@ -533,8 +579,16 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const claim = await idempotency_.claim(accountId, idempotency.key, idempotency.bodyHash);
       if (claim.kind === 'replay') return replay(principal, claim.answer);
       try {
-        const job = await run(principal, order, () => idempotency_.renew(accountId, idempotency.key));
-        await idempotency_.finish(accountId, idempotency.key, { job_id: job.job.id, error: null });
+        // The answer is written once the job completed, beside its usage record (not after it): a
+        // crash between the two leaves what a crash after both answers would (module comment).
+        let answered: Promise<void> | undefined;
+        const answer = (completed: Job) => {
+          answered = idempotency_.finish(accountId, idempotency.key, { job_id: completed.id, error: null });
+          return answered.catch(() => undefined); // thrown below, once the run is done
+        };
+        const job = await run(principal, order, () => idempotency_.renew(accountId, idempotency.key), answer);
+        await (answered ??
+          idempotency_.finish(accountId, idempotency.key, { job_id: job.job.id, error: null }));
         return { job, replayed: false };
       } catch (e) {
         if (e instanceof ServiceError && !retryable(e)) {

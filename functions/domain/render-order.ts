@@ -46,9 +46,15 @@ export interface Placement {
 
 export const SYNC: Placement = { mode: 'sync', webhookId: null, batchId: null };
 
-/** How a request's render runs once its idempotency claim is held: sync by default (`execute`). */
+/**
+ * How a request's render runs once its idempotency claim is held: sync by default (`execute`).
+ * `onCompleted`, when the run completes the job itself, is called with it beside the job's usage
+ * record (the claim's answer is written then); it must not throw. A run that does not call it (an
+ * async one, or a job found completed after a fault) leaves the answer to be written after it.
+ */
 export type RenderRun = (
   principal: Principal,
   order: RenderOrder,
   renewAlso?: () => Promise<unknown>,
+  onCompleted?: (completed: Job) => Promise<unknown>,
 ) => Promise<JobView>;

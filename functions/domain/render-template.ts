@@ -17,7 +17,7 @@ import {
 } from './render-options.js';
 import type { RenderOrder } from './render-order.js';
 import { checkRequired, parseRequired, type RequiredVariable, type TemplateField } from './template-check.js';
-import type { TemplateStore } from './templates.js';
+import type { Template, TemplateStore } from './templates.js';
 
 export interface ResolvedTemplate {
   readonly field: TemplateField;
@@ -64,10 +64,17 @@ const check = (part: Parsed, order: RenderOrder, field: TemplateField): void => 
  * the caller's variables: it renders offline, and only at a version the caller named, so that no
  * later edit of its owner reaches the caller unseen (422 otherwise).
  */
-export const readSource = async (templates: TemplateStore, principal: Principal, source: RenderSource) => {
+export const readSource = async (
+  templates: TemplateStore,
+  principal: Principal,
+  source: RenderSource,
+  /** The saved template's read, begun earlier for this request (beside the rate limit's write). */
+  begun?: Promise<Template>,
+) => {
   const document =
     source.kind === 'saved'
-      ? await templates.getReadable(source.templateId, principal.accountId, source.version ?? undefined)
+      ? await (begun ??
+          templates.getReadable(source.templateId, principal.accountId, source.version ?? undefined))
       : {
           html: source.html,
           header_html: source.headerHtml,
@@ -86,11 +93,19 @@ export const readSource = async (templates: TemplateStore, principal: Principal,
 };
 
 export const createTemplateResolver = (templates: TemplateStore, budgetOf: (mode: JobMode) => number) => ({
-  /** Lookup, options, margins and parse: 404/422 before anything is held. */
-  async resolve(principal: Principal, order: RenderOrder, mode: JobMode): Promise<ResolvedTemplate> {
+  /**
+   * Lookup, options, margins and parse: 404/422 before anything is held. `begun`: the saved
+   * template's read the request began earlier (its error, if any, is answered here).
+   */
+  async resolve(
+    principal: Principal,
+    order: RenderOrder,
+    mode: JobMode,
+    begun?: Promise<Template>,
+  ): Promise<ResolvedTemplate> {
     const { source } = order;
     const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
-    const { document, offline } = await readSource(templates, principal, source);
+    const { document, offline } = await readSource(templates, principal, source, begun);
     const header = document.header_html ?? null;
     const footer = document.footer_html ?? null;
     // A saved template's options are the defaults; the request's own were checked alone already.

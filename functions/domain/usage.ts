@@ -60,8 +60,11 @@ export interface UsageStore {
   /**
    * Refuses (429, as reserveRender would) when the month's quota or the account's concurrent
    * renders are used up, from one read: a flood is refused before a job is written for it.
+   * `seen`: the counters as read a moment earlier (readUnits, beside the rate limit's write),
+   * trusted when they allow a reservation (the reservation decides anyway); a refusal they imply is
+   * confirmed by a fresh read, so a unit given back since then is not refused.
    */
-  checkReservable(accountId: string, plan: Plan, month: string): Promise<void>;
+  checkReservable(accountId: string, plan: Plan, month: string, seen?: UnitCounters): Promise<void>;
   /**
    * Hold one unit of `month`'s quota for job `jobId`, a job that waits in the render queue (a
    * batch's item): refused (429 PLAN_QUOTA_EXCEEDED) by the quota alone. A queued job is not a

@@ -137,6 +137,8 @@ interface Profile {
   readonly dynamoDbWritesPerRender: number;
   readonly dynamoDbReadsPerRender: number;
   readonly callsInOrder: readonly string[];
+  /** The same with an Idempotency-Key (its claim and answer), the invoice only. */
+  readonly keyedCallsInOrder?: readonly string[];
 }
 
 const results: FixtureResult[] = fixtures.map((f) => ({
@@ -317,29 +319,45 @@ const profileOf = (traces: readonly ProbeTrace[], clientMs: readonly number[]): 
   const stage = (fn: (t: ProbeTrace) => number | undefined) =>
     median(renders.map(fn).filter((v): v is number => v !== undefined && v >= 0));
   /**
-   * The render window: from the end of the quota reservation (the last DynamoDB call before the
-   * job's PutItem; the render starts right after it) to the first DynamoDB call that starts after
-   * the renderer's PUT to S3 (the job's completion).
+   * The render window: from the start of the job's move to `rendering` (the last DynamoDB call to
+   * start before the renderer's PUT to S3: it is sent as the render starts) to the first DynamoDB
+   * call that starts after that PUT (the job's completion). DynamoDB time is wall time: calls side
+   * by side count once.
    */
+  const wall = (calls: readonly { at: number; ms: number }[], from: number, to: number) => {
+    let total = 0;
+    let reached = from;
+    for (const c of [...calls].sort((a, b) => a.at - b.at)) {
+      const start = Math.max(c.at, reached);
+      const end = Math.min(c.at + c.ms, to);
+      if (end > start) total += end - start;
+      reached = Math.max(reached, Math.min(c.at + c.ms, to));
+    }
+    return total;
+  };
   const split = (t: ProbeTrace) => {
     const calls = [...t.calls].sort((a, b) => a.at - b.at);
     const dynamo = calls.filter((c) => c.kind === 'dynamodb');
-    const putIndex = dynamo.findIndex((c) => c.op === 'PutItem');
     const s3 = calls.find((c) => c.kind === 's3' && c.op.startsWith('fetch'));
-    if (putIndex < 1 || !s3) return undefined;
-    const before = dynamo.slice(0, putIndex);
-    const quota = before.at(-1) as (typeof dynamo)[number];
-    const renderStart = quota.at + quota.ms;
+    if (!s3) return undefined;
+    const beside = dynamo.filter((c) => c.at < s3.at).at(-1);
+    if (!beside) return undefined;
+    const renderStart = beside.at;
     const complete = dynamo.find((c) => c.at >= s3.at + s3.ms);
     const renderEnd = complete ? complete.at : t.ms;
-    const afterCalls = dynamo.filter((c) => c.at >= renderEnd);
-    const afterDynamo =
-      afterCalls.length > 0 ? Math.max(...afterCalls.map((c) => c.at + c.ms)) - renderEnd : 0;
     return {
       renderStart,
       renderEnd,
-      before: before.reduce((sum, c) => sum + c.ms, 0),
-      afterDynamo,
+      before: wall(
+        dynamo.filter((c) => c.at < renderStart),
+        0,
+        renderStart,
+      ),
+      afterDynamo: wall(
+        dynamo.filter((c) => c.at >= renderEnd),
+        renderEnd,
+        t.ms,
+      ),
       s3: s3.ms,
     };
   };
@@ -374,11 +392,14 @@ const profileOf = (traces: readonly ProbeTrace[], clientMs: readonly number[]): 
     dynamoDbCallMs: Object.fromEntries(Object.entries(opsMs).map(([op, ms]) => [op, median(ms)])),
     dynamoDbWritesPerRender: Math.round((writes / Math.max(1, renders.length)) * 100) / 100,
     dynamoDbReadsPerRender: Math.round((reads / Math.max(1, renders.length)) * 100) / 100,
-    callsInOrder: [...(renders.at(-1)?.calls ?? [])]
-      .sort((a, b) => a.at - b.at)
-      .map((c) => `${c.kind === 'dynamodb' ? c.op : `S3 ${c.op}`}@${Math.round(c.at)}+${Math.round(c.ms)}ms`),
+    callsInOrder: callsInOrder(renders.at(-1)),
   };
 };
+
+const callsInOrder = (trace: ProbeTrace | undefined): string[] =>
+  [...(trace?.calls ?? [])]
+    .sort((a, b) => a.at - b.at)
+    .map((c) => `${c.kind === 'dynamodb' ? c.op : `S3 ${c.op}`}@${Math.round(c.at)}+${Math.round(c.ms)}ms`);
 
 const serviceColdStarts: { listeningMs: number; firstPdfMs: number }[] = [];
 {
@@ -405,6 +426,12 @@ const serviceColdStarts: { listeningMs: number; firstPdfMs: number }[] = [];
     const nSeq = scale(f, PLAN.sequential);
     const seq = await load(svc, f.body, nSeq, 1, (d) => label('sequential')(d, nSeq));
     const traces = await svc.traces();
+    // A few with an Idempotency-Key (each its own): the claim and the answer add their calls.
+    let keyedCalls: string[] | undefined;
+    if (f.name === 'invoice') {
+      for (let i = 0; i < 3; i++) await svc.render(f.body, { 'idempotency-key': `bench-${Date.now()}-${i}` });
+      keyedCalls = callsInOrder((await svc.traces()).filter((t) => t.status === 201).at(-1));
+    }
     const n2 = scale(f, PLAN.c2);
     const c2 = await load(svc, f.body, n2, 2, (d) => label('conc. 2')(d, n2));
     const n4 = scale(f, PLAN.c4);
@@ -436,10 +463,13 @@ const serviceColdStarts: { listeningMs: number; firstPdfMs: number }[] = [];
       pages,
       failures: failures.length,
       peak,
-      profile: profileOf(
-        traces,
-        seq.answers.map((a) => a.ms),
-      ),
+      profile: {
+        ...profileOf(
+          traces,
+          seq.answers.map((a) => a.ms),
+        ),
+        ...(keyedCalls ? { keyedCallsInOrder: keyedCalls } : {}),
+      },
       cpuMsPerRenderC4: perRender(cpuBefore, cpuAfter, n4),
     };
     const s = resultOf(f).service;
@@ -666,8 +696,11 @@ for (const r of results) {
       .join(', ')}`,
   );
 }
-if (invoice?.service)
+if (invoice?.service) {
   out(`invoice request, calls in order: ${invoice.service.profile.callsInOrder.join(' ')}`);
+  const keyed = invoice.service.profile.keyedCallsInOrder;
+  if (keyed) out(`invoice request with an Idempotency-Key, calls in order: ${keyed.join(' ')}`);
+}
 out('');
 out(
   `Cold start: service spawn → first PDF ${serviceColdStarts.map((c) => c.firstPdfMs).join(', ')} ms (median ${fmt(coldStartMs)}); ` +

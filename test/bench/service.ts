@@ -44,9 +44,12 @@ export interface RenderAnswer {
 export interface ServiceProcess {
   readonly pid: number;
   readonly baseUrl: string;
+  /** The bench user's session token, for requests of its own. */
+  readonly token: string;
   /** Spawn → first TCP connection accepted, and spawn → first 201 with a PDF. */
   readonly coldStart: { readonly listeningMs: number; readonly firstPdfMs: number };
-  render(body: unknown): Promise<RenderAnswer>;
+  /** POST /v1/pdf with `body` (and `headers`, e.g. an Idempotency-Key). */
+  render(body: unknown, headers?: Readonly<Record<string, string>>): Promise<RenderAnswer>;
   traces(): Promise<ProbeTrace[]>;
   stop(): Promise<void>;
 }
@@ -90,11 +93,14 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
     exited = true;
   });
 
-  const render = async (body: unknown): Promise<RenderAnswer> => {
+  const render = async (
+    body: unknown,
+    headers: Readonly<Record<string, string>> = {},
+  ): Promise<RenderAnswer> => {
     const t = performance.now();
     const res = await fetch(`${baseUrl}/v1/pdf`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
       body: JSON.stringify(body),
     });
     const json = (await res.json()) as {
@@ -142,6 +148,7 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
   return {
     pid: child.pid as number,
     baseUrl,
+    token,
     coldStart: { listeningMs: Math.round(listeningMs), firstPdfMs: Math.round(firstPdfMs) },
     render,
     traces,

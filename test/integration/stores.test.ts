@@ -4,7 +4,7 @@
  * each on its own.
  */
 import { S3Client } from '@aws-sdk/client-s3';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { createIdempotencyStore } from '../../functions/adapters/dynamodb/idempotency.js';
 import { createJobStore } from '../../functions/adapters/dynamodb/jobs.js';
@@ -13,6 +13,7 @@ import { createUsageStore } from '../../functions/adapters/dynamodb/usage.js';
 import { createS3PdfStorage } from '../../functions/adapters/s3/pdf-storage.js';
 import type { Job } from '../../functions/domain/jobs.js';
 import { createPdfJobs } from '../../functions/domain/pdf-jobs.js';
+import type { Renderer } from '../../functions/domain/ports.js';
 import type { Principal } from '../../functions/domain/principal.js';
 import { MAX_LIST_OFFSET } from '../../functions/settings.js';
 import { readTemplateDataText } from '../../functions/templating/index.js';
@@ -177,6 +178,36 @@ describe('usage counters', () => {
     expect(await usage().readMonth(account, month)).toEqual({ rendersUsed: 1, pdfBytes: 100, renderMs: 10 });
   });
 
+  it('checks a reservation against counters read earlier: trusted when they allow, a refusal read again', async () => {
+    const account = newAccount();
+    clock.set('2026-11-25T10:00:00.000Z');
+    const month = await usage().reserveRender(account, plan, undefined, 'job_early_a');
+    const early = await usage().readUnits(account, month);
+    // Units used up since the early read: it allowed, so the check passes (the reservation decides).
+    await usage().reserveRender(account, plan, undefined, 'job_early_b');
+    await usage().reserveRender(account, plan, undefined, 'job_early_c');
+    await expect(usage().checkReservable(account, plan, month, early)).resolves.toBeUndefined();
+    expect((await rejection(usage().checkReservable(account, plan, month))).code).toBe('PLAN_QUOTA_EXCEEDED');
+    const full = await usage().readUnits(account, month);
+    // A unit given back since a read that saw none left: the fresh read allows it.
+    await usage().releaseRender(account, month, 'job_early_c');
+    await expect(usage().checkReservable(account, plan, month, full)).resolves.toBeUndefined();
+    // Still none left: the refusal stands.
+    await usage().reserveRender(account, plan, undefined, 'job_early_d');
+    const refused = await rejection(usage().checkReservable(account, plan, month, full));
+    expect(refused.code).toBe('PLAN_QUOTA_EXCEEDED');
+    // The concurrency the same way: a running render ended since is not refused.
+    const running = { ...plan, monthlyRenders: 100, concurrentRenders: 1 };
+    const other = newAccount();
+    await usage().reserveRender(other, running, month, 'job_run_a');
+    const busy = await usage().readUnits(other, month);
+    expect((await rejection(usage().checkReservable(other, running, month, busy))).code).toBe(
+      'CONCURRENCY_LIMIT_EXCEEDED',
+    );
+    await usage().recordRender(other, month, 1, 1, 'job_run_a');
+    await expect(usage().checkReservable(other, running, month, busy)).resolves.toBeUndefined();
+  });
+
   it('refuses exactly past the quota under concurrent reservations', async () => {
     const account = newAccount();
     const results = await Promise.allSettled(
@@ -219,12 +250,12 @@ describe('a render in two steps', () => {
     credential: 'session',
     plan,
   });
-  const pdfJobs = (renderer: { render: () => Promise<never> }) =>
+  const pdfJobs = (renderer: Renderer, db: DynamoDBDocumentClient = table.db) =>
     createPdfJobs({
-      jobs: createJobStore(table.db, table.name, clock, RECORD_RETENTION),
-      usage: createUsageStore(table.db, table.name, clock),
-      templates: createTemplateStore(table.db, table.name, clock),
-      idempotency: createIdempotencyStore(table.db, table.name, clock, 60_000),
+      jobs: createJobStore(db, table.name, clock, RECORD_RETENTION),
+      usage: createUsageStore(db, table.name, clock),
+      templates: createTemplateStore(db, table.name, clock),
+      idempotency: createIdempotencyStore(db, table.name, clock, 60_000),
       // Signing needs no network: an S3 client that nothing ever reaches.
       storage: createS3PdfStorage(
         new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),
@@ -262,6 +293,71 @@ describe('a render in two steps', () => {
       throw new Error('the renderer is down');
     },
   };
+
+  it('sends the independent calls of its bookkeeping side by side', async () => {
+    /** Every call the stores send, with when it was sent and answered. */
+    const calls: { input: Record<string, unknown>; sent: number; answered?: number }[] = [];
+    const observed = {
+      send: async (command: { input: Record<string, unknown> }) => {
+        const call: (typeof calls)[number] = { input: command.input, sent: performance.now() };
+        calls.push(call);
+        try {
+          return await table.db.send(command as never);
+        } finally {
+          call.answered = performance.now();
+        }
+      },
+    } as unknown as DynamoDBDocumentClient;
+    const rendered: Renderer = {
+      render: async () => ({ ok: true, fileSizeBytes: 100, pageCount: 1, renderDurationMs: 5 }),
+    };
+    const jobsOf = pdfJobs(rendered, observed);
+    const sk = (call: (typeof calls)[number]) =>
+      String((call.input.Key as Record<string, unknown>)?.SK ?? '');
+    const sideBySide = (a: (typeof calls)[number], b: (typeof calls)[number]) =>
+      a.sent < (b.answered ?? Number.POSITIVE_INFINITY) && b.sent < (a.answered ?? Number.POSITIVE_INFINITY);
+    const command = {
+      source: order.source,
+      variables: order.variables,
+      options: {},
+      idempotency: null,
+      mode: 'sync' as const,
+      webhookId: null,
+    };
+
+    // The month's counters are read beside the rate limit's write, and not again before the job.
+    const caller = principal('free');
+    await jobsOf.countRequest(caller, command);
+    const rate = calls.find((c) => sk(c).startsWith('RATE#'));
+    const month = calls.find((c) => sk(c).startsWith('USAGE#') && c.input.UpdateExpression === undefined);
+    expect(rate && month && sideBySide(rate, month)).toBe(true);
+    calls.length = 0;
+    await jobsOf.create(caller, command);
+    const reads = calls.filter((c) => c.input.UpdateExpression === undefined && sk(c).startsWith('USAGE#'));
+    expect(reads).toEqual([]);
+
+    // With a key: its answer is written beside the month's totals.
+    const keyed = principal('free');
+    const withKey = { ...command, idempotency: { key: 'side-by-side', bodyHash: 'hash' } };
+    await jobsOf.countRequest(keyed, withKey);
+    calls.length = 0;
+    const { job } = await jobsOf.create(keyed, withKey);
+    expect(job.job.status).toBe('completed');
+    const totals = calls.find((c) => String(c.input.UpdateExpression).includes('pdf_bytes'));
+    const answer = calls.find(
+      (c) => sk(c).startsWith('IDEMPOTENCY#') && c.input.UpdateExpression !== undefined,
+    );
+    expect(totals && answer && sideBySide(totals, answer)).toBe(true);
+    // Counted once, and the answer replays the job.
+    const usage = createUsageStore(table.db, table.name, clock);
+    expect(await usage.readMonth(keyed.accountId, clock.now().toISOString().slice(0, 7))).toEqual({
+      rendersUsed: 1,
+      pdfBytes: 100,
+      renderMs: 5,
+    });
+    const replayed = await jobsOf.create(keyed, withKey);
+    expect(replayed).toMatchObject({ replayed: true, job: { job: { id: job.job.id } } });
+  });
 
   it('accept parses the template, holds the unit and creates a pending job, without rendering', async () => {
     const caller = principal('free');

@@ -402,6 +402,10 @@ export const createTemplateStore = (
      * private is refused on the very next request.
      */
     async getReadable(templateId: string, accountId: string, version?: number): Promise<Template> {
+      // A named version is read beside the record (one round trip, not two); kept only if the
+      // record allows it, and read again if it looked unfinished (written as the record was read).
+      const named =
+        version === undefined ? undefined : readVersion(templateId, version).catch(() => undefined);
       const record = await getRecord(templateId);
       const owner = record?.owner_user_id === accountId;
       if (!record || (!owner && !record.is_public)) {
@@ -413,7 +417,8 @@ export const createTemplateStore = (
         throw new ServiceError('PDF_TEMPLATE_NOT_FOUND', `Template ${templateId} has no version ${version}`);
       }
       // Versions past the current one are edits still being written.
-      const content = wanted <= record.version ? await readVersion(templateId, wanted) : undefined;
+      const content =
+        wanted <= record.version ? ((await named) ?? (await readVersion(templateId, wanted))) : undefined;
       if (!content) {
         throw version === undefined
           ? templateNotFound(templateId)

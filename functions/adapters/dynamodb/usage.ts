@@ -375,7 +375,8 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       }
     },
 
-    async checkReservable(accountId: string, plan: Plan, month: string): Promise<void> {
+    async checkReservable(accountId: string, plan: Plan, month: string, seen?: UnitCounters): Promise<void> {
+      if (seen && !refusal(plan, count(seen.rendersUsed), count(seen.inFlight))) return;
       const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
       const refused = refusal(plan, count(out.Item?.renders_used), count(out.Item?.in_flight));
       if (refused) throw refused;
