@@ -12,32 +12,7 @@
  * while it works, and a step that fails leaves the job in the sweeper's index rather than being
  * only logged. Every answer after the job was written names it (`job_id`).
  *
- * Round trips of a sync render (DynamoDB unless said; `∥`: side by side, one round trip):
- *   account read (auth) → rate window write ∥ month's unit counters read (∥ a saved template's
- *   reads ∥ the webhook endpoint's ∥ the idempotency answer's, when the request names them) →
- *   [the key's claim] → job write → unit write → render ∥ job to `rendering` (unit held) → job
- *   completed → month's totals (∥ the key's answer).
- * What a crash between two steps leaves, for the steps made side by side:
- * - The reads beside the rate limit's write (early-reads.ts) write nothing: a crash, a 429 for the
- *   rate, a replay or a 422 leave only the rate count, as before. Their answers are used in the
- *   contract's order (a missing template or endpoint answers 404 after idempotency, as before).
- *   The counters are trusted only when they allow a reservation (the unit write decides; a
- *   refused one deletes its job), and a refusal they imply is confirmed by a fresh read, so a
- *   unit given back since is not refused. The template is the one current when the request came.
- * - The key's answer beside the month's totals, both after the job completed: answer without
- *   totals leaves what a crash between completion and totals always left (the totals miss the
- *   render, its unit stays counted as running until the month is next reconciled); totals without
- *   answer leave a claim whose lease runs out, and a retry renders again, as a crash before the
- *   answer always did. An answer that fails is thrown once the totals are written, as before.
- * Not made side by side, because a crash between them would leave what nobody settles:
- * - job and unit: a unit that landed without its job is held by no job the sweeper can find;
- * - rate window and job (or claim): a 429 for the rate would leave a job (or claim) written;
- * - completion and totals: totals without the completion leave, after a crash, a failed render's
- *   bytes and time in the month's totals (the sweeper gives the unit back, but reconciling works
- *   out only the unit counters); and a completion refused after the totals landed fails a job
- *   whose unit can no longer be given back (its release finds it recorded, not held);
- * - the job's `rendering` and held unit, made with the job: it is held only once the unit write
- *   landed (a job marked held whose reservation was refused would be counted as running).
+ * The render's round trips, and what a crash between any two of them leaves: render-order.ts.
  *
  * Templates are only parsed here (syntax, variables the template cannot do without): executing
  * one is running a stranger's code, and this function holds the table, the presigner and the
