@@ -126,13 +126,13 @@ const ROUNDS = 3;
  * How long a flood goes on, from the idle renders just before it (`idleMs`, their median): the
  * other account's first render waits until the flood's page has opened and runs (600 ms, as when
  * floods lasted 2.5 s, or twice an ordinary render's whole time on a slower machine: `waitMs`), and
- * its three renders end before the flood does unless they took more than 2.7 times their idle time
+ * its three renders end before the flood does unless they took more than twice their idle time
  * each, which fails the test anyway. A fixed 2.5 s flood was mostly time after those renders
  * ended. Each round checks that the renders ran inside the flood.
  */
 const floodTiming = (idleMs: number): { waitMs: number; floodMs: number } => {
   const waitMs = Math.round(Math.max(600, 2 * idleMs));
-  return { waitMs, floodMs: Math.round(waitMs + 8 * idleMs + 300) };
+  return { waitMs, floodMs: Math.round(waitMs + 6 * idleMs + 300) };
 };
 
 /** Floods whose drops the diagnostics count: console.error calls and uncaught errors of a document. */
