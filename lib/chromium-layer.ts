@@ -14,7 +14,7 @@ import { basename, join } from 'node:path';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import { Architecture, Code, LayerVersion, type Runtime } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
-import { buildSync } from 'esbuild';
+import { buildSync, type Metafile } from 'esbuild';
 import {
   assembleFonts,
   type FontSet,
@@ -158,7 +158,24 @@ const installedCopies = (projectRoot: string, names: ReadonlySet<string>): Map<s
   return copies;
 };
 
-const analyse = (projectRoot: string, entryPoints: string[], external: readonly string[]) => {
+/**
+ * esbuild's analyses of this process, by their inputs: each bundles the renderer's or Chromium's
+ * whole dependency tree (a second or two of CPU), and a process that synthesizes several apps (the
+ * template tests, dozens of configurations) asks the same two questions of the same installed
+ * files every time. Callers only read a metafile.
+ */
+const analyses = new Map<string, Metafile>();
+
+const analyse = (projectRoot: string, entryPoints: string[], external: readonly string[]): Metafile => {
+  const key = JSON.stringify([projectRoot, entryPoints, external]);
+  const known = analyses.get(key);
+  if (known) return known;
+  const metafile = analyseAfresh(projectRoot, entryPoints, external);
+  analyses.set(key, metafile);
+  return metafile;
+};
+
+const analyseAfresh = (projectRoot: string, entryPoints: string[], external: readonly string[]) => {
   const { metafile, errors } = buildSync({
     entryPoints,
     absWorkingDir: projectRoot,

@@ -11,7 +11,7 @@
  */
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   createWebhookDeliveryStore,
   createWebhookStore,
@@ -25,7 +25,7 @@ import type { WebhookMessage } from '../../functions/domain/webhooks.js';
 import { createWebhookSenderHandler } from '../../functions/webhook-sender/index.js';
 import { createInProcessQueue } from '../helpers/in-process-queue.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
-import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
+import { captureOutput } from '../helpers/process-output.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const env: Record<string, string> = {
@@ -75,14 +75,10 @@ const settled = async (
   }
 };
 
-let output: CapturedOutput;
-beforeEach(() => {
-  output = captureOutput();
-});
-afterEach(() => output.stop());
-
 describe('webhook endpoints', () => {
   it('answers 201 with the secret shown this once: never listed, read, stored in clear or logged', async () => {
+    const output = captureOutput();
+    onTestFinished(() => output.stop());
     const token = await local.sessionToken();
     const res = await createWebhook(token, { url: receiver.url('/ok/created'), description: ' billing ' });
     expect(res.status, res.text).toBe(201);
@@ -210,7 +206,10 @@ describe('webhook endpoints', () => {
   });
 });
 
-describe('delivery', () => {
+// The deliveries wait on the retry schedule (1 s, then 2 s, to a 3 s window) and on the bounds
+// after it: run side by side, each with its own account, endpoint and receiver path, they wait
+// together instead of one after another.
+describe.concurrent('delivery', () => {
   it('sends the test event signed per Standard Webhooks, verified with the reference package', async () => {
     const token = await local.sessionToken();
     const { id, secret } = (await createWebhook(token, { url: receiver.url('/ok/test-event') })).json;
