@@ -1,14 +1,17 @@
 /**
  * The service end to end: `bin/local.ts` (the local stack: API Gateway emulation, handlers,
  * dynalite, s3rver, in-process renderer) in its own process on a fresh DATA_DIR and a free port,
- * with test/bench/probe.ts preloaded for per-request timings, driven over HTTP.
+ * started as `npm start` starts it (bin/start.mjs, from its bundle), with test/bench/probe.ts
+ * preloaded for per-request timings, driven over HTTP.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
+import { buildStartBundle, freshBuild } from '../../lib/local/start-bundle.mjs';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -26,6 +29,25 @@ const freePort = (): Promise<number> =>
       server.close(() => resolve(port));
     });
   });
+
+/**
+ * The probe as JavaScript, so that the service process runs no TypeScript loader, as `npm start`'s
+ * does not; and the start bundle built ahead, so that a cold start is not a build's.
+ */
+const prepare = async (): Promise<string> => {
+  const probe = join(ROOT, 'node_modules', '.cache', 'pdf-render-service', 'bench-probe.mjs');
+  await build({
+    entryPoints: [join(ROOT, 'test', 'bench', 'probe.ts')],
+    outfile: probe,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    logLevel: 'error',
+  });
+  if (!('entry' in freshBuild())) await buildStartBundle();
+  return probe;
+};
 
 export interface ProbeTrace {
   readonly ms: number;
@@ -62,25 +84,22 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const stderr: string[] = [];
+  const probe = await prepare();
 
   const started = performance.now();
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--import', './test/bench/probe.ts', 'bin/local.ts'],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        DATA_DIR: dataDir,
-        PLANS: BENCH_PLANS,
-        POWERTOOLS_LOG_LEVEL: 'ERROR',
-        // The renderer's spare session, as the renderer Lambda's handler turns it on (lib/local/options.ts).
-        RENDERER_SPARE_SESSIONS: spare ? '1' : '0',
-      },
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  const child: ChildProcess = spawn(process.execPath, ['--import', probe, 'bin/start.mjs'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      PLANS: BENCH_PLANS,
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+      // The renderer's spare session, as the renderer Lambda's handler turns it on (lib/local/options.ts).
+      RENDERER_SPARE_SESSIONS: spare ? '1' : '0',
     },
-  );
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr.push(chunk.toString());
     if (stderr.length > 50) stderr.shift();
