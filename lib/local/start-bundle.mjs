@@ -240,8 +240,13 @@ export const buildStartBundle = async (root = PROJECT_ROOT) => {
     }
     const key = keyOf(root, { sources, packages });
     const target = join(dir, key);
-    if (existsSync(target)) rmSync(staging, { recursive: true, force: true });
-    else renameSync(staging, target);
+    try {
+      renameSync(staging, target);
+    } catch (e) {
+      // Another start built the same sources meanwhile: its build is this one.
+      if (!existsSync(join(target, 'local.mjs'))) throw e;
+      rmSync(staging, { recursive: true, force: true });
+    }
     /** @type {Manifest} */
     const manifest = { key, sources, packages };
     const pointer = join(dir, `.current-${process.pid}-${randomBytes(4).toString('hex')}.json`);
