@@ -66,8 +66,11 @@ export interface RenderAnswer {
 export interface ServiceProcess {
   readonly pid: number;
   readonly baseUrl: string;
-  /** Spawn → first TCP connection accepted, and spawn → first 201 with a PDF. */
-  readonly coldStart: { readonly listeningMs: number; readonly firstPdfMs: number };
+  /**
+   * Spawn → first TCP connection accepted, and spawn → first 201 with a PDF; `built`: the process
+   * built its bundle first (a source changed after this process prepared it), so it was no cold start.
+   */
+  readonly coldStart: { readonly listeningMs: number; readonly firstPdfMs: number; readonly built: boolean };
   render(body: unknown): Promise<RenderAnswer>;
   traces(): Promise<ProbeTrace[]>;
   stop(): Promise<void>;
@@ -100,7 +103,9 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
     },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
+  let built = false;
   child.stderr?.on('data', (chunk: Buffer) => {
+    if (chunk.toString().includes('local stack: building')) built = true;
     stderr.push(chunk.toString());
     if (stderr.length > 50) stderr.shift();
   });
@@ -161,7 +166,11 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
   return {
     pid: child.pid as number,
     baseUrl,
-    coldStart: { listeningMs: Math.round(listeningMs), firstPdfMs: Math.round(firstPdfMs) },
+    coldStart: {
+      listeningMs: Math.round(listeningMs),
+      firstPdfMs: Math.round(firstPdfMs),
+      built,
+    },
     render,
     traces,
     async stop() {
