@@ -10,7 +10,7 @@
  * templating worker and the API's parse worker beside it (as the Lambda bundles carry theirs,
  * lib/service-function.ts). Its key is the content of every source file it was built from, the
  * size and modification time of every bundled file from node_modules, package-lock.json, and this
- * file: a start whose sources differ from the last build's builds again first (about 1.5 s), so
+ * file: a start whose sources differ from the last build's builds again first (a few seconds), so
  * a stale build never runs.
  */
 import { createHash, randomBytes } from 'node:crypto';
