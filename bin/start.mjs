@@ -15,13 +15,22 @@ if ('entry' in fresh) {
   process.stderr.write(`local stack: building bin/local.ts (${fresh.stale}) ...\n`);
   try {
     entry = await buildStartBundle();
+    process.stderr.write(`local stack: built in ${Math.round(performance.now() - started)} ms\n`);
   } catch (e) {
-    process.stderr.write(`local stack: the build failed: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exit(1);
+    // A cache that cannot be written (a read-only node_modules) or a source esbuild refuses: the
+    // sources run as they did before the bundle, and say what failed (tsx reports a source's error).
+    process.stderr.write(
+      `local stack: the build failed (${e instanceof Error ? e.message : String(e)}); running bin/local.ts through tsx\n`,
+    );
   }
-  process.stderr.write(`local stack: built in ${Math.round(performance.now() - started)} ms\n`);
 }
-// V8's code for the bundle, kept beside it from the first start on: compiling its 8 MB again at
-// every start was about 130 ms of the 450 ms before the port was bound.
-enableCompileCache(join(dirname(entry), '.compile-cache'));
-await import(entry);
+if (entry) {
+  // V8's code for the bundle, kept beside it from the first start on: compiling its 8 MB again at
+  // every start was about 130 ms of the 450 ms before the port was bound.
+  enableCompileCache(join(dirname(entry), '.compile-cache'));
+  await import(entry);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('./local.ts');
+}
