@@ -2,7 +2,7 @@
  * `npm start`: bin/local.ts, run from its bundle (lib/local/start-bundle.mjs), which is built
  * first when there is none yet or a source changed since the last build.
  */
-import { enableCompileCache } from 'node:module';
+import * as nodeModule from 'node:module';
 import { dirname, join } from 'node:path';
 import { buildStartBundle, freshBuild } from '../lib/local/start-bundle.mjs';
 
@@ -26,8 +26,8 @@ if ('entry' in fresh) {
 }
 if (entry) {
   // V8's code for the bundle, kept beside it from the first start on: compiling its 8 MB again at
-  // every start was about 130 ms of the 450 ms before the port was bound.
-  enableCompileCache(join(dirname(entry), '.compile-cache'));
+  // every start was about 130 ms of the 450 ms before the port was bound. Node 22.1 and later.
+  nodeModule.enableCompileCache?.(join(dirname(entry), '.compile-cache'));
   await import(entry);
 } else {
   const { register } = await import('tsx/esm/api');
