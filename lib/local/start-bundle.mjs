@@ -107,10 +107,17 @@ const settingsDigest = (root) => {
  * @param {Pick<Manifest, 'sources' | 'packages'>} inputs
  */
 const keyOf = (root, inputs) =>
-  sha256(JSON.stringify([settingsDigest(root), inputs.sources, inputs.packages])).slice(0, 16);
+  sha256(
+    JSON.stringify([
+      settingsDigest(root),
+      Object.entries(inputs.sources).sort(),
+      Object.entries(inputs.packages).sort(),
+    ]),
+  ).slice(0, 16);
 
 /**
- * The current content of the inputs a manifest lists, or undefined when one is gone.
+ * The current content of the inputs a manifest lists, or undefined when one is gone (or cannot be
+ * read: a build from it would not be this build).
  * @param {string} root
  * @param {Manifest} manifest
  * @returns {Pick<Manifest, 'sources' | 'packages'> | undefined}
@@ -124,9 +131,8 @@ const currentInputs = (root, manifest) => {
     const packages = {};
     for (const file of Object.keys(manifest.packages)) packages[file] = statKey(join(root, file));
     return { sources, packages };
-  } catch (e) {
-    if (/** @type {NodeJS.ErrnoException} */ (e).code === 'ENOENT') return undefined;
-    throw e;
+  } catch {
+    return undefined;
   }
 };
 
