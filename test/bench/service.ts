@@ -90,19 +90,23 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
   const probe = await prepare();
 
   const started = performance.now();
-  const child: ChildProcess = spawn(process.execPath, ['--import', probe, 'bin/start.mjs'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      PLANS: BENCH_PLANS,
-      POWERTOOLS_LOG_LEVEL: 'ERROR',
-      // The renderer's spare session, as the renderer Lambda's handler turns it on (lib/local/options.ts).
-      RENDERER_SPARE_SESSIONS: spare ? '1' : '0',
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--require', './bin/require-node.cjs', '--import', probe, 'bin/start.mjs'],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        PLANS: BENCH_PLANS,
+        POWERTOOLS_LOG_LEVEL: 'ERROR',
+        // The renderer's spare session, as the renderer Lambda's handler turns it on (lib/local/options.ts).
+        RENDERER_SPARE_SESSIONS: spare ? '1' : '0',
+      },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     },
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-  });
+  );
   let built = false;
   child.stderr?.on('data', (chunk: Buffer) => {
     if (chunk.toString().includes('local stack: building')) built = true;
