@@ -1,4 +1,4 @@
-// Run by `npm start` and `npm test` before anything else: an older Node.js gets one clear line
+// Run by `npm start` (preloaded: one process fewer) and `npm test` before anything else: an older Node.js gets one clear line
 // instead of a warning lost among many and a service that half works. CommonJS and ES5-level
 // syntax on purpose, so that any Node.js old enough to be refused can parse it.
 'use strict';

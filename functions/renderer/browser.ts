@@ -246,6 +246,20 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
     throw timedOut(outcome) ? new Error(`no PDF within ${PROBE_TIMEOUT_MS} ms`) : outcome;
   };
 
+  /**
+   * The first spare session opens while the proof runs (each in a context of its own), instead of
+   * after it: on a cold start the first render waited for both, one after the other. It becomes the
+   * spare only once the proof has passed; a failed proof kills the browser, and the session with it.
+   */
+  const spareBesideProof = (multi: WarmBrowser, proof: Promise<void>): void => {
+    if (spareSessions === 0 || spare) return;
+    const opening = openSession(multi, config.maxPageRequests).catch(() => undefined);
+    spare = proof.then(
+      () => opening,
+      () => undefined,
+    );
+  };
+
   /** Reports the process model renders run in: a log line and a metric, once per decision. */
   const report = (model: ProcessModel, detail: Record<string, unknown>): void => {
     decided = model;
@@ -266,7 +280,9 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
     try {
       const multi = await launchIn('multi');
       probing = performance.now();
-      await prove(multi);
+      const proof = prove(multi);
+      spareBesideProof(multi, proof);
+      await proof;
       report('multi', { probeMs: since(probing), decidedInMs: since(started) });
       return multi;
     } catch (e) {

@@ -109,8 +109,9 @@ export const workerOptions = (resourceLimits: ResourceLimits = WORKER_RESOURCE_L
 
 /**
  * The worker's script. The renderer Lambda's bundle carries templating-worker.cjs beside its own
- * file (lib/renderer-function.ts builds it). From TypeScript source (npm start, vitest) there is
- * no such file, and templating-worker-tsx.mjs starts templating-worker.ts through tsx.
+ * file (lib/renderer-function.ts builds it), and `npm start`'s bundle too (lib/local/start-bundle.mjs).
+ * From TypeScript source (vitest, tsx) there is no such file, and templating-worker-tsx.mjs starts
+ * templating-worker.ts through tsx.
  */
 export const defaultWorkerScript = (): URL => {
   const bundled = new URL('./templating-worker.cjs', import.meta.url);

@@ -53,8 +53,9 @@ export const memoryLimitMessage = (mb: number): string =>
   `Template syntax error: the template needs more than ${mb} MiB to parse`;
 
 /**
- * The worker's script: the API bundle's parse-worker.cjs beside it (lib/service-api.ts builds it),
- * else parse-worker-tsx.mjs, which starts parse-worker.ts through tsx.
+ * The worker's script: the API bundle's parse-worker.cjs beside it (lib/service-api.ts builds it;
+ * `npm start`'s bundle has one too), else parse-worker-tsx.mjs, which starts parse-worker.ts
+ * through tsx.
  */
 const defaultScript = (): URL => {
   const bundled = new URL('./parse-worker.cjs', import.meta.url);

@@ -1,6 +1,6 @@
 /**
- * Preloaded into the service process by the benchmark (`node --import tsx --import ./bench/probe.ts
- * bin/local.ts`): times each API request and the DynamoDB and S3 calls made on its behalf, from
+ * Preloaded into the service process by the benchmark (service.ts, built to JavaScript: `node --import probe.mjs
+ * bin/start.mjs`): times each API request and the DynamoDB and S3 calls made on its behalf, from
  * Node's diagnostics channels, without touching the service's code. Reports to the benchmark over
  * the IPC channel when asked ({type: 'probe:take'} → {type: 'probe:traces', traces}).
  *

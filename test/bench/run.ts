@@ -410,7 +410,7 @@ const serviceColdStarts: { listeningMs: number; firstPdfMs: number }[] = [];
     service = await startService(firstBody, spare);
     serviceColdStarts.push(service.coldStart);
     note(
-      `service    cold start ${i + 1}/${coldStarts}: first PDF ${service.coldStart.firstPdfMs} ms after spawn (listening at ${service.coldStart.listeningMs} ms)`,
+      `service    cold start ${i + 1}/${coldStarts}: first PDF ${service.coldStart.firstPdfMs} ms after spawn (listening at ${service.coldStart.listeningMs} ms)${service.coldStart.built ? ', its bundle built first: a source changed meanwhile' : ''}`,
     );
     if (i < coldStarts - 1) await service.stop();
   }
@@ -676,7 +676,7 @@ out(
   'renderer = render() in its own process (fresh context, load, print, page count, PUT to a loopback sink)',
 );
 out(
-  'service  = POST /v1/pdf over HTTP to bin/local.ts: API Gateway emulation, auth, DynamoDB (dynalite), S3 (s3rver), renderer',
+  'service  = POST /v1/pdf over HTTP to bin/local.ts as npm start runs it (bin/start.mjs): API Gateway emulation, auth, DynamoDB (dynalite), S3 (s3rver), renderer',
 );
 if (templating) out(templatingLine(templating));
 if (templateParse) for (const line of templateParseLines(templateParse)) out(line);

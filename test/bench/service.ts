@@ -1,14 +1,17 @@
 /**
  * The service end to end: `bin/local.ts` (the local stack: API Gateway emulation, handlers,
  * dynalite, s3rver, in-process renderer) in its own process on a fresh DATA_DIR and a free port,
- * with test/bench/probe.ts preloaded for per-request timings, driven over HTTP.
+ * started as `npm start` starts it (bin/start.mjs, from its bundle), with test/bench/probe.ts
+ * preloaded for per-request timings, driven over HTTP.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
+import { buildStartBundle, freshBuild } from '../../lib/local/start-bundle.mjs';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -26,6 +29,25 @@ const freePort = (): Promise<number> =>
       server.close(() => resolve(port));
     });
   });
+
+/**
+ * The probe as JavaScript, so that the service process runs no TypeScript loader, as `npm start`'s
+ * does not; and the start bundle built ahead, so that a cold start is not a build's.
+ */
+const prepare = async (): Promise<string> => {
+  const probe = join(ROOT, 'node_modules', '.cache', 'pdf-render-service', 'bench-probe.mjs');
+  await build({
+    entryPoints: [join(ROOT, 'test', 'bench', 'probe.ts')],
+    outfile: probe,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node22',
+    logLevel: 'error',
+  });
+  if (!('entry' in freshBuild())) await buildStartBundle();
+  return probe;
+};
 
 export interface ProbeTrace {
   readonly ms: number;
@@ -46,8 +68,11 @@ export interface ServiceProcess {
   readonly baseUrl: string;
   /** The bench user's session token, for requests of its own. */
   readonly token: string;
-  /** Spawn → first TCP connection accepted, and spawn → first 201 with a PDF. */
-  readonly coldStart: { readonly listeningMs: number; readonly firstPdfMs: number };
+  /**
+   * Spawn → first TCP connection accepted, and spawn → first 201 with a PDF; `built`: the process
+   * built its bundle first (a source changed after this process prepared it), so it was no cold start.
+   */
+  readonly coldStart: { readonly listeningMs: number; readonly firstPdfMs: number; readonly built: boolean };
   /** POST /v1/pdf with `body` (and `headers`, e.g. an Idempotency-Key). */
   render(body: unknown, headers?: Readonly<Record<string, string>>): Promise<RenderAnswer>;
   traces(): Promise<ProbeTrace[]>;
@@ -65,11 +90,12 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const stderr: string[] = [];
+  const probe = await prepare();
 
   const started = performance.now();
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--import', 'tsx', '--import', './test/bench/probe.ts', 'bin/local.ts'],
+    ['--require', './bin/require-node.cjs', '--import', probe, 'bin/start.mjs'],
     {
       cwd: ROOT,
       env: {
@@ -84,7 +110,9 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     },
   );
+  let built = false;
   child.stderr?.on('data', (chunk: Buffer) => {
+    if (chunk.toString().includes('local stack: building')) built = true;
     stderr.push(chunk.toString());
     if (stderr.length > 50) stderr.shift();
   });
@@ -149,7 +177,11 @@ export const startService = async (firstBody: unknown, spare: boolean): Promise<
     pid: child.pid as number,
     baseUrl,
     token,
-    coldStart: { listeningMs: Math.round(listeningMs), firstPdfMs: Math.round(firstPdfMs) },
+    coldStart: {
+      listeningMs: Math.round(listeningMs),
+      firstPdfMs: Math.round(firstPdfMs),
+      built,
+    },
     render,
     traces,
     async stop() {

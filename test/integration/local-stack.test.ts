@@ -193,9 +193,9 @@ describe('local stack', () => {
     }
   });
 
-  it('bin/local.ts fails fast, with a clear message, when PORT or DATA_DIR is taken', async () => {
+  it('npm start (bin/start.mjs) fails fast, with a clear message, when PORT or DATA_DIR is taken', async () => {
     const start = (env: Record<string, string>) =>
-      promisify(execFile)(TSX, ['bin/local.ts'], {
+      promisify(execFile)(process.execPath, ['bin/start.mjs'], {
         cwd: ROOT,
         env: { ...process.env, ...env },
         timeout: 30_000,

@@ -20,7 +20,7 @@ import puppeteer from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RendererConfig } from '../../functions/core/config.js';
 import type { RenderRequest, RenderResult } from '../../functions/renderer/contract.js';
-import type { RendererInstance } from '../../functions/renderer/renderer.js';
+import type { RendererInstance, RendererOptions } from '../../functions/renderer/renderer.js';
 import { readPdf } from '../helpers/pdf.js';
 import { captureOutput } from '../helpers/process-output.js';
 import { renderRequest, startUploadSink, type UploadSink } from '../helpers/render-fixtures.js';
@@ -92,9 +92,12 @@ afterAll(async () => {
 });
 
 /** Starts the renderer afresh with `overrides` (the browser and its process model decided anew). */
-const useRenderer = async (overrides: Partial<RendererConfig>): Promise<void> => {
+const useRenderer = async (
+  overrides: Partial<RendererConfig>,
+  options: RendererOptions = {},
+): Promise<void> => {
   await renderer?.close();
-  renderer = inProcess.createInProcessRenderer({ ...baseConfig, ...overrides });
+  renderer = inProcess.createInProcessRenderer({ ...baseConfig, ...overrides }, options);
 };
 
 /** The renderer useRenderer started last. */
@@ -242,6 +245,36 @@ describe('auto', () => {
     expect(failed?.probeMs).toBeLessThan(browserModule.PROBE_TIMEOUT_MS / 2);
     expect(elapsed).toBeLessThan(browserModule.PROBE_TIMEOUT_MS);
     expect(logged().find((l) => 'BrowserProcessModel' in l)).toMatchObject({ ProcessModel: 'single' });
+  });
+
+  it('with spare sessions, renders in multi-process on the spare opened beside the proof, and the next on a new one', async () => {
+    output.clear();
+    await useRenderer({ processModel: 'auto' }, { spareSessions: 1 });
+    const first = await render('job_spare_first', '<p>first</p><p id="done"></p>');
+    const second = await render('job_spare_second', '<p>second</p><p id="done"></p>');
+    expect(first.result).toMatchObject({ ok: true });
+    expect(first.text).toContain('first');
+    expect(second.result).toMatchObject({ ok: true });
+    expect(second.text).toContain('second');
+    expect(second.text).not.toContain('first');
+    expect(current().browser.processModel()).toBe('multi');
+    expect(lastModelReport()).toMatchObject({ processModel: 'multi', setting: 'auto' });
+  });
+
+  it('with spare sessions, drops the spare opened beside a failed proof and renders in single-process', async () => {
+    output.clear();
+    await useRenderer(
+      { processModel: 'auto', chromeExecutablePath: brokenMultiProcess },
+      { spareSessions: 1 },
+    );
+    const { result, text } = await render(
+      'job_spare_fallback',
+      '<p>fallback with spares</p><p id="done"></p>',
+    );
+    expect(result).toMatchObject({ ok: true });
+    expect(text).toContain('fallback with spares');
+    expect(current().browser.processModel()).toBe('single');
+    expect(lastModelReport()).toMatchObject({ processModel: 'single', fallbackReason: expect.any(String) });
   });
 
   it('falls back at the probe deadline when multi-process hangs instead (its page never opens)', async () => {
