@@ -46,16 +46,17 @@ export interface LocalOptions {
   /** `CORS_ALLOWED_ORIGINS`: comma-separated origins browsers may call the API from. */
   readonly corsAllowedOrigins: readonly string[];
   /**
-   * `RENDERER_SPARE_SESSIONS` (0 or 1, default 0): open each render's page ahead of it, as the
-   * renderer Lambda does (functions/renderer/browser.ts); the benchmark turns it on.
+   * `RENDERER_SPARE_SESSIONS` (0 or 1, default 1): open each render's page ahead of it, as the
+   * renderer Lambda does (functions/renderer/browser.ts), so that `npm start` serves as the
+   * benchmark measures it; 0 opens each render's page when it starts.
    */
   readonly rendererSpareSessions: 0 | 1;
 }
 
 const spareSessions = (env: Env): 0 | 1 => {
   const raw = value(env, 'RENDERER_SPARE_SESSIONS');
-  if (raw === undefined || raw === '0') return 0;
-  if (raw === '1') return 1;
+  if (raw === '0') return 0;
+  if (raw === undefined || raw === '1') return 1;
   throw new LocalOptionsError(`RENDERER_SPARE_SESSIONS must be 0 or 1, got "${raw}"`);
 };
 

@@ -58,7 +58,8 @@ describe('the wiring declaration', () => {
 
 describe('the local options', () => {
   it('reads RENDERER_SPARE_SESSIONS as 0 or 1, and refuses anything else with its name', () => {
-    expect(readLocalOptions({}).rendererSpareSessions).toBe(0);
+    expect(readLocalOptions({}).rendererSpareSessions).toBe(1);
+    expect(readLocalOptions({ RENDERER_SPARE_SESSIONS: '0' }).rendererSpareSessions).toBe(0);
     expect(readLocalOptions({ RENDERER_SPARE_SESSIONS: '1' }).rendererSpareSessions).toBe(1);
     expect(() => readLocalOptions({ RENDERER_SPARE_SESSIONS: 'yes' })).toThrow('RENDERER_SPARE_SESSIONS');
   });
