@@ -30,8 +30,18 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 /** The repository root: bin/, lib/, functions/ and node_modules/. */
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The source entry, as `npm start` ran it through tsx before. */
-const ENTRY = 'bin/local.ts';
+/**
+ * What is built: `npm start`'s bin/local.ts (the default), or another entry that starts the stack
+ * the same way (the tests' stack processes, test/helpers/stack-process.ts), each in a cache
+ * directory of its own.
+ * @typedef {object} BundleTarget
+ * @property {string} name the cache directory's name
+ * @property {string} entry the source entry, relative to the root
+ * @property {string} out the bundle's name, without `.mjs`
+ */
+
+/** @type {BundleTarget} The source entry, as `npm start` ran it through tsx before. */
+export const START = { name: 'start', entry: 'bin/local.ts', out: 'local' };
 
 /**
  * Worker threads' scripts, bundled beside the entry's bundle under the names the pools look for
@@ -71,8 +81,11 @@ const KEPT_BUILDS = 3;
  * @property {Record<string, string>} packages bundled file from node_modules → `size:mtimeMs`
  */
 
-/** @param {string} root */
-const cacheDir = (root) => join(root, 'node_modules', '.cache', 'pdf-render-service', 'start');
+/**
+ * @param {string} root
+ * @param {BundleTarget} target
+ */
+const cacheDir = (root, target) => join(root, 'node_modules', '.cache', 'pdf-render-service', target.name);
 
 /** @param {string | Buffer} data */
 const sha256 = (data) => createHash('sha256').update(data).digest('hex');
@@ -139,18 +152,19 @@ const currentInputs = (root, manifest) => {
 /**
  * The last build's entry when its inputs are as they were; else why not.
  * @param {string} [root]
+ * @param {BundleTarget} [target]
  * @returns {{ entry: string } | { stale: 'no build yet' | 'sources changed' }}
  */
-export const freshBuild = (root = PROJECT_ROOT) => {
+export const freshBuild = (root = PROJECT_ROOT, target = START) => {
   let manifest;
   try {
     manifest = /** @type {Manifest} */ (
-      JSON.parse(readFileSync(join(cacheDir(root), 'current.json'), 'utf8'))
+      JSON.parse(readFileSync(join(cacheDir(root, target), 'current.json'), 'utf8'))
     );
   } catch {
     return { stale: 'no build yet' };
   }
-  const entry = join(cacheDir(root), manifest.key, 'local.mjs');
+  const entry = join(cacheDir(root, target), manifest.key, `${target.out}.mjs`);
   if (!existsSync(entry)) return { stale: 'no build yet' };
   const inputs = currentInputs(root, manifest);
   return inputs && keyOf(root, inputs) === manifest.key ? { entry } : { stale: 'sources changed' };
@@ -189,11 +203,12 @@ const sourcesPlugin = (root, sources) => ({
 /**
  * Builds the bundle and its workers and makes it the current build.
  * @param {string} [root]
+ * @param {BundleTarget} [target]
  * @returns {Promise<string>} the entry to import
  */
-export const buildStartBundle = async (root = PROJECT_ROOT) => {
+export const buildStartBundle = async (root = PROJECT_ROOT, target = START) => {
   const { build } = await import('esbuild');
-  const dir = cacheDir(root);
+  const dir = cacheDir(root, target);
   mkdirSync(dir, { recursive: true });
   const staging = join(dir, `.building-${process.pid}-${randomBytes(4).toString('hex')}`);
   /** @type {Record<string, string>} */
@@ -217,7 +232,7 @@ export const buildStartBundle = async (root = PROJECT_ROOT) => {
     const results = await Promise.all([
       build({
         ...common,
-        entryPoints: { local: join(root, ENTRY) },
+        entryPoints: { [target.out]: join(root, target.entry) },
         outdir: staging,
         format: 'esm',
         // The dashboard's build, the tracer and the rest loaded on demand stay chunks of their own.
@@ -245,12 +260,12 @@ export const buildStartBundle = async (root = PROJECT_ROOT) => {
       }
     }
     const key = keyOf(root, { sources, packages });
-    const target = join(dir, key);
+    const built = join(dir, key);
     try {
-      renameSync(staging, target);
+      renameSync(staging, built);
     } catch (e) {
       // Another start built the same sources meanwhile: its build is this one.
-      if (!existsSync(join(target, 'local.mjs'))) throw e;
+      if (!existsSync(join(built, `${target.out}.mjs`))) throw e;
       rmSync(staging, { recursive: true, force: true });
     }
     /** @type {Manifest} */
@@ -259,7 +274,7 @@ export const buildStartBundle = async (root = PROJECT_ROOT) => {
     writeFileSync(pointer, `${JSON.stringify(manifest)}\n`);
     renameSync(pointer, join(dir, 'current.json'));
     pruneBuilds(dir, key);
-    return join(target, 'local.mjs');
+    return join(built, `${target.out}.mjs`);
   } catch (e) {
     rmSync(staging, { recursive: true, force: true });
     throw e;

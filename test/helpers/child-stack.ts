@@ -1,6 +1,7 @@
 /**
- * The local stack in a child process (test/helpers/stack-process.ts, run by tsx as `npm start`
- * runs it), in its own process group, on a fresh temporary DATA_DIR. Two users:
+ * The local stack in a child process (test/helpers/stack-process.ts, from an esbuild bundle as
+ * `npm start` runs its stack: lib/local/start-bundle.mjs), in its own process group, on a fresh
+ * temporary DATA_DIR. Two users:
  *
  * - the shared stack (shared-stack.ts), started once per `npm test` by the integration project's
  *   global setup: it outlives every worker, and each worker reaches it from its description;
@@ -11,10 +12,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
 import type { LocalStack } from '../../lib/local/stack.js';
+import { type BundleTarget, buildStartBundle, freshBuild } from '../../lib/local/start-bundle.mjs';
 
 /** What stack-process.ts prints about its stack: the LocalStack without its methods. */
 export type StackDescription = Omit<LocalStack, 'issueToken' | 'close'>;
@@ -37,6 +39,29 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+const STACK_PROCESS: BundleTarget = {
+  name: 'stack-process',
+  entry: 'test/helpers/stack-process.ts',
+  out: 'stack-process',
+};
+
+let bundled: Promise<string | undefined> | undefined;
+
+/**
+ * The stack process's bundle, built once per change of its sources (whichever test process gets
+ * there first; the others find it): through tsx, each start spent about 1.4 s of a core loading
+ * the stack's modules before it listened, and the crash tests start theirs twice. Undefined when
+ * it cannot be built: the stack then runs through tsx, as before.
+ */
+const stackProcessScript = (): Promise<string | undefined> => {
+  bundled ??= (async () => {
+    const fresh = freshBuild(REPO_ROOT, STACK_PROCESS);
+    if ('entry' in fresh) return fresh.entry;
+    return buildStartBundle(REPO_ROOT, STACK_PROCESS).catch(() => undefined);
+  })();
+  return bundled;
+};
+
 /**
  * Starts the stack with `handlerEnv` for the handlers (PLANS, limits, ...) and `processEnv` over
  * this process's environment for the child (e.g. the log level).
@@ -58,9 +83,12 @@ export const startStackProcess = async (
   const outputFile = join(dataDir, 'stack-output.log');
   childEnv.STACK_OUTPUT_FILE = outputFile;
   childEnv.STACK_HANDLER_ENV = JSON.stringify(handlerEnv);
+  const script = await stackProcessScript();
+  // V8's code for the bundle, kept beside it, as npm start keeps its own (bin/start.mjs).
+  if (script) childEnv.NODE_COMPILE_CACHE = join(dirname(script), '.compile-cache');
   const child: ChildProcess = spawn(
-    join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
-    [join(REPO_ROOT, 'test', 'helpers', 'stack-process.ts')],
+    script ? process.execPath : join(REPO_ROOT, 'node_modules', '.bin', 'tsx'),
+    [script ?? join(REPO_ROOT, 'test', 'helpers', 'stack-process.ts')],
     { cwd: REPO_ROOT, env: childEnv, detached: true, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   const pid = child.pid as number;
