@@ -148,6 +148,23 @@ export const startSampler = (root: number, intervalMs = 50, pssEvery = 2) => {
 const TICK_MS = 10;
 
 /**
+ * A process's CPU time so far, ms (user + system): its own, and that of its children it reaped;
+ * undefined when it is gone.
+ */
+const cpuOf = (pid: number): { own: number; reaped: number } | undefined => {
+  const stat = read(`/proc/${pid}/stat`);
+  if (!stat) return undefined;
+  const f = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .map(Number);
+  return {
+    own: ((f[11] ?? 0) + (f[12] ?? 0)) * TICK_MS,
+    reaped: ((f[13] ?? 0) + (f[14] ?? 0)) * TICK_MS,
+  };
+};
+
+/**
  * CPU time used so far by `root` (Node) and by its descendants (Chromium's processes), ms:
  * user + system time of the live processes plus that of their children already reaped, so
  * renderer processes that ended with their context are counted in their parent.
@@ -156,14 +173,9 @@ export const cpuOfTree = (root: number): { rootMs: number; descendantsMs: number
   let rootMs = 0;
   let descendantsMs = 0;
   for (const p of processTree(root)) {
-    const stat = read(`/proc/${p.pid}/stat`);
-    if (!stat) continue;
-    const f = stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    const own = ((f[11] ?? 0) + (f[12] ?? 0)) * TICK_MS;
-    const reaped = ((f[13] ?? 0) + (f[14] ?? 0)) * TICK_MS;
+    const cpu = cpuOf(p.pid);
+    if (!cpu) continue;
+    const { own, reaped } = cpu;
     if (p.pid === root) {
       rootMs += own;
       descendantsMs += reaped;
@@ -182,14 +194,9 @@ export const cpuByKind = (root: number): { nodeMs: number; chromiumMs: number } 
   let nodeMs = 0;
   let chromiumMs = 0;
   for (const p of processTree(root)) {
-    const stat = read(`/proc/${p.pid}/stat`);
-    if (!stat) continue;
-    const f = stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    const own = ((f[11] ?? 0) + (f[12] ?? 0)) * TICK_MS;
-    const reaped = ((f[13] ?? 0) + (f[14] ?? 0)) * TICK_MS;
+    const cpu = cpuOf(p.pid);
+    if (!cpu) continue;
+    const { own, reaped } = cpu;
     // A Chromium process's reaped children are Chromium's (its renderers); Node's are not counted
     // twice: a Chromium browser Node reaped was counted while it lived.
     if (isChromium(p.comm)) chromiumMs += own + reaped;
