@@ -13,3 +13,5 @@ export declare const freshBuild: (
   target?: BundleTarget,
 ) => { entry: string } | { stale: 'no build yet' | 'sources changed' };
 export declare const buildStartBundle: (root?: string, target?: BundleTarget) => Promise<string>;
+/** The last build's entry when its inputs are as they were, else a new build's. */
+export declare const currentBuild: (root?: string, target?: BundleTarget) => Promise<string>;

@@ -282,6 +282,17 @@ export const buildStartBundle = async (root = PROJECT_ROOT, target = START) => {
 };
 
 /**
+ * The current build's entry: the last build when its inputs are as they were, else a new one.
+ * @param {string} [root]
+ * @param {BundleTarget} [target]
+ * @returns {Promise<string>}
+ */
+export const currentBuild = async (root = PROJECT_ROOT, target = START) => {
+  const fresh = freshBuild(root, target);
+  return 'entry' in fresh ? fresh.entry : buildStartBundle(root, target);
+};
+
+/**
  * @param {string} dir
  * @param {string} current
  */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
-import { buildStartBundle, freshBuild } from '../../lib/local/start-bundle.mjs';
+import { currentBuild } from '../../lib/local/start-bundle.mjs';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -45,7 +45,7 @@ const prepare = async (): Promise<string> => {
     target: 'node22',
     logLevel: 'error',
   });
-  if (!('entry' in freshBuild())) await buildStartBundle();
+  await currentBuild();
   return probe;
 };
 

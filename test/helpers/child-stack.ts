@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
 import type { LocalStack } from '../../lib/local/stack.js';
-import { type BundleTarget, buildStartBundle, freshBuild } from '../../lib/local/start-bundle.mjs';
+import { type BundleTarget, currentBuild } from '../../lib/local/start-bundle.mjs';
 
 /** What stack-process.ts prints about its stack: the LocalStack without its methods. */
 export type StackDescription = Omit<LocalStack, 'issueToken' | 'close'>;
@@ -54,11 +54,7 @@ let bundled: Promise<string | undefined> | undefined;
  * it cannot be built: the stack then runs through tsx, as before.
  */
 const stackProcessScript = (): Promise<string | undefined> => {
-  bundled ??= (async () => {
-    const fresh = freshBuild(REPO_ROOT, STACK_PROCESS);
-    if ('entry' in fresh) return fresh.entry;
-    return buildStartBundle(REPO_ROOT, STACK_PROCESS).catch(() => undefined);
-  })();
+  bundled ??= currentBuild(REPO_ROOT, STACK_PROCESS).catch(() => undefined);
   return bundled;
 };
 

@@ -5,44 +5,17 @@
  * held ~60 MiB more (measured PSS of Node, 27-page report: 145-153 MiB through tsx, 83-122 MiB
  * bundled), which the Lambda never has.
  *
- * Built under node_modules/.cache so that the bundle resolves @sparticuz/chromium from the
- * project's node_modules, as the handler resolves it from the layer.
+ * Built as `npm start`'s stack is (lib/local/start-bundle.mjs: under node_modules/.cache, so that
+ * @sparticuz/chromium resolves from the project's node_modules as the handler resolves it from the
+ * layer), and again only when a source changed.
  */
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { type BuildOptions, build } from 'esbuild';
+import { type BundleTarget, currentBuild } from '../../../lib/local/start-bundle.mjs';
 
-const ESM_REQUIRE_BANNER =
-  "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
-
-/** Builds the host and its worker; answers the host's path. */
-export const buildRendererHost = async (root: string): Promise<string> => {
-  const outdir = join(root, 'node_modules', '.cache', 'pdf-render-service', 'bench-renderer');
-  await mkdir(outdir, { recursive: true });
-  const common: BuildOptions = {
-    bundle: true,
-    platform: 'node',
-    target: 'node22',
-    // ES builds first: a UMD main (jsonc-parser's) requires its parts at run time, which no bundle holds.
-    mainFields: ['module', 'main'],
-    external: ['@sparticuz/chromium'],
-    logLevel: 'error',
-  };
-  const host = join(outdir, 'renderer-host.mjs');
-  await Promise.all([
-    build({
-      ...common,
-      entryPoints: [join(root, 'test', 'bench', 'renderer-host.ts')],
-      format: 'esm',
-      banner: { js: ESM_REQUIRE_BANNER },
-      outfile: host,
-    }),
-    build({
-      ...common,
-      entryPoints: [join(root, 'functions', 'renderer', 'templating-worker.ts')],
-      format: 'cjs',
-      outfile: join(outdir, 'templating-worker.cjs'),
-    }),
-  ]);
-  return host;
+const RENDERER_HOST: BundleTarget = {
+  name: 'bench-renderer',
+  entry: 'test/bench/renderer-host.ts',
+  out: 'renderer-host',
 };
+
+/** The host's bundle, built when there is none for the current sources; answers its path. */
+export const buildRendererHost = (root: string): Promise<string> => currentBuild(root, RENDERER_HOST);
