@@ -1,4 +1,4 @@
-/** Async renders in tests: waiting for a job to end, as a client polls its Location. */
+/** Async renders and batches in tests: waiting for a job or a batch to end, as a client polls its Location. */
 import { expect } from 'vitest';
 import type { Api, Json } from './local-stack.js';
 
@@ -13,5 +13,22 @@ export const waitForJob = async (api: Api, token: string, id: string, timeoutMs 
     if (res.json.status === 'completed' || res.json.status === 'failed') return res.json;
     if (Date.now() > deadline) throw new Error(`job ${id} still ${res.json.status} after ${timeoutMs} ms`);
     await sleep(200);
+  }
+};
+
+/** Polls GET /v1/batches/{id} until the batch completed. */
+export const waitForBatch = async (
+  api: Api,
+  token: string,
+  id: string,
+  timeoutMs = 120_000,
+): Promise<Json> => {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api(`/v1/batches/${id}`, { token });
+    expect(res.status, res.text).toBe(200);
+    if (res.json.status === 'completed') return res.json;
+    if (Date.now() > deadline) throw new Error(`batch ${id} still processing: ${res.text}`);
+    await sleep(250);
   }
 };

@@ -7,24 +7,13 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import type { Api, Json } from '../helpers/local-stack.js';
+import { waitForBatch } from '../helpers/async-jobs.js';
+import type { Json } from '../helpers/local-stack.js';
 import { useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 
 const local = useLocalStack();
-
-const waitForBatch = async (api: Api, token: string, id: string, timeoutMs = 120_000): Promise<Json> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(`/v1/batches/${id}`, { token });
-    expect(res.status, res.text).toBe(200);
-    if (res.json.status === 'completed') return res.json;
-    if (Date.now() > deadline) throw new Error(`batch ${id} still processing: ${res.text}`);
-    await sleep(250);
-  }
-};
 
 const HTML = '<p>Invoice {{ number }}</p>';
 

@@ -1,28 +1,11 @@
-/**
- * Batches through the HTTP API against the local stack (its render queue and consumer): one
- * template, many items, every item a normal async job; the quota reserved up front for all of
- * them (or for none), each item's variables checked at acceptance, counts by status exact.
- */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { INVOICE_TEMPLATE, invoiceVariables } from '../bench/fixtures/invoice.js';
-import type { Api, Json } from '../helpers/local-stack.js';
+import { waitForBatch } from '../helpers/async-jobs.js';
+import type { Json } from '../helpers/local-stack.js';
 import { useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 
 const local = useLocalStack();
-
-/** Polls GET /v1/batches/{id} until the batch completed. */
-const waitForBatch = async (api: Api, token: string, id: string, timeoutMs = 120_000): Promise<Json> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(`/v1/batches/${id}`, { token });
-    expect(res.status, res.text).toBe(200);
-    if (res.json.status === 'completed') return res.json;
-    if (Date.now() > deadline) throw new Error(`batch ${id} still processing: ${res.text}`);
-    await sleep(250);
-  }
-};
 
 describe('batches', () => {
   it('a batch of invoices on the free plan (2 renders at once) is accepted whole and completes, every job counted once', async () => {
