@@ -21,12 +21,12 @@ import { ServiceError } from '../../domain/errors.js';
 import type { Job } from '../../domain/jobs.js';
 import type { Clock } from '../../domain/ports.js';
 import { isConditionFailure } from './conditional.js';
+// An item key is kept as long as POST /v1/pdf's Idempotency-Key.
+import { RETENTION_SECONDS } from './idempotency.js';
 import { createJobParams, newJobRecord, toJob } from './jobs.js';
 import { batchItemKeyKey, ENTITY, jobKey, PK, SK, TTL, usageKey } from './keys.js';
 import { HOLDERS, QUEUED_HOLDERS } from './usage.js';
 
-/** An item key is kept as long as POST /v1/pdf's Idempotency-Key. */
-const ITEM_KEY_RETENTION_SECONDS = 24 * 3600;
 /** BatchWriteItem's and BatchGetItem's most requests per call. */
 const WRITE_WIDTH = 25;
 const GET_WIDTH = 100;
@@ -95,7 +95,7 @@ export const claimItemKeyParams = (
     body_hash: o.record.bodyHash,
     job_id: o.record.jobId,
     batch_id: o.record.batchId,
-    [TTL]: epochSeconds(o.now) + ITEM_KEY_RETENTION_SECONDS,
+    [TTL]: epochSeconds(o.now) + RETENTION_SECONDS,
   },
   ConditionExpression: `attribute_not_exists(${PK}) OR #ttl < :now${o.replacing ? ' OR job_id = :replacing' : ''}`,
   ExpressionAttributeNames: { '#ttl': TTL },

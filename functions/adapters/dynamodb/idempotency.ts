@@ -19,7 +19,8 @@ import type { Clock } from '../../domain/ports.js';
 import { isConditionFailure } from './conditional.js';
 import { ENTITY, ITEM_ABSENT, idempotencyKey, TTL } from './keys.js';
 
-const RETENTION_SECONDS = 24 * 3600;
+/** How long an Idempotency-Key's record is kept (and a batch item's key, batch-writes.ts). */
+export const RETENTION_SECONDS = 24 * 3600;
 const POLL_MS = 200;
 
 /**
