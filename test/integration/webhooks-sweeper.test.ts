@@ -90,21 +90,30 @@ const createEndpoint = async (token: string, path: string, events?: string[]) =>
   return res.json as { id: string; secret: string };
 };
 
+/**
+ * An async job for an account of its own whose endpoint (at receiver path `/ok/sweeper-<name>`)
+ * it names, claimed by a consumer that died: the sweeper's to end once its lease is out.
+ */
+const abandonedAsyncJob = async (name: string) => {
+  const sub = `acct-sweeper-${name}-${Date.now()}`;
+  const token = await local.sessionToken(sub);
+  const path = `/ok/sweeper-${name}`;
+  const endpoint = await createEndpoint(token, path);
+  const accepted = await local.api('/v1/pdf', {
+    method: 'POST',
+    token,
+    body: { html: '<p>never rendered</p>', async: true, webhook_id: endpoint.id },
+  });
+  expect(accepted.status, accepted.text).toBe(202);
+  const jobId: string = accepted.json.id;
+  await claimAndDie(sub, jobId);
+  await sleep(100);
+  return { sub, token, path, endpoint, jobId };
+};
+
 describe('the sweeper and webhooks', () => {
   it('sends one signed job.failed for an async job it fails, however many sweepers race; a message delivered twice is one POST', async () => {
-    const sub = `acct-sweeper-job-${Date.now()}`;
-    const token = await local.sessionToken(sub);
-    const path = '/ok/sweeper-job';
-    const endpoint = await createEndpoint(token, path);
-    const accepted = await local.api('/v1/pdf', {
-      method: 'POST',
-      token,
-      body: { html: '<p>never rendered</p>', async: true, webhook_id: endpoint.id },
-    });
-    expect(accepted.status, accepted.text).toBe(202);
-    const jobId = accepted.json.id;
-    await claimAndDie(sub, jobId);
-    await sleep(100);
+    const { sub, token, path, endpoint, jobId } = await abandonedAsyncJob('job');
 
     const reports = await racingSweeps(3);
     expect(reports.reduce((n, r) => n + r.interrupted, 0)).toBe(1);
@@ -156,19 +165,7 @@ describe('the sweeper and webhooks', () => {
   });
 
   it('tells of a job a pass failed and then died before telling: the next passes send its job.failed once', async () => {
-    const sub = `acct-sweeper-died-${Date.now()}`;
-    const token = await local.sessionToken(sub);
-    const path = '/ok/sweeper-died';
-    const endpoint = await createEndpoint(token, path);
-    const accepted = await local.api('/v1/pdf', {
-      method: 'POST',
-      token,
-      body: { html: '<p>never rendered</p>', async: true, webhook_id: endpoint.id },
-    });
-    expect(accepted.status, accepted.text).toBe(202);
-    const jobId = accepted.json.id;
-    await claimAndDie(sub, jobId);
-    await sleep(100);
+    const { sub, token, path, endpoint, jobId } = await abandonedAsyncJob('died');
     // The fault: a pass fails the job, then dies before telling anyone (its write, and nothing after).
     expect(await stores().jobs.failExpired({ account_id: sub, id: jobId }, Date.now())).toBe(true);
 
