@@ -1,4 +1,4 @@
-/** Small pieces the pages share: headings that take focus, errors, confirmations, loading. */
+/** Small pieces the pages share: headings that take focus, errors, confirmations, loading, tables. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api.js';
@@ -187,3 +187,46 @@ export const CopyButton = ({
     </span>
   );
 };
+
+/** A CardTable's column: its heading, right-aligned for numbers, or for screen readers only. */
+export interface CardColumn {
+  readonly label: string;
+  readonly num?: boolean;
+  readonly hidden?: boolean;
+}
+
+/**
+ * A list as a table that turns into cards on a narrow screen (styles.css `.cards`): its caption
+ * for screen readers, one header row, and `children` as its body's rows (each led by its
+ * `<th scope="row">`). `kind` is the table's own class beside `cards`.
+ */
+export const CardTable = ({
+  kind,
+  caption,
+  columns,
+  children,
+}: {
+  kind?: string;
+  caption: string;
+  columns: readonly (string | CardColumn)[];
+  children: ComponentChildren;
+}) => (
+  <div class="table-wrap">
+    <table class={kind ? `${kind} cards` : 'cards'}>
+      <caption class="visually-hidden">{caption}</caption>
+      <thead>
+        <tr>
+          {columns.map((column) => {
+            const { label, num, hidden } = typeof column === 'string' ? { label: column } : column;
+            return (
+              <th key={label} scope="col" class={num ? 'num' : undefined}>
+                {hidden ? <span class="visually-hidden">{label}</span> : label}
+              </th>
+            );
+          })}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  </div>
+);

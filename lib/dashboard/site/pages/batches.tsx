@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { Batch, Job } from '../api.js';
-import { ErrorMessage, Loading, PageHeading } from '../components.js';
+import { CardTable, ErrorMessage, Loading, PageHeading } from '../components.js';
 import { useDashboard } from '../context.js';
 import { formatDateTime, formatNumber } from '../format.js';
 import { usePolling } from '../live.js';
@@ -69,42 +69,33 @@ export const BatchesPage = () => {
         </p>
       )}
       {batches.items.length > 0 && (
-        <div class="table-wrap">
-          <table class="batches cards">
-            <caption class="visually-hidden">Batches, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Batch</th>
-                <th scope="col">Status</th>
-                <th scope="col">Progress</th>
-                <th scope="col">Source</th>
-              </tr>
-            </thead>
-            <tbody>
-              {batches.items.map((b) => (
-                <tr key={b.id} data-batch-id={b.id}>
-                  <th scope="row">
-                    <span class="created">{formatDateTime(b.created_at)}</span>
-                    <a class="mono batch-link" href={href.batch(b.id)}>
-                      {b.id}
-                    </a>
-                  </th>
-                  <td data-label="Status">
-                    <span class={`status ${b.status}`}>
-                      {b.status === 'processing' ? 'Processing' : 'Completed'}
-                    </span>
-                  </td>
-                  <td data-label="Progress">
-                    <Progress batch={b} />
-                  </td>
-                  <td data-label="Source">
-                    <Source batch={b} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardTable
+          kind="batches"
+          caption="Batches, newest first"
+          columns={['Batch', 'Status', 'Progress', 'Source']}
+        >
+          {batches.items.map((b) => (
+            <tr key={b.id} data-batch-id={b.id}>
+              <th scope="row">
+                <span class="created">{formatDateTime(b.created_at)}</span>
+                <a class="mono batch-link" href={href.batch(b.id)}>
+                  {b.id}
+                </a>
+              </th>
+              <td data-label="Status">
+                <span class={`status ${b.status}`}>
+                  {b.status === 'processing' ? 'Processing' : 'Completed'}
+                </span>
+              </td>
+              <td data-label="Progress">
+                <Progress batch={b} />
+              </td>
+              <td data-label="Source">
+                <Source batch={b} />
+              </td>
+            </tr>
+          ))}
+        </CardTable>
       )}
       {batches.more && (
         <button type="button" onClick={batches.loadMore} disabled={batches.loading}>

@@ -6,7 +6,7 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import type { Diagnostics, Job } from '../api.js';
-import { CopyButton, describeError, ErrorMessage, Loading, PageHeading } from '../components.js';
+import { CardTable, CopyButton, describeError, ErrorMessage, Loading, PageHeading } from '../components.js';
 import { useDashboard } from '../context.js';
 import { formatBytes, formatDateTime, formatDuration } from '../format.js';
 import { usePolling } from '../live.js';
@@ -111,87 +111,75 @@ export const JobsTable = ({
 }) => {
   usePolling(jobs.items.some(unfinished), jobs.refresh);
   return (
-    <div class="table-wrap">
-      <table class="jobs cards">
-        <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Created</th>
-            <th scope="col">Status</th>
-            <th scope="col">Source</th>
-            <th scope="col" class="num">
-              Pages
-            </th>
-            <th scope="col" class="num">
-              Size
-            </th>
-            <th scope="col" class="num">
-              Duration
-            </th>
-            <th scope="col">Error</th>
-            <th scope="col">Diagnostics</th>
-            <th scope="col">
-              <span class="visually-hidden">Download</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {jobs.items.map((job) => (
-            <tr key={job.id} data-job-id={job.id}>
-              <th scope="row">
-                <span class="created">{formatDateTime(job.created_at)}</span>
-                <JobId id={job.id} />
-              </th>
-              <td data-label="Status">
-                <span class={`status ${job.status}`}>{STATUS_LABEL[job.status]}</span>
-                {job.mode === 'async' && <span class="muted"> (async)</span>}
-              </td>
-              <td data-label="Source">
-                {job.template_id ? (
-                  <a href={href.template(job.template_id)}>
-                    Template{job.template_version ? ` v${job.template_version}` : ''}
-                  </a>
-                ) : (
-                  'Inline HTML'
-                )}
-                {showBatch && job.batch_id && (
-                  <span class="batch-of">
-                    {' in '}
-                    <a href={href.batch(job.batch_id)} data-field="batch">
-                      batch <span class="mono">{job.batch_id}</span>
-                    </a>
-                  </span>
-                )}
-              </td>
-              <td class="num" data-label="Pages">
-                {job.page_count ?? '—'}
-              </td>
-              <td class="num" data-label="Size">
-                {formatBytes(job.file_size_bytes)}
-              </td>
-              <td class="num" data-label="Duration">
-                {formatDuration(job.render_duration_ms)}
-              </td>
-              <td data-label="Error">
-                {job.error ? (
-                  <span class="error-text">
-                    <code>{job.error.code}</code> {job.error.message}
-                  </span>
-                ) : (
-                  '—'
-                )}
-              </td>
-              <td data-label="Diagnostics">
-                <DiagnosticsList diagnostics={job.diagnostics} />
-              </td>
-              <td class="row-actions">
-                <Download job={job} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <CardTable
+      kind="jobs"
+      caption={caption}
+      columns={[
+        'Created',
+        'Status',
+        'Source',
+        { label: 'Pages', num: true },
+        { label: 'Size', num: true },
+        { label: 'Duration', num: true },
+        'Error',
+        'Diagnostics',
+        { label: 'Download', hidden: true },
+      ]}
+    >
+      {jobs.items.map((job) => (
+        <tr key={job.id} data-job-id={job.id}>
+          <th scope="row">
+            <span class="created">{formatDateTime(job.created_at)}</span>
+            <JobId id={job.id} />
+          </th>
+          <td data-label="Status">
+            <span class={`status ${job.status}`}>{STATUS_LABEL[job.status]}</span>
+            {job.mode === 'async' && <span class="muted"> (async)</span>}
+          </td>
+          <td data-label="Source">
+            {job.template_id ? (
+              <a href={href.template(job.template_id)}>
+                Template{job.template_version ? ` v${job.template_version}` : ''}
+              </a>
+            ) : (
+              'Inline HTML'
+            )}
+            {showBatch && job.batch_id && (
+              <span class="batch-of">
+                {' in '}
+                <a href={href.batch(job.batch_id)} data-field="batch">
+                  batch <span class="mono">{job.batch_id}</span>
+                </a>
+              </span>
+            )}
+          </td>
+          <td class="num" data-label="Pages">
+            {job.page_count ?? '—'}
+          </td>
+          <td class="num" data-label="Size">
+            {formatBytes(job.file_size_bytes)}
+          </td>
+          <td class="num" data-label="Duration">
+            {formatDuration(job.render_duration_ms)}
+          </td>
+          <td data-label="Error">
+            {job.error ? (
+              <span class="error-text">
+                <code>{job.error.code}</code> {job.error.message}
+              </span>
+            ) : (
+              '—'
+            )}
+          </td>
+          <td data-label="Diagnostics">
+            <DiagnosticsList diagnostics={job.diagnostics} />
+          </td>
+          <td class="row-actions">
+            <Download job={job} />
+          </td>
+        </tr>
+      ))}
+    </CardTable>
   );
 };
 

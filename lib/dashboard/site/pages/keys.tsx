@@ -2,7 +2,7 @@
 import { useRef, useState } from 'preact/hooks';
 import type { ApiKey, CreatedApiKey, Template } from '../api.js';
 import { CodeSnippets } from '../code-snippets.js';
-import { ConfirmDialog, ErrorMessage, Loading, PageHeading, useAsync } from '../components.js';
+import { CardTable, ConfirmDialog, ErrorMessage, Loading, PageHeading, useAsync } from '../components.js';
 import { useDashboard } from '../context.js';
 import { formatDateTime } from '../format.js';
 import { templateRenderBody } from '../snippets.js';
@@ -145,45 +145,31 @@ export const KeysPage = () => {
       <ErrorMessage error={keys.error} />
       {keys.data && keys.data.length === 0 && <p class="muted">No keys yet.</p>}
       {keys.data && keys.data.length > 0 && (
-        <div class="table-wrap">
-          <table class="cards">
-            <caption class="visually-hidden">API keys, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Status</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.map((k) => (
-                <tr key={k.id} class={k.revoked_at ? 'revoked' : undefined}>
-                  <th scope="row">{k.name}</th>
-                  <td class="mono" data-label="Prefix">
-                    {k.prefix}…
-                  </td>
-                  <td data-label="Created">{formatDateTime(k.created_at)}</td>
-                  <td data-label="Last used">{k.last_used_at ? formatDateTime(k.last_used_at) : 'Never'}</td>
-                  <td data-label="Status">
-                    {k.revoked_at ? `Revoked ${formatDateTime(k.revoked_at)}` : 'Active'}
-                  </td>
-                  <td class="row-actions">
-                    {!k.revoked_at && (
-                      <button type="button" class="danger small" onClick={() => setRevoking(k)}>
-                        Revoke<span class="visually-hidden"> key {k.name}</span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardTable
+          caption="API keys, newest first"
+          columns={['Name', 'Prefix', 'Created', 'Last used', 'Status', { label: 'Actions', hidden: true }]}
+        >
+          {keys.data.map((k) => (
+            <tr key={k.id} class={k.revoked_at ? 'revoked' : undefined}>
+              <th scope="row">{k.name}</th>
+              <td class="mono" data-label="Prefix">
+                {k.prefix}…
+              </td>
+              <td data-label="Created">{formatDateTime(k.created_at)}</td>
+              <td data-label="Last used">{k.last_used_at ? formatDateTime(k.last_used_at) : 'Never'}</td>
+              <td data-label="Status">
+                {k.revoked_at ? `Revoked ${formatDateTime(k.revoked_at)}` : 'Active'}
+              </td>
+              <td class="row-actions">
+                {!k.revoked_at && (
+                  <button type="button" class="danger small" onClick={() => setRevoking(k)}>
+                    Revoke<span class="visually-hidden"> key {k.name}</span>
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </CardTable>
       )}
       {revoking && (
         <ConfirmDialog

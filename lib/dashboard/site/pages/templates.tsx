@@ -1,7 +1,7 @@
 /** Templates: the account's own, and every account's public ones. */
 import { useState } from 'preact/hooks';
 import type { Template } from '../api.js';
-import { ErrorMessage, Loading, PageHeading } from '../components.js';
+import { CardTable, ErrorMessage, Loading, PageHeading } from '../components.js';
 import { useDashboard } from '../context.js';
 import { formatDateTime } from '../format.js';
 import { href } from '../routes.js';
@@ -18,39 +18,26 @@ const TemplateTable = ({
 }) => {
   const { accountId } = useDashboard();
   return (
-    <div class="table-wrap">
-      <table class="cards">
-        <caption class="visually-hidden">{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Version</th>
-            <th scope="col">{own ? 'Visibility' : 'Owner'}</th>
-            <th scope="col">Updated</th>
-          </tr>
-        </thead>
-        <tbody>
-          {templates.map((t) => (
-            <tr key={t.id}>
-              <th scope="row">
-                <a href={href.template(t.id)}>{t.name}</a>
-              </th>
-              <td data-label="Version">v{t.version}</td>
-              <td data-label={own ? 'Visibility' : 'Owner'}>
-                {own
-                  ? t.is_public
-                    ? 'Public'
-                    : 'Private'
-                  : t.owner_user_id === accountId
-                    ? 'You'
-                    : 'Another account'}
-              </td>
-              <td data-label="Updated">{formatDateTime(t.updated_at)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <CardTable caption={caption} columns={['Name', 'Version', own ? 'Visibility' : 'Owner', 'Updated']}>
+      {templates.map((t) => (
+        <tr key={t.id}>
+          <th scope="row">
+            <a href={href.template(t.id)}>{t.name}</a>
+          </th>
+          <td data-label="Version">v{t.version}</td>
+          <td data-label={own ? 'Visibility' : 'Owner'}>
+            {own
+              ? t.is_public
+                ? 'Public'
+                : 'Private'
+              : t.owner_user_id === accountId
+                ? 'You'
+                : 'Another account'}
+          </td>
+          <td data-label="Updated">{formatDateTime(t.updated_at)}</td>
+        </tr>
+      ))}
+    </CardTable>
   );
 };
 

@@ -5,7 +5,15 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import type { CreatedWebhook, Webhook, WebhookDelivery } from '../api.js';
-import { ConfirmDialog, CopyButton, ErrorMessage, Loading, PageHeading, useAsync } from '../components.js';
+import {
+  CardTable,
+  ConfirmDialog,
+  CopyButton,
+  ErrorMessage,
+  Loading,
+  PageHeading,
+  useAsync,
+} from '../components.js';
 import { useDashboard } from '../context.js';
 import { formatDateTime, formatDuration } from '../format.js';
 import { usePolling } from '../live.js';
@@ -196,57 +204,46 @@ export const WebhooksPage = () => {
       <ErrorMessage error={test.error} />
       {list.data && list.data.length === 0 && <p class="muted">No endpoints yet.</p>}
       {list.data && list.data.length > 0 && (
-        <div class="table-wrap">
-          <table class="webhooks cards">
-            <caption class="visually-hidden">Webhook endpoints, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Endpoint</th>
-                <th scope="col">Events</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.map((w) => (
-                <tr key={w.id} data-webhook-id={w.id}>
-                  <th scope="row">
-                    <a class="mono url" href={href.webhook(w.id)}>
-                      {w.url}
-                    </a>
-                    {w.description && <span class="description">{w.description}</span>}
-                  </th>
-                  <td data-label="Events">
-                    <Events events={w.events} />
-                  </td>
-                  <td data-label="Created">{formatDateTime(w.created_at)}</td>
-                  <td class="row-actions">
-                    <a class="button small" href={href.webhook(w.id)}>
-                      Deliveries<span class="visually-hidden"> of {w.url}</span>
-                    </a>
-                    <button
-                      type="button"
-                      class="small"
-                      disabled={test.busy === w.id}
-                      onClick={() =>
-                        void test.send(w, () => {
-                          location.hash = href.webhook(w.id);
-                        })
-                      }
-                    >
-                      Send test event<span class="visually-hidden"> to {w.url}</span>
-                    </button>
-                    <button type="button" class="danger small" onClick={() => setDeleting(w)}>
-                      Delete<span class="visually-hidden"> endpoint {w.url}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardTable
+          kind="webhooks"
+          caption="Webhook endpoints, newest first"
+          columns={['Endpoint', 'Events', 'Created', { label: 'Actions', hidden: true }]}
+        >
+          {list.data.map((w) => (
+            <tr key={w.id} data-webhook-id={w.id}>
+              <th scope="row">
+                <a class="mono url" href={href.webhook(w.id)}>
+                  {w.url}
+                </a>
+                {w.description && <span class="description">{w.description}</span>}
+              </th>
+              <td data-label="Events">
+                <Events events={w.events} />
+              </td>
+              <td data-label="Created">{formatDateTime(w.created_at)}</td>
+              <td class="row-actions">
+                <a class="button small" href={href.webhook(w.id)}>
+                  Deliveries<span class="visually-hidden"> of {w.url}</span>
+                </a>
+                <button
+                  type="button"
+                  class="small"
+                  disabled={test.busy === w.id}
+                  onClick={() =>
+                    void test.send(w, () => {
+                      location.hash = href.webhook(w.id);
+                    })
+                  }
+                >
+                  Send test event<span class="visually-hidden"> to {w.url}</span>
+                </button>
+                <button type="button" class="danger small" onClick={() => setDeleting(w)}>
+                  Delete<span class="visually-hidden"> endpoint {w.url}</span>
+                </button>
+              </td>
+            </tr>
+          ))}
+        </CardTable>
       )}
       {deleting && (
         <DeleteDialog
@@ -405,55 +402,44 @@ export const WebhookPage = ({ id }: { id: string }) => {
         <p class="muted">Nothing sent yet. Send a test event to try the endpoint.</p>
       )}
       {deliveries.items.length > 0 && (
-        <div class="table-wrap">
-          <table class="deliveries cards">
-            <caption class="visually-hidden">Deliveries, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.items.map((d) => (
-                <tr key={d.id} data-delivery-id={d.id}>
-                  <th scope="row">
-                    <code>{d.event_type}</code>
-                    <span class="created">{formatDateTime(d.created_at)}</span>
-                    <span class="job-id">
-                      <code>{d.id}</code>
-                    </span>
-                  </th>
-                  <td data-label="Status">
-                    <span class={`status ${d.status}`} data-field="delivery-status">
-                      {DELIVERY_LABEL[d.status]}
-                    </span>
-                    {d.status === 'pending' && d.next_attempt_at && (
-                      <span class="muted"> next attempt {formatDateTime(d.next_attempt_at)}</span>
-                    )}
-                  </td>
-                  <td data-label="Attempts">
-                    <Attempts delivery={d} />
-                  </td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      class="small"
-                      disabled={redelivering === d.id}
-                      onClick={() => void redeliver(d)}
-                    >
-                      Redeliver<span class="visually-hidden"> {d.id}</span>
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <CardTable
+          kind="deliveries"
+          caption="Deliveries, newest first"
+          columns={['Event', 'Status', 'Attempts', { label: 'Actions', hidden: true }]}
+        >
+          {deliveries.items.map((d) => (
+            <tr key={d.id} data-delivery-id={d.id}>
+              <th scope="row">
+                <code>{d.event_type}</code>
+                <span class="created">{formatDateTime(d.created_at)}</span>
+                <span class="job-id">
+                  <code>{d.id}</code>
+                </span>
+              </th>
+              <td data-label="Status">
+                <span class={`status ${d.status}`} data-field="delivery-status">
+                  {DELIVERY_LABEL[d.status]}
+                </span>
+                {d.status === 'pending' && d.next_attempt_at && (
+                  <span class="muted"> next attempt {formatDateTime(d.next_attempt_at)}</span>
+                )}
+              </td>
+              <td data-label="Attempts">
+                <Attempts delivery={d} />
+              </td>
+              <td class="row-actions">
+                <button
+                  type="button"
+                  class="small"
+                  disabled={redelivering === d.id}
+                  onClick={() => void redeliver(d)}
+                >
+                  Redeliver<span class="visually-hidden"> {d.id}</span>
+                </button>
+              </td>
+            </tr>
+          ))}
+        </CardTable>
       )}
       {deliveries.more && (
         <button type="button" onClick={deliveries.loadMore} disabled={deliveries.loading}>
