@@ -123,6 +123,12 @@ const median = (samples: readonly number[]): number => {
 const ROUNDS = 3;
 
 /**
+ * Rounds run again when the other account's renders did not fall inside the flood (a loaded
+ * machine slowed them past it): without the caps every round misses, and the test fails.
+ */
+const SPARE_ROUNDS = 2;
+
+/**
  * How long a flood goes on, from the idle renders just before it (`idleMs`, their median): the
  * other account's first render waits until the flood's page has opened and runs (600 ms, as when
  * floods lasted 2.5 s, or twice an ordinary render's whole time on a slower machine: `waitMs`), and
@@ -176,13 +182,12 @@ describe('a page that floods its render with events', () => {
       const after: number[] = [];
       const floods: number[] = [];
       let res: ApiResponse | undefined;
-      for (let round = 0; round < ROUNDS; round++) {
+      const outside: string[] = [];
+      for (let attempt = 0; during.length < 3 * ROUNDS && attempt < ROUNDS + SPARE_ROUNDS; attempt++) {
         // Idle and flooded windows alternate, so that the machine's own load weighs on both alike.
         await setTimeout(500);
         const idleNow = (await otherRenders(other, 3)).map((t) => t.ms);
-        idle.push(...idleNow);
         const { waitMs, floodMs } = floodTiming(median(idleNow));
-        floods.push(floodMs);
         const flooding = local.api('/v1/pdf', {
           method: 'POST',
           token: flooder,
@@ -191,28 +196,38 @@ describe('a page that floods its render with events', () => {
         // The flood is under way (its page opened and loaded) before the other account renders.
         await setTimeout(waitMs);
         const inside = await otherRenders(other, 3);
-        during.push(...inside.map((t) => t.ms));
         res = await flooding;
         expect(res.status, res.text).toBe(201);
+        // The next renders on the warm browser: no backlog of the flood's is left to them.
+        const afterNow = (await otherRenders(other, 3)).map((t) => t.ms);
         // The other account's renders ran while the flood went on: sent after its page's script
         // started, and all three answered before its last batch. Without the caps, the first of
         // them waits for the flood's whole backlog and ends seconds after the flood (measured: a
-        // 1.5 s flood of console.log calls held it 4-6 s, against 0.1 s idle).
+        // 1.5 s flood of console.log calls held it 4-6 s, against 0.1 s idle), in every round. On
+        // a loaded machine a round can miss its flood by chance: it does not count, and is run
+        // again (SPARE_ROUNDS).
         const text = await pdfText(res.json.download_url);
         const startedAt = Number(text.match(new RegExp(`${STARTED}(\\d+)`))?.[1]);
-        expect(inside[0]?.sentAt, text).toBeGreaterThanOrEqual(startedAt);
-        expect(
-          inside.at(-1)?.endedAt,
-          `the other account's renders (${inside.map((t) => Math.round(t.ms)).join(', ')} ms, idle ${Math.round(median(idleNow))} ms) outlasted a ${floodMs} ms flood`,
-        ).toBeLessThanOrEqual(startedAt + floodMs);
-        // The next renders on the warm browser: no backlog of the flood's is left to them.
-        after.push(...(await otherRenders(other, 3)).map((t) => t.ms));
+        expect(startedAt, text).toBeGreaterThan(0);
+        const sentFirst = (inside[0]?.sentAt ?? 0) >= startedAt;
+        const endedInside = (inside.at(-1)?.endedAt ?? Number.POSITIVE_INFINITY) <= startedAt + floodMs;
+        if (!(sentFirst && endedInside)) {
+          outside.push(
+            `the other account's renders (${inside.map((t) => Math.round(t.ms)).join(', ')} ms, idle ${Math.round(median(idleNow))} ms) ${sentFirst ? `outlasted a ${floodMs} ms flood` : 'were sent before the flood started'}`,
+          );
+          continue;
+        }
+        idle.push(...idleNow);
+        during.push(...inside.map((t) => t.ms));
+        after.push(...afterNow);
+        floods.push(floodMs);
       }
+      expect(during, `rounds that missed their flood:\n${outside.join('\n')}`).toHaveLength(3 * ROUNDS);
       await setTimeout(1_000);
       idle.push(...(await otherRenders(other, 3)).map((t) => t.ms));
       const figures = [idle, during, after].map((t) => Math.round(median(t)));
       console.log(
-        `${name}: another account's render idle ${figures[0]} ms, during ${figures[1]} ms, after ${figures[2]} ms (floods of ${floods.join(', ')} ms)`,
+        `${name}: another account's render idle ${figures[0]} ms, during ${figures[1]} ms, after ${figures[2]} ms (floods of ${floods.join(', ')} ms; ${outside.length} round(s) run again)`,
       );
       expect(median(during)).toBeLessThan(1.5 * median(idle));
       expect(median(after)).toBeLessThan(AFTER_BOUND * median(idle));
