@@ -37,7 +37,12 @@ export interface StackProcess extends StackDescription {
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/**
+ * A bound on a wait that is raced against the stack's exit: unref'd, so that once the stack has
+ * exited it does not keep the process that waited alive (the run's main process held on for the
+ * rest of a 5 s grace after the shared stack had stopped).
+ */
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 const STACK_PROCESS: BundleTarget = {
   name: 'stack-process',
