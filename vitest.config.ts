@@ -6,27 +6,25 @@ import LongestFirstSequencer from './test/helpers/longest-first.js';
  * a stack of their own with other settings, read the handlers' log lines from this process's
  * output, mock modules, or judge how the process itself behaves. Every other integration file
  * talks to the run's shared stack (test/helpers/shared-stack.ts) or to parts it starts and stops
- * itself, and runs in the `integration` project.
+ * itself, and runs in the `integration` project: a stack in a child process of the file's own
+ * (test/helpers/child-stack.ts) is such a part, which the file only talks HTTP to (crash-recovery
+ * kills and restarts four, its waits holding one worker, not four).
  */
 const OWN_PROCESS = [
   'async-large-document', // a stack process of its own
-  'async-renders-crash', // kills and restarts a stack process
   'async-renders-faults', // a stack with a faulty renderer
   'batch-acceptance', // a stack with other limits (its 1,000 renders left to it)
-  'batch-crash', // kills and restarts a stack process
   'batch-fairness', // a stack with other limits
   'page-floods', // a stack with other limits
   'template-parsing', // a stack process of its own
   'webhooks', // a stack with a short retry schedule, its output read
   'webhooks-sweeper', // a stack without its consumer, its sweeper run by the test
-  'webhooks-crash', // kills and restarts a stack process with deliveries pending
   'back-pressure', // a stack with other limits
   'bundle-smoke', // a stack from the bundles
   'cors', // a stack with CORS origins
   'dashboard', // a stack with a short session TTL
   'dashboard-async-work', // a stack whose renders wait for the test, and a webhook receiver
   'foreign-templates', // a stack that may reach the file's own host
-  'job-lifecycle-crash', // kills and restarts a stack process
   'local-gateway-stall',
   'local-stack',
   'local-stack-disk-full',
