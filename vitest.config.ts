@@ -12,20 +12,12 @@ const OWN_PROCESS = [
   'async-large-document', // a stack process of its own
   'async-renders-crash', // kills and restarts a stack process
   'async-renders-faults', // a stack with a faulty renderer
-  'batch-acceptance', // a stack with other limits (its 1,000 renders left to it)
   'batch-crash', // kills and restarts a stack process
-  'batch-fairness', // a stack with other limits
-  'page-floods', // a stack with other limits
   'template-parsing', // a stack process of its own
   'webhooks', // a stack with a short retry schedule, its output read
-  'webhooks-sweeper', // a stack without its consumer, its sweeper run by the test
   'webhooks-crash', // kills and restarts a stack process with deliveries pending
-  'back-pressure', // a stack with other limits
   'bundle-smoke', // a stack from the bundles
-  'cors', // a stack with CORS origins
-  'dashboard', // a stack with a short session TTL
   'dashboard-async-work', // a stack whose renders wait for the test, and a webhook receiver
-  'foreign-templates', // a stack that may reach the file's own host
   'job-lifecycle-crash', // kills and restarts a stack process
   'local-gateway-stall',
   'local-stack',
@@ -33,19 +25,13 @@ const OWN_PROCESS = [
   'local-stack-signals',
   'log-secrets', // reads the handlers' log lines at DEBUG
   'lambda-sandbox',
-  'pdf-diagnostics', // a stack that may reach the file's own host
   'pdf-errors', // a stack of its own
-  'pdf-header-footer', // a stack that may reach the file's own host
-  'pdf-limits', // a stack with other limits
   'pdf-storage-failure', // a stack whose storage fails
   'renderer', // mocks modules
-  'renderer-admission', // a stack with another renderer capacity
   'renderer-isolation', // mocks modules
   'renderer-offline',
   'retention', // a stack with another retention
   'template-bombs', // a stack process of its own
-  'templates', // lists every account's public templates
-  'templates-storage', // pages through every account's public templates
   'two-stacks',
 ].map((name) => `test/integration/${name}.test.ts`);
 
