@@ -1,9 +1,20 @@
 /**
  * Which LocalStackOptions a stack in a child process (child-stack.ts, stack-process.ts) takes, in
- * one place for both sides. Its own module, importing only types: the stack process's bundle
- * includes it, and nothing of child-stack.ts's (which builds that bundle).
+ * one place for both sides. Its own module, without child-stack.ts's imports: the stack process's
+ * bundle includes it, and nothing of the code that builds that bundle.
  */
+import { type LookupAll, systemLookup } from '../../functions/core/public-addresses.js';
 import type { LocalStackOptions } from '../../lib/local/stack.js';
+
+/** Settings a child's stack turns into LocalStackOptions that are not plain data. */
+export interface ChildOnlyStackOptions {
+  /**
+   * Webhook host names the stack resolves as given, call by call (the last answer repeats once
+   * they run out), others by the system's resolver: a webhookLookup written as data, e.g. a name
+   * public at creation and loopback at delivery.
+   */
+  readonly webhookHosts?: Readonly<Record<string, readonly (readonly string[])[]>>;
+}
 
 /**
  * The LocalStackOptions a stack in a child process takes (sent as JSON in STACK_OPTIONS): plain
@@ -16,9 +27,31 @@ export const CHILD_STACK_OPTIONS = [
   'dashboardSessionTtlSeconds',
   'asyncConsumer',
   'rendererSpareSessions',
-] as const satisfies readonly (keyof LocalStackOptions)[];
+  'webhookHosts',
+] as const satisfies readonly (keyof (LocalStackOptions & ChildOnlyStackOptions))[];
 
-export type ChildStackOptions = Pick<LocalStackOptions, (typeof CHILD_STACK_OPTIONS)[number]>;
+export type ChildStackOptions = Pick<
+  LocalStackOptions & ChildOnlyStackOptions,
+  (typeof CHILD_STACK_OPTIONS)[number]
+>;
+
+/** The lookup `webhookHosts` describes. */
+export const webhookLookupOf = (hosts: NonNullable<ChildOnlyStackOptions['webhookHosts']>): LookupAll => {
+  const calls = new Map<string, number>();
+  return async (name) => {
+    const answers = hosts[name];
+    if (!answers || answers.length === 0) return systemLookup(name);
+    const call = calls.get(name) ?? 0;
+    calls.set(name, call + 1);
+    return answers[Math.min(call, answers.length - 1)] ?? [];
+  };
+};
+
+/** The LocalStackOptions a child's settings stand for. */
+export const localStackOptionsOf = ({ webhookHosts, ...options }: ChildStackOptions): LocalStackOptions => ({
+  ...options,
+  ...(webhookHosts ? { webhookLookup: webhookLookupOf(webhookHosts) } : {}),
+});
 
 type PlainData =
   | string

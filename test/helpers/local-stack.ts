@@ -22,7 +22,12 @@ import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
 import type { LocalStack, LocalStackOptions } from '../../lib/local/stack.js';
 import { startStackProcess } from './child-stack.js';
-import { type ChildStackOptions, childStackTakes } from './child-stack-options.js';
+import {
+  type ChildOnlyStackOptions,
+  type ChildStackOptions,
+  childStackTakes,
+  localStackOptionsOf,
+} from './child-stack-options.js';
 import { type CapturedOutput, captureFileOutput, captureOutput } from './process-output.js';
 import { SHARED_STACK_ENV, type SharedPlan } from './shared-stack.js';
 
@@ -197,7 +202,7 @@ const sharedTestStack = async (plan?: string): Promise<TestStack | undefined> =>
   );
 };
 
-export interface UseLocalStackOptions extends TestStackOptions {
+export interface UseLocalStackOptions extends TestStackOptions, ChildOnlyStackOptions {
   /**
    * A stack of the file's own although it needs no special settings: for tests that page through
    * every account's data, or whose stack nothing else may share.
@@ -278,7 +283,13 @@ export const useLocalStack = ({
       return;
     }
     if (!options.dataDir) tempDir = await createTempDataDir();
-    const own = await startTestStack({ ...options, env, dataDir: options.dataDir ?? tempDir });
+    const { webhookHosts, ...inProcessOptions } = options;
+    const own = await startTestStack({
+      ...inProcessOptions,
+      ...localStackOptionsOf({ webhookHosts }),
+      env,
+      dataDir: options.dataDir ?? tempDir,
+    });
     current = plan === undefined ? own : testStackOf(own.stack, plan);
   });
   afterAll(async () => {

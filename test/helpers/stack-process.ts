@@ -11,7 +11,7 @@
 import { appendFileSync } from 'node:fs';
 import { startLocalStack } from '../../lib/local/stack.js';
 import type { StackDescription } from './child-stack.js';
-import { type ChildStackOptions, childStackTakes } from './child-stack-options.js';
+import { childStackTakes, localStackOptionsOf } from './child-stack-options.js';
 
 const dataDir = process.env.STACK_DATA_DIR;
 if (!dataDir) throw new Error('STACK_DATA_DIR is required');
@@ -33,7 +33,7 @@ if (!childStackTakes(options))
   throw new Error(`STACK_OPTIONS has options a stack process cannot take: ${process.env.STACK_OPTIONS}`);
 
 const stack = await startLocalStack({
-  ...(options satisfies ChildStackOptions),
+  ...localStackOptionsOf(options),
   port: 0,
   dataDir,
   quiet: true,
