@@ -3,55 +3,44 @@ import LongestFirstSequencer from './test/helpers/longest-first.js';
 
 /**
  * Integration files that need a process of their own (the `integration-own` project): they start
- * a stack of their own with other settings, read the handlers' log lines from this process's
- * output, mock modules, or judge how the process itself behaves. Every other integration file
- * talks to the run's shared stack (test/helpers/shared-stack.ts) or to parts it starts and stops
- * itself, and runs in the `integration` project: a stack in a child process of the file's own
- * (test/helpers/child-stack.ts) is such a part, which the file only talks HTTP to (crash-recovery
- * kills and restarts four, its waits holding one worker, not four).
+ * a stack in their own process (a stand-in renderer or lookup, which a stack in a child process
+ * cannot take), read the handlers' log lines from this process's output, mock modules, judge how
+ * the process itself behaves, or count its child processes. Every other integration file talks to
+ * the run's shared stack (test/helpers/shared-stack.ts), to a stack of its own in a child process
+ * (useLocalStack with plain settings, test/helpers/local-stack.ts; test/helpers/child-stack.ts),
+ * or to parts it starts and stops itself, and runs in the `integration` project: the file only
+ * talks HTTP to them (crash-recovery kills and restarts four, its waits holding one worker, not
+ * four).
  */
 const OWN_PROCESS = [
-  'async-large-document', // a stack process of its own
+  'async-large-document', // the peak memory of a stack process of its own
   'async-renders-faults', // a stack with a faulty renderer
-  'batch-acceptance', // a stack with other limits (its 1,000 renders left to it)
-  'batch-fairness', // a stack with other limits
-  'page-floods', // a stack with other limits
-  'template-parsing', // a stack process of its own
-  'webhooks', // a stack with a short retry schedule, its output read
-  'webhooks-sweeper', // a stack without its consumer, its sweeper run by the test
-  'back-pressure', // a stack with other limits
+  'template-parsing', // a stack process of its own, timed
   'bundle-smoke', // a stack from the bundles
-  'cors', // a stack with CORS origins
-  'dashboard', // a stack with a short session TTL
   'dashboard-async-work', // a stack whose renders wait for the test, and a webhook receiver
-  'foreign-templates', // a stack that may reach the file's own host
-  'local-gateway-stall',
-  'local-stack',
-  'local-stack-disk-full',
-  'local-stack-signals',
-  'log-secrets', // reads the handlers' log lines at DEBUG
-  'lambda-sandbox',
-  'pdf-diagnostics', // a stack that may reach the file's own host
-  'pdf-errors', // a stack of its own
-  'pdf-header-footer', // a stack that may reach the file's own host
-  'pdf-limits', // a stack with other limits
+  'local-gateway-stall', // blocks its own event loop
+  'local-stack', // stacks in this process, and their clean-up
+  'local-stack-disk-full', // mounts a file system
+  'local-stack-signals', // signals to `npm start`s of its own
+  'log-secrets', // reads the handlers' log lines at DEBUG from this process's output
+  'lambda-sandbox', // Lambda's sandbox, with cgroup limits
+  'pdf-errors', // kills its stack's Chromium renderers, found among this process's descendants
   'pdf-storage-failure', // a stack whose storage fails
   'renderer', // mocks modules
-  'renderer-admission', // a stack with another renderer capacity
   'renderer-isolation', // mocks modules
-  'renderer-offline',
-  'retention', // a stack with another retention
-  'template-bombs', // a stack process of its own
-  'templates', // lists every account's public templates
-  'templates-storage', // pages through every account's public templates
-  'two-stacks',
+  'renderer-offline', // a renderer in this process, both process models
+  'retention', // a stack with another retention and a stand-in renderer
+  'template-bombs', // a stack process of its own, restarted when a bomb hangs it
+  'two-stacks', // stacks in this process, and what they leave behind
 ].map((name) => `test/integration/${name}.test.ts`);
 
 /**
  * Three projects. `unit` needs no network and no Chromium (`npm run test:unit`). The integration
  * projects run against real local stacks (dynalite, s3rver, Chromium): `integration` against one
  * shared stack for the whole run, started by its global setup in a process of its own
- * (test/helpers/shared-stack.ts); `integration-own` against stacks of each file's own.
+ * (test/helpers/shared-stack.ts), or a file's own stack with other settings in a child process
+ * (a bundled stack starts for about a quarter of the CPU of one loaded into the test process);
+ * `integration-own` against stacks in each file's own process.
  *
  * A test file's own process costs about 1.5 s of CPU before its first test (Node, the worker, the
  * service's and the SDK's modules), more than many files' tests. So `unit` and `integration` run

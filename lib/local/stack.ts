@@ -41,6 +41,7 @@ import {
   REGION_VARIABLES,
 } from '../../functions/wiring.js';
 import { corsPolicy } from '../cors.js';
+import { LOCAL_CREDENTIALS } from './credentials.js';
 import {
   createLocalDashboard,
   LOCAL_DASHBOARD_CLIENT_ID,
@@ -151,11 +152,7 @@ const WEBHOOK_MAX_RECEIVES = 5;
  */
 export const LOCAL_ASYNC_QUEUE_LEASE_SECONDS = 900;
 export const LOCAL_BUCKET_NAME = 'pdf-service-local';
-/**
- * Dummy credentials: the SDK insists on signing. Neither emulator checks SigV4 signatures, but
- * s3rver knows exactly one access key id, `S3RVER`.
- */
-export const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
+export { LOCAL_CREDENTIALS } from './credentials.js';
 
 export interface LocalStackOptions {
   /** 0 picks a free port. @default 0 */

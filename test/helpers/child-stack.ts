@@ -6,7 +6,10 @@
  * - the shared stack (shared-stack.ts), started once per `npm test` by the integration project's
  *   global setup: it outlives every worker, and each worker reaches it from its description;
  * - tests whose requests may block the event loop serving them (template-bombs): the test
- *   process keeps its own timers, so it can tell a hung stack from a slow one.
+ *   process keeps its own timers, so it can tell a hung stack from a slow one;
+ * - test files with a stack of their own whose settings are plain data (useLocalStack in
+ *   local-stack.ts): a bundled stack starts for far less CPU than the same stack loaded into the
+ *   test process through vite's module loader, and leaves the test process nothing to share.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -17,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
 import type { LocalStack } from '../../lib/local/stack.js';
 import { type BundleTarget, currentBuild } from '../../lib/local/start-bundle.mjs';
+import { type ChildStackOptions, serializeChildStackOptions } from './child-stack-options.js';
 
 /** What stack-process.ts prints about its stack: the LocalStack without its methods. */
 export type StackDescription = Omit<LocalStack, 'issueToken' | 'close'>;
@@ -64,8 +68,9 @@ const stackProcessScript = (): Promise<string | undefined> => {
 };
 
 /**
- * Starts the stack with `handlerEnv` for the handlers (PLANS, limits, ...) and `processEnv` over
- * this process's environment for the child (e.g. the log level).
+ * Starts the stack with `handlerEnv` for the handlers (PLANS, limits, ...), `processEnv` over
+ * this process's environment for the child (e.g. the log level), and the stack's other plain
+ * settings in `stackOptions`.
  */
 export const startStackProcess = async (
   handlerEnv: Readonly<Record<string, string>> = {},
@@ -73,7 +78,9 @@ export const startStackProcess = async (
   processEnv: Readonly<Record<string, string>> = {},
   /** A DATA_DIR of the caller's (e.g. to restart on the same data), which `stop` leaves in place. */
   ownDataDir?: string,
+  stackOptions: Omit<ChildStackOptions, 'env'> = {},
 ): Promise<StackProcess> => {
+  const serializedOptions = serializeChildStackOptions({ ...stackOptions, env: handlerEnv });
   const dataDir = ownDataDir ?? (await mkdtemp(join(tmpdir(), 'pdf-service-stack-process-')));
   const childEnv: Record<string, string | undefined> = { ...process.env };
   for (const name of Object.keys(childEnv)) {
@@ -83,7 +90,7 @@ export const startStackProcess = async (
   childEnv.STACK_DATA_DIR = dataDir;
   const outputFile = join(dataDir, 'stack-output.log');
   childEnv.STACK_OUTPUT_FILE = outputFile;
-  childEnv.STACK_HANDLER_ENV = JSON.stringify(handlerEnv);
+  childEnv.STACK_OPTIONS = serializedOptions;
   const script = await stackProcessScript();
   // V8's code for the bundle, kept beside it, as npm start keeps its own (bin/start.mjs).
   if (script) childEnv.NODE_COMPILE_CACHE = join(dirname(script), '.compile-cache');

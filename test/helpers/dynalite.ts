@@ -11,8 +11,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import { afterAll, beforeAll } from 'vitest';
 import { ServiceError } from '../../functions/domain/errors.js';
+import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { closeServer, listen } from '../../lib/local/http-server.js';
-import { LOCAL_CREDENTIALS } from '../../lib/local/stack.js';
 import { ensureTable } from '../../lib/local/table.js';
 
 export interface TestTable {

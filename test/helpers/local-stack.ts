@@ -1,7 +1,7 @@
 /**
  * Integration tests run against the real local stack: the run's shared one (shared-stack.ts),
- * or one of the file's own when it needs other settings, on a temporary DATA_DIR and a random
- * port, quiet.
+ * or one of the file's own when it needs other settings (in a child process when they are plain
+ * data, else in the test's process), on a temporary DATA_DIR and a random port, quiet.
  *
  *   const local = useLocalStack();
  *   it('renders', async () => {
@@ -18,13 +18,16 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, inject } from 'vitest';
+import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { loadOrCreateIssuer } from '../../lib/local/issuer.js';
+import type { LocalStack, LocalStackOptions } from '../../lib/local/stack.js';
+import { startStackProcess } from './child-stack.js';
 import {
-  LOCAL_CREDENTIALS,
-  type LocalStack,
-  type LocalStackOptions,
-  startLocalStack,
-} from '../../lib/local/stack.js';
+  type ChildOnlyStackOptions,
+  type ChildStackOptions,
+  childStackTakes,
+  localStackOptionsOf,
+} from './child-stack-options.js';
 import { type CapturedOutput, captureFileOutput, captureOutput } from './process-output.js';
 import { SHARED_STACK_ENV, type SharedPlan } from './shared-stack.js';
 
@@ -136,8 +139,9 @@ export interface TestStack {
   accountOn(plan: string): Promise<string>;
   /**
    * What the stack's handlers log from now on (stdout and stderr): this process's output for a
-   * stack of the file's own, the stack process's output for the shared stack, which holds every
-   * file's lines (assert on what never appears, or on your own accounts' lines).
+   * stack in this process, the stack process's output file for a stack in a child process; the
+   * shared stack's holds every file's lines (assert on what never appears, or on your own
+   * accounts' lines).
    */
   captureOutput(): CapturedOutput;
 }
@@ -172,6 +176,8 @@ const testStackOf = (stack: LocalStack, plan?: string, outputFile?: string): Tes
 /** Starts a quiet stack on a random port; on a fresh temporary DATA_DIR unless one is given. */
 export const startTestStack = async (options: TestStackOptions = {}): Promise<TestStack> => {
   const dataDir = options.dataDir ?? (await createTempDataDir());
+  // Loaded only here: a file whose stack is elsewhere (the shared one, a child's) needs none of it.
+  const { startLocalStack } = await import('../../lib/local/stack.js');
   return testStackOf(await startLocalStack({ ...options, dataDir, port: 0, quiet: true }));
 };
 
@@ -196,12 +202,18 @@ const sharedTestStack = async (plan?: string): Promise<TestStack | undefined> =>
   );
 };
 
-export interface UseLocalStackOptions extends TestStackOptions {
+export interface UseLocalStackOptions extends TestStackOptions, ChildOnlyStackOptions {
   /**
-   * A stack of the file's own, in its process, although it needs no special settings: for tests
-   * that read the handlers' log lines from this process's output.
+   * A stack of the file's own although it needs no special settings: for tests that page through
+   * every account's data, or whose stack nothing else may share.
    */
   readonly ownStack?: boolean;
+  /**
+   * The file's own stack in this process, though its settings would let it run in a child: for
+   * tests that read the handlers' log lines from this process's output, or that raise the
+   * handlers' log level in this process before their modules load.
+   */
+  readonly inProcess?: boolean;
   /**
    * The plan the file's new accounts start on (sessionToken() puts a new account on it before
    * its first request): one of the shared stack's plans, so a file that needs more (or fewer)
@@ -212,31 +224,73 @@ export interface UseLocalStackOptions extends TestStackOptions {
 }
 
 /**
+ * A stack of the file's own in a child process (child-stack.ts), from the bundle: starting one
+ * costs about a quarter of the CPU of the same stack loaded into this process through vite's
+ * module loader, and leaves the test process nothing of the stack's, so the file can run in a
+ * worker with other files. Its tokens are signed here with the key in its DATA_DIR.
+ */
+const childTestStack = async (options: ChildStackOptions, plan?: string): Promise<TestStack> => {
+  const { env = {}, ...rest } = options;
+  const child = await startStackProcess(env, 120_000, {}, undefined, rest);
+  const {
+    pid: _pid,
+    sessionToken: _token,
+    stderrTail: _tail,
+    stop,
+    kill: _kill,
+    outputFile,
+    ...stack
+  } = child;
+  const issuer = await loadOrCreateIssuer(stack.dataDir);
+  return testStackOf(
+    { ...stack, issueToken: (o) => issuer.issueToken(o), close: () => stop() },
+    plan,
+    outputFile,
+  );
+};
+
+/**
  * The stack for the calling test file. Without options (or with only `plan`), the run's shared
- * stack (every file makes its own accounts, so files do not see each other's data); with
- * settings, or `ownStack`, one of the file's own: started in beforeAll, closed (and its temporary
- * DATA_DIR removed) in afterAll. Read its members inside tests or hooks, not at the top level.
+ * stack (every file makes its own accounts, so files do not see each other's data). With
+ * settings, or `ownStack`, one of the file's own, started in beforeAll and closed (its temporary
+ * DATA_DIR removed) in afterAll: in a child process when every setting is plain data
+ * (CHILD_STACK_OPTIONS: env, CORS origins, ...), else (a renderer, a lookup function, or
+ * `inProcess`) in this process, which such a file then needs to itself (vitest.config.ts's
+ * OWN_PROCESS). Read its members inside tests or hooks, not at the top level.
  */
 export const useLocalStack = ({
   ownStack = false,
+  inProcess = false,
   plan,
   ...options
 }: UseLocalStackOptions = {}): TestStack => {
-  const shares = !ownStack && Object.keys(options).length === 0;
+  const shares = !ownStack && !inProcess && Object.keys(options).length === 0;
   if (plan !== undefined && !shares)
     throw new Error('plan is for the shared stack: set PLANS in env instead');
+  const inChild = !inProcess && childStackTakes(options);
   let current: TestStack | undefined;
   let owned = false;
   let tempDir: string | undefined;
   beforeAll(async () => {
     if (shares) current = await sharedTestStack(plan);
     if (current) return;
-    if (!options.dataDir) tempDir = await createTempDataDir();
-    // Without a shared stack (a run outside the integration project), one like it.
+    // Without a shared stack (a run outside the integration project), one like it. The options
+    // are read now, not when the file called: a reachable host's env is filled in its beforeAll.
     const env = plan === undefined ? options.env : { ...SHARED_STACK_ENV, ...options.env };
-    const own = await startTestStack({ ...options, env, dataDir: options.dataDir ?? tempDir });
-    current = plan === undefined ? own : testStackOf(own.stack, plan);
     owned = true;
+    if (inChild) {
+      current = await childTestStack({ ...(options as ChildStackOptions), env }, plan);
+      return;
+    }
+    if (!options.dataDir) tempDir = await createTempDataDir();
+    const { webhookHosts, ...inProcessOptions } = options;
+    const own = await startTestStack({
+      ...inProcessOptions,
+      ...localStackOptionsOf({ webhookHosts }),
+      env,
+      dataDir: options.dataDir ?? tempDir,
+    });
+    current = plan === undefined ? own : testStackOf(own.stack, plan);
   });
   afterAll(async () => {
     if (owned) await current?.stack.close();

@@ -3,13 +3,15 @@
  * child-stack.ts, never run by hand): the shared stack of the integration tests, and the stacks
  * of tests whose requests may block the event loop that serves them.
  *
- * Reads STACK_DATA_DIR, STACK_HANDLER_ENV (JSON) and STACK_OUTPUT_FILE, prints one JSON line
+ * Reads STACK_DATA_DIR, STACK_OPTIONS (JSON: ChildStackOptions, the handlers' env among them) and
+ * STACK_OUTPUT_FILE, prints one JSON line
  * describing the stack (a StackDescription), and stops on SIGTERM, SIGINT or when its stdin closes (the process that
  * started it went away).
  */
 import { appendFileSync } from 'node:fs';
 import { startLocalStack } from '../../lib/local/stack.js';
 import type { StackDescription } from './child-stack.js';
+import { childStackTakes, localStackOptionsOf } from './child-stack-options.js';
 
 const dataDir = process.env.STACK_DATA_DIR;
 if (!dataDir) throw new Error('STACK_DATA_DIR is required');
@@ -26,9 +28,16 @@ if (outputFile) {
     }) as typeof stream.write;
   }
 }
-const env = JSON.parse(process.env.STACK_HANDLER_ENV ?? '{}') as Record<string, string>;
+const options = JSON.parse(process.env.STACK_OPTIONS ?? '{}') as Record<string, unknown>;
+if (!childStackTakes(options))
+  throw new Error(`STACK_OPTIONS has options a stack process cannot take: ${process.env.STACK_OPTIONS}`);
 
-const stack = await startLocalStack({ port: 0, dataDir, env, quiet: true });
+const stack = await startLocalStack({
+  ...localStackOptionsOf(options),
+  port: 0,
+  dataDir,
+  quiet: true,
+});
 const { issueToken: _issueToken, close: _close, ...description } = stack;
 process.stdout.write(`${JSON.stringify(description satisfies StackDescription)}\n`);
 

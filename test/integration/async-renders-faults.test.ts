@@ -12,7 +12,7 @@ import type { RenderRequest, RenderResult } from '../../functions/domain/ports.j
 import { createInProcessRenderer } from '../../functions/renderer/in-process.js';
 import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { localFontconfigFile } from '../../lib/layer-fonts.js';
-import { LOCAL_CREDENTIALS } from '../../lib/local/stack.js';
+import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { PROJECT_ROOT } from '../../lib/service-function.js';
 import { waitForJob } from '../helpers/async-jobs.js';
 import { useLocalStack } from '../helpers/local-stack.js';

@@ -13,7 +13,9 @@ import { apiKeyPrefix, generateApiKey } from '../../functions/domain/api-key-for
 import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
 
+// In this process: its handlers log at the level debug-logging.ts set here, to this process's output.
 const local = useLocalStack({
+  inProcess: true,
   env: { PLANS: JSON.stringify({ free: { monthlyRenders: 1000, rendersPerMinute: 1000 } }) },
 });
 

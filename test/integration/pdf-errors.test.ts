@@ -14,7 +14,8 @@ import { LOCAL_CLIENT_ID, LOCAL_REGION, LOCAL_USER_POOL_ID } from '../../lib/loc
 import { type ApiResponse, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 
-// Its own: it kills its stack's Chromium renderer processes, found among this process's children.
+// Its own, in a process of its own: it kills its stack's Chromium renderer processes, found among
+// this process's descendants (the stack's child process and its browser).
 const local = useLocalStack({ ownStack: true });
 
 const expectError = (res: ApiResponse, status: number, code: string) => {

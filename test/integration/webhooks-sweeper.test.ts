@@ -31,7 +31,7 @@ import { jobRecordRetentionSeconds } from '../../functions/domain/jobs.js';
 import { createWebhookEmitter } from '../../functions/domain/webhook-management.js';
 import type { StoredWebhookEndpoint } from '../../functions/domain/webhooks.js';
 import { createSweepHandler } from '../../functions/sweeper/index.js';
-import { LOCAL_CREDENTIALS } from '../../lib/local/stack.js';
+import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
 import { type ReceivedWebhook, useWebhookReceiver } from '../helpers/webhook-receiver.js';
 

@@ -17,7 +17,6 @@ import {
   createWebhookStore,
 } from '../../functions/adapters/dynamodb/webhooks.js';
 import { errorSchema } from '../../functions/core/openapi.js';
-import { systemLookup } from '../../functions/core/public-addresses.js';
 import { systemClock } from '../../functions/core/runtime.js';
 import { createWebhookJobEvents } from '../../functions/domain/webhook-events.js';
 import { createWebhookEmitter } from '../../functions/domain/webhook-management.js';
@@ -25,7 +24,6 @@ import type { WebhookMessage } from '../../functions/domain/webhooks.js';
 import { createWebhookSenderHandler } from '../../functions/webhook-sender/index.js';
 import { createInProcessQueue } from '../helpers/in-process-queue.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
-import { captureOutput } from '../helpers/process-output.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const env: Record<string, string> = {
@@ -36,14 +34,12 @@ const env: Record<string, string> = {
 const receiver = useWebhookReceiver(env);
 
 /** Names the tests resolve themselves: one public at creation and loopback after, one private. */
-const rebinding = { calls: 0 };
 const local = useLocalStack({
   env,
-  webhookLookup: async (name) => {
-    if (name === 'rebind.example.com') return ++rebinding.calls === 1 ? ['93.184.216.34'] : ['127.0.0.1'];
-    if (name === 'intranet.example.com') return ['10.1.2.3'];
-    if (name === 'public.example.com') return ['93.184.216.34'];
-    return systemLookup(name);
+  webhookHosts: {
+    'rebind.example.com': [['93.184.216.34'], ['127.0.0.1']],
+    'intranet.example.com': [['10.1.2.3']],
+    'public.example.com': [['93.184.216.34']],
   },
 });
 
@@ -77,7 +73,7 @@ const settled = async (
 
 describe('webhook endpoints', () => {
   it('answers 201 with the secret shown this once: never listed, read, stored in clear or logged', async () => {
-    const output = captureOutput();
+    const output = local.captureOutput();
     onTestFinished(() => output.stop());
     const token = await local.sessionToken();
     const res = await createWebhook(token, { url: receiver.url('/ok/created'), description: ' billing ' });
