@@ -92,7 +92,11 @@ const waitForText = async (selector: string, text: string | RegExp, timeout = 20
   }
 };
 
-const textOf = (selector: string) => page.$eval(selector, (e) => e.textContent ?? '');
+/** As dashboard.test.ts's: the text of the first element `selector` finds, once there is one. */
+const textOf = async (selector: string) => {
+  await page.waitForSelector(selector);
+  return page.$eval(selector, (e) => e.textContent ?? '');
+};
 
 const clickButton = async (text: string, within = 'body') => {
   const handle = await page.waitForFunction(

@@ -96,7 +96,14 @@ const observe = (p: Page, name: string) => {
   });
 };
 
-const textOf = (p: Page, selector: string) => p.$eval(selector, (e) => e.textContent ?? '');
+/**
+ * The text of the first element `selector` finds, once there is one: parts of a page render after
+ * its heading (the snippets' code loads later), which on a loaded machine is a moment later.
+ */
+const textOf = async (p: Page, selector: string) => {
+  await p.waitForSelector(selector);
+  return p.$eval(selector, (e) => e.textContent ?? '');
+};
 
 const waitForText = async (p: Page, selector: string, text: string | RegExp, timeout = 20_000) => {
   try {
