@@ -53,6 +53,23 @@ const recoveryBoundMs = (waitMs: number, restartMs: number, renders = 0, paceMs 
   waitMs + 2 * renders * paceMs + restartMs + 10_000;
 
 /** A page that renders once `ms` passed (its wait_for_selector is `#done`). */
+/** The account's jobs once none is pending or rendering; fails once `boundMs` have passed since `since`. */
+const jobsOnceEnded = async (
+  expect: TestContext['expect'],
+  api: Api,
+  token: string,
+  since: number,
+  boundMs: number,
+): Promise<Json[]> => {
+  for (;;) {
+    const jobs: Json[] = (await api('/v1/pdf?limit=100', { token })).json;
+    const open = jobs.filter((j: Json) => j.status === 'pending' || j.status === 'rendering');
+    if (open.length === 0) return jobs;
+    expect(Date.now() - since, `${open.length} jobs still open`).toBeLessThan(boundMs);
+    await sleep(500);
+  }
+};
+
 const pageDoneAfter = (text: string, ms: number | string) =>
   `<p>${text}</p><script>setTimeout(() => document.body.append(Object.assign(document.createElement('i'), { id: 'done' })), ${ms})</script>`;
 
@@ -145,14 +162,7 @@ describe.concurrent('a stack killed mid-work and restarted on the same data', ()
     const restarted = await stack.sessionToken(sub);
     // Unresolved at most: the lease (which began before the kill) and one sweep interval, then a pass.
     const boundMs = recoveryBoundMs((LEASE_SECONDS + SWEEP_SECONDS) * 1000, restart.startMs);
-    let jobs: Json[] = [];
-    for (;;) {
-      jobs = (await api('/v1/pdf?limit=100', { token: restarted })).json;
-      const open = jobs.filter((j: Json) => j.status === 'pending' || j.status === 'rendering');
-      if (open.length === 0) break;
-      expect(Date.now() - restartedAt, `${open.length} jobs still open`).toBeLessThan(boundMs);
-      await sleep(500);
-    }
+    const jobs = await jobsOnceEnded(expect, api, restarted, restartedAt, boundMs);
     const resolvedMs = Date.now() - killedAt;
     const completed = jobs.filter((j: Json) => j.status === 'completed').length;
     const interrupted = jobs.filter((j: Json) => j.error?.code === 'PDF_RENDERING_INTERRUPTED').length;
@@ -280,14 +290,7 @@ describe.concurrent('a stack killed mid-work and restarted on the same data', ()
       accepted.length,
       paceMs,
     );
-    let jobs: Json[] = [];
-    for (;;) {
-      jobs = (await api('/v1/pdf?limit=100', { token: restarted })).json;
-      const open = jobs.filter((j: Json) => j.status === 'pending' || j.status === 'rendering');
-      if (open.length === 0) break;
-      expect(Date.now() - restartedAt, `${open.length} jobs still open`).toBeLessThan(boundMs);
-      await sleep(500);
-    }
+    const jobs = await jobsOnceEnded(expect, api, restarted, restartedAt, boundMs);
     const resolvedMs = Date.now() - killedAt;
     expect(jobs.map((j) => j.id).sort()).toEqual([...accepted].sort());
     const completed = jobs.filter((j: Json) => j.status === 'completed');
