@@ -21,10 +21,12 @@ import type {
   RenderRequest,
   RenderResult,
   TemplatePart,
+  WaitUntil,
 } from './contract.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
+import { watchNetwork } from './network-idle.js';
 import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
 import { glyphCheckNeeded, type PageWatch } from './page-diagnostics.js';
 import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
@@ -83,6 +85,9 @@ const size = (bytes: number): string =>
   bytes >= MiB ? `${(bytes / MiB).toFixed(1).replace(/\.0$/, '')} MiB` : `${bytes} bytes`;
 
 type Stage = 'open' | 'load' | 'selector' | 'print';
+
+/** The requests a network-idle wait lets be in flight; the other waits are Chromium's own events. */
+const MAX_INFLIGHT: Partial<Record<WaitUntil, number>> = { networkidle0: 0, networkidle2: 2 };
 
 /** A wait that ran past the render's deadline. */
 class StageTimeoutError extends Error {
@@ -208,11 +213,24 @@ const loadAndPrint = async (
   const until = <T>(promise: Promise<T>, at: number, stage: Stage): Promise<T> =>
     untilDeadline(Promise.race([promise, failed]), at, stage);
 
-  await until(
-    page.setContent(html, { waitUntil: pageLoad.waitUntil, timeout: remaining() }),
-    deadline,
-    'load',
-  );
+  // The network-idle waits are counted by the renderer (network-idle.ts), from before the write:
+  // Chromium's own event does not come for a document written into a page that was already idle.
+  const maxInflight = MAX_INFLIGHT[pageLoad.waitUntil];
+  const network =
+    maxInflight === undefined ? undefined : await until(watchNetwork(cdp, maxInflight), deadline, 'load');
+  try {
+    await until(
+      page.setContent(html, {
+        waitUntil: network ? 'domcontentloaded' : pageLoad.waitUntil,
+        timeout: remaining(),
+      }),
+      deadline,
+      'load',
+    );
+    if (network) await until(network.idle(), deadline, 'load');
+  } finally {
+    network?.stop();
+  }
   if (pageLoad.waitForSelector !== null) {
     await until(
       page.waitForSelector(pageLoad.waitForSelector, { timeout: remaining() }),
