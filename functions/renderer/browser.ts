@@ -65,6 +65,8 @@ export { chromiumArgs, type ProcessModel } from './warm-browser.js';
  * the proof at once; the deadline is for a browser that hangs instead.
  */
 export const PROBE_TIMEOUT_MS = 5_000;
+/** A spare's page answers a round trip in about a millisecond; one that takes this long is not used. */
+const SPARE_PROBE_TIMEOUT_MS = 1_000;
 
 // No WebGL, and no SwiftShader in the launch: pages do not need a GPU to print.
 chromium.setGraphicsMode = false;
@@ -392,6 +394,23 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
   };
 
   /**
+   * Whether a spare's page still answers, one round trip: its renderer process may have died while
+   * it waited (killed, out of memory) without the crash reported yet (measured: a spare whose
+   * renderer was killed as its render came failed that render with 502). A page that does not
+   * answer in time is not handed out either: the render opens its own.
+   */
+  const responds = async (session: RenderSession): Promise<boolean> => {
+    const answered = await within(
+      session.cdp.send('Runtime.evaluate', { expression: '0' }).then(
+        () => true,
+        () => false,
+      ),
+      SPARE_PROBE_TIMEOUT_MS,
+    );
+    return answered === true && usable(session);
+  };
+
+  /**
    * A fresh session for one render: the spare when there is a usable one (waiting for it if it is
    * still opening), else a new one (openFreshSession).
    */
@@ -405,7 +424,7 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
       if (timedOut(session)) {
         waiting.then((s) => s?.close(true)).catch(() => {});
       } else if (session) {
-        if (usable(session)) return session;
+        if (usable(session) && (await responds(session))) return session;
         session.close(true).catch(() => {});
       }
     }
