@@ -48,6 +48,7 @@ import {
 import type { Synthesized } from '../helpers/cdk-synth.js';
 import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/lambda-sandbox.js';
 import { createApi, createTempDataDir } from '../helpers/local-stack.js';
+import { KINDS, pageOf, seesLateFetch, servePageRequests, WAITS } from '../helpers/page-load-cells.js';
 import { readPdf } from '../helpers/pdf.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
@@ -61,6 +62,9 @@ const uploadServer = createServer((req, res) => {
     res.writeHead(200).end();
   });
 });
+
+/** What the page-load matrix's pages ask for (images, a late fetch). */
+const pageServer = createServer(servePageRequests);
 
 /** The processes descended from `root`, with the user they run as and their command line. */
 const family = (root: number): { pid: number; uid: number; args: string }[] => {
@@ -109,6 +113,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
   let renderer: BundledFunction;
   let uploadBase: string;
   let fixture: TenantFixture;
+  let pageHost = '';
   const processes = new Map<'auto' | 'single', LambdaProcess>();
   let uploadCount = 0;
 
@@ -119,6 +124,8 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     await new Promise<void>((resolve) => uploadServer.listen(0, '127.0.0.1', () => resolve()));
     uploadBase = `http://127.0.0.1:${(uploadServer.address() as AddressInfo).port}`;
     fixture = await startTenantFixture();
+    await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', () => resolve()));
+    pageHost = `127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
     const start = (model: 'auto' | 'single') =>
       startLambdaProcess(renderer, {
         functionName: `pdf-render-service-renderer-${model}`,
@@ -127,7 +134,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
         environment: {
           AWS_REGION: 'eu-west-1',
           ...resolveEnvironment(renderer, {}),
-          RENDERER_EGRESS_ALLOW_HOSTS: fixture.hostPort,
+          RENDERER_EGRESS_ALLOW_HOSTS: `${fixture.hostPort},${pageHost}`,
           ...(model === 'single' ? { RENDERER_PROCESS_MODEL: 'single' } : {}),
         },
       });
@@ -147,6 +154,8 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     await Promise.all([...processes.values()].map((p) => p.close()));
     uploadServer.closeAllConnections();
     uploadServer.close();
+    pageServer.closeAllConnections();
+    pageServer.close();
     fixture?.close();
   });
 
@@ -286,6 +295,51 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
       expect(peak).toBeLessThan(renderer.memorySizeMiB * 1024 * 1024);
     },
   );
+
+  /**
+   * Lambda freezes a function's sandbox between invocations, the spare page the renderer opened
+   * after the last one included; a warm but idle Lambda's first render comes on that page after
+   * the thaw (issue 32). Every wait on every page, each after its own freeze: SIGSTOP to the
+   * renderer's process and all of Chromium's, then SIGCONT.
+   */
+  it('auto: every wait on every page renders on the spare after the sandbox was frozen and thawed', async () => {
+    const lambda = processes.get('auto') as LambdaProcess;
+    const signalAll = (signal: NodeJS.Signals): void => {
+      const pids = [lambda.pid as number, ...family(lambda.pid as number).map((p) => p.pid)];
+      for (const pid of new Set(pids)) {
+        try {
+          process.kill(pid, signal);
+        } catch {
+          // gone meanwhile
+        }
+      }
+    };
+    // The spare is opened after this render: every cell's session waited, frozen, since the last.
+    const warm = await invoke('auto', request('job_sandbox_freeze_warm', '<p>warm</p>'));
+    expect(warm.result).toMatchObject({ ok: true });
+    for (const wait of WAITS) {
+      for (const kind of KINDS) {
+        const cell = `freeze-${wait}-${kind}`;
+        await new Promise((r) => setTimeout(r, 1_000)); // the spare goes quiet (Chromium's 0.5 s window)
+        signalAll('SIGSTOP');
+        await new Promise((r) => setTimeout(r, 2_000));
+        signalAll('SIGCONT');
+        const html = pageOf(kind, pageHost, cell);
+        const pageLoad =
+          wait === 'selector'
+            ? { waitForSelector: '#ready', timeoutMs: 15_000 }
+            : { waitUntil: wait, timeoutMs: 15_000 };
+        const req = request(`job_sandbox_${cell}`, html, pageLoad);
+        const { result, text } = await invoke('auto', {
+          ...req,
+          template: { source: html, variables: { cell } },
+        });
+        expect(result, cell).toMatchObject({ ok: true });
+        expect(text, cell).toContain(cell);
+        if (kind === 'late-fetch' && seesLateFetch(wait)) expect(text, cell).toContain('late: fetched');
+      }
+    }
+  }, 180_000);
 });
 
 describe.skipIf(!sandboxed)(
