@@ -315,7 +315,11 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
       }
     };
     // The spare is opened after this render: every cell's session waited, frozen, since the last.
-    const warm = await invoke('auto', request('job_sandbox_freeze_warm', '<p>warm</p>'));
+    // Its deadline is generous: run alone (-t), it is the sandbox's first render, at its CPU share.
+    const warm = await invoke(
+      'auto',
+      request('job_sandbox_freeze_warm', '<p>warm</p>', { timeoutMs: 60_000 }),
+    );
     expect(warm.result).toMatchObject({ ok: true });
     for (const wait of WAITS) {
       for (const kind of KINDS) {
