@@ -1,6 +1,6 @@
 /**
- * The sweeper's Lambda (EventBridge, every minute) and the local stack's timer both run this:
- * one pass of the sweeper use case (domain/sweeper.ts) over the table. It needs the table, the
+ * The sweeper's Lambda (EventBridge, every minute) and the local stack's timer both run this
+ * (its schedule is its entry in functions/consumers.ts): one pass of the sweeper use case (domain/sweeper.ts) over the table. It needs the table, the
  * render queue (async jobs sent again) and the webhook queue (a job it fails that names an
  * endpoint sends job.failed, a batch it ends sends batch.completed, and pending deliveries whose
  * message never came are queued again); no user pool, no bucket, no renderer.
@@ -13,7 +13,8 @@ import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dyna
 import { createSqsClient } from '../adapters/sqs/client.js';
 import { createSqsQueue } from '../adapters/sqs/queue.js';
 import { batchResponse } from '../batches/schemas.js';
-import { type Environment, readResourceConfig } from '../core/config.js';
+import { sweeper as sweeperConsumer } from '../consumers.js';
+import { scheduledConsumer } from '../core/consumer.js';
 import { logger } from '../core/logger.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import type { RenderMessage } from '../domain/async-renders.js';
@@ -27,79 +28,68 @@ import { createOverdueDeliveries } from '../domain/webhook-sender.js';
 import { jobResponse } from '../pdf/schemas.js';
 import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
 
-export type SweepHandler = () => Promise<SweepReport>;
-
-/** The sweeper's bindings (functions/wiring.ts): the CDK construct grants exactly these. */
-export const SWEEPER_WIRING = {
-  table: true,
-  userPool: false,
-  apiKeySecret: false,
-  pdfBucket: false,
-  renderer: false,
-  webhookQueue: true,
-  renderQueue: true,
-} as const;
-
-export const createSweepHandler = (env: Environment, parts: WebhookParts = {}): SweepHandler => {
-  const config = readResourceConfig(SWEEPER_WIRING, env);
-  const { settings } = config;
-  const tableName = config.tableName as string;
-  const db = createDocumentClient(config.aws);
-  const sqs = createSqsClient(config.aws);
-  const clock = systemClock;
-  const recordRetentionSeconds = jobRecordRetentionSeconds(settings.pdfRetentionDays);
-  const webhookQueue = webhookQueueOf(config, parts);
-  const deliveries = createWebhookDeliveryStore(db, tableName, clock);
-  const endpoints = createWebhookStore(db, tableName, logFault);
-  const emitter = createWebhookEmitter({ deliveries, queue: webhookQueue, clock });
-  // A batch's job that the sweeper fails is counted on its batch at once (not at the next read),
-  // and the batch it ends tells its endpoint, as the consumer's count does.
-  const batchCounter = createBatchCounter({
-    batches: createBatchStore(db, tableName, clock, { recordRetentionSeconds }),
-    events: createWebhookBatchEvents({ endpoints, emitter, describe: batchResponse, onFault: logFault }),
-    onFault: logFault,
-  });
-  // The sweeper only fails jobs, and a failed job has no file: its view needs no bucket.
-  const present = (job: JobView['job']): JobView => ({
-    job,
-    downloadUrl: null,
-    fileExpiresAt: fileExpiresAt(job, settings.pdfRetentionDays)?.toISOString() ?? null,
-    fileExpired: false,
-  });
-  const webhookEvents = createWebhookJobEvents({
-    endpoints,
-    emitter,
-    describe: async (job) => jobResponse(present(job)),
-    onFault: logFault,
-  });
-  const events: JobEvents = {
-    async ended(job) {
-      await Promise.all([
-        job.batch_id ? batchCounter.jobEvents.ended(job) : undefined,
-        webhookEvents.ended(job),
-      ]);
-    },
-  };
-  const sweeper = createSweeper({
-    // The sweeper writes no job; the retention is the deployment's all the same.
-    jobs: createJobStore(db, tableName, clock, { recordRetentionSeconds }),
-    usage: createUsageStore(db, tableName, clock),
-    clock,
-    onFault: logFault,
-    renderQueue: createSqsQueue<RenderMessage>(sqs, config.renderQueueUrl as string),
-    limits: settings,
-    events,
-    overdueDeliveries: createOverdueDeliveries({
-      deliveries,
-      queue: webhookQueue,
-      clock,
-      overdueSeconds: settings.webhookOverdueSeconds,
+export const { createHandler, handler } = scheduledConsumer<SweepReport, WebhookParts>(
+  sweeperConsumer,
+  (config, parts) => {
+    const { settings } = config;
+    const tableName = config.tableName as string;
+    const db = createDocumentClient(config.aws);
+    const sqs = createSqsClient(config.aws);
+    const clock = systemClock;
+    const recordRetentionSeconds = jobRecordRetentionSeconds(settings.pdfRetentionDays);
+    const webhookQueue = webhookQueueOf(config, parts);
+    const deliveries = createWebhookDeliveryStore(db, tableName, clock);
+    const endpoints = createWebhookStore(db, tableName, logFault);
+    const emitter = createWebhookEmitter({ deliveries, queue: webhookQueue, clock });
+    // A batch's job that the sweeper fails is counted on its batch at once (not at the next read),
+    // and the batch it ends tells its endpoint, as the consumer's count does.
+    const batchCounter = createBatchCounter({
+      batches: createBatchStore(db, tableName, clock, { recordRetentionSeconds }),
+      events: createWebhookBatchEvents({ endpoints, emitter, describe: batchResponse, onFault: logFault }),
       onFault: logFault,
-    }),
-  });
-  return async () => {
-    const report = await sweeper.sweep();
-    if (report.expired > 0 || (report.redelivered ?? 0) > 0) logger.info('sweep', { ...report });
-    return report;
-  };
-};
+    });
+    // The sweeper only fails jobs, and a failed job has no file: its view needs no bucket.
+    const present = (job: JobView['job']): JobView => ({
+      job,
+      downloadUrl: null,
+      fileExpiresAt: fileExpiresAt(job, settings.pdfRetentionDays)?.toISOString() ?? null,
+      fileExpired: false,
+    });
+    const webhookEvents = createWebhookJobEvents({
+      endpoints,
+      emitter,
+      describe: async (job) => jobResponse(present(job)),
+      onFault: logFault,
+    });
+    const events: JobEvents = {
+      async ended(job) {
+        await Promise.all([
+          job.batch_id ? batchCounter.jobEvents.ended(job) : undefined,
+          webhookEvents.ended(job),
+        ]);
+      },
+    };
+    const sweeper = createSweeper({
+      // The sweeper writes no job; the retention is the deployment's all the same.
+      jobs: createJobStore(db, tableName, clock, { recordRetentionSeconds }),
+      usage: createUsageStore(db, tableName, clock),
+      clock,
+      onFault: logFault,
+      renderQueue: createSqsQueue<RenderMessage>(sqs, config.renderQueueUrl as string),
+      limits: settings,
+      events,
+      overdueDeliveries: createOverdueDeliveries({
+        deliveries,
+        queue: webhookQueue,
+        clock,
+        overdueSeconds: settings.webhookOverdueSeconds,
+        onFault: logFault,
+      }),
+    });
+    return async () => {
+      const report = await sweeper.sweep();
+      if (report.expired > 0 || (report.redelivered ?? 0) > 0) logger.info('sweep', { ...report });
+      return report;
+    };
+  },
+);

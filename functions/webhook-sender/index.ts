@@ -6,32 +6,18 @@
  * table, the API-key secret (signing secrets are sealed under a key derived from it) and the queue;
  * no user pool, no bucket, no VPC (egress is checked in code: adapters/http/webhook-client.ts).
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createDocumentClient } from '../adapters/dynamodb/client.js';
 import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dynamodb/webhooks.js';
 import { createWebhookClient } from '../adapters/http/webhook-client.js';
 import { createWebhookSecretBox } from '../adapters/secrets-manager/webhook-secret-box.js';
-import { type Environment, readResourceConfig } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { webhookSender } from '../consumers.js';
+import { queueConsumer, RetryMessage } from '../core/consumer.js';
 import { countWith } from '../core/metrics.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import { createWebhookSender } from '../domain/webhook-sender.js';
 import type { WebhookMessage } from '../domain/webhooks.js';
 import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
 import { SERVICE_METRICS } from '../wiring.js';
-
-export type WebhookSenderHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
-
-/** The sender's bindings (functions/wiring.ts): the CDK construct grants exactly these. */
-export const WEBHOOK_SENDER_WIRING = {
-  table: true,
-  userPool: false,
-  apiKeySecret: true,
-  pdfBucket: false,
-  renderer: false,
-  webhookQueue: true,
-  renderQueue: false,
-} as const;
 
 const isMessage = (body: unknown): body is WebhookMessage => {
   const m = body as Partial<WebhookMessage> | null;
@@ -46,61 +32,55 @@ const isMessage = (body: unknown): body is WebhookMessage => {
   );
 };
 
-export const createWebhookSenderHandler = (
-  env: Environment,
-  parts: WebhookParts = {},
-): WebhookSenderHandler => {
-  const config = readResourceConfig(WEBHOOK_SENDER_WIRING, env);
-  const tableName = config.tableName as string;
-  const db = createDocumentClient(config.aws);
-  const clock = systemClock;
-  const { settings } = config;
-  const sender = createWebhookSender({
-    endpoints: createWebhookStore(db, tableName, logFault),
-    deliveries: createWebhookDeliveryStore(db, tableName, clock),
-    secrets: createWebhookSecretBox(
-      config.apiKeySecret as NonNullable<typeof config.apiKeySecret>,
-      config.aws,
-    ),
-    queue: webhookQueueOf(config, parts),
-    post: createWebhookClient({
-      timeoutMs: settings.webhookTimeoutMs,
-      allowHosts: config.webhookAllowHosts,
-      ...(parts.webhookLookup ? { lookup: parts.webhookLookup } : {}),
-    }),
-    clock,
-    schedule: {
-      firstRetrySeconds: settings.webhookFirstRetrySeconds,
-      windowSeconds: settings.webhookRetryWindowSeconds,
-    },
-  });
-  return async (event) => {
-    const failures: { itemIdentifier: string }[] = [];
-    // Records are independent: a batch's attempts run side by side.
-    await Promise.all(
-      event.Records.map(async (record) => {
+export const { createHandler, handler } = queueConsumer<WebhookMessage, WebhookParts>(
+  webhookSender,
+  (config, parts) => {
+    const tableName = config.tableName as string;
+    const db = createDocumentClient(config.aws);
+    const clock = systemClock;
+    const { settings } = config;
+    const sender = createWebhookSender({
+      endpoints: createWebhookStore(db, tableName, logFault),
+      deliveries: createWebhookDeliveryStore(db, tableName, clock),
+      secrets: createWebhookSecretBox(
+        config.apiKeySecret as NonNullable<typeof config.apiKeySecret>,
+        config.aws,
+      ),
+      queue: webhookQueueOf(config, parts),
+      post: createWebhookClient({
+        timeoutMs: settings.webhookTimeoutMs,
+        allowHosts: config.webhookAllowHosts,
+        ...(parts.webhookLookup ? { lookup: parts.webhookLookup } : {}),
+      }),
+      clock,
+      schedule: {
+        firstRetrySeconds: settings.webhookFirstRetrySeconds,
+        windowSeconds: settings.webhookRetryWindowSeconds,
+      },
+    });
+    return {
+      parse(text) {
         let body: unknown;
         try {
-          body = JSON.parse(record.body);
+          body = JSON.parse(text);
         } catch {
-          body = undefined;
+          return undefined;
         }
-        if (!isMessage(body)) {
-          logger.warn('webhook message dropped: not a webhook message', { messageId: record.messageId });
-          return;
-        }
+        return isMessage(body) ? body : undefined;
+      },
+      invalid: { level: 'warn', message: 'webhook message dropped: not a webhook message' },
+      async handle(message) {
         try {
-          const outcome = await sender.handle(body);
+          const outcome = await sender.handle(message);
           if (outcome !== 'duplicate' && outcome !== 'waiting') {
             countWith(SERVICE_METRICS.webhookAttempts, { outcome });
           }
         } catch (e) {
           logFault('webhook attempt failed on our side; the message comes back', e);
           countWith(SERVICE_METRICS.webhookSenderFaults, {});
-          failures.push({ itemIdentifier: record.messageId });
+          throw new RetryMessage('the sender failed on its own side');
         }
-      }),
-    );
-    return { batchItemFailures: failures };
-  };
-};
+      },
+    };
+  },
+);
