@@ -2,14 +2,7 @@
  * The PDF render service in one stack. It only composes: each construct holds its own defaults,
  * grants and cdk-nag acknowledgements (with their reasons, beside what they excuse).
  */
-import {
-  type CfnElement,
-  CfnOutput,
-  RemovalPolicy,
-  Stack,
-  type StackProps,
-  Validations,
-} from 'aws-cdk-lib';
+import { type CfnElement, CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import {
   type ConsumerDeclaration,
