@@ -12,6 +12,7 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
@@ -25,7 +26,7 @@ import {
   runsInLambda,
 } from './config.js';
 import { logger } from './logger.js';
-import { MetricUnit, metrics } from './metrics.js';
+import { consumerMetrics, MetricUnit } from './metrics.js';
 import { tracer } from './tracing.js';
 
 /**
@@ -95,15 +96,13 @@ const contextOf = (declaration: ConsumerDeclaration, context: Context | undefine
 /** Tracing, the logger's context and the metrics (with the cold start), around a consumer's run. */
 const withStack = <E, R>(
   declaration: ConsumerDeclaration,
-  run: (event: E, context: Context) => Promise<R>,
+  run: (event: E, context: Context, metrics: Metrics) => Promise<R>,
 ): ((event: E, context?: Context) => Promise<R>) => {
+  const metrics = consumerMetrics(declaration.name);
   const chain = middy<E, R>();
   if (tracer) chain.use(captureLambdaHandler(tracer));
   chain.use(injectLambdaContext(logger)).use(logMetrics(metrics, { captureColdStartMetric: true }));
-  const handler = chain.handler(async (event, context) => {
-    metrics.addDimension('consumer', declaration.name);
-    return run(event, context);
-  });
+  const handler = chain.handler((event, context) => run(event, context, metrics));
   return (event, context) => handler(event, contextOf(declaration, context));
 };
 
@@ -131,7 +130,7 @@ export const sqsHandler = <M>(declaration: ConsumerDeclaration, messages: Messag
       throw e;
     }
   };
-  return withStack<SQSEvent, SQSBatchResponse>(declaration, async (event, context) => {
+  return withStack<SQSEvent, SQSBatchResponse>(declaration, async (event, context, metrics) => {
     // A processor per batch: it holds the batch's outcomes, and the local stack runs batches at once.
     const response = await processPartialResponse(event, handleRecord, new BatchProcessor(EventType.SQS), {
       context,
@@ -168,7 +167,7 @@ export const scheduledConsumer = <R, P = Record<string, never>>(
   }
   const createHandler = (env: Environment, parts: P = {} as P): ScheduledHandler<R> => {
     const run = build(readResourceConfig(consumerWiring(declaration), env), parts);
-    return withStack<unknown, R>(declaration, async () => {
+    return withStack<unknown, R>(declaration, async (_event, _context, metrics) => {
       const result = await run();
       metrics.addMetric('ScheduledRuns', MetricUnit.Count, 1);
       return result;
