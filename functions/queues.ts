@@ -19,8 +19,11 @@ export interface QueueDeclaration {
   readonly description: string;
   /** A FIFO queue (ordered per message group, deduplicated) rather than a standard one. */
   readonly fifo: boolean;
-  /** The binding (wiring.ts) whose variable carries the queue's URL to the functions that use it. */
-  readonly binding: Binding;
+  /**
+   * The binding (wiring.ts) whose variable carries the queue's URL to the functions that send to
+   * it or hold its messages back. @default none: only its consumer's event source reads it
+   */
+  readonly binding?: Binding;
   /**
    * The cloud's visibility timeout, given the settings and the timeout of the queue's consumer
    * (consumers.ts): how long a received message stays hidden before it is delivered again.

@@ -6,6 +6,7 @@
  * with a timer. Each runs the handler its folder's index.ts makes (`createHandler`, the factory
  * the cloud's Lambda entry uses too) with the environment its bindings give it, as its Lambda has.
  */
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ConsumerDeclaration, QueueSource, ScheduleSource } from '../../functions/consumers.js';
@@ -69,7 +70,7 @@ export const ensureLocalQueues = (
 const loadModule = async (c: ConsumerDeclaration): Promise<ConsumerModule<unknown, LocalConsumerParts>> => {
   const module = (await (c.directory === undefined
     ? import(`../../functions/${c.name}/index.ts`)
-    : import(pathToFileURL(`${c.directory}/index.ts`).href))) as Partial<
+    : import(pathToFileURL(join(c.directory, 'index.ts')).href))) as Partial<
     ConsumerModule<unknown, LocalConsumerParts>
   >;
   if (typeof module.createHandler !== 'function') {
