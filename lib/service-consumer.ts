@@ -66,6 +66,12 @@ export const consumerConstructId = (declaration: Pick<ConsumerDeclaration, 'name
 export const consumerEntry = (declaration: ConsumerDeclaration): string =>
   join(declaration.directory ?? join(PROJECT_ROOT, 'functions', declaration.name), 'index.ts');
 
+/** `webhook-sender` → `Webhook sender`, as a label reads. */
+const sentenceName = (name: string): string => {
+  const words = name.replaceAll('-', ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+};
+
 export class ServiceConsumer extends Construct {
   readonly declaration: ConsumerDeclaration;
   readonly function: ServiceFunction;
@@ -163,7 +169,7 @@ export class ServiceConsumer extends Construct {
           expression: faultsMetric ? 'FILL(errors, 0) + FILL(faults, 0)' : 'FILL(errors, 0)',
           usingMetrics,
           period,
-          label: `${d.name}: errors${faultsMetric ? ' and faults' : ''}`,
+          label: `${sentenceName(d.name)} errors${faultsMetric ? ' and faults' : ''}`,
         }),
         threshold: 1,
         evaluationPeriods: 1,
