@@ -11,7 +11,8 @@ import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dyna
 import { createWebhookClient } from '../adapters/http/webhook-client.js';
 import { createWebhookSecretBox } from '../adapters/secrets-manager/webhook-secret-box.js';
 import { webhookSender } from '../consumers.js';
-import { queueConsumer, RetryMessage } from '../core/consumer.js';
+import type { ResourceConfig } from '../core/config.js';
+import { type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
 import { countWith } from '../core/metrics.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import { createWebhookSender } from '../domain/webhook-sender.js';
@@ -32,55 +33,60 @@ const isMessage = (body: unknown): body is WebhookMessage => {
   );
 };
 
-export const { createHandler, handler } = queueConsumer<WebhookMessage, WebhookParts>(
-  webhookSender,
-  (config, parts) => {
-    const tableName = config.tableName as string;
-    const db = createDocumentClient(config.aws);
-    const clock = systemClock;
-    const { settings } = config;
-    const sender = createWebhookSender({
-      endpoints: createWebhookStore(db, tableName, logFault),
-      deliveries: createWebhookDeliveryStore(db, tableName, clock),
-      secrets: createWebhookSecretBox(
-        config.apiKeySecret as NonNullable<typeof config.apiKeySecret>,
-        config.aws,
-      ),
-      queue: webhookQueueOf(config, parts),
-      post: createWebhookClient({
-        timeoutMs: settings.webhookTimeoutMs,
-        allowHosts: config.webhookAllowHosts,
-        ...(parts.webhookLookup ? { lookup: parts.webhookLookup } : {}),
-      }),
-      clock,
-      schedule: {
-        firstRetrySeconds: settings.webhookFirstRetrySeconds,
-        windowSeconds: settings.webhookRetryWindowSeconds,
-      },
-    });
-    return {
-      parse(text) {
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          return undefined;
+/** Its configuration has the bindings its entry declares (functions/consumers.ts). */
+const createMessageHandler = (
+  config: ResourceConfig,
+  parts: WebhookParts,
+): MessageHandler<WebhookMessage> => {
+  const tableName = config.tableName as string;
+  const db = createDocumentClient(config.aws);
+  const clock = systemClock;
+  const { settings } = config;
+  const sender = createWebhookSender({
+    endpoints: createWebhookStore(db, tableName, logFault),
+    deliveries: createWebhookDeliveryStore(db, tableName, clock),
+    secrets: createWebhookSecretBox(
+      config.apiKeySecret as NonNullable<typeof config.apiKeySecret>,
+      config.aws,
+    ),
+    queue: webhookQueueOf(config, parts),
+    post: createWebhookClient({
+      timeoutMs: settings.webhookTimeoutMs,
+      allowHosts: config.webhookAllowHosts,
+      ...(parts.webhookLookup ? { lookup: parts.webhookLookup } : {}),
+    }),
+    clock,
+    schedule: {
+      firstRetrySeconds: settings.webhookFirstRetrySeconds,
+      windowSeconds: settings.webhookRetryWindowSeconds,
+    },
+  });
+  return {
+    parse(text) {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return undefined;
+      }
+      return isMessage(body) ? body : undefined;
+    },
+    invalid: { level: 'warn', message: 'webhook message dropped: not a webhook message' },
+    // Records are independent: a batch's attempts run side by side (its entry's recordsInParallel).
+    async handle(message) {
+      try {
+        const outcome = await sender.handle(message);
+        if (outcome !== 'duplicate' && outcome !== 'waiting') {
+          countWith(SERVICE_METRICS.webhookAttempts, { outcome });
         }
-        return isMessage(body) ? body : undefined;
-      },
-      invalid: { level: 'warn', message: 'webhook message dropped: not a webhook message' },
-      async handle(message) {
-        try {
-          const outcome = await sender.handle(message);
-          if (outcome !== 'duplicate' && outcome !== 'waiting') {
-            countWith(SERVICE_METRICS.webhookAttempts, { outcome });
-          }
-        } catch (e) {
-          logFault('webhook attempt failed on our side; the message comes back', e);
-          countWith(SERVICE_METRICS.webhookSenderFaults, {});
-          throw new RetryMessage('the sender failed on its own side');
-        }
-      },
-    };
-  },
-);
+      } catch (e) {
+        logFault('webhook attempt failed on our side; the message comes back', e);
+        countWith(SERVICE_METRICS.webhookSenderFaults, {});
+        throw new RetryMessage('the sender failed on its own side');
+      }
+    },
+  };
+};
+
+/** The handler factory (the local stack's) and the Lambda's entry, in the one consumer stack. */
+export const { createHandler, handler } = queueConsumer(webhookSender, createMessageHandler);
