@@ -57,6 +57,11 @@ const shellQuote = (arg: string): string => `'${arg.replace(/'/g, "'\\''")}'`;
 export interface ServiceFunctionProps {
   /** The folder under functions/ whose handler.ts (exporting `handler`) this function runs. */
   readonly resource: string;
+  /**
+   * The module whose `handler` export the function runs.
+   * @default functions/<resource>/handler.ts
+   */
+  readonly entry?: string;
   readonly description?: string;
   /**
    * Memory in MiB; Lambda allots CPU in proportion to it.
@@ -134,7 +139,7 @@ export class ServiceFunction extends NodejsFunction {
     const target = `node${SERVICE_RUNTIME.name.replace(/^nodejs/, '').replace(/\.x$/, '')}`;
     super(scope, id, {
       description: props.description,
-      entry: handlerEntry(props.resource),
+      entry: props.entry ?? handlerEntry(props.resource),
       handler: 'handler',
       projectRoot: PROJECT_ROOT,
       depsLockFilePath: join(PROJECT_ROOT, 'package-lock.json'),

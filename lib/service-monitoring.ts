@@ -20,9 +20,9 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import type { RenderQueue } from './render-queue.js';
 import type { RendererFunction } from './renderer-function.js';
 import type { ServiceApi } from './service-api.js';
+import type { ServiceQueue } from './service-queue.js';
 
 /**
  * The API latency alarm's threshold: the 90th percentile of the stage's latency over 5 minutes.
@@ -38,7 +38,7 @@ export interface ServiceMonitoringProps {
   readonly api: ServiceApi;
   readonly renderer: RendererFunction;
   /** Async renders' queue: its alarms join the others, its depth and age the dashboard. */
-  readonly renderQueue?: RenderQueue;
+  readonly renderQueue?: ServiceQueue;
   /** The renderer's Lambda timeout (the duration alarm's reference). */
   readonly rendererTimeoutSeconds: number;
   /** The renderer's reserved concurrency, drawn as its cap. @default none drawn */
@@ -94,9 +94,7 @@ export class ServiceMonitoring extends Construct {
       renderer.throttlesAlarm,
       this.rendererDurationAlarm,
       ...(props.otherAlarms ?? []),
-      ...(props.renderQueue
-        ? [props.renderQueue.depthAlarm, props.renderQueue.oldestAgeAlarm, props.renderQueue.deadLetterAlarm]
-        : []),
+      ...(props.renderQueue?.alarms ?? []),
     ];
     // The API's and the renderer's alarms get their actions from their own props; these two here.
     for (const action of props.alarmActions) {
@@ -229,7 +227,7 @@ export class ServiceMonitoring extends Construct {
 }
 
 /** Async renders: what waits in the render queue, for how long, and what nobody could process. */
-const queueWidgets = ({ queue, deadLetterQueue }: RenderQueue, width: number, height: number) => {
+const queueWidgets = ({ queue, deadLetterQueue }: ServiceQueue, width: number, height: number) => {
   const period = Duration.minutes(1);
   return [
     new GraphWidget({

@@ -9,6 +9,10 @@
  * itself depends on (timeouts, the bucket lifecycle), which the stack always sets.
  */
 import {
+  renderWorkerTimeoutSeconds as consumerTimeout,
+  RENDER_WORKER_OVERHEAD_SECONDS,
+} from '../functions/consumers.js';
+import {
   checkSettings,
   INTEGER_SETTINGS,
   type Plan,
@@ -79,8 +83,7 @@ export interface AsyncRenderSettings {
   readonly concurrency?: number;
 }
 
-/** Above its async budget, the consumer's own start, templating and upload. */
-export const RENDER_WORKER_OVERHEAD_SECONDS = 60;
+export { RENDER_WORKER_OVERHEAD_SECONDS } from '../functions/consumers.js';
 /** Lambda's longest timeout. */
 export const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
 /** The event source mapping's concurrency in the cloud unless set: ten renders of large documents at once. */
@@ -136,6 +139,8 @@ export interface ResolvedSettings {
   readonly asyncConcurrency: number;
   /** The settings' environment variables, for the functions that read them. */
   readonly environment: Readonly<Record<string, string>>;
+  /** Every setting, checked, defaults applied: what the functions read back from `environment`. */
+  readonly settings: Settings;
 }
 
 const LIMIT_NAMES: ReadonlySet<string> = new Set<keyof LimitSettings>([
@@ -195,8 +200,7 @@ export const resolveSettings = (settings: ServiceSettings = {}): ResolvedSetting
     CLOUD_MAX_RENDERED_HTML_BYTES,
     "the renderer's memory was sized for it",
   );
-  const renderWorkerTimeoutSeconds =
-    Math.ceil(checked.asyncRenderBudgetMs / 1000) + RENDER_WORKER_OVERHEAD_SECONDS;
+  const renderWorkerTimeoutSeconds = consumerTimeout(checked);
   cloudBound(
     'asyncRenders.renderBudgetMs',
     renderWorkerTimeoutSeconds,
@@ -219,5 +223,6 @@ export const resolveSettings = (settings: ServiceSettings = {}): ResolvedSetting
     pdfRetentionDays: checked.pdfRetentionDays,
     rendererTimeoutSeconds: Math.ceil(checked.renderBudgetMs / 1000) + RENDERER_OVERHEAD_SECONDS,
     environment,
+    settings: checked,
   };
 };

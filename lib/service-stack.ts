@@ -2,16 +2,14 @@
  * The PDF render service in one stack. It only composes: each construct holds its own defaults,
  * grants and cdk-nag acknowledgements (with their reasons, beside what they excuse).
  */
-import {
-  type CfnElement,
-  CfnOutput,
-  Duration,
-  RemovalPolicy,
-  Stack,
-  type StackProps,
-  Validations,
-} from 'aws-cdk-lib';
+import { type CfnElement, CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import {
+  type ConsumerDeclaration,
+  consumerOf,
+  consumers as serviceConsumers,
+} from '../functions/consumers.js';
+import { type QueueDeclaration, renderQueue, queues as serviceQueues } from '../functions/queues.js';
 import { FALLBACK_RESOURCE } from '../functions/routes.js';
 import { FALLBACK_VARIABLES } from '../functions/wiring.js';
 import { AlarmTopic } from './alarm-topic.js';
@@ -19,16 +17,14 @@ import { ApiDomain, type CustomDomainSettings } from './api-domain.js';
 import { ApiKeySecret } from './api-key-secret.js';
 import { Dashboard } from './dashboard/dashboard.js';
 import { PdfBucket } from './pdf-bucket.js';
-import { RenderQueue } from './render-queue.js';
-import { RenderWorkerFunction } from './render-worker-function.js';
 import { DEFAULT_RENDERER_RESERVED_CONCURRENCY, RendererFunction } from './renderer-function.js';
 import { type ApiThrottle, ServiceApi } from './service-api.js';
+import { consumerConstructId, ServiceConsumer } from './service-consumer.js';
 import { ServiceMonitoring } from './service-monitoring.js';
+import { queueConstructId, ServiceQueue } from './service-queue.js';
 import { resolveSettings, type ServiceSettings } from './service-settings.js';
 import { ServiceTable } from './service-table.js';
-import { SweeperFunction } from './sweeper-function.js';
 import { type CognitoSesEmail, ServiceUserPool, type UserPoolIds } from './user-pool.js';
-import { WebhookDelivery } from './webhook-delivery.js';
 
 export interface PdfServiceStackProps extends StackProps, ServiceSettings {
   /**
@@ -126,6 +122,14 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    * @default none: the API answers on its execute-api URL
    */
   readonly customDomain?: CustomDomainSettings;
+  /**
+   * The queue table and the consumer table the stack is made from.
+   * @default the service's (functions/queues.ts, functions/consumers.ts); a test adds a fixture's
+   */
+  readonly asyncTables?: {
+    readonly queues: readonly QueueDeclaration[];
+    readonly consumers: readonly ConsumerDeclaration[];
+  };
 }
 
 export class AlarmDestinationError extends Error {
@@ -166,14 +170,10 @@ export class PdfServiceStack extends Stack {
   readonly apiDomain?: ApiDomain;
   /** The dashboard, unless `dashboard` is false. */
   readonly dashboard?: Dashboard;
-  /** The scheduled Lambda that ends jobs whose request died (functions/sweeper). */
-  readonly sweeper: SweeperFunction;
-  /** The webhook queue, its dead-letter queue and the sender (functions/webhook-sender). */
-  readonly webhooks: WebhookDelivery;
-  /** Async renders' queue and its dead-letter queue. */
-  readonly renderQueue: RenderQueue;
-  /** The render queue's consumer (functions/render-worker). */
-  readonly renderWorker: RenderWorkerFunction;
+  /** Every queue of the queue table (functions/queues.ts), by its name there. */
+  readonly queues: ReadonlyMap<string, ServiceQueue>;
+  /** Every consumer of the consumer table (functions/consumers.ts), by its name there. */
+  readonly consumers: ReadonlyMap<string, ServiceConsumer>;
   /** The renderer of async jobs, invoked by the render queue consumer. */
   readonly asyncRenderer: RendererFunction;
 
@@ -225,18 +225,6 @@ export class PdfServiceStack extends Stack {
       alarmActions,
       logRemovalPolicy,
     });
-    this.webhooks = new WebhookDelivery(this, 'Webhooks', {
-      table: this.table,
-      apiKeySecret: this.apiKeySecret,
-      environment: settings.environment,
-      alarmActions,
-      logRemovalPolicy,
-    });
-    this.renderQueue = new RenderQueue(this, 'RenderQueue', {
-      consumerTimeout: Duration.seconds(settings.renderWorkerTimeoutSeconds),
-      maxReceiveCount: settings.asyncMaxAttempts,
-      alarmActions,
-    });
     // Async renders get a renderer of their own: the same code and logs-only role as the sync one,
     // sized for large documents, its concurrency bounded by the consumer's event source mapping.
     this.asyncRenderer = new RendererFunction(this, 'AsyncRenderer', {
@@ -249,23 +237,43 @@ export class PdfServiceStack extends Stack {
       alarmActions,
       logRemovalPolicy,
     });
-    this.renderWorker = new RenderWorkerFunction(this, 'RenderWorker', {
-      table: this.table,
-      pdfBucket: this.pdfBucket,
-      queue: this.renderQueue.queue,
-      webhookQueue: this.webhooks.queue,
-      renderer: this.asyncRenderer.function,
-      timeoutSeconds: settings.renderWorkerTimeoutSeconds,
-      maxConcurrency: settings.asyncConcurrency,
-      environment: settings.environment,
-      logRemovalPolicy,
-    });
+    const tables = props.asyncTables ?? { queues: serviceQueues, consumers: serviceConsumers };
+    this.queues = new Map(
+      tables.queues.map((q) => [
+        q.name,
+        new ServiceQueue(this, queueConstructId(q), {
+          declaration: q,
+          settings: settings.settings,
+          consumerTimeoutSeconds: consumerOf(q, tables.consumers).timeoutSeconds(settings.settings),
+          alarmActions,
+        }),
+      ]),
+    );
+    this.consumers = new Map(
+      tables.consumers.map((c) => [
+        c.name,
+        new ServiceConsumer(this, consumerConstructId(c), {
+          declaration: c,
+          settings: settings.settings,
+          parts: {
+            table: this.table,
+            pdfBucket: this.pdfBucket,
+            apiKeySecret: this.apiKeySecret,
+            asyncRenderer: this.asyncRenderer.function,
+            queues: this.queues,
+          },
+          environment: settings.environment,
+          alarmActions,
+          logRemovalPolicy,
+        }),
+      ]),
+    );
     this.api = new ServiceApi(this, 'Api', {
-      webhookQueue: this.webhooks.queue,
+      webhookQueue: this.queueBoundAs('webhookQueue'),
       table: this.table,
       pdfBucket: this.pdfBucket,
       renderer: this.renderer.function,
-      renderQueue: this.renderQueue.queue,
+      renderQueue: this.queueBoundAs('renderQueue'),
       userPool: this.dashboard
         ? {
             userPoolId: this.userPool.userPoolId,
@@ -281,13 +289,6 @@ export class PdfServiceStack extends Stack {
       logRemovalPolicy,
       disableExecuteApiEndpoint: props.customDomain !== undefined,
     });
-    this.sweeper = new SweeperFunction(this, 'Sweeper', {
-      table: this.table,
-      renderQueue: this.renderQueue.queue,
-      webhookQueue: this.webhooks.queue,
-      environment: settings.environment,
-      logRemovalPolicy,
-    });
     if (props.customDomain) {
       this.apiDomain = new ApiDomain(this, 'ApiDomain', {
         ...props.customDomain,
@@ -299,13 +300,15 @@ export class PdfServiceStack extends Stack {
     this.monitoring = new ServiceMonitoring(this, 'Monitoring', {
       api: this.api,
       renderer: this.renderer,
-      renderQueue: this.renderQueue,
+      renderQueue: this.queues.get(renderQueue.name),
       rendererTimeoutSeconds: settings.rendererTimeoutSeconds,
       rendererReservedConcurrency: reserved === false ? undefined : reserved,
       alarmActions,
       otherAlarms: [
-        this.webhooks.senderErrorsAlarm,
-        this.webhooks.deadLetterAlarm,
+        ...[...this.consumers.values()].flatMap((c) => (c.errorsAlarm ? [c.errorsAlarm] : [])),
+        ...[...this.queues.values()]
+          .filter((q) => q.declaration.name !== renderQueue.name)
+          .flatMap((q) => q.alarms),
         this.asyncRenderer.errorsAlarm,
         this.asyncRenderer.throttlesAlarm,
       ],
@@ -344,9 +347,30 @@ export class PdfServiceStack extends Stack {
     new CfnOutput(this, 'PdfBucketName', { value: this.pdfBucket.bucketName });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'RendererFunctionName', { value: this.renderer.function.functionName });
-    new CfnOutput(this, 'RenderQueueUrl', { value: this.renderQueue.queue.queueUrl });
+    new CfnOutput(this, 'RenderQueueUrl', { value: this.queueBoundAs('renderQueue').queueUrl });
 
     this.acknowledgeGrants();
+  }
+
+  /** The queue whose URL `binding` carries (functions/queues.ts). */
+  queueBoundAs(binding: QueueDeclaration['binding']): ServiceQueue['queue'] {
+    const found = [...this.queues.values()].find((q) => q.declaration.binding === binding);
+    if (!found) throw new Error(`no queue is bound as ${binding} (functions/queues.ts)`);
+    return found.queue;
+  }
+
+  /** A consumer of the consumer table, by its name there. */
+  consumer(name: string): ServiceConsumer {
+    const found = this.consumers.get(name);
+    if (!found) throw new Error(`no consumer "${name}" (functions/consumers.ts)`);
+    return found;
+  }
+
+  /** A queue of the queue table, by its name there. */
+  queue(name: string): ServiceQueue {
+    const found = this.queues.get(name);
+    if (!found) throw new Error(`no queue "${name}" (functions/queues.ts)`);
+    return found;
   }
 
   /** The API's base URL (ends with a slash): its custom domain's when it has one. */
@@ -386,9 +410,7 @@ export class PdfServiceStack extends Stack {
     };
     for (const fn of [
       ...this.api.functions.values(),
-      this.sweeper.function,
-      this.webhooks.sender,
-      this.renderWorker.function,
+      ...[...this.consumers.values()].map((c) => c.function),
     ]) {
       for (const [finding, reason] of Object.entries(reasons)) {
         Validations.of(fn.role ?? fn).acknowledge({ id: `AwsSolutions-IAM5[${finding}]`, reason });

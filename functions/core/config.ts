@@ -30,6 +30,10 @@ export { SettingsError as ConfigError } from '../settings.js';
 /** The process's environment, as Lambda gives it. */
 export const lambdaEnvironment = (): Environment => process.env;
 
+/** Whether this process is a Lambda function's: Lambda names the function in its environment. */
+export const runsInLambda = (env: Environment = lambdaEnvironment()): boolean =>
+  env.AWS_LAMBDA_FUNCTION_NAME !== undefined;
+
 const variable = (env: Environment, name: string): string | undefined => {
   const v = env[name];
   return v === undefined || v.trim() === '' ? undefined : v.trim();

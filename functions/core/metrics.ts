@@ -11,6 +11,17 @@ export { MetricUnit };
 
 export const metrics = new Metrics({ namespace: SERVICE_METRICS.namespace, serviceName: SERVICE_NAME });
 
+/**
+ * A consumer's own metrics (functions/core/consumer.ts), with its name as a dimension of each: its
+ * own object, so that the local stack's consumers running at once in one process share no state.
+ */
+export const consumerMetrics = (consumer: string): Metrics =>
+  new Metrics({
+    namespace: SERVICE_METRICS.namespace,
+    serviceName: SERVICE_NAME,
+    defaultDimensions: { consumer },
+  });
+
 /** One count of `name` with its own dimensions (so that, e.g., an error code does not tag the rest). */
 export const countWith = (name: string, dimensions: Readonly<Record<string, string>>): void => {
   const single = metrics.singleMetric();

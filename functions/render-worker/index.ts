@@ -1,10 +1,9 @@
 /**
- * The render queue's consumer (Lambda, SQS event source mapping with ReportBatchItemFailures;
- * locally the same handler behind lib/local/sqs/poller.ts): each message names an async job,
- * which domain/render-worker.ts renders once. A message to retry is named in `batchItemFailures`
- * and held back by its backoff (ChangeMessageVisibility); every other one is acknowledged.
+ * The render queue's consumer (functions/consumers.ts: an SQS event source mapping with
+ * ReportBatchItemFailures; locally the same handler behind lib/local/sqs/poller.ts): each message
+ * names an async job, which domain/render-worker.ts renders once. A message to retry is held back
+ * by its backoff (ChangeMessageVisibility) and comes back; every other one is acknowledged.
  */
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createBatchStore } from '../adapters/dynamodb/batches.js';
 import { createDocumentClient } from '../adapters/dynamodb/client.js';
 import { createIdempotencyStore } from '../adapters/dynamodb/idempotency.js';
@@ -19,11 +18,13 @@ import { createS3RenderOrders } from '../adapters/s3/render-orders.js';
 import { createSqsClient } from '../adapters/sqs/client.js';
 import { changeVisibility } from '../adapters/sqs/queue.js';
 import { batchResponse } from '../batches/schemas.js';
-import { type Environment, readResourceConfig } from '../core/config.js';
+import { renderWorker } from '../consumers.js';
+import type { ResourceConfig } from '../core/config.js';
+import { type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
 import { logger } from '../core/logger.js';
 import { createLambdaRenderer } from '../core/renderer-client.js';
 import { logFault, systemClock } from '../core/runtime.js';
-import { parseRenderMessage } from '../domain/async-renders.js';
+import { parseRenderMessage, type RenderMessage } from '../domain/async-renders.js';
 import { createBatchOrderReader } from '../domain/batch-queue.js';
 import { createBatchCounter } from '../domain/batches.js';
 import { type Job, jobRecordRetentionSeconds } from '../domain/jobs.js';
@@ -43,25 +44,11 @@ export interface RenderWorkerParts extends WebhookParts {
   readonly events?: JobEvents;
 }
 
-export type RenderWorkerHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
-
-export const createRenderWorkerHandler = (
-  env: Environment,
+/** Its configuration has the bindings its entry declares (functions/consumers.ts). */
+const createMessageHandler = (
+  config: ResourceConfig,
   parts: RenderWorkerParts,
-): RenderWorkerHandler => {
-  const config = readResourceConfig(
-    {
-      table: true,
-      userPool: false,
-      apiKeySecret: false,
-      pdfBucket: true,
-      renderer: true,
-      renderQueue: true,
-      // An async job that names a webhook endpoint tells it when it ends.
-      webhookQueue: true,
-    },
-    env,
-  );
+): MessageHandler<RenderMessage> => {
   const { settings } = config;
   const renderer =
     parts.renderer ??
@@ -134,40 +121,35 @@ export const createRenderWorkerHandler = (
     onFault: logFault,
   });
 
-  /** True: acknowledge the record; false: it comes back (after `delaySeconds` when that was set). */
-  const handleRecord = async (record: SQSRecord): Promise<boolean> => {
-    const message = parseRenderMessage(record.body);
-    if (!message) {
-      // Nothing can ever process it: acknowledged and logged, not left to poison the queue.
-      logger.error('render queue: a message that names no job', { messageId: record.messageId });
-      return true;
-    }
-    let delaySeconds: number;
-    try {
-      const outcome = await worker.handle(message);
-      if (outcome.kind === 'done') {
-        logger.info('render queue: message done', { jobId: message.job_id, why: outcome.why });
-        return true;
+  return {
+    parse: parseRenderMessage,
+    // Nothing can ever process it: acknowledged and logged, not left to poison the queue.
+    invalid: { level: 'error', message: 'render queue: a message that names no job' },
+    async handle(message, record) {
+      let delaySeconds: number;
+      try {
+        const outcome = await worker.handle(message);
+        if (outcome.kind === 'done') {
+          logger.info('render queue: message done', { jobId: message.job_id, why: outcome.why });
+          return;
+        }
+        delaySeconds = outcome.delaySeconds;
+      } catch (e) {
+        // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
+        logFault(`render queue: job ${message.job_id} could not be handled`, e);
+        const received = Number(record.attributes.ApproximateReceiveCount) || 1;
+        delaySeconds = retryDelaySeconds(settings.asyncRetryBaseSeconds, received);
       }
-      delaySeconds = outcome.delaySeconds;
-    } catch (e) {
-      // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
-      logFault(`render queue: job ${message.job_id} could not be handled`, e);
-      const received = Number(record.attributes.ApproximateReceiveCount) || 1;
-      delaySeconds = retryDelaySeconds(settings.asyncRetryBaseSeconds, received);
-    }
-    await changeVisibility(sqs, queueUrl, record.receiptHandle, delaySeconds).catch((e) =>
-      logFault('render queue: holding a message back failed (it comes back after its visibility timeout)', e),
-    );
-    return false;
-  };
-
-  return async (event) => {
-    const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
-    // One at a time: a consumer renders one document at once (batch size 1 in the cloud).
-    for (const record of event.Records) {
-      if (!(await handleRecord(record))) batchItemFailures.push({ itemIdentifier: record.messageId });
-    }
-    return { batchItemFailures };
+      await changeVisibility(sqs, queueUrl, record.receiptHandle, delaySeconds).catch((e) =>
+        logFault(
+          'render queue: holding a message back failed (it comes back after its visibility timeout)',
+          e,
+        ),
+      );
+      throw new RetryMessage(`job ${message.job_id} is retried in ${delaySeconds} s`);
+    },
   };
 };
+
+/** The handler factory (the local stack's) and the Lambda's entry, in the one consumer stack. */
+export const { createHandler, handler } = queueConsumer(renderWorker, createMessageHandler);

@@ -1,9 +1,10 @@
 /**
  * The sweeper's Lambda (EventBridge, every minute) and the local stack's timer both run this:
- * one pass of the sweeper use case (domain/sweeper.ts) over the table. It needs the table, the
- * render queue (async jobs sent again) and the webhook queue (a job it fails that names an
- * endpoint sends job.failed, a batch it ends sends batch.completed, and pending deliveries whose
- * message never came are queued again); no user pool, no bucket, no renderer.
+ * one pass of the sweeper use case (domain/sweeper.ts) over the table, on the schedule of its
+ * entry in functions/consumers.ts. It needs the table, the render queue (async jobs sent again)
+ * and the webhook queue (a job it fails that names an endpoint sends job.failed, a batch it ends
+ * sends batch.completed, and pending deliveries whose message never came are queued again); no
+ * user pool, no bucket, no renderer.
  */
 import { createBatchStore } from '../adapters/dynamodb/batches.js';
 import { createDocumentClient } from '../adapters/dynamodb/client.js';
@@ -13,7 +14,9 @@ import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dyna
 import { createSqsClient } from '../adapters/sqs/client.js';
 import { createSqsQueue } from '../adapters/sqs/queue.js';
 import { batchResponse } from '../batches/schemas.js';
-import { type Environment, readResourceConfig } from '../core/config.js';
+import { sweeper as sweeperEntry } from '../consumers.js';
+import type { ResourceConfig } from '../core/config.js';
+import { scheduledConsumer } from '../core/consumer.js';
 import { logger } from '../core/logger.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import type { RenderMessage } from '../domain/async-renders.js';
@@ -27,21 +30,10 @@ import { createOverdueDeliveries } from '../domain/webhook-sender.js';
 import { jobResponse } from '../pdf/schemas.js';
 import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
 
-export type SweepHandler = () => Promise<SweepReport>;
+export type SweepRun = () => Promise<SweepReport>;
 
-/** The sweeper's bindings (functions/wiring.ts): the CDK construct grants exactly these. */
-export const SWEEPER_WIRING = {
-  table: true,
-  userPool: false,
-  apiKeySecret: false,
-  pdfBucket: false,
-  renderer: false,
-  webhookQueue: true,
-  renderQueue: true,
-} as const;
-
-export const createSweepHandler = (env: Environment, parts: WebhookParts = {}): SweepHandler => {
-  const config = readResourceConfig(SWEEPER_WIRING, env);
+/** Its configuration has the bindings its entry declares (functions/consumers.ts). */
+const createSweepRun = (config: ResourceConfig, parts: WebhookParts): SweepRun => {
   const { settings } = config;
   const tableName = config.tableName as string;
   const db = createDocumentClient(config.aws);
@@ -103,3 +95,6 @@ export const createSweepHandler = (env: Environment, parts: WebhookParts = {}): 
     return report;
   };
 };
+
+/** The handler factory (the local stack's timer) and the Lambda's entry, in the one consumer stack. */
+export const { createHandler, handler } = scheduledConsumer(sweeperEntry, createSweepRun);

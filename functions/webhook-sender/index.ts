@@ -6,32 +6,19 @@
  * table, the API-key secret (signing secrets are sealed under a key derived from it) and the queue;
  * no user pool, no bucket, no VPC (egress is checked in code: adapters/http/webhook-client.ts).
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createDocumentClient } from '../adapters/dynamodb/client.js';
 import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dynamodb/webhooks.js';
 import { createWebhookClient } from '../adapters/http/webhook-client.js';
 import { createWebhookSecretBox } from '../adapters/secrets-manager/webhook-secret-box.js';
-import { type Environment, readResourceConfig } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { webhookSender } from '../consumers.js';
+import type { ResourceConfig } from '../core/config.js';
+import { type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
 import { countWith } from '../core/metrics.js';
 import { logFault, systemClock } from '../core/runtime.js';
 import { createWebhookSender } from '../domain/webhook-sender.js';
 import type { WebhookMessage } from '../domain/webhooks.js';
 import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
 import { SERVICE_METRICS } from '../wiring.js';
-
-export type WebhookSenderHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
-
-/** The sender's bindings (functions/wiring.ts): the CDK construct grants exactly these. */
-export const WEBHOOK_SENDER_WIRING = {
-  table: true,
-  userPool: false,
-  apiKeySecret: true,
-  pdfBucket: false,
-  renderer: false,
-  webhookQueue: true,
-  renderQueue: false,
-} as const;
 
 const isMessage = (body: unknown): body is WebhookMessage => {
   const m = body as Partial<WebhookMessage> | null;
@@ -46,11 +33,11 @@ const isMessage = (body: unknown): body is WebhookMessage => {
   );
 };
 
-export const createWebhookSenderHandler = (
-  env: Environment,
-  parts: WebhookParts = {},
-): WebhookSenderHandler => {
-  const config = readResourceConfig(WEBHOOK_SENDER_WIRING, env);
+/** Its configuration has the bindings its entry declares (functions/consumers.ts). */
+const createMessageHandler = (
+  config: ResourceConfig,
+  parts: WebhookParts,
+): MessageHandler<WebhookMessage> => {
   const tableName = config.tableName as string;
   const db = createDocumentClient(config.aws);
   const clock = systemClock;
@@ -74,33 +61,32 @@ export const createWebhookSenderHandler = (
       windowSeconds: settings.webhookRetryWindowSeconds,
     },
   });
-  return async (event) => {
-    const failures: { itemIdentifier: string }[] = [];
-    // Records are independent: a batch's attempts run side by side.
-    await Promise.all(
-      event.Records.map(async (record) => {
-        let body: unknown;
-        try {
-          body = JSON.parse(record.body);
-        } catch {
-          body = undefined;
+  return {
+    parse(text) {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return undefined;
+      }
+      return isMessage(body) ? body : undefined;
+    },
+    invalid: { level: 'warn', message: 'webhook message dropped: not a webhook message' },
+    // Records are independent: a batch's attempts run side by side (its entry's recordsInParallel).
+    async handle(message) {
+      try {
+        const outcome = await sender.handle(message);
+        if (outcome !== 'duplicate' && outcome !== 'waiting') {
+          countWith(SERVICE_METRICS.webhookAttempts, { outcome });
         }
-        if (!isMessage(body)) {
-          logger.warn('webhook message dropped: not a webhook message', { messageId: record.messageId });
-          return;
-        }
-        try {
-          const outcome = await sender.handle(body);
-          if (outcome !== 'duplicate' && outcome !== 'waiting') {
-            countWith(SERVICE_METRICS.webhookAttempts, { outcome });
-          }
-        } catch (e) {
-          logFault('webhook attempt failed on our side; the message comes back', e);
-          countWith(SERVICE_METRICS.webhookSenderFaults, {});
-          failures.push({ itemIdentifier: record.messageId });
-        }
-      }),
-    );
-    return { batchItemFailures: failures };
+      } catch (e) {
+        logFault('webhook attempt failed on our side; the message comes back', e);
+        countWith(SERVICE_METRICS.webhookSenderFaults, {});
+        throw new RetryMessage('the sender failed on its own side');
+      }
+    },
   };
 };
+
+/** The handler factory (the local stack's) and the Lambda's entry, in the one consumer stack. */
+export const { createHandler, handler } = queueConsumer(webhookSender, createMessageHandler);

@@ -1,7 +1,9 @@
 /**
  * The whole service on one machine: dynalite for DynamoDB, s3rver for S3, the local SQS server
- * (lib/local/sqs) for the render queue and the webhook queue, each with its event source mapping
- * feeding the same consumer the cloud runs (the render worker, the webhook sender), the local token issuer for Cognito, the in-process renderer for the renderer Lambda,
+ * (lib/local/sqs) for every queue of the queue table, and every consumer of the consumer table
+ * started as the cloud runs it (lib/local/consumers.ts: the render worker and the webhook sender
+ * behind their event source mappings, the sweeper on a timer), the local token issuer for Cognito,
+ * the in-process renderer for the renderer Lambda,
  * and the local API Gateway in front of the same handlers the cloud runs. Data lives under
  * DATA_DIR and survives restarts.
  *
@@ -23,16 +25,26 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
+import {
+  type ConsumerDeclaration,
+  consumerOf,
+  consumers as serviceConsumers,
+} from '../../functions/consumers.js';
 import type { LookupAll } from '../../functions/core/public-addresses.js';
 import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
-import { createRenderWorkerHandler } from '../../functions/render-worker/index.js';
+import {
+  localDeadLetterQueueName,
+  localQueueName,
+  type QueueDeclaration,
+  renderQueue,
+  queues as serviceQueues,
+  webhookQueue,
+} from '../../functions/queues.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
 import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { type ResourceWiring, wiringOf } from '../../functions/route-declaration.js';
 import { resources } from '../../functions/routes.js';
 import { settingsFromEnvironment } from '../../functions/settings.js';
-import { SWEEPER_WIRING } from '../../functions/sweeper/index.js';
-import { createWebhookSenderHandler, WEBHOOK_SENDER_WIRING } from '../../functions/webhook-sender/index.js';
 import {
   BINDING_NAMES,
   type Binding,
@@ -41,6 +53,7 @@ import {
   REGION_VARIABLES,
 } from '../../functions/wiring.js';
 import { corsPolicy } from '../cors.js';
+import { ensureLocalQueues, startLocalConsumers } from './consumers.js';
 import { LOCAL_CREDENTIALS } from './credentials.js';
 import {
   createLocalDashboard,
@@ -64,11 +77,8 @@ import {
 } from './issuer.js';
 import { startLocalRenderer } from './local-renderer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
-import { startPoller } from './sqs/poller.js';
-import { queueArn } from './sqs/queues.js';
 import { startLocalSqs } from './sqs/server.js';
 import { createStorageWatch, guardLevelDb, guardS3rverWrites } from './storage-faults.js';
-import { startLocalSweeper } from './sweeper.js';
 import { ensureTable } from './table.js';
 
 /**
@@ -133,17 +143,14 @@ const pdfBucketCors = (origins: readonly string[]): string =>
     .join('')}</CORSConfiguration>`;
 
 export const LOCAL_TABLE_NAME = 'pdf-service-local';
-/** The local SQS server's queues: async renders, and the messages no consumer could process. */
-export const LOCAL_RENDER_QUEUE = 'pdf-service-render';
-export const LOCAL_RENDER_DLQ = 'pdf-service-render-dlq';
 /**
- * The webhook queue and its dead letters, as the cloud's (lib/webhook-delivery.ts): kept in the
- * data directory's journal, so a killed stack's pending attempts are made after its restart.
+ * The local SQS server's queues (functions/queues.ts), kept in the data directory's journal: async
+ * renders and webhook attempts, and the messages no consumer could process.
  */
-export const LOCAL_WEBHOOK_QUEUE = 'pdf-service-webhooks';
-export const LOCAL_WEBHOOK_DLQ = 'pdf-service-webhooks-dlq';
-/** Receives of a webhook message the sender failed on itself before it is dead-lettered (the cloud's too). */
-const WEBHOOK_MAX_RECEIVES = 5;
+export const LOCAL_RENDER_QUEUE = localQueueName(renderQueue);
+export const LOCAL_RENDER_DLQ = localDeadLetterQueueName(renderQueue);
+export const LOCAL_WEBHOOK_QUEUE = localQueueName(webhookQueue);
+export const LOCAL_WEBHOOK_DLQ = localDeadLetterQueueName(webhookQueue);
 /**
  * ASYNC_QUEUE_LEASE_SECONDS unless given. The local queue keeps its messages across a kill (its
  * journal), so the lease only recovers a job whose message was never sent (the stack died between
@@ -194,6 +201,14 @@ export interface LocalStackOptions {
    * consumer's bundle). @default true: the stack's event source mapping runs the consumer
    */
   readonly asyncConsumer?: boolean;
+  /**
+   * Tests only: the queue table and the consumer table the stack starts.
+   * @default the service's (functions/queues.ts, functions/consumers.ts); a test adds a fixture's
+   */
+  readonly asyncTables?: {
+    readonly queues: readonly QueueDeclaration[];
+    readonly consumers: readonly ConsumerDeclaration[];
+  };
 }
 
 export interface LocalStack {
@@ -412,33 +427,13 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const s3Port = (await listen(s3Server, 0, '127.0.0.1')).port;
     cleanups.push(() => closeServer(s3Server, 1000));
 
-    // The render queue, as the cloud's (lib/render-queue.ts): visibility past the longest async
-    // render, redrive after the attempts an async render gets.
+    // Every queue of the table, as the cloud's (functions/queues.ts).
+    const tables = options.asyncTables ?? { queues: serviceQueues, consumers: serviceConsumers };
     const sqs = await startLocalSqs(join(dataDir, 'sqs'));
     cleanups.push(() => sqs.close());
-    sqs.queues.ensureQueue(LOCAL_RENDER_DLQ, { MessageRetentionPeriod: String(14 * 86_400) });
-    sqs.queues.ensureQueue(LOCAL_RENDER_QUEUE, {
-      VisibilityTimeout: String(Math.ceil(settings.asyncRenderBudgetMs / 1000) + 60),
-      RedrivePolicy: JSON.stringify({
-        deadLetterTargetArn: queueArn(LOCAL_RENDER_DLQ),
-        maxReceiveCount: settings.asyncMaxAttempts,
-      }),
-    });
-    // The consumers that had received these died with the last run of the stack: their messages
-    // come back now rather than after a visibility timeout sized for the longest render.
-    sqs.queues.returnInFlight(LOCAL_RENDER_QUEUE);
-    const renderQueueUrl = sqs.queueUrl(LOCAL_RENDER_QUEUE);
-    // The webhook queue: visibility past one attempt (the sender's timeout and a few table calls).
-    sqs.queues.ensureQueue(LOCAL_WEBHOOK_DLQ, { MessageRetentionPeriod: String(14 * 86_400) });
-    sqs.queues.ensureQueue(LOCAL_WEBHOOK_QUEUE, {
-      VisibilityTimeout: String(Math.ceil(settings.webhookTimeoutMs / 1000) + 20),
-      MessageRetentionPeriod: String(4 * 86_400),
-      RedrivePolicy: JSON.stringify({
-        deadLetterTargetArn: queueArn(LOCAL_WEBHOOK_DLQ),
-        maxReceiveCount: WEBHOOK_MAX_RECEIVES,
-      }),
-    });
-    const webhookQueueUrl = sqs.queueUrl(LOCAL_WEBHOOK_QUEUE);
+    const queueUrls = ensureLocalQueues(sqs, tables.queues, tables.consumers, settings);
+    const renderQueueUrl = queueUrls.get(renderQueue.name) as string;
+    const webhookQueueUrl = queueUrls.get(webhookQueue.name) as string;
 
     const dynamoDbEndpoint = `http://127.0.0.1:${dynamoDbPort}`;
     const s3Endpoint = `http://127.0.0.1:${s3Port}`;
@@ -498,52 +493,29 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       return handler;
     };
 
-    cleanups.push(await startLocalSweeper(environmentFor(SWEEPER_WIRING)));
-
-    // The render queue's event source mapping and consumer: the consumer Lambda's handler, with
-    // this stack's renderer. Stopped before the renderer and the queues (cleanups run in reverse).
-    const consumer = createRenderWorkerHandler(
-      {
-        ...common,
-        ...bindings.table,
-        ...bindings.pdfBucket,
-        ...bindings.renderQueue,
-        ...bindings.webhookQueue,
-      },
-      { renderer, ...webhookParts },
-    );
+    // Every consumer of the table, as the cloud runs it: the schedules' first runs before the
+    // stack serves, then the event source mappings. Stopped before the renderer and the queues
+    // (cleanups run in reverse).
     const sqsClient = new SQSClient({
       region: LOCAL_REGION,
       endpoint: sqs.endpoint,
       credentials: LOCAL_CREDENTIALS,
     });
-    const poller =
-      (options.asyncConsumer ?? true)
-        ? startPoller({
-            client: sqsClient,
-            queueUrl: renderQueueUrl,
-            queueArn: queueArn(LOCAL_RENDER_QUEUE),
-            region: LOCAL_REGION,
-            consumer,
-            batchSize: 1,
-            concurrency: settings.asyncConcurrency,
-          })
-        : undefined;
-    // The webhook queue's event source mapping and consumer, the sender, as the cloud's
-    // (batches of up to 10, a few at once).
-    const webhookPoller = startPoller({
-      client: sqsClient,
-      queueUrl: webhookQueueUrl,
-      queueArn: queueArn(LOCAL_WEBHOOK_QUEUE),
-      region: LOCAL_REGION,
-      consumer: createWebhookSenderHandler(environmentFor(WEBHOOK_SENDER_WIRING), webhookParts),
-      batchSize: 10,
-      concurrency: 2,
-    });
-    cleanups.push(async () => {
-      await Promise.all([poller?.stop(), webhookPoller.stop()]);
-      sqsClient.destroy();
-    });
+    cleanups.push(async () => sqsClient.destroy());
+    cleanups.push(
+      await startLocalConsumers({
+        consumers: tables.consumers,
+        settings,
+        sqs,
+        client: sqsClient,
+        region: LOCAL_REGION,
+        environmentFor,
+        parts: { renderer, ...webhookParts },
+        skip: new Set(
+          (options.asyncConsumer ?? true) ? [] : [consumerOf(renderQueue, tables.consumers).name],
+        ),
+      }),
+    );
     dashboardParts({ issuer, s3Endpoint, origins: stackOrigins(host, apiPort) });
     markReady();
     const stack: LocalStack = {

@@ -22,6 +22,7 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookDeliveryStore } from '../../functions/adapters/dynamodb/webhooks.js';
+import { renderWorker, sweeper, webhookSender } from '../../functions/consumers.js';
 import { systemClock } from '../../functions/core/runtime.js';
 import { apiResources, routes } from '../../functions/routes.js';
 import { LAMBDA_UNZIPPED_LIMIT_BYTES } from '../../lib/chromium-layer.js';
@@ -149,7 +150,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
       'sweeper',
       await start(
         'pdf-render-service-sweeper',
-        bundledFunction(s, s.stack.sweeper.function),
+        bundledFunction(s, s.stack.consumer(sweeper.name).function),
         { ...local.handlerEnv },
         {
           DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT,
@@ -163,7 +164,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
       'webhook-sender',
       await start(
         'pdf-render-service-webhook-sender',
-        bundledFunction(s, s.stack.webhooks.sender),
+        bundledFunction(s, s.stack.consumer(webhookSender.name).function),
         { ...local.handlerEnv, API_KEY_SECRET_ID: '', WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN },
         {
           DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT,
@@ -185,7 +186,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     processes.set('async-renderer', asyncRenderer);
     const worker = await start(
       'pdf-render-service-render-worker',
-      bundledFunction(s, s.stack.renderWorker.function),
+      bundledFunction(s, s.stack.consumer(renderWorker.name).function),
       // No job here names a webhook endpoint: the webhook queue's URL is a stand-in.
       {
         ...local.handlerEnv,
@@ -342,7 +343,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     // carries no Chromium and no layer.
     expect(rendered('async-renderer') - before.async).toBe(1);
     expect(rendered('renderer') - before.sync).toBe(0);
-    expect(bundledFunction(s, s.stack.renderWorker.function).layerDirs).toEqual([]);
+    expect(bundledFunction(s, s.stack.consumer(renderWorker.name).function).layerDirs).toEqual([]);
   });
 
   it('renders a real PDF through the pdf bundle and the renderer bundle with its Chromium layer', async () => {
@@ -395,7 +396,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     for (const fn of [
       s.stack.renderer.function,
       s.stack.asyncRenderer.function,
-      s.stack.renderWorker.function,
+      s.stack.consumer(renderWorker.name).function,
     ]) {
       const bundled = bundledFunction(s, fn);
       const code = sizeOf(bundled.codeDir);

@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { renderWorker } from '../../functions/consumers.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
 import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
 import { queueArn } from '../../lib/local/sqs/queues.js';
@@ -360,7 +361,7 @@ describe.skipIf(!sandboxed)(
 
     beforeAll(async () => {
       const { outdir, s } = await bundledSynth();
-      worker = bundledFunction(s, s.stack.renderWorker.function);
+      worker = bundledFunction(s, s.stack.consumer(renderWorker.name).function);
       asyncRenderer = bundledFunction(s, s.stack.asyncRenderer.function);
       dataDir = await createTempDataDir();
       // The stack's API queues the jobs; its own consumer stays off (the sandboxed bundle is the

@@ -30,7 +30,7 @@ import { systemClock } from '../../functions/core/runtime.js';
 import { jobRecordRetentionSeconds } from '../../functions/domain/jobs.js';
 import { createWebhookEmitter } from '../../functions/domain/webhook-management.js';
 import type { StoredWebhookEndpoint } from '../../functions/domain/webhooks.js';
-import { createSweepHandler } from '../../functions/sweeper/index.js';
+import { createHandler } from '../../functions/sweeper/index.js';
 import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
 import { type ReceivedWebhook, useWebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -69,7 +69,7 @@ const claimAndDie = async (accountId: string, jobId: string): Promise<void> => {
 
 /** Passes of the sweeper at once, each as its own Lambda would run it. */
 const racingSweeps = async (count: number) => {
-  const sweeps = Array.from({ length: count }, () => createSweepHandler(local.stack.handlerEnv));
+  const sweeps = Array.from({ length: count }, () => createHandler(local.stack.handlerEnv));
   return Promise.all(sweeps.map((sweep) => sweep()));
 };
 

@@ -21,7 +21,7 @@ import { systemClock } from '../../functions/core/runtime.js';
 import { createWebhookJobEvents } from '../../functions/domain/webhook-events.js';
 import { createWebhookEmitter } from '../../functions/domain/webhook-management.js';
 import type { WebhookMessage } from '../../functions/domain/webhooks.js';
-import { createWebhookSenderHandler } from '../../functions/webhook-sender/index.js';
+import { createHandler } from '../../functions/webhook-sender/index.js';
 import { createInProcessQueue } from '../helpers/in-process-queue.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -371,9 +371,7 @@ describe('job events', () => {
     const { id: webhookId, secret } = (await createWebhook(token, { url: receiver.url('/ok/job-events') }))
       .json;
     const queue = createInProcessQueue<WebhookMessage>({ name: 'job-events-test' });
-    queue.consumeWith(
-      createWebhookSenderHandler({ ...local.stack.handlerEnv, ...env }, { webhookQueue: queue }),
-    );
+    queue.consumeWith(createHandler({ ...local.stack.handlerEnv, ...env }, { webhookQueue: queue }));
     const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
     const events = createWebhookJobEvents({
       endpoints: createWebhookStore(db, local.stack.tableName, () => {}),

@@ -6,6 +6,8 @@
  */
 import { App } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { webhookSender } from '../../functions/consumers.js';
+import { renderQueue, webhookQueue } from '../../functions/queues.js';
 import { stackPropsFromContext } from '../../lib/context-props.js';
 import { API_P90_LATENCY_ALARM_MS, NEAR_TIMEOUT_SHARE } from '../../lib/service-monitoring.js';
 import { resolveSettings } from '../../lib/service-settings.js';
@@ -61,7 +63,7 @@ describe('with a destination', () => {
     expect(alarms(s)).toHaveLength(12);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toEqual([TOPIC_ARN]);
     expect(s.stack.monitoring.alarms).toHaveLength(12);
-    const queue = s.stack.renderQueue;
+    const queue = s.stack.queue(renderQueue.name);
     expect(s.stack.monitoring.alarms).toEqual(
       expect.arrayContaining([queue.depthAlarm, queue.oldestAgeAlarm, queue.deadLetterAlarm]),
     );
@@ -71,7 +73,7 @@ describe('with a destination', () => {
   });
 
   it("covers the webhook sender's errors, its own faults, and its dead-letter queue", () => {
-    const senderId = s.logicalId(s.stack.webhooks.sender);
+    const senderId = s.logicalId(s.stack.consumer(webhookSender.name).function);
     const sender = alarms(s).find((a) =>
       (a.Properties.Metrics ?? []).some(
         (m: Json) => m.MetricStat?.Metric.MetricName === 'WebhookSenderFaults',
@@ -92,10 +94,11 @@ describe('with a destination', () => {
     const dlq = alarms(s).find(
       (a) =>
         a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' &&
-        a.Properties.Dimensions[0].Value['Fn::GetAtt']?.[0] === s.logicalId(s.stack.webhooks.deadLetterQueue),
+        a.Properties.Dimensions[0].Value['Fn::GetAtt']?.[0] ===
+          s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue),
     );
     expect(dlq.Properties.Dimensions[0].Value['Fn::GetAtt'][0]).toBe(
-      s.logicalId(s.stack.webhooks.deadLetterQueue),
+      s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue),
     );
   });
 

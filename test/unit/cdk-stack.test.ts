@@ -5,6 +5,8 @@
  */
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { renderWorker, sweeper, webhookSender } from '../../functions/consumers.js';
+import { renderQueue, webhookQueue } from '../../functions/queues.js';
 import { wiringOf } from '../../functions/route-declaration.js';
 import { apiResources, resources, routeKey, routes } from '../../functions/routes.js';
 import { tableSchema } from '../../functions/table.js';
@@ -33,7 +35,7 @@ describe('the default stack', () => {
   let functions: Record<string, Json>;
   const fnId = (resource: string) => s.logicalId(s.stack.api.functions.get(resource) as never);
   const rendererId = () => s.logicalId(s.stack.renderer.function);
-  const workerId = () => s.logicalId(s.stack.renderWorker.function);
+  const workerId = () => s.logicalId(s.stack.consumer(renderWorker.name).function);
   const asyncRendererId = () => s.logicalId(s.stack.asyncRenderer.function);
 
   beforeAll(() => {
@@ -77,8 +79,8 @@ describe('the default stack', () => {
         .concat(
           rendererId(),
           asyncRendererId(),
-          s.logicalId(s.stack.sweeper.function),
-          s.logicalId(s.stack.webhooks.sender),
+          s.logicalId(s.stack.consumer(sweeper.name).function),
+          s.logicalId(s.stack.consumer(webhookSender.name).function),
           workerId(),
         )
         .sort(),
@@ -89,17 +91,17 @@ describe('the default stack', () => {
   });
 
   it('feeds the webhook sender from an encrypted, TLS-only queue with a DLQ, and grants it no more than it uses', () => {
-    const senderId = s.logicalId(s.stack.webhooks.sender);
-    const queueId = s.logicalId(s.stack.webhooks.queue);
-    const dlqId = s.logicalId(s.stack.webhooks.deadLetterQueue);
+    const senderId = s.logicalId(s.stack.consumer(webhookSender.name).function);
+    const queueId = s.logicalId(s.stack.queue(webhookQueue.name).queue);
+    const dlqId = s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue);
     const queues = s.template.findResources('AWS::SQS::Queue');
     // The webhook queue and its DLQ, beside the render queue and its DLQ.
     expect(Object.keys(queues).sort()).toEqual(
       [
         dlqId,
         queueId,
-        s.logicalId(s.stack.renderQueue.queue),
-        s.logicalId(s.stack.renderQueue.deadLetterQueue),
+        s.logicalId(s.stack.queue(renderQueue.name).queue),
+        s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue),
       ].sort(),
     );
     for (const q of Object.values(queues) as Json[]) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
@@ -154,14 +156,14 @@ describe('the default stack', () => {
         fnId('batches'),
         fnId('webhooks'),
         senderId,
-        s.logicalId(s.stack.sweeper.function),
+        s.logicalId(s.stack.consumer(sweeper.name).function),
         workerId(),
       ].sort(),
     );
   });
 
   it('runs the sweeper every minute, with the table to query, read, update and record deliveries (never delete), and the webhook queue', () => {
-    const sweeperId = s.logicalId(s.stack.sweeper.function);
+    const sweeperId = s.logicalId(s.stack.consumer(sweeper.name).function);
     const rules = Object.values(s.template.findResources('AWS::Events::Rule')) as {
       Properties: { ScheduleExpression: string; Targets: { Arn: unknown }[] };
     }[];
@@ -190,7 +192,7 @@ describe('the default stack', () => {
       Ref: s.logicalId(s.stack.table),
     });
     expect(functions[sweeperId].Properties.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({
-      Ref: s.logicalId(s.stack.webhooks.queue),
+      Ref: s.logicalId(s.stack.queue(webhookQueue.name).queue),
     });
   });
 
@@ -316,16 +318,16 @@ describe('the default stack', () => {
   });
 
   it('feeds async renders through an encrypted render queue with a DLQ to the consumer, batch size 1, partial failures reported, alarms on depth, age and the DLQ', () => {
-    const queueId = s.logicalId(s.stack.renderQueue.queue);
-    const dlqId = s.logicalId(s.stack.renderQueue.deadLetterQueue);
+    const queueId = s.logicalId(s.stack.queue(renderQueue.name).queue);
+    const dlqId = s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue);
     const queues = resourcesOf(s, 'AWS::SQS::Queue');
     // The render queue and its DLQ, beside the webhook queue and its DLQ.
     expect(Object.keys(queues).sort()).toEqual(
       [
         queueId,
         dlqId,
-        s.logicalId(s.stack.webhooks.queue),
-        s.logicalId(s.stack.webhooks.deadLetterQueue),
+        s.logicalId(s.stack.queue(webhookQueue.name).queue),
+        s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue),
       ].sort(),
     );
     expect(queues[queueId].Properties).toMatchObject({
@@ -363,7 +365,7 @@ describe('the default stack', () => {
       statementsOfRole(s, roleId).some((st) => actionsOf(st).includes('sqs:SendMessage'));
     const roleOf = (fnLogicalId: string) => functions[fnLogicalId].Properties.Role['Fn::GetAtt'][0];
     expect(sends(roleOf(fnId('pdf')))).toBe(true);
-    expect(sends(roleOf(s.logicalId(s.stack.sweeper.function)))).toBe(true);
+    expect(sends(roleOf(s.logicalId(s.stack.consumer(sweeper.name).function)))).toBe(true);
     expect(
       statementsOfRole(s, roleOf(workerId())).some(
         (st) =>
@@ -397,7 +399,12 @@ describe('the default stack', () => {
       .map((r) => r.name);
     expect(expected).toEqual(expect.arrayContaining(['pdf', 'api-keys', 'me', 'usage']));
     // And the webhook sender: signing secrets are sealed under a key derived from it.
-    expect(readers.sort()).toEqual(expected.map(fnId).concat(s.logicalId(s.stack.webhooks.sender)).sort());
+    expect(readers.sort()).toEqual(
+      expected
+        .map(fnId)
+        .concat(s.logicalId(s.stack.consumer(webhookSender.name).function))
+        .sort(),
+    );
     for (const id of readers) {
       expect(functions[id].Properties.Environment.Variables.API_KEY_SECRET_ID).toEqual({ Ref: secretId });
     }

@@ -1,0 +1,206 @@
+/**
+ * The consumer table: every Lambda that no API route answers, as data: what feeds it (a queue of
+ * queues.ts, or a schedule), what it is bound to and allowed (least privilege), and how it takes
+ * its messages (batch size, concurrency). The twin of routes.ts:
+ * - the CDK stack makes one function per entry with its grants, event source or schedule, and the
+ *   queue it reads (lib/service-consumer.ts, lib/service-queue.ts);
+ * - the local stack starts every entry the same way, each queue's with its event source mapping,
+ *   each schedule's with a timer (lib/local/consumers.ts);
+ * - the entry's folder (functions/<name>/) holds its index.ts, whose `createHandler` (the handler
+ *   factory the local stack calls) and `handler` (the Lambda's entry the CDK bundles) are made by
+ *   the one consumer middleware stack (functions/core/consumer.ts) from this entry.
+ * A new consumer is an entry here, its folder's index.ts and its use case.
+ *
+ * Like routes.ts this is data the CDK app reads, so it imports types and data only.
+ */
+import { type QueueDeclaration, renderQueue, webhookQueue } from './queues.js';
+import type { Settings } from './settings.js';
+import type { Binding } from './wiring.js';
+import { SERVICE_METRICS } from './wiring.js';
+
+/** The table's actions a consumer may be allowed (never DeleteItem unless it says so). */
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:BatchGetItem'
+  | 'dynamodb:Query'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:DeleteItem'
+  | 'dynamodb:ConditionCheckItem';
+
+/** What a consumer is bound to, each with its grant. */
+export interface ConsumerNeeds {
+  /** TABLE_NAME, and read/write access to items and indexes, or exactly these actions. */
+  readonly table?: 'readWrite' | readonly TableAction[];
+  /** The API-key HMAC key (webhook signing secrets are sealed under a key derived from it). */
+  readonly apiKeySecret?: true;
+  /** BUCKET_NAME and PDF links signed; `consumeOrders`: async renders' orders read and deleted. */
+  readonly pdfBucket?: { readonly consumeOrders?: true };
+  /** Invokes the renderer of async renders (the sync one is the API's). */
+  readonly asyncRenderer?: true;
+  /** The render queue: send to it, or hold its messages back (ChangeMessageVisibility) as its consumer. */
+  readonly renderQueue?: 'send' | 'consume';
+  /** The webhook queue: send to it (events, retries). */
+  readonly webhookQueue?: 'send';
+}
+
+/** Fed by an SQS event source mapping that reports partial batch failures (ReportBatchItemFailures). */
+export interface QueueSource {
+  readonly kind: 'queue';
+  readonly queue: QueueDeclaration;
+  /** Messages per invocation (the mapping's BatchSize). */
+  readonly batchSize: number;
+  /** The mapping's maximum concurrency (2-1000): invocations at once. */
+  readonly maxConcurrency: (settings: Settings) => number;
+  /** The local event source mapping's consumers at once. @default maxConcurrency */
+  readonly localConcurrency?: (settings: Settings) => number;
+  /** A batch's records handled side by side, or one after another. */
+  readonly recordsInParallel: boolean;
+}
+
+/** Run on a timer: EventBridge's rate in the cloud, the local stack's interval on one machine. */
+export interface ScheduleSource {
+  readonly kind: 'schedule';
+  readonly rateMinutes: number;
+  /** EventBridge's retries of a failed run (the next run comes anyway). */
+  readonly retryAttempts: number;
+  readonly localIntervalSeconds: (settings: Settings) => number;
+  /** The local stack runs it once at start-up, before it serves (what a killed stack left ends first). */
+  readonly runsBeforeLocalStart: boolean;
+}
+
+export interface ConsumerDeclaration {
+  /** The folder under functions/ (its index.ts) and the function's name in both stacks. */
+  readonly name: string;
+  readonly description: string;
+  /** @default functions/<name> (a test's fixture consumer lives elsewhere) */
+  readonly directory?: string;
+  readonly source: QueueSource | ScheduleSource;
+  readonly needs: ConsumerNeeds;
+  readonly timeoutSeconds: (settings: Settings) => number;
+  readonly memorySizeMiB: number;
+  /**
+   * An alarm on the function's errors plus a metric of its own faults (which a partial batch
+   * failure is: Lambda does not count it as an error). @default none
+   */
+  readonly errorsAlarm?: { readonly description: string; readonly faultsMetric?: string };
+}
+
+/** Above its async budget, the render worker's own start, templating and upload. */
+export const RENDER_WORKER_OVERHEAD_SECONDS = 60;
+
+/** The render worker's timeout: the async render budget and its own work. */
+export const renderWorkerTimeoutSeconds = (settings: Pick<Settings, 'asyncRenderBudgetMs'>): number =>
+  Math.ceil(settings.asyncRenderBudgetMs / 1000) + RENDER_WORKER_OVERHEAD_SECONDS;
+
+export const renderWorker = {
+  name: 'render-worker',
+  description: 'Runs async PDF jobs from the render queue, rendered by the async renderer',
+  source: {
+    kind: 'queue',
+    queue: renderQueue,
+    // A consumer renders one document at once.
+    batchSize: 1,
+    maxConcurrency: (settings) => settings.asyncConcurrency,
+    recordsInParallel: false,
+  },
+  needs: {
+    table: 'readWrite',
+    pdfBucket: { consumeOrders: true },
+    asyncRenderer: true,
+    renderQueue: 'consume',
+    // An async job that names a webhook endpoint tells it when it ends.
+    webhookQueue: 'send',
+  },
+  timeoutSeconds: renderWorkerTimeoutSeconds,
+  // It reads an order (up to the request's 6 MB), makes a few table calls and waits on the
+  // renderer's invoke; Chromium's memory is the async renderer's.
+  memorySizeMiB: 512,
+} as const satisfies ConsumerDeclaration;
+
+/** The sender's timeout: one attempt is at most WEBHOOK_TIMEOUT_MS (≤ 30 s) plus a few table calls. */
+const WEBHOOK_SENDER_TIMEOUT_SECONDS = 60;
+
+export const webhookSender = {
+  name: 'webhook-sender',
+  description: 'Sends signed webhooks to public addresses, one attempt per message',
+  source: {
+    kind: 'queue',
+    queue: webhookQueue,
+    batchSize: 10,
+    maxConcurrency: () => 10,
+    // A few at once on one machine.
+    localConcurrency: () => 2,
+    // Records are independent: a batch's attempts run side by side.
+    recordsInParallel: true,
+  },
+  needs: {
+    // It reads endpoints and deliveries and appends attempts; it never deletes.
+    table: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+    apiKeySecret: true,
+    webhookQueue: 'send',
+  },
+  timeoutSeconds: () => WEBHOOK_SENDER_TIMEOUT_SECONDS,
+  memorySizeMiB: 256,
+  errorsAlarm: {
+    description:
+      'The webhook sender failed on its own side (the table, the queue or a crash): deliveries wait for the redrive',
+    faultsMetric: SERVICE_METRICS.webhookSenderFaults,
+  },
+} as const satisfies ConsumerDeclaration;
+
+export const sweeper = {
+  name: 'sweeper',
+  description: 'Ends jobs whose request died and reconciles their render units',
+  source: {
+    kind: 'schedule',
+    // EventBridge's finest rate: a job stays unresolved at most its lease plus this plus one pass.
+    rateMinutes: 1,
+    retryAttempts: 0,
+    localIntervalSeconds: (settings) => settings.sweepIntervalSeconds,
+    runsBeforeLocalStart: true,
+  },
+  needs: {
+    // Query on the table and its indexes, read and update; a delivery it records is a conditional
+    // put of a new item before its message is queued. It never deletes one.
+    table: ['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+    // Async jobs whose lease ran out with attempts left are sent again.
+    renderQueue: 'send',
+    // job.failed of a job it fails, batch.completed of a batch it ends, overdue deliveries.
+    webhookQueue: 'send',
+  },
+  // A pass reads at most 500 expired entries, each a few DynamoDB calls of milliseconds.
+  timeoutSeconds: () => 50,
+  memorySizeMiB: 256,
+} as const satisfies ConsumerDeclaration;
+
+/** Every consumer of the service. */
+export const consumers: readonly ConsumerDeclaration[] = [renderWorker, webhookSender, sweeper];
+
+/**
+ * The bindings a consumer's function is given (the wiring declaration's, as an API resource's):
+ * its configuration reads exactly these (functions/core/config.ts), the stacks set exactly these.
+ */
+export const consumerWiring = (c: ConsumerDeclaration): Readonly<Record<Binding, boolean>> => ({
+  table: c.needs.table !== undefined,
+  userPool: false,
+  apiKeySecret: c.needs.apiKeySecret === true,
+  pdfBucket: c.needs.pdfBucket !== undefined,
+  renderer: c.needs.asyncRenderer === true,
+  renderQueue: c.needs.renderQueue !== undefined,
+  webhookQueue: c.needs.webhookQueue !== undefined,
+});
+
+/** The consumer that takes `queue`'s messages; every queue has one. */
+export const consumerOf = (
+  queue: Pick<QueueDeclaration, 'name'>,
+  table: readonly ConsumerDeclaration[] = consumers,
+): ConsumerDeclaration & { readonly source: QueueSource } => {
+  const found = table.filter((c) => c.source.kind === 'queue' && c.source.queue.name === queue.name);
+  if (found.length !== 1) {
+    throw new Error(
+      `the queue "${queue.name}" has ${found.length} consumers (functions/consumers.ts): one is needed`,
+    );
+  }
+  return found[0] as ConsumerDeclaration & { readonly source: QueueSource };
+};
