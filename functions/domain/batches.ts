@@ -42,7 +42,8 @@ import type { BatchOrder, BatchOrders, BatchQueue } from './batch-queue.js';
 import { monthOf } from './clock.js';
 import { ServiceError } from './errors.js';
 import { newBatchId } from './ids.js';
-import { fileExpiresAt, isOpen, type Job, type JobError, type JobStore, type JobView } from './jobs.js';
+import { createJobPresenter } from './job-view.js';
+import { isOpen, type Job, type JobError, type JobStore, type JobView } from './jobs.js';
 import type { Page } from './pagination.js';
 import type { Clock, PdfStorage, RenderRequest } from './ports.js';
 import type { Principal } from './principal.js';
@@ -156,17 +157,7 @@ export const createBatches = (deps: BatchDeps) => {
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
-  const presentJob = async (job: Job): Promise<JobView> => {
-    const expires = fileExpiresAt(job, limits.pdfRetentionDays);
-    const expired = expires !== null && clock.now().getTime() >= expires.getTime();
-    return {
-      job,
-      downloadUrl:
-        expires !== null && !expired ? await storage.downloadUrl(job.object_key, `${job.id}.pdf`) : null,
-      fileExpiresAt: expires?.toISOString() ?? null,
-      fileExpired: expired,
-    };
-  };
+  const presentJob = createJobPresenter({ storage, clock, pdfRetentionDays: limits.pdfRetentionDays });
 
   /** The template once: looked up, the offline rule, its syntax (as a render's `accept` checks them). */
   const readTemplate = async (principal: Principal, command: BatchCommand): Promise<BatchTemplate> => {

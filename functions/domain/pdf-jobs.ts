@@ -26,8 +26,8 @@ import { createEarlyReads } from './early-reads.js';
 import { isOverload, overloaded, ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
+import { createJobPresenter } from './job-view.js';
 import {
-  fileExpiresAt,
   INTERRUPTED,
   type Job,
   type JobError,
@@ -145,17 +145,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
-  const present = async (job: Job): Promise<JobView> => {
-    const expires = fileExpiresAt(job, limits.pdfRetentionDays);
-    const expired = expires !== null && clock.now().getTime() >= expires.getTime();
-    return {
-      job,
-      downloadUrl:
-        expires !== null && !expired ? await storage.downloadUrl(job.object_key, `${job.id}.pdf`) : null,
-      fileExpiresAt: expires?.toISOString() ?? null,
-      fileExpired: expired,
-    };
-  };
+  const present = createJobPresenter({ storage, clock, pdfRetentionDays: limits.pdfRetentionDays });
 
   /** A sync render's budget, or an async one's (no request waits for it). */
   const budgetOf = (mode: JobMode) =>

@@ -7,17 +7,13 @@
  * no user pool, no bucket, no VPC (egress is checked in code: adapters/http/webhook-client.ts).
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { createDocumentClient } from '../adapters/dynamodb/client.js';
-import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dynamodb/webhooks.js';
-import { createWebhookClient } from '../adapters/http/webhook-client.js';
-import { createWebhookSecretBox } from '../adapters/secrets-manager/webhook-secret-box.js';
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { countWith } from '../core/metrics.js';
-import { logFault, systemClock } from '../core/runtime.js';
-import { createWebhookSender } from '../domain/webhook-sender.js';
+import { logFault } from '../core/runtime.js';
 import type { WebhookMessage } from '../domain/webhooks.js';
-import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
+import { createServices } from '../services.js';
+import type { WebhookParts } from '../webhooks/queue.js';
 import { SERVICE_METRICS } from '../wiring.js';
 
 export type WebhookSenderHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
@@ -51,29 +47,7 @@ export const createWebhookSenderHandler = (
   parts: WebhookParts = {},
 ): WebhookSenderHandler => {
   const config = readResourceConfig(WEBHOOK_SENDER_WIRING, env);
-  const tableName = config.tableName as string;
-  const db = createDocumentClient(config.aws);
-  const clock = systemClock;
-  const { settings } = config;
-  const sender = createWebhookSender({
-    endpoints: createWebhookStore(db, tableName, logFault),
-    deliveries: createWebhookDeliveryStore(db, tableName, clock),
-    secrets: createWebhookSecretBox(
-      config.apiKeySecret as NonNullable<typeof config.apiKeySecret>,
-      config.aws,
-    ),
-    queue: webhookQueueOf(config, parts),
-    post: createWebhookClient({
-      timeoutMs: settings.webhookTimeoutMs,
-      allowHosts: config.webhookAllowHosts,
-      ...(parts.webhookLookup ? { lookup: parts.webhookLookup } : {}),
-    }),
-    clock,
-    schedule: {
-      firstRetrySeconds: settings.webhookFirstRetrySeconds,
-      windowSeconds: settings.webhookRetryWindowSeconds,
-    },
-  });
+  const sender = createServices(config, parts).webhookSender();
   return async (event) => {
     const failures: { itemIdentifier: string }[] = [];
     // Records are independent: a batch's attempts run side by side.
