@@ -38,10 +38,13 @@ import { createApiKeyManagement } from './domain/api-key-management.js';
 import { createAsyncRenders, type RenderMessage } from './domain/async-renders.js';
 import { createBatchOrderReader, createBatchQueue } from './domain/batch-queue.js';
 import { createBatchCounter, createBatches } from './domain/batches.js';
+import { createJobLifecycle } from './domain/job-lifecycle.js';
 import { createJobPresenter } from './domain/job-view.js';
 import { jobRecordRetentionSeconds } from './domain/jobs.js';
 import { createPdfJobs } from './domain/pdf-jobs.js';
 import type { JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/ports.js';
+import { createRenderCall } from './domain/render-call.js';
+import { createTemplateResolver } from './domain/render-template.js';
 import { createRenderWorker } from './domain/render-worker.js';
 import { createSweeper } from './domain/sweeper.js';
 import { createTemplateManagement } from './domain/template-management.js';
@@ -56,6 +59,7 @@ import { createOverdueDeliveries, createWebhookSender } from './domain/webhook-s
 import type { WebhookMessage } from './domain/webhooks.js';
 import { jobResponse } from './pdf/schemas.js';
 import { DEFAULT_PLAN } from './settings.js';
+import { templateParser } from './templating/parse-pool.js';
 import type { WebhookParts } from './webhooks/queue.js';
 
 /** What the local stack and tests hand in, in place of what the cloud reaches over AWS. */
@@ -188,16 +192,6 @@ export const createServices = (config: ResourceConfig, parts: ServiceParts = {})
       onFault: logFault,
     }),
   );
-  // A batch's job that ends is counted on its batch where it ends (the render queue's consumer, the
-  // sweeper). Only the consumer has the bucket: it deletes the batch's order once the batch ended.
-  const batchCounter = once(() =>
-    createBatchCounter({
-      batches: batchStore(),
-      ...(config.bucketName ? { orders: batchOrders() } : {}),
-      events: batchEvents(),
-      onFault: logFault,
-    }),
-  );
   const webhookJobEvents = once(
     (): JobEvents =>
       parts.events ??
@@ -208,46 +202,81 @@ export const createServices = (config: ResourceConfig, parts: ServiceParts = {})
         onFault: logFault,
       }),
   );
-  const jobEvents: JobEvents = {
-    async ended(job) {
-      await Promise.all([
-        job.batch_id ? batchCounter().jobEvents.ended(job) : undefined,
-        webhookJobEvents().ended(job),
-      ]);
-    },
+  /**
+   * What a job that ends tells: its webhook endpoint, and its batch's count (the batch's
+   * batch.completed once its last job ended). `deletesBatchOrders`: only the render queue's
+   * consumer may delete a finished batch's order (the API may only put orders; the sweeper has no
+   * bucket), elsewhere the bucket's lifecycle rule removes it.
+   */
+  const jobEventsOf = (deletesBatchOrders: boolean): JobEvents => {
+    const counter = once(() =>
+      createBatchCounter({
+        batches: batchStore(),
+        ...(deletesBatchOrders ? { orders: batchOrders() } : {}),
+        events: batchEvents(),
+        onFault: logFault,
+      }),
+    );
+    return {
+      async ended(job) {
+        await Promise.all([
+          job.batch_id ? counter().jobEvents.ended(job) : undefined,
+          webhookJobEvents().ended(job),
+        ]);
+      },
+    };
   };
 
+  // The job lifecycle: every write to a job, and what a job that ends tells.
+  const lifecycleOf = (deletesBatchOrders: boolean) =>
+    createJobLifecycle({
+      jobs: jobs(),
+      usage: usage(),
+      clock,
+      limits,
+      onFault: logFault,
+      events: jobEventsOf(deletesBatchOrders),
+    });
+  const lifecycle = once(() => lifecycleOf(false));
+  const consumerLifecycle = once(() => lifecycleOf(true));
+  /** Every template a render or a batch names, looked up and parsed (bounded, off the thread when large). */
+  const resolver = once(() =>
+    createTemplateResolver({ templates: templates(), parser: templateParser, limits }),
+  );
+  const renderCallWith = (pdfStorage: PdfStorage) =>
+    createRenderCall({ storage: pdfStorage, renderer: renderer(), limits, onFault: logFault });
+
   // Use cases.
-  const pdfJobsWith = (pdfStorage: PdfStorage) =>
+  const pdfJobs = once(() =>
     createPdfJobs({
       jobs: jobs(),
       usage: usage(),
       templates: templates(),
       idempotency: idempotency(),
-      storage: pdfStorage,
-      renderer: renderer(),
+      lifecycle: lifecycle(),
+      render: renderCallWith(storage()),
+      present: presentJob(),
+      resolver: resolver(),
       clock,
       ...plans,
       limits,
       onFault: logFault,
-      events: jobEvents,
       webhooks: webhookEndpointsOf(endpoints()),
-    });
-  const pdfJobs = once(() => pdfJobsWith(storage()));
+    }),
+  );
   const asyncRenders = once(() =>
     createAsyncRenders({
       pdfJobs: pdfJobs(),
-      jobs: jobs(),
+      lifecycle: lifecycle(),
       orders: renderOrders(),
       queue: renderQueue(),
-      clock,
-      limits,
       onFault: logFault,
     }),
   );
   const renderWorker = once(() =>
     createRenderWorker({
-      pdfJobs: pdfJobsWith(asyncStorage()),
+      lifecycle: consumerLifecycle(),
+      render: renderCallWith(asyncStorage()),
       jobs: jobs(),
       orders: renderOrders(),
       batchOrders: createBatchOrderReader(batchOrders()),
@@ -259,13 +288,13 @@ export const createServices = (config: ResourceConfig, parts: ServiceParts = {})
   const batches = once(() =>
     createBatches({
       batches: batchStore(),
-      jobs: jobs(),
       usage: usage(),
-      templates: templates(),
-      storage: storage(),
+      resolver: resolver(),
+      present: presentJob(),
+      lifecycle: lifecycle(),
       writes: batchWrites(),
       orders: batchOrders(),
-      queue: createBatchQueue({ writes: batchWrites(), queue: renderQueue(), clock, limits }),
+      queue: createBatchQueue({ writes: batchWrites(), queue: renderQueue(), lifecycle: lifecycle() }),
       clock,
       ...plans,
       limits,
@@ -277,12 +306,12 @@ export const createServices = (config: ResourceConfig, parts: ServiceParts = {})
   const sweeper = once(() =>
     createSweeper({
       jobs: jobs(),
+      lifecycle: lifecycle(),
       usage: usage(),
       clock,
       onFault: logFault,
       renderQueue: renderQueue(),
       limits,
-      events: jobEvents,
       overdueDeliveries: createOverdueDeliveries({
         deliveries: deliveries(),
         queue: webhookQueue(),
@@ -324,7 +353,9 @@ export const createServices = (config: ResourceConfig, parts: ServiceParts = {})
     }),
   );
   const apiKeyManagement = once(() => createApiKeyManagement({ store: apiKeys(), digest: digestApiKey() }));
-  const templateManagement = once(() => createTemplateManagement({ store: templates() }));
+  const templateManagement = once(() =>
+    createTemplateManagement({ store: templates(), parser: templateParser }),
+  );
   const usageReport = once(() => createUsageReport({ usage: usage(), clock, ...plans }));
 
   return {
