@@ -1,9 +1,10 @@
 /**
- * The composition root: every store, queue, emitter and use case of the service, each built once
- * (on first use, then kept for the warm Lambda's life) from one function's configuration and the
- * parts the local stack or a test hands in. Every `functions/<name>/index.ts` takes what it needs
- * from here and builds nothing itself; what a function is not wired with (functions/wiring.ts) is
- * never built, and asking for it fails with what is missing.
+ * The composition root: every client, store, queue, emitter and use case of the service, each
+ * built once per function (on first use, then kept for the warm Lambda's life: `Services.get`)
+ * from the function's configuration and the parts the local stack or a test hands in. Every
+ * `functions/<name>/index.ts` asks for what it needs (`services.get(build.pdfJobs)`) and builds
+ * nothing itself; what a function is not wired with (functions/wiring.ts) is never built, and
+ * asking for it fails with what is missing.
  *
  * The webhook payloads are the API's own representations (GET /v1/pdf/{id}, GET /v1/batches/{id}):
  * they are injected into the domain's events as presenters, so the domain never reaches back
@@ -28,7 +29,6 @@ import { createApiKeyDigester, createApiKeyResolver } from './adapters/secrets-m
 import { createWebhookSecretBox } from './adapters/secrets-manager/webhook-secret-box.js';
 import { createSqsClient } from './adapters/sqs/client.js';
 import { createSqsQueue } from './adapters/sqs/queue.js';
-import { batchResponse } from './batches/schemas.js';
 import { createAuthenticator } from './core/auth.js';
 import type { ResourceConfig } from './core/config.js';
 import type { HttpDeps, RateLimitCounter } from './core/http.js';
@@ -37,12 +37,12 @@ import { logFault, systemClock } from './core/runtime.js';
 import { createApiKeyManagement } from './domain/api-key-management.js';
 import { createAsyncRenders, type RenderMessage } from './domain/async-renders.js';
 import { createBatchOrderReader, createBatchQueue } from './domain/batch-queue.js';
-import { createBatchCounter, createBatches } from './domain/batches.js';
+import { type BatchView, createBatchCounter, createBatches } from './domain/batches.js';
 import { createJobLifecycle } from './domain/job-lifecycle.js';
 import { createJobPresenter } from './domain/job-view.js';
-import { jobRecordRetentionSeconds } from './domain/jobs.js';
+import { type Job, type JobView, jobRecordRetentionSeconds } from './domain/jobs.js';
 import { createPdfJobs } from './domain/pdf-jobs.js';
-import type { JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/ports.js';
+import type { Clock, JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/ports.js';
 import { createRenderCall } from './domain/render-call.js';
 import { createTemplateResolver } from './domain/render-template.js';
 import { createRenderWorker } from './domain/render-worker.js';
@@ -57,8 +57,7 @@ import {
 import { createWebhookEmitter, createWebhookManagement } from './domain/webhook-management.js';
 import { createOverdueDeliveries, createWebhookSender } from './domain/webhook-sender.js';
 import type { WebhookMessage } from './domain/webhooks.js';
-import { jobResponse } from './pdf/schemas.js';
-import { DEFAULT_PLAN } from './settings.js';
+import { DEFAULT_PLAN, type Settings } from './settings.js';
 import { templateParser } from './templating/parse-pool.js';
 import type { WebhookParts } from './webhooks/queue.js';
 
@@ -70,13 +69,49 @@ export interface ServiceParts extends WebhookParts {
   readonly events?: JobEvents;
 }
 
-/** `build()`'s value, built on the first call and kept. */
-const once = <T>(build: () => T): (() => T) => {
-  const cell: { built?: { readonly value: T } } = {};
-  return () => {
-    cell.built ??= { value: build() };
-    return cell.built.value;
+/**
+ * The webhook payloads' shapes: a job as GET /v1/pdf/{id} shows it, a batch as GET /v1/batches/{id}
+ * does (functions/webhook-payloads.ts). Handed in by the functions whose jobs or batches tell
+ * their endpoints, so that the others' bundles carry no wire schema.
+ */
+export interface WebhookPresenters {
+  readonly job: (view: JobView) => unknown;
+  readonly batch: (view: BatchView) => unknown;
+}
+
+/**
+ * One function's services: its configuration, the parts handed in, and `get`, which builds a
+ * service (a top-level builder of this module) on first use and keeps it for the warm Lambda's
+ * life. Builders are top-level functions, not members of one object, so that a function's bundle
+ * carries only what its index.ts asks for (esbuild drops the unused builders and their SDK clients).
+ */
+export interface Services {
+  readonly config: ResourceConfig;
+  readonly parts: ServiceParts;
+  readonly presenters: WebhookPresenters | undefined;
+  readonly settings: Settings;
+  readonly clock: Clock;
+  get<T>(build: (services: Services) => T): T;
+}
+
+export const createServices = (
+  config: ResourceConfig,
+  parts: ServiceParts = {},
+  presenters?: WebhookPresenters,
+): Services => {
+  const built = new Map<unknown, unknown>();
+  const services: Services = {
+    config,
+    parts,
+    presenters,
+    settings: config.settings,
+    clock: systemClock,
+    get<T>(build: (services: Services) => T): T {
+      if (!built.has(build)) built.set(build, build(services));
+      return built.get(build) as T;
+    },
   };
+  return services;
 };
 
 const need = <T>(value: T | undefined, what: string): T => {
@@ -84,300 +119,274 @@ const need = <T>(value: T | undefined, what: string): T => {
   return value;
 };
 
-/** The upload link a render gets lives as long as its budget, and five minutes more. */
-const uploadUrlTtlSeconds = (budgetMs: number) => Math.ceil(budgetMs / 1000) + 300;
+const tableName = (s: Services) => need(s.config.tableName, 'the table (TABLE_NAME)');
+const bucketName = (s: Services) => need(s.config.bucketName, 'the PDF bucket (BUCKET_NAME)');
+const apiKeySecret = (s: Services) => need(s.config.apiKeySecret, 'the API key secret');
+const recordRetention = (s: Services) => ({
+  recordRetentionSeconds: jobRecordRetentionSeconds(s.settings.pdfRetentionDays),
+});
+const plansOf = (s: Services) => ({ plans: s.settings.plans, defaultPlan: DEFAULT_PLAN });
 
-export const createServices = (config: ResourceConfig, parts: ServiceParts = {}) => {
-  const { settings } = config;
-  const clock = systemClock;
-  const recordRetentionSeconds = jobRecordRetentionSeconds(settings.pdfRetentionDays);
-  const limits = settings;
-  const plans = { plans: settings.plans, defaultPlan: DEFAULT_PLAN };
+// Clients.
+const db = (s: Services) => createDocumentClient(s.config.aws);
+const s3 = (s: Services) => createS3Client(s.config.aws);
+/** The SQS client, for what a consumer does to its own messages (holding one back). */
+export const sqs = (s: Services) => createSqsClient(s.config.aws);
 
-  // Clients and names.
-  const tableName = () => need(config.tableName, 'the table (TABLE_NAME)');
-  const bucketName = () => need(config.bucketName, 'the PDF bucket (BUCKET_NAME)');
-  const renderQueueUrl = () => need(config.renderQueueUrl, 'the render queue (RENDER_QUEUE_URL)');
-  const db = once(() => createDocumentClient(config.aws));
-  const s3 = once(() => createS3Client(config.aws));
-  const sqs = once(() => createSqsClient(config.aws));
-
-  // Stores.
-  const accounts = once(() => createAccountStore(db(), tableName(), clock));
-  const apiKeys = once(() => createApiKeyStore(db(), tableName(), clock, logFault));
-  const jobs = once(() => createJobStore(db(), tableName(), clock, { recordRetentionSeconds }));
-  const usage = once(() => createUsageStore(db(), tableName(), clock));
-  const templates = once(() => createTemplateStore(db(), tableName(), clock, { onFault: logFault }));
-  // A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
-  // key is taken over that soon; a twin of a live one waits as long as the longest render.
-  const idempotency = once(() =>
-    createIdempotencyStore(
-      db(),
-      tableName(),
-      clock,
-      Math.ceil((2 * settings.jobLeaseSeconds * 1000) / 3),
-      settings.renderBudgetMs + 30_000,
-    ),
+// Stores.
+export const accounts = (s: Services) => createAccountStore(s.get(db), tableName(s), s.clock);
+const apiKeys = (s: Services) => createApiKeyStore(s.get(db), tableName(s), s.clock, logFault);
+const jobs = (s: Services) => createJobStore(s.get(db), tableName(s), s.clock, recordRetention(s));
+export const usage = (s: Services) => createUsageStore(s.get(db), tableName(s), s.clock);
+const templates = (s: Services) =>
+  createTemplateStore(s.get(db), tableName(s), s.clock, { onFault: logFault });
+// A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
+// key is taken over that soon; a twin of a live one waits as long as the longest render.
+const idempotency = (s: Services) =>
+  createIdempotencyStore(
+    s.get(db),
+    tableName(s),
+    s.clock,
+    Math.ceil((2 * s.settings.jobLeaseSeconds * 1000) / 3),
+    s.settings.renderBudgetMs + 30_000,
   );
-  const batchStore = once(() => createBatchStore(db(), tableName(), clock, { recordRetentionSeconds }));
-  const batchWrites = once(() => createBatchWrites(db(), tableName(), clock, { recordRetentionSeconds }));
-  const endpoints = once(() => createWebhookStore(db(), tableName(), logFault));
-  const deliveries = once(() => createWebhookDeliveryStore(db(), tableName(), clock));
-  const pdfStorage = (budgetMs: number): PdfStorage =>
-    createS3PdfStorage(s3(), bucketName(), {
-      downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds,
-      uploadUrlTtlSeconds: uploadUrlTtlSeconds(budgetMs),
-    });
-  /** The bucket as a sync render uses it (its upload link lives as long as a sync render). */
-  const storage = once(() => pdfStorage(settings.renderBudgetMs));
-  /** The bucket as the render queue's consumer uses it (an async render's budget). */
-  const asyncStorage = once(() => pdfStorage(settings.asyncRenderBudgetMs));
-  const renderOrders = once(() => createS3RenderOrders(s3(), bucketName()));
-  const batchOrders = once(() => createS3BatchOrders(s3(), bucketName()));
-
-  // Queues, secrets, the renderer.
-  const renderQueue = once(() => createSqsQueue<RenderMessage>(sqs(), renderQueueUrl()));
-  const webhookQueue = once((): MessageQueue<WebhookMessage> => {
-    if (parts.webhookQueue) return parts.webhookQueue;
-    if (!config.webhookQueueUrl) throw new Error('webhooks need WEBHOOK_QUEUE_URL, or a queue handed in');
-    return createSqsQueue<WebhookMessage>(sqs(), config.webhookQueueUrl);
+const batchStore = (s: Services) => createBatchStore(s.get(db), tableName(s), s.clock, recordRetention(s));
+const batchWrites = (s: Services) => createBatchWrites(s.get(db), tableName(s), s.clock, recordRetention(s));
+const endpoints = (s: Services) => createWebhookStore(s.get(db), tableName(s), logFault);
+const deliveries = (s: Services) => createWebhookDeliveryStore(s.get(db), tableName(s), s.clock);
+/** The bucket, whose upload links live as long as a render's budget, and five minutes more. */
+const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
+  createS3PdfStorage(s.get(s3), bucketName(s), {
+    downloadUrlTtlSeconds: s.settings.downloadUrlTtlSeconds,
+    uploadUrlTtlSeconds: Math.ceil(budgetMs / 1000) + 300,
   });
-  const apiKeySecret = () => need(config.apiKeySecret, 'the API key secret');
-  const digestApiKey = once(() => createApiKeyDigester(apiKeySecret(), config.aws));
-  const webhookSecrets = once(() => createWebhookSecretBox(apiKeySecret(), config.aws));
-  const renderer = once((): Renderer => {
-    if (parts.renderer) return parts.renderer;
-    if (!config.rendererFunctionName) {
-      throw new Error('this function needs RENDERER_FUNCTION_NAME, or a renderer handed in');
-    }
-    return createLambdaRenderer(config.rendererFunctionName, config.aws);
-  });
+/** The bucket as a sync render uses it. */
+const storage = (s: Services) => pdfStorage(s, s.settings.renderBudgetMs);
+/** The bucket as the render queue's consumer uses it (an async render's budget). */
+const asyncStorage = (s: Services) => pdfStorage(s, s.settings.asyncRenderBudgetMs);
+const renderOrders = (s: Services) => createS3RenderOrders(s.get(s3), bucketName(s));
+const batchOrders = (s: Services) => createS3BatchOrders(s.get(s3), bucketName(s));
 
-  // The HTTP stack's dependencies.
-  const authenticate = once(() =>
-    createAuthenticator(
-      need(config.auth, 'the user pool'),
-      config.apiKeySecret ? createApiKeyResolver(apiKeys(), digestApiKey()) : async () => undefined,
-      accounts(),
-    ),
+// Queues, secrets, the renderer.
+const renderQueue = (s: Services) =>
+  createSqsQueue<RenderMessage>(
+    s.get(sqs),
+    need(s.config.renderQueueUrl, 'the render queue (RENDER_QUEUE_URL)'),
   );
-  /** `rateLimit` takes the command of the resource's rate-limited route (one per resource). */
-  const http = <C>(rateLimit?: RateLimitCounter<C>): HttpDeps => ({
-    authenticate: authenticate(),
-    settings,
+const webhookQueue = (s: Services): MessageQueue<WebhookMessage> => {
+  if (s.parts.webhookQueue) return s.parts.webhookQueue;
+  if (!s.config.webhookQueueUrl) throw new Error('webhooks need WEBHOOK_QUEUE_URL, or a queue handed in');
+  return createSqsQueue<WebhookMessage>(s.get(sqs), s.config.webhookQueueUrl);
+};
+const digestApiKey = (s: Services) => createApiKeyDigester(apiKeySecret(s), s.config.aws);
+const webhookSecrets = (s: Services) => createWebhookSecretBox(apiKeySecret(s), s.config.aws);
+const renderer = (s: Services): Renderer => {
+  if (s.parts.renderer) return s.parts.renderer;
+  if (!s.config.rendererFunctionName) {
+    throw new Error('this function needs RENDERER_FUNCTION_NAME, or a renderer handed in');
+  }
+  return createLambdaRenderer(s.config.rendererFunctionName, s.config.aws);
+};
+
+// The HTTP stack's dependencies.
+const authenticate = (s: Services) =>
+  createAuthenticator(
+    need(s.config.auth, 'the user pool'),
+    s.config.apiKeySecret ? createApiKeyResolver(s.get(apiKeys), s.get(digestApiKey)) : async () => undefined,
+    s.get(accounts),
+  );
+/** The HTTP stack's dependencies; `rateLimit` takes the command of the resource's rate-limited route. */
+export const http =
+  (s: Services) =>
+  <C>(rateLimit?: RateLimitCounter<C>): HttpDeps => ({
+    authenticate: s.get(authenticate),
+    settings: s.settings,
     ...(rateLimit ? { rateLimit: rateLimit as RateLimitCounter } : {}),
   });
 
-  // Presenting jobs, and what ended jobs and batches tell their webhook endpoints.
-  /** A job as the API shows it; without the bucket (the sweeper) a job has no link. */
-  const presentJob = once(() =>
-    createJobPresenter({
-      ...(config.bucketName ? { storage: storage() } : {}),
-      clock,
-      pdfRetentionDays: settings.pdfRetentionDays,
-    }),
-  );
-  const webhookPayloads = {
-    job: async (job: Parameters<ReturnType<typeof presentJob>>[0]) => jobResponse(await presentJob()(job)),
-    batch: batchResponse,
-  };
-  const emitter = once(() =>
-    createWebhookEmitter({ deliveries: deliveries(), queue: webhookQueue(), clock }),
-  );
-  const batchEvents = once(() =>
-    createWebhookBatchEvents({
-      endpoints: endpoints(),
-      emitter: emitter(),
-      describe: webhookPayloads.batch,
-      onFault: logFault,
-    }),
-  );
-  const webhookJobEvents = once(
-    (): JobEvents =>
-      parts.events ??
-      createWebhookJobEvents({
-        endpoints: endpoints(),
-        emitter: emitter(),
-        describe: webhookPayloads.job,
-        onFault: logFault,
-      }),
-  );
-  /**
-   * What a job that ends tells: its webhook endpoint, and its batch's count (the batch's
-   * batch.completed once its last job ended). `deletesBatchOrders`: only the render queue's
-   * consumer may delete a finished batch's order (the API may only put orders; the sweeper has no
-   * bucket), elsewhere the bucket's lifecycle rule removes it.
-   */
-  const jobEventsOf = (deletesBatchOrders: boolean): JobEvents => {
-    const counter = once(() =>
-      createBatchCounter({
-        batches: batchStore(),
-        ...(deletesBatchOrders ? { orders: batchOrders() } : {}),
-        events: batchEvents(),
-        onFault: logFault,
-      }),
-    );
-    return {
-      async ended(job) {
-        await Promise.all([
-          job.batch_id ? counter().jobEvents.ended(job) : undefined,
-          webhookJobEvents().ended(job),
-        ]);
-      },
-    };
-  };
-
-  // The job lifecycle: every write to a job, and what a job that ends tells.
-  const lifecycleOf = (deletesBatchOrders: boolean) =>
-    createJobLifecycle({
-      jobs: jobs(),
-      usage: usage(),
-      clock,
-      limits,
-      onFault: logFault,
-      events: jobEventsOf(deletesBatchOrders),
-    });
-  const lifecycle = once(() => lifecycleOf(false));
-  const consumerLifecycle = once(() => lifecycleOf(true));
-  /** Every template a render or a batch names, looked up and parsed (bounded, off the thread when large). */
-  const resolver = once(() =>
-    createTemplateResolver({ templates: templates(), parser: templateParser, limits }),
-  );
-  const renderCallWith = (pdfStorage: PdfStorage) =>
-    createRenderCall({ storage: pdfStorage, renderer: renderer(), limits, onFault: logFault });
-
-  // Use cases.
-  const pdfJobs = once(() =>
-    createPdfJobs({
-      jobs: jobs(),
-      usage: usage(),
-      templates: templates(),
-      idempotency: idempotency(),
-      lifecycle: lifecycle(),
-      render: renderCallWith(storage()),
-      present: presentJob(),
-      resolver: resolver(),
-      clock,
-      ...plans,
-      limits,
-      onFault: logFault,
-      webhooks: webhookEndpointsOf(endpoints()),
-    }),
-  );
-  const asyncRenders = once(() =>
-    createAsyncRenders({
-      pdfJobs: pdfJobs(),
-      lifecycle: lifecycle(),
-      orders: renderOrders(),
-      queue: renderQueue(),
-      onFault: logFault,
-    }),
-  );
-  const renderWorker = once(() =>
-    createRenderWorker({
-      lifecycle: consumerLifecycle(),
-      render: renderCallWith(asyncStorage()),
-      jobs: jobs(),
-      orders: renderOrders(),
-      batchOrders: createBatchOrderReader(batchOrders()),
-      clock,
-      limits,
-      onFault: logFault,
-    }),
-  );
-  const batches = once(() =>
-    createBatches({
-      batches: batchStore(),
-      usage: usage(),
-      resolver: resolver(),
-      present: presentJob(),
-      lifecycle: lifecycle(),
-      writes: batchWrites(),
-      orders: batchOrders(),
-      queue: createBatchQueue({ writes: batchWrites(), queue: renderQueue(), lifecycle: lifecycle() }),
-      clock,
-      ...plans,
-      limits,
-      onFault: logFault,
-      // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
-      webhooks: webhookEndpointsOf(endpoints()),
-    }),
-  );
-  const sweeper = once(() =>
-    createSweeper({
-      jobs: jobs(),
-      lifecycle: lifecycle(),
-      usage: usage(),
-      clock,
-      onFault: logFault,
-      renderQueue: renderQueue(),
-      limits,
-      overdueDeliveries: createOverdueDeliveries({
-        deliveries: deliveries(),
-        queue: webhookQueue(),
-        clock,
-        overdueSeconds: settings.webhookOverdueSeconds,
-        onFault: logFault,
-      }),
-    }),
-  );
-  const webhookSender = once(() =>
-    createWebhookSender({
-      endpoints: endpoints(),
-      deliveries: deliveries(),
-      secrets: webhookSecrets(),
-      queue: webhookQueue(),
-      post: createWebhookClient({
-        timeoutMs: settings.webhookTimeoutMs,
-        allowHosts: config.webhookAllowHosts,
-        ...(parts.webhookLookup ? { lookup: parts.webhookLookup } : {}),
-      }),
-      clock,
-      schedule: {
-        firstRetrySeconds: settings.webhookFirstRetrySeconds,
-        windowSeconds: settings.webhookRetryWindowSeconds,
-      },
-    }),
-  );
-  const webhookManagement = once(() =>
-    createWebhookManagement({
-      endpoints: endpoints(),
-      deliveries: deliveries(),
-      secrets: webhookSecrets(),
-      queue: webhookQueue(),
-      checkUrl: createWebhookUrlCheck({
-        allowHosts: config.webhookAllowHosts,
-        ...(parts.webhookLookup ? { lookup: parts.webhookLookup } : {}),
-      }),
-      clock,
-    }),
-  );
-  const apiKeyManagement = once(() => createApiKeyManagement({ store: apiKeys(), digest: digestApiKey() }));
-  const templateManagement = once(() =>
-    createTemplateManagement({ store: templates(), parser: templateParser }),
-  );
-  const usageReport = once(() => createUsageReport({ usage: usage(), clock, ...plans }));
-
+// Presenting jobs, and what ended jobs and batches tell their webhook endpoints.
+/** A job as the API shows it; without the bucket (the sweeper) a job has no link. */
+const presentJob = (s: Services) =>
+  createJobPresenter({
+    ...(s.config.bucketName ? { storage: s.get(storage) } : {}),
+    clock: s.clock,
+    pdfRetentionDays: s.settings.pdfRetentionDays,
+  });
+const presenters = (s: Services) => need(s.presenters, 'the webhook payloads (WebhookPresenters)');
+/** A job's webhook payload: its view, as the API shows it. */
+const jobPayload = (s: Services) => {
+  const present = s.get(presentJob);
+  const payload = presenters(s).job;
+  return async (job: Job): Promise<unknown> => payload(await present(job));
+};
+const emitter = (s: Services) =>
+  createWebhookEmitter({ deliveries: s.get(deliveries), queue: s.get(webhookQueue), clock: s.clock });
+const batchEvents = (s: Services) =>
+  createWebhookBatchEvents({
+    endpoints: s.get(endpoints),
+    emitter: s.get(emitter),
+    describe: presenters(s).batch,
+    onFault: logFault,
+  });
+const webhookJobEvents = (s: Services): JobEvents =>
+  s.parts.events ??
+  createWebhookJobEvents({
+    endpoints: s.get(endpoints),
+    emitter: s.get(emitter),
+    describe: s.get(jobPayload),
+    onFault: logFault,
+  });
+/**
+ * What a job that ends tells: its webhook endpoint, and its batch's count (the batch's
+ * batch.completed once its last job ended). Only the render queue's consumer deletes a finished
+ * batch's order (the API may only put orders; the sweeper has no bucket): elsewhere the bucket's
+ * lifecycle rule removes it.
+ */
+const jobEventsOf = (s: Services, deletesBatchOrders: boolean): JobEvents => {
+  const counter = () => s.get(deletesBatchOrders ? consumerBatchCounter : batchCounter);
   return {
-    config,
-    settings,
-    clock,
-    http,
-    /** The SQS client, for what a consumer does to its own messages (holding one back). */
-    sqs,
-    accounts,
-    usage,
-    pdfJobs,
-    asyncRenders,
-    renderWorker,
-    batches,
-    sweeper,
-    webhookSender,
-    webhookManagement,
-    apiKeyManagement,
-    templateManagement,
-    usageReport,
+    async ended(job) {
+      await Promise.all([
+        job.batch_id ? counter().jobEvents.ended(job) : undefined,
+        s.get(webhookJobEvents).ended(job),
+      ]);
+    },
   };
 };
+const batchCounter = (s: Services) =>
+  createBatchCounter({ batches: s.get(batchStore), events: s.get(batchEvents), onFault: logFault });
+const consumerBatchCounter = (s: Services) =>
+  createBatchCounter({
+    batches: s.get(batchStore),
+    orders: s.get(batchOrders),
+    events: s.get(batchEvents),
+    onFault: logFault,
+  });
 
-export type Services = ReturnType<typeof createServices>;
+// The job lifecycle: every write to a job, and what a job that ends tells.
+const lifecycleOf = (s: Services, deletesBatchOrders: boolean) =>
+  createJobLifecycle({
+    jobs: s.get(jobs),
+    usage: s.get(usage),
+    clock: s.clock,
+    limits: s.settings,
+    onFault: logFault,
+    events: jobEventsOf(s, deletesBatchOrders),
+  });
+const lifecycle = (s: Services) => lifecycleOf(s, false);
+const consumerLifecycle = (s: Services) => lifecycleOf(s, true);
+/** Every template a render or a batch names, looked up and parsed (bounded, off the thread when large). */
+const resolver = (s: Services) =>
+  createTemplateResolver({ templates: s.get(templates), parser: templateParser, limits: s.settings });
+const renderCallWith = (s: Services, to: PdfStorage) =>
+  createRenderCall({ storage: to, renderer: s.get(renderer), limits: s.settings, onFault: logFault });
+
+// Use cases.
+export const pdfJobs = (s: Services) =>
+  createPdfJobs({
+    jobs: s.get(jobs),
+    usage: s.get(usage),
+    templates: s.get(templates),
+    idempotency: s.get(idempotency),
+    lifecycle: s.get(lifecycle),
+    render: renderCallWith(s, s.get(storage)),
+    present: s.get(presentJob),
+    resolver: s.get(resolver),
+    clock: s.clock,
+    ...plansOf(s),
+    limits: s.settings,
+    onFault: logFault,
+    webhooks: webhookEndpointsOf(s.get(endpoints)),
+  });
+export const asyncRenders = (s: Services) =>
+  createAsyncRenders({
+    pdfJobs: s.get(pdfJobs),
+    lifecycle: s.get(lifecycle),
+    orders: s.get(renderOrders),
+    queue: s.get(renderQueue),
+    onFault: logFault,
+  });
+export const renderWorker = (s: Services) =>
+  createRenderWorker({
+    lifecycle: s.get(consumerLifecycle),
+    render: renderCallWith(s, s.get(asyncStorage)),
+    jobs: s.get(jobs),
+    orders: s.get(renderOrders),
+    batchOrders: createBatchOrderReader(s.get(batchOrders)),
+    clock: s.clock,
+    limits: s.settings,
+    onFault: logFault,
+  });
+export const batches = (s: Services) =>
+  createBatches({
+    batches: s.get(batchStore),
+    usage: s.get(usage),
+    resolver: s.get(resolver),
+    present: s.get(presentJob),
+    lifecycle: s.get(lifecycle),
+    writes: s.get(batchWrites),
+    orders: s.get(batchOrders),
+    queue: createBatchQueue({
+      writes: s.get(batchWrites),
+      queue: s.get(renderQueue),
+      lifecycle: s.get(lifecycle),
+    }),
+    clock: s.clock,
+    ...plansOf(s),
+    limits: s.settings,
+    onFault: logFault,
+    // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
+    webhooks: webhookEndpointsOf(s.get(endpoints)),
+  });
+export const sweeper = (s: Services) =>
+  createSweeper({
+    jobs: s.get(jobs),
+    lifecycle: s.get(lifecycle),
+    usage: s.get(usage),
+    clock: s.clock,
+    onFault: logFault,
+    renderQueue: s.get(renderQueue),
+    limits: s.settings,
+    overdueDeliveries: createOverdueDeliveries({
+      deliveries: s.get(deliveries),
+      queue: s.get(webhookQueue),
+      clock: s.clock,
+      overdueSeconds: s.settings.webhookOverdueSeconds,
+      onFault: logFault,
+    }),
+  });
+export const webhookSender = (s: Services) =>
+  createWebhookSender({
+    endpoints: s.get(endpoints),
+    deliveries: s.get(deliveries),
+    secrets: s.get(webhookSecrets),
+    queue: s.get(webhookQueue),
+    post: createWebhookClient({
+      timeoutMs: s.settings.webhookTimeoutMs,
+      allowHosts: s.config.webhookAllowHosts,
+      ...(s.parts.webhookLookup ? { lookup: s.parts.webhookLookup } : {}),
+    }),
+    clock: s.clock,
+    schedule: {
+      firstRetrySeconds: s.settings.webhookFirstRetrySeconds,
+      windowSeconds: s.settings.webhookRetryWindowSeconds,
+    },
+  });
+export const webhookManagement = (s: Services) =>
+  createWebhookManagement({
+    endpoints: s.get(endpoints),
+    deliveries: s.get(deliveries),
+    secrets: s.get(webhookSecrets),
+    queue: s.get(webhookQueue),
+    checkUrl: createWebhookUrlCheck({
+      allowHosts: s.config.webhookAllowHosts,
+      ...(s.parts.webhookLookup ? { lookup: s.parts.webhookLookup } : {}),
+    }),
+    clock: s.clock,
+  });
+export const apiKeyManagement = (s: Services) =>
+  createApiKeyManagement({ store: s.get(apiKeys), digest: s.get(digestApiKey) });
+export const templateManagement = (s: Services) =>
+  createTemplateManagement({ store: s.get(templates), parser: templateParser });
+export const usageReport = (s: Services) =>
+  createUsageReport({ usage: s.get(usage), clock: s.clock, ...plansOf(s) });

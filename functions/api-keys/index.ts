@@ -6,14 +6,14 @@ import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
 import { wiringOf } from '../route-declaration.js';
-import { createServices } from '../services.js';
+import * as build from '../services.js';
 import { apiKeysResource } from './routes.js';
 
 export const createHandler = (env: Environment): LambdaHandler => {
-  const services = createServices(readResourceConfig(wiringOf(apiKeysResource), env));
-  const management = services.apiKeyManagement();
+  const services = build.createServices(readResourceConfig(wiringOf(apiKeysResource), env));
+  const management = services.get(build.apiKeyManagement);
 
-  return createResourceHandler(apiKeysResource, services.http(), {
+  return createResourceHandler(apiKeysResource, services.get(build.http)(), {
     createApiKey: ({ principal, body }) => management.create(principal, body),
     listApiKeys: ({ principal }) => management.list(principal),
     revokeApiKey: ({ principal, pathParameters }) =>

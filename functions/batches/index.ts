@@ -7,21 +7,21 @@ import { createResourceHandler, type LambdaHandler } from '../core/http.js';
 import { planAllowance } from '../domain/usage.js';
 import { jobResponse } from '../pdf/schemas.js';
 import { wiringOf } from '../route-declaration.js';
-import { createServices } from '../services.js';
+import * as build from '../services.js';
 import { DEFAULT_PLAN } from '../settings.js';
 import { batchesResource } from './routes.js';
 import { batchResponse } from './schemas.js';
 
 export const createHandler = (env: Environment): LambdaHandler => {
-  const services = createServices(readResourceConfig(wiringOf(batchesResource), env));
+  const services = build.createServices(readResourceConfig(wiringOf(batchesResource), env));
   const { settings } = services;
-  const batches = services.batches();
-  const usage = services.usage();
+  const batches = services.get(build.batches);
+  const usage = services.get(build.usage);
 
   // A batch is one request against the per-minute rate limit; its items count against the quota.
   return createResourceHandler(
     batchesResource,
-    services.http((principal) =>
+    services.get(build.http)((principal) =>
       usage.hitRateLimit(principal.accountId, planAllowance(settings.plans, principal.plan, DEFAULT_PLAN)),
     ),
     {

@@ -8,7 +8,8 @@ import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.j
 import { REPLAYED } from '../core/responses.js';
 import type { Renderer } from '../domain/ports.js';
 import { wiringOf } from '../route-declaration.js';
-import { createServices } from '../services.js';
+import * as build from '../services.js';
+import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';
 import { prefersAsync } from './request.js';
 import { pdfResource } from './routes.js';
@@ -20,11 +21,15 @@ export interface PdfParts extends WebhookParts {
 }
 
 export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHandler => {
-  const services = createServices(readResourceConfig(wiringOf(pdfResource), env), parts);
-  const pdfJobs = services.pdfJobs();
-  const asyncRenders = services.asyncRenders();
+  const services = build.createServices(
+    readResourceConfig(wiringOf(pdfResource), env),
+    parts,
+    webhookPayloads,
+  );
+  const pdfJobs = services.get(build.pdfJobs);
+  const asyncRenders = services.get(build.asyncRenders);
 
-  return createResourceHandler(pdfResource, services.http(pdfJobs.countRequest), {
+  return createResourceHandler(pdfResource, services.get(build.http)(pdfJobs.countRequest), {
     createPdf: async ({ principal, body, headers }) => {
       if (body.mode === 'async') {
         const { job, replayed } = await asyncRenders.create(principal, body);

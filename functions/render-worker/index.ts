@@ -12,13 +12,14 @@ import { logFault } from '../core/runtime.js';
 import { parseRenderMessage } from '../domain/async-renders.js';
 import type { JobEvents, Renderer } from '../domain/ports.js';
 import { retryDelaySeconds } from '../domain/render-worker.js';
-import { createServices } from '../services.js';
+import * as build from '../services.js';
+import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';
 
 export interface RenderWorkerParts extends WebhookParts {
   /** The local stack's in-process renderer; in the cloud the async renderer Lambda is invoked. */
   readonly renderer?: Renderer;
-  /** @default none (NO_JOB_EVENTS) */
+  /** In place of the webhook job events. @default the webhook endpoint each job names is told */
   readonly events?: JobEvents;
 }
 
@@ -41,11 +42,11 @@ export const createRenderWorkerHandler = (
     },
     env,
   );
-  const services = createServices(config, parts);
+  const services = build.createServices(config, parts, webhookPayloads);
   const { settings } = services;
   const queueUrl = config.renderQueueUrl as string;
-  const sqs = services.sqs();
-  const worker = services.renderWorker();
+  const sqs = services.get(build.sqs);
+  const worker = services.get(build.renderWorker);
 
   /** True: acknowledge the record; false: it comes back (after `delaySeconds` when that was set). */
   const handleRecord = async (record: SQSRecord): Promise<boolean> => {

@@ -8,7 +8,8 @@
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import type { SweepReport } from '../domain/sweeper.js';
-import { createServices } from '../services.js';
+import * as build from '../services.js';
+import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';
 
 export type SweepHandler = () => Promise<SweepReport>;
@@ -26,7 +27,7 @@ export const SWEEPER_WIRING = {
 
 export const createSweepHandler = (env: Environment, parts: WebhookParts = {}): SweepHandler => {
   const config = readResourceConfig(SWEEPER_WIRING, env);
-  const sweeper = createServices(config, parts).sweeper();
+  const sweeper = build.createServices(config, parts, webhookPayloads).get(build.sweeper);
   return async () => {
     const report = await sweeper.sweep();
     if (report.expired > 0 || (report.redelivered ?? 0) > 0) logger.info('sweep', { ...report });

@@ -8,19 +8,19 @@ import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
 import type { Principal } from '../domain/principal.js';
 import { wiringOf } from '../route-declaration.js';
-import { createServices } from '../services.js';
+import * as build from '../services.js';
 import { TEMPLATE_WRITES_PER_MINUTE } from '../settings.js';
 import { templatesResource } from './routes.js';
 
 export const createHandler = (env: Environment): LambdaHandler => {
-  const services = createServices(readResourceConfig(wiringOf(templatesResource), env));
-  const templates = services.templateManagement();
-  const usage = services.usage();
+  const services = build.createServices(readResourceConfig(wiringOf(templatesResource), env));
+  const templates = services.get(build.templateManagement);
+  const usage = services.get(build.usage);
   const id = (p: Readonly<Record<string, string | undefined>>) => p.template_id ?? '';
   const countWrite = (principal: Principal) =>
     usage.hitTemplateWriteLimit(principal.accountId, TEMPLATE_WRITES_PER_MINUTE);
 
-  return createResourceHandler(templatesResource, services.http(countWrite), {
+  return createResourceHandler(templatesResource, services.get(build.http)(countWrite), {
     createTemplate: ({ principal, body }) => templates.create(principal, body),
     listTemplates: ({ principal, query }) => templates.listOwn(principal, query),
     listPublicTemplates: ({ query }) => templates.listPublic(query),

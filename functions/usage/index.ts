@@ -4,13 +4,13 @@ import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
 import { wiringOf } from '../route-declaration.js';
-import { createServices } from '../services.js';
+import * as build from '../services.js';
 import { usageResource } from './routes.js';
 
 export const createHandler = (env: Environment): LambdaHandler => {
-  const services = createServices(readResourceConfig(wiringOf(usageResource), env));
-  const report = services.usageReport();
-  return createResourceHandler(usageResource, services.http(), {
+  const services = build.createServices(readResourceConfig(wiringOf(usageResource), env));
+  const report = services.get(build.usageReport);
+  return createResourceHandler(usageResource, services.get(build.http)(), {
     getUsage: ({ principal }) => report(principal),
   });
 };

@@ -12,7 +12,7 @@ import { logger } from '../core/logger.js';
 import { countWith } from '../core/metrics.js';
 import { logFault } from '../core/runtime.js';
 import type { WebhookMessage } from '../domain/webhooks.js';
-import { createServices } from '../services.js';
+import * as build from '../services.js';
 import type { WebhookParts } from '../webhooks/queue.js';
 import { SERVICE_METRICS } from '../wiring.js';
 
@@ -47,7 +47,7 @@ export const createWebhookSenderHandler = (
   parts: WebhookParts = {},
 ): WebhookSenderHandler => {
   const config = readResourceConfig(WEBHOOK_SENDER_WIRING, env);
-  const sender = createServices(config, parts).webhookSender();
+  const sender = build.createServices(config, parts).get(build.webhookSender);
   return async (event) => {
     const failures: { itemIdentifier: string }[] = [];
     // Records are independent: a batch's attempts run side by side.

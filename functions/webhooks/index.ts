@@ -6,15 +6,15 @@
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
 import { wiringOf } from '../route-declaration.js';
-import { createServices } from '../services.js';
+import * as build from '../services.js';
 import type { WebhookParts } from './queue.js';
 import { webhooksResource } from './routes.js';
 
 export const createHandler = (env: Environment, parts: WebhookParts = {}): LambdaHandler => {
-  const services = createServices(readResourceConfig(wiringOf(webhooksResource), env), parts);
-  const management = services.webhookManagement();
+  const services = build.createServices(readResourceConfig(wiringOf(webhooksResource), env), parts);
+  const management = services.get(build.webhookManagement);
 
-  return createResourceHandler(webhooksResource, services.http(), {
+  return createResourceHandler(webhooksResource, services.get(build.http)(), {
     createWebhook: ({ principal, body }) => management.create(principal, body),
     listWebhooks: ({ principal }) => management.list(principal),
     getWebhook: ({ principal, pathParameters }) => management.get(principal, pathParameters.webhook_id ?? ''),
