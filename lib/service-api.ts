@@ -123,10 +123,11 @@ const corsPreflightOf = (origins: readonly string[]): CorsPreflightOptions | und
 };
 
 /**
- * Resources whose functions parse templates (a save, a render's check): a large template is parsed
- * in a worker thread (functions/templating/parse-pool.ts), whose script rides beside the handler.
+ * Resources whose functions parse templates (a save, a render's or a batch's check): a large
+ * template is parsed in a worker thread (functions/templating/parse-pool.ts), whose script rides
+ * beside the handler.
  */
-const PARSING_RESOURCES = new Set(['templates', 'pdf']);
+const PARSING_RESOURCES = new Set(['templates', 'pdf', 'batches']);
 const PARSE_WORKER_BUNDLES = {
   'parse-worker.cjs': join(PROJECT_ROOT, 'functions', 'templating', 'parse-worker.ts'),
 };

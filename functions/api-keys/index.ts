@@ -5,19 +5,15 @@
 import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
-import { createApiRuntime } from '../core/runtime.js';
-import { createApiKeyManagement } from '../domain/api-key-management.js';
 import { wiringOf } from '../route-declaration.js';
+import * as build from '../services.js';
 import { apiKeysResource } from './routes.js';
 
 export const createHandler = (env: Environment): LambdaHandler => {
-  const { apiKeys, digestApiKey, http } = createApiRuntime(
-    readResourceConfig(wiringOf(apiKeysResource), env),
-  );
-  if (!digestApiKey) throw new Error('the api-keys resource needs the API key secret');
-  const management = createApiKeyManagement({ store: apiKeys, digest: digestApiKey });
+  const services = build.createServices(readResourceConfig(wiringOf(apiKeysResource), env));
+  const management = services.get(build.apiKeyManagement);
 
-  return createResourceHandler(apiKeysResource, http(), {
+  return createResourceHandler(apiKeysResource, services.get(build.http)(), {
     createApiKey: ({ principal, body }) => management.create(principal, body),
     listApiKeys: ({ principal }) => management.list(principal),
     revokeApiKey: ({ principal, pathParameters }) =>

@@ -9,11 +9,11 @@
  * most 256 KiB. A fault after the job exists fails it and gives its unit back, or leaves it to the
  * sweeper, which re-queues an async job whose lease ran out while attempts remain.
  */
-import { INTEGER_SETTINGS } from '../settings.js';
 import { ServiceError } from './errors.js';
-import type { Job, JobStore, JobView } from './jobs.js';
+import type { JobLifecycle } from './job-lifecycle.js';
+import type { Job, JobView } from './jobs.js';
 import type { AcceptedRender, PdfJobs, Placement, Rendered, RenderOrder, RenderRun } from './pdf-jobs.js';
-import type { Clock, MessageQueue, RenderRequest } from './ports.js';
+import type { MessageQueue, RenderRequest } from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderCommand } from './render-command.js';
 import type { RenderOptions } from './render-options.js';
@@ -75,25 +75,23 @@ export const parseRenderMessage = (body: string): RenderMessage | undefined => {
 };
 
 export interface AsyncRenderDeps {
-  readonly pdfJobs: PdfJobs;
-  readonly jobs: JobStore;
+  /** Acceptance and idempotency, as a sync render's. */
+  readonly pdfJobs: Pick<PdfJobs, 'accept' | 'create' | 'present'>;
+  /** Holding the accepted job in the queue, or failing it when it cannot be queued. */
+  readonly lifecycle: Pick<JobLifecycle, 'hold' | 'fail'>;
   readonly orders: RenderOrders;
   readonly queue: MessageQueue<RenderMessage>;
-  readonly clock: Clock;
-  readonly limits: { readonly asyncQueueLeaseSeconds?: number };
   readonly onFault: (message: string, error: unknown) => void;
 }
 
 export const createAsyncRenders = (deps: AsyncRenderDeps) => {
-  const { pdfJobs, jobs, orders, queue, clock } = deps;
-  const queueLeaseMs =
-    (deps.limits.asyncQueueLeaseSeconds ?? INTEGER_SETTINGS.asyncQueueLeaseSeconds.default) * 1000;
+  const { pdfJobs, lifecycle, orders, queue } = deps;
 
   /**
    * One async render from an order already checked (its options: pdfJobs.prepare): accepted, its
    * order stored, the job held in the queue and its message sent. Answers the pending job. Batches
    * call this per item (with their `batchId`), with the template resolved once for all items
-   * (pdfJobs.resolveTemplate(principal, order, 'async')): each item's variables are checked only.
+   * (the template resolver, in 'async' mode): each item's variables are checked only.
    */
   const submit = async (
     principal: Principal,
@@ -106,7 +104,7 @@ export const createAsyncRenders = (deps: AsyncRenderDeps) => {
     try {
       // Both before the message (its consumer needs the order, and the job held in the queue).
       const [held] = await Promise.all([
-        jobs.hold(job, clock.now().getTime() + queueLeaseMs),
+        lifecycle.hold(job),
         orders.put(job.account_id, job.id, storedOrder(accepted)),
       ]);
       await queue.send(renderMessage(job), { groupId: job.account_id });
@@ -114,7 +112,7 @@ export const createAsyncRenders = (deps: AsyncRenderDeps) => {
     } catch (e) {
       // Not queued: the job fails and its unit goes back now (or the sweeper sees to it).
       deps.onFault('queueing an async render failed', e);
-      const failed = await pdfJobs.steps.failJob(job, accepted.month, {
+      const failed = await lifecycle.fail(job, accepted.month, {
         code: 'INTERNAL_ERROR',
         message:
           'The render could not be queued because of a fault of the service; the render unit was given back.',

@@ -11,11 +11,11 @@
  * as its group: the queue delivers fairly across groups, so one account's thousand items do not
  * hold back another account's render.
  */
-import { INTEGER_SETTINGS } from '../settings.js';
 import { type RenderMessage, renderMessage, type StoredOrder } from './async-renders.js';
 import type { BatchWrites } from './batch-acceptance.js';
+import type { JobLifecycle } from './job-lifecycle.js';
 import type { Job } from './jobs.js';
-import type { Clock, MessageQueue, RenderRequest } from './ports.js';
+import type { MessageQueue, RenderRequest } from './ports.js';
 import type { RenderOptions } from './render-options.js';
 import type { TemplateField } from './template-check.js';
 
@@ -100,22 +100,20 @@ export interface BatchQueue {
 export interface BatchQueueDeps {
   readonly writes: Pick<BatchWrites, 'holdJobs'>;
   readonly queue: MessageQueue<RenderMessage>;
-  readonly clock: Clock;
-  readonly limits: { readonly asyncQueueLeaseSeconds?: number };
+  /** The lease of a job that waits in the render queue (job-lifecycle.ts). */
+  readonly lifecycle: Pick<JobLifecycle, 'queueLeaseUntil'>;
 }
 
 /** Jobs held (one BatchWriteItem) then their messages sent (SQS batches of ten), this many at once. */
 const CHUNK = 25;
 const PARALLEL = 6;
 
-export const createBatchQueue = ({ writes, queue, clock, limits }: BatchQueueDeps): BatchQueue => {
-  const queueLeaseMs =
-    (limits.asyncQueueLeaseSeconds ?? INTEGER_SETTINGS.asyncQueueLeaseSeconds.default) * 1000;
+export const createBatchQueue = ({ writes, queue, lifecycle }: BatchQueueDeps): BatchQueue => {
   return {
     async enqueue(jobs: readonly Job[]): Promise<void> {
       const groupId = jobs[0]?.account_id;
       const options = groupId ? { groupId } : {};
-      const leaseUntil = clock.now().getTime() + queueLeaseMs;
+      const leaseUntil = lifecycle.queueLeaseUntil();
       // Chunk by chunk: the consumers start on the first items while the rest are queued.
       let next = 0;
       const worker = async () => {

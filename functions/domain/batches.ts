@@ -22,13 +22,8 @@
  * job moves the batch to `completed`, once (conditional), and only that one publishes
  * `batch.completed`.
  */
-import { INTEGER_SETTINGS, type Plan } from '../settings.js';
-import {
-  parseTemplate,
-  stringifyTemplateData,
-  type TemplateData,
-  TemplateError,
-} from '../templating/index.js';
+import type { Plan } from '../settings.js';
+import { stringifyTemplateData, type TemplateData } from '../templating/index.js';
 import { acceptItems, type BatchWrites, checkItemKeys } from './batch-acceptance.js';
 import {
   type Batch,
@@ -42,21 +37,16 @@ import type { BatchOrder, BatchOrders, BatchQueue } from './batch-queue.js';
 import { monthOf } from './clock.js';
 import { ServiceError } from './errors.js';
 import { newBatchId } from './ids.js';
-import { fileExpiresAt, isOpen, type Job, type JobError, type JobStore, type JobView } from './jobs.js';
+import type { JobLifecycle } from './job-lifecycle.js';
+import type { JobPresenter } from './job-view.js';
+import { isOpen, type Job, type JobError, type JobView } from './jobs.js';
 import type { Page } from './pagination.js';
-import type { Clock, PdfStorage, RenderRequest } from './ports.js';
+import type { Clock } from './ports.js';
 import type { Principal } from './principal.js';
 import type { RenderSource } from './render-command.js';
-import {
-  checkHeaderFooterMargins,
-  type RenderOptions,
-  type RequestedOptions,
-  renderOptionsFrom,
-  withTemplateDefaults,
-} from './render-options.js';
-import { readSource } from './render-template.js';
-import { named, type TemplateField, templateDetail } from './template-check.js';
-import type { TemplateStore } from './templates.js';
+import { type RenderOptions, type RequestedOptions, renderOptionsFrom } from './render-options.js';
+import type { ResolvedTemplate, TemplateResolver } from './render-template.js';
+import type { RequiredVariable } from './template-check.js';
 import { monthPeriod, planAllowance, type UsageStore } from './usage.js';
 
 /** The most items one batch may have. */
@@ -81,10 +71,13 @@ export interface BatchCommand {
 
 export interface BatchDeps {
   readonly batches: BatchStore;
-  readonly jobs: JobStore;
   readonly usage: UsageStore;
-  readonly templates: TemplateStore;
-  readonly storage: PdfStorage;
+  /** The template read and parsed once for all items, as a render's is (the parser port, bounded). */
+  readonly resolver: TemplateResolver;
+  /** A batch's job as the API shows it. */
+  readonly present: JobPresenter;
+  /** Failing the jobs of a batch that could not be queued (each unit given back). */
+  readonly lifecycle: Pick<JobLifecycle, 'fail'>;
   readonly writes: BatchWrites;
   readonly orders: BatchOrders;
   readonly queue: BatchQueue;
@@ -92,9 +85,8 @@ export interface BatchDeps {
   readonly plans: Readonly<Record<string, Plan>>;
   readonly defaultPlan: string;
   readonly limits: {
-    readonly asyncRenderBudgetMs?: number;
-    readonly jobLeaseSeconds?: number;
-    readonly pdfRetentionDays: number;
+    readonly asyncRenderBudgetMs: number;
+    readonly jobLeaseSeconds: number;
   };
   /** Absent: a batch's webhook_id is not checked against the account's endpoints. */
   readonly webhooks?: { exists(accountId: string, webhookId: string): Promise<boolean> };
@@ -127,25 +119,10 @@ const inChunks = async <T>(items: readonly T[], width: number, step: (item: T) =
   for (let i = 0; i < items.length; i += width) await Promise.allSettled(items.slice(i, i + width).map(step));
 };
 
-/** The template a batch renders: read and parsed once for all its items. */
-interface BatchTemplate {
-  readonly field: TemplateField;
-  readonly version: number | null;
-  readonly offline: boolean;
-  readonly parts: readonly { readonly field: TemplateField; readonly required: readonly Required[] }[];
-  readonly template: Omit<RenderRequest['template'], 'variables'>;
-  readonly requested: RequestedOptions;
-}
-
-interface Required {
-  readonly name: string;
-  readonly line: number;
-}
-
 export const createBatches = (deps: BatchDeps) => {
-  const { batches, jobs: jobs_, usage, templates, storage, clock, limits } = deps;
-  const budgetMs = limits.asyncRenderBudgetMs ?? INTEGER_SETTINGS.asyncRenderBudgetMs.default;
-  const leaseMs = (limits.jobLeaseSeconds ?? INTEGER_SETTINGS.jobLeaseSeconds.default) * 1000;
+  const { batches, usage, resolver, present: presentJob, clock, limits } = deps;
+  const budgetMs = limits.asyncRenderBudgetMs;
+  const leaseMs = limits.jobLeaseSeconds * 1000;
   // The API completes a batch only when a read finds its last job ended uncounted: its order is
   // left to the lifecycle rule there (the API may only put orders; the consumer deletes them).
   const { view, completeIfDone, jobEnded } = createBatchCounter({
@@ -156,60 +133,34 @@ export const createBatches = (deps: BatchDeps) => {
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
-  const presentJob = async (job: Job): Promise<JobView> => {
-    const expires = fileExpiresAt(job, limits.pdfRetentionDays);
-    const expired = expires !== null && clock.now().getTime() >= expires.getTime();
-    return {
-      job,
-      downloadUrl:
-        expires !== null && !expired ? await storage.downloadUrl(job.object_key, `${job.id}.pdf`) : null,
-      fileExpiresAt: expires?.toISOString() ?? null,
-      fileExpired: expired,
-    };
-  };
-
-  /** The template once: looked up, the offline rule, its syntax (as a render's `accept` checks them). */
-  const readTemplate = async (principal: Principal, command: BatchCommand): Promise<BatchTemplate> => {
-    const { source } = command;
-    const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
-    const { document, offline } = await readSource(templates, principal, source);
-    const header = document.header_html ?? null;
-    const footer = document.footer_html ?? null;
-    const saved = 'pdf_options' in document ? document.pdf_options : null;
-    const requested = saved ? withTemplateDefaults(saved, command.options) : command.options;
-    checkHeaderFooterMargins(renderOptionsFrom(requested, budgetMs), {
-      header: header !== null,
-      footer: footer !== null,
-    });
-    const parse = (text: string, part: TemplateField) => {
-      try {
-        return { field: part, required: parseTemplate(text).required };
-      } catch (e) {
-        if (!(e instanceof TemplateError)) throw e;
-        throw new ServiceError('INVALID_HTML_TEMPLATE', named(part, e.message), {
-          details: [templateDetail(part, e.message, { line: e.line })],
-        });
-      }
-    };
-    return {
-      field,
-      version: document.version,
-      offline,
-      parts: [
-        parse(document.html, field),
-        ...(header !== null ? [parse(header, 'header_html')] : []),
-        ...(footer !== null ? [parse(footer, 'footer_html')] : []),
-      ],
-      template: { source: document.html, header, footer },
-      requested,
-    };
+  /**
+   * The template once: looked up, the offline rule, margins, its syntax (as a render's `accept`
+   * checks them, through the same resolver): a part that does not parse answers 422 here, in the
+   * parts' order (html, header, footer), before any item is checked.
+   */
+  const readTemplate = async (principal: Principal, command: BatchCommand): Promise<ResolvedTemplate> => {
+    const template = await resolver.resolve(
+      principal,
+      { source: command.source, requested: command.options },
+      'async',
+    );
+    for (const part of [template.required.html, template.required.header, template.required.footer]) {
+      if (part instanceof ServiceError) throw part;
+    }
+    return template;
   };
 
   /** An item's variables against the template's: the first item lacking one answers 422, naming it. */
-  const checkItems = (template: BatchTemplate, items: readonly BatchItem[]): void => {
+  const checkItems = (template: ResolvedTemplate, items: readonly BatchItem[]): void => {
+    const parts = [
+      { field: template.field, required: template.required.html },
+      { field: 'header_html', required: template.required.header },
+      { field: 'footer_html', required: template.required.footer },
+    ] as const;
     items.forEach((item, index) => {
-      for (const part of template.parts) {
-        let missing: Required | undefined;
+      for (const part of parts) {
+        if (part.required instanceof ServiceError) throw part.required; // thrown by readTemplate already
+        let missing: RequiredVariable | undefined;
         for (const variable of part.required) {
           if (item.variables.has(variable.name)) continue;
           if (!missing || variable.line < missing.line) missing = variable;
@@ -225,7 +176,7 @@ export const createBatches = (deps: BatchDeps) => {
   };
 
   /** The options of item `item`: the batch's, with the item's own document information. */
-  const optionsOf = (template: BatchTemplate, item: BatchItem): RenderOptions =>
+  const optionsOf = (template: ResolvedTemplate, item: BatchItem): RenderOptions =>
     renderOptionsFrom(
       item.metadata ? { ...template.requested, metadata: item.metadata } : template.requested,
       budgetMs,
@@ -243,11 +194,11 @@ export const createBatches = (deps: BatchDeps) => {
   };
 
   /** The batch's one order: the template once, each item's variables (a replayed item's unused). */
-  const batchOrder = (template: BatchTemplate, command: BatchCommand): BatchOrder => ({
+  const batchOrder = (template: ResolvedTemplate, command: BatchCommand): BatchOrder => ({
     v: 1,
     field: template.field,
-    template: template.template,
-    options: renderOptionsFrom(template.requested, budgetMs),
+    template: { source: template.html, header: template.header, footer: template.footer },
+    options: template.options,
     offline: template.offline,
     items: command.items.map((item) => ({
       variables: stringifyTemplateData(item.variables),
@@ -411,13 +362,9 @@ export const createBatches = (deps: BatchDeps) => {
         // Not queued: the jobs fail and their units come back, so the batch ends (failed) at once.
         deps.onFault('queueing a batch failed', e);
         await inChunks(jobs, ACCEPT_CHUNK, async (job) => {
-          // As a render's failJob: failed (its unit `refunding`), the unit back, then settled.
-          const failed = await jobs_
-            .fail(job, FAULT, null, clock.now().getTime() + leaseMs)
-            .catch(() => undefined);
-          if (!failed) return; // queued after all, or left to the sweeper
-          await usage.releaseRender(job.account_id, month, job.id);
-          await jobs_.settled(job);
+          // Failed (its unit `refunding`), the unit back, then settled; counted on this batch here.
+          const failed = await deps.lifecycle.fail(job, month, FAULT, null, false);
+          if (!failed || isOpen(failed)) return; // left to the sweeper
           await jobEnded(failed);
         });
         throw new ServiceError(

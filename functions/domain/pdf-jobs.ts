@@ -7,10 +7,10 @@
  * `accept` (template, a pending job, then its unit) and `execute` (render, store, complete; or
  * fail and give the quota unit back).
  *
- * Every job ends, and no unit is held without a job the sweeper can find (sweeper.ts): the job is
- * written (leased, unit `reserving`) before its unit is reserved, its request renews the lease
- * while it works, and a step that fails leaves the job in the sweeper's index rather than being
- * only logged. Every answer after the job was written names it (`job_id`).
+ * Every job ends, and no unit is held without a job the sweeper can find: the job's writes (open,
+ * lease, complete, fail, settle) are the job lifecycle's (job-lifecycle.ts), which the async
+ * submit, the render queue's consumer, batches and the sweeper use too. Every answer after the
+ * job was written names it (`job_id`).
  *
  * The render's round trips, and what a crash between any two of them leaves: render-order.ts.
  *
@@ -20,34 +20,19 @@
  * execution reveals (an undefined attribute, a runtime error, the time or output limit) fails
  * the job there, like any render failure.
  */
-import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, type Plan } from '../settings.js';
+import type { Plan } from '../settings.js';
 import { monthOf } from './clock.js';
 import { createEarlyReads } from './early-reads.js';
-import { isOverload, overloaded, ServiceError } from './errors.js';
+import { ServiceError } from './errors.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import { newJobId } from './ids.js';
-import {
-  fileExpiresAt,
-  INTERRUPTED,
-  type Job,
-  type JobError,
-  type JobMode,
-  type JobStore,
-  type JobView,
-  pdfObjectKey,
-} from './jobs.js';
+import type { JobLifecycle } from './job-lifecycle.js';
+import type { JobPresenter } from './job-view.js';
+import { type Job, type JobMode, type JobStore, type JobView, pdfObjectKey } from './jobs.js';
 import type { Page } from './pagination.js';
-import {
-  type Clock,
-  type Diagnostics,
-  type JobEvents,
-  NO_JOB_EVENTS,
-  type PdfStorage,
-  type Renderer,
-  type RenderResult,
-  type WebhookEndpoints,
-} from './ports.js';
+import type { Clock, RenderResult, WebhookEndpoints } from './ports.js';
 import type { Principal } from './principal.js';
+import type { RenderCall } from './render-call.js';
 import type { RenderCommand } from './render-command.js';
 import {
   type AcceptedRender,
@@ -61,30 +46,29 @@ import {
 export type { AcceptedRender, Placement, Rendered, RenderOrder, RenderRun } from './render-order.js';
 
 import { renderOptionsFrom } from './render-options.js';
-import { checkVariables, createTemplateResolver, type ResolvedTemplate } from './render-template.js';
-import { named, PART_FIELD, templateDetail } from './template-check.js';
+import { checkVariables, type ResolvedTemplate, type TemplateResolver } from './render-template.js';
 import type { TemplateStore } from './templates.js';
 import { planAllowance, type RateLimitState, type UsageStore } from './usage.js';
 
 export interface PdfJobLimits {
   readonly renderBudgetMs: number;
-  /** An async render's budget (clamps page_load.timeout_ms). @default the setting's default */
-  readonly asyncRenderBudgetMs?: number;
-  /** A pending or rendering job's lease; renewed every third of it. @default the setting's default (30 s) */
-  readonly jobLeaseSeconds?: number;
-  readonly maxRenderedHtmlBytes: number;
-  readonly maxPdfBytes: number;
-  readonly maxPdfPages: number;
-  readonly pdfRetentionDays: number;
+  /** An async render's budget (clamps page_load.timeout_ms). */
+  readonly asyncRenderBudgetMs: number;
 }
 
 export interface PdfJobDeps {
-  readonly jobs: JobStore;
+  readonly jobs: Pick<JobStore, 'get' | 'list'>;
   readonly usage: UsageStore;
+  /** A saved template's read, begun beside the rate limit's write (early-reads.ts). */
   readonly templates: TemplateStore;
   readonly idempotency: IdempotencyStore;
-  readonly storage: PdfStorage;
-  readonly renderer: Renderer;
+  /** Every write to a job: open, lease, complete, fail, settle. */
+  readonly lifecycle: JobLifecycle;
+  /** The renderer, with the upload link and the limits. */
+  readonly render: RenderCall;
+  readonly present: JobPresenter;
+  /** A render's template looked up and parsed (through the parser port, bounded in time). */
+  readonly resolver: TemplateResolver;
   readonly clock: Clock;
   readonly plans: Readonly<Record<string, Plan>>;
   /** The plan of accounts whose plan the deployment no longer has. */
@@ -92,8 +76,6 @@ export interface PdfJobDeps {
   readonly limits: PdfJobLimits;
   /** Told about faults that are answered as a failed job rather than thrown. */
   readonly onFault: (message: string, error: unknown) => void;
-  /** Told when a job that names a webhook endpoint or a batch ends. @default NO_JOB_EVENTS */
-  readonly events?: JobEvents;
   /** Absent: a render's webhook_id is not checked against the account's endpoints. */
   readonly webhooks?: WebhookEndpoints;
 }
@@ -103,66 +85,23 @@ const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
 const jobNotFound = (jobId: string) =>
   new ServiceError('PDF_JOB_NOT_FOUND', `PDF job ${jobId} was not found`);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const isConditionFailure = (e: unknown) =>
-  (e as Error | undefined)?.name === 'ConditionalCheckFailedException';
-
-/** Tries `step` a few times (a counter write that a brief fault refused); false if it never went through. */
-const retried = async (step: () => Promise<unknown>, onFault: (error: unknown) => void): Promise<boolean> => {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await step();
-      return true;
-    } catch (e) {
-      onFault(e);
-      await sleep(100 * 2 ** attempt);
-    }
-  }
-  return false;
-};
-
-/** The holder renews a job's lease (and its idempotency claim) every third of the lease while it works. */
-interface Renewal {
-  /** The job left this request (the sweeper took it over): it must not claim it any more. */
-  readonly lost: () => boolean;
-  readonly stop: () => void;
-}
-
-const FAULT: JobError = {
-  code: 'INTERNAL_ERROR',
-  message: 'The render was interrupted by a fault of the service; the render unit was given back.',
-};
-
-const RENDERER_UNREACHABLE: RenderResult = {
-  ok: false,
-  code: 'PDF_RENDERING_FAILED',
-  message: 'The renderer failed before producing a PDF.',
-};
-
 export const createPdfJobs = (deps: PdfJobDeps) => {
-  const { jobs, usage, templates, idempotency: idempotency_, storage, renderer, limits, clock } = deps;
+  const {
+    jobs,
+    usage,
+    templates,
+    idempotency: idempotency_,
+    lifecycle,
+    present,
+    resolver,
+    limits,
+    clock,
+  } = deps;
 
   const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
 
-  const present = async (job: Job): Promise<JobView> => {
-    const expires = fileExpiresAt(job, limits.pdfRetentionDays);
-    const expired = expires !== null && clock.now().getTime() >= expires.getTime();
-    return {
-      job,
-      downloadUrl:
-        expires !== null && !expired ? await storage.downloadUrl(job.object_key, `${job.id}.pdf`) : null,
-      fileExpiresAt: expires?.toISOString() ?? null,
-      fileExpired: expired,
-    };
-  };
-
   /** A sync render's budget, or an async one's (no request waits for it). */
-  const budgetOf = (mode: JobMode) =>
-    mode === 'async'
-      ? (limits.asyncRenderBudgetMs ?? INTEGER_SETTINGS.asyncRenderBudgetMs.default)
-      : limits.renderBudgetMs;
-  const resolver = createTemplateResolver(templates, budgetOf);
+  const budgetOf = (mode: JobMode) => (mode === 'async' ? limits.asyncRenderBudgetMs : limits.renderBudgetMs);
 
   const earlyReads = createEarlyReads({ usage, templates, webhooks: deps.webhooks, clock });
 
@@ -200,13 +139,12 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     const template = resolved ?? (await resolver.resolve(principal, order, placement.mode, early?.template));
     checkVariables(template, order);
 
-    // The job first, then its unit: a unit is never held without a job the sweeper can find.
     const month = monthOf(clock.now());
-    // One read refuses a flood before any write; the reservation below stays the one that decides.
+    // One read refuses a flood before any write; the reservation in `open` stays the one that decides.
     const seen = early?.month === month ? await early.units : undefined;
     await usage.checkReservable(principal.accountId, planOf(principal), month, seen);
     const jobId = newJobId();
-    const job = await jobs.create(
+    const job = await lifecycle.open(
       {
         id: jobId,
         account_id: principal.accountId,
@@ -217,19 +155,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         webhook_id: placement.webhookId,
         batch_id: placement.batchId,
       },
-      { month, leaseUntil: leaseUntil() },
+      planOf(principal),
+      month,
     );
-    try {
-      await usage.reserveRender(principal.accountId, planOf(principal), month, job.id);
-    } catch (e) {
-      if (e instanceof ServiceError) {
-        // Refused: nothing is held. A job left behind (the delete failed) is swept as unsure.
-        await jobs.discard(job).catch((f) => deps.onFault('discarding a refused job failed', f));
-        throw e;
-      }
-      // Unknown whether the unit is held: the job's lease runs out and the sweeper settles it.
-      throw unsettled(job, e);
-    }
     return {
       job,
       month,
@@ -246,195 +174,17 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     };
   };
 
-  const leaseSeconds = limits.jobLeaseSeconds ?? INTEGER_SETTINGS.jobLeaseSeconds.default;
-  const leaseMs = leaseSeconds * 1000;
-  const leaseUntil = () => clock.now().getTime() + leaseMs;
-
-  /** A fault whose clean-up is left to the sweeper: the answer names the job and says when it ends. */
-  const unsettled = (job: Job, cause: unknown) =>
-    isOverload(cause)
-      ? overloaded(cause, job.id)
-      : new ServiceError(
-          'INTERNAL_ERROR',
-          `The render was interrupted by a fault of the service; job ${job.id} will be failed and its render unit given back within ${2 * leaseSeconds} s.`,
-          { jobId: job.id, cause },
-        );
-
-  const renewing = (job: Job, also?: () => Promise<unknown>): Renewal => {
-    let lost = false;
-    const timer = setInterval(() => {
-      jobs.renew(job, leaseUntil()).then(
-        (held) => {
-          if (!held) {
-            lost = true;
-            clearInterval(timer);
-          }
-        },
-        (e) => deps.onFault('renewing the job lease failed', e),
-      );
-      also?.().catch((e) => deps.onFault('renewing the idempotency claim failed', e));
-    }, leaseMs / 3);
-    timer.unref?.();
-    return { lost: () => lost, stop: () => clearInterval(timer) };
-  };
-
-  /**
-   * The job fails and its unit comes back (in that order: a sweep between the two sees a unit
-   * still `refunding` and waits). A step that does not go through leaves the job in the sweeper's
-   * index, which settles it; never only logged. Answers the job as it ended up, when known.
-   */
-  const failJob = async (
-    job: Job,
-    month: string,
-    error: JobError,
-    diagnostics: Diagnostics | null = null,
-  ): Promise<Job | undefined> => {
-    let failed: Job;
-    try {
-      failed = await jobs.fail(job, error, diagnostics, leaseUntil());
-    } catch (e) {
-      if (!isConditionFailure(e)) {
-        deps.onFault('marking the job failed failed', e);
-        return undefined;
-      }
-      // No longer open: completed after all (a write that timed out had landed), or swept.
-      return jobs.get(job.account_id, job.id, true).catch(() => undefined);
-    }
-    const refunded = await retried(
-      () => usage.releaseRender(job.account_id, month, job.id),
-      (f) => deps.onFault('quota release failed', f),
-    );
-    if (refunded) await jobs.settled(job).catch((f) => deps.onFault('settling the job failed', f));
-    await ended(failed);
-    return failed;
-  };
-
-  /** Tells JobEvents of an ended job that names a webhook endpoint or a batch; never fails the render. */
-  const ended = async (job: Job): Promise<void> => {
-    if (!job.webhook_id && !job.batch_id) return;
-    const events = deps.events ?? NO_JOB_EVENTS;
-    await retried(
-      () => events.ended(job),
-      (f) => deps.onFault('publishing the job event failed', f),
-    );
-  };
-
-  /** A fault of ours after the render was accepted: the job fails and its unit goes back, or the sweeper sees to it. */
-  const abandon = async ({ job, month }: AcceptedRender, cause: unknown): Promise<ServiceError | Job> => {
-    // A store that timed out under load is back-pressure (503, retry soon), not a fault of ours.
-    const busy = isOverload(cause) ? overloaded(cause, job.id) : undefined;
-    const ended = await failJob(job, month, busy ? { code: busy.code, message: busy.message } : FAULT);
-    if (!ended) return unsettled(job, cause);
-    if (ended.status === 'completed') return ended;
-    if (ended.error?.code === INTERRUPTED.code) return interrupted(job, cause);
-    return busy ?? new ServiceError('INTERNAL_ERROR', FAULT.message, { jobId: job.id, cause });
-  };
-
-  const interrupted = (job: Job, cause?: unknown) =>
-    new ServiceError('PDF_RENDERING_INTERRUPTED', INTERRUPTED.message, {
-      jobId: job.id,
-      retryAfterSeconds: 1,
-      ...(cause === undefined ? {} : { cause }),
-    });
-
-  /** The renderer's answer for an accepted render; a renderer fault is a failed render. */
-  const callRenderer = async (accepted: AcceptedRender): Promise<RenderResult> => {
-    const upload = await storage.uploadTarget(accepted.job.object_key);
-    return renderer
-      .render({
-        jobId: accepted.job.id,
-        template: accepted.template,
-        ...accepted.options,
-        ...(accepted.offline ? { offline: true } : {}),
-        upload,
-        limits: {
-          maxPdfBytes: limits.maxPdfBytes,
-          maxPages: limits.maxPdfPages,
-          maxHtmlBytes: limits.maxRenderedHtmlBytes,
-          maxHeaderFooterBytes: MAX_HEADER_FOOTER_BYTES,
-        },
-      })
-      .catch((e: unknown) => {
-        deps.onFault('renderer call failed', e);
-        return RENDERER_UNREACHABLE;
-      });
-  };
-
   /** The renderer, while the job moves to rendering beside it. */
   const render = async (accepted: AcceptedRender): Promise<{ rendering: Job; result: RenderResult }> => {
-    const rendered = callRenderer(accepted);
+    const rendered = deps.render(accepted);
     let rendering: Job;
     try {
-      rendering = await jobs.markRendering(accepted.job, leaseUntil());
+      rendering = await lifecycle.markRendering(accepted.job);
     } catch (e) {
       await rendered; // the fault is answered once Chromium is done
       throw e;
     }
     return { rendering, result: await rendered };
-  };
-
-  /**
-   * The job completes, then the month's totals count it (it no longer runs), its events are told
-   * and `alongside` (a sync request's idempotency answer) is written, side by side: none waits for
-   * another (a batch's count is one more write).
-   */
-  const complete = async (
-    { job, month }: AcceptedRender,
-    rendering: Job,
-    result: Extract<RenderResult, { ok: true }>,
-    alongside?: (completed: Job) => Promise<unknown>,
-  ): Promise<Job> => {
-    const completed = await jobs.complete(rendering, result);
-    await Promise.all([
-      recordCompleted(job, month, result.fileSizeBytes, result.renderDurationMs),
-      ended(completed),
-      alongside?.(completed),
-    ]);
-    return completed;
-  };
-
-  const recordCompleted = async (job: Job, month: string, bytes: number, ms: number) => {
-    // The unit is used either way; only the totals and the running count would be off.
-    await retried(
-      () => usage.recordRender(job.account_id, month, bytes, ms, job.id),
-      (f) => deps.onFault('recording a completed render failed', f),
-    );
-  };
-
-  /** The failure is the job's: it fails, and its unit goes back (in that order, so a fault cannot give it back twice). */
-  const fail = async (
-    accepted: AcceptedRender,
-    rendering: Job,
-    result: Extract<RenderResult, { ok: false }>,
-  ): Promise<ServiceError> => {
-    const { job, month, field } = accepted;
-    const templating = result.code === 'INVALID_HTML_TEMPLATE' || result.code === 'HTML_CONTENT_TOO_LARGE';
-    const part = result.details?.part;
-    const where = part ? PART_FIELD[part] : field;
-    const message = templating ? named(where, result.message) : result.message;
-    const ended = await failJob(rendering, month, { code: result.code, message }, result.diagnostics ?? null);
-    if (!ended) return unsettled(job, new Error(`failing job ${job.id} (${result.code}) did not go through`));
-    if (ended.status !== 'failed' || ended.error?.code !== result.code) return interrupted(job);
-    return new ServiceError(result.code, message, {
-      jobId: job.id,
-      ...(templating ? { details: [templateDetail(where, result.message, result.details)] } : {}),
-      ...(result.diagnostics ? { diagnostics: result.diagnostics } : {}),
-      ...(result.retryAfterSeconds !== undefined ? { retryAfterSeconds: result.retryAfterSeconds } : {}),
-    });
-  };
-
-  /** The job's outcome when this request no longer holds it, or a fault of ours ended it. */
-  const settle = async (accepted: AcceptedRender, renewal: Renewal, cause: unknown): Promise<JobView> => {
-    if (renewal.lost()) throw interrupted(accepted.job, cause);
-    const outcome = await abandon(accepted, cause);
-    if (outcome instanceof ServiceError) throw outcome;
-    await recordCompleted(
-      accepted.job,
-      accepted.month,
-      outcome.file_size_bytes ?? 0,
-      outcome.render_duration_ms ?? 0,
-    );
-    return present(outcome);
   };
 
   /**
@@ -447,21 +197,21 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     renewAlso?: () => Promise<unknown>,
     onCompleted?: (completed: Job) => Promise<unknown>,
   ): Promise<JobView> => {
-    const renewal = renewing(accepted.job, renewAlso);
+    const renewal = lifecycle.renewing(accepted.job, renewAlso);
     try {
       let rendered: { rendering: Job; result: RenderResult };
       try {
         rendered = await render(accepted);
       } catch (e) {
-        return await settle(accepted, renewal, e);
+        return await present(await lifecycle.settle(accepted, renewal, e));
       }
       const { rendering, result } = rendered;
-      if (!result.ok) throw await fail(accepted, rendering, result);
+      if (!result.ok) throw await lifecycle.failRender(accepted, rendering, result);
       let completed: Job;
       try {
-        completed = await complete(accepted, rendering, result, onCompleted);
+        completed = await lifecycle.complete(accepted, rendering, result, onCompleted);
       } catch (e) {
-        return await settle(accepted, renewal, e);
+        return await present(await lifecycle.settle(accepted, renewal, e));
       }
       return await present(completed);
     } finally {
@@ -507,12 +257,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     accept,
     execute,
     prepare,
-    /** A render's template resolved once (a batch's, for all its items: accept then only checks variables). */
-    resolveTemplate: resolver.resolve,
     present,
-
-    /** The steps an async render's consumer runs apart (render-worker.ts), the same as `execute`'s. */
-    steps: { leaseUntil, renewing, callRenderer, complete, fail, failJob, ended },
 
     /**
      * Counts this render request against the caller's per-minute rate limit, unless it will replay

@@ -2,13 +2,16 @@
  * What a render renders, resolved once: the template (inline, or a saved one looked up at its
  * version), its options (a saved template's as defaults under the request's), whether it renders
  * offline (another account's template), and the variables each part cannot do without (from one
- * parse). pdf-jobs.ts `accept` resolves it per request; a batch resolves it once for all its
- * items and each item's variables are checked against it (`checkVariables`), no parse again.
+ * parse, through the parser port). pdf-jobs.ts `accept` resolves it per request; a batch
+ * (batches.ts) resolves it once for all its items and checks each item's variables against it,
+ * no parse again. Renders and batches parse the same way: bounded in time, off the API's thread
+ * when large.
  */
 import { ServiceError } from './errors.js';
 import type { JobMode } from './jobs.js';
 import type { Principal } from './principal.js';
 import type { RenderSource } from './render-command.js';
+import type { RequestedOptions } from './render-options.js';
 import {
   checkHeaderFooterMargins,
   type RenderOptions,
@@ -16,7 +19,13 @@ import {
   withTemplateDefaults,
 } from './render-options.js';
 import type { RenderOrder } from './render-order.js';
-import { checkRequired, parseRequired, type RequiredVariable, type TemplateField } from './template-check.js';
+import {
+  checkRequired,
+  parseRequired,
+  type RequiredVariable,
+  type TemplateField,
+  type TemplateParser,
+} from './template-check.js';
 import type { Template, TemplateStore } from './templates.js';
 
 export interface ResolvedTemplate {
@@ -28,6 +37,8 @@ export interface ResolvedTemplate {
   readonly header: string | null;
   readonly footer: string | null;
   readonly options: RenderOptions;
+  /** The options as requested, over a saved template's own (a batch's items add their metadata). */
+  readonly requested: RequestedOptions;
   /** Another account's template: it renders with no network egress at all. */
   readonly offline: boolean;
   /**
@@ -41,19 +52,23 @@ export interface ResolvedTemplate {
   };
 }
 
-type Parsed = readonly RequiredVariable[] | ServiceError;
+export type Parsed = readonly RequiredVariable[] | ServiceError;
 
-const parsed = async (source: string | null, field: TemplateField): Promise<Parsed> => {
+const parsed = async (
+  parser: TemplateParser,
+  source: string | null,
+  field: TemplateField,
+): Promise<Parsed> => {
   if (source === null) return [];
   try {
-    return await parseRequired(source, field);
+    return await parseRequired(parser, source, field);
   } catch (e) {
     if (e instanceof ServiceError) return e;
     throw e;
   }
 };
 
-const check = (part: Parsed, order: RenderOrder, field: TemplateField): void => {
+const check = (part: Parsed, order: Pick<RenderOrder, 'variables'>, field: TemplateField): void => {
   if (part instanceof ServiceError) throw part;
   checkRequired(part, order.variables, field);
 };
@@ -92,27 +107,46 @@ export const readSource = async (
   return { document, offline };
 };
 
-export const createTemplateResolver = (templates: TemplateStore, budgetOf: (mode: JobMode) => number) => ({
+/** What a render or a batch asks to resolve: its template, and its options as requested. */
+export interface TemplateRequest {
+  readonly source: RenderSource;
+  /** The request's own options, checked alone already (an inline template's are the render's). */
+  readonly options?: RenderOptions;
+  /** The options as requested. Absent: none given. */
+  readonly requested?: RequestedOptions;
+}
+
+export interface TemplateResolverDeps {
+  readonly templates: TemplateStore;
+  /** The parser port: every template a render or a batch names is parsed through it, bounded. */
+  readonly parser: TemplateParser;
+  readonly limits: { readonly renderBudgetMs: number; readonly asyncRenderBudgetMs: number };
+}
+
+export const createTemplateResolver = ({ templates, parser, limits }: TemplateResolverDeps) => ({
   /**
    * Lookup, options, margins and parse: 404/422 before anything is held. `begun`: the saved
    * template's read the request began earlier (its error, if any, is answered here).
    */
   async resolve(
     principal: Principal,
-    order: RenderOrder,
+    request: TemplateRequest,
     mode: JobMode,
     begun?: Promise<Template>,
   ): Promise<ResolvedTemplate> {
-    const { source } = order;
+    const { source } = request;
+    const budgetMs = mode === 'async' ? limits.asyncRenderBudgetMs : limits.renderBudgetMs;
     const field: TemplateField = source.kind === 'saved' ? 'template_id' : 'html';
     const { document, offline } = await readSource(templates, principal, source, begun);
     const header = document.header_html ?? null;
     const footer = document.footer_html ?? null;
     // A saved template's options are the defaults; the request's own were checked alone already.
     const saved = 'pdf_options' in document ? document.pdf_options : null;
-    const options = saved
-      ? renderOptionsFrom(withTemplateDefaults(saved, order.requested ?? {}), budgetOf(mode))
-      : order.options;
+    const requested = saved
+      ? withTemplateDefaults(saved, request.requested ?? {})
+      : (request.requested ?? {});
+    const options =
+      saved || request.options === undefined ? renderOptionsFrom(requested, budgetMs) : request.options;
     checkHeaderFooterMargins(options, { header: header !== null, footer: footer !== null });
     return {
       field,
@@ -122,18 +156,21 @@ export const createTemplateResolver = (templates: TemplateStore, budgetOf: (mode
       header,
       footer,
       options,
+      requested,
       offline,
       required: {
-        html: await parsed(document.html, field),
-        header: await parsed(header, 'header_html'),
-        footer: await parsed(footer, 'footer_html'),
+        html: await parsed(parser, document.html, field),
+        header: await parsed(parser, header, 'header_html'),
+        footer: await parsed(parser, footer, 'footer_html'),
       },
     };
   },
 });
 
+export type TemplateResolver = ReturnType<typeof createTemplateResolver>;
+
 /** 422 INVALID_HTML_TEMPLATE when `order`'s variables lack one a part cannot do without. */
-export const checkVariables = (resolved: ResolvedTemplate, order: RenderOrder): void => {
+export const checkVariables = (resolved: ResolvedTemplate, order: Pick<RenderOrder, 'variables'>): void => {
   check(resolved.required.html, order, resolved.field);
   check(resolved.required.header, order, 'header_html');
   check(resolved.required.footer, order, 'footer_html');

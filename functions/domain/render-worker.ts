@@ -1,6 +1,7 @@
 /**
  * The render queue's consumer: one message names one async job (async-renders.ts); this renders
- * it with the same steps as a sync render (pdf-jobs.ts `steps`), once, whatever the queue does.
+ * it through the same job lifecycle (job-lifecycle.ts) and renderer call (render-call.ts) as a
+ * sync render, once, whatever the queue does.
  *
  * - Delivered twice (SQS delivers at least once): a job that ended is acknowledged without
  *   rendering; one rendering under a live lease is acknowledged too (its holder finishes it, or the
@@ -13,24 +14,27 @@
  *   last attempt fails it for good. Final failures (templating, limits, the page's timeout) fail
  *   the job at once. Failing gives the unit back, as for a sync render.
  */
-import { INTEGER_SETTINGS } from '../settings.js';
 import type { RenderMessage, RenderOrders, StoredOrder } from './async-renders.js';
 import type { BatchOrderReader } from './batch-queue.js';
+import { FAULT, type JobLifecycle } from './job-lifecycle.js';
 import { isOpen, type Job, type JobError, type JobStore } from './jobs.js';
-import type { PdfJobs } from './pdf-jobs.js';
 import type { Clock, RenderFailureCode } from './ports.js';
+import type { RenderCall } from './render-call.js';
 
 export interface RenderWorkerDeps {
-  readonly pdfJobs: PdfJobs;
-  readonly jobs: JobStore;
+  /** Claim, renew, complete, fail, requeue: every write to the job. */
+  readonly lifecycle: JobLifecycle;
+  /** The renderer, with the upload link and the limits (an async render's). */
+  readonly render: RenderCall;
+  /** Read only: the job a message names, and a failed job as it ended. */
+  readonly jobs: Pick<JobStore, 'get'>;
   readonly orders: RenderOrders;
   /** A batch's jobs' orders (one per batch, read once); absent: every job has an order of its own. */
   readonly batchOrders?: BatchOrderReader;
   readonly clock: Clock;
   readonly limits: {
-    readonly asyncMaxAttempts?: number;
-    readonly asyncRetryBaseSeconds?: number;
-    readonly asyncQueueLeaseSeconds?: number;
+    readonly asyncMaxAttempts: number;
+    readonly asyncRetryBaseSeconds: number;
   };
   readonly onFault: (message: string, error: unknown) => void;
 }
@@ -47,11 +51,6 @@ export const RETRYABLE_FAILURES: ReadonlySet<RenderFailureCode> = new Set([
   'SERVICE_BUSY',
 ]);
 
-const FAULT: JobError = {
-  code: 'INTERNAL_ERROR',
-  message: 'The render was interrupted by a fault of the service; the render unit was given back.',
-};
-
 const ORDER_MISSING: JobError = {
   code: 'INTERNAL_ERROR',
   message: "The render's order was not found (a fault of the service); the render unit was given back.",
@@ -64,20 +63,16 @@ export const retryDelaySeconds = (baseSeconds: number, attempt: number): number 
   Math.min(MAX_DELAY_SECONDS, baseSeconds * 2 ** Math.max(0, attempt - 1));
 
 export const createRenderWorker = (deps: RenderWorkerDeps) => {
-  const { pdfJobs, jobs, orders, clock } = deps;
-  const { steps } = pdfJobs;
-  const maxAttempts = deps.limits.asyncMaxAttempts ?? INTEGER_SETTINGS.asyncMaxAttempts.default;
-  const baseSeconds = deps.limits.asyncRetryBaseSeconds ?? INTEGER_SETTINGS.asyncRetryBaseSeconds.default;
-  const queueLeaseMs =
-    (deps.limits.asyncQueueLeaseSeconds ?? INTEGER_SETTINGS.asyncQueueLeaseSeconds.default) * 1000;
+  const { lifecycle, jobs, orders, clock } = deps;
+  const maxAttempts = deps.limits.asyncMaxAttempts;
+  const baseSeconds = deps.limits.asyncRetryBaseSeconds;
 
   const done = (why: string, job?: Job): WorkOutcome => ({ kind: 'done', why, ...(job ? { job } : {}) });
 
   /** Back to the queue for another attempt after a backoff, if the job is still this attempt's. */
   const retry = async (claimed: Job): Promise<WorkOutcome> => {
     const delaySeconds = retryDelaySeconds(baseSeconds, claimed.attempts ?? 1);
-    const leaseUntil = clock.now().getTime() + delaySeconds * 1000 + queueLeaseMs;
-    const requeued = await jobs.requeue(claimed, leaseUntil);
+    const requeued = await lifecycle.requeue(claimed, delaySeconds);
     return requeued ? { kind: 'retry', delaySeconds, job: requeued } : done('taken over', claimed);
   };
 
@@ -105,13 +100,13 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
     reading: Promise<StoredOrder | undefined>,
   ): Promise<WorkOutcome> => {
     const order = await reading;
-    if (!order) return ended(claimed, await steps.failJob(claimed, month, ORDER_MISSING), 'order missing');
+    if (!order) return ended(claimed, await lifecycle.fail(claimed, month, ORDER_MISSING), 'order missing');
     const { v: _, ...rest } = order;
     const accepted = { job: claimed, month, ...rest };
-    const renewal = steps.renewing(claimed);
+    const renewal = lifecycle.renewing(claimed);
     try {
-      const result = await steps.callRenderer(accepted);
-      if (result.ok) return ended(claimed, await steps.complete(accepted, claimed, result), 'completed');
+      const result = await deps.render(accepted);
+      if (result.ok) return ended(claimed, await lifecycle.complete(accepted, claimed, result), 'completed');
       if (RETRYABLE_FAILURES.has(result.code) && (claimed.attempts ?? 1) < maxAttempts) {
         deps.onFault(
           `async render attempt ${claimed.attempts} failed (${result.code}): retrying`,
@@ -119,13 +114,13 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
         );
         return await retry(claimed);
       }
-      await steps.fail(accepted, claimed, result);
+      await lifecycle.failRender(accepted, claimed, result);
       return ended(claimed, await jobs.get(claimed.account_id, claimed.id, true), 'failed');
     } catch (e) {
       // A fault of ours (table, bucket): another attempt if one is left, else the job fails now.
       deps.onFault(`async render of ${claimed.id} failed`, e);
       if ((claimed.attempts ?? 1) < maxAttempts) return await retry(claimed);
-      return ended(claimed, await steps.failJob(claimed, month, FAULT), 'failed by a fault');
+      return ended(claimed, await lifecycle.fail(claimed, month, FAULT), 'failed by a fault');
     } finally {
       renewal.stop();
     }
@@ -148,7 +143,7 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
       // The order is read beside the claim (the claim decides whether it is used).
       const reading = orderOf(job);
       reading.catch(() => {});
-      const claimed = await jobs.claim(job, steps.leaseUntil(), now);
+      const claimed = await lifecycle.claim(job, now);
       if (!claimed) return done('claimed elsewhere', job);
       return render(claimed, job.usage_month, reading);
     },

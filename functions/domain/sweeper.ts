@@ -21,22 +21,26 @@
  * consumer does. It also sends again the webhook deliveries whose message never came
  * (`overdueDeliveries`, webhook-sender.ts).
  */
-import { INTEGER_SETTINGS } from '../settings.js';
 import { type RenderMessage, renderMessage } from './async-renders.js';
+import type { JobLifecycle } from './job-lifecycle.js';
 import type { Job, JobStore, OpenJobRef } from './jobs.js';
-import { type Clock, type JobEvents, type MessageQueue, NO_JOB_EVENTS } from './ports.js';
+import type { Clock, MessageQueue } from './ports.js';
 import { countJob, reconcileCounts, type UsageStore } from './usage.js';
 
 export interface SweeperDeps {
-  readonly jobs: JobStore;
+  /** Read only: the expired index entries, a job, a month's jobs. */
+  readonly jobs: Pick<JobStore, 'openBefore' | 'get' | 'ofMonth'>;
+  /**
+   * Every write to a job (fenced by its lease), and telling JobEvents of a job this pass ended (its
+   * webhook endpoint's job.failed, its batch's count and batch.completed).
+   */
+  readonly lifecycle: Pick<JobLifecycle, 'requeueExpired' | 'interruptExpired' | 'settled' | 'ended'>;
   readonly usage: UsageStore;
   readonly clock: Clock;
   readonly onFault: (message: string, error: unknown) => void;
   /** The render queue, to re-queue async jobs. Absent: they fail as sync ones do. */
   readonly renderQueue?: MessageQueue<RenderMessage>;
-  readonly limits?: { readonly asyncMaxAttempts?: number; readonly asyncQueueLeaseSeconds?: number };
-  /** Told when an interrupted job names a webhook endpoint or a batch. @default NO_JOB_EVENTS */
-  readonly events?: JobEvents;
+  readonly limits: { readonly asyncMaxAttempts: number };
   /** Pending webhook deliveries long past due, queued again each pass. @default none */
   readonly overdueDeliveries?: { requeue(limit?: number): Promise<number> };
 }
@@ -81,24 +85,20 @@ export const SWEEP_BATCH = 500;
 
 export const createSweeper = ({
   jobs,
+  lifecycle,
   usage,
   clock,
   onFault,
   renderQueue,
   limits,
-  events,
   overdueDeliveries,
 }: SweeperDeps) => {
-  const maxAttempts = renderQueue
-    ? (limits?.asyncMaxAttempts ?? INTEGER_SETTINGS.asyncMaxAttempts.default)
-    : 0;
-  const queueLeaseMs =
-    (limits?.asyncQueueLeaseSeconds ?? INTEGER_SETTINGS.asyncQueueLeaseSeconds.default) * 1000;
+  const maxAttempts = renderQueue ? limits.asyncMaxAttempts : 0;
 
   /** The message first, then the lease: a job renewed without a message would wait a whole lease again. */
   const requeue = async (job: Job, now: number): Promise<boolean> => {
     await renderQueue?.send(renderMessage(job), { groupId: job.account_id });
-    return (await jobs.requeue(job, now + queueLeaseMs, now)) !== undefined;
+    return (await lifecycle.requeueExpired(job, now)) !== undefined;
   };
 
   /**
@@ -108,7 +108,7 @@ export const createSweeper = ({
   const tellEnded = async (ref: Pick<OpenJobRef, 'accountId' | 'jobId'>): Promise<void> => {
     try {
       const ended = await jobs.get(ref.accountId, ref.jobId, true);
-      if (ended && (ended.webhook_id || ended.batch_id)) await (events ?? NO_JOB_EVENTS).ended(ended);
+      if (ended) await lifecycle.ended(ended);
     } catch (e) {
       onFault(`telling of interrupted job ${ref.jobId} failed`, e);
     }
@@ -124,7 +124,7 @@ export const createSweeper = ({
     // An open one among them was failed by this pass already, unless it was created since: fail it now.
     for (const job of expired) {
       if (job.status === 'pending' || job.status === 'rendering') {
-        if (!(await jobs.failExpired(job, now))) return false;
+        if (!(await lifecycle.interruptExpired(job, now))) return false;
         await tellEnded({ accountId: job.account_id, jobId: job.id });
       }
     }
@@ -132,7 +132,7 @@ export const createSweeper = ({
       !(await usage.setUnits(accountId, month, seen, counted.counts, counted.holders, counted.queuedHolders))
     )
       return false;
-    for (const job of expired) await jobs.settled(job);
+    for (const job of expired) await lifecycle.settled(job);
     return true;
   };
 
@@ -159,7 +159,7 @@ export const createSweeper = ({
             continue;
           }
           // The job's status ends now, whatever its month's counters can be worked out to.
-          if (decision.kind === 'interrupt' && (await jobs.failExpired(job, now))) {
+          if (decision.kind === 'interrupt' && (await lifecycle.interruptExpired(job, now))) {
             interrupted++;
             await tellEnded(ref);
           } else if (decision.kind === 'reconcile' && job.error?.code === 'PDF_RENDERING_INTERRUPTED') {

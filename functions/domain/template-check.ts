@@ -2,8 +2,7 @@
  * A render's templates checked before anything is held: parsed (never executed), each problem
  * named by the field it came from (html, template_id, header_html, footer_html).
  */
-import { TemplateError } from '../templating/index.js';
-import { templateParser } from '../templating/parse-pool.js';
+import { type ParsedTemplate, TemplateError } from '../templating/index.js';
 import { type ErrorDetail, ServiceError } from './errors.js';
 import type { TemplatePart } from './ports.js';
 
@@ -42,15 +41,23 @@ export interface RequiredVariable {
 }
 
 /**
- * Parses the template (never executes it; a large one in a worker, bounded: parse-pool.ts): a
- * syntax error or a bound exceeded answers 422 INVALID_HTML_TEMPLATE.
+ * The parser port: parses a template, never executes it; throws TemplateError for a syntax error
+ * or a bound exceeded. The service's (functions/templating/parse-pool.ts) parses a large template
+ * in a worker, bounded in time and memory, so that no template holds the API's thread: renders,
+ * batches and saved templates all parse through it.
  */
+export interface TemplateParser {
+  parse(source: string): Promise<ParsedTemplate>;
+}
+
+/** Parses the template through `parser`: a syntax error or a bound exceeded answers 422 INVALID_HTML_TEMPLATE. */
 export const parseRequired = async (
+  parser: TemplateParser,
   source: string,
   field: TemplateField,
 ): Promise<readonly RequiredVariable[]> => {
   try {
-    return (await templateParser.parse(source)).required;
+    return (await parser.parse(source)).required;
   } catch (e) {
     if (!(e instanceof TemplateError)) throw e;
     throw new ServiceError('INVALID_HTML_TEMPLATE', named(field, e.message), {
@@ -77,14 +84,3 @@ export const checkRequired = (
     });
   }
 };
-
-/**
- * Parses the template (never executes it): a syntax error, a bound exceeded, or a variable the
- * template cannot do without that `variables` lacks, answers 422 INVALID_HTML_TEMPLATE before the
- * quota, with no job.
- */
-export const checkTemplate = async (
-  source: string,
-  variables: NamedVariables,
-  field: TemplateField,
-): Promise<void> => checkRequired(await parseRequired(source, field), variables, field);

@@ -4,13 +4,13 @@
  * (never executed) for its syntax and its variables, before any template is looked up.
  */
 import { TemplateError } from '../templating/index.js';
-import { templateParser } from '../templating/parse-pool.js';
 import { ServiceError } from './errors.js';
 import { newTemplateId, TEMPLATE_ID } from './ids.js';
 import type { JsonText } from './json-text.js';
 import type { Page } from './pagination.js';
 import type { Principal } from './principal.js';
 import { renderOptionsFrom, type TemplatePdfOptions } from './render-options.js';
+import type { TemplateParser } from './template-check.js';
 import type {
   CreateTemplateCommand as CreateTemplateBody,
   TemplateVisibilityCommand as TemplateVisibilityBody,
@@ -53,9 +53,11 @@ const checkPdfOptions = (options: TemplatePdfOptions | null): void => {
 
 export interface TemplateManagementDeps {
   readonly store: TemplateStore;
+  /** The parser port (template-check.ts): saved templates parse as renders do, bounded. */
+  readonly parser: TemplateParser;
 }
 
-export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
+export const createTemplateManagement = ({ store, parser }: TemplateManagementDeps) => {
   /**
    * Parses one part (syntax only: nothing runs; a large one in a worker, bounded: parse-pool.ts)
    * for the variables it reads. `parsed` keeps one request's answers: an edit's new parts are
@@ -69,7 +71,7 @@ export const createTemplateManagement = ({ store }: TemplateManagementDeps) => {
     const known = parsed.get(source);
     if (known) return known;
     try {
-      const { undeclared } = await templateParser.parse(source);
+      const { undeclared } = await parser.parse(source);
       parsed.set(source, undeclared);
       return undeclared;
     } catch (e) {

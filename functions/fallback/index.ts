@@ -20,16 +20,16 @@ import { matchRoute } from '../routes.js';
 export const OPENAPI_PATH = '/openapi.json';
 
 /** Built on the first request for it, then kept for the warm Lambda's life. */
-let document: ReturnType<typeof openApiDocument> | undefined;
+const built: { document?: ReturnType<typeof openApiDocument> } = {};
 
 const answer = async (event: Event, context: Context, config: FallbackConfig): Promise<Result> => {
   const requestId = event.requestContext?.requestId ?? context.awsRequestId;
   const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
   const method = event.requestContext?.http?.method ?? 'GET';
   if (path === OPENAPI_PATH && (method === 'GET' || method === 'HEAD')) {
-    document ??= openApiDocument();
+    built.document ??= openApiDocument();
     // Public and the same for everyone: it may be cached, unlike the API's own answers.
-    const result = jsonResult(200, document, requestId);
+    const result = jsonResult(200, built.document, requestId);
     return { ...result, headers: { ...result.headers, 'Cache-Control': 'public, max-age=300' } };
   }
   if (path === '/' && config.dashboardUrl && (method === 'GET' || method === 'HEAD')) {

@@ -3,31 +3,24 @@
  * saved-template use cases. It needs the table only: large html is stored in the table too.
  */
 
-import { createTemplateStore } from '../adapters/dynamodb/templates.js';
-import { createUsageStore } from '../adapters/dynamodb/usage.js';
 import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
-import { createApiRuntime, logFault } from '../core/runtime.js';
 import type { Principal } from '../domain/principal.js';
-import { createTemplateManagement } from '../domain/template-management.js';
 import { wiringOf } from '../route-declaration.js';
+import * as build from '../services.js';
 import { TEMPLATE_WRITES_PER_MINUTE } from '../settings.js';
 import { templatesResource } from './routes.js';
 
 export const createHandler = (env: Environment): LambdaHandler => {
-  const { db, tableName, clock, http } = createApiRuntime(
-    readResourceConfig(wiringOf(templatesResource), env),
-  );
-  const templates = createTemplateManagement({
-    store: createTemplateStore(db, tableName, clock, { onFault: logFault }),
-  });
+  const services = build.createServices(readResourceConfig(wiringOf(templatesResource), env));
+  const templates = services.get(build.templateManagement);
+  const usage = services.get(build.usage);
   const id = (p: Readonly<Record<string, string | undefined>>) => p.template_id ?? '';
-  const usage = createUsageStore(db, tableName, clock);
   const countWrite = (principal: Principal) =>
     usage.hitTemplateWriteLimit(principal.accountId, TEMPLATE_WRITES_PER_MINUTE);
 
-  return createResourceHandler(templatesResource, http(countWrite), {
+  return createResourceHandler(templatesResource, services.get(build.http)(countWrite), {
     createTemplate: ({ principal, body }) => templates.create(principal, body),
     listTemplates: ({ principal, query }) => templates.listOwn(principal, query),
     listPublicTemplates: ({ query }) => templates.listPublic(query),

@@ -78,7 +78,8 @@ interface Parsed {
 const CACHE_ENTRIES = 128;
 const CACHE_CHARS = 32 * 1024 * 1024;
 const cache = new Map<string, Parsed>();
-let cachedChars = 0;
+/** The cached sources' length, in UTF-16 code units. */
+const cached = { chars: 0 };
 
 const syntaxError = (e: TemplateSyntaxError) =>
   new TemplateError(`Template syntax error (line ${e.line}): ${e.message}`, 'syntax', e.line);
@@ -103,11 +104,11 @@ const parsed = (source: string, useCache = true): Parsed => {
   }
   if (!useCache) return entry;
   cache.set(source, entry);
-  cachedChars += source.length;
-  while (cache.size > CACHE_ENTRIES || cachedChars > CACHE_CHARS) {
+  cached.chars += source.length;
+  while (cache.size > CACHE_ENTRIES || cached.chars > CACHE_CHARS) {
     const oldest = cache.keys().next().value as string;
     cache.delete(oldest);
-    cachedChars -= oldest.length;
+    cached.chars -= oldest.length;
   }
   return entry;
 };

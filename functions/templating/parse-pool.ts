@@ -228,4 +228,4 @@ export const createTemplateParser = (options: TemplateParserOptions = {}): Templ
 };
 
 /** The API's parser: one per process, its workers started on the first large template. */
-export const templateParser: TemplateParser = createTemplateParser();
+export const templateParser: TemplateParser = /* @__PURE__ */ createTemplateParser();

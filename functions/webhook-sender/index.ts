@@ -6,18 +6,14 @@
  * table, the API-key secret (signing secrets are sealed under a key derived from it) and the queue;
  * no user pool, no bucket, no VPC (egress is checked in code: adapters/http/webhook-client.ts).
  */
-import { createDocumentClient } from '../adapters/dynamodb/client.js';
-import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dynamodb/webhooks.js';
-import { createWebhookClient } from '../adapters/http/webhook-client.js';
-import { createWebhookSecretBox } from '../adapters/secrets-manager/webhook-secret-box.js';
 import { webhookSender } from '../consumers.js';
 import type { ResourceConfig } from '../core/config.js';
 import { type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
 import { countWith } from '../core/metrics.js';
-import { logFault, systemClock } from '../core/runtime.js';
-import { createWebhookSender } from '../domain/webhook-sender.js';
+import { logFault } from '../core/runtime.js';
 import type { WebhookMessage } from '../domain/webhooks.js';
-import { type WebhookParts, webhookQueueOf } from '../webhooks/queue.js';
+import * as build from '../services.js';
+import type { WebhookParts } from '../webhooks/queue.js';
 import { SERVICE_METRICS } from '../wiring.js';
 
 const isMessage = (body: unknown): body is WebhookMessage => {
@@ -38,29 +34,7 @@ const createMessageHandler = (
   config: ResourceConfig,
   parts: WebhookParts,
 ): MessageHandler<WebhookMessage> => {
-  const tableName = config.tableName as string;
-  const db = createDocumentClient(config.aws);
-  const clock = systemClock;
-  const { settings } = config;
-  const sender = createWebhookSender({
-    endpoints: createWebhookStore(db, tableName, logFault),
-    deliveries: createWebhookDeliveryStore(db, tableName, clock),
-    secrets: createWebhookSecretBox(
-      config.apiKeySecret as NonNullable<typeof config.apiKeySecret>,
-      config.aws,
-    ),
-    queue: webhookQueueOf(config, parts),
-    post: createWebhookClient({
-      timeoutMs: settings.webhookTimeoutMs,
-      allowHosts: config.webhookAllowHosts,
-      ...(parts.webhookLookup ? { lookup: parts.webhookLookup } : {}),
-    }),
-    clock,
-    schedule: {
-      firstRetrySeconds: settings.webhookFirstRetrySeconds,
-      windowSeconds: settings.webhookRetryWindowSeconds,
-    },
-  });
+  const sender = build.createServices(config, parts).get(build.webhookSender);
   return {
     parse(text) {
       let body: unknown;

@@ -3,34 +3,18 @@
  * use cases. It checks URLs (core/public-addresses.ts), seals signing secrets with a key derived
  * from the API-key secret, and sends test events and redeliveries to the webhook queue.
  */
-import { createWebhookDeliveryStore, createWebhookStore } from '../adapters/dynamodb/webhooks.js';
-import { createWebhookUrlCheck } from '../adapters/http/webhook-client.js';
-import { createWebhookSecretBox } from '../adapters/secrets-manager/webhook-secret-box.js';
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
-import { createApiRuntime, logFault } from '../core/runtime.js';
-import { createWebhookManagement } from '../domain/webhook-management.js';
 import { wiringOf } from '../route-declaration.js';
-import { type WebhookParts, webhookQueueOf } from './queue.js';
+import * as build from '../services.js';
+import type { WebhookParts } from './queue.js';
 import { webhooksResource } from './routes.js';
 
 export const createHandler = (env: Environment, parts: WebhookParts = {}): LambdaHandler => {
-  const config = readResourceConfig(wiringOf(webhooksResource), env);
-  const { db, tableName, clock, http } = createApiRuntime(config);
-  if (!config.apiKeySecret) throw new Error('the webhooks resource needs the API key secret');
-  const management = createWebhookManagement({
-    endpoints: createWebhookStore(db, tableName, logFault),
-    deliveries: createWebhookDeliveryStore(db, tableName, clock),
-    secrets: createWebhookSecretBox(config.apiKeySecret, config.aws),
-    queue: webhookQueueOf(config, parts),
-    checkUrl: createWebhookUrlCheck({
-      allowHosts: config.webhookAllowHosts,
-      ...(parts.webhookLookup ? { lookup: parts.webhookLookup } : {}),
-    }),
-    clock,
-  });
+  const services = build.createServices(readResourceConfig(wiringOf(webhooksResource), env), parts);
+  const management = services.get(build.webhookManagement);
 
-  return createResourceHandler(webhooksResource, http(), {
+  return createResourceHandler(webhooksResource, services.get(build.http)(), {
     createWebhook: ({ principal, body }) => management.create(principal, body),
     listWebhooks: ({ principal }) => management.list(principal),
     getWebhook: ({ principal, pathParameters }) => management.get(principal, pathParameters.webhook_id ?? ''),

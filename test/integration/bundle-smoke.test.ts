@@ -432,7 +432,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
   });
 
   it('parses a large template in the templates and pdf bundles’ own parse worker file', async () => {
-    for (const resource of ['templates', 'pdf']) {
+    // Batches parse through the same parser port as renders: their bundle carries the worker too.
+    for (const resource of ['templates', 'pdf', 'batches']) {
       const fn = s.stack.api.functions.get(resource);
       if (!fn) throw new Error(`no ${resource} function`);
       expect(existsSync(join(bundledFunction(s, fn).codeDir, 'parse-worker.cjs')), resource).toBe(true);

@@ -11,12 +11,17 @@ import { createJobStore } from '../../functions/adapters/dynamodb/jobs.js';
 import { createTemplateStore } from '../../functions/adapters/dynamodb/templates.js';
 import { createUsageStore } from '../../functions/adapters/dynamodb/usage.js';
 import { createS3PdfStorage } from '../../functions/adapters/s3/pdf-storage.js';
+import { createJobLifecycle } from '../../functions/domain/job-lifecycle.js';
+import { createJobPresenter } from '../../functions/domain/job-view.js';
 import type { Job } from '../../functions/domain/jobs.js';
 import { createPdfJobs } from '../../functions/domain/pdf-jobs.js';
 import type { Renderer } from '../../functions/domain/ports.js';
 import type { Principal } from '../../functions/domain/principal.js';
-import { MAX_LIST_OFFSET } from '../../functions/settings.js';
+import { createRenderCall } from '../../functions/domain/render-call.js';
+import { createTemplateResolver } from '../../functions/domain/render-template.js';
+import { INTEGER_SETTINGS, MAX_LIST_OFFSET } from '../../functions/settings.js';
 import { readTemplateDataText } from '../../functions/templating/index.js';
+import { templateParser } from '../../functions/templating/parse-pool.js';
 import { rejection, testClock, useTable } from '../helpers/dynalite.js';
 
 const table = useTable();
@@ -250,31 +255,42 @@ describe('a render in two steps', () => {
     credential: 'session',
     plan,
   });
-  const pdfJobs = (renderer: Renderer, db: DynamoDBDocumentClient = table.db) =>
-    createPdfJobs({
-      jobs: createJobStore(db, table.name, clock, RECORD_RETENTION),
-      usage: createUsageStore(db, table.name, clock),
-      templates: createTemplateStore(db, table.name, clock),
+  const limits = {
+    renderBudgetMs: 5000,
+    asyncRenderBudgetMs: INTEGER_SETTINGS.asyncRenderBudgetMs.default,
+    jobLeaseSeconds: INTEGER_SETTINGS.jobLeaseSeconds.default,
+    asyncQueueLeaseSeconds: INTEGER_SETTINGS.asyncQueueLeaseSeconds.default,
+    maxRenderedHtmlBytes: 1000,
+    maxPdfBytes: 1000,
+    maxPdfPages: 10,
+  };
+  const pdfJobs = (renderer: Renderer, db: DynamoDBDocumentClient = table.db) => {
+    const jobs = createJobStore(db, table.name, clock, RECORD_RETENTION);
+    const usage = createUsageStore(db, table.name, clock);
+    const templates = createTemplateStore(db, table.name, clock);
+    // Signing needs no network: an S3 client that nothing ever reaches.
+    const storage = createS3PdfStorage(
+      new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),
+      'bucket',
+      { downloadUrlTtlSeconds: 900, uploadUrlTtlSeconds: 60 },
+    );
+    const onFault = () => {};
+    return createPdfJobs({
+      jobs,
+      usage,
+      templates,
       idempotency: createIdempotencyStore(db, table.name, clock, 60_000),
-      // Signing needs no network: an S3 client that nothing ever reaches.
-      storage: createS3PdfStorage(
-        new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),
-        'bucket',
-        { downloadUrlTtlSeconds: 900, uploadUrlTtlSeconds: 60 },
-      ),
-      renderer,
+      lifecycle: createJobLifecycle({ jobs, usage, clock, limits, onFault }),
+      render: createRenderCall({ storage, renderer, limits, onFault }),
+      present: createJobPresenter({ storage, clock, pdfRetentionDays: 30 }),
+      resolver: createTemplateResolver({ templates, parser: templateParser, limits }),
       clock,
       plans: { free: { monthlyRenders: 1, rendersPerMinute: 10 } },
       defaultPlan: 'free',
-      limits: {
-        renderBudgetMs: 5000,
-        maxRenderedHtmlBytes: 1000,
-        maxPdfBytes: 1000,
-        maxPdfPages: 10,
-        pdfRetentionDays: 30,
-      },
-      onFault: () => {},
+      limits,
+      onFault,
     });
+  };
   const order = {
     source: { kind: 'inline' as const, html: '<p>{{ n }}</p>', headerHtml: null, footerHtml: null },
     variables: readTemplateDataText('{"n": 1}'),

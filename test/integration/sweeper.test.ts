@@ -8,6 +8,8 @@ import { ulid } from 'ulid';
 import { describe, expect, it } from 'vitest';
 import { createJobStore } from '../../functions/adapters/dynamodb/jobs.js';
 import { createUsageStore } from '../../functions/adapters/dynamodb/usage.js';
+import { readLimits } from '../../functions/core/config.js';
+import { createJobLifecycle } from '../../functions/domain/job-lifecycle.js';
 import { type Job, type JobStore, jobRecordRetentionSeconds } from '../../functions/domain/jobs.js';
 import { createSweeper } from '../../functions/domain/sweeper.js';
 import { testClock, useTable } from '../helpers/dynalite.js';
@@ -24,8 +26,20 @@ const stores = () => ({
   }),
   usage: createUsageStore(table.db, table.name, clock),
 });
-const sweeperWith = (jobs: JobStore) =>
-  createSweeper({ jobs, usage: stores().usage, clock, onFault: (m, e) => console.error(m, e) });
+const sweeperWith = (jobs: JobStore) => {
+  const { usage } = stores();
+  const onFault = (m: string, e: unknown) => console.error(m, e);
+  const limits = { ...readLimits({}), jobLeaseSeconds: LEASE_MS / 1000 };
+  // No render queue: async jobs fail as sync ones do (no attempt is left to them).
+  return createSweeper({
+    jobs,
+    lifecycle: createJobLifecycle({ jobs, usage, clock, limits, onFault }),
+    usage,
+    clock,
+    onFault,
+    limits,
+  });
+};
 
 /** Job ids are ULIDs of the time they were made: the month's jobs are read by that range. */
 const jobIdAt = (_n: number) => `job_${ulid(clock.now().getTime())}`;
