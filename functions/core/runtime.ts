@@ -4,14 +4,13 @@
  * Whatever else a resource needs (S3, the renderer) it builds itself, in its own index.ts.
  */
 
-import { clientOptions } from '../adapters/client-options.js';
 import { createAccountStore } from '../adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from '../adapters/dynamodb/api-keys.js';
 import { createDocumentClient } from '../adapters/dynamodb/client.js';
 import { createApiKeyDigester, createApiKeyResolver } from '../adapters/secrets-manager/api-key-digest.js';
 import type { Clock } from '../domain/ports.js';
 import { createAuthenticator } from './auth.js';
-import type { AwsConfig, ResourceConfig } from './config.js';
+import type { ResourceConfig } from './config.js';
 import type { HttpDeps, RateLimitCounter } from './http.js';
 import { logger } from './logger.js';
 
@@ -20,9 +19,6 @@ export const systemClock: Clock = { now: () => new Date() };
 /** Logs a fault that is answered as something else (a failed job, a skipped bookkeeping write). */
 export const logFault = (message: string, error: unknown): void =>
   logger.error(message, { error: error as Error });
-
-/** Kept here for core/renderer-client.ts, which builds the renderer's Lambda client. */
-export const createLambdaClientOptions = (aws: AwsConfig) => clientOptions(aws, aws.lambdaEndpoint);
 
 const need = <T>(value: T | undefined, what: string): T => {
   if (value === undefined) throw new Error(`this resource is not wired with ${what}`);

@@ -1,7 +1,7 @@
 /**
  * What the domain needs from the outside world, as the domain sees it. The implementations live
  * outside it: the renderer in functions/renderer (called in-process locally, invoked as a Lambda
- * in the cloud, see core/renderer-client.ts), storage in adapters/s3/pdf-storage.ts, the clock in
+ * in the cloud, see adapters/lambda/renderer-client.ts), storage in adapters/s3/pdf-storage.ts, the clock in
  * core/runtime.ts. The stores' ports are beside their entities (jobs.ts, templates.ts, ...), their
  * DynamoDB adapters in functions/adapters/dynamodb.
  */
