@@ -1,5 +1,5 @@
 /**
- * The OpenAPI document (functions/core/openapi.ts):
+ * The OpenAPI document (functions/openapi.ts):
  *   npm run --silent openapi > openapi.json      print it
  *   npm run lint:openapi                          lint it with Redocly (CI: 0 errors, 0 warnings)
  *   npm run --silent openapi -- --types FILE      write TypeScript types for a typed client
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { openApiDocument } from '../functions/core/openapi.js';
+import { openApiDocument } from '../functions/openapi.js';
 
 const document = openApiDocument();
 const [mode, target] = process.argv.slice(2);

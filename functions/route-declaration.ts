@@ -4,7 +4,7 @@
  * groups its routes with what its Lambda needs (bucket, renderer, ...). Everything else derives
  * from these declarations: the resource's Lambda handler (functions/core/http.ts), the local
  * server's router and the 404/405 fallback (the matcher below), the CDK routes, functions,
- * environment and grants (lib/service-api.ts), and the OpenAPI document (core/openapi.ts).
+ * environment and grants (lib/service-api.ts), and the OpenAPI document (functions/openapi.ts).
  *
  * Like settings.ts and table.ts this is data that the CDK app reads too, so it imports no
  * runtime code: schemas (zod) and types only.

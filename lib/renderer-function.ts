@@ -101,7 +101,7 @@ export class RendererFunction extends Construct {
       // a profile there; the default 512 MiB leaves little room for a large PDF beside them.
       ephemeralStorageSize: Size.mebibytes(1024),
       // An invoke over the cap is refused at once (TooManyRequestsException); the pdf function
-      // answers it as a failed render and gives the quota unit back (renderer-client.ts).
+      // answers it as a failed render and gives the quota unit back (functions/adapters/lambda/renderer-client.ts).
       reservedConcurrentExecutions: reserved === false ? undefined : reserved,
       // CommonJS, because Lambda serves layer packages through NODE_PATH (/opt/nodejs/node_modules),
       // which `require` honours. The layer's packages stay out of the bundle (see externalsFor);

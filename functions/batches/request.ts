@@ -5,11 +5,12 @@
  * are (functions/templating/data.ts): key order, `10.0` and big integers kept.
  */
 import { z } from 'zod';
-import { parseOrThrow } from '../core/validation.js';
+import { type Exactly, parseOrThrow, without } from '../core/validation.js';
 import type { BatchCommand } from '../domain/batches.js';
 import { MAX_BATCH_ITEMS } from '../domain/batches.js';
 import { type ErrorCode, ServiceError } from '../domain/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.js';
+import type { RequestedOptions } from '../domain/render-options.js';
 import { variablesSchema } from '../pdf/options.js';
 import {
   checkHeaderFooterWithHtml,
@@ -72,6 +73,26 @@ export const createBatchSchema = (limits: {
         ),
     });
 
+/** A batch body's fields that are not its options: what it renders, its items, and whom it tells. */
+const NOT_OPTIONS = [
+  'html',
+  'header_html',
+  'footer_html',
+  'template_id',
+  'template_version',
+  'items',
+  'webhook_id',
+] as const;
+
+/** A parsed batch body's options (every item's): the rest of it. */
+export type BatchOptionsOf<Body> = Omit<Body, (typeof NOT_OPTIONS)[number]>;
+
+// The batch schema's options are a render's, field for field (as in functions/pdf/request.ts).
+const _options: Exactly<
+  BatchOptionsOf<z.output<ReturnType<typeof createBatchSchema>>>,
+  RequestedOptions
+> = true;
+
 /** `items.3.variables` as a caller reads it: `items[3].variables`. */
 const itemPath = (field: string): string => field.replace(/^items\.(\d+)/, 'items[$1]');
 
@@ -127,15 +148,14 @@ export const parseCreateBatch = (
   } catch (e) {
     throw renamed(e);
   }
-  const { html, header_html, footer_html, template_id, template_version, items, webhook_id, ...options } =
-    parsed;
+  const { html, header_html, footer_html, template_id, template_version, items, webhook_id } = parsed;
   const variables = itemVariables(text ?? JSON.stringify(body), body, items.length);
   return {
     source:
       html !== undefined && html !== null
         ? { kind: 'inline', html, headerHtml: header_html ?? null, footerHtml: footer_html ?? null }
         : { kind: 'saved', templateId: template_id as string, version: template_version ?? null },
-    options,
+    options: without(parsed, NOT_OPTIONS),
     items: items.map((item, i) => ({
       variables: variables[i] as TemplateData,
       ...(item.metadata ? { metadata: item.metadata } : {}),

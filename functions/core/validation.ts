@@ -38,3 +38,27 @@ export const parseOrThrow = <S extends z.ZodType>(
     details: problems.map(({ field, issue }) => ({ field, issue })),
   });
 };
+
+type DeepReadonly<T> = T extends readonly (infer E)[]
+  ? readonly DeepReadonly<E>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+/**
+ * `true` when a schema's output `Wire` is exactly the domain's input `Domain`: the same fields,
+ * optional ones included, each of the same type (readonly aside: zod's outputs are mutable, the
+ * domain's types readonly). The edges assert it where they hand a parsed body to a use case, so a
+ * field added to one side only fails `tsc` there instead of being dropped without a word. (Each
+ * side assignable to the other is not enough: an optional field only one side has passes both.)
+ */
+export type Exactly<Wire, Domain> =
+  (<T>() => T extends DeepReadonly<Wire> ? 1 : 2) extends <T>() => T extends DeepReadonly<Domain> ? 1 : 2
+    ? true
+    : false;
+
+/** `value` without `keys`, as `{ a, b, ...rest } = value` leaves `rest`, the keys named once. */
+export const without = <T extends object, K extends keyof T>(value: T, keys: readonly K[]): Omit<T, K> =>
+  Object.fromEntries(
+    Object.entries(value).filter(([key]) => !(keys as readonly PropertyKey[]).includes(key)),
+  ) as Omit<T, K>;

@@ -3,7 +3,7 @@
  * `ServiceError`; the HTTP layer (functions/core/responses.ts) alone gives each code its status
  * and headers. Anything else thrown becomes a generic 500 INTERNAL_ERROR.
  */
-import type { Diagnostics } from './ports.js';
+import type { Diagnostics } from './diagnostics.js';
 import type { RateLimitState } from './usage.js';
 
 export const ERROR_CODES = [

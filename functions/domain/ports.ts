@@ -1,24 +1,24 @@
 /**
  * What the domain needs from the outside world, as the domain sees it. The implementations live
  * outside it: the renderer in functions/renderer (called in-process locally, invoked as a Lambda
- * in the cloud, see core/renderer-client.ts), storage in adapters/s3/pdf-storage.ts, the clock in
+ * in the cloud, see adapters/lambda/renderer-client.ts), storage in adapters/s3/pdf-storage.ts, the clock in
  * core/runtime.ts. The stores' ports are beside their entities (jobs.ts, templates.ts, ...), their
  * DynamoDB adapters in functions/adapters/dynamodb.
  */
 
 import type { Diagnostics } from './diagnostics.js';
 import type { Job } from './jobs.js';
+import type { RenderOptions } from './render-options.js';
 
 export type { DiagnosticEntry, Diagnostics, DiagnosticType } from './diagnostics.js';
-
-export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
-export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
+export type { PaperFormat, PdfMetadata, WaitUntil } from './render-options.js';
 
 /**
  * One render: the renderer is handed a template with its variables (the API has parsed it, the
- * renderer executes it) and a presigned PUT URL, and answers with a result.
+ * renderer executes it) and a presigned PUT URL, and answers with a result. How it prints (`pdf`,
+ * `pageLoad`, `metadata`) is the render's options, normalised (render-options.ts).
  */
-export interface RenderRequest {
+export interface RenderRequest extends RenderOptions {
   /** The job this render is for: the renderer's log lines carry it. */
   readonly jobId: string;
   /**
@@ -36,35 +36,6 @@ export interface RenderRequest {
     readonly header?: string | null;
     readonly footer?: string | null;
   };
-  readonly pdf: {
-    readonly format: PaperFormat;
-    readonly landscape: boolean;
-    readonly printBackground: boolean;
-    /** Inches. */
-    readonly margins: {
-      readonly top: number;
-      readonly right: number;
-      readonly bottom: number;
-      readonly left: number;
-    };
-    /** counter(page), counter(pages) and target-counter() in the document's own CSS. Absent: off. */
-    readonly pagedMedia?: boolean;
-    /** PDF bookmarks from the document's printed headings h1-h6. Absent: off. */
-    readonly outline?: boolean;
-    /** A tagged (accessible) PDF. Absent: the renderer's configured default (PDF_TAGGED). */
-    readonly tagged?: boolean;
-  };
-  readonly pageLoad: {
-    readonly waitUntil: WaitUntil;
-    /**
-     * Already clamped to the render budget. Counts from the render's start: opening the page,
-     * loading, waiting and printing (not templating before it, nor the upload after).
-     */
-    readonly timeoutMs: number;
-    readonly waitForSelector: string | null;
-  };
-  /** The PDF's document information: what is given here replaces what Chromium writes. */
-  readonly metadata?: PdfMetadata;
   /**
    * No network egress at all for this render's page: every request and connection is refused
    * (DNS included), whatever the deployment's egress settings. For a template written by another
@@ -81,14 +52,6 @@ export interface RenderRequest {
     /** UTF-8 bytes of the header's, and of the footer's, HTML after templating. @default maxHtmlBytes */
     readonly maxHeaderFooterBytes?: number;
   };
-}
-
-/** Fields of the PDF's document information dictionary (the request's `metadata`). */
-export interface PdfMetadata {
-  readonly title?: string;
-  readonly author?: string;
-  readonly subject?: string;
-  readonly keywords?: readonly string[];
 }
 
 export type RenderFailureCode =

@@ -1,9 +1,16 @@
 /**
- * A render's options: defaults, the checks a schema cannot make (margins against the paper, room
- * for a header or footer), and the normalised options the renderer is given.
+ * A render's options, declared once: as the caller gives them (RequestedOptions, which the edges
+ * check is their request schema's output, field for field: functions/pdf/request.ts), the checks
+ * a schema cannot make (margins against the paper, room for a header or footer), and the
+ * normalised options the renderer is given (RenderOptions, part of ports.ts's RenderRequest).
+ * A new option is written in three files: the request schema (functions/pdf/options.ts, or
+ * request.ts for page_load and metadata), this one (as given, as normalised, and the one made
+ * into the other), and the renderer's file that acts on it; the compiler names any it misses.
  */
 import { ServiceError } from './errors.js';
-import type { PaperFormat, PdfMetadata, RenderRequest, WaitUntil } from './ports.js';
+
+export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
+export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
 
 /** Paper sizes in inches, portrait (width, height), as Chromium prints them. */
 export const PAPER_INCHES: Readonly<Record<PaperFormat, readonly [number, number]>> = {
@@ -59,13 +66,52 @@ export interface RequestedOptions {
     | undefined;
 }
 
-export type RenderOptions = Pick<RenderRequest, 'pdf' | 'pageLoad' | 'metadata'>;
+/** Fields of the PDF's document information dictionary (the request's `metadata`). */
+export interface PdfMetadata {
+  readonly title?: string;
+  readonly author?: string;
+  readonly subject?: string;
+  readonly keywords?: readonly string[];
+}
 
-/** What a saved template keeps of a render's options (its `pdf_options`): the page and navigation. */
-export type TemplatePdfOptions = Pick<
-  RequestedOptions,
-  'format' | 'landscape' | 'print_background' | 'margins' | 'paged_media' | 'outline' | 'tagged'
->;
+/** The options the renderer is given: every default applied, every check passed. */
+export interface RenderOptions {
+  readonly pdf: {
+    readonly format: PaperFormat;
+    readonly landscape: boolean;
+    readonly printBackground: boolean;
+    /** Inches. */
+    readonly margins: {
+      readonly top: number;
+      readonly right: number;
+      readonly bottom: number;
+      readonly left: number;
+    };
+    /** counter(page), counter(pages) and target-counter() in the document's own CSS. Absent: off. */
+    readonly pagedMedia?: boolean;
+    /** PDF bookmarks from the document's printed headings h1-h6. Absent: off. */
+    readonly outline?: boolean;
+    /** A tagged (accessible) PDF. Absent: the renderer's configured default (PDF_TAGGED). */
+    readonly tagged?: boolean;
+  };
+  readonly pageLoad: {
+    readonly waitUntil: WaitUntil;
+    /**
+     * Already clamped to the render budget. Counts from the render's start: opening the page,
+     * loading, waiting and printing (not templating before it, nor the upload after).
+     */
+    readonly timeoutMs: number;
+    readonly waitForSelector: string | null;
+  };
+  /** The PDF's document information: what is given here replaces what Chromium writes. */
+  readonly metadata?: PdfMetadata;
+}
+
+/**
+ * What a saved template keeps of a render's options (its `pdf_options`): the page and navigation,
+ * everything but how the page loads and the document information.
+ */
+export type TemplatePdfOptions = Omit<RequestedOptions, 'page_load' | 'metadata'>;
 
 const definedOnly = <T extends object>(value: T): Partial<T> =>
   Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -120,14 +166,29 @@ const metadataOf = (metadata: RequestedOptions['metadata']): PdfMetadata | undef
 };
 
 /** Defaults applied, margins checked against the paper, timeout clamped to the render budget. */
-export const renderOptionsFrom = (body: RequestedOptions, renderBudgetMs: number): RenderOptions => {
-  const format = body.format ?? 'A4';
-  const landscape = body.landscape ?? false;
+export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: number): RenderOptions => {
+  // Every field by name and none left over: a field RequestedOptions gains fails to compile here
+  // until it is made into the renderer's options.
+  const {
+    format: givenFormat,
+    landscape: givenLandscape,
+    print_background,
+    margins: givenMargins,
+    paged_media,
+    outline,
+    tagged,
+    page_load,
+    metadata,
+    ...untranslated
+  } = requested;
+  const _untranslated: Record<string, never> = untranslated;
+  const format = givenFormat ?? 'A4';
+  const landscape = givenLandscape ?? false;
   const margins = {
-    top: body.margins?.top ?? DEFAULT_MARGIN_INCHES,
-    right: body.margins?.right ?? DEFAULT_MARGIN_INCHES,
-    bottom: body.margins?.bottom ?? DEFAULT_MARGIN_INCHES,
-    left: body.margins?.left ?? DEFAULT_MARGIN_INCHES,
+    top: givenMargins?.top ?? DEFAULT_MARGIN_INCHES,
+    right: givenMargins?.right ?? DEFAULT_MARGIN_INCHES,
+    bottom: givenMargins?.bottom ?? DEFAULT_MARGIN_INCHES,
+    left: givenMargins?.left ?? DEFAULT_MARGIN_INCHES,
   };
   const [portraitWidth, portraitHeight] = PAPER_INCHES[format];
   const [width, height] = landscape ? [portraitHeight, portraitWidth] : [portraitWidth, portraitHeight];
@@ -141,18 +202,18 @@ export const renderOptionsFrom = (body: RequestedOptions, renderBudgetMs: number
     pdf: {
       format,
       landscape,
-      printBackground: body.print_background ?? true,
+      printBackground: print_background ?? true,
       margins,
       // Only when given: an absent `tagged` is the renderer's own default (PDF_TAGGED).
-      ...(body.paged_media !== undefined ? { pagedMedia: body.paged_media } : {}),
-      ...(body.outline !== undefined ? { outline: body.outline } : {}),
-      ...(body.tagged !== undefined ? { tagged: body.tagged } : {}),
+      ...(paged_media !== undefined ? { pagedMedia: paged_media } : {}),
+      ...(outline !== undefined ? { outline } : {}),
+      ...(tagged !== undefined ? { tagged } : {}),
     },
     pageLoad: {
-      waitUntil: body.page_load?.wait_until ?? 'load',
-      timeoutMs: Math.min(body.page_load?.timeout_ms ?? DEFAULT_TIMEOUT_MS, renderBudgetMs),
-      waitForSelector: body.page_load?.wait_for_selector ?? null,
+      waitUntil: page_load?.wait_until ?? 'load',
+      timeoutMs: Math.min(page_load?.timeout_ms ?? DEFAULT_TIMEOUT_MS, renderBudgetMs),
+      waitForSelector: page_load?.wait_for_selector ?? null,
     },
-    ...(body.metadata ? { metadata: metadataOf(body.metadata) } : {}),
+    ...(metadata ? { metadata: metadataOf(metadata) } : {}),
   };
 };

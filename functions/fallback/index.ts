@@ -3,7 +3,7 @@
  * 404 NOT_FOUND, known paths with another method 405 METHOD_NOT_ALLOWED with `Allow`, both in
  * the contract's error body. Needs no configuration and reads nothing.
  *
- * It also answers `GET /openapi.json` with the OpenAPI document (core/openapi.ts), the one source
+ * It also answers `GET /openapi.json` with the OpenAPI document (functions/openapi.ts), the one source
  * `npm run openapi` prints: served by the API itself, on the local stack and deployed alike, with
  * the API's CORS (API Gateway's, or the local gateway's), and no route of its own to document.
  * And `GET /` leads to the dashboard when the deployment has one (its URL in the configuration),
@@ -12,9 +12,9 @@
 import type { Context } from 'aws-lambda';
 import type { FallbackConfig } from '../core/config.js';
 import type { Event, LambdaHandler, Result } from '../core/http.js';
-import { openApiDocument } from '../core/openapi.js';
 import { errorResult, jsonResult } from '../core/responses.js';
 import { ServiceError } from '../domain/errors.js';
+import { openApiDocument } from '../openapi.js';
 import { matchRoute } from '../routes.js';
 
 export const OPENAPI_PATH = '/openapi.json';

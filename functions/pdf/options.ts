@@ -66,11 +66,13 @@ export const pageOptionFields = {
   ),
 };
 
+/** The page and navigation fields' names, in order (for messages and descriptions that list them). */
+export const PAGE_OPTION_NAMES = Object.keys(pageOptionFields);
+
 /** A saved template's page options: POST /v1/pdf's own fields, the defaults of its renders. */
 export const templatePdfOptionsSchema = z
   .strictObject(pageOptionFields, {
-    error:
-      'must be an object {format?, landscape?, print_background?, margins?, paged_media?, outline?, tagged?}',
+    error: `must be an object {${PAGE_OPTION_NAMES.map((name) => `${name}?`).join(', ')}}`,
   })
   .describe(
     "POST /v1/pdf's page and navigation fields, saved with the template: a render of it uses them where it gives none of its own (margins side by side)",

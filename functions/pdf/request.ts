@@ -6,11 +6,12 @@ import { createHash } from 'node:crypto';
 import { parse as parseSelector } from 'css-what';
 import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
-import { parseOrThrow } from '../core/validation.js';
+import { type Exactly, parseOrThrow, without } from '../core/validation.js';
 import { type ErrorCode, ServiceError } from '../domain/errors.js';
 import { checkIdempotencyKey } from '../domain/idempotency.js';
 import type { WaitUntil } from '../domain/ports.js';
 import type { RenderCommand } from '../domain/render-command.js';
+import type { RequestedOptions } from '../domain/render-options.js';
 import { MAX_HEADER_FOOTER_BYTES, MAX_VARIABLES_DEPTH } from '../settings.js';
 import {
   hasNumbersJsonParseChanges,
@@ -180,6 +181,26 @@ export const createPdfSchema = (limits: {
 
 export type CreatePdfBody = z.output<ReturnType<typeof createPdfSchema>>;
 
+/** A render body's fields that are not its options: what it renders, with what, and how it is answered. */
+const NOT_OPTIONS = [
+  'html',
+  'header_html',
+  'footer_html',
+  'template_id',
+  'template_version',
+  'variables',
+  'async',
+  'webhook_id',
+] as const;
+
+/** A parsed render body's options: the rest of it. */
+export type RenderOptionsOf<Body> = Omit<Body, (typeof NOT_OPTIONS)[number]>;
+
+// The schema's options are the domain's RequestedOptions, field for field: a field only the schema
+// has (it would be dropped on its way to the renderer) or only the domain has fails to compile
+// here (test/types/render-options.ts proves it).
+const _options: Exactly<RenderOptionsOf<CreatePdfBody>, RequestedOptions> = true;
+
 /** The code a problem with `field` answers with (contract.md: PDF endpoint choices). */
 export const pdfProblemCode = (problem: { field: string }): ErrorCode => {
   if (problem.field === 'html' || problem.field === 'header_html' || problem.field === 'footer_html')
@@ -287,10 +308,8 @@ export const parseCreatePdf = (
     footer_html,
     template_id,
     template_version,
-    variables: _,
     async: asyncBody,
     webhook_id,
-    ...options
   } = parsed;
   const variables = templateVariables(text ?? JSON.stringify(body), body) ?? readTemplateDataText('{}');
   return {
@@ -300,7 +319,7 @@ export const parseCreatePdf = (
         ? { kind: 'inline', html, headerHtml: header_html ?? null, footerHtml: footer_html ?? null }
         : { kind: 'saved', templateId: template_id as string, version: template_version ?? null },
     variables,
-    options,
+    options: without(parsed, NOT_OPTIONS),
     // The parsed body, as ever: whitespace the schema trims does not make another request.
     idempotency: key === undefined ? null : { key, bodyHash: bodyHash(parsed, variables) },
     mode: asyncBody === true || prefersAsync(headers.prefer) ? 'async' : 'sync',

@@ -21,7 +21,7 @@
  */
 import { existsSync } from 'node:fs';
 import { type ResourceLimits, Worker, type WorkerOptions } from 'node:worker_threads';
-import { threadCpuMs } from '../core/thread-cpu.js';
+import { threadCpuMs } from '../templating/thread-cpu.js';
 import { log } from './log.js';
 import type { TemplatingJob, WorkerMessage, WorkerTemplateError } from './templating-worker.js';
 

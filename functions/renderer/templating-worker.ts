@@ -19,8 +19,8 @@
  * from TypeScript source through templating-worker-tsx.mjs.
  */
 import { parentPort } from 'node:worker_threads';
-import { currentThreadId } from '../core/thread-cpu.js';
 import { parseTemplateData, renderTemplate, TemplateError } from '../templating/index.js';
+import { currentThreadId } from '../templating/thread-cpu.js';
 
 export interface TemplatingJob {
   readonly id: number;

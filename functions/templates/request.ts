@@ -5,7 +5,7 @@
  * rest (INVALID_PDF_OPTIONS for pdf_options, as POST /v1/pdf answers for the same fields). Zod only: the route declarations import it, and the CDK app reads those.
  */
 import { z } from 'zod';
-import { type Problem, parseOrThrow } from '../core/validation.js';
+import { type Exactly, type Problem, parseOrThrow } from '../core/validation.js';
 import type { ErrorCode } from '../domain/errors.js';
 import { jsonMemberText } from '../domain/json-member.js';
 import { JsonText } from '../domain/json-text.js';
@@ -14,7 +14,7 @@ import type {
   TemplateVisibilityCommand,
   UpdateTemplateCommand,
 } from '../domain/template-commands.js';
-import { templatePdfOptionsSchema, variablesSchema } from '../pdf/options.js';
+import { PAGE_OPTION_NAMES, templatePdfOptionsSchema, variablesSchema } from '../pdf/options.js';
 import { MAX_HEADER_FOOTER_BYTES } from '../settings.js';
 
 export const MAX_TEMPLATE_NAME_CHARACTERS = 200;
@@ -67,7 +67,7 @@ const pdfOptionsSchema = (edit: string) =>
     .nullable()
     .optional()
     .describe(
-      `POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline and tagged, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; ${edit}`,
+      `POST /v1/pdf's ${PAGE_OPTION_NAMES.slice(0, -1).join(', ')} and ${PAGE_OPTION_NAMES.at(-1)}, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; ${edit}`,
     );
 
 const headerFooterSchema = (where: 'top' | 'bottom', edit: string) =>
@@ -131,11 +131,11 @@ type WithSampleText<B extends { sample_variables?: unknown }> = Omit<B, 'sample_
   sample_variables?: JsonText | null | undefined;
 };
 
-// The parsed bodies are the use cases' commands: the compiler holds the two in step.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const _create: Same<WithSampleText<CreateTemplateBody>, CreateTemplateCommand> = true;
-const _update: Same<WithSampleText<UpdateTemplateBody>, UpdateTemplateCommand> = true;
-const _visibility: Same<TemplateVisibilityBody, TemplateVisibilityCommand> = true;
+// The parsed bodies are the use cases' commands, field for field (pdf_options: a render's page
+// options, TemplatePdfOptions): the compiler holds the two in step.
+const _create: Exactly<WithSampleText<CreateTemplateBody>, CreateTemplateCommand> = true;
+const _update: Exactly<WithSampleText<UpdateTemplateBody>, UpdateTemplateCommand> = true;
+const _visibility: Exactly<TemplateVisibilityBody, TemplateVisibilityCommand> = true;
 
 /** The code a problem with `field` answers with (contract: Templates). */
 const templateProblemCode = (problem: Problem): ErrorCode => {

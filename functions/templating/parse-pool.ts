@@ -21,9 +21,9 @@
  */
 import { existsSync } from 'node:fs';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
-import { threadCpuMs } from '../core/thread-cpu.js';
 import { type ParsedTemplate, parseTemplate, TemplateError } from './index.js';
 import type { ParseJob, ParseWorkerMessage } from './parse-worker.js';
+import { threadCpuMs } from './thread-cpu.js';
 
 /** Templates at least this long (UTF-16 code units) are parsed in a worker. */
 export const PARSE_OFF_THREAD_CHARACTERS = 16 * 1024;

@@ -10,8 +10,8 @@
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { currentThreadId } from '../core/thread-cpu.js';
 import { type ParsedTemplate, parseTemplate, TemplateError } from './index.js';
+import { currentThreadId } from './thread-cpu.js';
 
 export interface ParseJob {
   readonly id: number;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openApiDocument } from '../../functions/core/openapi.js';
+import { openApiDocument } from '../../functions/openapi.js';
 import { referenceContentSecurityPolicy } from '../../lib/dashboard/headers.js';
 import { launchTestBrowser, type PageProblem, watchPage } from '../helpers/browser.js';
 import { useLocalStack } from '../helpers/local-stack.js';

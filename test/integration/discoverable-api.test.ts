@@ -4,7 +4,7 @@
  * to the dashboard.
  */
 import { describe, expect, it } from 'vitest';
-import { openApiDocument } from '../../functions/core/openapi.js';
+import { openApiDocument } from '../../functions/openapi.js';
 import { useLocalStack } from '../helpers/local-stack.js';
 
 const local = useLocalStack();

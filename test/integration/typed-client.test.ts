@@ -4,7 +4,7 @@
  */
 import createClient from 'openapi-fetch';
 import { describe, expect, it } from 'vitest';
-import type { paths } from '../helpers/api-types.js';
+import type { paths } from '../../lib/dashboard/site/api-types.js';
 import { useLocalStack } from '../helpers/local-stack.js';
 
 const local = useLocalStack();

@@ -16,11 +16,11 @@ import {
   createWebhookDeliveryStore,
   createWebhookStore,
 } from '../../functions/adapters/dynamodb/webhooks.js';
-import { errorSchema } from '../../functions/core/openapi.js';
 import { systemClock } from '../../functions/core/runtime.js';
 import { createWebhookJobEvents } from '../../functions/domain/webhook-events.js';
 import { createWebhookEmitter } from '../../functions/domain/webhook-management.js';
 import type { WebhookMessage } from '../../functions/domain/webhooks.js';
+import { errorSchema } from '../../functions/openapi.js';
 import { createHandler } from '../../functions/webhook-sender/index.js';
 import { createInProcessQueue } from '../helpers/in-process-queue.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';

@@ -1,5 +1,5 @@
 /**
- * The typed client's types (test/helpers/api-types.ts, used by test/integration/typed-client.test.ts)
+ * The typed client's types (lib/dashboard/site/api-types.ts, used by the dashboard and test/integration/typed-client.test.ts)
  * are generated from the OpenAPI document; they must be what the document generates today.
  */
 import { readFileSync } from 'node:fs';
@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { clientTypes } from '../../bin/openapi.js';
 
 describe('typed client', () => {
-  it('is generated from the current OpenAPI document (regenerate: npm run --silent openapi -- --types test/helpers/api-types.ts)', async () => {
-    const committed = readFileSync(new URL('../helpers/api-types.ts', import.meta.url), 'utf8');
+  it('is generated from the current OpenAPI document (regenerate: npm run --silent openapi -- --types lib/dashboard/site/api-types.ts)', async () => {
+    const committed = readFileSync(new URL('../../lib/dashboard/site/api-types.ts', import.meta.url), 'utf8');
     expect(committed).toBe(await clientTypes());
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openApiDocument } from '../../functions/core/openapi.js';
 import { errorStatus } from '../../functions/core/responses.js';
+import { openApiDocument } from '../../functions/openapi.js';
 import { routes } from '../../functions/routes.js';
 
 describe('OpenAPI document', () => {

@@ -7,8 +7,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLambdaRenderer } from '../../functions/adapters/lambda/renderer-client.js';
 import type { AwsConfig } from '../../functions/core/config.js';
-import { createLambdaRenderer } from '../../functions/core/renderer-client.js';
 import type { RenderRequest } from '../../functions/domain/ports.js';
 
 type Answer = (res: ServerResponse) => void;

@@ -3,7 +3,7 @@
  * `npm run openapi`); the page reads only the fields it shows. A 401 ends the session (the user
  * signs in again); every other error arrives as an ApiError carrying the contract's body.
  */
-import type { components } from '../../../test/helpers/api-types.js';
+import type { components } from './api-types.js';
 import { stringifyWithJsonText } from './json-text.js';
 
 type Schemas = components['schemas'];

@@ -9,10 +9,10 @@ import {
   LambdaClient,
   TooManyRequestsException,
 } from '@aws-sdk/client-lambda';
-import type { Renderer, RenderResult } from '../domain/ports.js';
-import type { AwsConfig } from './config.js';
-import { createLambdaClientOptions } from './runtime.js';
-import { traced } from './tracing.js';
+import type { AwsConfig } from '../../core/config.js';
+import { traced } from '../../core/tracing.js';
+import type { Renderer, RenderResult } from '../../domain/ports.js';
+import { clientOptions } from '../client-options.js';
 
 const failed = (message: string): RenderResult => ({ ok: false, code: 'PDF_RENDERING_FAILED', message });
 
@@ -34,7 +34,7 @@ export const createLambdaRenderer = (functionName: string, aws: AwsConfig): Rend
   // that then renders for the renderer's whole timeout ends after the pdf function's. Refused, the
   // render answers as the local renderer does at capacity: SERVICE_BUSY (503 with Retry-After),
   // its quota unit given back, for the caller to retry.
-  const client = traced(new LambdaClient({ ...createLambdaClientOptions(aws), maxAttempts: 1 }));
+  const client = traced(new LambdaClient({ ...clientOptions(aws, aws.lambdaEndpoint), maxAttempts: 1 }));
   return {
     async render(request) {
       let out: InvokeCommandOutput;

@@ -4,12 +4,12 @@
  * document cannot drift from what the service accepts. `npm run --silent openapi` prints it.
  */
 import { z } from 'zod';
-import { ERROR_CODES, type ErrorCode } from '../domain/errors.js';
-import { diagnosticsSchema } from '../pdf/schemas.js';
-import type { AnyResource, RouteDeclaration } from '../route-declaration.js';
-import { resources } from '../routes.js';
-import { type Settings, settingsSchema } from '../settings.js';
-import { errorStatus } from './responses.js';
+import { errorStatus } from './core/responses.js';
+import { ERROR_CODES, type ErrorCode } from './domain/errors.js';
+import { diagnosticsSchema } from './pdf/schemas.js';
+import type { AnyResource, RouteDeclaration } from './route-declaration.js';
+import { resources } from './routes.js';
+import { type Settings, settingsSchema } from './settings.js';
 
 export const errorSchema = z.object({
   error: z.object({
