@@ -1,0 +1,26 @@
+/**
+ * The store contracts (test/contract/*.contract.ts) on the DynamoDB adapters
+ * (functions/adapters/dynamodb) against dynalite, one table for the file.
+ */
+import { createAccountStore } from '../../../functions/adapters/dynamodb/accounts.js';
+import { createApiKeyStore } from '../../../functions/adapters/dynamodb/api-keys.js';
+import { createIdempotencyStore } from '../../../functions/adapters/dynamodb/idempotency.js';
+import { accountsContract } from '../../contract/accounts.contract.js';
+import { apiKeysContract } from '../../contract/api-keys.contract.js';
+import { idempotencyContract } from '../../contract/idempotency.contract.js';
+import { useTable } from '../../helpers/dynalite.js';
+
+const table = useTable('contract-stores');
+
+accountsContract({ name: 'dynalite', create: (clock) => createAccountStore(table.db, table.name, clock) });
+apiKeysContract({
+  name: 'dynalite',
+  create: (clock) =>
+    createApiKeyStore(table.db, table.name, clock, (message, error) => {
+      throw new Error(`${message}: ${String(error)}`);
+    }),
+});
+idempotencyContract({
+  name: 'dynalite',
+  create: (clock, o) => createIdempotencyStore(table.db, table.name, clock, o.leaseMs, o.maxWaitMs),
+});

@@ -1,0 +1,14 @@
+/** The store contracts (test/contract/*.contract.ts) on the memory stores (functions/adapters/memory). */
+import { createMemoryAccountStore } from '../../../functions/adapters/memory/accounts.js';
+import { createMemoryApiKeyStore } from '../../../functions/adapters/memory/api-keys.js';
+import { createMemoryIdempotencyStore } from '../../../functions/adapters/memory/idempotency.js';
+import { accountsContract } from '../../contract/accounts.contract.js';
+import { apiKeysContract } from '../../contract/api-keys.contract.js';
+import { idempotencyContract } from '../../contract/idempotency.contract.js';
+
+accountsContract({ name: 'memory', create: (clock) => createMemoryAccountStore(clock) });
+apiKeysContract({ name: 'memory', create: (clock) => createMemoryApiKeyStore(clock) });
+idempotencyContract({
+  name: 'memory',
+  create: (clock, o) => createMemoryIdempotencyStore({ clock, ...o }),
+});
