@@ -5,9 +5,14 @@
 import { createAccountStore } from '../../../functions/adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from '../../../functions/adapters/dynamodb/api-keys.js';
 import { createIdempotencyStore } from '../../../functions/adapters/dynamodb/idempotency.js';
+import {
+  createWebhookDeliveryStore,
+  createWebhookStore,
+} from '../../../functions/adapters/dynamodb/webhooks.js';
 import { accountsContract } from '../../contract/accounts.contract.js';
 import { apiKeysContract } from '../../contract/api-keys.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
+import { webhookStoresContract } from '../../contract/webhooks.contract.js';
 import { useTable } from '../../helpers/dynalite.js';
 
 const table = useTable('contract-stores');
@@ -23,4 +28,14 @@ apiKeysContract({
 idempotencyContract({
   name: 'dynalite',
   create: (clock, o) => createIdempotencyStore(table.db, table.name, clock, o.leaseMs, o.maxWaitMs),
+});
+
+webhookStoresContract({
+  name: 'dynalite',
+  create: (clock) => ({
+    endpoints: createWebhookStore(table.db, table.name, (message, error) => {
+      throw new Error(`${message}: ${String(error)}`);
+    }),
+    deliveries: createWebhookDeliveryStore(table.db, table.name, clock),
+  }),
 });

@@ -2,13 +2,26 @@
 import { createMemoryAccountStore } from '../../../functions/adapters/memory/accounts.js';
 import { createMemoryApiKeyStore } from '../../../functions/adapters/memory/api-keys.js';
 import { createMemoryIdempotencyStore } from '../../../functions/adapters/memory/idempotency.js';
+import {
+  createMemoryWebhookDeliveryStore,
+  createMemoryWebhookStore,
+} from '../../../functions/adapters/memory/webhooks.js';
 import { accountsContract } from '../../contract/accounts.contract.js';
 import { apiKeysContract } from '../../contract/api-keys.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
+import { webhookStoresContract } from '../../contract/webhooks.contract.js';
 
 accountsContract({ name: 'memory', create: (clock) => createMemoryAccountStore(clock) });
 apiKeysContract({ name: 'memory', create: (clock) => createMemoryApiKeyStore(clock) });
 idempotencyContract({
   name: 'memory',
   create: (clock, o) => createMemoryIdempotencyStore({ clock, ...o }),
+});
+
+webhookStoresContract({
+  name: 'memory',
+  create: (clock) => ({
+    endpoints: createMemoryWebhookStore(),
+    deliveries: createMemoryWebhookDeliveryStore(clock),
+  }),
 });
