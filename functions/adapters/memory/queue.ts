@@ -17,7 +17,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { MessageQueue, SendOptions } from '../../domain/ports.js';
+import type { Clock, MessageQueue, SendOptions } from '../../domain/ports.js';
 
 export type MemoryQueueConsumer = (event: SQSEvent) => Promise<SQSBatchResponse | undefined>;
 
@@ -34,6 +34,12 @@ export interface MemoryQueueOptions {
   readonly deadLetter?: MemoryQueue<unknown> | ((body: string) => void);
   /** Real milliseconds per queue millisecond. @default 1 */
   readonly timeScale?: number;
+  /**
+   * The queue's time instead of the real one, for a use-case test that moves a test clock: delays
+   * and visibility are judged by it when messages are taken (`drain`, or a send or a consumer's
+   * answer waking the consumer), so such a test plays the consumer with `drain`.
+   */
+  readonly clock?: Clock;
 }
 
 export interface ConsumeOptions {
@@ -50,6 +56,8 @@ export interface QueuedMessage<T> {
   readonly body: T;
   readonly receiveCount: number;
   readonly groupId?: string;
+  /** When it can next be received, in the queue's time (epoch ms). */
+  readonly visibleAt: number;
 }
 
 export interface MemoryQueue<T> extends MessageQueue<T> {
@@ -95,7 +103,7 @@ export const createMemoryQueue = <T>(options: MemoryQueueOptions): MemoryQueue<T
   let closed = false;
   // Queue time: real time since the queue's start, stretched by 1 / timeScale.
   const start = Date.now();
-  const now = () => start + (Date.now() - start) / scale;
+  const now = () => options.clock?.now().getTime() ?? start + (Date.now() - start) / scale;
 
   const redrive = (m: Stored): void => {
     stored.delete(m.id);
@@ -194,7 +202,7 @@ export const createMemoryQueue = <T>(options: MemoryQueueOptions): MemoryQueue<T
     for (const m of stored.values()) {
       if (m.visibleAt > at && (next === undefined || m.visibleAt < next)) next = m.visibleAt;
     }
-    if (next !== undefined) {
+    if (next !== undefined && !options.clock) {
       timer = setTimeout(pump, Math.max(1, (next - at) * scale));
       timer.unref();
     }
@@ -240,6 +248,7 @@ export const createMemoryQueue = <T>(options: MemoryQueueOptions): MemoryQueue<T
       return [...stored.values()].map((m) => ({
         body: JSON.parse(m.body) as T,
         receiveCount: m.receiveCount,
+        visibleAt: m.visibleAt,
         ...(m.groupId !== undefined ? { groupId: m.groupId } : {}),
       }));
     },
