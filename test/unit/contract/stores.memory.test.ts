@@ -3,12 +3,17 @@ import { createMemoryAccountStore } from '../../../functions/adapters/memory/acc
 import { createMemoryApiKeyStore } from '../../../functions/adapters/memory/api-keys.js';
 import { createMemoryIdempotencyStore } from '../../../functions/adapters/memory/idempotency.js';
 import {
+  createMemoryBatchOrders,
+  createMemoryRenderOrders,
+} from '../../../functions/adapters/memory/orders.js';
+import {
   createMemoryWebhookDeliveryStore,
   createMemoryWebhookStore,
 } from '../../../functions/adapters/memory/webhooks.js';
 import { accountsContract } from '../../contract/accounts.contract.js';
 import { apiKeysContract } from '../../contract/api-keys.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
+import { ordersContract } from '../../contract/orders.contract.js';
 import { webhookStoresContract } from '../../contract/webhooks.contract.js';
 
 accountsContract({ name: 'memory', create: (clock) => createMemoryAccountStore(clock) });
@@ -24,4 +29,9 @@ webhookStoresContract({
     endpoints: createMemoryWebhookStore(),
     deliveries: createMemoryWebhookDeliveryStore(clock),
   }),
+});
+
+ordersContract({
+  name: 'memory',
+  create: () => ({ renders: createMemoryRenderOrders(), batches: createMemoryBatchOrders() }),
 });
