@@ -5,6 +5,7 @@
 import { createAccountStore } from '../../../functions/adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from '../../../functions/adapters/dynamodb/api-keys.js';
 import { createIdempotencyStore } from '../../../functions/adapters/dynamodb/idempotency.js';
+import { createJobStore } from '../../../functions/adapters/dynamodb/jobs.js';
 import {
   createWebhookDeliveryStore,
   createWebhookStore,
@@ -12,6 +13,7 @@ import {
 import { accountsContract } from '../../contract/accounts.contract.js';
 import { apiKeysContract } from '../../contract/api-keys.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
+import { jobsContract } from '../../contract/jobs.contract.js';
 import { webhookStoresContract } from '../../contract/webhooks.contract.js';
 import { useTable } from '../../helpers/dynalite.js';
 
@@ -39,3 +41,5 @@ webhookStoresContract({
     deliveries: createWebhookDeliveryStore(table.db, table.name, clock),
   }),
 });
+
+jobsContract({ name: 'dynalite', create: (clock, o) => createJobStore(table.db, table.name, clock, o) });

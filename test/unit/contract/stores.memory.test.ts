@@ -2,6 +2,7 @@
 import { createMemoryAccountStore } from '../../../functions/adapters/memory/accounts.js';
 import { createMemoryApiKeyStore } from '../../../functions/adapters/memory/api-keys.js';
 import { createMemoryIdempotencyStore } from '../../../functions/adapters/memory/idempotency.js';
+import { createMemoryJobStore } from '../../../functions/adapters/memory/jobs.js';
 import {
   createMemoryBatchOrders,
   createMemoryRenderOrders,
@@ -13,6 +14,7 @@ import {
 import { accountsContract } from '../../contract/accounts.contract.js';
 import { apiKeysContract } from '../../contract/api-keys.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
+import { jobsContract } from '../../contract/jobs.contract.js';
 import { ordersContract } from '../../contract/orders.contract.js';
 import { webhookStoresContract } from '../../contract/webhooks.contract.js';
 
@@ -35,3 +37,5 @@ ordersContract({
   name: 'memory',
   create: () => ({ renders: createMemoryRenderOrders(), batches: createMemoryBatchOrders() }),
 });
+
+jobsContract({ name: 'memory', create: (clock, o) => createMemoryJobStore(clock, o) });
