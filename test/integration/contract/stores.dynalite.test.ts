@@ -6,6 +6,7 @@ import { createAccountStore } from '../../../functions/adapters/dynamodb/account
 import { createApiKeyStore } from '../../../functions/adapters/dynamodb/api-keys.js';
 import { createIdempotencyStore } from '../../../functions/adapters/dynamodb/idempotency.js';
 import { createJobStore } from '../../../functions/adapters/dynamodb/jobs.js';
+import { createTemplateStore } from '../../../functions/adapters/dynamodb/templates.js';
 import { createUsageStore } from '../../../functions/adapters/dynamodb/usage.js';
 import {
   createWebhookDeliveryStore,
@@ -15,6 +16,7 @@ import { accountsContract } from '../../contract/accounts.contract.js';
 import { apiKeysContract } from '../../contract/api-keys.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
 import { jobsContract } from '../../contract/jobs.contract.js';
+import { templatesContract } from '../../contract/templates.contract.js';
 import { usageContract } from '../../contract/usage.contract.js';
 import { webhookStoresContract } from '../../contract/webhooks.contract.js';
 import { useTable } from '../../helpers/dynalite.js';
@@ -47,3 +49,5 @@ webhookStoresContract({
 jobsContract({ name: 'dynalite', create: (clock, o) => createJobStore(table.db, table.name, clock, o) });
 
 usageContract({ name: 'dynalite', create: (clock) => createUsageStore(table.db, table.name, clock) });
+
+templatesContract({ name: 'dynalite', create: (clock) => createTemplateStore(table.db, table.name, clock) });

@@ -7,6 +7,7 @@ import {
   createMemoryBatchOrders,
   createMemoryRenderOrders,
 } from '../../../functions/adapters/memory/orders.js';
+import { createMemoryTemplateStore } from '../../../functions/adapters/memory/templates.js';
 import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
 import {
   createMemoryWebhookDeliveryStore,
@@ -17,6 +18,7 @@ import { apiKeysContract } from '../../contract/api-keys.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
 import { jobsContract } from '../../contract/jobs.contract.js';
 import { ordersContract } from '../../contract/orders.contract.js';
+import { templatesContract } from '../../contract/templates.contract.js';
 import { usageContract } from '../../contract/usage.contract.js';
 import { webhookStoresContract } from '../../contract/webhooks.contract.js';
 
@@ -43,3 +45,5 @@ ordersContract({
 jobsContract({ name: 'memory', create: (clock, o) => createMemoryJobStore(clock, o) });
 
 usageContract({ name: 'memory', create: (clock) => createMemoryUsageStore(clock) });
+
+templatesContract({ name: 'memory', create: (clock) => createMemoryTemplateStore(clock) });
