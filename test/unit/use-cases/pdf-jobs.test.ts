@@ -1,6 +1,6 @@
 /**
  * The PDF job use cases (domain/pdf-jobs.ts: countRequest, create, get, list) on fakes: the memory
- * job, usage and idempotency stores, the memory renderer and storage (each passing its port's
+ * job, usage, template and idempotency stores, the memory renderer and storage (each passing its port's
  * contract, test/contract), the real template parser, and a test clock. Renders are sync here; the
  * async ones and the worker are test/integration's (async-renders, crash-recovery).
  */
@@ -9,24 +9,16 @@ import { createMemoryIdempotencyStore } from '../../../functions/adapters/memory
 import { createMemoryJobStore } from '../../../functions/adapters/memory/jobs.js';
 import { createMemoryPdfStorage } from '../../../functions/adapters/memory/pdf-storage.js';
 import { createMemoryRenderer } from '../../../functions/adapters/memory/renderer.js';
+import { createMemoryTemplateStore } from '../../../functions/adapters/memory/templates.js';
 import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
 import { ServiceError } from '../../../functions/domain/errors.js';
 import { createPdfJobs } from '../../../functions/domain/pdf-jobs.js';
 import type { Renderer } from '../../../functions/domain/ports.js';
 import type { Principal } from '../../../functions/domain/principal.js';
 import type { RenderCommand } from '../../../functions/domain/render-command.js';
-import type { TemplateStore } from '../../../functions/domain/templates.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { testClock } from '../../helpers/dynalite.js';
 import { readPdf } from '../../helpers/pdf.js';
-
-/** Inline renders never reach the template store: any call to it fails the test. */
-const NO_TEMPLATES = new Proxy({} as TemplateStore, {
-  get: (_, name) => {
-    if (name === 'maxContentBytes') return 1024 * 1024;
-    return () => Promise.reject(new Error(`an inline render called templates.${String(name)}`));
-  },
-});
 
 const setup = (
   plan = { monthlyRenders: 2, rendersPerMinute: 3, concurrentRenders: 2 },
@@ -36,11 +28,12 @@ const setup = (
   const jobs = createMemoryJobStore(clock, { recordRetentionSeconds: 60 * 86_400 });
   const usage = createMemoryUsageStore(clock);
   const storage = createMemoryPdfStorage({ downloadUrlTtlSeconds: 900, uploadUrlTtlSeconds: 60, clock });
+  const templates = createMemoryTemplateStore(clock);
   const faults: string[] = [];
   const pdfJobs = createPdfJobs({
     jobs,
     usage,
-    templates: NO_TEMPLATES,
+    templates,
     idempotency: createMemoryIdempotencyStore({ clock, leaseMs: 60_000 }),
     storage,
     renderer: renderer ?? createMemoryRenderer(),
@@ -56,7 +49,7 @@ const setup = (
     },
     onFault: (message) => faults.push(message),
   });
-  return { clock, jobs, usage, storage, pdfJobs, faults };
+  return { clock, jobs, usage, storage, templates, pdfJobs, faults };
 };
 
 let accounts = 0;
@@ -190,5 +183,47 @@ describe('a sync render', () => {
     expect((await pdfJobs.get(ada, e.jobId as string)).job.status).toBe('failed');
     expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 0 });
     expect(faults.length).toBeGreaterThan(0);
+  });
+
+  it("renders a saved template at its current or a named version; another account's public one offline", async () => {
+    const requests: Parameters<Renderer['render']>[0][] = [];
+    const memory = createMemoryRenderer();
+    const watching: Renderer = {
+      render: (request) => {
+        requests.push(request);
+        return memory.render(request);
+      },
+    };
+    const { pdfJobs, templates } = setup(undefined, watching);
+    const ada = caller();
+    const bob = caller();
+    const id = 'tpl_01JBQ5Y8S1W8M3ZT6YDV1KQ0XE';
+    await templates.create(
+      { id, owner_user_id: ada.accountId, name: 'T', is_public: false },
+      { html: '<p>one {{ n }}</p>', variables: ['n'] },
+    );
+    await templates.revise(id, ada.accountId, { html: '<p>two {{ n }}</p>', variables: ['n'] });
+    const saved = (version: number | null): RenderCommand => ({
+      ...command('', '{"n": 5}'),
+      source: { kind: 'saved', templateId: id, version },
+    });
+    const current = await pdfJobs.create(ada, saved(null));
+    expect(current.job.job).toMatchObject({ status: 'completed', template_id: id, template_version: 2 });
+    expect((await pdfJobs.create(ada, saved(1))).job.job.template_version).toBe(1);
+    expect(requests.map((r) => [r.template.source, r.offline ?? false])).toEqual([
+      ['<p>two {{ n }}</p>', false],
+      ['<p>one {{ n }}</p>', false],
+    ]);
+    expect((await failure(pdfJobs.create(bob, saved(null)))).code).toBe('PDF_TEMPLATE_NOT_FOUND');
+    await templates.setVisibility(id, ada.accountId, true);
+    // Another account names the version it checked.
+    expect((await failure(pdfJobs.create(bob, saved(null)))).code).toBe('VALIDATION_ERROR');
+    await pdfJobs.create(bob, saved(2));
+    expect(requests.at(-1)?.offline).toBe(true);
+    // A variable the template cannot do without, missing: refused before a job is written.
+    const missing = await failure(
+      pdfJobs.create(ada, { ...saved(null), variables: readTemplateDataText('{}') }),
+    );
+    expect(missing.jobId).toBeUndefined();
   });
 });
