@@ -6,7 +6,7 @@ import { monotonicFactory } from 'ulid';
 import { describe, expect, it } from 'vitest';
 import { INTERRUPTED, type Job, type JobStore, type NewJob } from '../../functions/domain/jobs.js';
 import type { Diagnostics } from '../../functions/domain/ports.js';
-import { clockAt, type StoreBackend, type TestClock, unique } from './stores.js';
+import { clockAt, type StoreBackend, unique } from './stores.js';
 
 const nextUlid = monotonicFactory();
 const RETENTION_SECONDS = 2 * 86_400;
@@ -39,12 +39,12 @@ export const jobsContract = (backend: StoreBackend<JobStore, { recordRetentionSe
         account: unique('acct'),
       };
     };
-    const mine = async (jobs: JobStore, clock: TestClock, account: string, at: number) =>
+    const mine = async (jobs: JobStore, account: string, at: number) =>
       (await jobs.openBefore(at, 1000)).filter((r) => r.accountId === account).map((r) => r.jobId);
     const t0 = Date.parse('2026-11-28T10:00:00.000Z');
 
     it('creates a pending job once; with a lease its unit is reserving and it is in the sweeper’s index', async () => {
-      const { jobs, account, clock } = setup();
+      const { jobs, account } = setup();
       const plain = await jobs.create(newJob(account));
       expect(plain).toMatchObject({
         status: 'pending',
@@ -72,8 +72,8 @@ export const jobsContract = (backend: StoreBackend<JobStore, { recordRetentionSe
         lease_until: t0 + 1000,
         mode: 'async',
       });
-      expect(await mine(jobs, clock, account, t0 + 1001)).toEqual([leased.id]);
-      expect(await mine(jobs, clock, account, t0 + 1000)).toEqual([]);
+      expect(await mine(jobs, account, t0 + 1001)).toEqual([leased.id]);
+      expect(await mine(jobs, account, t0 + 1000)).toEqual([]);
       expect(await jobs.get(account, leased.id, true)).toMatchObject(leased);
     });
 
@@ -111,7 +111,7 @@ export const jobsContract = (backend: StoreBackend<JobStore, { recordRetentionSe
       });
       expect(done).not.toHaveProperty('lease_until');
       expect(done).not.toHaveProperty('unit');
-      expect(await mine(jobs, clock, account, t0 + 1e9)).toEqual([]);
+      expect(await mine(jobs, account, t0 + 1e9)).toEqual([]);
       expect(
         await rejectionName(
           jobs.complete(rendering, { fileSizeBytes: 1, pageCount: 1, renderDurationMs: 1 }),
@@ -122,7 +122,7 @@ export const jobsContract = (backend: StoreBackend<JobStore, { recordRetentionSe
     });
 
     it('fails a job either settled at once, or refunding until settled, in the index until then', async () => {
-      const { jobs, account, clock } = setup();
+      const { jobs, account } = setup();
       const error = { code: 'INVALID_HTML_TEMPLATE', message: 'line 2' };
       const a = await jobs.markRendering(
         await jobs.create(newJob(account), { month: '2026-11', leaseUntil: t0 + 1000 }),
@@ -139,9 +139,9 @@ export const jobsContract = (backend: StoreBackend<JobStore, { recordRetentionSe
       const b = await jobs.create(newJob(account), { month: '2026-11', leaseUntil: t0 + 1000 });
       const refunding = await jobs.fail(b, error, null, t0 + 3000);
       expect(refunding).toMatchObject({ status: 'failed', unit: 'refunding', lease_until: t0 + 3000 });
-      expect(await mine(jobs, clock, account, t0 + 3001)).toEqual([b.id]);
+      expect(await mine(jobs, account, t0 + 3001)).toEqual([b.id]);
       await jobs.settled(b);
-      expect(await mine(jobs, clock, account, t0 + 1e9)).toEqual([]);
+      expect(await mine(jobs, account, t0 + 1e9)).toEqual([]);
       expect(await jobs.get(account, b.id, true)).not.toHaveProperty('unit');
       expect(await rejectionName(jobs.fail(refunding, error))).toBe('ConditionalCheckFailedException');
     });
@@ -200,7 +200,7 @@ export const jobsContract = (backend: StoreBackend<JobStore, { recordRetentionSe
     });
 
     it('fails a job whose lease ran out as interrupted, refunding and still in the index; never one whose lease runs', async () => {
-      const { jobs, account, clock } = setup();
+      const { jobs, account } = setup();
       const job = await jobs.markRendering(
         await jobs.create(newJob(account), { month: '2026-11', leaseUntil: t0 + 1000 }),
         t0 + 5000,
@@ -212,7 +212,7 @@ export const jobsContract = (backend: StoreBackend<JobStore, { recordRetentionSe
         error: INTERRUPTED,
         unit: 'refunding',
       });
-      expect(await mine(jobs, clock, account, t0 + 5001)).toEqual([job.id]);
+      expect(await mine(jobs, account, t0 + 5001)).toEqual([job.id]);
       expect(await jobs.failExpired(job, t0 + 9999)).toBe(false);
     });
 

@@ -98,11 +98,7 @@ export const createMemoryWebhookDeliveryStore = (clock: Clock): WebhookDeliveryS
     },
     async recordAttempt(delivery, attempt, next) {
       const found = of(delivery);
-      if (
-        !found ||
-        found.delivery.status !== 'pending' ||
-        found.delivery.attempts.length !== attempt.attempt - 1
-      ) {
+      if (found?.delivery.status !== 'pending' || found.delivery.attempts.length !== attempt.attempt - 1) {
         return false;
       }
       const now = clock.now();
@@ -151,8 +147,7 @@ export const createMemoryWebhookDeliveryStore = (clock: Clock): WebhookDeliveryS
     async postpone(delivery, seenDueAt, dueAt) {
       const found = of(delivery);
       if (
-        !found ||
-        found.delivery.status !== 'pending' ||
+        found?.delivery.status !== 'pending' ||
         found.delivery.attempts.length !== delivery.attempts.length ||
         found.dueAt !== seenDueAt
       ) {
