@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
 import { runAdmin } from '../../lib/admin.js';
 import {
   createTempDataDir,
@@ -19,7 +20,6 @@ import {
   startTestStack,
   useLocalStack,
 } from '../helpers/local-stack.js';
-import { standInRenderer } from '../helpers/stand-in-renderer.js';
 
 const local = useLocalStack();
 const dirs: string[] = [];
@@ -196,7 +196,7 @@ describe('npm run admin -- export / delete on a stopped local stack', () => {
   it("opens the stack's DATA_DIR itself, table and bucket", async () => {
     const dataDir = await createTempDataDir();
     dirs.push(dataDir);
-    const own = await startTestStack({ dataDir, renderer: standInRenderer });
+    const own = await startTestStack({ dataDir, renderer: createMemoryRenderer() });
     let jobId: string;
     try {
       const token = await own.sessionToken('stopped-1');

@@ -8,7 +8,7 @@
  * scrolling, every action inside the screen), an accessible name on every control, their README
  * screenshots, and no console error (a refused Content-Security-Policy included) anywhere.
  *
- * The stack's renders wait until the test lets them go (a stand-in renderer behind a gate), so that
+ * The stack's renders wait until the test lets them go (the memory renderer behind a gate), so that
  * the page is seen showing unfinished work first, whatever the machine's speed.
  */
 import { mkdir } from 'node:fs/promises';
@@ -16,13 +16,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page, SerializedAXNode } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
 import type { Renderer } from '../../functions/renderer/contract.js';
 import { POLL_INTERVAL_MS } from '../../lib/dashboard/site/poll-interval.js';
 import { localSubFor } from '../../lib/local/dashboard.js';
 import { waitForJob } from '../helpers/async-jobs.js';
 import { launchTestBrowser, type PageProblem, watchPage } from '../helpers/browser.js';
 import { putAccountOnPlan, useLocalStack } from '../helpers/local-stack.js';
-import { standInRenderer } from '../helpers/stand-in-renderer.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 // Browser globals for the functions run in the page (see dashboard.test.ts).
@@ -45,6 +45,8 @@ const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true };
 const ADA = 'ada@example.com';
 const BATCH_ITEMS = 25;
 
+const memoryRenderer = createMemoryRenderer();
+
 /** Renders wait for the gate: held, a job stays rendering until the test releases it. */
 let gate: Promise<void> = Promise.resolve();
 let release = () => {};
@@ -56,7 +58,7 @@ const hold = () => {
 const heldRenderer: Renderer = {
   async render(request) {
     await gate;
-    return standInRenderer.render(request);
+    return memoryRenderer.render(request);
   },
 };
 

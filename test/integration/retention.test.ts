@@ -2,14 +2,14 @@
  * PDF_RETENTION_DAYS drives both expiries, on a stack of its own with a shortened retention (one
  * day): the PDF's (file_expires_at, then no link and file_expired) and the job record's (twice as
  * long, expires_at in the table). The job is made to be as old as the test needs by moving its
- * created_at back in the table; the stack's renderer stores a stand-in file (no Chromium).
+ * created_at back in the table; the stack's renderer is the memory renderer (a small real PDF, no Chromium).
  */
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
 import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
-import { standInRenderer } from '../helpers/stand-in-renderer.js';
 
-const local = useLocalStack({ env: { PDF_RETENTION_DAYS: '1' }, renderer: standInRenderer });
+const local = useLocalStack({ env: { PDF_RETENTION_DAYS: '1' }, renderer: createMemoryRenderer() });
 const DAY_MS = 86_400_000;
 
 describe('PDF_RETENTION_DAYS', () => {

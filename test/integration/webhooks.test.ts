@@ -16,13 +16,13 @@ import {
   createWebhookDeliveryStore,
   createWebhookStore,
 } from '../../functions/adapters/dynamodb/webhooks.js';
+import { createMemoryQueue } from '../../functions/adapters/memory/queue.js';
 import { systemClock } from '../../functions/core/runtime.js';
 import { createWebhookJobEvents } from '../../functions/domain/webhook-events.js';
 import { createWebhookEmitter } from '../../functions/domain/webhook-management.js';
 import type { WebhookMessage } from '../../functions/domain/webhooks.js';
 import { errorSchema } from '../../functions/openapi.js';
 import { createHandler } from '../../functions/webhook-sender/index.js';
-import { createInProcessQueue } from '../helpers/in-process-queue.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -370,7 +370,7 @@ describe('job events', () => {
     const token = await local.sessionToken(sub);
     const { id: webhookId, secret } = (await createWebhook(token, { url: receiver.url('/ok/job-events') }))
       .json;
-    const queue = createInProcessQueue<WebhookMessage>({ name: 'job-events-test' });
+    const queue = createMemoryQueue<WebhookMessage>({ name: 'job-events-test' });
     queue.consumeWith(createHandler({ ...local.stack.handlerEnv, ...env }, { webhookQueue: queue }));
     const db = DynamoDBDocumentClient.from(dynamoDbClient(local.stack));
     const events = createWebhookJobEvents({

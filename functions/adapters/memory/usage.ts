@@ -1,0 +1,188 @@
+/**
+ * The UsageStore (domain/usage.ts) in memory, as the DynamoDB adapter (adapters/dynamodb/usage.ts)
+ * behaves: rate windows per account and minute (renders, and template writes apart), counted and
+ * refused in one step; a month's units held by named jobs, so that every unit move happens once
+ * for its job however often it is sent; a running render counted in `inFlight` against the plan's
+ * concurrency, a queued job (reserveQueued) against the quota only; and the counters set again
+ * only from what was read (setUnits). The usage contract (test/contract/usage.contract.ts) runs
+ * the same cases against both.
+ */
+import { minuteOf, monthOf } from '../../domain/clock.js';
+import { ServiceError } from '../../domain/errors.js';
+import type { Clock } from '../../domain/ports.js';
+import {
+  type MonthUsage,
+  monthPeriod,
+  type RateLimitState,
+  type UnitCounters,
+  type UsageStore,
+} from '../../domain/usage.js';
+import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
+
+/** A refusal for concurrency is worth retrying soon (the DynamoDB adapter's CONCURRENCY_RETRY_SECONDS). */
+const CONCURRENCY_RETRY_SECONDS = 2;
+
+interface Month {
+  rendersUsed?: number;
+  inFlight?: number;
+  pdfBytes: number;
+  renderMs: number;
+  holders: Set<string>;
+  queued: Set<string>;
+}
+
+const secondsLeftInMinute = (now: Date, minute: number): number =>
+  Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
+
+const count = (value: number | undefined): number => (value !== undefined && value > 0 ? value : 0);
+
+export const createMemoryUsageStore = (clock: Clock): UsageStore => {
+  const windows = new Map<string, number>();
+  const months = new Map<string, Month>();
+  const monthOfAccount = (accountId: string, month: string): Month => {
+    const key = JSON.stringify([accountId, month]);
+    let found = months.get(key);
+    if (!found) {
+      found = { pdfBytes: 0, renderMs: 0, holders: new Set(), queued: new Set() };
+      months.set(key, found);
+    }
+    return found;
+  };
+  const peek = (accountId: string, month: string) => months.get(JSON.stringify([accountId, month]));
+
+  const refusal = (plan: Plan, used: number, inFlight: number): ServiceError | undefined => {
+    const now = clock.now();
+    const concurrent = plan.concurrentRenders ?? DEFAULT_CONCURRENT_RENDERS;
+    if (used >= plan.monthlyRenders) {
+      const resetAt = monthPeriod(now).end;
+      return new ServiceError(
+        'PLAN_QUOTA_EXCEEDED',
+        `Monthly quota of ${plan.monthlyRenders} renders used up; it resets at ${resetAt.toISOString()}`,
+        { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
+      );
+    }
+    if (inFlight >= concurrent) {
+      return new ServiceError(
+        'CONCURRENCY_LIMIT_EXCEEDED',
+        `The plan runs at most ${concurrent} renders at once for an account; retry in ${CONCURRENCY_RETRY_SECONDS} s`,
+        { retryAfterSeconds: CONCURRENCY_RETRY_SECONDS },
+      );
+    }
+    return undefined;
+  };
+
+  const hit = (accountId: string, window: string, limit: number, what: string): RateLimitState => {
+    const now = clock.now();
+    const minute = minuteOf(now);
+    const resetSeconds = secondsLeftInMinute(now, minute);
+    const key = JSON.stringify([accountId, window, minute]);
+    const seen = windows.get(key) ?? 0;
+    if (seen >= limit) {
+      throw new ServiceError(
+        'USAGE_LIMIT_EXCEEDED',
+        `Rate limit of ${limit} ${what} per minute exceeded; retry in ${resetSeconds} s`,
+        { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
+      );
+    }
+    windows.set(key, seen + 1);
+    return { limit, remaining: Math.max(0, limit - seen - 1), resetSeconds };
+  };
+
+  /** Where job `jobId` holds a unit of the month, taken out of there; undefined when it holds none. */
+  const take = (m: Month | undefined, jobId: string): 'running' | 'queued' | undefined => {
+    if (m?.holders.delete(jobId)) {
+      m.inFlight = (m.inFlight ?? 0) - 1;
+      return 'running';
+    }
+    return m?.queued.delete(jobId) ? 'queued' : undefined;
+  };
+
+  return {
+    async readRateLimit(accountId, plan) {
+      const now = clock.now();
+      const minute = minuteOf(now);
+      const seen = windows.get(JSON.stringify([accountId, 'renders', minute])) ?? 0;
+      return {
+        limit: plan.rendersPerMinute,
+        remaining: Math.max(0, plan.rendersPerMinute - seen),
+        resetSeconds: secondsLeftInMinute(now, minute),
+      };
+    },
+
+    async readMonth(accountId, month): Promise<MonthUsage> {
+      const m = peek(accountId, month);
+      return {
+        rendersUsed: count(m?.rendersUsed),
+        pdfBytes: count(m?.pdfBytes),
+        renderMs: count(m?.renderMs),
+      };
+    },
+
+    async hitRateLimit(accountId, plan) {
+      return hit(accountId, 'renders', plan.rendersPerMinute, 'render requests');
+    },
+
+    async hitTemplateWriteLimit(accountId, perMinute) {
+      return hit(accountId, 'template_writes', perMinute, 'template writes');
+    },
+
+    async reserveRender(accountId, plan, month_, jobId) {
+      const month = month_ ?? monthOf(clock.now());
+      const m = monthOfAccount(accountId, month);
+      if (m.holders.has(jobId)) return month;
+      const refused = refusal(plan, count(m.rendersUsed), count(m.inFlight));
+      if (refused) throw refused;
+      m.rendersUsed = (m.rendersUsed ?? 0) + 1;
+      m.inFlight = (m.inFlight ?? 0) + 1;
+      m.holders.add(jobId);
+      return month;
+    },
+
+    async checkReservable(accountId, plan, month, seen) {
+      if (seen && !refusal(plan, count(seen.rendersUsed), count(seen.inFlight))) return;
+      const m = peek(accountId, month);
+      const refused = refusal(plan, count(m?.rendersUsed), count(m?.inFlight));
+      if (refused) throw refused;
+    },
+
+    async reserveQueued(accountId, plan, month, jobId) {
+      const m = monthOfAccount(accountId, month);
+      if (m.queued.has(jobId)) return month;
+      const refused = refusal(plan, count(m.rendersUsed), 0);
+      if (refused) throw refused;
+      if (m.holders.has(jobId)) throw new Error(`job ${jobId} holds a running render's unit already`);
+      m.rendersUsed = (m.rendersUsed ?? 0) + 1;
+      m.queued.add(jobId);
+      return month;
+    },
+
+    async releaseRender(accountId, month, jobId) {
+      const m = peek(accountId, month);
+      if (m && take(m, jobId)) m.rendersUsed = (m.rendersUsed ?? 0) - 1;
+    },
+
+    async recordRender(accountId, month, pdfBytes, renderMs, jobId) {
+      const m = peek(accountId, month);
+      if (!m || !take(m, jobId)) return;
+      m.pdfBytes += pdfBytes;
+      m.renderMs += renderMs;
+    },
+
+    async readUnits(accountId, month): Promise<UnitCounters> {
+      const m = peek(accountId, month);
+      return { rendersUsed: m?.rendersUsed, inFlight: m?.inFlight };
+    },
+
+    async setUnits(accountId, month, seen, next, holders = [], queuedHolders = []) {
+      const m = peek(accountId, month);
+      // Absent counters (never written) are undefined on both sides.
+      if (m?.rendersUsed !== seen.rendersUsed || m?.inFlight !== seen.inFlight) return false;
+      const target = monthOfAccount(accountId, month);
+      target.rendersUsed = next.rendersUsed;
+      target.inFlight = next.inFlight;
+      target.holders = new Set(holders);
+      target.queued = new Set(queuedHolders);
+      return true;
+    },
+  };
+};

@@ -1,0 +1,138 @@
+/**
+ * The UsageStore port's contract (domain/usage.ts): the same cases for the memory store and the
+ * DynamoDB adapter on dynalite. Minutes and months are the test clock's.
+ */
+import { describe, expect, it } from 'vitest';
+import { ServiceError } from '../../functions/domain/errors.js';
+import type { UsageStore } from '../../functions/domain/usage.js';
+import type { Plan } from '../../functions/settings.js';
+import { clockAt, type StoreBackend, unique } from './stores.js';
+
+const PLAN: Plan = { monthlyRenders: 3, rendersPerMinute: 2, concurrentRenders: 2 };
+const MONTH = '2026-11';
+
+const refusal = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof ServiceError) return { code: e.code, retryAfterSeconds: e.retryAfterSeconds };
+    throw e;
+  }
+  return undefined;
+};
+
+export const usageContract = (backend: StoreBackend<UsageStore>): void => {
+  describe(`the usage store on ${backend.name}`, () => {
+    const setup = (at = '2026-11-28T10:00:15.000Z') => {
+      const clock = clockAt(at);
+      return { clock, usage: backend.create(clock, {}), account: unique('acct') };
+    };
+
+    it('counts render requests per minute, refusing past the plan’s rate; template writes apart', async () => {
+      const { usage, account, clock } = setup();
+      expect(await usage.readRateLimit(account, PLAN)).toEqual({ limit: 2, remaining: 2, resetSeconds: 45 });
+      expect(await usage.hitRateLimit(account, PLAN)).toEqual({ limit: 2, remaining: 1, resetSeconds: 45 });
+      expect(await usage.hitRateLimit(account, PLAN)).toMatchObject({ remaining: 0 });
+      expect(await refusal(usage.hitRateLimit(account, PLAN))).toEqual({
+        code: 'USAGE_LIMIT_EXCEEDED',
+        retryAfterSeconds: 45,
+      });
+      expect(await usage.readRateLimit(account, PLAN)).toMatchObject({ remaining: 0 });
+      expect(await usage.hitTemplateWriteLimit(account, 1)).toMatchObject({ limit: 1, remaining: 0 });
+      expect((await refusal(usage.hitTemplateWriteLimit(account, 1)))?.code).toBe('USAGE_LIMIT_EXCEEDED');
+      clock.advance(45_000);
+      expect(await usage.hitRateLimit(account, PLAN)).toEqual({ limit: 2, remaining: 1, resetSeconds: 60 });
+    });
+
+    it('holds a unit and a running render per job, once however often asked, refused by quota then concurrency', async () => {
+      const { usage, account } = setup();
+      expect(await usage.reserveRender(account, PLAN, undefined, 'job_a')).toBe(MONTH);
+      expect(await usage.reserveRender(account, PLAN, MONTH, 'job_a')).toBe(MONTH);
+      await usage.reserveRender(account, PLAN, MONTH, 'job_b');
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 2, inFlight: 2 });
+      expect(await refusal(usage.reserveRender(account, PLAN, MONTH, 'job_c'))).toEqual({
+        code: 'CONCURRENCY_LIMIT_EXCEEDED',
+        retryAfterSeconds: 2,
+      });
+      expect((await refusal(usage.checkReservable(account, PLAN, MONTH)))?.code).toBe(
+        'CONCURRENCY_LIMIT_EXCEEDED',
+      );
+      await usage.recordRender(account, MONTH, 1000, 40, 'job_a');
+      await usage.recordRender(account, MONTH, 1000, 40, 'job_a'); // sent twice: recorded once
+      await usage.releaseRender(account, MONTH, 'job_b');
+      await usage.releaseRender(account, MONTH, 'job_b');
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 1, inFlight: 0 });
+      expect(await usage.readMonth(account, MONTH)).toEqual({ rendersUsed: 1, pdfBytes: 1000, renderMs: 40 });
+      await usage.reserveRender(account, PLAN, MONTH, 'job_c');
+      await usage.recordRender(account, MONTH, 500, 10, 'job_c');
+      await usage.reserveRender(account, PLAN, MONTH, 'job_d');
+      const quota = await refusal(usage.reserveRender(account, PLAN, MONTH, 'job_e'));
+      expect(quota?.code).toBe('PLAN_QUOTA_EXCEEDED');
+      // Until the month's end: 2026-12-01T00:00:00Z.
+      expect(quota?.retryAfterSeconds).toBe(
+        Math.ceil((Date.parse('2026-12-01T00:00:00.000Z') - Date.parse('2026-11-28T10:00:15.000Z')) / 1000),
+      );
+      expect((await refusal(usage.checkReservable(account, PLAN, MONTH)))?.code).toBe('PLAN_QUOTA_EXCEEDED');
+      // A month of its own.
+      expect(await usage.readMonth(account, '2026-12')).toEqual({ rendersUsed: 0, pdfBytes: 0, renderMs: 0 });
+    });
+
+    it('holds a queued job’s unit against the quota only', async () => {
+      const { usage, account } = setup();
+      await usage.reserveRender(account, PLAN, MONTH, 'job_r1');
+      await usage.reserveRender(account, PLAN, MONTH, 'job_r2');
+      expect(await usage.reserveQueued(account, PLAN, MONTH, 'job_q')).toBe(MONTH);
+      expect(await usage.reserveQueued(account, PLAN, MONTH, 'job_q')).toBe(MONTH);
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 3, inFlight: 2 });
+      expect((await refusal(usage.reserveQueued(account, PLAN, MONTH, 'job_q2')))?.code).toBe(
+        'PLAN_QUOTA_EXCEEDED',
+      );
+      await usage.recordRender(account, MONTH, 7, 3, 'job_q');
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 3, inFlight: 2 });
+      await usage.releaseRender(account, MONTH, 'job_r1');
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 2, inFlight: 1 });
+      expect(await usage.readMonth(account, MONTH)).toMatchObject({ pdfBytes: 7, renderMs: 3 });
+    });
+
+    it('trusts counters read a moment earlier only when they allow a reservation', async () => {
+      const { usage, account } = setup();
+      await expect(
+        usage.checkReservable(account, PLAN, MONTH, { rendersUsed: 0, inFlight: 0 }),
+      ).resolves.toBeUndefined();
+      // Seen full, but nothing is held now: a fresh read allows it.
+      await expect(
+        usage.checkReservable(account, PLAN, MONTH, { rendersUsed: 3, inFlight: 2 }),
+      ).resolves.toBeUndefined();
+    });
+
+    it('sets the counters and their holders only from what was read', async () => {
+      const { usage, account } = setup();
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: undefined, inFlight: undefined });
+      expect(
+        await usage.setUnits(
+          account,
+          MONTH,
+          { rendersUsed: 1, inFlight: 0 },
+          { rendersUsed: 2, inFlight: 1 },
+        ),
+      ).toBe(false);
+      expect(
+        await usage.setUnits(
+          account,
+          MONTH,
+          {},
+          { rendersUsed: 2, inFlight: 1 },
+          ['job_live'],
+          ['job_queued'],
+        ),
+      ).toBe(true);
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 2, inFlight: 1 });
+      expect(await usage.setUnits(account, MONTH, {}, { rendersUsed: 0, inFlight: 0 })).toBe(false);
+      // The holders set are the ones whose moves now count.
+      await usage.recordRender(account, MONTH, 10, 1, 'job_live');
+      await usage.releaseRender(account, MONTH, 'job_queued');
+      await usage.releaseRender(account, MONTH, 'job_unknown');
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 1, inFlight: 0 });
+    });
+  });
+};

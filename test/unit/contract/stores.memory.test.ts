@@ -1,0 +1,49 @@
+/** The store contracts (test/contract/*.contract.ts) on the memory stores (functions/adapters/memory). */
+import { createMemoryAccountStore } from '../../../functions/adapters/memory/accounts.js';
+import { createMemoryApiKeyStore } from '../../../functions/adapters/memory/api-keys.js';
+import { createMemoryIdempotencyStore } from '../../../functions/adapters/memory/idempotency.js';
+import { createMemoryJobStore } from '../../../functions/adapters/memory/jobs.js';
+import {
+  createMemoryBatchOrders,
+  createMemoryRenderOrders,
+} from '../../../functions/adapters/memory/orders.js';
+import { createMemoryTemplateStore } from '../../../functions/adapters/memory/templates.js';
+import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
+import {
+  createMemoryWebhookDeliveryStore,
+  createMemoryWebhookStore,
+} from '../../../functions/adapters/memory/webhooks.js';
+import { accountsContract } from '../../contract/accounts.contract.js';
+import { apiKeysContract } from '../../contract/api-keys.contract.js';
+import { idempotencyContract } from '../../contract/idempotency.contract.js';
+import { jobsContract } from '../../contract/jobs.contract.js';
+import { ordersContract } from '../../contract/orders.contract.js';
+import { templatesContract } from '../../contract/templates.contract.js';
+import { usageContract } from '../../contract/usage.contract.js';
+import { webhookStoresContract } from '../../contract/webhooks.contract.js';
+
+accountsContract({ name: 'memory', create: (clock) => createMemoryAccountStore(clock) });
+apiKeysContract({ name: 'memory', create: (clock) => createMemoryApiKeyStore(clock) });
+idempotencyContract({
+  name: 'memory',
+  create: (clock, o) => createMemoryIdempotencyStore({ clock, ...o }),
+});
+
+webhookStoresContract({
+  name: 'memory',
+  create: (clock) => ({
+    endpoints: createMemoryWebhookStore(),
+    deliveries: createMemoryWebhookDeliveryStore(clock),
+  }),
+});
+
+ordersContract({
+  name: 'memory',
+  create: () => ({ renders: createMemoryRenderOrders(), batches: createMemoryBatchOrders() }),
+});
+
+jobsContract({ name: 'memory', create: (clock, o) => createMemoryJobStore(clock, o) });
+
+usageContract({ name: 'memory', create: (clock) => createMemoryUsageStore(clock) });
+
+templatesContract({ name: 'memory', create: (clock) => createMemoryTemplateStore(clock) });

@@ -1,0 +1,131 @@
+/**
+ * The sweeper (domain/sweeper.ts) on fakes: the memory job and usage stores and the memory queue
+ * (each passing its port's contract, test/contract), and a test clock. Jobs are left as a request
+ * that died would leave them, through the stores' own operations; the sweeper ends them and works
+ * the month's counters out again from its jobs.
+ */
+import { describe, expect, it } from 'vitest';
+import { createMemoryJobStore } from '../../../functions/adapters/memory/jobs.js';
+import { createMemoryQueue } from '../../../functions/adapters/memory/queue.js';
+import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
+import type { RenderMessage } from '../../../functions/domain/async-renders.js';
+import { newJobId } from '../../../functions/domain/ids.js';
+import { createJobLifecycle } from '../../../functions/domain/job-lifecycle.js';
+import { INTERRUPTED, type Job, type NewJob } from '../../../functions/domain/jobs.js';
+import { createSweeper } from '../../../functions/domain/sweeper.js';
+import type { Plan } from '../../../functions/settings.js';
+import { checkSettings } from '../../../functions/settings.js';
+import { testClock } from '../../helpers/dynalite.js';
+
+const PLAN: Plan = { monthlyRenders: 10, rendersPerMinute: 10, concurrentRenders: 3 };
+const ACCOUNT = 'acct-swept';
+const MONTH = '2026-11';
+
+const setup = () => {
+  const clock = testClock('2026-11-28T10:00:00.000Z');
+  const jobs = createMemoryJobStore(clock, { recordRetentionSeconds: 60 * 86_400 });
+  const usage = createMemoryUsageStore(clock);
+  const queue = createMemoryQueue<RenderMessage>({ name: 'renders', clock });
+  const faults: unknown[] = [];
+  const onFault = (message: string, e: unknown) => faults.push([message, e]);
+  const limits = { ...checkSettings({}), asyncMaxAttempts: 2, asyncQueueLeaseSeconds: 300 };
+  const sweeper = createSweeper({
+    jobs,
+    lifecycle: createJobLifecycle({ jobs, usage, clock, limits, onFault }),
+    usage,
+    clock,
+    renderQueue: queue,
+    limits,
+    onFault,
+  });
+  const now = () => clock.now().getTime();
+  /** A job whose request reserved its unit and began rendering, then died. */
+  const dead = async (over: Partial<NewJob> = {}): Promise<Job> => {
+    const id = newJobId();
+    const job = await jobs.create(
+      {
+        id,
+        account_id: ACCOUNT,
+        template_id: null,
+        template_version: null,
+        object_key: `pdf/${ACCOUNT}/${id}.pdf`,
+        ...over,
+      },
+      { month: MONTH, leaseUntil: now() + 30_000 },
+    );
+    await usage.reserveRender(ACCOUNT, PLAN, MONTH, id);
+    return jobs.markRendering(job, now() + 30_000);
+  };
+  return { clock, jobs, usage, queue, sweeper, faults, dead, now };
+};
+
+describe('the sweeper', () => {
+  it('fails a job whose holder died once its lease ran out, and gives its unit back', async () => {
+    const { sweeper, jobs, usage, clock, dead, faults } = setup();
+    const job = await dead();
+    expect(await usage.readUnits(ACCOUNT, MONTH)).toEqual({ rendersUsed: 1, inFlight: 1 });
+    expect(await sweeper.sweep()).toMatchObject({ expired: 0, interrupted: 0 });
+    clock.advance(31_000);
+    expect(await sweeper.sweep()).toMatchObject({ expired: 1, interrupted: 1, reconciled: 1, deferred: 0 });
+    expect(await jobs.get(ACCOUNT, job.id, true)).toMatchObject({ status: 'failed', error: INTERRUPTED });
+    expect(await usage.readUnits(ACCOUNT, MONTH)).toEqual({ rendersUsed: 0, inFlight: 0 });
+    // Nothing is left for the next pass.
+    clock.advance(60_000);
+    expect(await sweeper.sweep()).toMatchObject({ expired: 0 });
+    expect(faults).toEqual([]);
+  });
+
+  it('leaves a job whose holder renews its lease, and keeps the units of completed and running jobs', async () => {
+    const { sweeper, jobs, usage, clock, dead, now } = setup();
+    const live = await dead();
+    const gone = await dead();
+    const done = await dead();
+    await jobs.complete(done, { fileSizeBytes: 10, pageCount: 1, renderDurationMs: 5 });
+    await usage.recordRender(ACCOUNT, MONTH, 10, 5, done.id);
+    clock.advance(20_000);
+    await jobs.renew(live, now() + 30_000);
+    clock.advance(11_000);
+    expect(await sweeper.sweep()).toMatchObject({ interrupted: 1 });
+    expect((await jobs.get(ACCOUNT, live.id, true))?.status).toBe('rendering');
+    expect((await jobs.get(ACCOUNT, gone.id, true))?.status).toBe('failed');
+    // The completed render's unit and the running one's stay held.
+    expect(await usage.readUnits(ACCOUNT, MONTH)).toEqual({ rendersUsed: 2, inFlight: 1 });
+  });
+
+  it('sends an async job whose lease ran out to the queue again while it has attempts left, then fails it', async () => {
+    const { sweeper, jobs, queue, clock, now } = setup();
+    const id = newJobId();
+    const created = await jobs.create(
+      {
+        id,
+        account_id: ACCOUNT,
+        template_id: null,
+        template_version: null,
+        object_key: `pdf/${ACCOUNT}/${id}.pdf`,
+        mode: 'async',
+      },
+      { month: MONTH, leaseUntil: now() + 30_000 },
+    );
+    const held = await jobs.hold(created, now() + 30_000);
+    const claimed = (await jobs.claim(held, now() + 30_000, now())) as Job;
+    expect(claimed.attempts).toBe(1);
+    clock.advance(31_000);
+    expect(await sweeper.sweep()).toMatchObject({ requeued: 1, interrupted: 0 });
+    expect(queue.drain()).toEqual([{ v: 1, account_id: ACCOUNT, job_id: id }]);
+    expect(await jobs.get(ACCOUNT, id, true)).toMatchObject({
+      status: 'pending',
+      lease_until: now() + 300_000,
+    });
+    // The second attempt dies too: none left.
+    const again = (await jobs.claim(
+      (await jobs.get(ACCOUNT, id, true)) as Job,
+      now() + 30_000,
+      now(),
+    )) as Job;
+    expect(again.attempts).toBe(2);
+    clock.advance(31_000);
+    expect(await sweeper.sweep()).toMatchObject({ requeued: 0, interrupted: 1 });
+    expect(queue.drain()).toEqual([]);
+    expect((await jobs.get(ACCOUNT, id, true))?.error).toEqual(INTERRUPTED);
+  });
+});

@@ -1,0 +1,236 @@
+/**
+ * The webhook use cases (domain/webhook-management.ts, webhook-sender.ts) on fakes: the memory
+ * endpoint and delivery stores and the memory queue (each passing its port's contract,
+ * test/contract), the real secret box and webhook client, a receiver on loopback, and a test
+ * clock the test moves. The test plays the queue's consumer: it drains what is due and hands it
+ * to the sender.
+ */
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import {
+  createWebhookClient,
+  createWebhookUrlCheck,
+} from '../../../functions/adapters/http/webhook-client.js';
+import { createMemoryQueue } from '../../../functions/adapters/memory/queue.js';
+import {
+  createMemoryWebhookDeliveryStore,
+  createMemoryWebhookStore,
+} from '../../../functions/adapters/memory/webhooks.js';
+import { secretBoxOf } from '../../../functions/adapters/secrets-manager/webhook-secret-box.js';
+import { ServiceError } from '../../../functions/domain/errors.js';
+import type { Principal } from '../../../functions/domain/principal.js';
+import { createWebhookManagement } from '../../../functions/domain/webhook-management.js';
+import {
+  type AttemptOutcome,
+  createOverdueDeliveries,
+  createWebhookSender,
+} from '../../../functions/domain/webhook-sender.js';
+import type { WebhookMessage } from '../../../functions/domain/webhooks.js';
+import { testClock } from '../../helpers/dynalite.js';
+import { useWebhookReceiver } from '../../helpers/webhook-receiver.js';
+
+const receiver = useWebhookReceiver();
+const ADA: Principal = {
+  accountId: 'acct-ada',
+  email: 'ada@example.com',
+  credential: 'session',
+  plan: 'free',
+};
+const lookup = async () => ['93.184.216.34'];
+
+const setup = (maxEndpoints = 10, start = '2026-11-28T10:00:00.000Z') => {
+  const clock = testClock(start);
+  const endpoints = createMemoryWebhookStore();
+  const deliveries = createMemoryWebhookDeliveryStore(clock);
+  const queue = createMemoryQueue<WebhookMessage>({ name: 'webhooks', clock });
+  const secrets = secretBoxOf(async () => 'k'.repeat(64));
+  const allowHosts = [receiver.hostPort];
+  const management = createWebhookManagement({
+    endpoints,
+    deliveries,
+    secrets,
+    queue,
+    checkUrl: createWebhookUrlCheck({ allowHosts, lookup }),
+    clock,
+    maxEndpoints,
+  });
+  const sender = createWebhookSender({
+    endpoints,
+    deliveries,
+    secrets,
+    queue,
+    post: createWebhookClient({ timeoutMs: 2000, allowHosts, lookup }),
+    clock,
+    schedule: { firstRetrySeconds: 10, windowSeconds: 30 },
+  });
+  /** Hands every message due now to the sender; the outcomes. */
+  const consume = async (): Promise<AttemptOutcome[]> => {
+    const outcomes: AttemptOutcome[] = [];
+    for (const message of queue.drain()) outcomes.push(await sender.handle(message));
+    return outcomes;
+  };
+  return { clock, endpoints, deliveries, queue, management, sender, consume };
+};
+
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'ok',
+    (e: unknown) => (e instanceof ServiceError ? e.code : String(e)),
+  );
+
+describe('webhook endpoints', () => {
+  it('shows the signing secret once; lists, reads and deletes the account’s own endpoints', async () => {
+    const { management } = setup();
+    const created = await management.create(ADA, {
+      url: receiver.url('/ok/a'),
+      description: 'ci',
+      events: null,
+    });
+    expect(created.secret).toMatch(/^whsec_/);
+    expect(created.events).toEqual(['job.completed', 'job.failed', 'batch.completed']);
+    const listed = await management.list(ADA);
+    expect(listed).toEqual([
+      {
+        id: created.id,
+        url: created.url,
+        description: 'ci',
+        events: created.events,
+        created_at: '2026-11-28T10:00:00.000Z',
+      },
+    ]);
+    expect(JSON.stringify(listed)).not.toContain(created.secret.slice(6));
+    const other: Principal = { ...ADA, accountId: 'acct-other' };
+    expect(await codeOf(management.get(other, created.id))).toBe('WEBHOOK_ENDPOINT_NOT_FOUND');
+    await management.delete(ADA, created.id);
+    expect(await codeOf(management.get(ADA, created.id))).toBe('WEBHOOK_ENDPOINT_NOT_FOUND');
+    expect(await codeOf(management.delete(ADA, created.id))).toBe('WEBHOOK_ENDPOINT_NOT_FOUND');
+  });
+
+  it('refuses a private address and an account over its limit of endpoints', async () => {
+    const { management } = setup(1);
+    expect(
+      await codeOf(management.create(ADA, { url: 'https://10.0.0.7/hook', description: null, events: null })),
+    ).toBe('WEBHOOK_URL_NOT_ALLOWED');
+    await management.create(ADA, { url: receiver.url('/ok/b'), description: null, events: null });
+    expect(
+      await codeOf(management.create(ADA, { url: receiver.url('/ok/c'), description: null, events: null })),
+    ).toBe('WEBHOOK_LIMIT_REACHED');
+  });
+});
+
+describe('webhook deliveries', () => {
+  it('sends a test event signed with the endpoint’s secret, and records the attempt once', async () => {
+    // Now: a receiver refuses a signature timestamp far from its own time.
+    const { management, consume, queue } = setup(10, new Date().toISOString());
+    const endpoint = await management.create(ADA, {
+      url: receiver.url('/ok/signed'),
+      description: null,
+      events: null,
+    });
+    const delivery = await management.test(ADA, endpoint.id);
+    expect(delivery).toMatchObject({ status: 'pending', event_type: 'webhook.test', attempts: [] });
+    const [message] = queue.messages();
+    expect(message).toMatchObject({ body: { delivery_id: delivery.id, attempt: 1 }, groupId: ADA.accountId });
+    expect(await consume()).toEqual(['succeeded']);
+    const [request] = await receiver.waitFor('/ok/signed', 1);
+    const payload = new Webhook(endpoint.secret).verify(
+      request?.body ?? '',
+      request?.headers as Record<string, string>,
+    );
+    expect(payload).toMatchObject({ type: 'webhook.test', data: { webhook_id: endpoint.id } });
+    expect(request?.headers['webhook-id']).toBe(delivery.id);
+    // The same message again (at least once): no second attempt.
+    await queue.send(message?.body as WebhookMessage);
+    expect(await consume()).toEqual(['duplicate']);
+    const [shown] = await management.deliveries(ADA, endpoint.id, { limit: 10, offset: 0 });
+    expect(shown).toMatchObject({ status: 'succeeded', next_attempt_at: null });
+    expect(shown?.attempts).toEqual([
+      expect.objectContaining({ attempt: 1, outcome: 'succeeded', response_status: 204, error: null }),
+    ]);
+  });
+
+  it('retries a failing receiver with backoff while the window is open, then fails; a redelivery opens a new window', async () => {
+    const { management, consume, queue, clock } = setup();
+    const endpoint = await management.create(ADA, {
+      url: receiver.url('/down/retries'),
+      description: null,
+      events: null,
+    });
+    receiver.setDown(true);
+    try {
+      const { id } = await management.test(ADA, endpoint.id);
+      const outcomes: AttemptOutcome[] = [];
+      const delays: number[] = [];
+      for (let i = 0; i < 5 && queue.messages().length > 0; i++) {
+        const [next] = queue.messages();
+        delays.push(((next?.visibleAt ?? 0) - clock.now().getTime()) / 1000);
+        clock.set(new Date(next?.visibleAt ?? 0).toISOString());
+        outcomes.push(...(await consume()));
+      }
+      // Due at 0, 10 and 30 s into a 30 s window: three attempts.
+      expect(outcomes).toEqual(['retrying', 'retrying', 'failed']);
+      expect(delays).toEqual([0, 10, 20]);
+      const [failed] = await management.deliveries(ADA, endpoint.id, { limit: 10, offset: 0 });
+      expect(failed).toMatchObject({ id, status: 'failed' });
+      expect(failed?.attempts.map((a) => [a.attempt, a.response_status, a.error])).toEqual([
+        [1, 503, 'HTTP 503: the receiver did not answer 2xx'],
+        [2, 503, 'HTTP 503: the receiver did not answer 2xx'],
+        [3, 503, 'HTTP 503: the receiver did not answer 2xx'],
+      ]);
+      receiver.setDown(false);
+      clock.advance(3_600_000);
+      expect(await management.redeliver(ADA, endpoint.id, id)).toMatchObject({ status: 'pending' });
+      expect(await consume()).toEqual(['succeeded']);
+      const [again] = await management.deliveries(ADA, endpoint.id, { limit: 10, offset: 0 });
+      expect(again?.attempts.map((a) => a.outcome)).toEqual(['failed', 'failed', 'failed', 'succeeded']);
+    } finally {
+      receiver.setDown(false);
+    }
+  });
+
+  it('fails a pending delivery at its next attempt once its endpoint is deleted', async () => {
+    const { management, consume, deliveries } = setup();
+    const endpoint = await management.create(ADA, {
+      url: receiver.url('/ok/deleted'),
+      description: null,
+      events: null,
+    });
+    const { id } = await management.test(ADA, endpoint.id);
+    await management.delete(ADA, endpoint.id);
+    expect(await consume()).toEqual(['failed']);
+    expect((await deliveries.get(ADA.accountId, endpoint.id, id))?.attempts).toEqual([
+      expect.objectContaining({
+        outcome: 'failed',
+        response_status: null,
+        error: 'the endpoint was deleted',
+      }),
+    ]);
+  });
+
+  it('queues again a delivery whose message never came, once it is overdue, and only once per pass of sweepers', async () => {
+    const { management, consume, queue, deliveries, clock } = setup();
+    const endpoint = await management.create(ADA, {
+      url: receiver.url('/ok/overdue'),
+      description: null,
+      events: null,
+    });
+    await management.test(ADA, endpoint.id);
+    queue.drain(); // the message is lost
+    const sweepers = [1, 2].map(() =>
+      createOverdueDeliveries({
+        deliveries,
+        queue,
+        clock,
+        overdueSeconds: 60,
+        onFault: (message, e) => {
+          throw new Error(`${message}: ${String(e)}`);
+        },
+      }),
+    );
+    expect(await sweepers[0]?.requeue()).toBe(0); // not overdue yet
+    clock.advance(61_000);
+    expect(await Promise.all(sweepers.map((s) => s.requeue()))).toEqual(expect.arrayContaining([0, 1]));
+    expect(queue.messages()).toHaveLength(1);
+    expect(await consume()).toEqual(['succeeded']);
+  });
+});
