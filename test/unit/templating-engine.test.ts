@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { parseTemplate, renderTemplate, TemplateError } from '../../functions/templating/index.js';
-import { controlMs, describeBound, type PaceBound, paceBound, since } from '../helpers/timing.js';
+import {
+  controlMs,
+  describeBound,
+  type PaceBound,
+  paceBound,
+  reportRatio,
+  since,
+} from '../helpers/timing.js';
 
 const failure = (source: string, variables: Record<string, unknown> = {}, options = {}): TemplateError => {
   try {
@@ -227,6 +234,11 @@ describe('bounded while it runs', () => {
     const { out, ms } = wrap(1_000_000);
     expect(out.length).toBe(1_999_999);
     expect(out.slice(0, 6)).toBe('x\nx\nx\n');
+    reportRatio(
+      'templating engine: wordwrap of 10 times the length against the control',
+      ms / Math.max(control.ms, 20),
+      30,
+    );
     expect(ms).toBeLessThan(30 * Math.max(control.ms, 20));
     const e = failure('{{ s|wordwrap(1) }}', { s: 'x'.repeat(1_000_000) }, { deadline: Date.now() + 20 });
     expect(e).toMatchObject({ kind: 'limit', outputTooLarge: false });
