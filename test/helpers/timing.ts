@@ -10,7 +10,7 @@
  * against their own controls; those files also report the ratio (reportRatio) for the bench
  * (`npm run bench`, test/bench/ratios.ts).
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 
 /** Milliseconds since `started` (performance.now()). */
 export const since = (started: number): number => performance.now() - started;
@@ -30,6 +30,34 @@ export const controlMs = async (fn: () => unknown, runs = 3): Promise<number> =>
   return samples[Math.floor(samples.length / 2)] as number;
 };
 
+/** This thread's CPU time in ms (Linux: /proc/thread-self), or undefined where it cannot be read. */
+const threadCpuMs = (): number | undefined => {
+  try {
+    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The machine's pace for CPU-bound work now: wall-clock milliseconds per millisecond of this
+ * thread's CPU time, over a spin of about `cpuMs` (at least 1). The control for a bound on a limit
+ * counted in CPU time (a templating worker's): at load 30 on 2 cores a thread gets about a
+ * sixteenth of a core, and 300 ms of CPU take about 5 s. Where the thread's CPU time cannot be
+ * read, the process's (its other threads idle meanwhile, or the pace comes out lower).
+ */
+export const cpuPace = (cpuMs = 100): number => {
+  const read = (): number => threadCpuMs() ?? (process.cpuUsage().user + process.cpuUsage().system) / 1000;
+  const startCpu = read();
+  const startWall = performance.now();
+  while (read() - startCpu < cpuMs) {
+    // spins: reading the CPU time is itself CPU work
+  }
+  return Math.max(1, (performance.now() - startWall) / cpuMs);
+};
+
 export interface PaceBound {
   /** The wait the mechanism itself takes (a visibility timeout, a time limit); 0 for none. */
   readonly expectedMs: number;
@@ -47,7 +75,7 @@ export const paceBound = ({ expectedMs, slackMs, controlMs, factor }: PaceBound)
 
 /** A label for an assertion's message: the bound and what it came from. */
 export const describeBound = (ms: number, bound: PaceBound): string =>
-  `${Math.round(ms)} ms, bound ${paceBound(bound)} ms = ${bound.expectedMs} + max(${bound.slackMs}, ${bound.factor} × control ${Math.round(bound.controlMs)} ms)`;
+  `${Math.round(ms)} ms, bound ${paceBound(bound)} ms = ${Math.round(bound.expectedMs)} + max(${bound.slackMs}, ${bound.factor} × control ${Math.round(bound.controlMs)} ms)`;
 
 /**
  * A ratio of times a test judged, printed and, when the bench runs the file
