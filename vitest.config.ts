@@ -35,22 +35,67 @@ const OWN_PROCESS = [
 ].map((name) => `test/integration/${name}.test.ts`);
 
 /**
- * Three projects. `unit` needs no network and no Chromium (`npm run test:unit`). The integration
- * projects run against real local stacks (dynalite, s3rver, Chromium): `integration` against one
- * shared stack for the whole run, started by its global setup in a process of its own
+ * The heavy tier (the `heavy` project): files that judge time against their own controls, or that
+ * load the machine on purpose, or both. They run in `npm run test:all` (and CI), after every other
+ * file, one file at a time (test/helpers/one-at-a-time.ts), each in a process of its own, so that
+ * nothing else competes with their controls and they do not load the machine for one another.
+ * `npm test` leaves them out: it is the fast tier, run before every commit. A file here keeps
+ * every assertion it had; where it judges a ratio of times it also reports it for the bench
+ * (test/helpers/timing.ts, `npm run bench`).
+ */
+const HEAVY = [
+  // Floods, bombs and hostile pages: they load the stack on purpose and time a bystander.
+  'integration/page-floods', // 40,000 console calls a second, a bystander's render within 1.5× idle
+  'integration/template-bombs', // templates that run into the deadline, a bystander within its pace
+  'integration/hostile-pages', // pages that hang or flood the renderer, bounded against a control
+  'integration/back-pressure', // the renderer past its capacity on purpose
+  'integration/batch-fairness', // one account's big batch against another's render: a ratio
+  'integration/template-parsing', // parses that block, against an idle control: a ratio
+  'integration/async-large-document', // peak memory and async against sync: a ratio
+  'unit/template-parser', // a parse's longest event-loop gap against one in place: a ratio
+  // Crashes, faults and signals: kill, hang and restart processes, with bounds on the waits.
+  'integration/crash-recovery', // kills and restarts stacks; bounds from the settings' waits
+  'integration/faults', // a hanging DynamoDB, lost answers: bounds on the retries' time
+  'integration/renderer-isolation', // a hung Chromium, the probe's deadline
+  'integration/local-stack-signals', // `npm start` under signals and stalls
+  'integration/local-gateway-stall', // blocks its own event loop
+  // Whole-machine setups: a Lambda-like sandbox with cgroup limits, bundles, a browser.
+  'integration/lambda-sandbox', // Lambda's sandbox (root): cgroup CPU and memory limits
+  'integration/bundle-smoke', // the synthesized bundles, run as Lambda runs them
+  'integration/start-bundle', // builds `npm start`'s bundle
+  'integration/dashboard', // the dashboard in Chromium, driven as a user would
+  'integration/dashboard-async-work', // the same, for work that finishes later
+  // CDK template assertions: aws-cdk-lib and a synth per file, seconds of a core each.
+  'unit/cdk-cors',
+  'unit/cdk-dashboard',
+  'unit/cdk-domain',
+  'unit/cdk-edge',
+  'unit/cdk-layer',
+  'unit/cdk-monitoring',
+  'unit/cdk-settings',
+  'unit/cdk-stack',
+  'unit/cdk-synth-imports',
+].map((name) => `test/${name}.test.ts`);
+
+const OWN_PROCESS_FAST = OWN_PROCESS.filter((file) => !HEAVY.includes(file));
+
+/**
+ * Four projects in two tiers. The fast tier (`npm test`, before every commit): `unit` needs no
+ * network and no Chromium (`npm run test:unit`; the memory adapters' contract tests too); the
+ * integration projects run against real local stacks (dynalite, s3rver, Chromium): `integration`
+ * against one shared stack for the whole run, started by its global setup in a process of its own
  * (test/helpers/shared-stack.ts), or a file's own stack with other settings in a child process
- * (a bundled stack starts for about a quarter of the CPU of one loaded into the test process);
- * `integration-own` against stacks in each file's own process.
+ * (a bundled stack starts for about a quarter of the CPU of one loaded into the test process),
+ * and the local adapters' contract tests; `integration-own` against stacks in each file's own
+ * process. The full tier (`npm run test:all`, CI) adds `heavy`, after all of them (HEAVY above).
  *
  * A test file's own process costs about 1.5 s of CPU before its first test (Node, the worker, the
  * service's and the SDK's modules), more than many files' tests. So `unit` and `integration` run
- * in worker threads that keep their modules from file to file (aws-cdk-lib and the service load
- * once per worker; a configuration one CDK file synthesized serves the next,
- * test/helpers/cdk-synth.ts); their files keep no state between files. `integration-own` runs each
- * file in a child process of its own. Two workers at a time, as this machine has 2 cores and
- * Chromium's work is most of the load: `integration-own` runs first (sequence.groupOrder), then
- * `unit`, then `integration`; run side by side, the two pools' four workers made the files that
- * judge a render's time (renderer, dashboard) fail on a busy machine.
+ * in worker threads that keep their modules from file to file (the service loads once per
+ * worker); their files keep no state between files. `integration-own` and `heavy` run each file in
+ * a child process of its own. Two workers at a time, as this machine has 2 cores and Chromium's
+ * work is most of the load: `integration-own` runs first (sequence.groupOrder), then `unit` with
+ * `integration`, then `heavy`, one file at a time.
  */
 export default defineConfig({
   test: {
@@ -73,7 +118,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts', 'test/contract/**/*.memory.test.ts'],
+          exclude: HEAVY,
           setupFiles: ['test/helpers/no-network.ts'],
           pool: 'threads',
           isolate: false,
@@ -84,8 +130,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          exclude: OWN_PROCESS,
+          include: ['test/integration/**/*.test.ts', 'test/contract/**/*.local.test.ts'],
+          exclude: [...OWN_PROCESS, ...HEAVY],
           globalSetup: ['test/helpers/shared-stack.ts'],
           pool: 'threads',
           isolate: false,
@@ -96,10 +142,22 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration-own',
-          include: OWN_PROCESS,
-          // The bundled synth that bundle-smoke and lambda-sandbox share (bundled-synth.ts).
+          include: OWN_PROCESS_FAST,
           globalSetup: ['test/helpers/run-dir.ts'],
           sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'heavy',
+          include: HEAVY,
+          // The run's directory (the bundled synth that bundle-smoke and lambda-sandbox share,
+          // bundled-synth.ts; the lock of one-at-a-time.ts) and the shared stack, both taken
+          // with the fast tier's when the run has one (each is started once per run).
+          globalSetup: ['test/helpers/run-dir.ts', 'test/helpers/shared-stack.ts'],
+          setupFiles: ['test/helpers/one-at-a-time.ts'],
+          sequence: { groupOrder: 2 },
         },
       },
     ],

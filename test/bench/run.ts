@@ -8,11 +8,13 @@
  *   npx tsx test/bench/templating.ts     # the templating cost per invoice alone (seconds)
  *   npx tsx test/bench/fonts.ts          # the fonts' cost alone: cold start and per render (a minute)
  *   npx tsx test/bench/cold-start.ts     # the renderer's cold start as Lambda gives it, per memory size (root)
+ *   npx tsx test/bench/ratios.ts         # the ratios of times the tests judge, against their bounds
  *
  * Phases: the templating cost per invoice (the engine in process and through the renderer's worker
  * pool, no Chromium), the floor (raw Chromium), the renderer alone in its own process (as the
  * renderer Lambda runs it), the fonts' cost on its cold start and renders (fonts.ts), the whole
- * service over HTTP (cold start, sequential, concurrency 2 and 4), the peers.
+ * service over HTTP (cold start, sequential, concurrency 2 and 4), the peers, and the ratios of
+ * times the tests judge (ratios.ts: the test files that judge them, run with the bench's report).
  * Progress goes to stderr, the table to stdout, the results to a JSON file.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -31,6 +33,7 @@ import { bar, note, progress } from './lib/progress.js';
 import { buildRendererHost } from './lib/renderer-bundle.js';
 import { ratio, type Summary, summarize } from './lib/stats.js';
 import { detectPeers, peerOnce } from './peers.js';
+import { measureRatios, type RatiosResult, ratioLines } from './ratios.js';
 import { load, type ProbeTrace, ROOT, type ServiceProcess, startService } from './service.js';
 import { measureTemplateParse, type ParseResult, templateParseLines } from './template-parse.js';
 import {
@@ -50,6 +53,7 @@ const { values: args } = parseArgs({
     fixtures: { type: 'string' },
     'no-peers': { type: 'boolean', default: false },
     'no-fonts': { type: 'boolean', default: false },
+    'no-ratios': { type: 'boolean', default: false },
     'no-spare': { type: 'boolean', default: false },
     'cold-starts': { type: 'string' },
     help: { type: 'boolean', default: false },
@@ -58,7 +62,7 @@ const { values: args } = parseArgs({
 });
 if (args.help) {
   process.stdout.write(
-    'usage: npm run bench -- [--quick] [--out file.json] [--fixtures invoice,report,...] [--no-peers] [--no-fonts] [--no-spare] [--cold-starts N]\n',
+    'usage: npm run bench -- [--quick] [--out file.json] [--fixtures invoice,report,...] [--no-peers] [--no-fonts] [--no-ratios] [--no-spare] [--cold-starts N]\n',
   );
   process.exit(0);
 }
@@ -762,6 +766,19 @@ for (const r of results) {
 out(
   `invoice Lambda cost by renderer memory: ${alternativeMemory.map((a) => `${a.rendererMiB} MiB ${usd(a.lambdaPer1000Invoices)}`).join(', ')} (same durations assumed)`,
 );
+// ---------------------------------------------------------------------------------------------
+// Last phase: the ratios of times the tests judge, each against its bound (ratios.ts)
+
+let ratios: RatiosResult | undefined;
+if (args['no-ratios'] !== true) {
+  note('ratios     running the test files that judge ratios of times (the heavy tier, one at a time)');
+  ratios = await measureRatios();
+  out('');
+  out('Ratios the tests judge (measured / bound)');
+  for (const line of ratioLines(ratios)) out(`  ${line}`);
+  if (!ratios.testsPassed) warnings.push('a test file that judges a ratio of times failed');
+}
+
 out('');
 out('Targets');
 for (const t of targets)
@@ -793,6 +810,7 @@ const json = {
   fixtures: results,
   coldStart: { service: serviceColdStarts, serviceMedianMs: coldStartMs, renderer: rendererColdStart },
   fonts,
+  ratios,
   peers: { found: peers.found.map((p) => ({ name: p.name, version: p.version })), missing: peers.missing },
   cost: {
     prices: PRICES,

@@ -22,8 +22,13 @@ import type { LocalStack } from '../../lib/local/stack.js';
 import { type BundleTarget, currentBuild } from '../../lib/local/start-bundle.mjs';
 import { type ChildStackOptions, serializeChildStackOptions } from './child-stack-options.js';
 
-/** What stack-process.ts prints about its stack: the LocalStack without its methods. */
-export type StackDescription = Omit<LocalStack, 'issueToken' | 'close'>;
+/**
+ * What stack-process.ts prints about its stack: the LocalStack without its methods, and where to
+ * ask what changed on the built-in prototypes of the stack's threads (prototype-probe.ts).
+ */
+export type StackDescription = Omit<LocalStack, 'issueToken' | 'close'> & {
+  readonly prototypeProbeUrl: string;
+};
 
 export interface StackProcess extends StackDescription {
   readonly pid: number;

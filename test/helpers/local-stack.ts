@@ -29,6 +29,7 @@ import {
   localStackOptionsOf,
 } from './child-stack-options.js';
 import { type CapturedOutput, captureFileOutput, captureOutput } from './process-output.js';
+import { probeBuiltInPrototypes, type ThreadPrototypes } from './prototype-probe.js';
 import { SHARED_STACK_ENV, type SharedPlan } from './shared-stack.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by assertions, not by types
@@ -144,6 +145,11 @@ export interface TestStack {
    * accounts' lines).
    */
   captureOutput(): CapturedOutput;
+  /**
+   * What changed on the built-in prototypes in the threads where the stack runs templates: the
+   * stack's main thread and its workers (prototype-probe.ts), in its process, wherever that is.
+   */
+  builtInPrototypes(): Promise<ThreadPrototypes[]>;
 }
 
 export type TestStackOptions = Omit<LocalStackOptions, 'port' | 'quiet'>;
@@ -152,7 +158,13 @@ export type TestStackOptions = Omit<LocalStackOptions, 'port' | 'quiet'>;
  * A TestStack's helpers around a running stack; new accounts start on `plan` when given. The
  * stack's output goes to `outputFile` when it runs in a process of its own, else to this process's.
  */
-const testStackOf = (stack: LocalStack, plan?: string, outputFile?: string): TestStack => {
+const testStackOf = (
+  stack: LocalStack,
+  plan?: string,
+  outputFile?: string,
+  /** The stack process's prototype probe; none for a stack in this process, probed here. */
+  prototypeProbeUrl?: string,
+): TestStack => {
   const sessionToken: TestStack['sessionToken'] = async (
     sub = `user-${randomUUID()}`,
     { email = `${sub}@example.com`, ttlSeconds } = {},
@@ -170,6 +182,12 @@ const testStackOf = (stack: LocalStack, plan?: string, outputFile?: string): Tes
       return sessionToken(sub);
     },
     captureOutput: () => (outputFile === undefined ? captureOutput() : captureFileOutput(outputFile)),
+    async builtInPrototypes() {
+      if (prototypeProbeUrl === undefined) return probeBuiltInPrototypes();
+      const res = await fetch(prototypeProbeUrl);
+      if (!res.ok) throw new Error(`the stack process's prototype probe: ${res.status} ${await res.text()}`);
+      return (await res.json()) as ThreadPrototypes[];
+    },
   };
 };
 
@@ -188,7 +206,7 @@ export const startTestStack = async (options: TestStackOptions = {}): Promise<Te
 const sharedTestStack = async (plan?: string): Promise<TestStack | undefined> => {
   const description = inject('sharedStack');
   if (!description) return undefined;
-  const { outputFile, canary: _canary, ...stack } = description;
+  const { outputFile, canary: _canary, prototypeProbeUrl, ...stack } = description;
   const issuer = await loadOrCreateIssuer(stack.dataDir);
   return testStackOf(
     {
@@ -199,6 +217,7 @@ const sharedTestStack = async (plan?: string): Promise<TestStack | undefined> =>
     },
     plan,
     outputFile,
+    prototypeProbeUrl,
   );
 };
 
@@ -239,6 +258,7 @@ const childTestStack = async (options: ChildStackOptions, plan?: string): Promis
     stop,
     kill: _kill,
     outputFile,
+    prototypeProbeUrl,
     ...stack
   } = child;
   const issuer = await loadOrCreateIssuer(stack.dataDir);
@@ -246,6 +266,7 @@ const childTestStack = async (options: ChildStackOptions, plan?: string): Promis
     { ...stack, issueToken: (o) => issuer.issueToken(o), close: () => stop() },
     plan,
     outputFile,
+    prototypeProbeUrl,
   );
 };
 
@@ -310,5 +331,6 @@ export const useLocalStack = ({
     sessionToken: (...args) => started().sessionToken(...args),
     accountOn: (plan) => started().accountOn(plan),
     captureOutput: () => started().captureOutput(),
+    builtInPrototypes: () => started().builtInPrototypes(),
   };
 };

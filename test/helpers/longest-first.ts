@@ -9,36 +9,46 @@ import { basename } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * About the seconds each file takes on 2 busy cores (a CI run's figures, less what later changes
- * saved), for the files over about 8 s: only their order matters. A file missing here only starts
- * later than it could.
+ * About the seconds each file took in a whole run on 2 busy cores (load 10-14, 2026-11-28), for
+ * the files over about 8 s: only their order matters. A file missing here only starts later than
+ * it could. The heavy tier's files (vitest.config.ts) run one at a time, so there only the fast
+ * tier's order counts.
  */
 const KNOWN_SECONDS: Readonly<Record<string, number>> = {
-  'page-floods.test.ts': 80,
-  'dashboard.test.ts': 40,
-  'hostile-input.test.ts': 39,
-  'dashboard-async-work.test.ts': 38,
-  'template-injection.test.ts': 34,
-  'crash-recovery.test.ts': 25,
-  'faults.test.ts': 22,
-  'local-stack-signals.test.ts': 22,
-  'lambda-sandbox.test.ts': 19,
-  'renderer.test.ts': 18,
-  'template-bombs.test.ts': 17,
-  'async-large-document.test.ts': 16,
-  'renderer-isolation.test.ts': 16,
-  'pdf-limits.test.ts': 15,
-  'hostile-pages.test.ts': 14,
-  'renderer-offline.test.ts': 14,
-  'templates.test.ts': 13,
-  'cdk-edge.test.ts': 11,
-  'templates-storage.test.ts': 11,
-  'webhooks.test.ts': 10,
-  'cdk-domain.test.ts': 10,
-  'local-stack.test.ts': 10,
-  'dashboard-reference.test.ts': 9,
-  'batch-fairness.test.ts': 8,
-  'local-sqs.test.ts': 8,
+  'page-floods.test.ts': 107,
+  'template-injection.test.ts': 57,
+  'dashboard.test.ts': 47,
+  'hostile-input.test.ts': 41,
+  'crash-recovery.test.ts': 32,
+  'dashboard-async-work.test.ts': 32,
+  'hostile-pages.test.ts': 28,
+  'template-bombs.test.ts': 27,
+  'templates.test.ts': 25,
+  'faults.test.ts': 24,
+  'async-large-document.test.ts': 24,
+  'renderer-isolation.test.ts': 22,
+  'cdk-edge.test.ts': 22,
+  'renderer.test.ts': 20,
+  'templates-storage.test.ts': 20,
+  'local-stack-signals.test.ts': 19,
+  'cdk-domain.test.ts': 18,
+  'templating-pool.test.ts': 18,
+  'start-bundle.test.ts': 16,
+  'renderer-offline.test.ts': 16,
+  'webhooks-sweeper.test.ts': 15,
+  'dashboard-reference.test.ts': 14,
+  'lambda-sandbox.test.ts': 13,
+  'webhooks.test.ts': 13,
+  'template-parsing.test.ts': 12,
+  'pdf-limits.test.ts': 10,
+  'template-parser.test.ts': 10,
+  'bundle-smoke.test.ts': 9,
+  'local-sqs.test.ts': 9,
+  'pdf-errors.test.ts': 8,
+  'local-stack.test.ts': 8,
+  'pdf-diagnostics.test.ts': 8,
+  'async-renders-faults.test.ts': 8,
+  'foreign-templates.test.ts': 8,
 };
 
 export default class LongestFirstSequencer extends BaseSequencer {

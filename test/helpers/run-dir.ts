@@ -1,6 +1,8 @@
 /**
  * A global setup: one temporary directory for the whole run (`inject('runDir')`), removed at its
- * end, for what files of a run share on disk (bundled-synth.ts).
+ * end, for what files of a run share on disk (bundled-synth.ts, the heavy project's lock in
+ * one-at-a-time.ts). Several projects take it; each loads this file in modules of its own, so the
+ * directory is kept on globalThis of the run's main process and removed after the last of them.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,8 +16,22 @@ declare module 'vitest' {
   }
 }
 
+const RUN_WIDE = Symbol.for('pdf-render-service.run-dir');
+interface RunWide {
+  readonly dir: Promise<string>;
+  users: number;
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const dir = await mkdtemp(join(tmpdir(), 'pdf-service-run-'));
+  const global = globalThis as { [RUN_WIDE]?: RunWide };
+  global[RUN_WIDE] ??= { dir: mkdtemp(join(tmpdir(), 'pdf-service-run-')), users: 0 };
+  const shared = global[RUN_WIDE];
+  shared.users++;
+  const dir = await shared.dir;
   project.provide('runDir', dir);
-  return () => rm(dir, { recursive: true, force: true });
+  return async () => {
+    if (--shared.users > 0) return;
+    delete global[RUN_WIDE];
+    await rm(dir, { recursive: true, force: true });
+  };
 }

@@ -51,7 +51,18 @@ declare module 'vitest' {
   }
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+/**
+ * One shared stack for the run, though two projects take it (`integration`, and `heavy` after
+ * it): each project loads this file in modules of its own, so the stack is kept on globalThis of
+ * the run's main process and stopped when the last project that took it tears down.
+ */
+const RUN_WIDE = Symbol.for('pdf-render-service.shared-stack');
+interface RunWide {
+  readonly started: Promise<{ description: SharedStackDescription; stop: () => Promise<void> }>;
+  users: number;
+}
+
+const startShared = async (project: TestProject) => {
   // The environment the vitest config gives test files, which the main process does not have.
   const env = Object.entries(project.config.env).filter(
     (e): e is [string, string] => typeof e[1] === 'string',
@@ -69,6 +80,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     stop,
     ...description
   } = stack;
-  project.provide('sharedStack', { ...description, canary });
-  return () => stop();
+  return { description: { ...description, canary }, stop: () => stop() };
+};
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const global = globalThis as { [RUN_WIDE]?: RunWide };
+  global[RUN_WIDE] ??= { started: startShared(project), users: 0 };
+  const shared = global[RUN_WIDE];
+  shared.users++;
+  project.provide('sharedStack', (await shared.started).description);
+  return async () => {
+    if (--shared.users > 0) return;
+    delete global[RUN_WIDE];
+    await (await shared.started).stop();
+  };
 }

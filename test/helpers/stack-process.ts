@@ -9,9 +9,12 @@
  * started it went away).
  */
 import { appendFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startLocalStack } from '../../lib/local/stack.js';
 import type { StackDescription } from './child-stack.js';
 import { childStackTakes, localStackOptionsOf } from './child-stack-options.js';
+import { probeBuiltInPrototypes } from './prototype-probe.js';
 
 const dataDir = process.env.STACK_DATA_DIR;
 if (!dataDir) throw new Error('STACK_DATA_DIR is required');
@@ -38,13 +41,28 @@ const stack = await startLocalStack({
   dataDir,
   quiet: true,
 });
-const { issueToken: _issueToken, close: _close, ...description } = stack;
+
+// For tests that attack the templates (template-injection): what changed on the built-in
+// prototypes of this process and of its worker threads, where the templates run. Loopback only.
+const probe = createServer((_req, res) => {
+  probeBuiltInPrototypes().then(
+    (threads) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(threads)),
+    (error: unknown) => res.writeHead(500).end(String(error)),
+  );
+});
+await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+probe.unref();
+const prototypeProbeUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}/`;
+
+const { issueToken: _issueToken, close: _close, ...stackDescription } = stack;
+const description = { ...stackDescription, prototypeProbeUrl };
 process.stdout.write(`${JSON.stringify(description satisfies StackDescription)}\n`);
 
 let stopping = false;
 const stop = () => {
   if (stopping) return;
   stopping = true;
+  probe.close();
   stack.close().finally(() => process.exit(0));
 };
 process.on('SIGTERM', stop);

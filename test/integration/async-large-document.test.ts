@@ -14,6 +14,7 @@ import { type StackProcess, startStackProcess } from '../helpers/child-stack.js'
 import { type Api, createApi } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { descendantsOf } from '../helpers/process-tree.js';
+import { reportRatio } from '../helpers/timing.js';
 
 const PAGES = 1000;
 /** One section per page: a heading and a table that fits on an A4 page, each after a page break. */
@@ -99,6 +100,11 @@ it('an async invoice answers 202 in a fraction of a sync render’s time (p50)',
   console.info(
     `async invoice 202: p50 ${p50.async.toFixed(1)} ms, p90 ${percentile(asyncMs, 90).toFixed(1)} ms; ` +
       `the same invoice sync (201, rendered): p50 ${p50.sync.toFixed(1)} ms`,
+  );
+  reportRatio(
+    'async large document: the 202 against the same invoice rendered sync (p50)',
+    p50.async / p50.sync,
+    0.5,
   );
   expect(p50.async).toBeLessThan(p50.sync / 2);
 });

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from 'vitest';
 import { waitForJob } from '../helpers/async-jobs.js';
 import { useLocalStack } from '../helpers/local-stack.js';
+import { reportRatio } from '../helpers/timing.js';
 
 const local = useLocalStack({
   env: {
@@ -63,6 +64,11 @@ it("another account's async render submitted mid-batch completes in under 3x its
   }
   console.info(
     `fairness: idle ${idle.join(', ')} ms (median ${median(idle)}); mid-batch ${busy.join(', ')} ms (median ${median(busy)})`,
+  );
+  reportRatio(
+    "batch fairness: another account's render mid-batch against idle",
+    median(busy) / median(idle),
+    3,
   );
   expect(median(busy)).toBeLessThan(3 * median(idle));
 });

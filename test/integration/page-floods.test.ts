@@ -17,6 +17,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS, PLANS_VARIABLE } from '../../functions/settings.js';
 import { type ApiResponse, type TestStack, useLocalStack } from '../helpers/local-stack.js';
 import { pdfText } from '../helpers/template-abuse.js';
+import { reportRatio } from '../helpers/timing.js';
 
 const env = {
   [PLANS_VARIABLE]: JSON.stringify({
@@ -283,6 +284,16 @@ describe('a page that floods its render with events', () => {
       const figures = [idle, during, after, twinIdle, twinDuring].map((t) => Math.round(median(t)));
       console.log(
         `${name}: another account's render idle ${figures[0]} ms, during ${figures[1]} ms, after ${figures[2]} ms; the twin's idle ${figures[3]} ms, during ${figures[4]} ms (floods of ${floods.join(', ')} ms; ${outside.length} round(s) missed their flood${secondLook ? `; judged on ${floods.length} rounds` : ''})`,
+      );
+      reportRatio(
+        `page floods, ${name}: a render during the flood against idle`,
+        median(during) / median(idle),
+        1.5 * machine(),
+      );
+      reportRatio(
+        `page floods, ${name}: a render after the flood against idle`,
+        median(after) / median(idle),
+        AFTER_BOUND,
       );
       expect(median(during)).toBeLessThan(1.5 * machine() * median(idle));
       expect(median(after)).toBeLessThan(AFTER_BOUND * median(idle));

@@ -21,6 +21,7 @@ import {
   type Upload,
   type UploadSink,
 } from '../helpers/render-fixtures.js';
+import { controlMs, describeBound, type PaceBound, paceBound } from '../helpers/timing.js';
 
 interface Recorder {
   readonly server: Server;
@@ -477,6 +478,8 @@ describe('renderer', () => {
     });
 
     it('fails at once when the page’s renderer process is killed while the page opens', async () => {
+      // The control: a render that opens its page as usual.
+      const control = await controlMs(() => renderOk('<p>control</p>'), 1);
       const browser = await renderer.browser.getBrowser();
       const browserPid = browser.process()?.pid as number;
       const before = new Set(rendererPids(browserPid));
@@ -505,8 +508,10 @@ describe('renderer', () => {
         code: 'PDF_RENDERING_FAILED',
         message: 'The renderer could not open a page. Try again.',
       });
-      // It waited for the open timeout (10 s) before; half of that holds at a load of 8 on 2 cores.
-      expect(elapsed).toBeLessThan(5000);
+      // It waited for the open timeout (10 s) before: it must end far from that, half of it plus
+      // twice a render's time in this run (a render is most of what a failed open still costs).
+      const bound: PaceBound = { expectedMs: 5_000, slackMs: 0, controlMs: control, factor: 2 };
+      expect(elapsed, describeBound(elapsed, bound)).toBeLessThan(paceBound(bound));
       const { pdf } = await renderOk('<p>after the killed open</p>');
       expect(pdf.text).toContain('after the killed open');
       expect(await renderer.browser.getBrowser()).toBe(browser);

@@ -21,6 +21,7 @@ import {
   type TimedResponse,
   timedApi,
 } from '../helpers/template-abuse.js';
+import { reportRatio } from '../helpers/timing.js';
 
 const PLANS = { free: { monthlyRenders: 1_000_000, rendersPerMinute: 1_000_000 } };
 
@@ -134,6 +135,11 @@ describe('parsing a large template', () => {
       const [idleMs, duringMs] = [median(idle), median(during)].map(Math.round);
       console.log(
         `${name}: answered in ${answers.map((r) => Math.round(r.ms)).join(', ')} ms; GET /v1/usage idle ${idleMs} ms, during ${duringMs} ms (${during.length} requests, slowest ${Math.round(Math.max(...during))} ms)`,
+      );
+      reportRatio(
+        `template parsing, ${name}: GET /v1/usage during the parse against idle`,
+        median(during) / median(idle),
+        2,
       );
       expect(median(during)).toBeLessThan(2 * median(idle));
     },

@@ -24,6 +24,7 @@ import type { WebhookMessage } from '../../functions/domain/webhooks.js';
 import { errorSchema } from '../../functions/openapi.js';
 import { createHandler } from '../../functions/webhook-sender/index.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
+import { describeBound, type PaceBound, paceBound } from '../helpers/timing.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const env: Record<string, string> = {
@@ -281,15 +282,24 @@ describe.concurrent('delivery', () => {
 
   it('counts a receiver that does not answer in time as a failed attempt, and retries it', async () => {
     const token = await local.sessionToken();
+    // The control: an attempt the receiver answers at once, as the sender measured it.
+    const control = (await createWebhook(token, { url: receiver.url('/ok/control') })).json;
+    const sent = await local.api(`/v1/webhooks/${control.id}/test`, { method: 'POST', token });
+    const answered = await settled(token, control.id, sent.json.id);
+    expect(answered.attempts).toMatchObject([{ outcome: 'succeeded' }]);
+    const controlMs = answered.attempts[0].duration_ms as number;
+
     const { id } = (await createWebhook(token, { url: receiver.url('/slow/timeouts') })).json;
     const test = await local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
     const delivery = await settled(token, id, test.json.id);
     expect(delivery.status).toBe('failed');
     expect(delivery.attempts).toHaveLength(3);
+    // Ended by the sender's timeout (500 ms): not before it, and not long after it.
+    const bound: PaceBound = { expectedMs: 500, slackMs: 1_500, controlMs, factor: 50 };
     for (const a of delivery.attempts) {
       expect(a).toMatchObject({ outcome: 'failed', response_status: null, error: 'timed out after 500 ms' });
       expect(a.duration_ms).toBeGreaterThanOrEqual(450);
-      expect(a.duration_ms).toBeLessThan(2000);
+      expect(a.duration_ms, describeBound(a.duration_ms, bound)).toBeLessThan(paceBound(bound));
     }
   });
 

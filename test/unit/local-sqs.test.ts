@@ -21,6 +21,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startPoller } from '../../lib/local/sqs/poller.js';
 import { openLocalQueues, queueArn } from '../../lib/local/sqs/queues.js';
 import { type RunningLocalSqs, startLocalSqs } from '../../lib/local/sqs/server.js';
+import { controlMs, describeBound, type PaceBound, paceBound, since } from '../helpers/timing.js';
 
 const dirs: string[] = [];
 const running: RunningLocalSqs[] = [];
@@ -110,10 +111,14 @@ describe('local SQS', () => {
         VisibilityTimeout: 1,
       }),
     );
-    expect(await receive(client, url)).toEqual([]);
-    const started = Date.now();
+    // The control: a receive that answers at once (nothing visible), the same round trip.
+    const control = await controlMs(async () => expect(await receive(client, url)).toEqual([]));
+    const started = performance.now();
     expect(await receive(client, url, { wait: 3 })).toHaveLength(1);
-    expect(Date.now() - started).toBeLessThan(2500);
+    const ms = since(started);
+    // Back when its visibility ends (1 s), not when the long poll does.
+    const bound: PaceBound = { expectedMs: 1000, slackMs: 1500, controlMs: control, factor: 50 };
+    expect(ms, describeBound(ms, bound)).toBeLessThan(paceBound(bound));
     // A stale receipt handle cannot move a message it no longer holds.
     await expect(
       client.send(
@@ -150,12 +155,21 @@ describe('local SQS', () => {
   it('long polling answers as soon as a message arrives, and empty at the wait time', async () => {
     const { client } = await start();
     const url = await queue(client, 'long');
-    const started = Date.now();
+    // The control: a send and a receive that answers at once.
+    const control = await controlMs(async () => {
+      await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'control' }));
+      const [m] = await receive(client, url, { max: 1 });
+      await client.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: m?.ReceiptHandle }));
+    });
+    const started = performance.now();
     const polling = receive(client, url, { wait: 10 });
     await sleep(300);
     await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'now' }));
     expect((await polling).map((m) => m.Body)).toEqual(['now']);
-    expect(Date.now() - started).toBeLessThan(3000);
+    const ms = since(started);
+    // Answered once the message is sent (300 ms), not at the end of the 10 s wait.
+    const bound: PaceBound = { expectedMs: 300, slackMs: 2700, controlMs: control, factor: 50 };
+    expect(ms, describeBound(ms, bound)).toBeLessThan(paceBound(bound));
     const emptyStarted = Date.now();
     expect(await receive(client, url, { wait: 1 })).toEqual([]);
     expect(Date.now() - emptyStarted).toBeGreaterThanOrEqual(900);

@@ -11,6 +11,7 @@ import {
   type TemplatingPool,
   workerOptions,
 } from '../../functions/renderer/templating-pool.js';
+import { controlMs, cpuPace, describeBound, type PaceBound, paceBound, since } from '../helpers/timing.js';
 
 const MiB = 1024 * 1024;
 const limits = { maxOutputBytes: 10 * MiB };
@@ -80,6 +81,10 @@ describe('with the real worker', () => {
 
   it('stops a template at the time limit, naming it', async () => {
     const quick = pool({ timeLimitMs: 300 });
+    // The controls: a template that needs no time, through the same pool (its worker started),
+    // and the machine's pace for CPU work (the limit is the worker's CPU time).
+    const control = await controlMs(() => quick.render('ok', {}, limits));
+    const pace = cpuPace();
     const started = performance.now();
     const res = await quick.render(
       '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}',
@@ -91,7 +96,9 @@ describe('with the real worker', () => {
       code: 'INVALID_HTML_TEMPLATE',
       message: 'Templating exceeded its 300 ms limit',
     });
-    expect(performance.now() - started).toBeLessThan(10_000);
+    const ms = since(started);
+    const bound: PaceBound = { expectedMs: 300 * pace, slackMs: 9_700, controlMs: control, factor: 50 };
+    expect(ms, describeBound(ms, bound)).toBeLessThan(paceBound(bound));
     expect(await quick.render('ok', {}, limits)).toEqual({ ok: true, html: 'ok' });
   });
 
@@ -125,6 +132,10 @@ describe('from outside the worker', () => {
 
   it('terminates a worker that outlives the limit, answers naming it, and carries on with a fresh one', async () => {
     const p = pool({ script: stub, timeLimitMs: 200, marginMs: 100 });
+    // The controls: an answer at once from the same worker, and the machine's pace for CPU work
+    // (the limit is the worker's CPU time: at load 30 on 2 cores, 300 ms of it took 5 s).
+    const control = await controlMs(() => p.render('thread', {}, limits));
+    const pace = cpuPace();
     const before = await p.render('thread', {}, limits);
     const started = performance.now();
     const spun = await p.render('spin', {}, limits);
@@ -134,8 +145,11 @@ describe('from outside the worker', () => {
       code: 'INVALID_HTML_TEMPLATE',
       message: 'Templating exceeded its 200 ms limit',
     });
+    // Not before the limit and its margin (a lower bound a busy machine cannot break), and not
+    // long after.
     expect(elapsed).toBeGreaterThanOrEqual(290);
-    expect(elapsed).toBeLessThan(5_000);
+    const bound: PaceBound = { expectedMs: 300 * pace, slackMs: 4_700, controlMs: control, factor: 50 };
+    expect(elapsed, describeBound(elapsed, bound)).toBeLessThan(paceBound(bound));
     const after = await p.render('thread', {}, limits);
     expect(after.ok && before.ok && after.html !== before.html).toBe(true);
     expect(p.stats().workers).toBe(1);

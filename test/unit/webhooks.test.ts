@@ -18,6 +18,7 @@ import { secretBoxOf } from '../../functions/adapters/secrets-manager/webhook-se
 import { eventDeliveryId, WEBHOOK_DELIVERY_ID } from '../../functions/domain/ids.js';
 import { generateWebhookSecret } from '../../functions/domain/webhook-management.js';
 import { nextAttemptAt } from '../../functions/domain/webhooks.js';
+import { controlMs, describeBound, type PaceBound, paceBound, since } from '../helpers/timing.js';
 
 describe('the retry schedule', () => {
   it('doubles each wait and stops once an attempt would start past the window', () => {
@@ -186,10 +187,21 @@ describe('the sender’s client', () => {
 
   it('counts a slow lookup against the attempt’s time', async () => {
     const stalled = createWebhookClient({ timeoutMs: 200, lookup: () => new Promise(() => {}) });
+    // The control: the same attempt with a lookup that answers at once (a private address, refused).
+    const answered = createWebhookClient({ timeoutMs: 200, lookup: async () => ['10.0.0.1'] });
+    const control = await controlMs(async () =>
+      expect(await answered({ url: 'https://private.example.com/x', headers: {}, body: '{}' })).toMatchObject(
+        {
+          error: 'refused: private address',
+        },
+      ),
+    );
     const started = performance.now();
     const res = await stalled({ url: 'https://slow-dns.example.com/x', headers: {}, body: '{}' });
     expect(res).toMatchObject({ status: null, error: 'timed out after 200 ms' });
-    expect(performance.now() - started).toBeLessThan(1000);
+    const ms = since(started);
+    const bound: PaceBound = { expectedMs: 200, slackMs: 800, controlMs: control, factor: 50 };
+    expect(ms, describeBound(ms, bound)).toBeLessThan(paceBound(bound));
   });
 
   it('judges a name by every address it resolves to', async () => {
