@@ -59,6 +59,9 @@ const HEAVY = [
   'integration/renderer-isolation', // a hung Chromium, the probe's deadline
   'integration/local-stack-signals', // `npm start` under signals and stalls
   'integration/local-gateway-stall', // blocks its own event loop
+  // Sessions with a history: idle pauses, killed renderers, floods, six stacks side by side.
+  'integration/page-load-sessions', // every wait × page × session state (issue 32)
+  'integration/page-load-long-idle', // the same after 65 s idle, on fifteen stacks
   // Whole-machine setups: a Lambda-like sandbox with cgroup limits, bundles, a browser.
   'integration/lambda-sandbox', // Lambda's sandbox (root): cgroup CPU and memory limits
   'integration/bundle-smoke', // the synthesized bundles, run as Lambda runs them
@@ -66,6 +69,7 @@ const HEAVY = [
   'integration/dashboard', // the dashboard in Chromium, driven as a user would
   'integration/dashboard-async-work', // the same, for work that finishes later
   // CDK template assertions: aws-cdk-lib and a synth per file, seconds of a core each.
+  'unit/cdk-consumer-fixture',
   'unit/cdk-cors',
   'unit/cdk-dashboard',
   'unit/cdk-domain',
