@@ -401,7 +401,8 @@ export const stringifyTemplateData = (data: TemplateData, options: { sortKeys?: 
     if (v instanceof PyFloat) {
       const x = v.v;
       if (!Number.isFinite(x)) return x > 0 ? '1e999' : x < 0 ? '-1e999' : 'null';
-      const s = String(x);
+      // String(-0) is "0": a negative zero keeps its sign, as Python's float keeps it.
+      const s = Object.is(x, -0) ? '-0' : String(x);
       return Number.isInteger(x) && !s.includes('e') ? `${s}.0` : s;
     }
     if (Array.isArray(v)) {
