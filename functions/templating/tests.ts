@@ -17,6 +17,7 @@ import {
   str,
   Undefined,
   type Value,
+  VIEWS,
 } from './values.js';
 // --- tests ------------------------------------------------------------------------------------
 
@@ -51,7 +52,8 @@ defTest('float', (_s, v) => v instanceof PyFloat);
 defTest('number', (_s, v) => isNumber(v));
 defTest('string', (_s, v) => isString(v));
 defTest('mapping', (_s, v) => v instanceof PyDict);
-defTest('sequence', (_s, v) => isIterable(v));
+// A sequence has a length and items by index: a dict view has the one, not the other.
+defTest('sequence', (_s, v) => isIterable(v) && !(Array.isArray(v) && VIEWS.has(v)));
 defTest('iterable', (_s, v) => isIterable(v));
 defTest('callable', (_s, v) => v instanceof PyCallable || (v instanceof PyObject && !!v.callable));
 defTest('sameas', (_s, v, a, k) => {
