@@ -1,5 +1,6 @@
 /** The methods of `str` (and of Markup, which wraps their results), as a template calls them. */
 import { strFormat } from './format.js';
+import { bytesRepr } from './number-methods.js';
 import { chars, iterate, truthy } from './protocols.js';
 import { bind, type Method } from './runtime.js';
 import { sliceValue } from './slices.js';
@@ -401,28 +402,16 @@ export const STR_METHODS = new Map<string, Method>([
         ? unescapeHtml(self.s)
         : new Undefined(`'str object' has no attribute 'unescape'`),
   ],
+  // Markup.escape, a classmethod: escapes its argument (a Markup argument stays as it is).
+  ['escape', (_s, _self, a, k) => markupEscape(bind('escape', ['s'], [undefined], a, k)[0] as Value)],
 ]);
+
+/** The methods Markup has and str has not. */
+export const MARKUP_ONLY: ReadonlySet<string> = new Set(['striptags', 'unescape', 'escape']);
 
 const sliceString = (s: string, start: Value, end: Value): string => {
   if ((start === null || start === undefined) && (end === null || end === undefined)) return s;
   return sliceValue(s, start ?? null, end ?? null, null) as string;
-};
-
-/** Python's repr() of bytes, for str.encode() (there is no bytes type: its repr is what a template prints). */
-const bytesRepr = (bytes: Uint8Array): string => {
-  const text = Array.from(bytes, (b) => String.fromCharCode(b)).join('');
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = '';
-  for (const b of bytes) {
-    const c = String.fromCharCode(b);
-    if (c === quote || c === '\\') out += `\\${c}`;
-    else if (c === '\t') out += '\\t';
-    else if (c === '\n') out += '\\n';
-    else if (c === '\r') out += '\\r';
-    else if (b >= 0x20 && b < 0x7f) out += c;
-    else out += `\\x${b.toString(16).padStart(2, '0')}`;
-  }
-  return `b${quote}${out}${quote}`;
 };
 
 /** table[code] for translate(): a missing key leaves the character as it is. */

@@ -52,6 +52,12 @@ describe('template data read as JSON means it', () => {
     expect(stringifyTemplateData(parseTemplateData(text))).toBe(text);
   });
 
+  it('keeps a float beyond the doubles as inf (Python reads 1e400 so), not as null', () => {
+    const sent = readTemplateDataText('{"a":1e400,"b":-1e400,"c":null}').text;
+    expect(sent).toBe('{"a":1e999,"b":-1e999,"c":null}');
+    expect(render('{{ a }} {{ b }} {{ c }}', sent)).toBe('inf -inf None');
+  });
+
   it('keeps the sign of a negative zero float (and reads an int -0 as 0, as Python does)', () => {
     const sent = readTemplateDataText('{"a":-0.0,"b":-0e0,"c":-0,"d":[-0.0]}').text;
     expect(sent).toBe('{"a":-0.0,"b":-0.0,"c":0,"d":[-0.0]}');
