@@ -21,7 +21,13 @@ import {
   valueError,
 } from './values.js';
 
-const none = (name: string, a: readonly Value[], k: Kwargs) => bind(name, [], [], a, k);
+/** A method that takes no argument. */
+const nullary =
+  (name: string, f: (self: Value) => Value): Method =>
+  (_s, self, a, k) => {
+    bind(name, [], [], a, k);
+    return f(self);
+  };
 const asInt = (v: number | bigint | boolean): number | bigint => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
 
 /** Python's bytes repr, as str.encode() gives it (there is no bytes type: its repr is what prints). */
@@ -110,13 +116,10 @@ const bitCount = (n: bigint): number => {
 };
 
 export const INT_METHODS = new Map<string, Method>([
-  ['bit_length', (_s, self, a, k) => (none('bit_length', a, k), bitLength(bigOf(self as number)))],
-  ['bit_count', (_s, self, a, k) => (none('bit_count', a, k), bitCount(bigOf(self as number)))],
-  [
-    'as_integer_ratio',
-    (_s, self, a, k) => (none('as_integer_ratio', a, k), new PyTuple([asInt(self as number), 1])),
-  ],
-  ['conjugate', (_s, self, a, k) => (none('conjugate', a, k), asInt(self as number))],
+  ['bit_length', nullary('bit_length', (self) => bitLength(bigOf(self as number)))],
+  ['bit_count', nullary('bit_count', (self) => bitCount(bigOf(self as number)))],
+  ['as_integer_ratio', nullary('as_integer_ratio', (self) => new PyTuple([asInt(self as number), 1]))],
+  ['conjugate', nullary('conjugate', (self) => asInt(self as number))],
   ['to_bytes', toBytes],
   ['from_bytes', fromBytes],
 ]);
@@ -213,13 +216,10 @@ const fromHex = (text: string): number => {
 };
 
 export const FLOAT_METHODS = new Map<string, Method>([
-  ['is_integer', (_s, self, a, k) => (none('is_integer', a, k), Number.isInteger((self as PyFloat).v))],
-  ['hex', (_s, self, a, k) => (none('hex', a, k), floatHex((self as PyFloat).v))],
-  [
-    'as_integer_ratio',
-    (_s, self, a, k) => (none('as_integer_ratio', a, k), integerRatio((self as PyFloat).v)),
-  ],
-  ['conjugate', (_s, self, a, k) => (none('conjugate', a, k), self)],
+  ['is_integer', nullary('is_integer', (self) => Number.isInteger((self as PyFloat).v))],
+  ['hex', nullary('hex', (self) => floatHex((self as PyFloat).v))],
+  ['as_integer_ratio', nullary('as_integer_ratio', (self) => integerRatio((self as PyFloat).v))],
+  ['conjugate', nullary('conjugate', (self) => self)],
   [
     'fromhex',
     (_s, _self, a, k) => {
