@@ -320,7 +320,7 @@ const group = (digits: string, sep: string, size = 3): string => {
 };
 
 /** format(value, spec): the format-spec mini-language. */
-const formatValue = (state: RenderState, value: Value, spec: string): string => {
+export const formatValue = (state: RenderState, value: Value, spec: string): string => {
   if (value instanceof Undefined) return value.fail();
   const m = FORMAT_SPEC.exec(spec);
   if (!m) throw valueError(`Invalid format specifier '${spec}' for object of type '${typeName(value)}'`);
@@ -439,6 +439,8 @@ export const strFormat = (
   args: Value[],
   kwargs: Kwargs,
   access: MemberAccess,
+  /** How a field's value is written: Markup.format escapes each (MarkupSafe's EscapeFormatter). */
+  writeField: (value: Value, spec: string) => string = (value, spec) => formatValue(state, value, spec),
 ): string => {
   let auto = 0;
   let out = '';
@@ -481,7 +483,7 @@ export const strFormat = (
     let value = resolveField(state, nameText, args, kwargs, access, () => auto++);
     if (conversion === 'r' || conversion === 'a') value = repr(value);
     else if (conversion === 's') value = str(value);
-    out += formatValue(state, value, spec);
+    out += writeField(value, spec);
     state.guardString(out.length);
   }
   return out;

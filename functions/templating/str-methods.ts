@@ -1,8 +1,8 @@
 /** The methods of `str` (and of Markup, which wraps their results), as a template calls them. */
-import { strFormat } from './format.js';
+import { formatValue, strFormat } from './format.js';
 import { bytesRepr } from './number-methods.js';
 import { chars, iterate, truthy } from './protocols.js';
-import { bind, type Method } from './runtime.js';
+import { bind, type Method, type RenderState } from './runtime.js';
 import { sliceValue } from './slices.js';
 import {
   expandTabs,
@@ -39,6 +39,24 @@ export const S = (self: Value): string => str(self);
 /** A str method's result is Markup when called on Markup (markupsafe wraps them), with args escaped. */
 const like = (self: Value, s: string): Value => (self instanceof Markup ? new Markup(s) : s);
 const argStr = (self: Value, v: Value): string => (self instanceof Markup ? markupEscape(v).s : str(v));
+/** Markup escapes a fill character (MarkupSafe 3.0): `&` becomes `&amp;`, no longer one character. */
+const fillOf = (self: Value, f: Value): Value =>
+  self instanceof Markup && isString(f) ? markupEscape(f).s : f;
+
+/**
+ * How Markup.format writes a field (MarkupSafe 3.0's EscapeFormatter): a Markup value as it is (a
+ * format spec for it is an error), anything else formatted, then escaped. Undefined for a str.
+ */
+const markupField = (state: RenderState, self: Value) =>
+  self instanceof Markup
+    ? (value: Value, spec: string): string => {
+        if (value instanceof Markup) {
+          if (spec) throw valueError('Unsupported format specification for Markup.');
+          return value.s;
+        }
+        return markupEscape(formatValue(state, value, spec)).s;
+      }
+    : undefined;
 
 export const STR_METHODS = new Map<string, Method>([
   ['upper', (_s, self) => like(self, S(self).toUpperCase())],
@@ -110,13 +128,7 @@ export const STR_METHODS = new Map<string, Method>([
       const [old, rep, count] = bind('replace', ['old', 'new', 'count'], [undefined, undefined, -1], a, k);
       return like(
         self,
-        pyReplace(
-          state,
-          S(self),
-          argStr(self, old as Value),
-          argStr(self, rep as Value),
-          num(count as Value),
-        ),
+        pyReplace(state, S(self), str(old as Value), argStr(self, rep as Value), num(count as Value)),
       );
     },
   ],
@@ -196,21 +208,21 @@ export const STR_METHODS = new Map<string, Method>([
     'center',
     (state, self, a, k) => {
       const [w, f] = bind('center', ['width', 'fillchar'], [undefined, ' '], a, k);
-      return like(self, pad(state, S(self), w as Value, f as Value, 'center'));
+      return like(self, pad(state, S(self), w as Value, fillOf(self, f as Value), 'center'));
     },
   ],
   [
     'ljust',
     (state, self, a, k) => {
       const [w, f] = bind('ljust', ['width', 'fillchar'], [undefined, ' '], a, k);
-      return like(self, pad(state, S(self), w as Value, f as Value, 'right'));
+      return like(self, pad(state, S(self), w as Value, fillOf(self, f as Value), 'right'));
     },
   ],
   [
     'rjust',
     (state, self, a, k) => {
       const [w, f] = bind('rjust', ['width', 'fillchar'], [undefined, ' '], a, k);
-      return like(self, pad(state, S(self), w as Value, f as Value, 'left'));
+      return like(self, pad(state, S(self), w as Value, fillOf(self, f as Value), 'left'));
     },
   ],
   [
@@ -366,26 +378,16 @@ export const STR_METHODS = new Map<string, Method>([
   ],
   [
     'format',
-    (state, self, a, k, access) => {
-      const out = strFormat(
-        state,
-        S(self),
-        a.map((v) => (self instanceof Markup ? markupEscape(v) : v)),
-        new Map([...k].map(([n, v]) => [n, self instanceof Markup ? markupEscape(v) : v])),
-        access,
-      );
-      return like(self, out);
-    },
+    (state, self, a, k, access) =>
+      like(self, strFormat(state, S(self), a, k, access, markupField(state, self))),
   ],
   [
     'format_map',
-    (state, self, a, _k, access) => {
-      const d = a[0];
+    (state, self, a, k, access) => {
+      const [d] = bind('format_map', ['mapping'], [undefined], a, k);
       if (!(d instanceof PyDict)) throw typeError('format_map() argument must be a mapping');
-      return like(
-        self,
-        strFormat(state, S(self), [], new Map(d.entries().map(([kk, v]) => [str(kk), v])), access),
-      );
+      const fields = new Map(d.entries().map(([kk, v]) => [str(kk), v]));
+      return like(self, strFormat(state, S(self), [], fields, access, markupField(state, self)));
     },
   ],
   [
