@@ -1,4 +1,5 @@
 /** The methods of `str` (and of Markup, which wraps their results), as a template calls them. */
+import { pyCasefold, pyIsLower, pyIsUpper, pyLower, pySwapcase, pyUpper } from './casing.js';
 import { formatValue, strFormat } from './format.js';
 import { bytesRepr } from './number-methods.js';
 import { chars, iterate, truthy } from './protocols.js';
@@ -59,18 +60,10 @@ const markupField = (state: RenderState, self: Value) =>
     : undefined;
 
 export const STR_METHODS = new Map<string, Method>([
-  ['upper', (_s, self) => like(self, S(self).toUpperCase())],
-  ['lower', (_s, self) => like(self, S(self).toLowerCase())],
-  // Full case folding, near enough: 'ß' → 'ss', 'ﬁ' → 'fi', 'ς' → 'σ'.
-  ['casefold', (_s, self) => like(self, S(self).toUpperCase().toLowerCase().replace(/ς/g, 'σ'))],
-  [
-    'swapcase',
-    (_s, self) =>
-      like(
-        self,
-        [...S(self)].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join(''),
-      ),
-  ],
+  ['upper', (_s, self) => like(self, pyUpper(S(self)))],
+  ['lower', (_s, self) => like(self, pyLower(S(self)))],
+  ['casefold', (_s, self) => like(self, pyCasefold(S(self)))],
+  ['swapcase', (_s, self) => like(self, pySwapcase(S(self)))],
   ['title', (_s, self) => like(self, pyTitle(S(self)))],
   ['capitalize', (_s, self) => like(self, pyCapitalize(S(self)))],
   [
@@ -354,20 +347,8 @@ export const STR_METHODS = new Map<string, Method>([
   ['isalpha', (_s, self) => /^\p{L}+$/u.test(S(self))],
   ['isalnum', (_s, self) => /^[\p{L}\p{N}]+$/u.test(S(self))],
   ['isspace', (_s, self) => new RegExp(`^${PY_WHITESPACE.source}$`).test(S(self))],
-  [
-    'isupper',
-    (_s, self) => {
-      const s = S(self);
-      return s !== s.toLowerCase() && s === s.toUpperCase();
-    },
-  ],
-  [
-    'islower',
-    (_s, self) => {
-      const s = S(self);
-      return s !== s.toUpperCase() && s === s.toLowerCase();
-    },
-  ],
+  ['isupper', (_s, self) => pyIsUpper(S(self))],
+  ['islower', (_s, self) => pyIsLower(S(self))],
   ['istitle', (_s, self) => isTitle(S(self))],
   [
     'expandtabs',
