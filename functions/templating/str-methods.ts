@@ -1,6 +1,6 @@
 /** The methods of `str` (and of Markup, which wraps their results), as a template calls them. */
 import { pyCasefold, pyIsLower, pyIsUpper, pyLower, pySwapcase, pyUpper } from './casing.js';
-import { formatValue, strFormat } from './format.js';
+import { formatValue, strFormat } from './format-spec.js';
 import { bytesRepr } from './number-methods.js';
 import { chars, iterate, truthy } from './protocols.js';
 import { bind, type Method, type RenderState } from './runtime.js';
