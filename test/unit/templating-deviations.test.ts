@@ -52,7 +52,7 @@ describe('where the engine differs from Jinja2, as the README says', () => {
 
   it('caps ints at 100,000 bits', () => {
     expect(render('{{ (2 ** 99999).bit_length() }}')).toBe('100000');
-    expect(failure('{% set x = 2 ** 100000 %}').kind).toBe('limit');
+    expect(failure('{% set x = (2 ** 99999) * 4 %}').kind).toBe('limit');
   });
 
   it('makes range() results and dict views lists underneath', () => {
