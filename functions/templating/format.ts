@@ -1,6 +1,6 @@
 /**
- * Python's number and string formatting: the `%` operator (and Jinja2's `format` filter), and
- * str.format() with the format-spec mini-language. Decimal rounding is exact and half-even on
+ * Python's number and string formatting: the `%` operator (and Jinja2's `format` filter), and the
+ * decimal conversions str.format's format specs use (format-spec.ts). Decimal rounding is exact and half-even on
  * the double's true value, as CPython's is (`'%.2f' % 0.125` is `0.12`, `round(2.5)` is `2.0`).
  * Field lookups in format strings go through the template's own member access, never the host's,
  * and every width is bounded by the render's string limit.

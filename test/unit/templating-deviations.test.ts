@@ -19,15 +19,20 @@ const failure = (template: string, json = '{}'): TemplateError => {
 };
 
 describe('where the engine differs from Jinja2, as the README says', () => {
-  it('refuses a \\N{…} escape with a syntax error that says what to write instead', () => {
-    const e = failure("{{ 'a' }}\n{{ '\\N{EURO SIGN}' }}");
-    expect(e.kind).toBe('syntax');
-    expect(e.line).toBe(2);
-    expect(e.message).toContain('the \\N{…} escape is not supported');
-    // What it suggests prints the character.
-    expect(render("{{ '\\u20ac' }}{{ '€' }}")).toBe('€€');
-    // An escaped backslash is not an escape.
-    expect(render("{{ '\\\\N{EURO SIGN}' }}")).toBe('\\N{EURO SIGN}');
+  it('resolves \\N{…} by the names CPython lists, and refuses a name alias as an unknown name', () => {
+    expect(
+      render(
+        "{{ '\\N{EURO SIGN}\\N{grinning face}' }} {{ '\\N{HANGUL SYLLABLE GA}\\N{CJK UNIFIED IDEOGRAPH-4E00}' }}",
+      ),
+    ).toBe('€😀 가一');
+    for (const alias of ['NBSP', 'LINE FEED', 'BYTE ORDER MARK']) {
+      const e = failure(`{{ 'a' }}\n{{ '\\N{${alias}}' }}`);
+      expect(e.kind).toBe('syntax');
+      expect(e.line).toBe(2);
+      expect(e.message).toContain('unknown Unicode character name');
+    }
+    // The character itself, or its \u escape, always works.
+    expect(render("{{ '\\u00a0' == '\u00a0' }}")).toBe('True');
   });
 
   it("gives str.encode()'s bytes as their repr, whose length is the text's", () => {
