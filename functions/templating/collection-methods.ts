@@ -1,4 +1,5 @@
 /** The methods of list, tuple, range and dict, as a template calls them. */
+import { seqIndexOf } from './number-methods.js';
 import { compare, eq, iterate } from './protocols.js';
 import { bind, type Method } from './runtime.js';
 import { seqIndex } from './slices.js';
@@ -111,15 +112,7 @@ const callKey = (fn: Value, item: Value): Value => {
 };
 
 export const SEQ_METHODS = new Map<string, Method>([
-  [
-    'index',
-    (_s, self, a, k) => {
-      const [x] = bind('index', ['value'], [undefined], a, k);
-      const at = iterate(self).findIndex((v) => eq(v, x as Value));
-      if (at < 0) throw valueError(`${str(x as Value)} is not in ${typeName(self)}`);
-      return at;
-    },
-  ],
+  ['index', seqIndexOf],
   [
     'count',
     (_s, self, a, k) => {
@@ -144,10 +137,11 @@ export const DICT_METHODS = new Map<string, Method>([
       dictView(
         'dict_items',
         (self as PyDict).entries().map(([key, v]) => new PyTuple([key, v])),
+        self as PyDict,
       ),
   ],
-  ['keys', (_s, self) => dictView('dict_keys', (self as PyDict).keys())],
-  ['values', (_s, self) => dictView('dict_values', (self as PyDict).values())],
+  ['keys', (_s, self) => dictView('dict_keys', (self as PyDict).keys(), self as PyDict)],
+  ['values', (_s, self) => dictView('dict_values', (self as PyDict).values(), self as PyDict)],
   ['copy', (_s, self) => PyDict.from((self as PyDict).entries())],
   [
     'fromkeys',

@@ -100,7 +100,10 @@ const numbersToKeep = (text: string): number[] => {
     const token = text.slice(start, end);
     if (!JSON_NUMBER.test(token)) continue;
     const n = Number(token);
-    if (/[.eE]/.test(token) ? Number.isInteger(n) : !Number.isSafeInteger(n)) spans.push(start, end);
+    // An integral float (`10.0`, `-0.0`, which JSON.parse makes -0, an int to JSON.stringify) or
+    // one beyond the doubles (`1e400`, Python's inf, JSON.stringify's null); a long int.
+    if (/[.eE]/.test(token) ? Number.isInteger(n) || !Number.isFinite(n) : !Number.isSafeInteger(n))
+      spans.push(start, end);
   }
   return spans;
 };
@@ -401,7 +404,8 @@ export const stringifyTemplateData = (data: TemplateData, options: { sortKeys?: 
     if (v instanceof PyFloat) {
       const x = v.v;
       if (!Number.isFinite(x)) return x > 0 ? '1e999' : x < 0 ? '-1e999' : 'null';
-      const s = String(x);
+      // String(-0) is "0": a negative zero keeps its sign, as Python's float keeps it.
+      const s = Object.is(x, -0) ? '-0' : String(x);
       return Number.isInteger(x) && !s.includes('e') ? `${s}.0` : s;
     }
     if (Array.isArray(v)) {
@@ -424,11 +428,14 @@ export const stringifyTemplateData = (data: TemplateData, options: { sortKeys?: 
   return write(data);
 };
 
-/** Whether JSON.parse would have read a number of `data` differently: an integral float (`10.0`, `1e3`) or an integer beyond 2^53. */
+/**
+ * Whether JSON.parse would have read a number of `data` differently: an integral float (`10.0`,
+ * `1e3`, `-0.0`), a float beyond the doubles (`1e400`) or an integer beyond 2^53.
+ */
 export const hasNumbersJsonParseChanges = (data: TemplateData): boolean => {
   const changed = (v: Value): boolean => {
     if (typeof v === 'bigint') return true;
-    if (v instanceof PyFloat) return Number.isInteger(v.v);
+    if (v instanceof PyFloat) return Number.isInteger(v.v) || !Number.isFinite(v.v);
     if (Array.isArray(v)) return v.some(changed);
     if (v instanceof PyDict) return v.values().some(changed);
     return false;

@@ -122,7 +122,7 @@ export const GLOBALS = (state: RenderState): Map<string, Value> =>
         let used = false;
         return new PyObject(
           'Joiner',
-          new Map(),
+          new Map([['sep', sep as Value]]),
           false,
           new PyCallable('joiner', () => {
             if (!used) {

@@ -6,8 +6,10 @@
  * Bounded while it runs: output is counted as it is written (LimitError past the limit), a step
  * counter checks the deadline in every loop iteration and call, recursion has a depth limit.
  */
+
 import { GLOBALS } from './defaults.js';
 import { FILTERS } from './filters/index.js';
+import { PYTHON_KEYWORDS } from './keywords.js';
 import { getattr, getitem } from './members.js';
 import type { DeclaredNames } from './meta.js';
 import type { CallArgs, Expr, MacroDef, Stmt, Target, TemplateAst } from './nodes.js';
@@ -139,7 +141,8 @@ export class Evaluator {
         const saved = this.state.autoescape;
         this.state.autoescape = truthy(this.eval(stmt.expr, frame));
         try {
-          this.execBody(stmt.body, frame, out);
+          // Jinja2 scopes the body (a Scope node): what it sets stays inside.
+          this.execBody(stmt.body, new Frame(frame, this.declared.get(stmt.body)), out);
         } finally {
           this.state.autoescape = saved;
         }
@@ -165,7 +168,7 @@ export class Evaluator {
         items = [...items];
       }
       if (!items.length) {
-        this.execBody(stmt.else_, frame, target);
+        this.execBody(stmt.else_, new Frame(frame, this.declared.get(stmt.else_)), target);
         return;
       }
       const recurse = stmt.recursive
@@ -426,7 +429,13 @@ export class Evaluator {
     if (call.dynKwargs) {
       const d = this.eval(call.dynKwargs, frame);
       if (!(d instanceof PyDict)) throw typeError('argument after ** must be a mapping');
-      for (const [k, v] of d.entries()) kwargs.set(str(k), v);
+      // Python refuses a keyword given twice, unless Jinja2 passed them all as one dict (a Python keyword among them).
+      const merged = call.kwargs.some(([name]) => PYTHON_KEYWORDS.has(name));
+      for (const [k, v] of d.entries()) {
+        const key = str(k);
+        if (!merged && kwargs.has(key)) throw typeError(`got multiple values for keyword argument '${key}'`);
+        kwargs.set(key, v);
+      }
     }
     return [args, kwargs];
   }

@@ -1,18 +1,15 @@
 /**
- * Python's number and string formatting: the `%` operator (and Jinja2's `format` filter), and
- * str.format() with the format-spec mini-language. Decimal rounding is exact and half-even on
+ * Python's number and string formatting: the `%` operator (and Jinja2's `format` filter), and the
+ * decimal conversions str.format's format specs use (format-spec.ts). Decimal rounding is exact and half-even on
  * the double's true value, as CPython's is (`'%.2f' % 0.125` is `0.12`, `round(2.5)` is `2.0`).
  * Field lookups in format strings go through the template's own member access, never the host's,
  * and every width is bounded by the render's string limit.
  */
 import { chars } from './protocols.js';
-import type { MemberAccess, RenderState } from './runtime.js';
+import type { RenderState } from './runtime.js';
 import {
-  floatRepr,
-  isInt,
   isNumber,
   isString,
-  type Kwargs,
   Markup,
   markupEscape,
   num,
@@ -113,7 +110,7 @@ export const pyRound = (x: number, precision: number): number => {
 };
 
 /** Python's '%.Ne': mantissa with `precision` decimals and a 2+ digit exponent. */
-const toExponential = (x: number, precision: number, upper = false): string => {
+export const toExponential = (x: number, precision: number, upper = false): string => {
   if (!Number.isFinite(x)) {
     const s = Number.isNaN(x) ? 'nan' : x > 0 ? 'inf' : '-inf';
     return upper ? s.toUpperCase() : s;
@@ -138,7 +135,7 @@ const toExponential = (x: number, precision: number, upper = false): string => {
 };
 
 /** Python's '%g' / '{:g}'. */
-const toGeneral = (x: number, precision: number, alt: boolean, upper: boolean): string => {
+export const toGeneral = (x: number, precision: number, alt: boolean, upper: boolean): string => {
   if (!Number.isFinite(x)) return toExponential(x, 0, upper);
   const p = precision === 0 ? 1 : precision;
   const e = toExponential(x, p - 1);
@@ -149,7 +146,8 @@ const toGeneral = (x: number, precision: number, alt: boolean, upper: boolean): 
     if (!alt && out.includes('.')) out = out.replace(/\.?0+$/, '');
   } else {
     out = e;
-    if (!alt) out = out.replace(/\.?0+e/, 'e');
+    // Trailing zeros of the mantissa's fraction, then its point (`1.50e+07` → `1.5e+07`).
+    if (!alt) out = out.replace(/\.(\d*?)0*(?=e)/, (_, kept: string) => (kept ? `.${kept}` : ''));
   }
   return upper ? out.toUpperCase() : out;
 };
@@ -186,7 +184,7 @@ const toIntValue = (v: Value, conv: string): number | bigint => {
 };
 
 /** |n| in base `radix`, every digit exact (a double's integer value is exact too). */
-const absDigits = (n: number | bigint | boolean, radix: number): string => {
+export const absDigits = (n: number | bigint | boolean, radix: number): string => {
   if (typeof n === 'boolean') return n ? '1' : '0';
   if (typeof n === 'number' && Number.isSafeInteger(n)) return Math.abs(n).toString(radix);
   const b = BigInt(n);
@@ -304,223 +302,4 @@ export const percentFormat = (state: RenderState, format: Value, args: Value): V
   void usedMapping;
   state.guardString(out.length);
   return markup ? new Markup(out) : out;
-};
-
-// --- str.format ---------------------------------------------------------------------------------
-
-const FORMAT_SPEC = /^(?:(.)?([<>=^]))?([-+ ])?(z)?(#)?(0)?(\d+)?([,_])?(?:\.(\d+))?([bcdeEfFgGnosxX%])?$/su;
-
-const group = (digits: string, sep: string, size = 3): string => {
-  let out = '';
-  for (let i = 0; i < digits.length; i++) {
-    if (i > 0 && (digits.length - i) % size === 0) out += sep;
-    out += digits[i];
-  }
-  return out;
-};
-
-/** format(value, spec): the format-spec mini-language. */
-const formatValue = (state: RenderState, value: Value, spec: string): string => {
-  if (value instanceof Undefined) return value.fail();
-  const m = FORMAT_SPEC.exec(spec);
-  if (!m) throw valueError(`Invalid format specifier '${spec}' for object of type '${typeName(value)}'`);
-  const [, fillCh, alignCh, signCh, , altCh, zeroCh, widthText, groupCh, precText, typeCh] = m;
-  const width = widthText ? Number(widthText) : 0;
-  state.guardString(width);
-  const precision = precText !== undefined ? Number(precText) : undefined;
-  let fill = fillCh ?? ' ';
-  let align = alignCh;
-  if (zeroCh && !alignCh) {
-    fill = '0';
-    align = '=';
-  }
-  let body: string;
-  let sign = '';
-  const numeric = isNumber(value) && typeCh !== 's';
-  if (!numeric) {
-    if (typeCh && typeCh !== 's') {
-      throw valueError(`Unknown format code '${typeCh}' for object of type '${typeName(value)}'`);
-    }
-    body = str(value);
-    if (precision !== undefined) body = chars(body).slice(0, precision).join('');
-    align = align ?? '<';
-  } else {
-    const x = num(value);
-    const isIntVal = isInt(value);
-    const type = typeCh ?? (isIntVal ? 'd' : '');
-    const negative = x < 0 || (Object.is(x, -0) && !isIntVal);
-    const abs = Math.abs(x);
-    const intDigits = (radix: number) => {
-      if (!isIntVal) throw valueError(`Unknown format code '${type}' for object of type 'float'`);
-      return absDigits(value as number | bigint | boolean, radix);
-    };
-    sign = negative ? '-' : signCh === '+' ? '+' : signCh === ' ' ? ' ' : '';
-    switch (type) {
-      case 'd':
-      case 'n':
-        if (!isIntVal) throw valueError(`Unknown format code 'd' for object of type 'float'`);
-        body = intDigits(10);
-        break;
-      case 'b':
-        body = (altCh ? '0b' : '') + intDigits(2);
-        break;
-      case 'o':
-        body = (altCh ? '0o' : '') + intDigits(8);
-        break;
-      case 'x':
-        body = (altCh ? '0x' : '') + intDigits(16);
-        break;
-      case 'X':
-        body = (altCh ? '0X' : '') + intDigits(16).toUpperCase();
-        break;
-      case 'c':
-        body = String.fromCodePoint(abs);
-        break;
-      case 'f':
-      case 'F':
-        body = toFixed(abs, precision ?? 6);
-        break;
-      case 'e':
-      case 'E':
-        body = toExponential(abs, precision ?? 6, type === 'E');
-        break;
-      case 'g':
-      case 'G':
-        body = toGeneral(abs, precision ?? 6, !!altCh, type === 'G');
-        break;
-      case '%':
-        body = `${toFixed(abs * 100, precision ?? 6)}%`;
-        break;
-      default:
-        // No type: ints print as ints; floats as repr, or like 'g' with at least one decimal.
-        if (isIntVal) body = intDigits(10);
-        else if (precision === undefined) body = floatRepr(abs);
-        else {
-          // Like 'g', but scientific from exp >= p - 1, and fixed-point keeps a decimal.
-          const p = precision === 0 ? 1 : precision;
-          const e = toExponential(abs, p - 1);
-          const exp = Number(e.slice(e.indexOf('e') + 1));
-          if (exp >= -4 && exp < p - 1) {
-            body = toFixed(abs, p - 1 - exp);
-            if (!altCh && body.includes('.')) body = body.replace(/0+$/, '').replace(/\.$/, '.0');
-            if (!body.includes('.')) body += '.0';
-          } else {
-            body = altCh ? e : e.replace(/\.?0+e/, 'e');
-          }
-        }
-    }
-    if (groupCh && /^\d/.test(body)) {
-      const [whole, ...rest] = body.split(/(?=[.eE%])/);
-      body = group(whole as string, groupCh) + rest.join('');
-    }
-    align = align ?? '>';
-  }
-  const len = chars(sign + body).length;
-  if (width <= len) return sign + body;
-  const padN = width - len;
-  switch (align) {
-    case '<':
-      return sign + body + fill.repeat(padN);
-    case '^': {
-      const left = Math.floor(padN / 2);
-      return fill.repeat(left) + sign + body + fill.repeat(padN - left);
-    }
-    case '=':
-      return sign + fill.repeat(padN) + body;
-    default:
-      return fill.repeat(padN) + sign + body;
-  }
-};
-
-/** str.format(*args, **kwargs). */
-export const strFormat = (
-  state: RenderState,
-  format: string,
-  args: Value[],
-  kwargs: Kwargs,
-  access: MemberAccess,
-): string => {
-  let auto = 0;
-  let out = '';
-  let i = 0;
-  while (i < format.length) {
-    const ch = format[i] as string;
-    if (ch === '{' && format[i + 1] === '{') {
-      out += '{';
-      i += 2;
-      continue;
-    }
-    if (ch === '}' && format[i + 1] === '}') {
-      out += '}';
-      i += 2;
-      continue;
-    }
-    if (ch === '}') throw valueError("Single '}' encountered in format string");
-    if (ch !== '{') {
-      out += ch;
-      i++;
-      continue;
-    }
-    // A field, with one level of nested fields in its spec.
-    let depth = 1;
-    let j = i + 1;
-    while (j < format.length && depth > 0) {
-      if (format[j] === '{') depth++;
-      else if (format[j] === '}') depth--;
-      j++;
-    }
-    if (depth > 0) throw valueError("expected '}' before end of string");
-    const field = format.slice(i + 1, j - 1);
-    i = j;
-    const m = /^([^!:]*)(?:!([rsa]))?(?::([\s\S]*))?$/.exec(field);
-    if (!m) throw valueError('bad format field');
-    const [, nameText = '', conversion, specText = ''] = m;
-    const spec = specText.replace(/\{([^{}]*)\}/g, (_, inner: string) =>
-      str(resolveField(state, inner, args, kwargs, access, () => auto++)),
-    );
-    let value = resolveField(state, nameText, args, kwargs, access, () => auto++);
-    if (conversion === 'r' || conversion === 'a') value = repr(value);
-    else if (conversion === 's') value = str(value);
-    out += formatValue(state, value, spec);
-    state.guardString(out.length);
-  }
-  return out;
-};
-
-const resolveField = (
-  state: RenderState,
-  text: string,
-  args: Value[],
-  kwargs: Kwargs,
-  access: MemberAccess,
-  nextAuto: () => number,
-): Value => {
-  const m = /^([^.[]*)((?:\.[^.[]+|\[[^\]]*\])*)$/.exec(text);
-  if (!m) throw valueError(`bad field name '${text}'`);
-  const [, first = '', rest = ''] = m;
-  let value: Value;
-  if (first === '') {
-    const n = nextAuto();
-    if (n >= args.length)
-      throw new PyError('IndexError', `Replacement index ${n} out of range for positional args tuple`);
-    value = args[n] as Value;
-  } else if (/^\d+$/.test(first)) {
-    const n = Number(first);
-    if (n >= args.length)
-      throw new PyError('IndexError', `Replacement index ${n} out of range for positional args tuple`);
-    value = args[n] as Value;
-  } else {
-    const v = kwargs.get(first);
-    if (v === undefined) throw new PyError('KeyError', repr(first));
-    value = v;
-  }
-  for (const part of rest.match(/\.[^.[]+|\[[^\]]*\]/g) ?? []) {
-    if (part.startsWith('.')) value = access.getattr(state, value, part.slice(1));
-    else {
-      const key = part.slice(1, -1);
-      value = access.getitem(state, value, /^\d+$/.test(key) ? Number(key) : key);
-    }
-    if (value instanceof Undefined) value.fail();
-  }
-  return value;
 };

@@ -17,6 +17,7 @@
  *   semantics for the values a template sees.
  */
 
+import { type CompileError, compileError } from './compile-checks.js';
 import type { TemplateData } from './data.js';
 import { Evaluator } from './evaluator.js';
 import { TemplateSyntaxError } from './exceptions.js';
@@ -73,6 +74,8 @@ interface Parsed {
   readonly ast: TemplateAst;
   readonly info: ParsedTemplate;
   readonly declared: DeclaredNames;
+  /** What Jinja2 refuses when it compiles the parsed template: every render fails with it. */
+  readonly compileError: CompileError | undefined;
 }
 
 const CACHE_ENTRIES = 128;
@@ -95,7 +98,7 @@ const parsed = (source: string, useCache = true): Parsed => {
   try {
     const ast = parse(source);
     const { undeclared, required, declared } = introspect(ast.body);
-    entry = { ast, info: { undeclared, required }, declared };
+    entry = { ast, info: { undeclared, required }, declared, compileError: compileError(ast.body) };
   } catch (e) {
     if (e instanceof TemplateSyntaxError) throw syntaxError(e);
     if (e instanceof RangeError)
@@ -186,7 +189,15 @@ export const renderTemplate = (
   variables: TemplateData | Record<string, unknown>,
   options: RenderOptions = {},
 ): string => {
-  const { ast, declared } = parsed(source);
+  const { ast, declared, compileError: refused } = parsed(source);
+  if (refused) {
+    // Python's own SyntaxError, raised by Jinja2 while compiling: not a TemplateSyntaxError.
+    throw new TemplateError(
+      `Template error${lineNote(refused.line)}: SyntaxError: ${refused.message}`,
+      'runtime',
+      refused.line,
+    );
+  }
   const deadlineMs = options.timeLimitMs ?? DEFAULT_DEADLINE_MS;
   const state = new RenderState({
     maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,

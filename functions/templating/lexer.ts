@@ -3,8 +3,10 @@
  * it keeps nunjucks' tag, data and whitespace-control handling and reads Python's number and
  * string literals, bracket-balanced tag ends, and no `r/regex/`.
  */
+
 import lexer, { type Token, type Tokenizer } from 'nunjucks/src/lexer.js';
 import { TemplateSyntaxError } from './exceptions.js';
+import { lookupUnicodeName } from './unicode-names.js';
 
 const TokenizerBase = Object.getPrototypeOf(lexer.lex('')).constructor as new (
   src: string,
@@ -55,12 +57,14 @@ const decodePythonString = (body: string, line: number): string => {
       if (code > 0x10ffff) throw new TemplateSyntaxError('illegal Unicode character in a string', line);
       out += String.fromCodePoint(code);
       i += 1 + size;
-    } else if (next === 'N' && body[i + 2] === '{') {
-      // Python's \N{NAME} needs the Unicode name database (megabytes); refused rather than printed as written.
-      throw new TemplateSyntaxError(
-        'the \\N{…} escape is not supported: write the character itself or its \\u escape',
-        line,
-      );
+    } else if (next === 'N') {
+      // Python's \N{NAME}: the character by its Unicode name.
+      const end = body[i + 2] === '{' ? body.indexOf('}', i + 3) : -1;
+      if (end < 0 || end === i + 3) throw new TemplateSyntaxError('malformed \\N character escape', line);
+      const named = lookupUnicodeName(body.slice(i + 3, end));
+      if (named === undefined) throw new TemplateSyntaxError('unknown Unicode character name', line);
+      out += named;
+      i = end;
     } else if (/[0-7]/.test(next)) {
       const oct = /^[0-7]{1,3}/.exec(body.slice(i + 1))?.[0] as string;
       out += String.fromCodePoint(Number.parseInt(oct, 8));

@@ -5,10 +5,11 @@
  * `__proto__`, anything computed at run time) can reach the host.
  */
 import { DICT_METHODS, LIST_METHODS, SEQ_METHODS } from './collection-methods.js';
+import { FLOAT_METHODS, INT_METHODS, intAttribute, rangeAttribute, viewMethod } from './number-methods.js';
 import { chars, iterate } from './protocols.js';
 import type { MemberAccess, Method, RenderState } from './runtime.js';
 import { seqIndex } from './slices.js';
-import { STR_METHODS } from './str-methods.js';
+import { MARKUP_ONLY, STR_METHODS } from './str-methods.js';
 import {
   isInt,
   isString,
@@ -24,6 +25,7 @@ import {
   Undefined,
   undefinedMember,
   type Value,
+  VIEW_DICTS,
   VIEWS,
 } from './values.js';
 
@@ -56,21 +58,34 @@ export const getattr = (state: RenderState, obj: Value, name: string): Value => 
   ) {
     if (name === 'real') return typeof obj === 'boolean' ? num(obj) : obj;
     if (name === 'imag') return obj instanceof PyFloat ? new PyFloat(0) : 0;
+    if (!(obj instanceof PyFloat)) {
+      const v = intAttribute(obj, name);
+      if (v !== undefined) return v;
+    }
+  } else if (Array.isArray(obj) && RANGES.has(obj)) {
+    const v = rangeAttribute(obj, name);
+    if (v !== undefined) return v;
+  } else if (Array.isArray(obj) && name === 'mapping') {
+    // A view's read-only mappingproxy: a copy, which prints as the dict does.
+    const d = VIEW_DICTS.get(obj);
+    if (d) return PyDict.from(d.entries());
   }
   return undefinedMember(obj, name);
 };
 
 const methodOf = (obj: Value, name: string): Method | undefined => {
-  if (isString(obj)) return STR_METHODS.get(name);
+  if (isString(obj))
+    return obj instanceof Markup || !MARKUP_ONLY.has(name) ? STR_METHODS.get(name) : undefined;
   if (Array.isArray(obj)) {
-    if (VIEWS.has(obj)) return undefined;
+    if (VIEWS.has(obj)) return viewMethod(obj, name);
     if (RANGES.has(obj)) return SEQ_METHODS.get(name);
     return LIST_METHODS.get(name) ?? SEQ_METHODS.get(name);
   }
   if (obj instanceof PyTuple) return SEQ_METHODS.get(name);
   if (obj instanceof PyDict) return DICT_METHODS.get(name);
-  if (obj instanceof PyFloat && name === 'is_integer')
-    return (_s, self) => Number.isInteger((self as PyFloat).v);
+  if (obj instanceof PyFloat) return FLOAT_METHODS.get(name);
+  if (typeof obj === 'number' || typeof obj === 'bigint' || typeof obj === 'boolean')
+    return INT_METHODS.get(name);
   return undefined;
 };
 

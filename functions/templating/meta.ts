@@ -286,7 +286,7 @@ export const analyseSymbols = (body: readonly Stmt[]): { undeclared: string[]; d
               },
               s.body,
             );
-            if (s.else_.length) frame(parent, (v) => v.stmts(s.else_));
+            if (s.else_.length) frame(parent, (v) => v.stmts(s.else_), undefined, s.else_);
             if (s.test) {
               const test = s.test;
               frame(parent, (v) => {
@@ -367,10 +367,15 @@ export const analyseSymbols = (body: readonly Stmt[]): { undeclared: string[]; d
           // Jinja2 wraps the body in a Scope: a frame of its own, which also evaluates the option.
           const parent = sym;
           pending.push(() =>
-            frame(parent, (v) => {
-              v.expr(s.expr);
-              v.stmts(s.body);
-            }),
+            frame(
+              parent,
+              (v) => {
+                v.expr(s.expr);
+                v.stmts(s.body);
+              },
+              undefined,
+              s.body,
+            ),
           );
           return;
         }

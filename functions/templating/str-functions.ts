@@ -60,59 +60,7 @@ export const split = (s: string, sep: Value, maxsplit: Value, fromRight: boolean
   return [parts.slice(0, parts.length - max).join(d), ...parts.slice(parts.length - max)];
 };
 
-export const isTitle = (s: string): boolean => {
-  let cased = false;
-  let prevCased = false;
-  for (const ch of s) {
-    const upper = ch !== ch.toLowerCase();
-    const lower = ch !== ch.toUpperCase();
-    if (upper) {
-      if (prevCased) return false;
-      prevCased = true;
-      cased = true;
-    } else if (lower) {
-      if (!prevCased) return false;
-      prevCased = true;
-      cased = true;
-    } else {
-      prevCased = false;
-    }
-  }
-  return cased;
-};
-
-const isCased = (ch: string): boolean => ch.toLowerCase() !== ch.toUpperCase();
-
-/** The digraphs whose titlecase is neither their upper nor their lower case: Ǆ ǅ ǆ → ǅ. */
-const DIGRAPH_TITLE = /[\u01c4-\u01cc\u01f1-\u01f3]/;
-
-/** A character's titlecase: the first of its uppercase letters, the rest lower ('ß' → 'Ss'). */
-const titleChar = (ch: string): string => {
-  if (DIGRAPH_TITLE.test(ch)) {
-    const code = ch.charCodeAt(0);
-    const base = code >= 0x1f1 ? 0x1f1 : code - ((code - 0x1c4) % 3);
-    return String.fromCharCode(base + 1);
-  }
-  const upper = ch.toUpperCase();
-  const first = String.fromCodePoint(upper.codePointAt(0) as number);
-  return first + upper.slice(first.length).toLowerCase();
-};
-
-/** Python's str.title(): a cased character after an uncased one starts a word ("They'Re"). */
-export const pyTitle = (s: string): string => {
-  let out = '';
-  let prevCased = false;
-  for (const ch of s) {
-    if (isCased(ch)) {
-      out += prevCased ? ch.toLowerCase() : titleChar(ch);
-      prevCased = true;
-    } else {
-      out += ch;
-      prevCased = false;
-    }
-  }
-  return out;
-};
+export { pyCapitalize, pyIsTitle as isTitle, pyTitle } from './casing.js';
 
 /** Python's str.expandtabs(): each tab up to the next multiple of tabsize, columns restart at \n and \r. */
 export const expandTabs = (state: RenderState, s: string, tabsize: number): string => {
@@ -134,8 +82,6 @@ export const expandTabs = (state: RenderState, s: string, tabsize: number): stri
   }
   return out;
 };
-
-export const pyCapitalize = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1).toLowerCase();
 
 export const pad = (
   state: RenderState,

@@ -1,7 +1,9 @@
 /** The methods of `str` (and of Markup, which wraps their results), as a template calls them. */
-import { strFormat } from './format.js';
+import { pyCasefold, pyIsLower, pyIsUpper, pyLower, pySwapcase, pyUpper } from './casing.js';
+import { formatValue, strFormat } from './format-spec.js';
+import { bytesRepr } from './number-methods.js';
 import { chars, iterate, truthy } from './protocols.js';
-import { bind, type Method } from './runtime.js';
+import { bind, type Method, type RenderState } from './runtime.js';
 import { sliceValue } from './slices.js';
 import {
   expandTabs,
@@ -38,20 +40,30 @@ export const S = (self: Value): string => str(self);
 /** A str method's result is Markup when called on Markup (markupsafe wraps them), with args escaped. */
 const like = (self: Value, s: string): Value => (self instanceof Markup ? new Markup(s) : s);
 const argStr = (self: Value, v: Value): string => (self instanceof Markup ? markupEscape(v).s : str(v));
+/** Markup escapes a fill character (MarkupSafe 3.0): `&` becomes `&amp;`, no longer one character. */
+const fillOf = (self: Value, f: Value): Value =>
+  self instanceof Markup && isString(f) ? markupEscape(f).s : f;
+
+/**
+ * How Markup.format writes a field (MarkupSafe 3.0's EscapeFormatter): a Markup value as it is (a
+ * format spec for it is an error), anything else formatted, then escaped. Undefined for a str.
+ */
+const markupField = (state: RenderState, self: Value) =>
+  self instanceof Markup
+    ? (value: Value, spec: string): string => {
+        if (value instanceof Markup) {
+          if (spec) throw valueError('Unsupported format specification for Markup.');
+          return value.s;
+        }
+        return markupEscape(formatValue(state, value, spec)).s;
+      }
+    : undefined;
 
 export const STR_METHODS = new Map<string, Method>([
-  ['upper', (_s, self) => like(self, S(self).toUpperCase())],
-  ['lower', (_s, self) => like(self, S(self).toLowerCase())],
-  // Full case folding, near enough: 'ß' → 'ss', 'ﬁ' → 'fi', 'ς' → 'σ'.
-  ['casefold', (_s, self) => like(self, S(self).toUpperCase().toLowerCase().replace(/ς/g, 'σ'))],
-  [
-    'swapcase',
-    (_s, self) =>
-      like(
-        self,
-        [...S(self)].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join(''),
-      ),
-  ],
+  ['upper', (_s, self) => like(self, pyUpper(S(self)))],
+  ['lower', (_s, self) => like(self, pyLower(S(self)))],
+  ['casefold', (_s, self) => like(self, pyCasefold(S(self)))],
+  ['swapcase', (_s, self) => like(self, pySwapcase(S(self)))],
   ['title', (_s, self) => like(self, pyTitle(S(self)))],
   ['capitalize', (_s, self) => like(self, pyCapitalize(S(self)))],
   [
@@ -109,13 +121,7 @@ export const STR_METHODS = new Map<string, Method>([
       const [old, rep, count] = bind('replace', ['old', 'new', 'count'], [undefined, undefined, -1], a, k);
       return like(
         self,
-        pyReplace(
-          state,
-          S(self),
-          argStr(self, old as Value),
-          argStr(self, rep as Value),
-          num(count as Value),
-        ),
+        pyReplace(state, S(self), str(old as Value), argStr(self, rep as Value), num(count as Value)),
       );
     },
   ],
@@ -195,21 +201,21 @@ export const STR_METHODS = new Map<string, Method>([
     'center',
     (state, self, a, k) => {
       const [w, f] = bind('center', ['width', 'fillchar'], [undefined, ' '], a, k);
-      return like(self, pad(state, S(self), w as Value, f as Value, 'center'));
+      return like(self, pad(state, S(self), w as Value, fillOf(self, f as Value), 'center'));
     },
   ],
   [
     'ljust',
     (state, self, a, k) => {
       const [w, f] = bind('ljust', ['width', 'fillchar'], [undefined, ' '], a, k);
-      return like(self, pad(state, S(self), w as Value, f as Value, 'right'));
+      return like(self, pad(state, S(self), w as Value, fillOf(self, f as Value), 'right'));
     },
   ],
   [
     'rjust',
     (state, self, a, k) => {
       const [w, f] = bind('rjust', ['width', 'fillchar'], [undefined, ' '], a, k);
-      return like(self, pad(state, S(self), w as Value, f as Value, 'left'));
+      return like(self, pad(state, S(self), w as Value, fillOf(self, f as Value), 'left'));
     },
   ],
   [
@@ -341,20 +347,8 @@ export const STR_METHODS = new Map<string, Method>([
   ['isalpha', (_s, self) => /^\p{L}+$/u.test(S(self))],
   ['isalnum', (_s, self) => /^[\p{L}\p{N}]+$/u.test(S(self))],
   ['isspace', (_s, self) => new RegExp(`^${PY_WHITESPACE.source}$`).test(S(self))],
-  [
-    'isupper',
-    (_s, self) => {
-      const s = S(self);
-      return s !== s.toLowerCase() && s === s.toUpperCase();
-    },
-  ],
-  [
-    'islower',
-    (_s, self) => {
-      const s = S(self);
-      return s !== s.toUpperCase() && s === s.toLowerCase();
-    },
-  ],
+  ['isupper', (_s, self) => pyIsUpper(S(self))],
+  ['islower', (_s, self) => pyIsLower(S(self))],
   ['istitle', (_s, self) => isTitle(S(self))],
   [
     'expandtabs',
@@ -365,26 +359,16 @@ export const STR_METHODS = new Map<string, Method>([
   ],
   [
     'format',
-    (state, self, a, k, access) => {
-      const out = strFormat(
-        state,
-        S(self),
-        a.map((v) => (self instanceof Markup ? markupEscape(v) : v)),
-        new Map([...k].map(([n, v]) => [n, self instanceof Markup ? markupEscape(v) : v])),
-        access,
-      );
-      return like(self, out);
-    },
+    (state, self, a, k, access) =>
+      like(self, strFormat(state, S(self), a, k, access, markupField(state, self))),
   ],
   [
     'format_map',
-    (state, self, a, _k, access) => {
-      const d = a[0];
+    (state, self, a, k, access) => {
+      const [d] = bind('format_map', ['mapping'], [undefined], a, k);
       if (!(d instanceof PyDict)) throw typeError('format_map() argument must be a mapping');
-      return like(
-        self,
-        strFormat(state, S(self), [], new Map(d.entries().map(([kk, v]) => [str(kk), v])), access),
-      );
+      const fields = new Map(d.entries().map(([kk, v]) => [str(kk), v]));
+      return like(self, strFormat(state, S(self), [], fields, access, markupField(state, self)));
     },
   ],
   [
@@ -401,28 +385,16 @@ export const STR_METHODS = new Map<string, Method>([
         ? unescapeHtml(self.s)
         : new Undefined(`'str object' has no attribute 'unescape'`),
   ],
+  // Markup.escape, a classmethod: escapes its argument (a Markup argument stays as it is).
+  ['escape', (_s, _self, a, k) => markupEscape(bind('escape', ['s'], [undefined], a, k)[0] as Value)],
 ]);
+
+/** The methods Markup has and str has not. */
+export const MARKUP_ONLY: ReadonlySet<string> = new Set(['striptags', 'unescape', 'escape']);
 
 const sliceString = (s: string, start: Value, end: Value): string => {
   if ((start === null || start === undefined) && (end === null || end === undefined)) return s;
   return sliceValue(s, start ?? null, end ?? null, null) as string;
-};
-
-/** Python's repr() of bytes, for str.encode() (there is no bytes type: its repr is what a template prints). */
-const bytesRepr = (bytes: Uint8Array): string => {
-  const text = Array.from(bytes, (b) => String.fromCharCode(b)).join('');
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = '';
-  for (const b of bytes) {
-    const c = String.fromCharCode(b);
-    if (c === quote || c === '\\') out += `\\${c}`;
-    else if (c === '\t') out += '\\t';
-    else if (c === '\n') out += '\\n';
-    else if (c === '\r') out += '\\r';
-    else if (b >= 0x20 && b < 0x7f) out += c;
-    else out += `\\x${b.toString(16).padStart(2, '0')}`;
-  }
-  return `b${quote}${out}${quote}`;
 };
 
 /** table[code] for translate(): a missing key leaves the character as it is. */

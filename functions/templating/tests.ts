@@ -1,4 +1,5 @@
 /** Jinja2 3.1's builtin tests (jinja2/tests.py). */
+import { pyIsLower, pyIsUpper } from './casing.js';
 import { floatMod, intArith } from './numbers.js';
 import { compare, contains, eq, isIterable } from './protocols.js';
 import { bind, type TestFn } from './runtime.js';
@@ -17,6 +18,7 @@ import {
   str,
   Undefined,
   type Value,
+  VIEWS,
 } from './values.js';
 // --- tests ------------------------------------------------------------------------------------
 
@@ -51,7 +53,8 @@ defTest('float', (_s, v) => v instanceof PyFloat);
 defTest('number', (_s, v) => isNumber(v));
 defTest('string', (_s, v) => isString(v));
 defTest('mapping', (_s, v) => v instanceof PyDict);
-defTest('sequence', (_s, v) => isIterable(v));
+// A sequence has a length and items by index: a dict view has the one, not the other.
+defTest('sequence', (_s, v) => isIterable(v) && !(Array.isArray(v) && VIEWS.has(v)));
 defTest('iterable', (_s, v) => isIterable(v));
 defTest('callable', (_s, v) => v instanceof PyCallable || (v instanceof PyObject && !!v.callable));
 defTest('sameas', (_s, v, a, k) => {
@@ -60,14 +63,8 @@ defTest('sameas', (_s, v, a, k) => {
   return v === other;
 });
 defTest('escaped', (_s, v) => v instanceof Markup);
-defTest('lower', (_s, v) => {
-  const s = str(v);
-  return s !== s.toUpperCase() && s === s.toLowerCase();
-});
-defTest('upper', (_s, v) => {
-  const s = str(v);
-  return s !== s.toLowerCase() && s === s.toUpperCase();
-});
+defTest('lower', (_s, v) => pyIsLower(str(v)));
+defTest('upper', (_s, v) => pyIsUpper(str(v)));
 defTest('in', (_s, v, a, k) => contains(arg0(a, k, 'seq'), v));
 defTest(['eq', 'equalto', '=='], (_s, v, a, k) => eq(v, arg0(a, k, 'other')));
 defTest(['ne', '!='], (_s, v, a, k) => !eq(v, arg0(a, k, 'other')));

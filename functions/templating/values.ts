@@ -283,8 +283,11 @@ export const makeRange = (start: number, stop: number, step: number): Value[] =>
 /** Lists returned by dict.keys(), .values() and .items(): printed as views, not subscriptable. */
 export type ViewKind = 'dict_keys' | 'dict_values' | 'dict_items';
 export const VIEWS = new WeakMap<Value[], ViewKind>();
-export const dictView = (kind: ViewKind, items: Value[]): Value[] => {
+/** The dict of each view, for its `mapping`. */
+export const VIEW_DICTS = new WeakMap<Value[], PyDict>();
+export const dictView = (kind: ViewKind, items: Value[], dict?: PyDict): Value[] => {
   VIEWS.set(items, kind);
+  if (dict) VIEW_DICTS.set(items, dict);
   return items;
 };
 

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Golden outputs for the Jinja2 differential test (test/unit/jinja2-differential.test.ts).
 
-Renders every case in test/templating/cases/*.json with real Jinja2 3.1, configured as the
-service configures its own engine, and writes test/templating/goldens.json.
+Renders every case in test/templating/cases/*.json with real Jinja2 3.1 and MarkupSafe 3.0 (the
+versions `pip install jinja2` brings: the goldens were written with Jinja2 3.1.6 and MarkupSafe 3.0.3
+on CPython 3.11, whose Unicode database is version 14.0.0; "generator" in goldens.json names all
+three), configured as the service configures its own engine, and writes test/templating/goldens.json.
 
 Run from the repository root after changing a case:
 
     python3 test/templating/generate-goldens.py
 
-Needs Jinja2 3.1 (`pip install 'jinja2>=3.1,<3.2'`, or apt's python3-jinja2 on a recent distro).
+Needs Jinja2 3.1 and MarkupSafe 3.0 (`pip install 'jinja2==3.1.6' 'markupsafe==3.0.3'`).
 
 Each case is rendered with
     jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
@@ -26,6 +28,10 @@ import glob
 import json
 import os
 import sys
+
+import importlib.metadata
+import platform
+import unicodedata
 
 import jinja2
 import jinja2.meta
@@ -79,8 +85,12 @@ def render_only(env, case):
 
 
 def main():
-    if not jinja2.__version__.startswith("3.1."):
-        sys.exit(f"Jinja2 3.1 is required, found {jinja2.__version__}")
+    jinja2_version = importlib.metadata.version("jinja2")
+    markupsafe_version = importlib.metadata.version("markupsafe")
+    if not jinja2_version.startswith("3.1."):
+        sys.exit(f"Jinja2 3.1 is required, found {jinja2_version}")
+    if not markupsafe_version.startswith("3.0."):
+        sys.exit(f"MarkupSafe 3.0 is required, found {markupsafe_version}")
     goldens = {}
     files = sorted(glob.glob(os.path.join(CASES, "*.json")))
     if not files:
@@ -99,7 +109,11 @@ def main():
             goldens[name] = render(case)
     with open(OUT, "w", encoding="utf-8") as f:
         json.dump(
-            {"generator": f"Jinja2 {jinja2.__version__}", "cases": goldens},
+            {
+                "generator": f"Jinja2 {jinja2_version}, MarkupSafe {markupsafe_version}, "
+                f"Python {platform.python_version()} (Unicode {unicodedata.unidata_version})",
+                "cases": goldens,
+            },
             f,
             sort_keys=True,
             indent=2,  # Biome, which formats this repository, leaves indent=2 as it is

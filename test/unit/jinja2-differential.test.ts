@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest';
 import {
   parseTemplate,
   parseTemplateData,
+  readTemplateDataText,
   renderTemplate,
   TemplateError,
 } from '../../functions/templating/index.js';
@@ -73,8 +74,10 @@ const knownDifferences = readJson(new URL('known-differences.json', root)) as Re
 
 const render = (c: Case): Ours => {
   try {
-    // Exactly what the service gets: the variables' JSON text, read by parseTemplateData.
-    return { output: renderTemplate(c.template, parseTemplateData(c.variablesText ?? '{}')) };
+    // Exactly what the service does: the API reads the variables' JSON text and writes the text it
+    // hands the renderer (readTemplateDataText), which reads that back (parseTemplateData).
+    const sent = readTemplateDataText(c.variablesText ?? '{}').text;
+    return { output: renderTemplate(c.template, parseTemplateData(sent)) };
   } catch (e) {
     return e instanceof TemplateError ? { error: e } : { crash: e };
   }

@@ -3,6 +3,7 @@ import { jsonMemberText as templateDataMemberText } from '../../functions/domain
 import { JsonText, stringifyWithJsonText } from '../../functions/domain/json-text.js';
 import {
   parseTemplateData,
+  readTemplateDataText,
   renderTemplate,
   stringifyTemplateData,
   TemplateDataError,
@@ -49,6 +50,20 @@ describe('template data read as JSON means it', () => {
     const text = stringifyTemplateData(parseTemplateData(json));
     expect(text).toBe('{"z":1,"0":[1.0,1e+300,-2,12345678901234567890,"é\\n"],"a":{"5":false,"k":null}}');
     expect(stringifyTemplateData(parseTemplateData(text))).toBe(text);
+  });
+
+  it('keeps a float beyond the doubles as inf (Python reads 1e400 so), not as null', () => {
+    const sent = readTemplateDataText('{"a":1e400,"b":-1e400,"c":null}').text;
+    expect(sent).toBe('{"a":1e999,"b":-1e999,"c":null}');
+    expect(render('{{ a }} {{ b }} {{ c }}', sent)).toBe('inf -inf None');
+  });
+
+  it('keeps the sign of a negative zero float (and reads an int -0 as 0, as Python does)', () => {
+    const sent = readTemplateDataText('{"a":-0.0,"b":-0e0,"c":-0,"d":[-0.0]}').text;
+    expect(sent).toBe('{"a":-0.0,"b":-0.0,"c":0,"d":[-0.0]}');
+    expect(renderTemplate('{{ a }} {{ b }} {{ c }} {{ d }}', parseTemplateData(sent))).toBe(
+      '-0.0 -0.0 0 [-0.0]',
+    );
   });
 
   it('refuses what is not a JSON object, and nesting deeper than 64 levels', () => {

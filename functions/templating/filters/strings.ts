@@ -1,5 +1,6 @@
 /** Jinja2's string filters (jinja2/filters.py). */
 
+import { pyLower, pyUpper } from '../casing.js';
 import { percentFormat } from '../format.js';
 import { chars, truthy } from '../protocols.js';
 import { bind, define, type FilterFn } from '../runtime.js';
@@ -60,11 +61,11 @@ def('indent', (state, v, a, k) => {
 });
 def('lower', (_s, v) => {
   const [s, wrap] = strParts(softStr(v));
-  return wrap(s.toLowerCase());
+  return wrap(pyLower(s));
 });
 def('upper', (_s, v) => {
   const [s, wrap] = strParts(softStr(v));
-  return wrap(s.toUpperCase());
+  return wrap(pyUpper(s));
 });
 def('replace', (state, v, a, k) => {
   const [old, rep, count] = bind('replace', ['old', 'new', 'count'], [undefined, undefined, null], a, k);
@@ -83,7 +84,11 @@ def('title', (_s, v) => {
   return wrap(
     parts
       .filter(Boolean)
-      .map((p) => p.charAt(0).toUpperCase() + p.slice(1).toLowerCase())
+      // item[0].upper() + item[1:].lower(), by code point
+      .map((p) => {
+        const first = String.fromCodePoint(p.codePointAt(0) as number);
+        return pyUpper(first) + pyLower(p.slice(first.length));
+      })
       .join(''),
   );
 });
