@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { errorStatus } from './core/responses.js';
-import { ERROR_CODES, type ErrorCode } from './domain/errors.js';
+import { ERROR_CODES, type ErrorCode } from './domain/common/errors.js';
 import { diagnosticsSchema } from './pdf/schemas.js';
 import type { AnyResource, RouteDeclaration } from './route-declaration.js';
 import { resources } from './routes.js';

@@ -69,7 +69,7 @@ const WEBHOOK_MAX_RECEIVES = 5;
 
 export const renderQueue = {
   name: 'render',
-  description: "Async renders' messages (functions/domain/async-renders.ts), one per job",
+  description: "Async renders' messages (functions/domain/renders/async-renders.ts), one per job",
   fifo: false,
   binding: 'renderQueue',
   visibilityTimeoutSeconds: sixConsumerTimeouts,
@@ -102,7 +102,7 @@ export const renderQueue = {
 export const webhookQueue = {
   name: 'webhooks',
   description:
-    "Webhook attempts (functions/domain/webhook-sender.ts): events, and each retry sent with its backoff's delay",
+    "Webhook attempts (functions/domain/webhooks/webhook-sender.ts): events, and each retry sent with its backoff's delay",
   fifo: false,
   binding: 'webhookQueue',
   visibilityTimeoutSeconds: sixConsumerTimeouts,

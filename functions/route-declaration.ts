@@ -10,12 +10,12 @@
  * runtime code: schemas (zod) and types only.
  */
 import type { z } from 'zod';
-import type { ErrorCode } from './domain/errors.js';
-import type { CredentialKind } from './domain/principal.js';
+import type { ErrorCode } from './domain/common/errors.js';
+import type { CredentialKind } from './domain/common/principal.js';
 import type { Settings } from './settings.js';
 import type { Binding } from './wiring.js';
 
-export type { CredentialKind } from './domain/principal.js';
+export type { CredentialKind } from './domain/common/principal.js';
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 export const KEY_OR_SESSION: readonly CredentialKind[] = ['apiKey', 'session'];

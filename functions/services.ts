@@ -34,29 +34,29 @@ import { createAuthenticator } from './core/auth.js';
 import type { ResourceConfig } from './core/config.js';
 import type { HttpDeps, RateLimitCounter } from './core/http.js';
 import { logFault, systemClock } from './core/runtime.js';
-import { createApiKeyManagement } from './domain/api-key-management.js';
-import { createAsyncRenders, type RenderMessage } from './domain/async-renders.js';
-import { createBatchOrderReader, createBatchQueue } from './domain/batch-queue.js';
-import { type BatchView, createBatchCounter, createBatches } from './domain/batches.js';
-import { createJobLifecycle } from './domain/job-lifecycle.js';
-import { createJobPresenter } from './domain/job-view.js';
-import { type Job, type JobView, jobRecordRetentionSeconds } from './domain/jobs.js';
-import { createPdfJobs } from './domain/pdf-jobs.js';
-import type { Clock, JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/ports.js';
-import { createRenderCall } from './domain/render-call.js';
-import { createTemplateResolver } from './domain/render-template.js';
-import { createRenderWorker } from './domain/render-worker.js';
-import { createSweeper } from './domain/sweeper.js';
-import { createTemplateManagement } from './domain/template-management.js';
-import { createUsageReport } from './domain/usage-report.js';
+import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
+import { createUsageReport } from './domain/accounts/usage-report.js';
+import { createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
+import { type BatchView, createBatchCounter, createBatches } from './domain/batches/batches.js';
+import type { Clock, JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
+import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
+import { createJobPresenter } from './domain/jobs/job-view.js';
+import { type Job, type JobView, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
+import { createSweeper } from './domain/jobs/sweeper.js';
+import { createAsyncRenders, type RenderMessage } from './domain/renders/async-renders.js';
+import { createPdfJobs } from './domain/renders/pdf-jobs.js';
+import { createRenderCall } from './domain/renders/render-call.js';
+import { createRenderWorker } from './domain/renders/render-worker.js';
+import { createTemplateResolver } from './domain/templates/render-template.js';
+import { createTemplateManagement } from './domain/templates/template-management.js';
 import {
   createWebhookBatchEvents,
   createWebhookJobEvents,
   webhookEndpointsOf,
-} from './domain/webhook-events.js';
-import { createWebhookEmitter, createWebhookManagement } from './domain/webhook-management.js';
-import { createOverdueDeliveries, createWebhookSender } from './domain/webhook-sender.js';
-import type { WebhookMessage } from './domain/webhooks.js';
+} from './domain/webhooks/webhook-events.js';
+import { createWebhookEmitter, createWebhookManagement } from './domain/webhooks/webhook-management.js';
+import { createOverdueDeliveries, createWebhookSender } from './domain/webhooks/webhook-sender.js';
+import type { WebhookMessage } from './domain/webhooks/webhooks.js';
 import { DEFAULT_PLAN, type Settings } from './settings.js';
 import { templateParser } from './templating/parse-pool.js';
 import type { WebhookParts } from './webhooks/queue.js';

@@ -29,8 +29,8 @@ import {
   SK,
   TEMPLATE_INDEX_SK_PREFIX,
 } from '../functions/adapters/dynamodb/keys.js';
-import { orderObjectKey } from '../functions/domain/async-renders.js';
-import { pdfObjectKey } from '../functions/domain/jobs.js';
+import { pdfObjectKey } from '../functions/domain/jobs/jobs.js';
+import { orderObjectKey } from '../functions/domain/renders/async-renders.js';
 
 export type Item = Record<string, unknown>;
 

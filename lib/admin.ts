@@ -29,7 +29,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { createAccountStore } from '../functions/adapters/dynamodb/accounts.js';
-import type { Account } from '../functions/domain/accounts.js';
+import type { Account } from '../functions/domain/accounts/accounts.js';
 import { DEFAULT_PLANS, type Plan, plansFromVariable, plansSchema } from '../functions/settings.js';
 import {
   type AccountData,

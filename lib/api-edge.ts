@@ -30,7 +30,7 @@ import { HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import type { ErrorCode } from '../functions/domain/errors.js';
+import type { ErrorCode } from '../functions/domain/common/errors.js';
 import { createAccessLogBucket } from './access-log-bucket.js';
 
 /** The region where CloudFront's web ACLs (scope CLOUDFRONT) must be created. */

@@ -17,7 +17,7 @@ import { Construct } from 'constructs';
 
 /** Object keys are `pdf/<accountId>/<jobId>.pdf`. */
 export const PDF_KEY_PREFIX = 'pdf/';
-/** Async renders' orders: `orders/<accountId>/<jobId>.json` (functions/domain/async-renders.ts). */
+/** Async renders' orders: `orders/<accountId>/<jobId>.json` (functions/domain/renders/async-renders.ts). */
 export const ORDER_KEY_PREFIX = 'orders/';
 
 export interface PdfBucketProps {

@@ -1,6 +1,9 @@
 /** POST /v1/api-keys on the wire. */
 import { z } from 'zod';
-import { type CreateApiKeyCommand, MAX_API_KEY_NAME_CHARACTERS } from '../domain/api-key-management.js';
+import {
+  type CreateApiKeyCommand,
+  MAX_API_KEY_NAME_CHARACTERS,
+} from '../domain/accounts/api-key-management.js';
 
 const nameIssue = `must be a string of 1 to ${MAX_API_KEY_NAME_CHARACTERS} characters after trimming`;
 

@@ -4,7 +4,7 @@
  */
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
-import { planAllowance } from '../domain/usage.js';
+import { planAllowance } from '../domain/accounts/usage.js';
 import { jobResponse } from '../pdf/schemas.js';
 import { wiringOf } from '../route-declaration.js';
 import * as build from '../services.js';

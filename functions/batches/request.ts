@@ -6,11 +6,11 @@
  */
 import { z } from 'zod';
 import { type Exactly, parseOrThrow, without } from '../core/validation.js';
-import type { BatchCommand } from '../domain/batches.js';
-import { MAX_BATCH_ITEMS } from '../domain/batches.js';
-import { type ErrorCode, ServiceError } from '../domain/errors.js';
-import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.js';
-import type { RequestedOptions } from '../domain/render-options.js';
+import type { BatchCommand } from '../domain/batches/batches.js';
+import { MAX_BATCH_ITEMS } from '../domain/batches/batches.js';
+import { type ErrorCode, ServiceError } from '../domain/common/errors.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../domain/renders/idempotency.js';
+import type { RequestedOptions } from '../domain/renders/render-options.js';
 import { variablesSchema } from '../pdf/options.js';
 import {
   checkHeaderFooterWithHtml,

@@ -1,6 +1,6 @@
 /** The batch routes: many renders of one template, each item a normal async job. */
 import { type Page, pageQuerySchema } from '../core/page-query.js';
-import type { BatchCommand } from '../domain/batches.js';
+import type { BatchCommand } from '../domain/batches/batches.js';
 import { jobSchema } from '../pdf/schemas.js';
 import { KEY_OR_SESSION, resource, route } from '../route-declaration.js';
 import { createBatchSchema, parseCreateBatch } from './request.js';

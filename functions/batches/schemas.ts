@@ -1,6 +1,6 @@
 /** What the batches resource answers with: a batch, as the API shows it. */
 import { z } from 'zod';
-import type { BatchView } from '../domain/batches.js';
+import type { BatchView } from '../domain/batches/batches.js';
 
 const timestamp = z.string().describe('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z');
 const count = z.number().int().min(0);

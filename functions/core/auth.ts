@@ -8,10 +8,10 @@
 import { CognitoJwtVerifier } from 'aws-jwt-verify';
 import type { Jwks } from 'aws-jwt-verify/jwk';
 import type { ApiKeyResolver } from '../adapters/secrets-manager/api-key-digest.js';
-import type { AccountStore } from '../domain/accounts.js';
-import { isWellFormedApiKey, looksLikeApiKey } from '../domain/api-key-format.js';
-import { ServiceError } from '../domain/errors.js';
-import type { CredentialKind, Principal } from '../domain/principal.js';
+import type { AccountStore } from '../domain/accounts/accounts.js';
+import { isWellFormedApiKey, looksLikeApiKey } from '../domain/accounts/api-key-format.js';
+import { ServiceError } from '../domain/common/errors.js';
+import type { CredentialKind, Principal } from '../domain/common/principal.js';
 import type { AuthConfig } from './config.js';
 
 export type Authenticate = (

@@ -1,6 +1,6 @@
 /** The `limit` and `offset` query parameters of the listings, parsed into a domain Page. */
 import { z } from 'zod';
-import type { Page } from '../domain/pagination.js';
+import type { Page } from '../domain/common/pagination.js';
 import { MAX_LIST_OFFSET } from '../settings.js';
 import { parseOrThrow } from './validation.js';
 
@@ -24,7 +24,7 @@ export const pageQuerySchema = z.object({
   offset: queryInteger(0, MAX_LIST_OFFSET, 0),
 }) satisfies z.ZodType<Page, Readonly<Record<string, string | undefined>>>;
 
-export type { Page } from '../domain/pagination.js';
+export type { Page } from '../domain/common/pagination.js';
 
 export const parsePage = (query: Readonly<Record<string, string | undefined>>): Page =>
   parseOrThrow(pageQuerySchema, { limit: query.limit, offset: query.offset });

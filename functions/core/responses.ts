@@ -4,9 +4,9 @@
  * a generic 500 that is logged and never shown.
  */
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { type ErrorCode, isOverload, overloaded, ServiceError } from '../domain/errors.js';
-import { stringifyWithJsonText } from '../domain/json-text.js';
-import type { RateLimitState } from '../domain/usage.js';
+import type { RateLimitState } from '../domain/accounts/usage.js';
+import { type ErrorCode, isOverload, overloaded, ServiceError } from '../domain/common/errors.js';
+import { stringifyWithJsonText } from '../domain/common/json-text.js';
 import { logger } from './logger.js';
 
 export type Result = APIGatewayProxyStructuredResultV2;

@@ -4,7 +4,7 @@
  * (functions/services.ts).
  */
 
-import type { Clock } from '../domain/ports.js';
+import type { Clock } from '../domain/common/ports.js';
 import { logger } from './logger.js';
 
 export const systemClock: Clock = { now: () => new Date() };

@@ -4,7 +4,7 @@
  * endpoint field-specific codes; other endpoints answer VALIDATION_ERROR).
  */
 import type { z } from 'zod';
-import { type ErrorCode, type ErrorDetail, ServiceError } from '../domain/errors.js';
+import { type ErrorCode, type ErrorDetail, ServiceError } from '../domain/common/errors.js';
 
 export interface Problem extends ErrorDetail {
   /** A code the schema asked for explicitly (e.g. HTML_CONTENT_TOO_LARGE), if any. */

@@ -13,7 +13,7 @@ import type { Context } from 'aws-lambda';
 import type { FallbackConfig } from '../core/config.js';
 import type { Event, LambdaHandler, Result } from '../core/http.js';
 import { errorResult, jsonResult } from '../core/responses.js';
-import { ServiceError } from '../domain/errors.js';
+import { ServiceError } from '../domain/common/errors.js';
 import { openApiDocument } from '../openapi.js';
 import { matchRoute } from '../routes.js';
 

@@ -6,7 +6,7 @@ import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.js';
 import { REPLAYED } from '../core/responses.js';
-import type { Renderer } from '../domain/ports.js';
+import type { Renderer } from '../domain/common/ports.js';
 import { wiringOf } from '../route-declaration.js';
 import * as build from '../services.js';
 import { webhookPayloads } from '../webhook-payloads.js';

@@ -5,7 +5,7 @@
  * under the same limits. Zod only: the route declarations import it, and the CDK app reads those.
  */
 import { z } from 'zod';
-import type { PaperFormat } from '../domain/ports.js';
+import type { PaperFormat } from '../domain/common/ports.js';
 import { MAX_VARIABLES_DEPTH } from '../settings.js';
 
 export const FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const satisfies readonly PaperFormat[];

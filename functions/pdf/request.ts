@@ -7,11 +7,11 @@ import { parse as parseSelector } from 'css-what';
 import stringify from 'safe-stable-stringify';
 import { z } from 'zod';
 import { type Exactly, parseOrThrow, without } from '../core/validation.js';
-import { type ErrorCode, ServiceError } from '../domain/errors.js';
-import { checkIdempotencyKey } from '../domain/idempotency.js';
-import type { WaitUntil } from '../domain/ports.js';
-import type { RenderCommand } from '../domain/render-command.js';
-import type { RequestedOptions } from '../domain/render-options.js';
+import { type ErrorCode, ServiceError } from '../domain/common/errors.js';
+import type { WaitUntil } from '../domain/common/ports.js';
+import { checkIdempotencyKey } from '../domain/renders/idempotency.js';
+import type { RenderCommand } from '../domain/renders/render-command.js';
+import type { RequestedOptions } from '../domain/renders/render-options.js';
 import { MAX_HEADER_FOOTER_BYTES, MAX_VARIABLES_DEPTH } from '../settings.js';
 import {
   hasNumbersJsonParseChanges,

@@ -1,7 +1,7 @@
 /** The PDF job routes (spec: /v1/pdf). */
 import { type Page, pageQuerySchema } from '../core/page-query.js';
-import { IDEMPOTENCY_KEY_PATTERN } from '../domain/idempotency.js';
-import type { RenderCommand } from '../domain/render-command.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../domain/renders/idempotency.js';
+import type { RenderCommand } from '../domain/renders/render-command.js';
 import { KEY_OR_SESSION, resource, route } from '../route-declaration.js';
 import { createPdfSchema, parseCreatePdf } from './request.js';
 import { jobSchema } from './schemas.js';

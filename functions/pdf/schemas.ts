@@ -6,8 +6,8 @@ import {
   MAX_DIAGNOSTIC_MESSAGE_CHARACTERS,
   MAX_DIAGNOSTIC_URL_CHARACTERS,
   MAX_DIAGNOSTICS_BYTES,
-} from '../domain/diagnostics.js';
-import type { JobView } from '../domain/jobs.js';
+} from '../domain/jobs/diagnostics.js';
+import type { JobView } from '../domain/jobs/jobs.js';
 
 export const diagnosticsSchema = z
   .object({

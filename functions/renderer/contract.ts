@@ -1,9 +1,9 @@
 /**
- * The renderer's interface, defined by the domain (functions/domain/ports.ts). In the cloud the
+ * The renderer's interface, defined by the domain (functions/domain/common/ports.ts). In the cloud the
  * renderer is its own Lambda with the Chromium layer and no AWS permissions; locally the same
  * render() is called in-process.
  */
-import type { RenderRequest } from '../domain/ports.js';
+import type { RenderRequest } from '../domain/common/ports.js';
 
 export type {
   DiagnosticEntry,
@@ -16,7 +16,7 @@ export type {
   RenderResult,
   TemplatePart,
   WaitUntil,
-} from '../domain/ports.js';
+} from '../domain/common/ports.js';
 
 /**
  * A render's navigation options (issue 26), each off when absent: the public API's `paged_media`,

@@ -15,7 +15,7 @@
  * guard), which sees nothing of any other render's, and stops at `finish`.
  */
 import type { CDPSession, ConsoleMessage, Page, Protocol } from 'puppeteer-core';
-import { DiagnosticsRecorder } from '../domain/diagnostics.js';
+import { DiagnosticsRecorder } from '../domain/jobs/diagnostics.js';
 import type { Diagnostics } from './contract.js';
 import type { PageGuard } from './interception.js';
 import { log } from './log.js';

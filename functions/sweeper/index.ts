@@ -10,7 +10,7 @@ import { sweeper as sweeperEntry } from '../consumers.js';
 import type { ResourceConfig } from '../core/config.js';
 import { scheduledConsumer } from '../core/consumer.js';
 import { logger } from '../core/logger.js';
-import type { SweepReport } from '../domain/sweeper.js';
+import type { SweepReport } from '../domain/jobs/sweeper.js';
 import * as build from '../services.js';
 import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';

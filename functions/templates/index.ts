@@ -6,7 +6,7 @@
 import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
-import type { Principal } from '../domain/principal.js';
+import type { Principal } from '../domain/common/principal.js';
 import { wiringOf } from '../route-declaration.js';
 import * as build from '../services.js';
 import { TEMPLATE_WRITES_PER_MINUTE } from '../settings.js';

@@ -6,14 +6,14 @@
  */
 import { z } from 'zod';
 import { type Exactly, type Problem, parseOrThrow } from '../core/validation.js';
-import type { ErrorCode } from '../domain/errors.js';
-import { jsonMemberText } from '../domain/json-member.js';
-import { JsonText } from '../domain/json-text.js';
+import type { ErrorCode } from '../domain/common/errors.js';
+import { jsonMemberText } from '../domain/common/json-member.js';
+import { JsonText } from '../domain/common/json-text.js';
 import type {
   CreateTemplateCommand,
   TemplateVisibilityCommand,
   UpdateTemplateCommand,
-} from '../domain/template-commands.js';
+} from '../domain/templates/template-commands.js';
 import { PAGE_OPTION_NAMES, templatePdfOptionsSchema, variablesSchema } from '../pdf/options.js';
 import { MAX_HEADER_FOOTER_BYTES } from '../settings.js';
 

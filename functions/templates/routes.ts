@@ -5,7 +5,7 @@ import type {
   CreateTemplateCommand,
   TemplateVisibilityCommand,
   UpdateTemplateCommand,
-} from '../domain/template-commands.js';
+} from '../domain/templates/template-commands.js';
 import { templatePdfOptionsSchema } from '../pdf/options.js';
 import { KEY_OR_SESSION, resource, route, SESSION_ONLY } from '../route-declaration.js';
 import { TEMPLATE_WRITES_PER_MINUTE } from '../settings.js';

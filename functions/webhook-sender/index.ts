@@ -11,7 +11,7 @@ import type { ResourceConfig } from '../core/config.js';
 import { type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
 import { countWith } from '../core/metrics.js';
 import { logFault } from '../core/runtime.js';
-import type { WebhookMessage } from '../domain/webhooks.js';
+import type { WebhookMessage } from '../domain/webhooks/webhooks.js';
 import * as build from '../services.js';
 import type { WebhookParts } from '../webhooks/queue.js';
 import { SERVICE_METRICS } from '../wiring.js';

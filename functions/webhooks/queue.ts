@@ -5,8 +5,8 @@
  * index.ts so that the sender's bundle does not carry the API's routes and middleware.
  */
 import type { LookupAll } from '../core/public-addresses.js';
-import type { MessageQueue } from '../domain/ports.js';
-import type { WebhookMessage } from '../domain/webhooks.js';
+import type { MessageQueue } from '../domain/common/ports.js';
+import type { WebhookMessage } from '../domain/webhooks/webhooks.js';
 
 export interface WebhookParts {
   /** Tests only: a queue in place of SQS (WEBHOOK_QUEUE_URL). */

@@ -4,8 +4,8 @@ import {
   type CreateWebhookCommand,
   MAX_WEBHOOK_DESCRIPTION_CHARACTERS,
   MAX_WEBHOOK_URL_CHARACTERS,
-} from '../domain/webhook-management.js';
-import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks.js';
+} from '../domain/webhooks/webhook-management.js';
+import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/webhooks.js';
 
 const urlIssue = `must be an absolute https (or http) URL of at most ${MAX_WEBHOOK_URL_CHARACTERS} characters`;
 const descriptionIssue = `must be a string of at most ${MAX_WEBHOOK_DESCRIPTION_CHARACTERS} characters`;

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { type Page, pageQuerySchema } from '../core/page-query.js';
-import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks.js';
+import { WEBHOOK_EVENT_TYPES } from '../domain/webhooks/webhooks.js';
 import { resource, route, SESSION_ONLY } from '../route-declaration.js';
 import { type CreateWebhookBody, createWebhookSchema } from './request.js';
 

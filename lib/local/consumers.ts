@@ -13,7 +13,7 @@ import type { ConsumerDeclaration, QueueSource, ScheduleSource } from '../../fun
 import { consumerOf, consumerWiring } from '../../functions/consumers.js';
 import type { ConsumerModule, ScheduledHandler, SqsHandler } from '../../functions/core/consumer.js';
 import type { LookupAll } from '../../functions/core/public-addresses.js';
-import type { Renderer } from '../../functions/domain/ports.js';
+import type { Renderer } from '../../functions/domain/common/ports.js';
 import { localDeadLetterQueueName, localQueueName, type QueueDeclaration } from '../../functions/queues.js';
 import type { ResourceWiring } from '../../functions/route-declaration.js';
 import type { Settings } from '../../functions/settings.js';

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import chromium from '@sparticuz/chromium';
-import { renderOptionsFrom } from '../../functions/domain/render-options.js';
+import { renderOptionsFrom } from '../../functions/domain/renders/render-options.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
 import { assembleFonts, resolveLayerFonts } from '../../lib/layer-fonts.js';
 import { multilingualHtml } from '../fixtures/multilingual.js';

@@ -3,7 +3,7 @@
  * the DynamoDB adapter on dynalite.
  */
 import { describe, expect, it } from 'vitest';
-import type { AccountStore } from '../../functions/domain/accounts.js';
+import type { AccountStore } from '../../functions/domain/accounts/accounts.js';
 import { DEFAULT_PLAN } from '../../functions/settings.js';
 import { clockAt, type StoreBackend, unique } from './stores.js';
 

@@ -3,8 +3,8 @@
  * the DynamoDB adapter on dynalite.
  */
 import { describe, expect, it } from 'vitest';
-import type { ApiKeyStore, NewApiKey } from '../../functions/domain/api-keys.js';
-import { newApiKeyId } from '../../functions/domain/ids.js';
+import type { ApiKeyStore, NewApiKey } from '../../functions/domain/accounts/api-keys.js';
+import { newApiKeyId } from '../../functions/domain/common/ids.js';
 import { clockAt, type StoreBackend, unique } from './stores.js';
 
 const newKey = (name = 'ci'): NewApiKey => {

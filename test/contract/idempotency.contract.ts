@@ -3,8 +3,8 @@
  * store and the DynamoDB adapter on dynalite. Leases and retention are moved on by the clock.
  */
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../functions/domain/errors.js';
-import type { IdempotencyStore, StoredAnswer } from '../../functions/domain/idempotency.js';
+import { ServiceError } from '../../functions/domain/common/errors.js';
+import type { IdempotencyStore, StoredAnswer } from '../../functions/domain/renders/idempotency.js';
 import { clockAt, type StoreBackend, unique } from './stores.js';
 
 export interface IdempotencyOptions {

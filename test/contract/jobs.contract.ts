@@ -4,8 +4,8 @@
  */
 import { monotonicFactory } from 'ulid';
 import { describe, expect, it } from 'vitest';
-import { INTERRUPTED, type Job, type JobStore, type NewJob } from '../../functions/domain/jobs.js';
-import type { Diagnostics } from '../../functions/domain/ports.js';
+import type { Diagnostics } from '../../functions/domain/common/ports.js';
+import { INTERRUPTED, type Job, type JobStore, type NewJob } from '../../functions/domain/jobs/jobs.js';
 import { clockAt, type StoreBackend, unique } from './stores.js';
 
 const nextUlid = monotonicFactory();

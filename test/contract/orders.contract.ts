@@ -3,8 +3,8 @@
  * domain/batch-queue.ts): the same cases for the memory stores and the S3 adapters on s3rver.
  */
 import { describe, expect, it } from 'vitest';
-import type { RenderOrders, StoredOrder } from '../../functions/domain/async-renders.js';
-import type { BatchOrder, BatchOrders } from '../../functions/domain/batch-queue.js';
+import type { BatchOrder, BatchOrders } from '../../functions/domain/batches/batch-queue.js';
+import type { RenderOrders, StoredOrder } from '../../functions/domain/renders/async-renders.js';
 import { unique } from './stores.js';
 
 export interface OrdersBackend {

@@ -5,7 +5,7 @@
  * storage's clock, or real seconds for s3rver.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { PdfStorage } from '../../functions/domain/ports.js';
+import type { PdfStorage } from '../../functions/domain/common/ports.js';
 
 export interface StorageUnderTest {
   readonly storage: PdfStorage;

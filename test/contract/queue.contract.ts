@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { MessageQueue } from '../../functions/domain/ports.js';
+import type { MessageQueue } from '../../functions/domain/common/ports.js';
 import { sleep, waitUntil } from './wait.js';
 
 export type Consumer = (event: SQSEvent) => Promise<SQSBatchResponse | undefined>;

@@ -7,7 +7,7 @@
  * pdf.js.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { PdfStorage, Renderer, RenderRequest } from '../../functions/domain/ports.js';
+import type { PdfStorage, Renderer, RenderRequest } from '../../functions/domain/common/ports.js';
 import { PAPER_SIZES_PT, readPdf } from '../helpers/pdf.js';
 
 export interface RendererUnderTest {

@@ -3,10 +3,10 @@
  * the DynamoDB adapter on dynalite.
  */
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../functions/domain/errors.js';
-import { newTemplateId } from '../../functions/domain/ids.js';
-import type { TemplateContent } from '../../functions/domain/template-content.js';
-import type { TemplateStore } from '../../functions/domain/templates.js';
+import { ServiceError } from '../../functions/domain/common/errors.js';
+import { newTemplateId } from '../../functions/domain/common/ids.js';
+import type { TemplateContent } from '../../functions/domain/templates/template-content.js';
+import type { TemplateStore } from '../../functions/domain/templates/templates.js';
 import { clockAt, type StoreBackend, unique } from './stores.js';
 
 const content = (html: string): TemplateContent => ({

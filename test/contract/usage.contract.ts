@@ -3,8 +3,8 @@
  * DynamoDB adapter on dynalite. Minutes and months are the test clock's.
  */
 import { describe, expect, it } from 'vitest';
-import { ServiceError } from '../../functions/domain/errors.js';
-import type { UsageStore } from '../../functions/domain/usage.js';
+import type { UsageStore } from '../../functions/domain/accounts/usage.js';
+import { ServiceError } from '../../functions/domain/common/errors.js';
 import type { Plan } from '../../functions/settings.js';
 import { clockAt, type StoreBackend, unique } from './stores.js';
 

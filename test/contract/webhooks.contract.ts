@@ -4,14 +4,14 @@
  */
 import { monotonicFactory } from 'ulid';
 import { describe, expect, it } from 'vitest';
-import type { Clock } from '../../functions/domain/ports.js';
+import type { Clock } from '../../functions/domain/common/ports.js';
 import type {
   DeliveryAttempt,
   StoredWebhookDelivery,
   StoredWebhookEndpoint,
   WebhookDeliveryStore,
   WebhookStore,
-} from '../../functions/domain/webhooks.js';
+} from '../../functions/domain/webhooks/webhooks.js';
 import { clockAt, type TestClock, unique } from './stores.js';
 
 export interface WebhookStoresBackend {

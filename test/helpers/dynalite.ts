@@ -10,7 +10,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import { afterAll, beforeAll } from 'vitest';
-import { ServiceError } from '../../functions/domain/errors.js';
+import { ServiceError } from '../../functions/domain/common/errors.js';
 import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { closeServer, listen } from '../../lib/local/http-server.js';
 import { ensureTable } from '../../lib/local/table.js';

@@ -9,9 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { createAccountStore } from '../../functions/adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from '../../functions/adapters/dynamodb/api-keys.js';
 import { createUsageStore } from '../../functions/adapters/dynamodb/usage.js';
-import type { NewApiKey } from '../../functions/domain/api-keys.js';
-import { newApiKeyId } from '../../functions/domain/ids.js';
-import { createUsageReport } from '../../functions/domain/usage-report.js';
+import type { NewApiKey } from '../../functions/domain/accounts/api-keys.js';
+import { createUsageReport } from '../../functions/domain/accounts/usage-report.js';
+import { newApiKeyId } from '../../functions/domain/common/ids.js';
 import { testClock, useTable } from '../helpers/dynalite.js';
 
 const table = useTable('account-stores-test');

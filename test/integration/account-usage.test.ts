@@ -15,7 +15,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import { describe, expect, it } from 'vitest';
 import { createAccountStore } from '../../functions/adapters/dynamodb/accounts.js';
-import { minuteOf } from '../../functions/domain/clock.js';
+import { minuteOf } from '../../functions/domain/common/clock.js';
 import { runAdmin } from '../../lib/admin.js';
 import { closeServer, listen } from '../../lib/local/http-server.js';
 import { LOCAL_CREDENTIALS, LOCAL_TABLE_NAME } from '../../lib/local/stack.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { DynamoDBDocumentClient, paginateScan, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isWellFormedApiKey } from '../../functions/domain/api-key-format.js';
+import { isWellFormedApiKey } from '../../functions/domain/accounts/api-key-format.js';
 import { errorSchema } from '../../functions/openapi.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
 import type { CapturedOutput } from '../helpers/process-output.js';

@@ -8,7 +8,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRendererConfig } from '../../functions/core/config.js';
-import type { RenderRequest, RenderResult } from '../../functions/domain/ports.js';
+import type { RenderRequest, RenderResult } from '../../functions/domain/common/ports.js';
 import { createInProcessRenderer } from '../../functions/renderer/in-process.js';
 import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { localFontconfigFile } from '../../lib/layer-fonts.js';

@@ -16,7 +16,7 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateApiKey } from '../../functions/domain/api-key-format.js';
+import { generateApiKey } from '../../functions/domain/accounts/api-key-format.js';
 import { errorSchema } from '../../functions/openapi.js';
 import { type Route, routeKey, routes } from '../../functions/routes.js';
 import { LOCAL_CLIENT_ID, LOCAL_ISSUER } from '../../lib/local/issuer.js';

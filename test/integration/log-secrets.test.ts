@@ -9,7 +9,7 @@ import '../helpers/debug-logging.js';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyDigest } from '../../functions/adapters/secrets-manager/api-key-digest.js';
-import { apiKeyPrefix, generateApiKey } from '../../functions/domain/api-key-format.js';
+import { apiKeyPrefix, generateApiKey } from '../../functions/domain/accounts/api-key-format.js';
 import { dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 import { type CapturedOutput, captureOutput } from '../helpers/process-output.js';
 

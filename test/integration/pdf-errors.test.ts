@@ -8,7 +8,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { SignJWT } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
 import { monthOf, usageKey } from '../../functions/adapters/dynamodb/keys.js';
-import { generateApiKey } from '../../functions/domain/api-key-format.js';
+import { generateApiKey } from '../../functions/domain/accounts/api-key-format.js';
 import { errorSchema } from '../../functions/openapi.js';
 import { LOCAL_CLIENT_ID, LOCAL_REGION, LOCAL_USER_POOL_ID } from '../../lib/local/issuer.js';
 import { type ApiResponse, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';

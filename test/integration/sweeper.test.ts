@@ -9,9 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { createJobStore } from '../../functions/adapters/dynamodb/jobs.js';
 import { createUsageStore } from '../../functions/adapters/dynamodb/usage.js';
 import { readLimits } from '../../functions/core/config.js';
-import { createJobLifecycle } from '../../functions/domain/job-lifecycle.js';
-import { type Job, type JobStore, jobRecordRetentionSeconds } from '../../functions/domain/jobs.js';
-import { createSweeper } from '../../functions/domain/sweeper.js';
+import { createJobLifecycle } from '../../functions/domain/jobs/job-lifecycle.js';
+import { type Job, type JobStore, jobRecordRetentionSeconds } from '../../functions/domain/jobs/jobs.js';
+import { createSweeper } from '../../functions/domain/jobs/sweeper.js';
 import { testClock, useTable } from '../helpers/dynalite.js';
 
 const table = useTable('sweeper-test');

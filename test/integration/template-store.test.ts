@@ -18,13 +18,13 @@ import {
   createTemplateStore,
   type TemplateStoreOptions,
 } from '../../functions/adapters/dynamodb/templates.js';
-import { newTemplateId } from '../../functions/domain/ids.js';
+import { newTemplateId } from '../../functions/domain/common/ids.js';
 import {
   arrayPayloadBytes,
   decodeContent,
   encodeContent,
   payloadBytes,
-} from '../../functions/domain/template-content.js';
+} from '../../functions/domain/templates/template-content.js';
 import { rejection, testClock, useTable } from '../helpers/dynalite.js';
 
 const table = useTable('template-store-test');

@@ -11,7 +11,7 @@ import {
   ANSWER_BUDGET_BYTES,
   arrayPayloadBytes,
   payloadBytes,
-} from '../../functions/domain/template-content.js';
+} from '../../functions/domain/templates/template-content.js';
 import { dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { MiB, newAccount, noise, saveTemplate, templateOfSize } from '../helpers/template-fixtures.js';

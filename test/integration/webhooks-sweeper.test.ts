@@ -27,9 +27,9 @@ import {
   createWebhookStore,
 } from '../../functions/adapters/dynamodb/webhooks.js';
 import { systemClock } from '../../functions/core/runtime.js';
-import { jobRecordRetentionSeconds } from '../../functions/domain/jobs.js';
-import { createWebhookEmitter } from '../../functions/domain/webhook-management.js';
-import type { StoredWebhookEndpoint } from '../../functions/domain/webhooks.js';
+import { jobRecordRetentionSeconds } from '../../functions/domain/jobs/jobs.js';
+import { createWebhookEmitter } from '../../functions/domain/webhooks/webhook-management.js';
+import type { StoredWebhookEndpoint } from '../../functions/domain/webhooks/webhooks.js';
 import { createHandler } from '../../functions/sweeper/index.js';
 import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';

@@ -18,9 +18,9 @@ import {
 } from '../../functions/adapters/dynamodb/webhooks.js';
 import { createMemoryQueue } from '../../functions/adapters/memory/queue.js';
 import { systemClock } from '../../functions/core/runtime.js';
-import { createWebhookJobEvents } from '../../functions/domain/webhook-events.js';
-import { createWebhookEmitter } from '../../functions/domain/webhook-management.js';
-import type { WebhookMessage } from '../../functions/domain/webhooks.js';
+import { createWebhookJobEvents } from '../../functions/domain/webhooks/webhook-events.js';
+import { createWebhookEmitter } from '../../functions/domain/webhooks/webhook-management.js';
+import type { WebhookMessage } from '../../functions/domain/webhooks/webhooks.js';
 import { errorSchema } from '../../functions/openapi.js';
 import { createHandler } from '../../functions/webhook-sender/index.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { BatchOptionsOf } from '../../functions/batches/request.js';
 import { createBatchSchema } from '../../functions/batches/request.js';
 import type { Exactly } from '../../functions/core/validation.js';
-import type { RequestedOptions, TemplatePdfOptions } from '../../functions/domain/render-options.js';
+import type { RequestedOptions, TemplatePdfOptions } from '../../functions/domain/renders/render-options.js';
 import { templatePdfOptionsSchema } from '../../functions/pdf/options.js';
 import { createPdfSchema, type RenderOptionsOf } from '../../functions/pdf/request.js';
 

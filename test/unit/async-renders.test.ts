@@ -21,10 +21,14 @@ import {
   sendMessageBatchParams,
   sendMessageParams,
 } from '../../functions/adapters/sqs/queue.js';
-import { parseRenderMessage, renderMessage, type StoredOrder } from '../../functions/domain/async-renders.js';
-import type { Job } from '../../functions/domain/jobs.js';
-import { retryDelaySeconds } from '../../functions/domain/render-worker.js';
-import { decide } from '../../functions/domain/sweeper.js';
+import type { Job } from '../../functions/domain/jobs/jobs.js';
+import { decide } from '../../functions/domain/jobs/sweeper.js';
+import {
+  parseRenderMessage,
+  renderMessage,
+  type StoredOrder,
+} from '../../functions/domain/renders/async-renders.js';
+import { retryDelaySeconds } from '../../functions/domain/renders/render-worker.js';
 import { prefersAsync } from '../../functions/pdf/request.js';
 
 const job = (over: Partial<Job> = {}): Job => ({

@@ -11,7 +11,7 @@ import { exportJWK, SignJWT } from 'jose';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../../functions/core/auth.js';
 import { ConfigError, readResourceConfig } from '../../functions/core/config.js';
-import type { AccountStore } from '../../functions/domain/accounts.js';
+import type { AccountStore } from '../../functions/domain/accounts/accounts.js';
 import type { ResourceWiring } from '../../functions/route-declaration.js';
 
 const POOL = 'eu-west-1_AbCdEf123';

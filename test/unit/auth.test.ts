@@ -17,10 +17,10 @@ import {
   createApiKeyResolver,
 } from '../../functions/adapters/secrets-manager/api-key-digest.js';
 import { createAuthenticator } from '../../functions/core/auth.js';
-import { generateApiKey } from '../../functions/domain/api-key-format.js';
-import { createApiKeyManagement } from '../../functions/domain/api-key-management.js';
-import type { ApiKeyStore } from '../../functions/domain/api-keys.js';
-import type { Principal } from '../../functions/domain/principal.js';
+import { generateApiKey } from '../../functions/domain/accounts/api-key-format.js';
+import { createApiKeyManagement } from '../../functions/domain/accounts/api-key-management.js';
+import type { ApiKeyStore } from '../../functions/domain/accounts/api-keys.js';
+import type { Principal } from '../../functions/domain/common/principal.js';
 import {
   LOCAL_CLIENT_ID,
   LOCAL_USER_POOL_ID,

@@ -17,8 +17,8 @@ import {
 } from '../../functions/adapters/dynamodb/batches.js';
 import { batchJobIndexKey } from '../../functions/adapters/dynamodb/keys.js';
 import { createBatchSchema, parseCreateBatch } from '../../functions/batches/request.js';
-import { checkItemKeys, itemBodyHash } from '../../functions/domain/batch-acceptance.js';
-import { ServiceError } from '../../functions/domain/errors.js';
+import { checkItemKeys, itemBodyHash } from '../../functions/domain/batches/batch-acceptance.js';
+import { ServiceError } from '../../functions/domain/common/errors.js';
 import { parseTemplateData, stringifyTemplateData } from '../../functions/templating/index.js';
 
 const schema = createBatchSchema({ maxInlineHtmlBytes: 1000, maxVariablesBytes: 200 });

@@ -1,4 +1,4 @@
-/** The caps on a render's diagnostics (functions/domain/diagnostics.ts). */
+/** The caps on a render's diagnostics (functions/domain/jobs/diagnostics.ts). */
 import { describe, expect, it } from 'vitest';
 import {
   DiagnosticsRecorder,
@@ -6,7 +6,7 @@ import {
   MAX_DIAGNOSTIC_MESSAGE_CHARACTERS,
   MAX_DIAGNOSTIC_URL_CHARACTERS,
   MAX_DIAGNOSTICS_BYTES,
-} from '../../functions/domain/diagnostics.js';
+} from '../../functions/domain/jobs/diagnostics.js';
 import { diagnosticsSchema } from '../../functions/pdf/schemas.js';
 
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));

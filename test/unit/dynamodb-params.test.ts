@@ -49,7 +49,7 @@ import {
   releaseRenderParams,
   reserveRenderParams,
 } from '../../functions/adapters/dynamodb/usage.js';
-import { type Job, jobRecordRetentionSeconds } from '../../functions/domain/jobs.js';
+import { type Job, jobRecordRetentionSeconds } from '../../functions/domain/jobs/jobs.js';
 
 const TABLE = 'pdf-table';
 const now = new Date('2026-11-21T10:00:30.000Z');

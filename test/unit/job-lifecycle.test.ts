@@ -23,9 +23,9 @@ import {
   reserveQueuedParams,
   setUnitsParams,
 } from '../../functions/adapters/dynamodb/usage.js';
-import type { Job } from '../../functions/domain/jobs.js';
-import { decide } from '../../functions/domain/sweeper.js';
-import { type CountedJob, countJob, reconcileCounts } from '../../functions/domain/usage.js';
+import { type CountedJob, countJob, reconcileCounts } from '../../functions/domain/accounts/usage.js';
+import type { Job } from '../../functions/domain/jobs/jobs.js';
+import { decide } from '../../functions/domain/jobs/sweeper.js';
 
 const TABLE = 't';
 const NOW = 1_764_064_800_000;

@@ -2,10 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { jobKey, rateWindowKey } from '../../functions/adapters/dynamodb/keys.js';
 import { ConfigError, parsePlans } from '../../functions/core/config.js';
 import { parsePage } from '../../functions/core/page-query.js';
-import { apiKeyPrefix, generateApiKey, isWellFormedApiKey } from '../../functions/domain/api-key-format.js';
-import { minuteOf, monthOf } from '../../functions/domain/clock.js';
-import { pdfObjectKey } from '../../functions/domain/jobs.js';
-import { monthPeriod } from '../../functions/domain/usage.js';
+import {
+  apiKeyPrefix,
+  generateApiKey,
+  isWellFormedApiKey,
+} from '../../functions/domain/accounts/api-key-format.js';
+import { monthPeriod } from '../../functions/domain/accounts/usage.js';
+import { minuteOf, monthOf } from '../../functions/domain/common/clock.js';
+import { pdfObjectKey } from '../../functions/domain/jobs/jobs.js';
 
 describe('API key format', () => {
   it('generates pdf_live_ keys of 40 characters that pass their own checksum', () => {

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import { describe, expect, it } from 'vitest';
 import { errorStatus } from '../../functions/core/responses.js';
-import { ServiceError } from '../../functions/domain/errors.js';
+import { ServiceError } from '../../functions/domain/common/errors.js';
 import {
   checkHeaderFooterMargins,
   renderOptionsFrom,
   withTemplateDefaults,
-} from '../../functions/domain/render-options.js';
+} from '../../functions/domain/renders/render-options.js';
 import { createPdfSchema, parseCreatePdf } from '../../functions/pdf/request.js';
 import { parseTemplateData, stringifyTemplateData } from '../../functions/templating/index.js';
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLambdaRenderer } from '../../functions/adapters/lambda/renderer-client.js';
 import type { AwsConfig } from '../../functions/core/config.js';
-import type { RenderRequest } from '../../functions/domain/ports.js';
+import type { RenderRequest } from '../../functions/domain/common/ports.js';
 import { controlMs, describeBound, type PaceBound, paceBound, since } from '../helpers/timing.js';
 
 type Answer = (res: ServerResponse) => void;

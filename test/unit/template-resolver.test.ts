@@ -7,13 +7,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { readLimits } from '../../functions/core/config.js';
-import { createBatches } from '../../functions/domain/batches.js';
-import { ServiceError } from '../../functions/domain/errors.js';
-import { createPdfJobs } from '../../functions/domain/pdf-jobs.js';
-import type { Principal } from '../../functions/domain/principal.js';
-import { renderOptionsFrom } from '../../functions/domain/render-options.js';
-import { createTemplateResolver } from '../../functions/domain/render-template.js';
-import type { TemplateParser } from '../../functions/domain/template-check.js';
+import { createBatches } from '../../functions/domain/batches/batches.js';
+import { ServiceError } from '../../functions/domain/common/errors.js';
+import type { Principal } from '../../functions/domain/common/principal.js';
+import { createPdfJobs } from '../../functions/domain/renders/pdf-jobs.js';
+import { renderOptionsFrom } from '../../functions/domain/renders/render-options.js';
+import { createTemplateResolver } from '../../functions/domain/templates/render-template.js';
+import type { TemplateParser } from '../../functions/domain/templates/template-check.js';
 import { parseTemplateData, readTemplateDataText, TemplateError } from '../../functions/templating/index.js';
 import { createTemplateParser, timeLimitMessage } from '../../functions/templating/parse-pool.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jsonMemberText as templateDataMemberText } from '../../functions/domain/json-member.js';
-import { JsonText, stringifyWithJsonText } from '../../functions/domain/json-text.js';
+import { jsonMemberText as templateDataMemberText } from '../../functions/domain/common/json-member.js';
+import { JsonText, stringifyWithJsonText } from '../../functions/domain/common/json-text.js';
 import {
   parseTemplateData,
   readTemplateDataText,

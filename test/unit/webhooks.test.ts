@@ -15,9 +15,9 @@ import {
 } from '../../functions/adapters/dynamodb/webhooks.js';
 import { createWebhookClient, createWebhookUrlCheck } from '../../functions/adapters/http/webhook-client.js';
 import { secretBoxOf } from '../../functions/adapters/secrets-manager/webhook-secret-box.js';
-import { eventDeliveryId, WEBHOOK_DELIVERY_ID } from '../../functions/domain/ids.js';
-import { generateWebhookSecret } from '../../functions/domain/webhook-management.js';
-import { nextAttemptAt } from '../../functions/domain/webhooks.js';
+import { eventDeliveryId, WEBHOOK_DELIVERY_ID } from '../../functions/domain/common/ids.js';
+import { generateWebhookSecret } from '../../functions/domain/webhooks/webhook-management.js';
+import { nextAttemptAt } from '../../functions/domain/webhooks/webhooks.js';
 import { controlMs, describeBound, type PaceBound, paceBound, since } from '../helpers/timing.js';
 
 describe('the retry schedule', () => {

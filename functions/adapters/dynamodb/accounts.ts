@@ -15,9 +15,9 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { Account, AccountStore } from '../../domain/accounts.js';
-import { isoNow } from '../../domain/clock.js';
-import type { Clock } from '../../domain/ports.js';
+import type { Account, AccountStore } from '../../domain/accounts/accounts.js';
+import { isoNow } from '../../domain/common/clock.js';
+import type { Clock } from '../../domain/common/ports.js';
 import { DEFAULT_PLAN } from '../../settings.js';
 import {
   accountEmailIndexKey,

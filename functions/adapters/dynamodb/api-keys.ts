@@ -38,9 +38,9 @@ import type {
   ApiKeyStore,
   CreateOutcome,
   NewApiKey,
-} from '../../domain/api-keys.js';
-import { isoNow } from '../../domain/clock.js';
-import type { Clock } from '../../domain/ports.js';
+} from '../../domain/accounts/api-keys.js';
+import { isoNow } from '../../domain/common/clock.js';
+import type { Clock } from '../../domain/common/ports.js';
 import {
   API_KEY_REF_SK_PREFIX,
   apiKeyItemKey,

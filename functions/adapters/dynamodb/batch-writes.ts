@@ -15,11 +15,11 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { BatchWrites, ItemKeyRecord } from '../../domain/batch-acceptance.js';
-import { epochSeconds, isoNow } from '../../domain/clock.js';
-import { ServiceError } from '../../domain/errors.js';
-import type { Job } from '../../domain/jobs.js';
-import type { Clock } from '../../domain/ports.js';
+import type { BatchWrites, ItemKeyRecord } from '../../domain/batches/batch-acceptance.js';
+import { epochSeconds, isoNow } from '../../domain/common/clock.js';
+import { ServiceError } from '../../domain/common/errors.js';
+import type { Clock } from '../../domain/common/ports.js';
+import type { Job } from '../../domain/jobs/jobs.js';
 import { isConditionFailure } from './conditional.js';
 // An item key is kept as long as POST /v1/pdf's Idempotency-Key.
 import { RETENTION_SECONDS } from './idempotency.js';

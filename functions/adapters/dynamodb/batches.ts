@@ -1,5 +1,5 @@
 /**
- * The batch store on the single table (functions/domain/batches.ts is its port). Requests are
+ * The batch store on the single table (functions/domain/batches/batches.ts is its port). Requests are
  * built by the pure `*Params()` functions below (tested without AWS); the store only sends them.
  *
  * A batch counts each of its jobs that ended once: the job's id joins a string set in the same
@@ -17,10 +17,10 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { Batch, BatchJobStatus, BatchStore, NewBatch } from '../../domain/batches.js';
-import { epochSeconds, isoNow } from '../../domain/clock.js';
-import type { Job } from '../../domain/jobs.js';
-import type { Clock } from '../../domain/ports.js';
+import type { Batch, BatchJobStatus, BatchStore, NewBatch } from '../../domain/batches/batches.js';
+import { epochSeconds, isoNow } from '../../domain/common/clock.js';
+import type { Clock } from '../../domain/common/ports.js';
+import type { Job } from '../../domain/jobs/jobs.js';
 import { isConditionFailure } from './conditional.js';
 import { toJob } from './jobs.js';
 import {

@@ -1,4 +1,4 @@
-/** The idempotency store on the single table (functions/domain/idempotency.ts is its port). */
+/** The idempotency store on the single table (functions/domain/renders/idempotency.ts is its port). */
 
 import { randomUUID } from 'node:crypto';
 import {
@@ -12,10 +12,10 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { epochSeconds } from '../../domain/clock.js';
-import { ServiceError } from '../../domain/errors.js';
-import type { Claim, IdempotencyStore, StoredAnswer } from '../../domain/idempotency.js';
-import type { Clock } from '../../domain/ports.js';
+import { epochSeconds } from '../../domain/common/clock.js';
+import { ServiceError } from '../../domain/common/errors.js';
+import type { Clock } from '../../domain/common/ports.js';
+import type { Claim, IdempotencyStore, StoredAnswer } from '../../domain/renders/idempotency.js';
 import { isConditionFailure } from './conditional.js';
 import { ENTITY, ITEM_ABSENT, idempotencyKey, TTL } from './keys.js';
 

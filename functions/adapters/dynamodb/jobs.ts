@@ -1,5 +1,5 @@
 /**
- * The job store on the single table (functions/domain/jobs.ts is its port). Requests are built by
+ * The job store on the single table (functions/domain/jobs/jobs.ts is its port). Requests are built by
  * the pure `*Params()` functions below (tested without AWS); the store only sends them.
  */
 import {
@@ -16,7 +16,9 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { encodeTime } from 'ulid';
-import { epochSeconds, isoNow } from '../../domain/clock.js';
+import { monthPeriod } from '../../domain/accounts/usage.js';
+import { epochSeconds, isoNow } from '../../domain/common/clock.js';
+import type { Clock } from '../../domain/common/ports.js';
 import {
   INTERRUPTED,
   type Job,
@@ -24,9 +26,7 @@ import {
   type JobStore,
   type NewJob,
   type OpenJobRef,
-} from '../../domain/jobs.js';
-import type { Clock } from '../../domain/ports.js';
-import { monthPeriod } from '../../domain/usage.js';
+} from '../../domain/jobs/jobs.js';
 import { isConditionFailure, orLanded } from './conditional.js';
 import {
   batchJobIndexKey,

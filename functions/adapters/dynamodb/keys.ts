@@ -31,8 +31,8 @@
 import { createHash } from 'node:crypto';
 import { tableSchema } from '../../table.js';
 
-export { minuteOf, monthOf } from '../../domain/clock.js';
-export { pdfObjectKey } from '../../domain/jobs.js';
+export { minuteOf, monthOf } from '../../domain/common/clock.js';
+export { pdfObjectKey } from '../../domain/jobs/jobs.js';
 
 /** The key attributes' names, as functions/table.ts defines them. */
 export const PK = tableSchema.partitionKey;

@@ -25,10 +25,10 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { isoNow } from '../../domain/clock.js';
-import { ServiceError } from '../../domain/errors.js';
-import type { Page } from '../../domain/pagination.js';
-import type { Clock } from '../../domain/ports.js';
+import { isoNow } from '../../domain/common/clock.js';
+import { ServiceError } from '../../domain/common/errors.js';
+import type { Page } from '../../domain/common/pagination.js';
+import type { Clock } from '../../domain/common/ports.js';
 import {
   ANSWER_BUDGET_BYTES,
   arrayPayloadBytes,
@@ -39,8 +39,8 @@ import {
   RECORD_OVERHEAD_BYTES,
   recordPayloadBytes,
   type TemplateContent,
-} from '../../domain/template-content.js';
-import { type Template, type TemplateStore, templateNotFound } from '../../domain/templates.js';
+} from '../../domain/templates/template-content.js';
+import { type Template, type TemplateStore, templateNotFound } from '../../domain/templates/templates.js';
 import {
   ENTITY,
   GSI1,

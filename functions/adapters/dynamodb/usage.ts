@@ -1,4 +1,4 @@
-/** The usage store on the single table (functions/domain/usage.ts is its port). */
+/** The usage store on the single table (functions/domain/accounts/usage.ts is its port). */
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -6,16 +6,16 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { epochSeconds, minuteOf, monthOf } from '../../domain/clock.js';
-import { ServiceError } from '../../domain/errors.js';
-import type { Clock } from '../../domain/ports.js';
 import {
   type MonthUsage,
   monthPeriod,
   type RateLimitState,
   type UnitCounters,
   type UsageStore,
-} from '../../domain/usage.js';
+} from '../../domain/accounts/usage.js';
+import { epochSeconds, minuteOf, monthOf } from '../../domain/common/clock.js';
+import { ServiceError } from '../../domain/common/errors.js';
+import type { Clock } from '../../domain/common/ports.js';
 import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
 import { isConditionFailure } from './conditional.js';
 import { ENTITY, rateWindowKey, TTL, templateWriteWindowKey, usageKey } from './keys.js';

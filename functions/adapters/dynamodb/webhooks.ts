@@ -28,9 +28,9 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { epochSeconds, isoNow } from '../../domain/clock.js';
-import type { Page } from '../../domain/pagination.js';
-import type { Clock } from '../../domain/ports.js';
+import { epochSeconds, isoNow } from '../../domain/common/clock.js';
+import type { Page } from '../../domain/common/pagination.js';
+import type { Clock } from '../../domain/common/ports.js';
 import type {
   DeliveryAttempt,
   DeliveryStatus,
@@ -41,7 +41,7 @@ import type {
   WebhookDeliveryStore,
   WebhookEventType,
   WebhookStore,
-} from '../../domain/webhooks.js';
+} from '../../domain/webhooks/webhooks.js';
 import {
   ENTITY,
   GSI1,

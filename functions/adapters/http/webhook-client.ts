@@ -12,7 +12,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { createDestinationResolver, type LookupAll } from '../../core/public-addresses.js';
-import type { WebhookPost, WebhookResponse } from '../../domain/webhook-sender.js';
+import type { WebhookPost, WebhookResponse } from '../../domain/webhooks/webhook-sender.js';
 
 /** The receiver's answer is not used: a little is read so that it can finish writing, then dropped. */
 export const MAX_RESPONSE_BYTES = 16 * 1024;

@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-lambda';
 import type { AwsConfig } from '../../core/config.js';
 import { traced } from '../../core/tracing.js';
-import type { Renderer, RenderResult } from '../../domain/ports.js';
+import type { Renderer, RenderResult } from '../../domain/common/ports.js';
 import { clientOptions } from '../client-options.js';
 
 const failed = (message: string): RenderResult => ({ ok: false, code: 'PDF_RENDERING_FAILED', message });

@@ -5,9 +5,9 @@
  * email case-insensitively, oldest first. The account contract (test/contract/accounts.contract.ts)
  * runs the same cases against both.
  */
-import type { Account, AccountStore } from '../../domain/accounts.js';
-import { isoNow } from '../../domain/clock.js';
-import type { Clock } from '../../domain/ports.js';
+import type { Account, AccountStore } from '../../domain/accounts/accounts.js';
+import { isoNow } from '../../domain/common/clock.js';
+import type { Clock } from '../../domain/common/ports.js';
 import { DEFAULT_PLAN } from '../../settings.js';
 
 const normalizeEmail = (email: string): string => email.trim().toLowerCase();

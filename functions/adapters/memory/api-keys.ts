@@ -5,9 +5,9 @@
  * step), keys list newest first with revoked ones, and revoking twice answers the same record.
  * The contract (test/contract/api-keys.contract.ts) runs the same cases against both.
  */
-import type { ActiveApiKey, ApiKeyRecord, ApiKeyStore } from '../../domain/api-keys.js';
-import { isoNow } from '../../domain/clock.js';
-import type { Clock } from '../../domain/ports.js';
+import type { ActiveApiKey, ApiKeyRecord, ApiKeyStore } from '../../domain/accounts/api-keys.js';
+import { isoNow } from '../../domain/common/clock.js';
+import type { Clock } from '../../domain/common/ports.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 

@@ -6,10 +6,10 @@
  * the clock's; a waiting twin looks again every `pollMs` of real time. The contract
  * (test/contract/idempotency.contract.ts) runs the same cases against both.
  */
-import { epochSeconds } from '../../domain/clock.js';
-import { ServiceError } from '../../domain/errors.js';
-import type { IdempotencyStore, StoredAnswer } from '../../domain/idempotency.js';
-import type { Clock } from '../../domain/ports.js';
+import { epochSeconds } from '../../domain/common/clock.js';
+import { ServiceError } from '../../domain/common/errors.js';
+import type { Clock } from '../../domain/common/ports.js';
+import type { IdempotencyStore, StoredAnswer } from '../../domain/renders/idempotency.js';
 
 /** How long a key's record is kept (the DynamoDB adapter's RETENTION_SECONDS). */
 const RETENTION_SECONDS = 24 * 3600;

@@ -7,7 +7,8 @@
  * `recordRetentionSeconds` after their creation (gone from reads at once, as the adapter filters
  * them). The job store contract (test/contract/jobs.contract.ts) runs the same cases against both.
  */
-import { epochSeconds, isoNow } from '../../domain/clock.js';
+import { epochSeconds, isoNow } from '../../domain/common/clock.js';
+import type { Clock, Diagnostics } from '../../domain/common/ports.js';
 import {
   type CompletedRender,
   INTERRUPTED,
@@ -16,8 +17,7 @@ import {
   type JobStatus,
   type JobStore,
   type NewJob,
-} from '../../domain/jobs.js';
-import type { Clock, Diagnostics } from '../../domain/ports.js';
+} from '../../domain/jobs/jobs.js';
 
 export interface MemoryJobStoreOptions {
   /** How long a job's record is kept (domain/jobs.ts, jobRecordRetentionSeconds). */

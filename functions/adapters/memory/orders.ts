@@ -4,8 +4,9 @@
  * as S3 stores them), absent once deleted, and a delete of an absent order is no error. The
  * orders contract (test/contract/orders.contract.ts) runs the same cases against both on s3rver.
  */
-import type { RenderOrders, StoredOrder } from '../../domain/async-renders.js';
-import type { BatchOrder, BatchOrders } from '../../domain/batch-queue.js';
+
+import type { BatchOrder, BatchOrders } from '../../domain/batches/batch-queue.js';
+import type { RenderOrders, StoredOrder } from '../../domain/renders/async-renders.js';
 
 const jsonStore = <T>() => {
   const objects = new Map<string, string>();

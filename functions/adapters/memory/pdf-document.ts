@@ -5,7 +5,7 @@
  * (`break-before: page`, `break-after: page` or their `page-break-*: always` forms), which is what
  * the domain and a test can see of a PDF. Poppler and pdf.js read it.
  */
-import type { PaperFormat, PdfMetadata } from '../../domain/ports.js';
+import type { PaperFormat, PdfMetadata } from '../../domain/common/ports.js';
 
 /** Portrait sizes in points, as Chromium prints them (within 1 pt). */
 const PAPER_PT: Readonly<Record<PaperFormat, readonly [number, number]>> = {

@@ -15,7 +15,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Clock, PdfStorage } from '../../domain/ports.js';
+import type { Clock, PdfStorage } from '../../domain/common/ports.js';
 
 const PDF = 'application/pdf';
 

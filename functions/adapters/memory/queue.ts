@@ -17,7 +17,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { Clock, MessageQueue, SendOptions } from '../../domain/ports.js';
+import type { Clock, MessageQueue, SendOptions } from '../../domain/common/ports.js';
 
 export type MemoryQueueConsumer = (event: SQSEvent) => Promise<SQSBatchResponse | undefined>;
 

@@ -13,7 +13,7 @@ import type {
   RenderRequest,
   RenderResult,
   TemplatePart,
-} from '../../domain/ports.js';
+} from '../../domain/common/ports.js';
 import { parseTemplateData, renderTemplate, TemplateError } from '../../templating/index.js';
 import { pdfDocument } from './pdf-document.js';
 

@@ -6,10 +6,10 @@
  * listings go newest first and stop before the page would weigh more than the answer budget. The
  * template store contract (test/contract/templates.contract.ts) runs the same cases against both.
  */
-import { isoNow } from '../../domain/clock.js';
-import { ServiceError } from '../../domain/errors.js';
-import type { Page } from '../../domain/pagination.js';
-import type { Clock } from '../../domain/ports.js';
+import { isoNow } from '../../domain/common/clock.js';
+import { ServiceError } from '../../domain/common/errors.js';
+import type { Page } from '../../domain/common/pagination.js';
+import type { Clock } from '../../domain/common/ports.js';
 import {
   ANSWER_BUDGET_BYTES,
   arrayPayloadBytes,
@@ -17,8 +17,8 @@ import {
   RECORD_OVERHEAD_BYTES,
   recordPayloadBytes,
   type TemplateContent,
-} from '../../domain/template-content.js';
-import { type Template, type TemplateStore, templateNotFound } from '../../domain/templates.js';
+} from '../../domain/templates/template-content.js';
+import { type Template, type TemplateStore, templateNotFound } from '../../domain/templates/templates.js';
 
 export interface MemoryTemplateStoreOptions {
   /** What one answer may weigh. @default ANSWER_BUDGET_BYTES (5 MiB) */

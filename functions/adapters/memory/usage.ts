@@ -7,16 +7,17 @@
  * only from what was read (setUnits). The usage contract (test/contract/usage.contract.ts) runs
  * the same cases against both.
  */
-import { minuteOf, monthOf } from '../../domain/clock.js';
-import { ServiceError } from '../../domain/errors.js';
-import type { Clock } from '../../domain/ports.js';
+
 import {
   type MonthUsage,
   monthPeriod,
   type RateLimitState,
   type UnitCounters,
   type UsageStore,
-} from '../../domain/usage.js';
+} from '../../domain/accounts/usage.js';
+import { minuteOf, monthOf } from '../../domain/common/clock.js';
+import { ServiceError } from '../../domain/common/errors.js';
+import type { Clock } from '../../domain/common/ports.js';
 import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
 
 /** A refusal for concurrency is worth retrying soon (the DynamoDB adapter's CONCURRENCY_RETRY_SECONDS). */

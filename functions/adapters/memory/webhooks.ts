@@ -7,16 +7,16 @@
  * due, and `postpone` moves that only from where a sweeper saw it. The contract
  * (test/contract/webhooks.contract.ts) runs the same cases against both.
  */
-import { isoNow } from '../../domain/clock.js';
-import type { Page } from '../../domain/pagination.js';
-import type { Clock } from '../../domain/ports.js';
+import { isoNow } from '../../domain/common/clock.js';
+import type { Page } from '../../domain/common/pagination.js';
+import type { Clock } from '../../domain/common/ports.js';
 import type {
   PendingDeliveryRef,
   StoredWebhookDelivery,
   StoredWebhookEndpoint,
   WebhookDeliveryStore,
   WebhookStore,
-} from '../../domain/webhooks.js';
+} from '../../domain/webhooks/webhooks.js';
 
 const byIdNewestFirst = <T extends { readonly id: string }>(a: T, b: T) =>
   a.id < b.id ? 1 : a.id > b.id ? -1 : 0;

@@ -10,7 +10,7 @@ import {
   type PutObjectCommandInput,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { type BatchOrder, type BatchOrders, batchOrderObjectKey } from '../../domain/batch-queue.js';
+import { type BatchOrder, type BatchOrders, batchOrderObjectKey } from '../../domain/batches/batch-queue.js';
 
 export const putBatchOrderParams = (
   bucket: string,

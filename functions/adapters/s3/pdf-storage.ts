@@ -1,6 +1,6 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { PdfStorage } from '../../domain/ports.js';
+import type { PdfStorage } from '../../domain/common/ports.js';
 
 const PDF = 'application/pdf';
 

@@ -12,7 +12,7 @@ import {
   type PutObjectCommandInput,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { orderObjectKey, type RenderOrders, type StoredOrder } from '../../domain/async-renders.js';
+import { orderObjectKey, type RenderOrders, type StoredOrder } from '../../domain/renders/async-renders.js';
 
 export const putOrderParams = (
   bucket: string,

@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { ApiKeySecretSource, AwsConfig } from '../../core/config.js';
-import type { ActiveApiKey, ApiKeyStore } from '../../domain/api-keys.js';
+import type { ActiveApiKey, ApiKeyStore } from '../../domain/accounts/api-keys.js';
 
 /** The secret, fetched once per cold start (and again only if that fetch failed). */
 export const secretLoader = (source: ApiKeySecretSource, aws: AwsConfig): (() => Promise<string>) => {

@@ -6,7 +6,7 @@
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import type { ApiKeySecretSource, AwsConfig } from '../../core/config.js';
-import type { SecretBox } from '../../domain/webhooks.js';
+import type { SecretBox } from '../../domain/webhooks/webhooks.js';
 import { secretLoader } from './api-key-digest.js';
 
 const VERSION = 'v1';

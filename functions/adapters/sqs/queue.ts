@@ -11,7 +11,7 @@ import {
   type SendMessageCommandInput,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { MessageQueue, SendOptions } from '../../domain/ports.js';
+import type { MessageQueue, SendOptions } from '../../domain/common/ports.js';
 
 /** SQS takes at most 10 messages per batch. */
 export const SQS_BATCH_SIZE = 10;

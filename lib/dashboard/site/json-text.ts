@@ -1,7 +1,7 @@
 /**
  * JSON kept as text in the page, as the API keeps a template's sample data: JSON.parse would move
  * integer-like keys to the front, turn `10.0` into 10 and round an 18-digit id (issue 22). The
- * page's own copy of functions/domain/json-text.ts (the page bundles nothing from functions/).
+ * page's own copy of functions/domain/common/json-text.ts (the page bundles nothing from functions/).
  */
 export class JsonText {
   constructor(

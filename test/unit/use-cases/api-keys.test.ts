@@ -8,10 +8,10 @@ import {
   apiKeyDigest,
   createApiKeyResolver,
 } from '../../../functions/adapters/secrets-manager/api-key-digest.js';
-import { isWellFormedApiKey } from '../../../functions/domain/api-key-format.js';
-import { createApiKeyManagement } from '../../../functions/domain/api-key-management.js';
-import { ServiceError } from '../../../functions/domain/errors.js';
-import type { Principal } from '../../../functions/domain/principal.js';
+import { isWellFormedApiKey } from '../../../functions/domain/accounts/api-key-format.js';
+import { createApiKeyManagement } from '../../../functions/domain/accounts/api-key-management.js';
+import { ServiceError } from '../../../functions/domain/common/errors.js';
+import type { Principal } from '../../../functions/domain/common/principal.js';
 import { testClock } from '../../helpers/dynalite.js';
 
 const ADA: Principal = {

@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createMemoryTemplateStore } from '../../../functions/adapters/memory/templates.js';
-import { ServiceError } from '../../../functions/domain/errors.js';
-import type { Principal } from '../../../functions/domain/principal.js';
-import { createTemplateManagement } from '../../../functions/domain/template-management.js';
+import { ServiceError } from '../../../functions/domain/common/errors.js';
+import type { Principal } from '../../../functions/domain/common/principal.js';
+import { createTemplateManagement } from '../../../functions/domain/templates/template-management.js';
 import { templateParser } from '../../../functions/templating/parse-pool.js';
 import { testClock } from '../../helpers/dynalite.js';
 

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
-import type { Principal } from '../../../functions/domain/principal.js';
-import { createUsageReport } from '../../../functions/domain/usage-report.js';
+import { createUsageReport } from '../../../functions/domain/accounts/usage-report.js';
+import type { Principal } from '../../../functions/domain/common/principal.js';
 import { DEFAULT_PLANS } from '../../../functions/settings.js';
 import { testClock } from '../../helpers/dynalite.js';
 

@@ -9,11 +9,11 @@ import {
   createMemoryWebhookDeliveryStore,
   createMemoryWebhookStore,
 } from '../../../functions/adapters/memory/webhooks.js';
-import type { Job } from '../../../functions/domain/jobs.js';
-import type { MessageQueue } from '../../../functions/domain/ports.js';
-import { createWebhookJobEvents } from '../../../functions/domain/webhook-events.js';
-import { createWebhookEmitter } from '../../../functions/domain/webhook-management.js';
-import type { StoredWebhookEndpoint, WebhookMessage } from '../../../functions/domain/webhooks.js';
+import type { MessageQueue } from '../../../functions/domain/common/ports.js';
+import type { Job } from '../../../functions/domain/jobs/jobs.js';
+import { createWebhookJobEvents } from '../../../functions/domain/webhooks/webhook-events.js';
+import { createWebhookEmitter } from '../../../functions/domain/webhooks/webhook-management.js';
+import type { StoredWebhookEndpoint, WebhookMessage } from '../../../functions/domain/webhooks/webhooks.js';
 import { testClock } from '../../helpers/dynalite.js';
 
 const ACCOUNT = 'acct-events';

@@ -17,15 +17,15 @@ import {
   createMemoryWebhookStore,
 } from '../../../functions/adapters/memory/webhooks.js';
 import { secretBoxOf } from '../../../functions/adapters/secrets-manager/webhook-secret-box.js';
-import { ServiceError } from '../../../functions/domain/errors.js';
-import type { Principal } from '../../../functions/domain/principal.js';
-import { createWebhookManagement } from '../../../functions/domain/webhook-management.js';
+import { ServiceError } from '../../../functions/domain/common/errors.js';
+import type { Principal } from '../../../functions/domain/common/principal.js';
+import { createWebhookManagement } from '../../../functions/domain/webhooks/webhook-management.js';
 import {
   type AttemptOutcome,
   createOverdueDeliveries,
   createWebhookSender,
-} from '../../../functions/domain/webhook-sender.js';
-import type { WebhookMessage } from '../../../functions/domain/webhooks.js';
+} from '../../../functions/domain/webhooks/webhook-sender.js';
+import type { WebhookMessage } from '../../../functions/domain/webhooks/webhooks.js';
 import { testClock } from '../../helpers/dynalite.js';
 import { useWebhookReceiver } from '../../helpers/webhook-receiver.js';
 

@@ -1,0 +1,132 @@
+/**
+ * A batch's jobs into the render queue. The batch has one order (S3
+ * `orders/{account}/batches/{batch}.json`: the template once, the options, each item's variables
+ * as text), not one per job: one write at acceptance instead of a thousand, and the consumer reads
+ * it once per batch (BatchOrderReader) instead of once per job. Each job carries its item's index
+ * (`batch_item`). The consumer whose count completes the batch deletes it (the API may only put
+ * orders: a lifecycle rule on `orders/` removes any other).
+ *
+ * Then the jobs are held in the queue (pending, unit held, the queue's long lease) and their
+ * messages sent, 25 jobs to a write, ten messages to an SQS request, several chunks at once. Each message carries the account
+ * as its group: the queue delivers fairly across groups, so one account's thousand items do not
+ * hold back another account's render.
+ */
+
+import type { MessageQueue, RenderRequest } from '../common/ports.js';
+import type { JobLifecycle } from '../jobs/job-lifecycle.js';
+import type { Job } from '../jobs/jobs.js';
+import { type RenderMessage, renderMessage, type StoredOrder } from '../renders/async-renders.js';
+import type { RenderOptions } from '../renders/render-options.js';
+import type { TemplateField } from '../templates/template-check.js';
+import type { BatchWrites } from './batch-acceptance.js';
+
+/** One item of a batch's order: its variables as text, and its options when its metadata differs. */
+export interface BatchOrderItem {
+  readonly variables: string;
+  readonly options?: RenderOptions;
+}
+
+export interface BatchOrder {
+  readonly v: 1;
+  readonly field: TemplateField;
+  readonly template: Omit<RenderRequest['template'], 'variables'>;
+  readonly options: RenderOptions;
+  readonly offline: boolean;
+  /** By item index; null: an item that is an earlier job again (its key replayed), rendered elsewhere. */
+  readonly items: readonly (BatchOrderItem | null)[];
+}
+
+/** Where batch orders wait (private, in the PDF bucket). */
+export interface BatchOrders {
+  put(accountId: string, batchId: string, order: BatchOrder): Promise<void>;
+  /** Undefined: no such order (deleted, or never written). */
+  get(accountId: string, batchId: string): Promise<BatchOrder | undefined>;
+  delete(accountId: string, batchId: string): Promise<void>;
+}
+
+/** Object key (in the PDF bucket) of a batch's order: under `orders/{account}/`, as a render's. */
+export const batchOrderObjectKey = (accountId: string, batchId: string): string =>
+  `orders/${accountId}/batches/${batchId}.json`;
+
+/** Item `index` of a batch's order as a render's own order would say it. */
+export const itemOrder = (order: BatchOrder, index: number): StoredOrder | undefined => {
+  const item = order.items[index];
+  if (!item) return undefined;
+  return {
+    v: 1,
+    field: order.field,
+    template: { ...order.template, variables: item.variables },
+    options: item.options ?? order.options,
+    offline: order.offline,
+  };
+};
+
+/**
+ * A consumer's reads of batch orders: each batch's read once and kept (the last `keep` batches),
+ * since its jobs come one after another.
+ */
+export const createBatchOrderReader = (orders: BatchOrders, keep = 2) => {
+  const cache = new Map<string, Promise<BatchOrder | undefined>>();
+  return {
+    async item(accountId: string, batchId: string, index: number): Promise<StoredOrder | undefined> {
+      const key = `${accountId}/${batchId}`;
+      let read = cache.get(key);
+      if (!read) {
+        read = orders.get(accountId, batchId);
+        cache.set(key, read);
+        while (cache.size > keep) cache.delete(cache.keys().next().value as string);
+      }
+      let order: BatchOrder | undefined;
+      try {
+        order = await read;
+      } catch (e) {
+        cache.delete(key);
+        throw e;
+      }
+      // A missing order is not kept: it may be a read that came before the write.
+      if (!order) cache.delete(key);
+      return order && itemOrder(order, index);
+    },
+  };
+};
+
+export type BatchOrderReader = ReturnType<typeof createBatchOrderReader>;
+
+/** Where a batch's jobs go once accepted and its record written: the render queue. */
+export interface BatchQueue {
+  /** Holds each job in the queue, then sends its message; the batch's order is stored already. */
+  enqueue(jobs: readonly Job[]): Promise<void>;
+}
+
+export interface BatchQueueDeps {
+  readonly writes: Pick<BatchWrites, 'holdJobs'>;
+  readonly queue: MessageQueue<RenderMessage>;
+  /** The lease of a job that waits in the render queue (job-lifecycle.ts). */
+  readonly lifecycle: Pick<JobLifecycle, 'queueLeaseUntil'>;
+}
+
+/** Jobs held (one BatchWriteItem) then their messages sent (SQS batches of ten), this many at once. */
+const CHUNK = 25;
+const PARALLEL = 6;
+
+export const createBatchQueue = ({ writes, queue, lifecycle }: BatchQueueDeps): BatchQueue => {
+  return {
+    async enqueue(jobs: readonly Job[]): Promise<void> {
+      const groupId = jobs[0]?.account_id;
+      const options = groupId ? { groupId } : {};
+      const leaseUntil = lifecycle.queueLeaseUntil();
+      // Chunk by chunk: the consumers start on the first items while the rest are queued.
+      let next = 0;
+      const worker = async () => {
+        while (next < jobs.length) {
+          const chunk = jobs.slice(next, next + CHUNK);
+          next += CHUNK;
+          const messages = (await writes.holdJobs(chunk, leaseUntil)).map((j) => renderMessage(j));
+          if (queue.sendMany) await queue.sendMany(messages, options);
+          else for (const m of messages) await queue.send(m, options);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(PARALLEL, Math.ceil(jobs.length / CHUNK)) }, worker));
+    },
+  };
+};

@@ -1,0 +1,424 @@
+/**
+ * Batches (POST /v1/batches): one template and up to 1,000 items, each with its own variables,
+ * every item a normal async job (`batch_id` on it) that the render queue's consumer renders as it
+ * renders any async job (render-worker.ts). The store is a port; the DynamoDB adapter is
+ * functions/adapters/dynamodb/batches.ts.
+ *
+ * Acceptance decides everything before a message is sent: the template is read and parsed once,
+ * each item's variables are checked against it (a missing variable answers 422 naming
+ * `items[i].variables`), and the quota is reserved for the whole batch up front: one read refuses
+ * a batch the month cannot cover (429 PLAN_QUOTA_EXCEEDED saying how many renders remain), then
+ * the jobs are written and their units held in a few wide writes (batch-acceptance.ts; a queued
+ * job is not a running render, so the plan's concurrency does not refuse it); should a concurrent
+ * render take the last units meanwhile, the jobs go and the answer is the same 429. Only then is
+ * the batch written and its jobs queued (batch-queue.ts: one order for the whole batch).
+ *
+ * Item keys (`items[i].idempotency_key`, batch-acceptance.ts): an item whose key replays is an
+ * earlier item's job, in this batch at its place (`replayed`), counted as it ends.
+ *
+ * Counts: each job that ends is counted once on the batch (a set of ended job ids, conditional),
+ * by JobEvents when it ends (the consumer's, the sweeper's), or by a read of the batch that finds
+ * ended jobs not yet counted (an event that did not go through). The write that counts the last
+ * job moves the batch to `completed`, once (conditional), and only that one publishes
+ * `batch.completed`.
+ */
+import type { Plan } from '../../settings.js';
+import { stringifyTemplateData, type TemplateData } from '../../templating/index.js';
+import { monthPeriod, planAllowance, type UsageStore } from '../accounts/usage.js';
+import { monthOf } from '../common/clock.js';
+import { ServiceError } from '../common/errors.js';
+import { newBatchId } from '../common/ids.js';
+import type { Page } from '../common/pagination.js';
+import type { Clock } from '../common/ports.js';
+import type { Principal } from '../common/principal.js';
+import type { JobLifecycle } from '../jobs/job-lifecycle.js';
+import type { JobPresenter } from '../jobs/job-view.js';
+import { isOpen, type Job, type JobError, type JobView } from '../jobs/jobs.js';
+import type { RenderSource } from '../renders/render-command.js';
+import { type RenderOptions, type RequestedOptions, renderOptionsFrom } from '../renders/render-options.js';
+import type { ResolvedTemplate, TemplateResolver } from '../templates/render-template.js';
+import type { RequiredVariable } from '../templates/template-check.js';
+import { acceptItems, type BatchWrites, checkItemKeys } from './batch-acceptance.js';
+import {
+  type Batch,
+  type BatchEvents,
+  type BatchJobStatus,
+  type BatchStore,
+  type BatchView,
+  createBatchCounter,
+} from './batch-counter.js';
+import type { BatchOrder, BatchOrders, BatchQueue } from './batch-queue.js';
+
+/** The most items one batch may have. */
+export const MAX_BATCH_ITEMS = 1000;
+
+export * from './batch-counter.js';
+
+/** One item of a batch: its variables and, optionally, its own PDF document information and key. */
+export interface BatchItem {
+  readonly variables: TemplateData;
+  readonly metadata?: RequestedOptions['metadata'];
+  readonly idempotencyKey?: string;
+}
+
+/** POST /v1/batches as the edge parsed it. */
+export interface BatchCommand {
+  readonly source: RenderSource;
+  readonly options: RequestedOptions;
+  readonly items: readonly BatchItem[];
+  readonly webhookId: string | null;
+}
+
+export interface BatchDeps {
+  readonly batches: BatchStore;
+  readonly usage: UsageStore;
+  /** The template read and parsed once for all items, as a render's is (the parser port, bounded). */
+  readonly resolver: TemplateResolver;
+  /** A batch's job as the API shows it. */
+  readonly present: JobPresenter;
+  /** Failing the jobs of a batch that could not be queued (each unit given back). */
+  readonly lifecycle: Pick<JobLifecycle, 'fail'>;
+  readonly writes: BatchWrites;
+  readonly orders: BatchOrders;
+  readonly queue: BatchQueue;
+  readonly clock: Clock;
+  readonly plans: Readonly<Record<string, Plan>>;
+  readonly defaultPlan: string;
+  readonly limits: {
+    readonly asyncRenderBudgetMs: number;
+    readonly jobLeaseSeconds: number;
+  };
+  /** Absent: a batch's webhook_id is not checked against the account's endpoints. */
+  readonly webhooks?: { exists(accountId: string, webhookId: string): Promise<boolean> };
+  readonly events?: BatchEvents;
+  readonly onFault: (message: string, error: unknown) => void;
+}
+
+const BATCH_ID = /^bat_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+const batchNotFound = (batchId: string) =>
+  new ServiceError('BATCH_NOT_FOUND', `Batch ${batchId} was not found`);
+
+/** A read counts an ended job on its batch once its own count is this late (it did not go through). */
+const REPAIR_AFTER_MS = 30_000;
+
+/** A batch's jobs are leased for this many job leases while the batch is accepted. */
+const ACCEPT_LEASE_FACTOR = 10;
+
+/** How many jobs of a batch that could not be queued are failed at once. */
+const ACCEPT_CHUNK = 10;
+
+const FAULT: JobError = {
+  code: 'INTERNAL_ERROR',
+  message:
+    'The render could not be queued because of a fault of the service; the render unit was given back.',
+};
+
+/** Runs `step` over `items`, `width` at a time, and settles all. */
+const inChunks = async <T>(items: readonly T[], width: number, step: (item: T) => Promise<void>) => {
+  for (let i = 0; i < items.length; i += width) await Promise.allSettled(items.slice(i, i + width).map(step));
+};
+
+export const createBatches = (deps: BatchDeps) => {
+  const { batches, usage, resolver, present: presentJob, clock, limits } = deps;
+  const budgetMs = limits.asyncRenderBudgetMs;
+  const leaseMs = limits.jobLeaseSeconds * 1000;
+  // The API completes a batch only when a read finds its last job ended uncounted: its order is
+  // left to the lifecycle rule there (the API may only put orders; the consumer deletes them).
+  const { view, completeIfDone, jobEnded } = createBatchCounter({
+    batches,
+    ...(deps.events ? { events: deps.events } : {}),
+    onFault: deps.onFault,
+  });
+
+  const planOf = (principal: Principal): Plan => planAllowance(deps.plans, principal.plan, deps.defaultPlan);
+
+  /**
+   * The template once: looked up, the offline rule, margins, its syntax (as a render's `accept`
+   * checks them, through the same resolver): a part that does not parse answers 422 here, in the
+   * parts' order (html, header, footer), before any item is checked.
+   */
+  const readTemplate = async (principal: Principal, command: BatchCommand): Promise<ResolvedTemplate> => {
+    const template = await resolver.resolve(
+      principal,
+      { source: command.source, requested: command.options },
+      'async',
+    );
+    for (const part of [template.required.html, template.required.header, template.required.footer]) {
+      if (part instanceof ServiceError) throw part;
+    }
+    return template;
+  };
+
+  /** An item's variables against the template's: the first item lacking one answers 422, naming it. */
+  const checkItems = (template: ResolvedTemplate, items: readonly BatchItem[]): void => {
+    const parts = [
+      { field: template.field, required: template.required.html },
+      { field: 'header_html', required: template.required.header },
+      { field: 'footer_html', required: template.required.footer },
+    ] as const;
+    items.forEach((item, index) => {
+      for (const part of parts) {
+        if (part.required instanceof ServiceError) throw part.required; // thrown by readTemplate already
+        let missing: RequiredVariable | undefined;
+        for (const variable of part.required) {
+          if (item.variables.has(variable.name)) continue;
+          if (!missing || variable.line < missing.line) missing = variable;
+        }
+        if (!missing) continue;
+        const where = `items[${index}].variables`;
+        const issue = `Variable '${missing.name}' is undefined (${part.field} line ${missing.line})`;
+        throw new ServiceError('INVALID_HTML_TEMPLATE', `${where}: ${issue}`, {
+          details: [{ field: where, issue, line: missing.line, name: missing.name }],
+        });
+      }
+    });
+  };
+
+  /** The options of item `item`: the batch's, with the item's own document information. */
+  const optionsOf = (template: ResolvedTemplate, item: BatchItem): RenderOptions =>
+    renderOptionsFrom(
+      item.metadata ? { ...template.requested, metadata: item.metadata } : template.requested,
+      budgetMs,
+    );
+
+  const quotaExceeded = (plan: Plan, used: number, wanted: number) => {
+    const now = clock.now();
+    const resetAt = monthPeriod(now).end;
+    const remaining = Math.max(0, plan.monthlyRenders - used);
+    return new ServiceError(
+      'PLAN_QUOTA_EXCEEDED',
+      `The batch has ${wanted} items but only ${remaining} of the monthly quota of ${plan.monthlyRenders} renders remain; the quota resets at ${resetAt.toISOString()}`,
+      { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
+    );
+  };
+
+  /** The batch's one order: the template once, each item's variables (a replayed item's unused). */
+  const batchOrder = (template: ResolvedTemplate, command: BatchCommand): BatchOrder => ({
+    v: 1,
+    field: template.field,
+    template: { source: template.html, header: template.header, footer: template.footer },
+    options: template.options,
+    offline: template.offline,
+    items: command.items.map((item) => ({
+      variables: stringifyTemplateData(item.variables),
+      ...(item.metadata ? { options: optionsOf(template, item) } : {}),
+    })),
+  });
+
+  /** The batch's jobs and their statuses in item order: its own from its index, replayed ones read. */
+  const statusesOf = async (batch: Batch): Promise<BatchJobStatus[]> => {
+    const own = await batches.statuses(batch.account_id, batch.id);
+    const replayed = Object.values(batch.replayed ?? {});
+    if (replayed.length === 0) return own;
+    const others = await deps.writes.getJobs(batch.account_id, replayed);
+    return [
+      ...own,
+      ...[...others.values()].map((j) => ({ id: j.id, status: j.status, updated_at: j.updated_at })),
+    ];
+  };
+
+  /**
+   * A batch as it is now: the ended jobs its counters miss (failed by the sweeper, or whose event
+   * did not go through) are counted first.
+   */
+  const current = async (batch: Batch): Promise<BatchView> => {
+    if (batch.status === 'completed') return view(batch);
+    const statuses = await statusesOf(batch);
+    const ended = statuses.filter((s) => s.status === 'completed' || s.status === 'failed');
+    let latest = batch;
+    if (ended.length > batch.completed + batch.failed) {
+      // Only the jobs whose own count is overdue: one that just ended is being counted by its holder.
+      const already = await batches.counted(batch.account_id, batch.id);
+      const overdue = clock.now().getTime() - REPAIR_AFTER_MS;
+      // A replayed item's job is counted by its own batch's holder, never on this one: no wait.
+      const replayed = new Set(Object.values(batch.replayed ?? {}));
+      for (const s of ended) {
+        if (already.has(s.id) || (Date.parse(s.updated_at) > overdue && !replayed.has(s.id))) continue;
+        const counted = await batches.countEnded(
+          batch.account_id,
+          batch.id,
+          s.id,
+          s.status as 'completed' | 'failed',
+        );
+        if (counted) latest = counted;
+      }
+      latest = await completeIfDone(latest);
+    }
+    return view(latest, statuses);
+  };
+
+  const find = async (principal: Principal, batchId: string): Promise<Batch> => {
+    if (!BATCH_ID.test(batchId)) throw batchNotFound(batchId);
+    const batch = await batches.get(principal.accountId, batchId);
+    if (!batch) throw batchNotFound(batchId);
+    return batch;
+  };
+
+  return {
+    /** Accepts a batch: every item's job pending in the queue, its unit held; answers the batch. */
+    async create(principal: Principal, command: BatchCommand): Promise<BatchView> {
+      const { webhookId } = command;
+      if (
+        webhookId !== null &&
+        deps.webhooks &&
+        !(await deps.webhooks.exists(principal.accountId, webhookId))
+      ) {
+        throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
+      }
+      const template = await readTemplate(principal, command);
+      checkItems(template, command.items);
+      // Options per item checked before anything is held (an item's metadata cannot break them).
+      for (const item of command.items) optionsOf(template, item);
+
+      checkItemKeys(command.items);
+
+      const plan = planOf(principal);
+      const month = monthOf(clock.now());
+      const { rendersUsed } = await usage.readMonth(principal.accountId, month);
+      const keyless = command.items.filter((i) => i.idempotencyKey === undefined).length;
+      // Refused from one read when even the items no key can replay are too many.
+      if (rendersUsed + keyless > plan.monthlyRenders) {
+        throw quotaExceeded(plan, rendersUsed, command.items.length);
+      }
+      const batchId = newBatchId();
+      // Until each job is held in the queue: long enough for a thousand items on a loaded store,
+      // short enough that the sweeper soon settles a batch whose acceptance died.
+      const leaseUntil = clock.now().getTime() + ACCEPT_LEASE_FACTOR * leaseMs;
+      // Stored beside the jobs' writes (a megabyte for a thousand invoices), once the items' keys
+      // are settled. The API may only put orders: one whose batch is refused after all (a
+      // concurrent render took the units, a fault) is left to the bucket's lifecycle rule.
+      let storing: Promise<void> = Promise.resolve();
+      const storeOrder = () => {
+        storing = deps.orders.put(principal.accountId, batchId, batchOrder(template, command));
+        storing.catch(() => {});
+      };
+      let accepted: Awaited<ReturnType<typeof acceptItems>>;
+      try {
+        accepted = await acceptItems(
+          {
+            writes: deps.writes,
+            onFault: deps.onFault,
+            quotaExceeded: async (wanted) =>
+              quotaExceeded(plan, (await usage.readMonth(principal.accountId, month)).rendersUsed, wanted),
+            writing: storeOrder,
+          },
+          {
+            principal,
+            plan,
+            month,
+            batchId,
+            leaseUntil,
+            source: command.source,
+            options: command.options,
+            items: command.items,
+            job: () => ({
+              account_id: principal.accountId,
+              template_id: command.source.kind === 'saved' ? command.source.templateId : null,
+              template_version: template.version,
+              mode: 'async',
+              webhook_id: null,
+              batch_id: batchId,
+            }),
+          },
+        );
+      } catch (e) {
+        await storing.catch(() => undefined);
+        throw e;
+      }
+      const jobs = accepted.created.map((c) => c.job);
+      const replayed = [...accepted.replayed.entries()];
+      let batch: Batch;
+      try {
+        await storing;
+        const ended = (how: 'completed' | 'failed') =>
+          replayed.filter(([, j]) => j.status === how).map(([, j]) => j.id);
+        batch = await batches.create({
+          id: batchId,
+          account_id: principal.accountId,
+          total: command.items.length,
+          template_id: command.source.kind === 'saved' ? command.source.templateId : null,
+          template_version: template.version,
+          webhook_id: webhookId,
+          ...(replayed.length > 0
+            ? {
+                replayed: Object.fromEntries(replayed.map(([index, j]) => [String(index), j.id])),
+                ended: { completed: ended('completed'), failed: ended('failed') },
+              }
+            : {}),
+        });
+      } catch (e) {
+        await storing.catch(() => undefined);
+        await accepted.undo();
+        throw e;
+      }
+      if (jobs.length === 0) {
+        // Every item replayed: the batch is its earlier jobs, complete once they all ended.
+        return view(replayed.some(([, j]) => isOpen(j)) ? batch : await completeIfDone(batch));
+      }
+      try {
+        await deps.queue.enqueue(jobs);
+      } catch (e) {
+        // Not queued: the jobs fail and their units come back, so the batch ends (failed) at once.
+        deps.onFault('queueing a batch failed', e);
+        await inChunks(jobs, ACCEPT_CHUNK, async (job) => {
+          // Failed (its unit `refunding`), the unit back, then settled; counted on this batch here.
+          const failed = await deps.lifecycle.fail(job, month, FAULT, null, false);
+          if (!failed || isOpen(failed)) return; // left to the sweeper
+          await jobEnded(failed);
+        });
+        throw new ServiceError(
+          'INTERNAL_ERROR',
+          `Batch ${batchId} could not be queued; its render units were given back.`,
+          {
+            cause: e,
+          },
+        );
+      }
+      return view(batch);
+    },
+
+    async get(principal: Principal, batchId: string): Promise<BatchView> {
+      return current(await find(principal, batchId));
+    },
+
+    async list(principal: Principal, page: Page): Promise<BatchView[]> {
+      return Promise.all((await batches.list(principal.accountId, page)).map(current));
+    },
+
+    async listJobs(principal: Principal, batchId: string, page: Page): Promise<JobView[]> {
+      const batch = await find(principal, batchId);
+      const replayed = batch.replayed ?? {};
+      const at = Object.keys(replayed)
+        .map(Number)
+        .sort((a, b) => a - b);
+      if (at.length === 0) {
+        return Promise.all((await batches.jobs(principal.accountId, batch.id, page)).map(presentJob));
+      }
+      // Item order: the batch's own jobs (its index, in item order) with the replayed ones at their places.
+      const end = Math.min(batch.total, page.offset + page.limit);
+      const within = at.filter((i) => i >= page.offset && i < end);
+      const ownLimit = end - page.offset - within.length;
+      const own =
+        ownLimit > 0
+          ? await batches.jobs(principal.accountId, batch.id, {
+              offset: page.offset - at.filter((i) => i < page.offset).length,
+              limit: ownLimit,
+            })
+          : [];
+      const others = await deps.writes.getJobs(
+        principal.accountId,
+        within.map((i) => replayed[String(i)] as string),
+      );
+      const out: Job[] = [];
+      for (let i = page.offset; i < end; i++) {
+        const id = replayed[String(i)];
+        const job = id === undefined ? own.shift() : others.get(id);
+        if (job) out.push(job);
+      }
+      return Promise.all(out.map(presentJob));
+    },
+  };
+};
+
+export type Batches = ReturnType<typeof createBatches>;

@@ -1,0 +1,188 @@
+/**
+ * PDF jobs: pending → rendering → completed, or failed from either earlier state. Every state
+ * change is a conditional write on the state it leaves, so a job never moves backwards. The store
+ * is a port; the DynamoDB adapter is functions/adapters/dynamodb/jobs.ts.
+ *
+ * Every job ends: a pending or rendering job carries a lease (`lease_until`) that its request
+ * renews while it works; once it runs out, the sweeper (sweeper.ts) fails the job with
+ * PDF_RENDERING_INTERRUPTED. A job also records the quota unit it holds (`unit`), so that after a
+ * crash the month's counters can be worked out again from the jobs (usage.ts, reconcile).
+ */
+
+import type { Page } from '../common/pagination.js';
+import type { Diagnostics } from './diagnostics.js';
+
+export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
+
+/**
+ * sync: the request renders and answers the ended job. async: the request answers 202 with the
+ * pending job, and a queue consumer renders it (async-renders.ts, render-worker.ts).
+ */
+export type JobMode = 'sync' | 'async';
+
+export interface JobError {
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface Job {
+  readonly id: string;
+  readonly account_id: string;
+  readonly status: JobStatus;
+  readonly template_id: string | null;
+  /** The saved template's version it rendered; null for inline html (and for jobs made before versions). */
+  readonly template_version: number | null;
+  readonly object_key: string;
+  readonly file_size_bytes: number | null;
+  readonly page_count: number | null;
+  readonly render_duration_ms: number | null;
+  readonly error: JobError | null;
+  /**
+   * What happened inside the render's page (capped: ports.ts); null until the render ends, when it
+   * ended before a page opened, and on jobs made before diagnostics.
+   */
+  readonly diagnostics?: Diagnostics | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly completed_at: string | null;
+  /** Epoch ms: while the unit is unsettled, when the sweeper may take the job over. Absent once settled. */
+  readonly lease_until?: number;
+  /** The month (`yyyy-mm`) whose quota unit the job holds or held. */
+  readonly usage_month?: string;
+  /** The unit while it is unsettled; absent once the job completed or its unit came back. */
+  readonly unit?: UnitState;
+  /** Absent on jobs made before async renders: sync. */
+  readonly mode?: JobMode;
+  /**
+   * Render attempts begun: a sync job's one, an async job's claims by the consumer (each claim
+   * adds one, and the count fences the claim's writes). Absent on jobs made before it.
+   */
+  readonly attempts?: number;
+  /** The account's webhook endpoint told when the job ends (JobEvents); null or absent: none. */
+  readonly webhook_id?: string | null;
+  /** The batch the job is an item of; null or absent: none. */
+  readonly batch_id?: string | null;
+  /**
+   * Its item's index in the batch: where the consumer finds its variables in the batch's one
+   * order. Absent on a batch's jobs made before batch orders (each has an order of its own).
+   */
+  readonly batch_item?: number;
+}
+
+/**
+ * - reserving: the job exists, its unit may or may not be held yet (the reservation is the next write);
+ * - held: the unit is held (the job is pending or rendering);
+ * - refunding: the job failed, the unit's return may or may not have happened yet.
+ */
+export type UnitState = 'reserving' | 'held' | 'refunding';
+
+/** A job as the sweeper first sees it: an index entry, whose item may already be gone or settled. */
+export interface OpenJobRef {
+  readonly accountId: string;
+  readonly jobId: string;
+}
+
+/** What a job whose holder died fails with. */
+export const INTERRUPTED: JobError = {
+  code: 'PDF_RENDERING_INTERRUPTED',
+  message:
+    'The render was interrupted (the service stopped or timed out) and did not finish; the render unit was given back.',
+};
+
+/** A job with the link to its PDF, signed afresh (null once the file is gone): what the API shows. */
+export interface JobView {
+  readonly job: Job;
+  readonly downloadUrl: string | null;
+  /** When the PDF is (or was) deleted: completed jobs only. */
+  readonly fileExpiresAt: string | null;
+  /** The PDF was deleted at the end of its retention period: why a completed job has no link. */
+  readonly fileExpired: boolean;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * When a completed job's PDF goes: `retentionDays` after the job was created. S3's lifecycle rule
+ * counts the same days from the upload, which comes after, and rounds up to the next midnight
+ * UTC, so the object is never deleted before this time; reading the time rather than the bucket
+ * means a job never hands out a link to an object that is gone.
+ */
+export const fileExpiresAt = (job: Job, retentionDays: number): Date | null =>
+  job.status === 'completed' ? new Date(Date.parse(job.created_at) + retentionDays * DAY_MS) : null;
+
+/**
+ * A job's record (with its diagnostics and error) outlives its PDF by as long again: for that
+ * second period the job answers `file_expired: true` instead of vanishing, so a client that comes
+ * back late learns why there is no file. After it the record is gone (DynamoDB TTL on
+ * `expires_at`; reads treat it as gone from that time, as TTL deletes late).
+ */
+export const JOB_RECORD_RETENTION_FACTOR = 2;
+export const jobRecordRetentionSeconds = (pdfRetentionDays: number): number =>
+  JOB_RECORD_RETENTION_FACTOR * pdfRetentionDays * 86_400;
+
+/** Object key (in the PDF bucket) of a job's PDF. */
+export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
+
+export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'> &
+  Pick<Job, 'mode' | 'webhook_id' | 'batch_id' | 'batch_item'>;
+
+/** A job still waiting for or under a render. */
+export const isOpen = (job: Pick<Job, 'status'>): boolean =>
+  job.status === 'pending' || job.status === 'rendering';
+
+export interface CompletedRender {
+  readonly fileSizeBytes: number;
+  readonly pageCount: number;
+  readonly renderDurationMs: number;
+  readonly diagnostics?: Diagnostics | undefined;
+}
+
+export interface JobStore {
+  /**
+   * A pending job; refused if the id exists. With a lease: its unit `reserving`, in the sweeper's
+   * index until `leaseUntil` (a job without one holds no unit).
+   */
+  create(job: NewJob, lease?: { readonly month: string; readonly leaseUntil: number }): Promise<Job>;
+  /** Deletes a job whose unit was never held (the reservation was refused). */
+  discard(job: Job): Promise<void>;
+  /** pending → rendering, its unit held (and its lease moved to `leaseUntil`, when given). */
+  markRendering(job: Job, leaseUntil?: number): Promise<Job>;
+  /**
+   * An async job waits in the queue: pending, its unit `held`, its lease moved to `leaseUntil`
+   * (long enough for the queue to reach it; the sweeper re-queues it once the lease runs out).
+   */
+  hold(job: Job, leaseUntil: number): Promise<Job>;
+  /**
+   * The consumer takes an async job: pending, or rendering whose lease ran out before `now` (its
+   * holder died), → rendering with `attempts + 1` and the lease moved; only if `attempts` is still
+   * what `job` says (the fence: two consumers never both claim one attempt). Undefined: not claimed.
+   */
+  claim(job: Job, leaseUntil: number, now: number): Promise<Job | undefined>;
+  /**
+   * An async job goes back to the queue (pending, unit still held, lease moved): after a retryable
+   * failure by its holder (fenced by `attempts`), or, with `expiredBefore`, by the sweeper when its
+   * lease ran out before then. Undefined: the job was not in that state any more.
+   */
+  requeue(job: Job, leaseUntil: number, expiredBefore?: number): Promise<Job | undefined>;
+  /** Extends the lease of a pending or rendering job; false when the job is no longer either (lost). */
+  renew(job: Job, leaseUntil: number): Promise<boolean>;
+  /** rendering → completed; the unit is settled (it stays used). */
+  complete(job: Job, result: CompletedRender): Promise<Job>;
+  /**
+   * pending or rendering → failed. With `settleBy`: its unit `refunding` until then (by then the
+   * caller has given it back and called `settled`, or the sweeper reconciles the month); without:
+   * it holds nothing and leaves the sweeper's index at once.
+   */
+  fail(job: Job, error: JobError, diagnostics?: Diagnostics | null, settleBy?: number): Promise<Job>;
+  /** The failed job's unit came back: it leaves the open jobs. */
+  settled(job: Pick<Job, 'account_id' | 'id'>): Promise<void>;
+  /** Fails a pending or rendering job whose lease ran out before `now`; false if it was not. */
+  failExpired(job: Pick<Job, 'account_id' | 'id'>, now: number): Promise<boolean>;
+  /** Index entries of jobs whose lease ran out before `now`, oldest first, at most `limit`. */
+  openBefore(now: number, limit: number): Promise<OpenJobRef[]>;
+  /** Every job of the account that holds or held a unit of `month` (read consistently). */
+  ofMonth(accountId: string, month: string): Promise<Job[]>;
+  get(accountId: string, jobId: string, consistent?: boolean): Promise<Job | undefined>;
+  /** Newest first. */
+  list(accountId: string, page: Page): Promise<Job[]>;
+}

@@ -1,0 +1,203 @@
+/**
+ * The sweeper: every job ends, and every unit is accounted for, whatever happened to the request
+ * that held it (a crash, a Lambda timeout, a clean-up step that timed out). It runs on a schedule
+ * (a Lambda every minute in the cloud, a timer and a pass at start-up in the local stack).
+ *
+ * A pass reads the open jobs whose lease ran out (the index, oldest first), fails those still
+ * pending or rendering with PDF_RENDERING_INTERRUPTED (fenced by the lease: a holder that renewed
+ * in time keeps its job), then works out each touched account-month's counters again from its
+ * jobs (usage.ts, reconcileCounts) instead of giving units back blindly: after a crash it cannot
+ * know which of a job's writes landed, but the jobs say what the counters should be. A month that
+ * cannot be worked out now (a job mid-reservation or mid-refund) is tried again next pass; its
+ * jobs stay in the index until then.
+ *
+ * An async job (async-renders.ts) whose lease ran out with attempts left is re-queued instead: its
+ * message is sent again and its lease renewed for the queue's wait (a message lost, a consumer
+ * that died mid-render, a local stack killed mid-batch); with none left it fails as above.
+ *
+ * A job it fails is told of (`events`: its webhook endpoint's job.failed, its batch's count and
+ * batch.completed) by the write that failed it: that write is conditional (fenced by the lease), so
+ * of a sweeper and a consumer racing, or two passes, only the one that ended the job tells, as the
+ * consumer does. It also sends again the webhook deliveries whose message never came
+ * (`overdueDeliveries`, webhook-sender.ts).
+ */
+
+import { countJob, reconcileCounts, type UsageStore } from '../accounts/usage.js';
+import type { Clock, MessageQueue } from '../common/ports.js';
+import { type RenderMessage, renderMessage } from '../renders/async-renders.js';
+import type { JobLifecycle } from './job-lifecycle.js';
+import type { Job, JobStore, OpenJobRef } from './jobs.js';
+
+export interface SweeperDeps {
+  /** Read only: the expired index entries, a job, a month's jobs. */
+  readonly jobs: Pick<JobStore, 'openBefore' | 'get' | 'ofMonth'>;
+  /**
+   * Every write to a job (fenced by its lease), and telling JobEvents of a job this pass ended (its
+   * webhook endpoint's job.failed, its batch's count and batch.completed).
+   */
+  readonly lifecycle: Pick<JobLifecycle, 'requeueExpired' | 'interruptExpired' | 'settled' | 'ended'>;
+  readonly usage: UsageStore;
+  readonly clock: Clock;
+  readonly onFault: (message: string, error: unknown) => void;
+  /** The render queue, to re-queue async jobs. Absent: they fail as sync ones do. */
+  readonly renderQueue?: MessageQueue<RenderMessage>;
+  readonly limits: { readonly asyncMaxAttempts: number };
+  /** Pending webhook deliveries long past due, queued again each pass. @default none */
+  readonly overdueDeliveries?: { requeue(limit?: number): Promise<number> };
+}
+
+export interface SweepReport {
+  /** Index entries past their lease that were read. */
+  readonly expired: number;
+  /** Jobs failed with PDF_RENDERING_INTERRUPTED. */
+  readonly interrupted: number;
+  /** Async jobs sent to the render queue again. */
+  readonly requeued: number;
+  /** Account-months whose counters were set from their jobs. */
+  readonly reconciled: number;
+  /** Account-months left for the next pass (a job mid-write, or the counters moved meanwhile). */
+  readonly deferred: number;
+  /** Entries whose job is gone or already settled (an index entry can outlive its item briefly). */
+  readonly skipped: number;
+  /** Pending webhook deliveries whose attempt was queued again (when the sweeper has the webhook queue). */
+  readonly redelivered?: number;
+}
+
+/** What one expired index entry calls for, from its job as read now. */
+export type SweepDecision =
+  | { readonly kind: 'skip' }
+  | { readonly kind: 'requeue' }
+  | { readonly kind: 'interrupt'; readonly month: string }
+  | { readonly kind: 'reconcile'; readonly month: string };
+
+export const decide = (job: Job | undefined, now: number, maxAttempts = 0): SweepDecision => {
+  if (!job || job.unit === undefined || job.usage_month === undefined) return { kind: 'skip' };
+  if (job.lease_until !== undefined && job.lease_until >= now) return { kind: 'skip' }; // renewed since
+  const open = job.status === 'pending' || job.status === 'rendering';
+  // Queued (its unit held) with an attempt left: it goes back to the queue rather than failing.
+  if (open && job.mode === 'async' && job.unit === 'held' && (job.attempts ?? 0) < maxAttempts) {
+    return { kind: 'requeue' };
+  }
+  return open ? { kind: 'interrupt', month: job.usage_month } : { kind: 'reconcile', month: job.usage_month };
+};
+
+/** How many expired entries one pass reads at most (a pass that stops short is resumed by the next). */
+export const SWEEP_BATCH = 500;
+
+export const createSweeper = ({
+  jobs,
+  lifecycle,
+  usage,
+  clock,
+  onFault,
+  renderQueue,
+  limits,
+  overdueDeliveries,
+}: SweeperDeps) => {
+  const maxAttempts = renderQueue ? limits.asyncMaxAttempts : 0;
+
+  /** The message first, then the lease: a job renewed without a message would wait a whole lease again. */
+  const requeue = async (job: Job, now: number): Promise<boolean> => {
+    await renderQueue?.send(renderMessage(job), { groupId: job.account_id });
+    return (await lifecycle.requeueExpired(job, now)) !== undefined;
+  };
+
+  /**
+   * A job this pass failed, told of when it names a webhook endpoint or a batch. Called only by the
+   * one whose conditional write failed it; never fails the pass.
+   */
+  const tellEnded = async (ref: Pick<OpenJobRef, 'accountId' | 'jobId'>): Promise<void> => {
+    try {
+      const ended = await jobs.get(ref.accountId, ref.jobId, true);
+      if (ended) await lifecycle.ended(ended);
+    } catch (e) {
+      onFault(`telling of interrupted job ${ref.jobId} failed`, e);
+    }
+  };
+
+  /** Sets one account-month's counters from its jobs, then lets its expired jobs leave the index. */
+  const reconcile = async (accountId: string, month: string, now: number): Promise<boolean> => {
+    const seen = await usage.readUnits(accountId, month);
+    const monthJobs = await jobs.ofMonth(accountId, month);
+    const counted = reconcileCounts(monthJobs, now);
+    if (!counted) return false;
+    const expired = monthJobs.filter((j) => countJob(j, now) === 'expired');
+    // An open one among them was failed by this pass already, unless it was created since: fail it now.
+    for (const job of expired) {
+      if (job.status === 'pending' || job.status === 'rendering') {
+        if (!(await lifecycle.interruptExpired(job, now))) return false;
+        await tellEnded({ accountId: job.account_id, jobId: job.id });
+      }
+    }
+    if (
+      !(await usage.setUnits(accountId, month, seen, counted.counts, counted.holders, counted.queuedHolders))
+    )
+      return false;
+    for (const job of expired) await lifecycle.settled(job);
+    return true;
+  };
+
+  return {
+    reconcile,
+
+    async sweep(limit: number = SWEEP_BATCH): Promise<SweepReport> {
+      const now = clock.now().getTime();
+      const refs: OpenJobRef[] = await jobs.openBefore(now, limit);
+      let interrupted = 0;
+      let requeued = 0;
+      let skipped = 0;
+      const months = new Map<string, { accountId: string; month: string }>();
+      for (const ref of refs) {
+        try {
+          const job = await jobs.get(ref.accountId, ref.jobId, true);
+          const decision = decide(job, now, maxAttempts);
+          if (!job || decision.kind === 'skip') {
+            skipped++;
+            continue;
+          }
+          if (decision.kind === 'requeue') {
+            if (await requeue(job, now)) requeued++;
+            continue;
+          }
+          // The job's status ends now, whatever its month's counters can be worked out to.
+          if (decision.kind === 'interrupt' && (await lifecycle.interruptExpired(job, now))) {
+            interrupted++;
+            await tellEnded(ref);
+          } else if (decision.kind === 'reconcile' && job.error?.code === 'PDF_RENDERING_INTERRUPTED') {
+            // Failed by a pass that may have died before telling: told again (the event's
+            // delivery id is the same every time, so it is recorded and sent once).
+            await tellEnded(ref);
+          }
+          months.set(`${ref.accountId}\n${decision.month}`, {
+            accountId: ref.accountId,
+            month: decision.month,
+          });
+        } catch (e) {
+          onFault(`sweeping job ${ref.jobId} failed`, e);
+        }
+      }
+      let reconciled = 0;
+      let deferred = 0;
+      for (const { accountId, month } of months.values()) {
+        try {
+          if (await reconcile(accountId, month, now)) reconciled++;
+          else deferred++;
+        } catch (e) {
+          deferred++;
+          onFault(`reconciling ${accountId} ${month} failed`, e);
+        }
+      }
+      const report = { expired: refs.length, interrupted, requeued, reconciled, deferred, skipped };
+      if (!overdueDeliveries) return report;
+      let redelivered = 0;
+      try {
+        redelivered = await overdueDeliveries.requeue();
+      } catch (e) {
+        onFault('re-queueing overdue webhook deliveries failed', e);
+      }
+      return { ...report, redelivered };
+    },
+  };
+};
+
+export type Sweeper = ReturnType<typeof createSweeper>;

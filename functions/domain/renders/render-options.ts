@@ -1,0 +1,219 @@
+/**
+ * A render's options, declared once: as the caller gives them (RequestedOptions, which the edges
+ * check is their request schema's output, field for field: functions/pdf/request.ts), the checks
+ * a schema cannot make (margins against the paper, room for a header or footer), and the
+ * normalised options the renderer is given (RenderOptions, part of ports.ts's RenderRequest).
+ * A new option is written in three files: the request schema (functions/pdf/options.ts, or
+ * request.ts for page_load and metadata), this one (as given, as normalised, and the one made
+ * into the other), and the renderer's file that acts on it; the compiler names any it misses.
+ */
+import { ServiceError } from '../common/errors.js';
+
+export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
+export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
+
+/** Paper sizes in inches, portrait (width, height), as Chromium prints them. */
+export const PAPER_INCHES: Readonly<Record<PaperFormat, readonly [number, number]>> = {
+  A3: [11.7, 16.54],
+  A4: [8.27, 11.7],
+  A5: [5.83, 8.27],
+  LETTER: [8.5, 11],
+  LEGAL: [8.5, 14],
+};
+
+export const DEFAULT_MARGIN_INCHES = 0.4;
+/**
+ * Chromium prints a header inside the top margin and a footer inside the bottom one, and clips
+ * what does not fit: below this (about one line of 10 px text) a header or footer cannot show,
+ * so such margins are refused rather than printed blank. The default margin holds two lines.
+ */
+export const MIN_HEADER_FOOTER_MARGIN_INCHES = 0.2;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** The options as the caller gave them (absent: the default). */
+export interface RequestedOptions {
+  readonly format?: PaperFormat | undefined;
+  readonly landscape?: boolean | undefined;
+  readonly print_background?: boolean | undefined;
+  readonly margins?:
+    | {
+        readonly top?: number | undefined;
+        readonly right?: number | undefined;
+        readonly bottom?: number | undefined;
+        readonly left?: number | undefined;
+      }
+    | undefined;
+  /** Page references in the body, filled by a second print (renderer/navigation/print.ts). */
+  readonly paged_media?: boolean | undefined;
+  /** PDF bookmarks from the printed headings. */
+  readonly outline?: boolean | undefined;
+  /** A tagged PDF; absent: the deployment's PDF_TAGGED. */
+  readonly tagged?: boolean | undefined;
+  readonly page_load?:
+    | {
+        readonly wait_until?: WaitUntil | undefined;
+        readonly timeout_ms?: number | undefined;
+        readonly wait_for_selector?: string | null | undefined;
+      }
+    | undefined;
+  readonly metadata?:
+    | {
+        readonly title?: string | undefined;
+        readonly author?: string | undefined;
+        readonly subject?: string | undefined;
+        readonly keywords?: readonly string[] | undefined;
+      }
+    | undefined;
+}
+
+/** Fields of the PDF's document information dictionary (the request's `metadata`). */
+export interface PdfMetadata {
+  readonly title?: string;
+  readonly author?: string;
+  readonly subject?: string;
+  readonly keywords?: readonly string[];
+}
+
+/** The options the renderer is given: every default applied, every check passed. */
+export interface RenderOptions {
+  readonly pdf: {
+    readonly format: PaperFormat;
+    readonly landscape: boolean;
+    readonly printBackground: boolean;
+    /** Inches. */
+    readonly margins: {
+      readonly top: number;
+      readonly right: number;
+      readonly bottom: number;
+      readonly left: number;
+    };
+    /** counter(page), counter(pages) and target-counter() in the document's own CSS. Absent: off. */
+    readonly pagedMedia?: boolean;
+    /** PDF bookmarks from the document's printed headings h1-h6. Absent: off. */
+    readonly outline?: boolean;
+    /** A tagged (accessible) PDF. Absent: the renderer's configured default (PDF_TAGGED). */
+    readonly tagged?: boolean;
+  };
+  readonly pageLoad: {
+    readonly waitUntil: WaitUntil;
+    /**
+     * Already clamped to the render budget. Counts from the render's start: opening the page,
+     * loading, waiting and printing (not templating before it, nor the upload after).
+     */
+    readonly timeoutMs: number;
+    readonly waitForSelector: string | null;
+  };
+  /** The PDF's document information: what is given here replaces what Chromium writes. */
+  readonly metadata?: PdfMetadata;
+}
+
+/**
+ * What a saved template keeps of a render's options (its `pdf_options`): the page and navigation,
+ * everything but how the page loads and the document information.
+ */
+export type TemplatePdfOptions = Omit<RequestedOptions, 'page_load' | 'metadata'>;
+
+const definedOnly = <T extends object>(value: T): Partial<T> =>
+  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+/**
+ * A render of a saved template: the template's options are the defaults, what the render gives
+ * itself wins, field by field (and margin by margin: a render's `margins.top` keeps the template's
+ * other sides).
+ */
+export const withTemplateDefaults = (
+  saved: TemplatePdfOptions | null | undefined,
+  requested: RequestedOptions,
+): RequestedOptions => {
+  if (!saved) return requested;
+  const margins =
+    saved.margins || requested.margins
+      ? { ...definedOnly(saved.margins ?? {}), ...definedOnly(requested.margins ?? {}) }
+      : undefined;
+  return { ...definedOnly(saved), ...definedOnly(requested), ...(margins ? { margins } : {}) };
+};
+
+/**
+ * A header or footer prints inside its margin: one that leaves no room for it is refused (a saved
+ * template's header is known only once it is read, so this runs after the lookup).
+ */
+export const checkHeaderFooterMargins = (
+  options: RenderOptions,
+  parts: { readonly header: boolean; readonly footer: boolean },
+): void => {
+  const { margins } = options.pdf;
+  for (const [part, side] of [
+    ['header', 'top'],
+    ['footer', 'bottom'],
+  ] as const) {
+    if (!parts[part] || margins[side] >= MIN_HEADER_FOOTER_MARGIN_INCHES) continue;
+    const issue = `must be at least ${MIN_HEADER_FOOTER_MARGIN_INCHES} inches to leave room for the ${part} (it prints inside the ${side} margin)`;
+    throw new ServiceError('INVALID_PDF_OPTIONS', `margins.${side} ${issue}`, {
+      details: [{ field: `margins.${side}`, issue }],
+    });
+  }
+};
+
+const metadataOf = (metadata: RequestedOptions['metadata']): PdfMetadata | undefined => {
+  if (!metadata) return undefined;
+  const { title, author, subject, keywords } = metadata;
+  return {
+    ...(title !== undefined ? { title } : {}),
+    ...(author !== undefined ? { author } : {}),
+    ...(subject !== undefined ? { subject } : {}),
+    ...(keywords !== undefined && keywords.length > 0 ? { keywords } : {}),
+  };
+};
+
+/** Defaults applied, margins checked against the paper, timeout clamped to the render budget. */
+export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: number): RenderOptions => {
+  // Every field by name and none left over: a field RequestedOptions gains fails to compile here
+  // until it is made into the renderer's options.
+  const {
+    format: givenFormat,
+    landscape: givenLandscape,
+    print_background,
+    margins: givenMargins,
+    paged_media,
+    outline,
+    tagged,
+    page_load,
+    metadata,
+    ...untranslated
+  } = requested;
+  const _untranslated: Record<string, never> = untranslated;
+  const format = givenFormat ?? 'A4';
+  const landscape = givenLandscape ?? false;
+  const margins = {
+    top: givenMargins?.top ?? DEFAULT_MARGIN_INCHES,
+    right: givenMargins?.right ?? DEFAULT_MARGIN_INCHES,
+    bottom: givenMargins?.bottom ?? DEFAULT_MARGIN_INCHES,
+    left: givenMargins?.left ?? DEFAULT_MARGIN_INCHES,
+  };
+  const [portraitWidth, portraitHeight] = PAPER_INCHES[format];
+  const [width, height] = landscape ? [portraitHeight, portraitWidth] : [portraitWidth, portraitHeight];
+  if (margins.left + margins.right >= width || margins.top + margins.bottom >= height) {
+    const message = `margins leave no printable area on ${format}${landscape ? ' landscape' : ''} paper (${width} x ${height} in)`;
+    throw new ServiceError('INVALID_PDF_OPTIONS', message, {
+      details: [{ field: 'margins', issue: message }],
+    });
+  }
+  return {
+    pdf: {
+      format,
+      landscape,
+      printBackground: print_background ?? true,
+      margins,
+      // Only when given: an absent `tagged` is the renderer's own default (PDF_TAGGED).
+      ...(paged_media !== undefined ? { pagedMedia: paged_media } : {}),
+      ...(outline !== undefined ? { outline } : {}),
+      ...(tagged !== undefined ? { tagged } : {}),
+    },
+    pageLoad: {
+      waitUntil: page_load?.wait_until ?? 'load',
+      timeoutMs: Math.min(page_load?.timeout_ms ?? DEFAULT_TIMEOUT_MS, renderBudgetMs),
+      waitForSelector: page_load?.wait_for_selector ?? null,
+    },
+    ...(metadata ? { metadata: metadataOf(metadata) } : {}),
+  };
+};
