@@ -26,7 +26,7 @@ const runnableBlocks = (markdown: string): string[] => {
 };
 
 /** Lines the test does itself: installing, starting the server, running the tests. */
-const LEFT_TO_THE_TEST = /^npm (install|ci|start|test)\b/;
+const LEFT_TO_THE_TEST = /^npm (install|ci|start|test|run test(:[\w-]+)?)\b/;
 
 const gitStatus = async (): Promise<string[]> =>
   (await run('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: REPO })).stdout
