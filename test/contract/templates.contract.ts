@@ -99,14 +99,16 @@ export const templatesContract = (backend: StoreBackend<TemplateStore>): void =>
       const { templates, owner, other } = setup();
       const id = newTemplateId();
       await templates.create({ id, owner_user_id: owner, name: 'T', is_public: true }, content('<p>v1</p>'));
+      // One at a time: each refusal is awaited as it is made (made all at once, a later one
+      // rejected before its turn came, unhandled).
       for (const attempt of [
-        templates.rename(id, other, 'x'),
-        templates.revise(id, other, content('<p>x</p>')),
-        templates.setVisibility(id, other, false),
-        templates.remove(id, other),
-        templates.rename(newTemplateId(), owner, 'x'),
+        () => templates.rename(id, other, 'x'),
+        () => templates.revise(id, other, content('<p>x</p>')),
+        () => templates.setVisibility(id, other, false),
+        () => templates.remove(id, other),
+        () => templates.rename(newTemplateId(), owner, 'x'),
       ]) {
-        expect(await codeOf(attempt)).toBe('PDF_TEMPLATE_NOT_FOUND');
+        expect(await codeOf(attempt())).toBe('PDF_TEMPLATE_NOT_FOUND');
       }
       expect(await templates.rename(id, owner, 'Renamed')).toMatchObject({ name: 'Renamed', version: 1 });
       await templates.remove(id, owner);
