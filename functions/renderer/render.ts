@@ -13,6 +13,7 @@
 
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type CDPSession, type Page, TimeoutError } from 'puppeteer-core';
+import { uploadPdf } from '../adapters/http/pdf-upload.js';
 import { countWith, MetricUnit, metrics } from '../core/metrics.js';
 import type { BrowserHost, RenderSession } from './browser.js';
 import type {
@@ -41,9 +42,6 @@ export interface RenderParts {
   /** RendererConfig.taggedPdf. */
   readonly taggedPdf: boolean;
 }
-
-/** The PUT is not part of the render budget; S3 takes a 50 MiB body well within this. */
-const UPLOAD_TIMEOUT_MS = 60_000;
 
 const fail = (code: RenderFailureCode, message: string, diagnostics?: Diagnostics): RenderResult => ({
   ok: false,
@@ -309,30 +307,6 @@ const loadAndPrint = async (
   );
 };
 
-const upload = async (
-  pdf: Uint8Array,
-  target: RenderRequest['upload'],
-): Promise<RenderResult | undefined> => {
-  let status: number;
-  try {
-    const response = await fetch(target.url, {
-      method: 'PUT',
-      headers: { ...target.headers },
-      // Chromium's stream never hands out shared memory; the DOM typing of fetch asks to be told.
-      body: pdf as Uint8Array<ArrayBuffer>,
-      signal: AbortSignal.timeout(UPLOAD_TIMEOUT_MS),
-    });
-    status = response.status;
-    await response.body?.cancel();
-  } catch {
-    return fail('PDF_STORAGE_FAILED', 'Storing the PDF failed: the storage service could not be reached.');
-  }
-  if (status < 200 || status > 299) {
-    return fail('PDF_STORAGE_FAILED', `Storing the PDF failed: the storage service answered HTTP ${status}.`);
-  }
-  return undefined;
-};
-
 /** `error`, not `message`: the logger keeps `message` for the event and drops a second one. */
 const describeError = (e: unknown): Record<string, string> =>
   e instanceof Error ? { name: e.name, error: e.message } : { error: String(e) };
@@ -533,7 +507,7 @@ const storePdf = async (
   if (pdf.byteLength > request.limits.maxPdfBytes) {
     return fail('PDF_TOO_LARGE', `The PDF is larger than the limit of ${size(request.limits.maxPdfBytes)}.`);
   }
-  const stored = await upload(pdf, request.upload);
+  const stored = await uploadPdf(pdf, request.upload);
   if (stored) return stored;
   return { ok: true, fileSizeBytes: pdf.byteLength, pageCount, renderDurationMs };
 };

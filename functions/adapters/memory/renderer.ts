@@ -15,6 +15,7 @@ import type {
   TemplatePart,
 } from '../../domain/common/ports.js';
 import { parseTemplateData, renderTemplate, TemplateError } from '../../templating/index.js';
+import { uploadPdf } from '../http/pdf-upload.js';
 import { pdfDocument } from './pdf-document.js';
 
 export interface MemoryRendererOptions {
@@ -51,28 +52,6 @@ const templateFailure = (e: TemplateError, maxOutputBytes: number, part?: Templa
     message: e.message,
     ...(Object.keys(details).length > 0 ? { details } : {}),
   };
-};
-
-const upload = async (
-  pdf: Uint8Array,
-  target: RenderRequest['upload'],
-): Promise<RenderResult | undefined> => {
-  let status: number;
-  try {
-    const response = await fetch(target.url, {
-      method: 'PUT',
-      headers: { ...target.headers },
-      body: pdf as Uint8Array<ArrayBuffer>,
-    });
-    status = response.status;
-    await response.body?.cancel();
-  } catch {
-    return fail('PDF_STORAGE_FAILED', 'Storing the PDF failed: the storage service could not be reached.');
-  }
-  if (status < 200 || status > 299) {
-    return fail('PDF_STORAGE_FAILED', `Storing the PDF failed: the storage service answered HTTP ${status}.`);
-  }
-  return undefined;
 };
 
 export const createMemoryRenderer = (options: MemoryRendererOptions = {}): Renderer => ({
@@ -120,7 +99,7 @@ export const createMemoryRenderer = (options: MemoryRendererOptions = {}): Rende
       );
     }
     const renderDurationMs = Math.round(performance.now() - started);
-    const stored = await upload(pdf, request.upload);
+    const stored = await uploadPdf(pdf, request.upload);
     if (stored) return stored;
     return { ok: true, fileSizeBytes: pdf.byteLength, pageCount, renderDurationMs };
   },
