@@ -24,6 +24,7 @@ import type {
   TemplatePart,
   WaitUntil,
 } from './contract.js';
+import { finish } from './finishing/index.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
@@ -31,7 +32,6 @@ import { watchNetwork } from './network-idle.js';
 import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
 import { glyphCheckNeeded, type PageWatch } from './page-diagnostics.js';
 import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
-import { withDocumentInfo } from './pdf-metadata.js';
 import { countPdfPages } from './pdf-pages.js';
 import type { RenderPart, TemplatingPool } from './templating-pool.js';
 
@@ -352,15 +352,6 @@ const templatingParts = (request: RenderRequest): { part: TemplatePart; render: 
 const isTemplatePart = (name: string | undefined): name is TemplatePart =>
   name === 'header' || name === 'footer';
 
-/** The PDF with the requested document information; Chromium's own when none was asked for. */
-const withMetadata = (pdf: Uint8Array, request: RenderRequest, log: Logger): Uint8Array => {
-  const metadata = request.metadata;
-  if (!metadata || Object.keys(metadata).length === 0) return pdf;
-  const updated = withDocumentInfo(pdf, { ...metadata, creationDate: new Date() });
-  if (!updated) log.warn('pdf-metadata-skipped', { reason: 'the PDF has no classic trailer' });
-  return updated ?? pdf;
-};
-
 const renderJob = async (
   { browser, templating, taggedPdf }: RenderParts,
   request: RenderRequest,
@@ -490,7 +481,7 @@ const reportRemovedLinks = (removed: readonly RemovedLink[], watch: PageWatch): 
   }
 };
 
-/** Page count and size checked, metadata set, and the PUT: the result without its diagnostics. */
+/** Page count checked, the finishing steps run (finishing/), size checked, and the PUT: the result without its diagnostics. */
 const storePdf = async (
   { pdf: printed, renderDurationMs }: Extract<Printed, { pdf: Uint8Array }>,
   request: RenderRequest,
@@ -503,7 +494,9 @@ const storePdf = async (
       `The PDF has ${pageCount} pages; the limit is ${request.limits.maxPages}.`,
     );
   }
-  const pdf = withMetadata(printed, request, log);
+  const finished = await finish(printed, { request, log, now: new Date() });
+  if (!finished.ok) return fail(finished.code, finished.message);
+  const { pdf } = finished;
   if (pdf.byteLength > request.limits.maxPdfBytes) {
     return fail('PDF_TOO_LARGE', `The PDF is larger than the limit of ${size(request.limits.maxPdfBytes)}.`);
   }

@@ -8,6 +8,7 @@
  * into the other), and the renderer's file that acts on it; the compiler names any it misses.
  */
 import { ServiceError } from '../common/errors.js';
+import { checkFinishingConflicts, type FinishingStepName } from './finishing.js';
 
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
@@ -198,7 +199,7 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
       details: [{ field: 'margins', issue: message }],
     });
   }
-  return {
+  const options: RenderOptions = {
     pdf: {
       format,
       landscape,
@@ -216,4 +217,9 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     },
     ...(metadata ? { metadata: metadataOf(metadata) } : {}),
   };
+  checkFinishingConflicts(options);
+  return options;
 };
+
+/** Every finishing step (finishing.ts) is asked for by a render option of its name. */
+export const stepsAreOptions: FinishingStepName extends keyof RenderOptions ? true : never = true;

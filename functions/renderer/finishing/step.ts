@@ -1,0 +1,25 @@
+/**
+ * A finishing step's implementation (functions/domain/renders/finishing.ts declares the steps and
+ * their order): the printed PDF in, the finished PDF out, or a failure the caller is shown.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { FinishingStepName } from '../../domain/renders/finishing.js';
+import type { RenderFailureCode, RenderRequest } from '../contract.js';
+
+/** What every step may use besides its option: the whole request, and the job's logger. */
+export interface FinishingContext {
+  readonly request: RenderRequest;
+  readonly log: Logger;
+  /** When the render started: a step's dates (CreationDate, a signature's time) agree. */
+  readonly now: Date;
+}
+
+export type StepOutcome =
+  | { readonly ok: true; readonly pdf: Uint8Array }
+  | { readonly ok: false; readonly code: RenderFailureCode; readonly message: string };
+
+export type FinishingStep<K extends FinishingStepName> = (
+  pdf: Uint8Array,
+  option: NonNullable<RenderRequest[K]>,
+  context: FinishingContext,
+) => StepOutcome | Promise<StepOutcome>;
