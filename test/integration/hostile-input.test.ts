@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { resources, routeKey, routes } from '../../functions/routes.js';
 import { settingsSchema } from '../../functions/settings.js';
+import { eachInLanes, lanes } from '../helpers/lanes.js';
 import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
 
 const local = useLocalStack({ plan: 'roomy' });
@@ -84,116 +85,119 @@ const expectSafeHeaders = (res: ApiResponse, what: string) => {
   expect(res.headers.get('cache-control'), what).toBe('no-store');
 };
 
-/** Runs `check` on every item, `size` at a time. */
-const inBatches = async <T>(items: readonly T[], size: number, check: (item: T) => Promise<void>) => {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(check));
-};
+// Each test has an account of its own: two run at a time, each sending its own requests six at a
+// time (a test mostly waits for answers, most of them quick refusals).
+const twoAtATime = lanes(2);
 
-describe('hostile input', () => {
+describe.concurrent('hostile input', () => {
   const withBody = routes.filter((r) => r.method !== 'GET' && r.method !== 'DELETE');
 
   // Hundreds of requests, some of them renders: minutes on a busy machine.
   it.each(withBody.map((r) => [routeKey(r), r] as const))(
     '%s: hostile values in every field, and hostile bodies, answer a named 4xx',
     { timeout: 300_000 },
-    async (_key, route) => {
-      const token = await local.sessionToken();
-      const path = pathOf(route.path, 'tpl_01J0000000000000000000000');
-      const fields = bodyFields(route);
-      const cases = fields.flatMap((field) => HOSTILE_VALUES.map((value) => ({ field, value })));
-      // A few at a time: hundreds of requests, some of them renders, one after another take minutes.
-      await inBatches(cases, 6, async ({ field, value }) => {
-        const body = `{${field === 'html' ? '' : '"html":"<p>x</p>",'}${JSON.stringify(field)}:${value}}`;
-        const res = await local.api(path, {
-          method: route.method,
-          token,
-          body,
-          headers: { 'content-type': 'application/json' },
+    (_key, route) =>
+      twoAtATime(async () => {
+        const token = await local.sessionToken();
+        const path = pathOf(route.path, 'tpl_01J0000000000000000000000');
+        const fields = bodyFields(route);
+        const cases = fields.flatMap((field) => HOSTILE_VALUES.map((value) => ({ field, value })));
+        // Six at a time: hundreds of requests, some of them renders, one after another take minutes.
+        await eachInLanes(cases, 6, async ({ field, value }) => {
+          const body = `{${field === 'html' ? '' : '"html":"<p>x</p>",'}${JSON.stringify(field)}:${value}}`;
+          const res = await local.api(path, {
+            method: route.method,
+            token,
+            body,
+            headers: { 'content-type': 'application/json' },
+          });
+          expectNamed4xx(res, `${field}=${value.slice(0, 60)}`);
+          expectSafeHeaders(res, field);
         });
-        expectNamed4xx(res, `${field}=${value.slice(0, 60)}`);
-        expectSafeHeaders(res, field);
-      });
-      await inBatches(HOSTILE_BODIES, 6, async (body) => {
-        const res = await local.api(path, {
-          method: route.method,
-          token,
-          body,
-          headers: { 'content-type': 'application/json' },
+        await eachInLanes(HOSTILE_BODIES, 6, async (body) => {
+          const res = await local.api(path, {
+            method: route.method,
+            token,
+            body,
+            headers: { 'content-type': 'application/json' },
+          });
+          expectNamed4xx(res, `body ${body.slice(0, 60)}`);
         });
-        expectNamed4xx(res, `body ${body.slice(0, 60)}`);
-      });
-    },
+      }),
   );
 
   it.each(routes.map((r) => [routeKey(r), r] as const))(
     '%s: hostile path parameters and query strings answer a named 4xx',
-    async (_key, route) => {
-      const token = await local.sessionToken();
-      const values = ['..', '%00', '%ED%A0%80', '%FF', 'x'.repeat(5000), '😀', '<>', "'", 'null'];
-      const queries = [
-        '',
-        '?limit=1e3',
-        '?offset=-0',
-        '?limit=%00',
-        `?limit=${'9'.repeat(400)}`,
-        '?offset=99999999',
-      ];
-      const cases = values.flatMap((value) =>
-        queries.map((query) => ({ path: pathOf(route.path, value), query })),
-      );
-      await inBatches(cases, 6, async ({ path, query }) => {
-        const res = await local.api(`${path}${query}`, {
-          method: route.method,
-          token,
-          ...(route.method === 'GET' || route.method === 'DELETE' ? {} : { body: {} }),
+    (_key, route) =>
+      twoAtATime(async () => {
+        const token = await local.sessionToken();
+        const values = ['..', '%00', '%ED%A0%80', '%FF', 'x'.repeat(5000), '😀', '<>', "'", 'null'];
+        const queries = [
+          '',
+          '?limit=1e3',
+          '?offset=-0',
+          '?limit=%00',
+          `?limit=${'9'.repeat(400)}`,
+          '?offset=99999999',
+        ];
+        const cases = values.flatMap((value) =>
+          queries.map((query) => ({ path: pathOf(route.path, value), query })),
+        );
+        await eachInLanes(cases, 6, async ({ path, query }) => {
+          const res = await local.api(`${path}${query}`, {
+            method: route.method,
+            token,
+            ...(route.method === 'GET' || route.method === 'DELETE' ? {} : { body: {} }),
+          });
+          expectNamed4xx(res, `${path.slice(0, 60)}${query}`);
+          expectSafeHeaders(res, path.slice(0, 60));
         });
-        expectNamed4xx(res, `${path.slice(0, 60)}${query}`);
-        expectSafeHeaders(res, path.slice(0, 60));
-      });
-    },
+      }),
   );
 
-  it('bounds the nesting of variables: 64 levels render, deeper answers 422 INVALID_PDF_OPTIONS', async () => {
-    const token = await local.sessionToken();
-    const ok = await local.api('/v1/pdf', {
-      method: 'POST',
-      token,
-      body: { html: '<p>{{ v.a.a }}</p>', variables: { v: JSON.parse(nested(62, '"leaf"', 'object')) } },
-    });
-    expect(ok.status, ok.text).toBe(201);
-    for (const kind of ['object', 'array'] as const) {
-      const res = await local.api('/v1/pdf', {
+  it('bounds the nesting of variables: 64 levels render, deeper answers 422 INVALID_PDF_OPTIONS', () =>
+    twoAtATime(async () => {
+      const token = await local.sessionToken();
+      const ok = await local.api('/v1/pdf', {
         method: 'POST',
         token,
-        body: `{"html":"<p>x</p>","variables":{"v":${nested(10_000, '1', kind)}}}`,
-        headers: { 'content-type': 'application/json' },
+        body: { html: '<p>{{ v.a.a }}</p>', variables: { v: JSON.parse(nested(62, '"leaf"', 'object')) } },
       });
-      expect(res.status, res.text.slice(0, 200)).toBe(422);
-      expect(res.json.error).toMatchObject({
-        code: 'INVALID_PDF_OPTIONS',
-        details: [{ field: 'variables' }],
-      });
-      expect(res.json.error.message).toMatch(/64 levels/);
-    }
-  });
+      expect(ok.status, ok.text).toBe(201);
+      for (const kind of ['object', 'array'] as const) {
+        const res = await local.api('/v1/pdf', {
+          method: 'POST',
+          token,
+          body: `{"html":"<p>x</p>","variables":{"v":${nested(10_000, '1', kind)}}}`,
+          headers: { 'content-type': 'application/json' },
+        });
+        expect(res.status, res.text.slice(0, 200)).toBe(422);
+        expect(res.json.error).toMatchObject({
+          code: 'INVALID_PDF_OPTIONS',
+          details: [{ field: 'variables' }],
+        });
+        expect(res.json.error.message).toMatch(/64 levels/);
+      }
+    }));
 
-  it('puts nosniff and no-store on every kind of answer: 201, 200, 401, 404, 405, 413, 422', async () => {
-    const token = await local.sessionToken();
-    const answers = [
-      await local.api('/v1/pdf', { method: 'POST', token, body: { html: '<p>hi</p>' } }),
-      await local.api('/v1/pdf', { token }),
-      await local.api('/v1/pdf'),
-      await local.api('/v1/nowhere', { token }),
-      await local.api('/v1/pdf', { method: 'DELETE', token }),
-      await local.api('/v1/pdf', {
-        method: 'POST',
-        token,
-        body: 'x'.repeat(11 * 1024 * 1024),
-        headers: { 'content-type': 'application/json' },
-      }),
-      await local.api('/v1/pdf', { method: 'POST', token, body: { html: '' } }),
-    ];
-    expect(answers.map((a) => a.status)).toEqual([201, 200, 401, 404, 405, 413, 422]);
-    for (const res of answers) expectSafeHeaders(res, String(res.status));
-  });
+  it('puts nosniff and no-store on every kind of answer: 201, 200, 401, 404, 405, 413, 422', () =>
+    twoAtATime(async () => {
+      const token = await local.sessionToken();
+      const answers = [
+        await local.api('/v1/pdf', { method: 'POST', token, body: { html: '<p>hi</p>' } }),
+        await local.api('/v1/pdf', { token }),
+        await local.api('/v1/pdf'),
+        await local.api('/v1/nowhere', { token }),
+        await local.api('/v1/pdf', { method: 'DELETE', token }),
+        await local.api('/v1/pdf', {
+          method: 'POST',
+          token,
+          body: 'x'.repeat(11 * 1024 * 1024),
+          headers: { 'content-type': 'application/json' },
+        }),
+        await local.api('/v1/pdf', { method: 'POST', token, body: { html: '' } }),
+      ];
+      expect(answers.map((a) => a.status)).toEqual([201, 200, 401, 404, 405, 413, 422]);
+      for (const res of answers) expectSafeHeaders(res, String(res.status));
+    }));
 });

@@ -20,6 +20,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, type ExpectStatic, inject, it } from 'vitest';
+import { lanes } from '../helpers/lanes.js';
 import { useLocalStack } from '../helpers/local-stack.js';
 import { CANARY_VARIABLE } from '../helpers/shared-stack.js';
 import { pdfText, sleep, type TimedApi, type TimedResponse, timedApi } from '../helpers/template-abuse.js';
@@ -409,8 +410,7 @@ const honouringRetryAfter =
   };
 
 /** Another account renders as if nothing happened. */
-const expectBystanderUnharmed = async (expect: ExpectStatic, sendOnce: TimedApi, pollutionCase: boolean) => {
-  const send = honouringRetryAfter(sendOnce);
+const expectBystanderUnharmed = async (expect: ExpectStatic, send: TimedApi, pollutionCase: boolean) => {
   const res = await send('/v1/pdf', {
     method: 'POST',
     token: victim,
@@ -465,7 +465,7 @@ const sender =
   };
 
 const attack = async (c: Case, requests: CaseRequests, expect: ExpectStatic) => {
-  const send = sender(requests);
+  const send = honouringRetryAfter(sender(requests));
   const res = await send('/v1/pdf', { method: 'POST', token: attacker, body: requestBody(c) });
   const answer = describeAnswer(res);
   expect.soft(res.status, `an answer: ${answer}`).toBeGreaterThan(0);
@@ -505,21 +505,27 @@ const attack = async (c: Case, requests: CaseRequests, expect: ExpectStatic) => 
 
 const CASE_TIMEOUT_MS = 60_000;
 
-// The cases run one at a time: run five at a time on the shared stack, beside the other files,
-// they took the renderer past its capacity and were answered 503 SERVICE_BUSY instead of the 422
-// they test for. Each still uses its own requests and its own context's `expect`; the groups run
-// one after another, the pollution attempts last.
+// The cases run three at a time, each with its own requests and its own context's `expect`: a
+// case mostly waits for its renders, one after another. (Five at a time on the shared stack,
+// beside the other files, took the renderer past its capacity; every request of a case now
+// honours the 503's Retry-After, as a client that meets back-pressure does.) The pollution
+// attempts run last, one at a time: each looks for what it may have left in the stack.
+const inLane = lanes(3);
+const laned =
+  (c: Case) =>
+  ({ expect }: { expect: ExpectStatic }) =>
+    inLane(() => runCase(c, expect));
 
-describe('code execution payloads (write a file, print the environment, print a file)', () => {
-  for (const c of codeExecution) it(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
+describe.concurrent('code execution payloads (write a file, print the environment, print a file)', () => {
+  for (const c of codeExecution) it(c.name, laned(c), CASE_TIMEOUT_MS);
 });
 
-describe('introspection payloads', () => {
-  for (const c of introspection) it(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
+describe.concurrent('introspection payloads', () => {
+  for (const c of introspection) it(c.name, laned(c), CASE_TIMEOUT_MS);
 });
 
-describe('variables whose keys name JavaScript machinery', () => {
-  for (const c of variableKeys) it(c.name, ({ expect }) => runCase(c, expect), CASE_TIMEOUT_MS);
+describe.concurrent('variables whose keys name JavaScript machinery', () => {
+  for (const c of variableKeys) it(c.name, laned(c), CASE_TIMEOUT_MS);
 });
 
 describe('variables are data, never templates', () => {
