@@ -77,6 +77,20 @@ export const usageContract = (backend: StoreBackend<UsageStore>): void => {
       expect(await usage.readMonth(account, '2026-12')).toEqual({ rendersUsed: 0, pdfBytes: 0, renderMs: 0 });
     });
 
+    it('holds a fresh month to the plan as any other: a plan of 0 renders or 0 a minute refuses the first', async () => {
+      const { usage, account } = setup();
+      const none: Plan = { monthlyRenders: 0, rendersPerMinute: 0, concurrentRenders: 1 };
+      expect((await refusal(usage.hitRateLimit(account, none)))?.code).toBe('USAGE_LIMIT_EXCEEDED');
+      expect((await refusal(usage.hitTemplateWriteLimit(account, 0)))?.code).toBe('USAGE_LIMIT_EXCEEDED');
+      expect((await refusal(usage.reserveRender(account, none, MONTH, 'job_0')))?.code).toBe(
+        'PLAN_QUOTA_EXCEEDED',
+      );
+      expect((await refusal(usage.reserveQueued(account, none, MONTH, 'job_0')))?.code).toBe(
+        'PLAN_QUOTA_EXCEEDED',
+      );
+      expect(await usage.readMonth(account, MONTH)).toMatchObject({ rendersUsed: 0 });
+    });
+
     it('holds a queued job’s unit against the quota only', async () => {
       const { usage, account } = setup();
       await usage.reserveRender(account, PLAN, MONTH, 'job_r1');

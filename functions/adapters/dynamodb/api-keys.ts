@@ -41,6 +41,7 @@ import type {
 } from '../../domain/accounts/api-keys.js';
 import { isoNow } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
+import { withinLimit } from './conditional.js';
 import {
   API_KEY_REF_SK_PREFIX,
   apiKeyItemKey,
@@ -86,14 +87,17 @@ export const takeApiKeySlotParams = (
   accountId: string,
   keyId: string,
   limit: number,
-): UpdateCommandInput => ({
-  TableName: tableName,
-  Key: apiKeySlotsKey(accountId),
-  UpdateExpression: 'ADD key_ids :id SET #type = :type',
-  ConditionExpression: 'attribute_not_exists(key_ids) OR size(key_ids) < :limit',
-  ExpressionAttributeNames: { '#type': 'type' },
-  ExpressionAttributeValues: { ':id': new Set([keyId]), ':limit': limit, ':type': ENTITY.apiKeySlots },
-});
+): UpdateCommandInput => {
+  const slots = withinLimit('size(key_ids)', ':most', { adding: 1, limit, attribute: 'key_ids' });
+  return {
+    TableName: tableName,
+    Key: apiKeySlotsKey(accountId),
+    UpdateExpression: 'ADD key_ids :id SET #type = :type',
+    ConditionExpression: slots.condition,
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':id': new Set([keyId]), ':most': slots.most, ':type': ENTITY.apiKeySlots },
+  };
+};
 
 export const releaseApiKeySlotsParams = (
   tableName: string,

@@ -20,7 +20,7 @@ import { epochSeconds, isoNow } from '../../domain/common/clock.js';
 import { ServiceError } from '../../domain/common/errors.js';
 import type { Clock } from '../../domain/common/ports.js';
 import type { Job } from '../../domain/jobs/jobs.js';
-import { isConditionFailure } from './conditional.js';
+import { isConditionFailure, withinLimit } from './conditional.js';
 // An item key is kept as long as POST /v1/pdf's Idempotency-Key.
 import { RETENTION_SECONDS } from './idempotency.js';
 import { createJobParams, newJobRecord, toJob } from './jobs.js';
@@ -44,21 +44,23 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const reserveUnitsParams = (
   tableName: string,
   o: { accountId: string; month: string; limit: number; jobIds: readonly string[] },
-): UpdateCommandInput => ({
-  TableName: tableName,
-  Key: usageKey(o.accountId, o.month),
-  UpdateExpression: 'ADD renders_used :n, #queued :jobs SET #type = :type',
-  ConditionExpression:
-    '(attribute_not_exists(renders_used) OR renders_used <= :most) AND NOT contains(#queued, :first) AND NOT contains(#holders, :first)',
-  ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS, '#queued': QUEUED_HOLDERS },
-  ExpressionAttributeValues: {
-    ':n': o.jobIds.length,
-    ':most': o.limit - o.jobIds.length,
-    ':type': ENTITY.usage,
-    ':jobs': new Set(o.jobIds),
-    ':first': o.jobIds[0],
-  },
-});
+): UpdateCommandInput => {
+  const units = withinLimit('renders_used', ':most', { adding: o.jobIds.length, limit: o.limit });
+  return {
+    TableName: tableName,
+    Key: usageKey(o.accountId, o.month),
+    UpdateExpression: 'ADD renders_used :n, #queued :jobs SET #type = :type',
+    ConditionExpression: `${units.condition} AND NOT contains(#queued, :first) AND NOT contains(#holders, :first)`,
+    ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS, '#queued': QUEUED_HOLDERS },
+    ExpressionAttributeValues: {
+      ':n': o.jobIds.length,
+      ':most': units.most,
+      ':type': ENTITY.usage,
+      ':jobs': new Set(o.jobIds),
+      ':first': o.jobIds[0],
+    },
+  };
+};
 
 /** Gives back the units `reserveUnitsParams` held for `jobIds`; refused if the first holds none. */
 export const releaseUnitsParams = (

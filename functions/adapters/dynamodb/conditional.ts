@@ -29,3 +29,29 @@ export const orLanded = async <T>(
     throw e;
   }
 };
+
+/**
+ * The condition that a counter, once `adding` is added, stays within `limit`: `path <= limit -
+ * adding`, where a counter that does not exist yet counts as 0. A missing attribute fails every
+ * comparison, so the absent case is its own branch, and that branch is only there when 0 + adding
+ * fits: a first write of a month is held to the limit as every later one is (a batch of 30 on a
+ * plan of 10 with nothing used yet, or a render on a plan of 0, is refused).
+ */
+export const withinLimit = (
+  path: string,
+  most: string,
+  {
+    adding,
+    limit,
+    attribute = path,
+  }: {
+    readonly adding: number;
+    readonly limit: number;
+    /** The attribute whose absence means 0 (`key_ids` for `size(key_ids)`). @default path */
+    readonly attribute?: string;
+  },
+): { readonly condition: string; readonly most: number } => ({
+  condition:
+    adding <= limit ? `(attribute_not_exists(${attribute}) OR ${path} <= ${most})` : `${path} <= ${most}`,
+  most: limit - adding,
+});

@@ -17,7 +17,7 @@ import { epochSeconds, minuteOf, monthOf } from '../../domain/common/clock.js';
 import { ServiceError } from '../../domain/common/errors.js';
 import type { Clock } from '../../domain/common/ports.js';
 import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
-import { isConditionFailure } from './conditional.js';
+import { isConditionFailure, withinLimit } from './conditional.js';
 import { ENTITY, rateWindowKey, TTL, templateWriteWindowKey, usageKey } from './keys.js';
 
 /**
@@ -68,23 +68,26 @@ export const getMonthUsageParams = (
 export const hitRateWindowParams = (
   tableName: string,
   hit: { accountId: string; now: Date; limit: number; window?: 'renders' | 'template_writes' },
-): UpdateCommandInput => ({
-  TableName: tableName,
-  Key: (hit.window === 'template_writes' ? templateWriteWindowKey : rateWindowKey)(
-    hit.accountId,
-    minuteOf(hit.now),
-  ),
-  UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :expires',
-  ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-  ExpressionAttributeNames: { '#count': 'request_count', '#type': 'type', '#ttl': TTL },
-  ExpressionAttributeValues: {
-    ':one': 1,
-    ':limit': hit.limit,
-    ':type': ENTITY.rateWindow,
-    ':expires': epochSeconds(hit.now) + 180,
-  },
-  ReturnValues: 'UPDATED_NEW',
-});
+): UpdateCommandInput => {
+  const count = withinLimit('#count', ':most', { adding: 1, limit: hit.limit });
+  return {
+    TableName: tableName,
+    Key: (hit.window === 'template_writes' ? templateWriteWindowKey : rateWindowKey)(
+      hit.accountId,
+      minuteOf(hit.now),
+    ),
+    UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :expires',
+    ConditionExpression: count.condition,
+    ExpressionAttributeNames: { '#count': 'request_count', '#type': 'type', '#ttl': TTL },
+    ExpressionAttributeValues: {
+      ':one': 1,
+      ':most': count.most,
+      ':type': ENTITY.rateWindow,
+      ':expires': epochSeconds(hit.now) + 180,
+    },
+    ReturnValues: 'UPDATED_NEW',
+  };
+};
 
 /**
  * Holds one unit of `month`'s quota and one running render for job `jobId`, in one write: refused
@@ -93,22 +96,25 @@ export const hitRateWindowParams = (
 export const reserveRenderParams = (
   tableName: string,
   reserve: { accountId: string; month: string; limit: number; concurrent: number; jobId: string },
-): UpdateCommandInput => ({
-  TableName: tableName,
-  Key: usageKey(reserve.accountId, reserve.month),
-  UpdateExpression: 'ADD renders_used :one, in_flight :one, #holders :job SET #type = :type',
-  ConditionExpression:
-    '(attribute_not_exists(renders_used) OR renders_used < :limit) AND (attribute_not_exists(in_flight) OR in_flight < :concurrent) AND NOT contains(#holders, :jobId)',
-  ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS },
-  ExpressionAttributeValues: {
-    ':one': 1,
-    ':limit': reserve.limit,
-    ':concurrent': reserve.concurrent,
-    ':type': ENTITY.usage,
-    ':job': new Set([reserve.jobId]),
-    ':jobId': reserve.jobId,
-  },
-});
+): UpdateCommandInput => {
+  const units = withinLimit('renders_used', ':most', { adding: 1, limit: reserve.limit });
+  const running = withinLimit('in_flight', ':mostRunning', { adding: 1, limit: reserve.concurrent });
+  return {
+    TableName: tableName,
+    Key: usageKey(reserve.accountId, reserve.month),
+    UpdateExpression: 'ADD renders_used :one, in_flight :one, #holders :job SET #type = :type',
+    ConditionExpression: `${units.condition} AND ${running.condition} AND NOT contains(#holders, :jobId)`,
+    ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS },
+    ExpressionAttributeValues: {
+      ':one': 1,
+      ':most': units.most,
+      ':mostRunning': running.most,
+      ':type': ENTITY.usage,
+      ':job': new Set([reserve.jobId]),
+      ':jobId': reserve.jobId,
+    },
+  };
+};
 
 /**
  * Holds one unit of `month`'s quota for queued job `jobId` (not a running render: `in_flight` is
@@ -117,21 +123,23 @@ export const reserveRenderParams = (
 export const reserveQueuedParams = (
   tableName: string,
   reserve: { accountId: string; month: string; limit: number; jobId: string },
-): UpdateCommandInput => ({
-  TableName: tableName,
-  Key: usageKey(reserve.accountId, reserve.month),
-  UpdateExpression: 'ADD renders_used :one, #queued :job SET #type = :type',
-  ConditionExpression:
-    '(attribute_not_exists(renders_used) OR renders_used < :limit) AND NOT contains(#queued, :jobId) AND NOT contains(#holders, :jobId)',
-  ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS, '#queued': QUEUED_HOLDERS },
-  ExpressionAttributeValues: {
-    ':one': 1,
-    ':limit': reserve.limit,
-    ':type': ENTITY.usage,
-    ':job': new Set([reserve.jobId]),
-    ':jobId': reserve.jobId,
-  },
-});
+): UpdateCommandInput => {
+  const units = withinLimit('renders_used', ':most', { adding: 1, limit: reserve.limit });
+  return {
+    TableName: tableName,
+    Key: usageKey(reserve.accountId, reserve.month),
+    UpdateExpression: 'ADD renders_used :one, #queued :job SET #type = :type',
+    ConditionExpression: `${units.condition} AND NOT contains(#queued, :jobId) AND NOT contains(#holders, :jobId)`,
+    ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS, '#queued': QUEUED_HOLDERS },
+    ExpressionAttributeValues: {
+      ':one': 1,
+      ':most': units.most,
+      ':type': ENTITY.usage,
+      ':job': new Set([reserve.jobId]),
+      ':jobId': reserve.jobId,
+    },
+  };
+};
 
 /**
  * Where a job's unit is held: `running` (HOLDERS, with a running render counted in `in_flight`)
