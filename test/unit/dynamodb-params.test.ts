@@ -177,10 +177,10 @@ describe('usage requests', () => {
     expect(params).toMatchObject({
       Key: rateWindowKey('acc_1', minute),
       UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :expires',
-      ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+      ConditionExpression: '(attribute_not_exists(#count) OR #count <= :most)',
       ExpressionAttributeValues: {
         ':one': 1,
-        ':limit': 10,
+        ':most': 9,
         ':type': 'rate_window',
         ':expires': Math.floor(now.getTime() / 1000) + 180,
       },
@@ -206,11 +206,11 @@ describe('usage requests', () => {
       Key: key,
       UpdateExpression: 'ADD renders_used :one, in_flight :one, #holders :job SET #type = :type',
       ConditionExpression:
-        '(attribute_not_exists(renders_used) OR renders_used < :limit) AND (attribute_not_exists(in_flight) OR in_flight < :concurrent) AND NOT contains(#holders, :jobId)',
+        '(attribute_not_exists(renders_used) OR renders_used <= :most) AND (attribute_not_exists(in_flight) OR in_flight <= :mostRunning) AND NOT contains(#holders, :jobId)',
       ExpressionAttributeValues: {
         ':one': 1,
-        ':limit': 100,
-        ':concurrent': 5,
+        ':most': 99,
+        ':mostRunning': 4,
         ':type': 'usage',
         ':job': new Set(['job_1']),
         ':jobId': 'job_1',
@@ -301,9 +301,13 @@ describe('API key requests', () => {
   it('takes a slot only below the limit, and gives slots back by id', () => {
     expect(takeApiKeySlotParams(TABLE, 'acc_1', 'key_1', 25)).toMatchObject({
       Key: apiKeySlotsKey('acc_1'),
-      ConditionExpression: 'attribute_not_exists(key_ids) OR size(key_ids) < :limit',
-      ExpressionAttributeValues: { ':id': new Set(['key_1']), ':limit': 25, ':type': 'api_key_slots' },
+      ConditionExpression: '(attribute_not_exists(key_ids) OR size(key_ids) <= :most)',
+      ExpressionAttributeValues: { ':id': new Set(['key_1']), ':most': 24, ':type': 'api_key_slots' },
     });
+    // A limit of 0: no branch for an account with no slots yet, so the first is refused too.
+    expect(takeApiKeySlotParams(TABLE, 'acc_1', 'key_1', 0).ConditionExpression).toBe(
+      'size(key_ids) <= :most',
+    );
     expect(releaseApiKeySlotsParams(TABLE, 'acc_1', ['key_1', 'key_2'])).toMatchObject({
       UpdateExpression: 'DELETE key_ids :ids',
       ExpressionAttributeValues: { ':ids': new Set(['key_1', 'key_2']) },

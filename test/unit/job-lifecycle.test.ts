@@ -89,7 +89,7 @@ describe('reconciling a month from its jobs', () => {
     ).toMatchObject({
       UpdateExpression: 'ADD renders_used :one, #queued :job SET #type = :type',
       ConditionExpression:
-        '(attribute_not_exists(renders_used) OR renders_used < :limit) AND NOT contains(#queued, :jobId) AND NOT contains(#holders, :jobId)',
+        '(attribute_not_exists(renders_used) OR renders_used <= :most) AND NOT contains(#queued, :jobId) AND NOT contains(#holders, :jobId)',
     });
     expect(releaseQueuedParams(TABLE, 'a', '2026-11', 'job_1').UpdateExpression).toBe(
       'ADD renders_used :minusOne DELETE #queued :job',
