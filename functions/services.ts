@@ -57,7 +57,7 @@ import {
 import { createWebhookEmitter, createWebhookManagement } from './domain/webhooks/webhook-management.js';
 import { createOverdueDeliveries, createWebhookSender } from './domain/webhooks/webhook-sender.js';
 import type { WebhookMessage } from './domain/webhooks/webhooks.js';
-import { DEFAULT_PLAN, type Settings } from './settings.js';
+import { DEFAULT_PLAN, type Settings, WEBHOOK_SENDS_PER_MINUTE } from './settings.js';
 import { templateParser } from './templating/parse-pool.js';
 import type { WebhookParts } from './webhooks/queue.js';
 
@@ -383,6 +383,8 @@ export const webhookManagement = (s: Services) =>
       ...(s.parts.webhookLookup ? { lookup: s.parts.webhookLookup } : {}),
     }),
     clock: s.clock,
+    countSend: (accountId, webhookId) =>
+      s.get(usage).hitWebhookSendLimit(accountId, webhookId, WEBHOOK_SENDS_PER_MINUTE),
   });
 export const apiKeyManagement = (s: Services) =>
   createApiKeyManagement({ store: s.get(apiKeys), digest: s.get(digestApiKey) });

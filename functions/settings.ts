@@ -266,3 +266,9 @@ export const settingsFromEnvironment = (env: Environment): Settings => {
  * each one is parsed on the API's thread, and a template of up to 1 MiB costs real time there.
  */
 export const TEMPLATE_WRITES_PER_MINUTE = 60;
+
+/**
+ * Webhook sends on request (POST .../test, .../redeliver) a minute: to one endpoint, and from one
+ * account to all its endpoints. Events of renders and batches are not counted: they follow work.
+ */
+export const WEBHOOK_SENDS_PER_MINUTE = { endpoint: 5, account: 20 } as const;

@@ -22,7 +22,7 @@ export const diagnosticsSchema = z
           message: z
             .string()
             .describe(
-              `the text (at most ${MAX_DIAGNOSTIC_MESSAGE_CHARACTERS} characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404"`,
+              `the text (at most ${MAX_DIAGNOSTIC_MESSAGE_CHARACTERS} characters); for a resource why it did not load, e.g. "blocked: not a public http(s) address", "failed: net::ERR_CONNECTION_REFUSED", "failed: HTTP 404"`,
             ),
           url: z
             .string()

@@ -10,11 +10,7 @@
  * (egress-proxy.ts: sees WebSockets too, and connects to the very address it checked, so DNS
  * rebinding between check and connect does not work).
  */
-import {
-  createDestinationResolver,
-  type DestinationRefusal,
-  type LookupAll,
-} from '../core/public-addresses.js';
+import { createDestinationResolver, type LookupAll } from '../core/public-addresses.js';
 
 const SCHEMES_WITHOUT_NETWORK = new Set(['data:', 'blob:', 'about:']);
 const NETWORK_SCHEMES = new Set(['http:', 'https:', 'ws:', 'wss:']);
@@ -25,8 +21,14 @@ const DEFAULT_PORTS: Readonly<Record<string, number>> = {
   'wss:': 443,
 };
 
-/** Why a URL is refused, as a render's diagnostics show it (`blocked: <reason>`). */
-export type EgressRefusal = DestinationRefusal | 'scheme' | 'offline';
+/**
+ * Why a URL is refused, as a render's diagnostics show it (`blocked: <reason>`). One reason for
+ * every refusal of the policy: a private address, a name that does not resolve, another scheme or
+ * a bad port all read the same, so that a page cannot learn how the renderer's resolver sees
+ * internal names (issue 38). `offline` is the render's own choice, known to its caller.
+ */
+export const NOT_PUBLIC = 'not a public http(s) address';
+export type EgressRefusal = typeof NOT_PUBLIC | 'offline';
 
 export type EgressVerdict =
   | { readonly allowed: true }
@@ -64,14 +66,14 @@ export const createEgressPolicy = (options: EgressPolicyOptions = {}): EgressPol
     try {
       parsed = new URL(url);
     } catch {
-      return { allowed: false, reason: 'invalid URL' };
+      return { allowed: false, reason: NOT_PUBLIC };
     }
     if (SCHEMES_WITHOUT_NETWORK.has(parsed.protocol)) return { allowed: true };
     // file:, ftp:, chrome:, filesystem:, …
-    if (!NETWORK_SCHEMES.has(parsed.protocol)) return { allowed: false, reason: 'scheme' };
+    if (!NETWORK_SCHEMES.has(parsed.protocol)) return { allowed: false, reason: NOT_PUBLIC };
     const port = parsed.port === '' ? DEFAULT_PORTS[parsed.protocol] : Number(parsed.port);
     const found = await destination(parsed.hostname, port ?? 0);
-    return 'address' in found ? { allowed: true } : { allowed: false, reason: found.refused };
+    return 'address' in found ? { allowed: true } : { allowed: false, reason: NOT_PUBLIC };
   };
 
   const isRequestAllowed = async (url: string): Promise<boolean> => (await check(url)).allowed;

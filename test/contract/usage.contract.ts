@@ -77,6 +77,28 @@ export const usageContract = (backend: StoreBackend<UsageStore>): void => {
       expect(await usage.readMonth(account, '2026-12')).toEqual({ rendersUsed: 0, pdfBytes: 0, renderMs: 0 });
     });
 
+    it('counts webhook sends on request per endpoint and per account, each window apart', async () => {
+      const { usage, account, clock } = setup();
+      const limits = { endpoint: 2, account: 3 };
+      await usage.hitWebhookSendLimit(account, 'wh_a', limits);
+      await usage.hitWebhookSendLimit(account, 'wh_a', limits);
+      expect(await refusal(usage.hitWebhookSendLimit(account, 'wh_a', limits))).toEqual({
+        code: 'USAGE_LIMIT_EXCEEDED',
+        retryAfterSeconds: 45,
+      });
+      // Another endpoint has a window of its own, but the account's is shared (the refused send
+      // above was counted in the endpoint's window only).
+      await usage.hitWebhookSendLimit(account, 'wh_b', limits);
+      expect((await refusal(usage.hitWebhookSendLimit(account, 'wh_c', limits)))?.code).toBe(
+        'USAGE_LIMIT_EXCEEDED',
+      );
+      // Renders' own window is untouched, and another account is not held back.
+      expect(await usage.readRateLimit(account, PLAN)).toMatchObject({ remaining: 2 });
+      await usage.hitWebhookSendLimit(unique('acct'), 'wh_a', limits);
+      clock.advance(45_000);
+      await usage.hitWebhookSendLimit(account, 'wh_a', limits);
+    });
+
     it('holds a fresh month to the plan as any other: a plan of 0 renders or 0 a minute refuses the first', async () => {
       const { usage, account } = setup();
       const none: Plan = { monthlyRenders: 0, rendersPerMinute: 0, concurrentRenders: 1 };

@@ -25,6 +25,9 @@ export const SHARED_PLANS = {
 
 export type SharedPlan = keyof typeof SHARED_PLANS;
 
+/** Names the shared stack's webhook sender resolves itself (test/helpers/child-stack-options.ts). */
+export const SHARED_WEBHOOK_HOSTS = { 'hooks.example.com': [['93.184.216.34'], []] };
+
 /** The handler settings of the shared stack, and of a file's own stack standing in for it. */
 export const SHARED_STACK_ENV: Readonly<Record<string, string>> = {
   [PLANS_VARIABLE]: JSON.stringify(SHARED_PLANS),
@@ -68,10 +71,15 @@ const startShared = async (project: TestProject) => {
     (e): e is [string, string] => typeof e[1] === 'string',
   );
   const canary = `envcanary${randomBytes(12).toString('hex')}`;
-  const stack = await startStackProcess(SHARED_STACK_ENV, 120_000, {
-    ...Object.fromEntries(env),
-    [CANARY_VARIABLE]: canary,
-  });
+  const stack = await startStackProcess(
+    SHARED_STACK_ENV,
+    120_000,
+    { ...Object.fromEntries(env), [CANARY_VARIABLE]: canary },
+    undefined,
+    // A webhook host does not resolve on this machine, and one that does not resolve is refused
+    // at creation: this one is public there, then gone (its attempts refused before connecting).
+    { webhookHosts: SHARED_WEBHOOK_HOSTS },
+  );
   const {
     pid: _pid,
     sessionToken: _sessionToken,

@@ -41,7 +41,12 @@ const README_BASE_URL = 'http://127.0.0.1:3000';
  * A stack as `npm start` runs one: spare sessions on (the next render's page opened ahead of it),
  * which the shared stack does not have.
  */
-const local = useLocalStack({ rendererSpareSessions: 1 });
+// example.com, the README's webhook URL, resolves to a public address as it does on the internet
+// (this machine has no DNS): a URL whose host does not resolve is refused at creation (issue 38).
+const local = useLocalStack({
+  rendererSpareSessions: 1,
+  webhookHosts: { 'example.com': [['93.184.216.34']] },
+});
 
 /**
  * The README's examples are tried as a user tries them, not back to back: a pause before the

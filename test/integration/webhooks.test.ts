@@ -139,24 +139,35 @@ describe('webhook endpoints', () => {
   it('refuses private, loopback, link-local and metadata addresses at creation with 422 WEBHOOK_URL_NOT_ALLOWED', async () => {
     const token = await local.sessionToken();
     const port = Number(receiver.hostPort.split(':')[1]);
-    for (const url of [
-      `http://127.0.0.1:${port + 1}/hook`, // loopback, but not the allowance's port
-      'http://localhost/hook',
-      'http://10.0.0.1/hook',
-      'http://192.168.1.10/hook',
-      'http://100.64.0.1/hook',
-      'http://169.254.169.254/latest/meta-data/',
-      'http://[::1]/hook',
-      'http://[fd00::1]/hook',
-      'http://[::ffff:127.0.0.1]/hook',
-      'https://intranet.example.com/hook', // a name that resolves to a private address
-      'https://user:pass@public.example.com/hook',
-    ]) {
+    const notPublic = 'the host must resolve to public addresses only';
+    for (const [url, issue] of [
+      [`http://127.0.0.1:${port + 1}/hook`, 'the scheme must be https'], // loopback, not the allowance's port
+      ['https://localhost/hook', notPublic],
+      ['https://10.0.0.1/hook', notPublic],
+      ['https://192.168.1.10/hook', notPublic],
+      ['https://100.64.0.1/hook', notPublic],
+      ['https://169.254.169.254/latest/meta-data/', notPublic],
+      ['https://[::1]/hook', notPublic],
+      ['https://[fd00::1]/hook', notPublic],
+      ['https://[::ffff:127.0.0.1]/hook', notPublic],
+      ['https://intranet.example.com/hook', notPublic], // a name that resolves to a private address
+      ['https://no-such-name.invalid/hook', notPublic], // a name that does not resolve: the same words
+      ['https://user:pass@public.example.com/hook', 'credentials in the URL are not accepted'],
+      // Issue 38: plain http, and ports where internal services listen, on a public host.
+      ['http://public.example.com/hook', 'the scheme must be https'],
+      ['https://public.example.com:25/hook', 'the port must be'],
+      ['https://public.example.com:22/hook', 'the port must be'],
+      ['https://public.example.com:6379/hook', 'the port must be'],
+    ] as const) {
       const res = await createWebhook(token, { url });
       expectError(res, 422, 'WEBHOOK_URL_NOT_ALLOWED');
       expect(res.json.error.details[0].field).toBe('url');
+      expect(res.json.error.details[0].issue, url).toContain(issue);
     }
     expect((await local.api('/v1/webhooks', { token })).json).toEqual([]);
+    for (const url of ['https://public.example.com/hook', 'https://public.example.com:8443/hook']) {
+      expect((await createWebhook(token, { url })).status, url).toBe(201);
+    }
   });
 
   it('deletes an endpoint (404 WEBHOOK_ENDPOINT_NOT_FOUND after), and keeps accounts apart', async () => {
@@ -346,16 +357,51 @@ describe.concurrent('delivery', () => {
 
   it('refuses at delivery a name that resolves to loopback by then (DNS rebinding): nothing reaches it', async () => {
     const token = await local.sessionToken();
-    const port = receiver.hostPort.split(':')[1];
-    const created = await createWebhook(token, { url: `http://rebind.example.com:${port}/ok/rebound` });
+    const created = await createWebhook(token, { url: 'https://rebind.example.com:8443/ok/rebound' });
     expect(created.status, created.text).toBe(201);
     const test = await local.api(`/v1/webhooks/${created.json.id}/test`, { method: 'POST', token });
     const delivery = await settled(token, created.json.id, test.json.id);
     expect(delivery.status).toBe('failed');
     for (const a of delivery.attempts) {
-      expect(a).toMatchObject({ response_status: null, error: 'refused: private address' });
+      expect(a).toMatchObject({
+        response_status: null,
+        error: 'refused: the host must resolve to public addresses only',
+      });
     }
     expect(receiver.received.filter((r) => r.path === '/ok/rebound')).toEqual([]);
+  });
+
+  it('limits test events and redeliveries: 5 a minute to an endpoint, 20 from an account (429 with Retry-After)', async () => {
+    const token = await local.sessionToken();
+    const endpoint = async (name: string) =>
+      (await createWebhook(token, { url: receiver.url(`/ok/limit-${name}`) })).json.id as string;
+    const first = await endpoint('first');
+    const send = (id: string) => local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
+    const sent = [];
+    for (let i = 0; i < 5; i++) sent.push(await send(first));
+    for (const res of sent) expect(res.status, res.text).toBe(sent[0]?.status);
+    expect(sent[0]?.status).toBeLessThan(300);
+    const over = await send(first);
+    expectError(over, 429, 'USAGE_LIMIT_EXCEEDED');
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A redelivery to that endpoint is a send too.
+    const redeliver = await local.api(`/v1/webhooks/${first}/deliveries/${sent[0]?.json.id}/redeliver`, {
+      method: 'POST',
+      token,
+    });
+    expectError(redeliver, 429, 'USAGE_LIMIT_EXCEEDED');
+    // The account's other endpoints have windows of their own, up to the account's 20.
+    const others = await Promise.all(['a', 'b', 'c'].map(endpoint));
+    const statuses: number[] = [];
+    for (const id of others) for (let i = 0; i < 5; i++) statuses.push((await send(id)).status);
+    expect(statuses.filter((status) => status >= 300)).toEqual([]);
+    expectError(await send(await endpoint('d')), 429, 'USAGE_LIMIT_EXCEEDED');
+    // Another account is not held back.
+    const other = await local.sessionToken();
+    const theirs = (await createWebhook(other, { url: receiver.url('/ok/limit-other') })).json.id;
+    expect(
+      (await local.api(`/v1/webhooks/${theirs}/test`, { method: 'POST', token: other })).status,
+    ).toBeLessThan(300);
   });
 
   it('fails the pending attempts of a deleted endpoint without sending', async () => {

@@ -13,7 +13,11 @@ import {
   restartDeliveryParams,
   takeWebhookSlotParams,
 } from '../../functions/adapters/dynamodb/webhooks.js';
-import { createWebhookClient, createWebhookUrlCheck } from '../../functions/adapters/http/webhook-client.js';
+import {
+  createWebhookClient,
+  createWebhookUrlCheck,
+  NOT_PUBLIC,
+} from '../../functions/adapters/http/webhook-client.js';
 import { secretBoxOf } from '../../functions/adapters/secrets-manager/webhook-secret-box.js';
 import { eventDeliveryId, WEBHOOK_DELIVERY_ID } from '../../functions/domain/common/ids.js';
 import { generateWebhookSecret } from '../../functions/domain/webhooks/webhook-management.js';
@@ -171,18 +175,59 @@ describe('the sender’s client', () => {
   };
   const post = createWebhookClient({ timeoutMs: 500, lookup: noLookup });
 
-  it('refuses non-public addresses before connecting', async () => {
+  it('refuses non-public addresses before connecting, in the same words as a name that does not resolve', async () => {
     for (const url of [
-      'http://127.0.0.1:9/x',
-      'http://169.254.169.254/latest',
-      'http://[::ffff:10.0.0.1]/x',
-      'http://localhost/x',
-      'http://0.0.0.0/x',
+      'https://127.0.0.1/x',
+      'https://169.254.169.254/latest',
+      'https://[::ffff:10.0.0.1]/x',
+      'https://localhost/x',
+      'https://0.0.0.0/x',
+      'https://no-such-name.example.com/x', // the lookup fails
     ]) {
       const res = await post({ url, headers: {}, body: '{}' });
-      expect(res, url).toMatchObject({ status: null, error: 'refused: private address' });
+      expect(res, url).toMatchObject({ status: null, error: `refused: ${NOT_PUBLIC}` });
     }
     expect(await post({ url: 'ftp://example.com/x', headers: {}, body: '' })).toMatchObject({ status: null });
+  });
+
+  it('sends over https only, to port 443, 8443 or a dynamic port; plain http only to an allowed host:port', async () => {
+    const sent: string[] = [];
+    const publicLookup = async (name: string): Promise<string[]> => {
+      sent.push(name);
+      return ['93.184.216.34'];
+    };
+    const check = createWebhookUrlCheck({ lookup: publicLookup, allowHosts: ['127.0.0.1:8080'] });
+    for (const [url, refusal] of [
+      ['http://public.example.com/x', 'scheme must be https'],
+      ['http://public.example.com:443/x', 'scheme must be https'],
+      ['https://public.example.com:25/x', 'port must be'],
+      ['https://public.example.com:22/x', 'port must be'],
+      ['https://public.example.com:6379/x', 'port must be'],
+      ['https://public.example.com:80/x', 'port must be'],
+      ['https://public.example.com:8080/x', 'port must be'],
+      ['https://public.example.com:49151/x', 'port must be'],
+      ['ws://public.example.com/x', 'scheme must be https'],
+    ] as const) {
+      expect(await check(new URL(url)), url).toContain(refusal);
+    }
+    // Refused on the URL alone: no lookup was made for any of them.
+    expect(sent).toEqual([]);
+    for (const url of [
+      'https://public.example.com/x',
+      'https://public.example.com:8443/x',
+      'https://public.example.com:49152/x',
+      'https://public.example.com:65535/x',
+      'http://127.0.0.1:8080/x', // the allow list's own host:port (the local stack's receivers)
+    ]) {
+      expect(await check(new URL(url)), url).toBeUndefined();
+    }
+    // The sender applies the same rules at every attempt (an endpoint saved before them).
+    const res = await createWebhookClient({ timeoutMs: 500, lookup: publicLookup })({
+      url: 'https://public.example.com:6379/x',
+      headers: {},
+      body: '{}',
+    });
+    expect(res).toMatchObject({ status: null, error: expect.stringContaining('refused: the port must be') });
   });
 
   it('counts a slow lookup against the attempt’s time', async () => {
@@ -192,7 +237,7 @@ describe('the sender’s client', () => {
     const control = await controlMs(async () =>
       expect(await answered({ url: 'https://private.example.com/x', headers: {}, body: '{}' })).toMatchObject(
         {
-          error: 'refused: private address',
+          error: `refused: ${NOT_PUBLIC}`,
         },
       ),
     );
@@ -206,11 +251,13 @@ describe('the sender’s client', () => {
 
   it('judges a name by every address it resolves to', async () => {
     const check = createWebhookUrlCheck({ lookup: async () => ['93.184.216.34', '10.0.0.1'] });
-    expect(await check(new URL('https://mixed.example.com/x'))).toBe('private address');
+    expect(await check(new URL('https://mixed.example.com/x'))).toBe(NOT_PUBLIC);
     const ok = createWebhookUrlCheck({ lookup: async () => ['93.184.216.34'] });
     expect(await ok(new URL('https://public.example.com/x'))).toBeUndefined();
     expect(await ok(new URL('https://u:p@public.example.com/x'))).toContain('credentials');
+    // A name that does not resolve is refused in the same words as a private one: which it was
+    // would tell an account how this network sees names (issue 38).
     const unresolved = createWebhookUrlCheck({ lookup: noLookup });
-    expect(await unresolved(new URL('https://not-yet.example.com/x'))).toBeUndefined();
+    expect(await unresolved(new URL('https://not-yet.example.com/x'))).toBe(NOT_PUBLIC);
   });
 });

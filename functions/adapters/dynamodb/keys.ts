@@ -102,6 +102,12 @@ export const templateWriteWindowKey = (accountId: string, minute: number): ItemK
   [SK]: `RATE#TEMPLATE_WRITES#${minute}`,
 });
 
+/** Webhook sends on request (test events, redeliveries): the account's window, or one endpoint's. */
+export const webhookSendWindowKey = (accountId: string, minute: number, webhookId?: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `RATE#WEBHOOK_SENDS#${webhookId === undefined ? '' : `${webhookId}#`}${minute}`,
+});
+
 /** Idempotency keys are caller-chosen text: store a digest, so any key fits the sort key. */
 export const idempotencyKey = (accountId: string, key: string): ItemKey => ({
   [PK]: accountPk(accountId),

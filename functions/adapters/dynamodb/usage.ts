@@ -18,7 +18,14 @@ import { ServiceError } from '../../domain/common/errors.js';
 import type { Clock } from '../../domain/common/ports.js';
 import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
 import { isConditionFailure, withinLimit } from './conditional.js';
-import { ENTITY, rateWindowKey, TTL, templateWriteWindowKey, usageKey } from './keys.js';
+import {
+  ENTITY,
+  rateWindowKey,
+  TTL,
+  templateWriteWindowKey,
+  usageKey,
+  webhookSendWindowKey,
+} from './keys.js';
 
 /**
  * A render of the account ends within seconds, so a refusal for concurrency is worth retrying soon
@@ -67,15 +74,25 @@ export const getMonthUsageParams = (
 /** Counts one request in the window of `now`, refused once the window holds `limit`; expires after 3 minutes. */
 export const hitRateWindowParams = (
   tableName: string,
-  hit: { accountId: string; now: Date; limit: number; window?: 'renders' | 'template_writes' },
+  hit: {
+    accountId: string;
+    now: Date;
+    limit: number;
+    window?: 'renders' | 'template_writes' | 'webhook_sends';
+    /** For `webhook_sends`: one endpoint's window rather than the account's. */
+    webhookId?: string;
+  },
 ): UpdateCommandInput => {
   const count = withinLimit('#count', ':most', { adding: 1, limit: hit.limit });
   return {
     TableName: tableName,
-    Key: (hit.window === 'template_writes' ? templateWriteWindowKey : rateWindowKey)(
-      hit.accountId,
-      minuteOf(hit.now),
-    ),
+    Key:
+      hit.window === 'webhook_sends'
+        ? webhookSendWindowKey(hit.accountId, minuteOf(hit.now), hit.webhookId)
+        : (hit.window === 'template_writes' ? templateWriteWindowKey : rateWindowKey)(
+            hit.accountId,
+            minuteOf(hit.now),
+          ),
     UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :expires',
     ConditionExpression: count.condition,
     ExpressionAttributeNames: { '#count': 'request_count', '#type': 'type', '#ttl': TTL },
@@ -350,6 +367,36 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
           `Rate limit of ${perMinute} template writes per minute exceeded; retry in ${resetSeconds} s`,
           { rateLimit: { limit: perMinute, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
         );
+      }
+    },
+
+    async hitWebhookSendLimit(accountId, webhookId, perMinute) {
+      const now = clock.now();
+      const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
+      for (const [limit, id, what] of [
+        [perMinute.endpoint, webhookId, 'webhook sends to this endpoint'],
+        [perMinute.account, undefined, 'webhook sends'],
+      ] as const) {
+        try {
+          await db.send(
+            new UpdateCommand(
+              hitRateWindowParams(tableName, {
+                accountId,
+                now,
+                limit,
+                window: 'webhook_sends',
+                ...(id === undefined ? {} : { webhookId: id }),
+              }),
+            ),
+          );
+        } catch (e) {
+          if (!isConditionFailure(e)) throw e;
+          throw new ServiceError(
+            'USAGE_LIMIT_EXCEEDED',
+            `Rate limit of ${limit} ${what} per minute exceeded; retry in ${resetSeconds} s`,
+            { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
+          );
+        }
       }
     },
 

@@ -27,6 +27,21 @@ export interface WebhookClientOptions {
 
 const DEFAULT_PORTS: Readonly<Record<string, number>> = { 'http:': 80, 'https:': 443 };
 
+/**
+ * The ports a webhook may be sent to, an allow list rather than a list of known-bad ports: HTTPS's
+ * own (443, 8443) and IANA's dynamic range (49152-65535), where no well-known or registered service
+ * listens. Everything else (25, 22, 6379, 5432, 9200, 2375, ...) is refused, whatever the address:
+ * an account must not make the service speak to a mail, SSH or database port anywhere.
+ */
+export const WEBHOOK_PORTS = { named: [443, 8443], dynamic: [49152, 65535] } as const;
+
+const portAllowed = (port: number): boolean =>
+  (WEBHOOK_PORTS.named as readonly number[]).includes(port) ||
+  (port >= WEBHOOK_PORTS.dynamic[0] && port <= WEBHOOK_PORTS.dynamic[1]);
+
+/** The one answer for a host that is not public, whatever the reason: no DNS oracle. */
+export const NOT_PUBLIC = 'the host must resolve to public addresses only';
+
 /** A creation request does not wait on a slow resolver longer than this. */
 const LOOKUP_AT_CREATION_MS = 3_000;
 
@@ -53,23 +68,52 @@ const failure = (e: unknown, timeoutMs: number): string => {
   return 'connection failed';
 };
 
-/** Checks a URL as the sender would, without sending: the scheme, then every address of its host. */
+/**
+ * What the URL alone rules out, before any lookup: `https` on an allowed port, no credentials. A
+ * `host:port` of the allow list (the local stack's receivers and tests only) may also be plain
+ * `http` on any port. The port is judged as the request would use it (443 when none is given).
+ */
+export const webhookUrlRefusal = (
+  url: URL,
+  allowHosts: ReadonlySet<string> = new Set(),
+): { readonly refusal: string } | { readonly port: number } => {
+  const port = url.port === '' ? DEFAULT_PORTS[url.protocol] : Number(url.port);
+  if (port === undefined) return { refusal: 'the scheme must be https' };
+  if (url.username !== '' || url.password !== '')
+    return { refusal: 'credentials in the URL are not accepted' };
+  if (allowHosts.has(`${url.hostname.toLowerCase()}:${port}`)) return { port };
+  if (url.protocol !== 'https:') return { refusal: 'the scheme must be https' };
+  if (!portAllowed(port)) {
+    return {
+      refusal: `the port must be 443, 8443 or in ${WEBHOOK_PORTS.dynamic[0]}-${WEBHOOK_PORTS.dynamic[1]}`,
+    };
+  }
+  return { port };
+};
+
+const allowSet = (allowHosts: readonly string[] | undefined): ReadonlySet<string> =>
+  new Set(allowHosts?.map((h) => h.toLowerCase()) ?? []);
+
+/**
+ * Checks a URL as the sender would, without sending: the URL's own rules, then every address of its
+ * host. A host that is private, does not resolve, or does not resolve in time is refused with the
+ * same words (NOT_PUBLIC): which of them it was would tell an account how this network sees names.
+ */
 export const createWebhookUrlCheck = (options: Pick<WebhookClientOptions, 'allowHosts' | 'lookup'> = {}) => {
   const resolve = createDestinationResolver(options);
+  const allowHosts = allowSet(options.allowHosts);
   return async (url: URL): Promise<string | undefined> => {
-    const port = url.port === '' ? DEFAULT_PORTS[url.protocol] : Number(url.port);
-    if (port === undefined) return 'the scheme must be https (or http)';
-    if (url.username !== '' || url.password !== '') return 'credentials in the URL are not accepted';
-    const found = await withDeadline(resolve(url.hostname, port), LOOKUP_AT_CREATION_MS);
-    // A name that does not resolve (yet, or in time) may be set up later: the sender checks again
-    // at each attempt.
-    if (found && 'refused' in found && found.refused !== 'host not found') return `${found.refused}`;
+    const judged = webhookUrlRefusal(url, allowHosts);
+    if ('refusal' in judged) return judged.refusal;
+    const found = await withDeadline(resolve(url.hostname, judged.port), LOOKUP_AT_CREATION_MS);
+    if (found === undefined || 'refused' in found) return NOT_PUBLIC;
     return undefined;
   };
 };
 
 export const createWebhookClient = (options: WebhookClientOptions): WebhookPost => {
   const resolve = createDestinationResolver(options);
+  const allowHosts = allowSet(options.allowHosts);
   return async ({ url, headers, body }) => {
     const started = performance.now();
     const done = (status: number | null, error: string | null): WebhookResponse => ({
@@ -83,12 +127,13 @@ export const createWebhookClient = (options: WebhookClientOptions): WebhookPost 
     } catch {
       return done(null, 'invalid URL');
     }
-    const port = target.port === '' ? DEFAULT_PORTS[target.protocol] : Number(target.port);
-    if (port === undefined) return done(null, 'the scheme must be https (or http)');
+    // An endpoint saved before a rule, or a rule tightened since: judged again at every attempt.
+    const judged = webhookUrlRefusal(target, allowHosts);
+    if ('refusal' in judged) return done(null, `refused: ${judged.refusal}`);
     // The name's lookup counts against the attempt's time too.
-    const found = await withDeadline(resolve(target.hostname, port), options.timeoutMs);
+    const found = await withDeadline(resolve(target.hostname, judged.port), options.timeoutMs);
     if (found === undefined) return done(null, `timed out after ${options.timeoutMs} ms`);
-    if ('refused' in found) return done(null, `refused: ${found.refused}`);
+    if ('refused' in found) return done(null, `refused: ${NOT_PUBLIC}`);
     const { address } = found;
     const family = isIP(address) === 6 ? 6 : 4;
     // Every connection goes to the address judged above, whatever the name resolves to now.

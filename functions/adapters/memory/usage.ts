@@ -127,6 +127,11 @@ export const createMemoryUsageStore = (clock: Clock): UsageStore => {
       return hit(accountId, 'template_writes', perMinute, 'template writes');
     },
 
+    async hitWebhookSendLimit(accountId, webhookId, perMinute) {
+      hit(accountId, `webhook_sends#${webhookId}`, perMinute.endpoint, 'webhook sends to this endpoint');
+      hit(accountId, 'webhook_sends', perMinute.account, 'webhook sends');
+    },
+
     async reserveRender(accountId, plan, month_, jobId) {
       const month = month_ ?? monthOf(clock.now());
       const m = monthOfAccount(accountId, month);

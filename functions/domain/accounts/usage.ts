@@ -51,6 +51,16 @@ export interface UsageStore {
    */
   hitTemplateWriteLimit(accountId: string, perMinute: number): Promise<RateLimitState>;
   /**
+   * Count one webhook send on request (a test event or a redelivery) to endpoint `webhookId`, in a
+   * window of the endpoint's and one of the account's; 429 USAGE_LIMIT_EXCEEDED with Retry-After
+   * once either holds its limit (issue 38: an account cannot make the service send without bound).
+   */
+  hitWebhookSendLimit(
+    accountId: string,
+    webhookId: string,
+    perMinute: { readonly endpoint: number; readonly account: number },
+  ): Promise<void>;
+  /**
    * Hold one unit of `month`'s quota (default: this month) and one of the account's concurrent
    * renders for job `jobId`; 429 PLAN_QUOTA_EXCEEDED when no unit is left, 429
    * CONCURRENCY_LIMIT_EXCEEDED when the plan's renders are all running. Returns the month. Every

@@ -17,7 +17,7 @@ export type DiagnosticType = 'console' | 'page_error' | 'resource' | 'missing_gl
 export interface DiagnosticEntry {
   readonly type: DiagnosticType;
   /**
-   * console, page_error: the text. resource: why it did not load (`blocked: private address`,
+   * console, page_error: the text. resource: why it did not load (`blocked: not a public http(s) address`,
    * `failed: net::ERR_NAME_NOT_RESOLVED`, `failed: HTTP 404`, `pending: still loading at the deadline`).
    * missing_glyph: the characters no font could draw. unsafe_link: the page the link was removed from.
    */

@@ -55,6 +55,8 @@ export interface WebhookManagementDeps {
   readonly queue: MessageQueue<WebhookMessage>;
   readonly checkUrl: WebhookUrlCheck;
   readonly clock: Clock;
+  /** Counts a send on request (a test event, a redelivery) to an endpoint; throws 429 past the limits. */
+  readonly countSend?: (accountId: string, webhookId: string) => Promise<void>;
   /** @default MAX_WEBHOOK_ENDPOINTS */
   readonly maxEndpoints?: number;
 }
@@ -230,6 +232,7 @@ export const createWebhookManagement = (deps: WebhookManagementDeps) => {
     /** A `webhook.test` event, whatever the endpoint subscribes to. */
     async test(principal: Principal, webhookId: string): Promise<WebhookDeliveryView> {
       const endpoint = await endpointOf(principal, webhookId);
+      await deps.countSend?.(principal.accountId, endpoint.id);
       const data = { webhook_id: endpoint.id, message: 'A test event sent on request.' };
       // A new id: always recorded.
       const delivery = await emitter.record(endpoint, 'webhook.test', data, newWebhookDeliveryId());
@@ -253,6 +256,7 @@ export const createWebhookManagement = (deps: WebhookManagementDeps) => {
       if (!WEBHOOK_DELIVERY_ID.test(deliveryId)) throw deliveryNotFound(deliveryId);
       const found = await deliveries.get(principal.accountId, webhookId, deliveryId);
       if (!found) throw deliveryNotFound(deliveryId);
+      await deps.countSend?.(principal.accountId, webhookId);
       const restarted = await deliveries.restart(found, clock.now());
       await deps.queue.send(firstMessage(restarted), { groupId: principal.accountId });
       return deliveryView(restarted);

@@ -344,7 +344,7 @@ export interface components {
                          * @enum {string}
                          */
                         type: "console" | "page_error" | "resource" | "missing_glyph" | "unsafe_link";
-                        /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404" */
+                        /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: not a public http(s) address", "failed: net::ERR_CONNECTION_REFUSED", "failed: HTTP 404" */
                         message: string;
                         /** @description resource: its URL; unsafe_link: the removed link's target (at most 300 characters) */
                         url?: string;
@@ -385,7 +385,7 @@ export interface components {
                      * @enum {string}
                      */
                     type: "console" | "page_error" | "resource" | "missing_glyph" | "unsafe_link";
-                    /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: private address", "failed: net::ERR_NAME_NOT_RESOLVED", "failed: HTTP 404" */
+                    /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: not a public http(s) address", "failed: net::ERR_CONNECTION_REFUSED", "failed: HTTP 404" */
                     message: string;
                     /** @description resource: its URL; unsafe_link: the removed link's target (at most 300 characters) */
                     url?: string;
