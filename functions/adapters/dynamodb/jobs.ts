@@ -25,6 +25,7 @@ import {
   type JobStatus,
   type JobStore,
   type NewJob,
+  newJobRecord,
   type OpenJobRef,
 } from '../../domain/jobs/jobs.js';
 import { isConditionFailure, orLanded } from './conditional.js';
@@ -65,29 +66,6 @@ export const createJobParams = (tableName: string, job: Job, expiresAt: number):
     [TTL]: expiresAt,
   },
   ConditionExpression: ITEM_ABSENT,
-});
-
-/** A new job as `create` writes it (pending; with a lease, its unit `reserving`), made at `at`. */
-export const newJobRecord = (
-  job: NewJob,
-  at: string,
-  lease?: { readonly month: string; readonly leaseUntil: number },
-): Job => ({
-  ...job,
-  mode: job.mode ?? 'sync',
-  attempts: 0,
-  webhook_id: job.webhook_id ?? null,
-  batch_id: job.batch_id ?? null,
-  status: 'pending',
-  ...(lease ? { usage_month: lease.month, unit: 'reserving' as const, lease_until: lease.leaseUntil } : {}),
-  file_size_bytes: null,
-  page_count: null,
-  render_duration_ms: null,
-  error: null,
-  diagnostics: null,
-  created_at: at,
-  updated_at: at,
-  completed_at: null,
 });
 
 /** TTL deletes late: an item past its `expires_at` is gone as far as readers are concerned. */

@@ -4,7 +4,8 @@
  * refused in one step; a month's units held by named jobs, so that every unit move happens once
  * for its job however often it is sent; a running render counted in `inFlight` against the plan's
  * concurrency, a queued job (reserveQueued) against the quota only; and the counters set again
- * only from what was read (setUnits). The usage contract (test/contract/usage.contract.ts) runs
+ * only from what was read (setUnits). Its months are those of the table it is handed (table.ts),
+ * where a batch's writes hold their units. The usage contract (test/contract/usage.contract.ts) runs
  * the same cases against both.
  */
 
@@ -19,37 +20,24 @@ import { minuteOf, monthOf } from '../../domain/common/clock.js';
 import { ServiceError } from '../../domain/common/errors.js';
 import type { Clock } from '../../domain/common/ports.js';
 import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
+import { createMemoryTable, type MemoryTable, monthKey, type UsageMonth, usageMonth } from './table.js';
 
 /** A refusal for concurrency is worth retrying soon (the DynamoDB adapter's CONCURRENCY_RETRY_SECONDS). */
 const CONCURRENCY_RETRY_SECONDS = 2;
-
-interface Month {
-  rendersUsed?: number;
-  inFlight?: number;
-  pdfBytes: number;
-  renderMs: number;
-  holders: Set<string>;
-  queued: Set<string>;
-}
 
 const secondsLeftInMinute = (now: Date, minute: number): number =>
   Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
 
 const count = (value: number | undefined): number => (value !== undefined && value > 0 ? value : 0);
 
-export const createMemoryUsageStore = (clock: Clock): UsageStore => {
-  const windows = new Map<string, number>();
-  const months = new Map<string, Month>();
-  const monthOfAccount = (accountId: string, month: string): Month => {
-    const key = JSON.stringify([accountId, month]);
-    let found = months.get(key);
-    if (!found) {
-      found = { pdfBytes: 0, renderMs: 0, holders: new Set(), queued: new Set() };
-      months.set(key, found);
-    }
-    return found;
-  };
-  const peek = (accountId: string, month: string) => months.get(JSON.stringify([accountId, month]));
+export const createMemoryUsageStore = (
+  clock: Clock,
+  table: MemoryTable = createMemoryTable(),
+): UsageStore => {
+  const { windows, months } = table;
+  const monthOfAccount = (accountId: string, month: string): UsageMonth =>
+    usageMonth(table, accountId, month);
+  const peek = (accountId: string, month: string) => months.get(monthKey(accountId, month));
 
   const refusal = (plan: Plan, used: number, inFlight: number): ServiceError | undefined => {
     const now = clock.now();
@@ -90,7 +78,7 @@ export const createMemoryUsageStore = (clock: Clock): UsageStore => {
   };
 
   /** Where job `jobId` holds a unit of the month, taken out of there; undefined when it holds none. */
-  const take = (m: Month | undefined, jobId: string): 'running' | 'queued' | undefined => {
+  const take = (m: UsageMonth | undefined, jobId: string): 'running' | 'queued' | undefined => {
     if (m?.holders.delete(jobId)) {
       m.inFlight = (m.inFlight ?? 0) - 1;
       return 'running';
