@@ -28,6 +28,7 @@ import {
   createMemoryWebhookStore,
 } from '../../functions/adapters/memory/webhooks.js';
 import type { ResourceConfig } from '../../functions/core/config.js';
+import { monthOf } from '../../functions/domain/common/clock.js';
 import type { Renderer } from '../../functions/domain/common/ports.js';
 import type { Principal } from '../../functions/domain/common/principal.js';
 import { jobRecordRetentionSeconds } from '../../functions/domain/jobs/jobs.js';
@@ -92,17 +93,31 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     webhookAllowHosts: [],
     renderQueueUrl: undefined,
   };
-  const services = createServices(
-    config,
-    { renderer: options.renderer ?? createMemoryRenderer(), webhookQueue, stores, clock },
-    webhookPayloads,
-  );
+  const renderer = options.renderer ?? createMemoryRenderer();
+  const services = createServices(config, { renderer, webhookQueue, stores, clock }, webhookPayloads);
   return {
     services,
     clock,
     settings,
+    renderer,
     ...stores,
     webhookQueue,
+    /**
+     * An account's jobs and units as its month's record has them: every job should end completed
+     * or failed, and every unit be consumed by a completed render or given back.
+     */
+    async ledger(accountId: string, month = monthOf(clock.now())) {
+      const all = await stores.jobs.list(accountId, { limit: 10_000, offset: 0 });
+      const count = (status: string) => all.filter((j) => j.status === status).length;
+      return {
+        open: count('pending') + count('rendering'),
+        completed: count('completed'),
+        failed: count('failed'),
+        /** Jobs whose unit is not settled yet (held, or being given back). */
+        unsettled: all.filter((j) => j.unit !== undefined).length,
+        ...(await stores.usage.readUnits(accountId, month)),
+      };
+    },
     /** The webhook events queued for delivery so far: each one's type and payload data, oldest first. */
     async events(): Promise<{ type: string; data: Record<string, unknown> }[]> {
       const out: { type: string; data: Record<string, unknown> }[] = [];
