@@ -109,13 +109,16 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     async ledger(accountId: string, month = monthOf(clock.now())) {
       const all = await stores.jobs.list(accountId, { limit: 10_000, offset: 0 });
       const count = (status: string) => all.filter((j) => j.status === status).length;
+      const units = await stores.usage.readUnits(accountId, month);
       return {
         open: count('pending') + count('rendering'),
         completed: count('completed'),
         failed: count('failed'),
         /** Jobs whose unit is not settled yet (held, or being given back). */
         unsettled: all.filter((j) => j.unit !== undefined).length,
-        ...(await stores.usage.readUnits(accountId, month)),
+        // Counters never written are none.
+        rendersUsed: units.rendersUsed ?? 0,
+        inFlight: units.inFlight ?? 0,
       };
     },
     /** The webhook events queued for delivery so far: each one's type and payload data, oldest first. */
