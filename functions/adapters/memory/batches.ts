@@ -7,7 +7,14 @@
  * batch's record expires with its jobs' records (gone from reads at once, as the adapter filters
  * them). The batch contract (test/contract/batches.contract.ts) runs the same cases against both.
  */
-import type { Batch, BatchJobStatus, BatchStore, NewBatch } from '../../domain/batches/batch-counter.js';
+import {
+  type Batch,
+  type BatchJobStatus,
+  type BatchStore,
+  endedAtCreation,
+  type NewBatch,
+  newBatchRecord,
+} from '../../domain/batches/batch-counter.js';
 import { epochSeconds, isoNow } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
 import type { Job } from '../../domain/jobs/jobs.js';
@@ -41,24 +48,14 @@ export const createMemoryBatchStore = (
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
   return {
-    async create({ ended, ...batch }: NewBatch): Promise<Batch> {
+    async create(batch: NewBatch): Promise<Batch> {
       const key = batchKey(batch.account_id, batch.id);
       if (batches.has(key)) throw conditionFailed();
-      const at = now();
-      const record: Batch = {
-        ...batch,
-        status: 'processing',
-        completed: ended?.completed.length ?? 0,
-        failed: ended?.failed.length ?? 0,
-        created_at: at,
-        updated_at: at,
-        completed_at: null,
-      };
+      const record = newBatchRecord(batch, now());
       batches.set(key, {
         batch: structuredClone(record),
-        // Jobs that ended already (replayed items') are counted from the start.
-        ended: new Set([...(ended?.completed ?? []), ...(ended?.failed ?? [])]),
-        expiresAt: epochSeconds(new Date(at)) + recordRetentionSeconds,
+        ended: new Set(endedAtCreation(batch)),
+        expiresAt: epochSeconds(new Date(record.created_at)) + recordRetentionSeconds,
       });
       return record;
     },
