@@ -20,6 +20,7 @@ import { monthPeriod } from '../../domain/accounts/usage.js';
 import { epochSeconds, isoNow } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
 import {
+  fenceOf,
   INTERRUPTED,
   type Job,
   type JobStatus,
@@ -105,13 +106,6 @@ const leaseFields = (job: Pick<Job, 'account_id' | 'id'>, leaseUntil: number) =>
 
 /** What leaves a job when its unit is settled: it is no longer in the sweeper's index. */
 export const SETTLED_REMOVES = ['lease_until', 'unit', GSI1.partitionKey, GSI1.sortKey] as const;
-
-/**
- * An async job's writes by its holder are fenced by its attempt: once another claim (or the
- * sweeper's re-queue and a claim) moved `attempts` on, a stalled holder's writes fail.
- */
-export const fenceOf = (job: Pick<Job, 'mode' | 'attempts'>): number | undefined =>
-  job.mode === 'async' && job.attempts !== undefined ? job.attempts : undefined;
 
 /** Extends the lease of a job still pending or rendering (an async job's: still at its attempt). */
 export const renewJobParams = (

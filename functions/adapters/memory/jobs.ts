@@ -11,6 +11,7 @@ import { epochSeconds, isoNow } from '../../domain/common/clock.js';
 import type { Clock, Diagnostics } from '../../domain/common/ports.js';
 import {
   type CompletedRender,
+  fenceOf,
   INTERRUPTED,
   type Job,
   type JobError,
@@ -27,10 +28,6 @@ export interface MemoryJobStoreOptions {
 }
 
 const OPEN: readonly JobStatus[] = ['pending', 'rendering'];
-
-/** An async job's writes are fenced by the attempt its caller read (adapters/dynamodb/jobs.ts, fenceOf). */
-const fenceOf = (job: Pick<Job, 'mode' | 'attempts'>): number | undefined =>
-  job.mode === 'async' && job.attempts !== undefined ? job.attempts : undefined;
 
 /** What leaves a job when its unit is settled: its lease (and so its place in the sweeper's index) and unit. */
 const settledOf = (job: Job): Job => {

@@ -152,6 +152,13 @@ export const newJobRecord = (
   completed_at: null,
 });
 
+/**
+ * An async job's writes by its holder are fenced by its attempt (in every job store): once another claim (or the
+ * sweeper's re-queue and a claim) moved `attempts` on, a stalled holder's writes fail.
+ */
+export const fenceOf = (job: Pick<Job, 'mode' | 'attempts'>): number | undefined =>
+  job.mode === 'async' && job.attempts !== undefined ? job.attempts : undefined;
+
 /** A job still waiting for or under a render. */
 export const isOpen = (job: Pick<Job, 'status'>): boolean =>
   job.status === 'pending' || job.status === 'rendering';
