@@ -86,6 +86,8 @@ export interface ServiceParts extends WebhookParts {
   readonly stores?: Partial<StoreParts>;
   /** Tests only: the clock every store and use case reads (a test clock). @default the system's */
   readonly clock?: Clock;
+  /** Tests only: told of every fault the service logs and carries on from. @default logged */
+  readonly onFault?: (message: string, error: unknown) => void;
 }
 
 /** The ports the composition root otherwise builds on AWS, by the name of their builder. */
@@ -129,6 +131,8 @@ export interface Services {
   readonly presenters: WebhookPresenters | undefined;
   readonly settings: Settings;
   readonly clock: Clock;
+  /** A fault logged, and carried on from (the parts' `onFault` in tests). */
+  readonly onFault: (message: string, error: unknown) => void;
   get<T>(build: (services: Services) => T): T;
 }
 
@@ -144,6 +148,7 @@ export const createServices = (
     presenters,
     settings: config.settings,
     clock: parts.clock ?? systemClock,
+    onFault: parts.onFault ?? logFault,
     get<T>(build: (services: Services) => T): T {
       if (!built.has(build)) built.set(build, build(services));
       return built.get(build) as T;
@@ -179,13 +184,13 @@ export const sqs = (s: Services) => createSqsClient(s.config.aws);
 export const accounts = (s: Services) =>
   part(s, 'accounts', () => createAccountStore(s.get(db), tableName(s), s.clock));
 const apiKeys = (s: Services) =>
-  part(s, 'apiKeys', () => createApiKeyStore(s.get(db), tableName(s), s.clock, logFault));
+  part(s, 'apiKeys', () => createApiKeyStore(s.get(db), tableName(s), s.clock, s.onFault));
 const jobs = (s: Services) =>
   part(s, 'jobs', () => createJobStore(s.get(db), tableName(s), s.clock, recordRetention(s)));
 export const usage = (s: Services) =>
   part(s, 'usage', () => createUsageStore(s.get(db), tableName(s), s.clock));
 const templates = (s: Services) =>
-  part(s, 'templates', () => createTemplateStore(s.get(db), tableName(s), s.clock, { onFault: logFault }));
+  part(s, 'templates', () => createTemplateStore(s.get(db), tableName(s), s.clock, { onFault: s.onFault }));
 // A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
 // key is taken over that soon; a twin of a live one waits as long as the longest render.
 const idempotency = (s: Services) =>
@@ -203,7 +208,7 @@ const batchStore = (s: Services) =>
 const batchWrites = (s: Services) =>
   part(s, 'batchWrites', () => createBatchWrites(s.get(db), tableName(s), s.clock, recordRetention(s)));
 const endpoints = (s: Services) =>
-  part(s, 'endpoints', () => createWebhookStore(s.get(db), tableName(s), logFault));
+  part(s, 'endpoints', () => createWebhookStore(s.get(db), tableName(s), s.onFault));
 const deliveries = (s: Services) =>
   part(s, 'deliveries', () => createWebhookDeliveryStore(s.get(db), tableName(s), s.clock));
 /** The bucket, whose upload links live as long as a render's budget, and five minutes more. */
@@ -284,7 +289,7 @@ const batchEvents = (s: Services) =>
     endpoints: s.get(endpoints),
     emitter: s.get(emitter),
     describe: presenters(s).batch,
-    onFault: logFault,
+    onFault: s.onFault,
   });
 const webhookJobEvents = (s: Services): JobEvents =>
   s.parts.events ??
@@ -292,7 +297,7 @@ const webhookJobEvents = (s: Services): JobEvents =>
     endpoints: s.get(endpoints),
     emitter: s.get(emitter),
     describe: s.get(jobPayload),
-    onFault: logFault,
+    onFault: s.onFault,
   });
 /**
  * What a job that ends tells: its webhook endpoint, and its batch's count (the batch's
@@ -312,13 +317,13 @@ const jobEventsOf = (s: Services, deletesBatchOrders: boolean): JobEvents => {
   };
 };
 const batchCounter = (s: Services) =>
-  createBatchCounter({ batches: s.get(batchStore), events: s.get(batchEvents), onFault: logFault });
+  createBatchCounter({ batches: s.get(batchStore), events: s.get(batchEvents), onFault: s.onFault });
 const consumerBatchCounter = (s: Services) =>
   createBatchCounter({
     batches: s.get(batchStore),
     orders: s.get(batchOrders),
     events: s.get(batchEvents),
-    onFault: logFault,
+    onFault: s.onFault,
   });
 
 // The job lifecycle: every write to a job, and what a job that ends tells.
@@ -328,7 +333,7 @@ const lifecycleOf = (s: Services, deletesBatchOrders: boolean) =>
     usage: s.get(usage),
     clock: s.clock,
     limits: s.settings,
-    onFault: logFault,
+    onFault: s.onFault,
     events: jobEventsOf(s, deletesBatchOrders),
   });
 const lifecycle = (s: Services) => lifecycleOf(s, false);
@@ -337,7 +342,7 @@ const consumerLifecycle = (s: Services) => lifecycleOf(s, true);
 const resolver = (s: Services) =>
   createTemplateResolver({ templates: s.get(templates), parser: templateParser, limits: s.settings });
 const renderCallWith = (s: Services, to: PdfStorage) =>
-  createRenderCall({ storage: to, renderer: s.get(renderer), limits: s.settings, onFault: logFault });
+  createRenderCall({ storage: to, renderer: s.get(renderer), limits: s.settings, onFault: s.onFault });
 
 // Use cases.
 export const pdfJobs = (s: Services) =>
@@ -353,7 +358,7 @@ export const pdfJobs = (s: Services) =>
     clock: s.clock,
     ...plansOf(s),
     limits: s.settings,
-    onFault: logFault,
+    onFault: s.onFault,
     webhooks: webhookEndpointsOf(s.get(endpoints)),
   });
 export const asyncRenders = (s: Services) =>
@@ -362,7 +367,7 @@ export const asyncRenders = (s: Services) =>
     lifecycle: s.get(lifecycle),
     orders: s.get(renderOrders),
     queue: s.get(renderQueue),
-    onFault: logFault,
+    onFault: s.onFault,
   });
 export const renderWorker = (s: Services) =>
   createRenderWorker({
@@ -373,7 +378,7 @@ export const renderWorker = (s: Services) =>
     batchOrders: createBatchOrderReader(s.get(batchOrders)),
     clock: s.clock,
     limits: s.settings,
-    onFault: logFault,
+    onFault: s.onFault,
   });
 export const batches = (s: Services) =>
   createBatches({
@@ -392,7 +397,7 @@ export const batches = (s: Services) =>
     clock: s.clock,
     ...plansOf(s),
     limits: s.settings,
-    onFault: logFault,
+    onFault: s.onFault,
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
   });
@@ -402,7 +407,7 @@ export const sweeper = (s: Services) =>
     lifecycle: s.get(lifecycle),
     usage: s.get(usage),
     clock: s.clock,
-    onFault: logFault,
+    onFault: s.onFault,
     renderQueue: s.get(renderQueue),
     limits: s.settings,
     overdueDeliveries: createOverdueDeliveries({
@@ -410,7 +415,7 @@ export const sweeper = (s: Services) =>
       queue: s.get(webhookQueue),
       clock: s.clock,
       overdueSeconds: s.settings.webhookOverdueSeconds,
-      onFault: logFault,
+      onFault: s.onFault,
     }),
   });
 export const webhookSender = (s: Services) =>

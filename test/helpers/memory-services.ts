@@ -94,12 +94,19 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     renderQueueUrl: undefined,
   };
   const renderer = options.renderer ?? createMemoryRenderer();
-  const services = createServices(config, { renderer, webhookQueue, stores, clock }, webhookPayloads);
+  /** What the service logged as faults it carried on from, in order. */
+  const faults: { message: string; error: unknown }[] = [];
+  const services = createServices(
+    config,
+    { renderer, webhookQueue, stores, clock, onFault: (message, error) => faults.push({ message, error }) },
+    webhookPayloads,
+  );
   return {
     services,
     clock,
     settings,
     renderer,
+    faults,
     ...stores,
     webhookQueue,
     /**

@@ -89,6 +89,7 @@ describe('an async render, submitted', () => {
         groupId: ada.accountId,
       }),
     ]);
+    expect(m.faults).toEqual([]);
   });
 
   it('is accepted once per Idempotency-Key: a replay answers the same job, queues nothing, holds no second unit', async () => {
@@ -139,6 +140,7 @@ describe('an async render, submitted', () => {
     expect(failed).not.toHaveProperty('unit');
     expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 0, inFlight: 0 });
     expect(m.renderQueue.messages()).toEqual([]);
+    expect(m.faults.map((f) => f.message)).toEqual(['queueing an async render failed']);
     expect(await m.events()).toEqual([
       { type: 'job.failed', data: expect.objectContaining({ id: e.jobId, status: 'failed' }) },
     ]);

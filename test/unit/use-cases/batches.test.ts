@@ -137,6 +137,7 @@ describe('a batch', () => {
         }),
       },
     ]);
+    expect(m.faults).toEqual([]);
   });
 
   it('completes with the item that failed counted, its unit given back', async () => {
@@ -230,6 +231,7 @@ describe('a batch', () => {
     const [listed] = await use.list(ada, { limit: 10, offset: 0 });
     expect(listed?.batch).toMatchObject({ status: 'completed', completed: 0, failed: 3 });
     expect(listed?.counts).toEqual({ pending: 0, rendering: 0, completed: 0, failed: 3 });
+    expect(m.faults.map((f) => f.message)).toEqual(['queueing a batch failed']);
     expect(m.renderQueue.messages()).toEqual([]);
   });
 

@@ -111,6 +111,7 @@ describe('the render queue’s consumer', () => {
     expect(await m.events()).toEqual([
       { type: 'job.completed', data: expect.objectContaining({ id: job.id, status: 'completed' }) },
     ]);
+    expect(m.faults).toEqual([]);
 
     // Delivered again (SQS is at least once): acknowledged, nothing rendered or counted again.
     const again = await m.services.get(renderWorker).handle(message as RenderMessage);
@@ -133,6 +134,9 @@ describe('the render queue’s consumer', () => {
     // It came back after its backoff, not before.
     expect(m.clock.now().getTime() - start).toBe(m.settings.asyncRetryBaseSeconds * 1000);
     expect(render).toHaveBeenCalledTimes(2);
+    expect(m.faults.map((f) => f.message)).toEqual([
+      'async render attempt 1 failed (PDF_RENDERING_FAILED): retrying',
+    ]);
     expect(await m.jobs.get(principal.accountId, job.id, true)).toMatchObject({
       status: 'completed',
       attempts: 2,
@@ -208,6 +212,7 @@ describe('the render queue’s consumer', () => {
     expect(await m.usage.readMonth(principal.accountId, '2026-11')).toMatchObject({
       pdfBytes: completed?.file_size_bytes,
     });
+    expect(m.faults.map((f) => f.message)).toEqual([`async render of ${job.id} failed`]);
     expect((await m.events()).map((e) => e.type)).toEqual(['job.completed']);
   });
 
