@@ -34,21 +34,32 @@ import { createAuthenticator } from './core/auth.js';
 import type { ResourceConfig } from './core/config.js';
 import type { HttpDeps, RateLimitCounter } from './core/http.js';
 import { logFault, systemClock } from './core/runtime.js';
+import type { AccountStore } from './domain/accounts/accounts.js';
 import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
+import type { ApiKeyStore } from './domain/accounts/api-keys.js';
+import type { UsageStore } from './domain/accounts/usage.js';
 import { createUsageReport } from './domain/accounts/usage-report.js';
-import { createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
-import { type BatchView, createBatchCounter, createBatches } from './domain/batches/batches.js';
+import type { BatchWrites } from './domain/batches/batch-acceptance.js';
+import { type BatchOrders, createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
+import {
+  type BatchStore,
+  type BatchView,
+  createBatchCounter,
+  createBatches,
+} from './domain/batches/batches.js';
 import type { Clock, JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
-import { type Job, type JobView, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
+import { type Job, type JobStore, type JobView, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
 import { createSweeper } from './domain/jobs/sweeper.js';
-import { createAsyncRenders, type RenderMessage } from './domain/renders/async-renders.js';
+import { createAsyncRenders, type RenderMessage, type RenderOrders } from './domain/renders/async-renders.js';
+import type { IdempotencyStore } from './domain/renders/idempotency.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createRenderCall } from './domain/renders/render-call.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
 import { createTemplateResolver } from './domain/templates/render-template.js';
 import { createTemplateManagement } from './domain/templates/template-management.js';
+import type { TemplateStore } from './domain/templates/templates.js';
 import {
   createWebhookBatchEvents,
   createWebhookJobEvents,
@@ -56,7 +67,7 @@ import {
 } from './domain/webhooks/webhook-events.js';
 import { createWebhookEmitter, createWebhookManagement } from './domain/webhooks/webhook-management.js';
 import { createOverdueDeliveries, createWebhookSender } from './domain/webhooks/webhook-sender.js';
-import type { WebhookMessage } from './domain/webhooks/webhooks.js';
+import type { WebhookDeliveryStore, WebhookMessage, WebhookStore } from './domain/webhooks/webhooks.js';
 import { DEFAULT_PLAN, type Settings, WEBHOOK_SENDS_PER_MINUTE } from './settings.js';
 import { templateParser } from './templating/parse-pool.js';
 import type { WebhookParts } from './webhooks/queue.js';
@@ -67,6 +78,35 @@ export interface ServiceParts extends WebhookParts {
   readonly renderer?: Renderer;
   /** In place of the webhook job events (a job that names an endpoint tells it when it ends). */
   readonly events?: JobEvents;
+  /**
+   * Tests only: stores, the bucket and the render queue in place of DynamoDB, S3 and SQS (the
+   * memory adapters, functions/adapters/memory, held to the same contracts as the real ones), so
+   * that use cases are built here, as every function builds them, and tested in milliseconds.
+   */
+  readonly stores?: Partial<StoreParts>;
+  /** Tests only: the clock every store and use case reads (a test clock). @default the system's */
+  readonly clock?: Clock;
+  /** Tests only: told of every fault the service logs and carries on from. @default logged */
+  readonly onFault?: (message: string, error: unknown) => void;
+}
+
+/** The ports the composition root otherwise builds on AWS, by the name of their builder. */
+export interface StoreParts {
+  readonly accounts: AccountStore;
+  readonly apiKeys: ApiKeyStore;
+  readonly jobs: JobStore;
+  readonly usage: UsageStore;
+  readonly templates: TemplateStore;
+  readonly idempotency: IdempotencyStore;
+  readonly batchStore: BatchStore;
+  readonly batchWrites: BatchWrites;
+  readonly endpoints: WebhookStore;
+  readonly deliveries: WebhookDeliveryStore;
+  /** The PDF bucket, for sync and async renders alike. */
+  readonly storage: PdfStorage;
+  readonly renderOrders: RenderOrders;
+  readonly batchOrders: BatchOrders;
+  readonly renderQueue: MessageQueue<RenderMessage>;
 }
 
 /**
@@ -91,6 +131,8 @@ export interface Services {
   readonly presenters: WebhookPresenters | undefined;
   readonly settings: Settings;
   readonly clock: Clock;
+  /** A fault logged, and carried on from (the parts' `onFault` in tests). */
+  readonly onFault: (message: string, error: unknown) => void;
   get<T>(build: (services: Services) => T): T;
 }
 
@@ -105,7 +147,8 @@ export const createServices = (
     parts,
     presenters,
     settings: config.settings,
-    clock: systemClock,
+    clock: parts.clock ?? systemClock,
+    onFault: parts.onFault ?? logFault,
     get<T>(build: (services: Services) => T): T {
       if (!built.has(build)) built.set(build, build(services));
       return built.get(build) as T;
@@ -118,6 +161,10 @@ const need = <T>(value: T | undefined, what: string): T => {
   if (value === undefined) throw new Error(`this function is not wired with ${what}`);
   return value;
 };
+
+/** The part handed in for `name`, or what `build` makes. */
+const part = <K extends keyof StoreParts>(s: Services, name: K, build: () => StoreParts[K]): StoreParts[K] =>
+  s.parts.stores?.[name] ?? build();
 
 const tableName = (s: Services) => need(s.config.tableName, 'the table (TABLE_NAME)');
 const bucketName = (s: Services) => need(s.config.bucketName, 'the PDF bucket (BUCKET_NAME)');
@@ -134,44 +181,60 @@ const s3 = (s: Services) => createS3Client(s.config.aws);
 export const sqs = (s: Services) => createSqsClient(s.config.aws);
 
 // Stores.
-export const accounts = (s: Services) => createAccountStore(s.get(db), tableName(s), s.clock);
-const apiKeys = (s: Services) => createApiKeyStore(s.get(db), tableName(s), s.clock, logFault);
-const jobs = (s: Services) => createJobStore(s.get(db), tableName(s), s.clock, recordRetention(s));
-export const usage = (s: Services) => createUsageStore(s.get(db), tableName(s), s.clock);
+export const accounts = (s: Services) =>
+  part(s, 'accounts', () => createAccountStore(s.get(db), tableName(s), s.clock));
+const apiKeys = (s: Services) =>
+  part(s, 'apiKeys', () => createApiKeyStore(s.get(db), tableName(s), s.clock, s.onFault));
+const jobs = (s: Services) =>
+  part(s, 'jobs', () => createJobStore(s.get(db), tableName(s), s.clock, recordRetention(s)));
+export const usage = (s: Services) =>
+  part(s, 'usage', () => createUsageStore(s.get(db), tableName(s), s.clock));
 const templates = (s: Services) =>
-  createTemplateStore(s.get(db), tableName(s), s.clock, { onFault: logFault });
+  part(s, 'templates', () => createTemplateStore(s.get(db), tableName(s), s.clock, { onFault: s.onFault }));
 // A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
 // key is taken over that soon; a twin of a live one waits as long as the longest render.
 const idempotency = (s: Services) =>
-  createIdempotencyStore(
-    s.get(db),
-    tableName(s),
-    s.clock,
-    Math.ceil((2 * s.settings.jobLeaseSeconds * 1000) / 3),
-    s.settings.renderBudgetMs + 30_000,
+  part(s, 'idempotency', () =>
+    createIdempotencyStore(
+      s.get(db),
+      tableName(s),
+      s.clock,
+      Math.ceil((2 * s.settings.jobLeaseSeconds * 1000) / 3),
+      s.settings.renderBudgetMs + 30_000,
+    ),
   );
-const batchStore = (s: Services) => createBatchStore(s.get(db), tableName(s), s.clock, recordRetention(s));
-const batchWrites = (s: Services) => createBatchWrites(s.get(db), tableName(s), s.clock, recordRetention(s));
-const endpoints = (s: Services) => createWebhookStore(s.get(db), tableName(s), logFault);
-const deliveries = (s: Services) => createWebhookDeliveryStore(s.get(db), tableName(s), s.clock);
+const batchStore = (s: Services) =>
+  part(s, 'batchStore', () => createBatchStore(s.get(db), tableName(s), s.clock, recordRetention(s)));
+const batchWrites = (s: Services) =>
+  part(s, 'batchWrites', () => createBatchWrites(s.get(db), tableName(s), s.clock, recordRetention(s)));
+const endpoints = (s: Services) =>
+  part(s, 'endpoints', () => createWebhookStore(s.get(db), tableName(s), s.onFault));
+const deliveries = (s: Services) =>
+  part(s, 'deliveries', () => createWebhookDeliveryStore(s.get(db), tableName(s), s.clock));
 /** The bucket, whose upload links live as long as a render's budget, and five minutes more. */
 const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
-  createS3PdfStorage(s.get(s3), bucketName(s), {
-    downloadUrlTtlSeconds: s.settings.downloadUrlTtlSeconds,
-    uploadUrlTtlSeconds: Math.ceil(budgetMs / 1000) + 300,
-  });
+  part(s, 'storage', () =>
+    createS3PdfStorage(s.get(s3), bucketName(s), {
+      downloadUrlTtlSeconds: s.settings.downloadUrlTtlSeconds,
+      uploadUrlTtlSeconds: Math.ceil(budgetMs / 1000) + 300,
+    }),
+  );
 /** The bucket as a sync render uses it. */
 const storage = (s: Services) => pdfStorage(s, s.settings.renderBudgetMs);
 /** The bucket as the render queue's consumer uses it (an async render's budget). */
 const asyncStorage = (s: Services) => pdfStorage(s, s.settings.asyncRenderBudgetMs);
-const renderOrders = (s: Services) => createS3RenderOrders(s.get(s3), bucketName(s));
-const batchOrders = (s: Services) => createS3BatchOrders(s.get(s3), bucketName(s));
+const renderOrders = (s: Services) =>
+  part(s, 'renderOrders', () => createS3RenderOrders(s.get(s3), bucketName(s)));
+const batchOrders = (s: Services) =>
+  part(s, 'batchOrders', () => createS3BatchOrders(s.get(s3), bucketName(s)));
 
 // Queues, secrets, the renderer.
 const renderQueue = (s: Services) =>
-  createSqsQueue<RenderMessage>(
-    s.get(sqs),
-    need(s.config.renderQueueUrl, 'the render queue (RENDER_QUEUE_URL)'),
+  part(s, 'renderQueue', () =>
+    createSqsQueue<RenderMessage>(
+      s.get(sqs),
+      need(s.config.renderQueueUrl, 'the render queue (RENDER_QUEUE_URL)'),
+    ),
   );
 const webhookQueue = (s: Services): MessageQueue<WebhookMessage> => {
   if (s.parts.webhookQueue) return s.parts.webhookQueue;
@@ -208,7 +271,7 @@ export const http =
 /** A job as the API shows it; without the bucket (the sweeper) a job has no link. */
 const presentJob = (s: Services) =>
   createJobPresenter({
-    ...(s.config.bucketName ? { storage: s.get(storage) } : {}),
+    ...(s.config.bucketName || s.parts.stores?.storage ? { storage: s.get(storage) } : {}),
     clock: s.clock,
     pdfRetentionDays: s.settings.pdfRetentionDays,
   });
@@ -226,7 +289,7 @@ const batchEvents = (s: Services) =>
     endpoints: s.get(endpoints),
     emitter: s.get(emitter),
     describe: presenters(s).batch,
-    onFault: logFault,
+    onFault: s.onFault,
   });
 const webhookJobEvents = (s: Services): JobEvents =>
   s.parts.events ??
@@ -234,7 +297,7 @@ const webhookJobEvents = (s: Services): JobEvents =>
     endpoints: s.get(endpoints),
     emitter: s.get(emitter),
     describe: s.get(jobPayload),
-    onFault: logFault,
+    onFault: s.onFault,
   });
 /**
  * What a job that ends tells: its webhook endpoint, and its batch's count (the batch's
@@ -254,13 +317,13 @@ const jobEventsOf = (s: Services, deletesBatchOrders: boolean): JobEvents => {
   };
 };
 const batchCounter = (s: Services) =>
-  createBatchCounter({ batches: s.get(batchStore), events: s.get(batchEvents), onFault: logFault });
+  createBatchCounter({ batches: s.get(batchStore), events: s.get(batchEvents), onFault: s.onFault });
 const consumerBatchCounter = (s: Services) =>
   createBatchCounter({
     batches: s.get(batchStore),
     orders: s.get(batchOrders),
     events: s.get(batchEvents),
-    onFault: logFault,
+    onFault: s.onFault,
   });
 
 // The job lifecycle: every write to a job, and what a job that ends tells.
@@ -270,7 +333,7 @@ const lifecycleOf = (s: Services, deletesBatchOrders: boolean) =>
     usage: s.get(usage),
     clock: s.clock,
     limits: s.settings,
-    onFault: logFault,
+    onFault: s.onFault,
     events: jobEventsOf(s, deletesBatchOrders),
   });
 const lifecycle = (s: Services) => lifecycleOf(s, false);
@@ -279,7 +342,7 @@ const consumerLifecycle = (s: Services) => lifecycleOf(s, true);
 const resolver = (s: Services) =>
   createTemplateResolver({ templates: s.get(templates), parser: templateParser, limits: s.settings });
 const renderCallWith = (s: Services, to: PdfStorage) =>
-  createRenderCall({ storage: to, renderer: s.get(renderer), limits: s.settings, onFault: logFault });
+  createRenderCall({ storage: to, renderer: s.get(renderer), limits: s.settings, onFault: s.onFault });
 
 // Use cases.
 export const pdfJobs = (s: Services) =>
@@ -295,7 +358,7 @@ export const pdfJobs = (s: Services) =>
     clock: s.clock,
     ...plansOf(s),
     limits: s.settings,
-    onFault: logFault,
+    onFault: s.onFault,
     webhooks: webhookEndpointsOf(s.get(endpoints)),
   });
 export const asyncRenders = (s: Services) =>
@@ -304,7 +367,7 @@ export const asyncRenders = (s: Services) =>
     lifecycle: s.get(lifecycle),
     orders: s.get(renderOrders),
     queue: s.get(renderQueue),
-    onFault: logFault,
+    onFault: s.onFault,
   });
 export const renderWorker = (s: Services) =>
   createRenderWorker({
@@ -315,7 +378,7 @@ export const renderWorker = (s: Services) =>
     batchOrders: createBatchOrderReader(s.get(batchOrders)),
     clock: s.clock,
     limits: s.settings,
-    onFault: logFault,
+    onFault: s.onFault,
   });
 export const batches = (s: Services) =>
   createBatches({
@@ -334,7 +397,7 @@ export const batches = (s: Services) =>
     clock: s.clock,
     ...plansOf(s),
     limits: s.settings,
-    onFault: logFault,
+    onFault: s.onFault,
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
   });
@@ -344,7 +407,7 @@ export const sweeper = (s: Services) =>
     lifecycle: s.get(lifecycle),
     usage: s.get(usage),
     clock: s.clock,
-    onFault: logFault,
+    onFault: s.onFault,
     renderQueue: s.get(renderQueue),
     limits: s.settings,
     overdueDeliveries: createOverdueDeliveries({
@@ -352,7 +415,7 @@ export const sweeper = (s: Services) =>
       queue: s.get(webhookQueue),
       clock: s.clock,
       overdueSeconds: s.settings.webhookOverdueSeconds,
-      onFault: logFault,
+      onFault: s.onFault,
     }),
   });
 export const webhookSender = (s: Services) =>

@@ -6,7 +6,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   claimJobParams,
-  fenceOf,
   renewJobParams,
   requeueJobParams,
   transitionJobParams,
@@ -22,6 +21,7 @@ import {
   sendMessageParams,
 } from '../../functions/adapters/sqs/queue.js';
 import type { Job } from '../../functions/domain/jobs/jobs.js';
+import { fenceOf } from '../../functions/domain/jobs/jobs.js';
 import { decide } from '../../functions/domain/jobs/sweeper.js';
 import {
   parseRenderMessage,

@@ -20,10 +20,11 @@ import { epochSeconds, isoNow } from '../../domain/common/clock.js';
 import { ServiceError } from '../../domain/common/errors.js';
 import type { Clock } from '../../domain/common/ports.js';
 import type { Job } from '../../domain/jobs/jobs.js';
-import { isConditionFailure, withinLimit } from './conditional.js';
+import { newJobRecord } from '../../domain/jobs/jobs.js';
 // An item key is kept as long as POST /v1/pdf's Idempotency-Key.
-import { RETENTION_SECONDS } from './idempotency.js';
-import { createJobParams, newJobRecord, toJob } from './jobs.js';
+import { IDEMPOTENCY_RETENTION_SECONDS } from '../../domain/renders/idempotency.js';
+import { isConditionFailure, withinLimit } from './conditional.js';
+import { createJobParams, toJob } from './jobs.js';
 import { batchItemKeyKey, ENTITY, jobKey, PK, SK, TTL, usageKey } from './keys.js';
 import { HOLDERS, QUEUED_HOLDERS } from './usage.js';
 
@@ -97,7 +98,7 @@ export const claimItemKeyParams = (
     body_hash: o.record.bodyHash,
     job_id: o.record.jobId,
     batch_id: o.record.batchId,
-    [TTL]: epochSeconds(o.now) + RETENTION_SECONDS,
+    [TTL]: epochSeconds(o.now) + IDEMPOTENCY_RETENTION_SECONDS,
   },
   ConditionExpression: `attribute_not_exists(${PK}) OR #ttl < :now${o.replacing ? ' OR job_id = :replacing' : ''}`,
   ExpressionAttributeNames: { '#ttl': TTL },

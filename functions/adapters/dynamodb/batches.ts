@@ -17,7 +17,14 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { Batch, BatchJobStatus, BatchStore, NewBatch } from '../../domain/batches/batches.js';
+import {
+  type Batch,
+  type BatchJobStatus,
+  type BatchStore,
+  endedAtCreation,
+  type NewBatch,
+  newBatchRecord,
+} from '../../domain/batches/batch-counter.js';
 import { epochSeconds, isoNow } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
 import type { Job } from '../../domain/jobs/jobs.js';
@@ -199,19 +206,14 @@ export const createBatchStore = (
     queryPage(db, query, at, query.ProjectionExpression ? {} : { ProjectionExpression: '#pk' });
 
   return {
-    async create({ ended, ...batch }: NewBatch): Promise<Batch> {
-      const at = now();
-      const item: Batch = {
-        ...batch,
-        status: 'processing',
-        completed: ended?.completed.length ?? 0,
-        failed: ended?.failed.length ?? 0,
-        created_at: at,
-        updated_at: at,
-        completed_at: null,
-      };
-      const params = createBatchParams(tableName, item, epochSeconds(new Date(at)) + recordRetentionSeconds);
-      const counted = [...(ended?.completed ?? []), ...(ended?.failed ?? [])];
+    async create(batch: NewBatch): Promise<Batch> {
+      const item = newBatchRecord(batch, now());
+      const params = createBatchParams(
+        tableName,
+        item,
+        epochSeconds(new Date(item.created_at)) + recordRetentionSeconds,
+      );
+      const counted = endedAtCreation(batch);
       // Jobs that ended already are counted from the start (a set cannot be empty: none, no attribute).
       if (counted.length > 0) params.Item = { ...params.Item, [ENDED]: new Set(counted) };
       await db.send(new PutCommand(params));

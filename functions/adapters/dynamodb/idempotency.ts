@@ -15,12 +15,15 @@ import {
 import { epochSeconds } from '../../domain/common/clock.js';
 import { ServiceError } from '../../domain/common/errors.js';
 import type { Clock } from '../../domain/common/ports.js';
-import type { Claim, IdempotencyStore, StoredAnswer } from '../../domain/renders/idempotency.js';
+import {
+  type Claim,
+  IDEMPOTENCY_RETENTION_SECONDS,
+  type IdempotencyStore,
+  type StoredAnswer,
+} from '../../domain/renders/idempotency.js';
 import { isConditionFailure } from './conditional.js';
 import { ENTITY, ITEM_ABSENT, idempotencyKey, TTL } from './keys.js';
 
-/** How long an Idempotency-Key's record is kept (and a batch item's key, batch-writes.ts). */
-export const RETENTION_SECONDS = 24 * 3600;
 const POLL_MS = 200;
 
 /**
@@ -40,7 +43,7 @@ export const claimIdempotencyParams = (
     // Whose claim it is: a claim the SDK sent twice (its answer lost) meets its own item.
     claim_id: claim.claimId,
     lease_until: claim.now.getTime() + claim.leaseMs,
-    [TTL]: epochSeconds(claim.now) + RETENTION_SECONDS,
+    [TTL]: epochSeconds(claim.now) + IDEMPOTENCY_RETENTION_SECONDS,
   },
   ConditionExpression: `${ITEM_ABSENT} OR #ttl < :now OR (#state = :progress AND lease_until < :nowMs AND body_hash = :hash)`,
   ExpressionAttributeNames: { '#state': 'state', '#ttl': TTL },

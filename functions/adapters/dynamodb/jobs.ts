@@ -20,11 +20,13 @@ import { monthPeriod } from '../../domain/accounts/usage.js';
 import { epochSeconds, isoNow } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
 import {
+  fenceOf,
   INTERRUPTED,
   type Job,
   type JobStatus,
   type JobStore,
   type NewJob,
+  newJobRecord,
   type OpenJobRef,
 } from '../../domain/jobs/jobs.js';
 import { isConditionFailure, orLanded } from './conditional.js';
@@ -67,29 +69,6 @@ export const createJobParams = (tableName: string, job: Job, expiresAt: number):
   ConditionExpression: ITEM_ABSENT,
 });
 
-/** A new job as `create` writes it (pending; with a lease, its unit `reserving`), made at `at`. */
-export const newJobRecord = (
-  job: NewJob,
-  at: string,
-  lease?: { readonly month: string; readonly leaseUntil: number },
-): Job => ({
-  ...job,
-  mode: job.mode ?? 'sync',
-  attempts: 0,
-  webhook_id: job.webhook_id ?? null,
-  batch_id: job.batch_id ?? null,
-  status: 'pending',
-  ...(lease ? { usage_month: lease.month, unit: 'reserving' as const, lease_until: lease.leaseUntil } : {}),
-  file_size_bytes: null,
-  page_count: null,
-  render_duration_ms: null,
-  error: null,
-  diagnostics: null,
-  created_at: at,
-  updated_at: at,
-  completed_at: null,
-});
-
 /** TTL deletes late: an item past its `expires_at` is gone as far as readers are concerned. */
 const live = (item: Record<string, unknown>, now: Date): boolean =>
   item[TTL] === undefined || Number(item[TTL]) > epochSeconds(now);
@@ -127,13 +106,6 @@ const leaseFields = (job: Pick<Job, 'account_id' | 'id'>, leaseUntil: number) =>
 
 /** What leaves a job when its unit is settled: it is no longer in the sweeper's index. */
 export const SETTLED_REMOVES = ['lease_until', 'unit', GSI1.partitionKey, GSI1.sortKey] as const;
-
-/**
- * An async job's writes by its holder are fenced by its attempt: once another claim (or the
- * sweeper's re-queue and a claim) moved `attempts` on, a stalled holder's writes fail.
- */
-export const fenceOf = (job: Pick<Job, 'mode' | 'attempts'>): number | undefined =>
-  job.mode === 'async' && job.attempts !== undefined ? job.attempts : undefined;
 
 /** Extends the lease of a job still pending or rendering (an async job's: still at its attempt). */
 export const renewJobParams = (

@@ -36,6 +36,7 @@ import {
   contentPayloadBytes,
   decodeContent,
   encodeContent,
+  NO_CONTENT,
   RECORD_OVERHEAD_BYTES,
   recordPayloadBytes,
   type TemplateContent,
@@ -115,18 +116,8 @@ const withContent = (
 });
 
 /** What a record will weigh in an answer, known before its content is read. */
-const answerBytes = (record: TemplateRecord): number => {
-  const {
-    html: _html,
-    variables: _variables,
-    header_html: _header,
-    footer_html: _footer,
-    sample_variables: _sample,
-    pdf_options: _pdfOptions,
-    ...meta
-  } = withContent(record, { html: '', variables: [], header_html: null, footer_html: null });
-  return recordPayloadBytes(meta, record.content_bytes);
-};
+const answerBytes = (record: TemplateRecord): number =>
+  recordPayloadBytes(withContent(record, NO_CONTENT), record.content_bytes);
 
 /** Runs `task` over `items`, at most `width` at a time, keeping their order. */
 const mapLimited = async <T, R>(items: readonly T[], width: number, task: (item: T) => Promise<R>) => {

@@ -6,15 +6,13 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import type { MonthUsage, RateLimitState, UnitCounters, UsageStore } from '../../domain/accounts/usage.js';
 import {
-  type MonthUsage,
-  monthPeriod,
-  type RateLimitState,
-  type UnitCounters,
-  type UsageStore,
-} from '../../domain/accounts/usage.js';
+  rateLimitExceeded,
+  reservationRefusal,
+  secondsLeftInMinute,
+} from '../../domain/accounts/usage-limits.js';
 import { epochSeconds, minuteOf, monthOf } from '../../domain/common/clock.js';
-import { ServiceError } from '../../domain/common/errors.js';
 import type { Clock } from '../../domain/common/ports.js';
 import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
 import { isConditionFailure, withinLimit } from './conditional.js';
@@ -28,12 +26,6 @@ import {
 } from './keys.js';
 
 /**
- * A render of the account ends within seconds, so a refusal for concurrency is worth retrying soon
- * (a second or two, as the design asks; 2 s lets a typical render of a small page end).
- */
-export const CONCURRENCY_RETRY_SECONDS = 2;
-
-/**
  * The jobs holding a unit of the month right now (a string set on the month's item). Each unit
  * move names its job and is conditional on the set, so that a move the SDK sends twice (a timeout
  * after it had landed) happens once: a second reservation finds its job already in the set, a
@@ -45,9 +37,6 @@ export const HOLDERS = 'unit_holders';
  * unit is not a running render, so moving it leaves `in_flight` alone.
  */
 export const QUEUED_HOLDERS = 'queued_unit_holders';
-
-const secondsLeftInMinute = (now: Date, minute: number): number =>
-  Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
 
 const count = (value: unknown): number => (typeof value === 'number' && value > 0 ? value : 0);
 
@@ -270,31 +259,8 @@ export const setUnitsParams = (
 };
 
 export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, clock: Clock): UsageStore => {
-  /**
-   * Which limit refuses a reservation, from the month's counters: the quota wins (it does not
-   * clear by waiting a second). `inFlight` infinite: the write was refused and the quota was not
-   * the reason, so the concurrency was.
-   */
-  const refusal = (plan: Plan, used: number, inFlight: number): ServiceError | undefined => {
-    const now = clock.now();
-    const concurrent = plan.concurrentRenders ?? DEFAULT_CONCURRENT_RENDERS;
-    if (used >= plan.monthlyRenders) {
-      const resetAt = monthPeriod(now).end;
-      return new ServiceError(
-        'PLAN_QUOTA_EXCEEDED',
-        `Monthly quota of ${plan.monthlyRenders} renders used up; it resets at ${resetAt.toISOString()}`,
-        { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
-      );
-    }
-    if (inFlight >= concurrent) {
-      return new ServiceError(
-        'CONCURRENCY_LIMIT_EXCEEDED',
-        `The plan runs at most ${concurrent} renders at once for an account; retry in ${CONCURRENCY_RETRY_SECONDS} s`,
-        { retryAfterSeconds: CONCURRENCY_RETRY_SECONDS },
-      );
-    }
-    return undefined;
-  };
+  const refusal = (plan: Plan, used: number, inFlight: number) =>
+    reservationRefusal(plan, used, inFlight, clock.now());
 
   /** Sends a conditional update: false when its condition refused it. */
   const applied = async (params: UpdateCommandInput): Promise<boolean> => {
@@ -341,11 +307,7 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
         return { limit, remaining: Math.max(0, limit - count), resetSeconds };
       } catch (e) {
         if (!isConditionFailure(e)) throw e;
-        throw new ServiceError(
-          'USAGE_LIMIT_EXCEEDED',
-          `Rate limit of ${limit} render requests per minute exceeded; retry in ${resetSeconds} s`,
-          { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
-        );
+        throw rateLimitExceeded(limit, 'render requests', resetSeconds);
       }
     },
 
@@ -362,11 +324,7 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
         return { limit: perMinute, remaining: Math.max(0, perMinute - count), resetSeconds };
       } catch (e) {
         if (!isConditionFailure(e)) throw e;
-        throw new ServiceError(
-          'USAGE_LIMIT_EXCEEDED',
-          `Rate limit of ${perMinute} template writes per minute exceeded; retry in ${resetSeconds} s`,
-          { rateLimit: { limit: perMinute, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
-        );
+        throw rateLimitExceeded(perMinute, 'template writes', resetSeconds);
       }
     },
 
@@ -391,11 +349,7 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
           );
         } catch (e) {
           if (!isConditionFailure(e)) throw e;
-          throw new ServiceError(
-            'USAGE_LIMIT_EXCEEDED',
-            `Rate limit of ${limit} ${what} per minute exceeded; retry in ${resetSeconds} s`,
-            { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
-          );
+          throw rateLimitExceeded(limit, what, resetSeconds);
         }
       }
     },

@@ -9,10 +9,11 @@
 import { epochSeconds } from '../../domain/common/clock.js';
 import { ServiceError } from '../../domain/common/errors.js';
 import type { Clock } from '../../domain/common/ports.js';
-import type { IdempotencyStore, StoredAnswer } from '../../domain/renders/idempotency.js';
-
-/** How long a key's record is kept (the DynamoDB adapter's RETENTION_SECONDS). */
-const RETENTION_SECONDS = 24 * 3600;
+import {
+  IDEMPOTENCY_RETENTION_SECONDS,
+  type IdempotencyStore,
+  type StoredAnswer,
+} from '../../domain/renders/idempotency.js';
 
 interface Item {
   state: 'in_progress' | 'done';
@@ -53,7 +54,7 @@ export const createMemoryIdempotencyStore = (options: MemoryIdempotencyOptions):
           items.set(id(accountId, key), {
             state: 'in_progress',
             hash,
-            expiresAt: epochSeconds(now) + RETENTION_SECONDS,
+            expiresAt: epochSeconds(now) + IDEMPOTENCY_RETENTION_SECONDS,
             leaseUntil: now.getTime() + leaseMs,
           });
           return { kind: 'claimed' };

@@ -5,41 +5,29 @@
  * error named ConditionalCheckFailedException, as DynamoDB's does (the domain tells it by that
  * name); a job is in the sweeper's index while it has a lease; records expire
  * `recordRetentionSeconds` after their creation (gone from reads at once, as the adapter filters
- * them). The job store contract (test/contract/jobs.contract.ts) runs the same cases against both.
+ * them). Its jobs are those of the table it is handed (table.ts), which a batch's writes share. The job store contract (test/contract/jobs.contract.ts) runs the same cases against both.
  */
 import { epochSeconds, isoNow } from '../../domain/common/clock.js';
 import type { Clock, Diagnostics } from '../../domain/common/ports.js';
 import {
   type CompletedRender,
+  fenceOf,
   INTERRUPTED,
   type Job,
   type JobError,
   type JobStatus,
   type JobStore,
   type NewJob,
+  newJobRecord,
 } from '../../domain/jobs/jobs.js';
+import { conditionFailed, createMemoryTable, jobKey, type MemoryTable, type StoredJob } from './table.js';
 
 export interface MemoryJobStoreOptions {
   /** How long a job's record is kept (domain/jobs.ts, jobRecordRetentionSeconds). */
   readonly recordRetentionSeconds: number;
 }
 
-interface Stored {
-  job: Job;
-  readonly expiresAt: number;
-}
-
 const OPEN: readonly JobStatus[] = ['pending', 'rendering'];
-
-const conditionFailed = (): Error => {
-  const error = new Error('The conditional request failed');
-  error.name = 'ConditionalCheckFailedException';
-  return error;
-};
-
-/** An async job's writes are fenced by the attempt its caller read (adapters/dynamodb/jobs.ts, fenceOf). */
-const fenceOf = (job: Pick<Job, 'mode' | 'attempts'>): number | undefined =>
-  job.mode === 'async' && job.attempts !== undefined ? job.attempts : undefined;
 
 /** What leaves a job when its unit is settled: its lease (and so its place in the sweeper's index) and unit. */
 const settledOf = (job: Job): Job => {
@@ -50,10 +38,11 @@ const settledOf = (job: Job): Job => {
 export const createMemoryJobStore = (
   clock: Clock,
   { recordRetentionSeconds }: MemoryJobStoreOptions,
+  table: MemoryTable = createMemoryTable(),
 ): JobStore => {
-  const jobs = new Map<string, Stored>();
-  const keyOf = (job: Pick<Job, 'account_id' | 'id'>) => JSON.stringify([job.account_id, job.id]);
-  const live = (s: Stored) => s.expiresAt > epochSeconds(clock.now());
+  const { jobs } = table;
+  const keyOf = (job: Pick<Job, 'account_id' | 'id'>) => jobKey(job.account_id, job.id);
+  const live = (s: StoredJob) => s.expiresAt > epochSeconds(clock.now());
   const copy = (job: Job): Job => structuredClone(job);
 
   /** Applies `change` if `allowed` holds for the stored job; the job as it became, or undefined. */
@@ -87,26 +76,7 @@ export const createMemoryJobStore = (
   return {
     async create(job: NewJob, lease) {
       if (jobs.has(keyOf(job))) throw conditionFailed();
-      const at = isoNow(clock.now());
-      const record: Job = {
-        ...job,
-        mode: job.mode ?? 'sync',
-        attempts: 0,
-        webhook_id: job.webhook_id ?? null,
-        batch_id: job.batch_id ?? null,
-        status: 'pending',
-        ...(lease
-          ? { usage_month: lease.month, unit: 'reserving' as const, lease_until: lease.leaseUntil }
-          : {}),
-        file_size_bytes: null,
-        page_count: null,
-        render_duration_ms: null,
-        error: null,
-        diagnostics: null,
-        created_at: at,
-        updated_at: at,
-        completed_at: null,
-      };
+      const record = newJobRecord(job, isoNow(clock.now()), lease);
       jobs.set(keyOf(job), {
         job: copy(record),
         expiresAt: epochSeconds(clock.now()) + recordRetentionSeconds,

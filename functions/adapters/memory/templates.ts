@@ -14,6 +14,7 @@ import {
   ANSWER_BUDGET_BYTES,
   arrayPayloadBytes,
   contentPayloadBytes,
+  NO_CONTENT,
   RECORD_OVERHEAD_BYTES,
   recordPayloadBytes,
   type TemplateContent,
@@ -63,18 +64,7 @@ const withContent = (r: Record_, content: TemplateContent, version = r.version):
 });
 
 /** What a record weighs in an answer, known before its content is read. */
-const answerBytes = (r: Record_): number => {
-  const {
-    html: _html,
-    variables: _variables,
-    header_html: _header,
-    footer_html: _footer,
-    sample_variables: _sample,
-    pdf_options: _options,
-    ...meta
-  } = withContent(r, { html: '', variables: [], header_html: null, footer_html: null });
-  return recordPayloadBytes(meta, r.contentBytes);
-};
+const answerBytes = (r: Record_): number => recordPayloadBytes(withContent(r, NO_CONTENT), r.contentBytes);
 
 export const createMemoryTemplateStore = (
   clock: Clock,

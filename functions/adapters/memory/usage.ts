@@ -4,73 +4,35 @@
  * refused in one step; a month's units held by named jobs, so that every unit move happens once
  * for its job however often it is sent; a running render counted in `inFlight` against the plan's
  * concurrency, a queued job (reserveQueued) against the quota only; and the counters set again
- * only from what was read (setUnits). The usage contract (test/contract/usage.contract.ts) runs
+ * only from what was read (setUnits). Its months are those of the table it is handed (table.ts),
+ * where a batch's writes hold their units. The usage contract (test/contract/usage.contract.ts) runs
  * the same cases against both.
  */
 
+import type { MonthUsage, RateLimitState, UnitCounters, UsageStore } from '../../domain/accounts/usage.js';
 import {
-  type MonthUsage,
-  monthPeriod,
-  type RateLimitState,
-  type UnitCounters,
-  type UsageStore,
-} from '../../domain/accounts/usage.js';
+  rateLimitExceeded,
+  reservationRefusal,
+  secondsLeftInMinute,
+} from '../../domain/accounts/usage-limits.js';
 import { minuteOf, monthOf } from '../../domain/common/clock.js';
-import { ServiceError } from '../../domain/common/errors.js';
 import type { Clock } from '../../domain/common/ports.js';
-import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
-
-/** A refusal for concurrency is worth retrying soon (the DynamoDB adapter's CONCURRENCY_RETRY_SECONDS). */
-const CONCURRENCY_RETRY_SECONDS = 2;
-
-interface Month {
-  rendersUsed?: number;
-  inFlight?: number;
-  pdfBytes: number;
-  renderMs: number;
-  holders: Set<string>;
-  queued: Set<string>;
-}
-
-const secondsLeftInMinute = (now: Date, minute: number): number =>
-  Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
+import type { Plan } from '../../settings.js';
+import { createMemoryTable, type MemoryTable, monthKey, type UsageMonth, usageMonth } from './table.js';
 
 const count = (value: number | undefined): number => (value !== undefined && value > 0 ? value : 0);
 
-export const createMemoryUsageStore = (clock: Clock): UsageStore => {
-  const windows = new Map<string, number>();
-  const months = new Map<string, Month>();
-  const monthOfAccount = (accountId: string, month: string): Month => {
-    const key = JSON.stringify([accountId, month]);
-    let found = months.get(key);
-    if (!found) {
-      found = { pdfBytes: 0, renderMs: 0, holders: new Set(), queued: new Set() };
-      months.set(key, found);
-    }
-    return found;
-  };
-  const peek = (accountId: string, month: string) => months.get(JSON.stringify([accountId, month]));
+export const createMemoryUsageStore = (
+  clock: Clock,
+  table: MemoryTable = createMemoryTable(),
+): UsageStore => {
+  const { windows, months } = table;
+  const monthOfAccount = (accountId: string, month: string): UsageMonth =>
+    usageMonth(table, accountId, month);
+  const peek = (accountId: string, month: string) => months.get(monthKey(accountId, month));
 
-  const refusal = (plan: Plan, used: number, inFlight: number): ServiceError | undefined => {
-    const now = clock.now();
-    const concurrent = plan.concurrentRenders ?? DEFAULT_CONCURRENT_RENDERS;
-    if (used >= plan.monthlyRenders) {
-      const resetAt = monthPeriod(now).end;
-      return new ServiceError(
-        'PLAN_QUOTA_EXCEEDED',
-        `Monthly quota of ${plan.monthlyRenders} renders used up; it resets at ${resetAt.toISOString()}`,
-        { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
-      );
-    }
-    if (inFlight >= concurrent) {
-      return new ServiceError(
-        'CONCURRENCY_LIMIT_EXCEEDED',
-        `The plan runs at most ${concurrent} renders at once for an account; retry in ${CONCURRENCY_RETRY_SECONDS} s`,
-        { retryAfterSeconds: CONCURRENCY_RETRY_SECONDS },
-      );
-    }
-    return undefined;
-  };
+  const refusal = (plan: Plan, used: number, inFlight: number) =>
+    reservationRefusal(plan, used, inFlight, clock.now());
 
   const hit = (accountId: string, window: string, limit: number, what: string): RateLimitState => {
     const now = clock.now();
@@ -79,18 +41,14 @@ export const createMemoryUsageStore = (clock: Clock): UsageStore => {
     const key = JSON.stringify([accountId, window, minute]);
     const seen = windows.get(key) ?? 0;
     if (seen >= limit) {
-      throw new ServiceError(
-        'USAGE_LIMIT_EXCEEDED',
-        `Rate limit of ${limit} ${what} per minute exceeded; retry in ${resetSeconds} s`,
-        { rateLimit: { limit, remaining: 0, resetSeconds }, retryAfterSeconds: resetSeconds },
-      );
+      throw rateLimitExceeded(limit, what, resetSeconds);
     }
     windows.set(key, seen + 1);
     return { limit, remaining: Math.max(0, limit - seen - 1), resetSeconds };
   };
 
   /** Where job `jobId` holds a unit of the month, taken out of there; undefined when it holds none. */
-  const take = (m: Month | undefined, jobId: string): 'running' | 'queued' | undefined => {
+  const take = (m: UsageMonth | undefined, jobId: string): 'running' | 'queued' | undefined => {
     if (m?.holders.delete(jobId)) {
       m.inFlight = (m.inFlight ?? 0) - 1;
       return 'running';

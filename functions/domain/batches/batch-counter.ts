@@ -43,6 +43,23 @@ export type NewBatch = Pick<
   readonly ended?: { readonly completed: readonly string[]; readonly failed: readonly string[] };
 };
 
+/** A new batch as every store writes it (made at `at`): processing, its replayed items' ended jobs counted. */
+export const newBatchRecord = ({ ended, ...batch }: NewBatch, at: string): Batch => ({
+  ...batch,
+  status: 'processing',
+  completed: ended?.completed.length ?? 0,
+  failed: ended?.failed.length ?? 0,
+  created_at: at,
+  updated_at: at,
+  completed_at: null,
+});
+
+/** The jobs a new batch counts as ended from the start (its replayed items' that ended). */
+export const endedAtCreation = ({ ended }: NewBatch): string[] => [
+  ...(ended?.completed ?? []),
+  ...(ended?.failed ?? []),
+];
+
 /** A batch's jobs by status; pending and rendering are read from its jobs, the rest are its counters. */
 export interface BatchCounts {
   readonly pending: number;

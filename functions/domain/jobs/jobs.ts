@@ -126,6 +126,39 @@ export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/$
 export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'> &
   Pick<Job, 'mode' | 'webhook_id' | 'batch_id' | 'batch_item'>;
 
+/**
+ * A new job as every store writes it (`JobStore.create`, `BatchWrites.createJobs`): pending; with a
+ * lease, its unit `reserving` and in the sweeper's index. Made at `at`.
+ */
+export const newJobRecord = (
+  job: NewJob,
+  at: string,
+  lease?: { readonly month: string; readonly leaseUntil: number },
+): Job => ({
+  ...job,
+  mode: job.mode ?? 'sync',
+  attempts: 0,
+  webhook_id: job.webhook_id ?? null,
+  batch_id: job.batch_id ?? null,
+  status: 'pending',
+  ...(lease ? { usage_month: lease.month, unit: 'reserving' as const, lease_until: lease.leaseUntil } : {}),
+  file_size_bytes: null,
+  page_count: null,
+  render_duration_ms: null,
+  error: null,
+  diagnostics: null,
+  created_at: at,
+  updated_at: at,
+  completed_at: null,
+});
+
+/**
+ * An async job's writes by its holder are fenced by its attempt (in every job store): once another claim (or the
+ * sweeper's re-queue and a claim) moved `attempts` on, a stalled holder's writes fail.
+ */
+export const fenceOf = (job: Pick<Job, 'mode' | 'attempts'>): number | undefined =>
+  job.mode === 'async' && job.attempts !== undefined ? job.attempts : undefined;
+
 /** A job still waiting for or under a render. */
 export const isOpen = (job: Pick<Job, 'status'>): boolean =>
   job.status === 'pending' || job.status === 'rendering';

@@ -9,6 +9,12 @@
 import { type ErrorDetail, ServiceError } from '../common/errors.js';
 import type { Diagnostics } from '../common/ports.js';
 
+/**
+ * How long a key's record is kept (an Idempotency-Key's, and a batch item's key): the contract's
+ * 24 hours, the same for every store.
+ */
+export const IDEMPOTENCY_RETENTION_SECONDS = 24 * 3600;
+
 /** 1-255 printable ASCII characters. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 

@@ -92,11 +92,16 @@ export const contentPayloadBytes = (content: TemplateContent): number =>
   payloadBytes(content.pdf_options ?? null) -
   payloadBytes(null);
 
+/** No content: a record's answer without it (what it weighs before its content is read). */
+export const NO_CONTENT: TemplateContent = { html: '', variables: [], header_html: null, footer_html: null };
+
 /**
- * The answer's weight of a template record whose content weighs `contentBytes`. (Records saved
- * before headers counted no `null` header and footer: 8 bytes less, well inside the budget's margin.)
+ * The answer's weight of a template record whose content weighs `contentBytes`, from the record
+ * as answered (its content fields, whatever they hold, are counted as `contentBytes`). (Records
+ * saved before headers counted no `null` header and footer: 8 bytes less, well inside the
+ * budget's margin.)
  */
-export const recordPayloadBytes = (meta: Readonly<Record<string, unknown>>, contentBytes: number): number =>
+export const recordPayloadBytes = (meta: object, contentBytes: number): number =>
   payloadBytes({
     ...meta,
     html: '',

@@ -4,6 +4,8 @@
  */
 import { createAccountStore } from '../../../functions/adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from '../../../functions/adapters/dynamodb/api-keys.js';
+import { createBatchWrites } from '../../../functions/adapters/dynamodb/batch-writes.js';
+import { createBatchStore } from '../../../functions/adapters/dynamodb/batches.js';
 import { createIdempotencyStore } from '../../../functions/adapters/dynamodb/idempotency.js';
 import { createJobStore } from '../../../functions/adapters/dynamodb/jobs.js';
 import { createTemplateStore } from '../../../functions/adapters/dynamodb/templates.js';
@@ -14,6 +16,7 @@ import {
 } from '../../../functions/adapters/dynamodb/webhooks.js';
 import { accountsContract } from '../../contract/accounts.contract.js';
 import { apiKeysContract } from '../../contract/api-keys.contract.js';
+import { batchesContract } from '../../contract/batches.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
 import { jobsContract } from '../../contract/jobs.contract.js';
 import { templatesContract } from '../../contract/templates.contract.js';
@@ -51,3 +54,13 @@ jobsContract({ name: 'dynalite', create: (clock, o) => createJobStore(table.db, 
 usageContract({ name: 'dynalite', create: (clock) => createUsageStore(table.db, table.name, clock) });
 
 templatesContract({ name: 'dynalite', create: (clock) => createTemplateStore(table.db, table.name, clock) });
+
+batchesContract({
+  name: 'dynalite',
+  create: (clock, o) => ({
+    batches: createBatchStore(table.db, table.name, clock, o),
+    writes: createBatchWrites(table.db, table.name, clock, o),
+    jobs: createJobStore(table.db, table.name, clock, o),
+    usage: createUsageStore(table.db, table.name, clock),
+  }),
+});

@@ -1,12 +1,15 @@
 /** The store contracts (test/contract/*.contract.ts) on the memory stores (functions/adapters/memory). */
 import { createMemoryAccountStore } from '../../../functions/adapters/memory/accounts.js';
 import { createMemoryApiKeyStore } from '../../../functions/adapters/memory/api-keys.js';
+import { createMemoryBatchWrites } from '../../../functions/adapters/memory/batch-writes.js';
+import { createMemoryBatchStore } from '../../../functions/adapters/memory/batches.js';
 import { createMemoryIdempotencyStore } from '../../../functions/adapters/memory/idempotency.js';
 import { createMemoryJobStore } from '../../../functions/adapters/memory/jobs.js';
 import {
   createMemoryBatchOrders,
   createMemoryRenderOrders,
 } from '../../../functions/adapters/memory/orders.js';
+import { createMemoryTable } from '../../../functions/adapters/memory/table.js';
 import { createMemoryTemplateStore } from '../../../functions/adapters/memory/templates.js';
 import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
 import {
@@ -15,6 +18,7 @@ import {
 } from '../../../functions/adapters/memory/webhooks.js';
 import { accountsContract } from '../../contract/accounts.contract.js';
 import { apiKeysContract } from '../../contract/api-keys.contract.js';
+import { batchesContract } from '../../contract/batches.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
 import { jobsContract } from '../../contract/jobs.contract.js';
 import { ordersContract } from '../../contract/orders.contract.js';
@@ -47,3 +51,17 @@ jobsContract({ name: 'memory', create: (clock, o) => createMemoryJobStore(clock,
 usageContract({ name: 'memory', create: (clock) => createMemoryUsageStore(clock) });
 
 templatesContract({ name: 'memory', create: (clock) => createMemoryTemplateStore(clock) });
+
+batchesContract({
+  name: 'memory',
+  create: (clock, o) => {
+    // One table: a batch's writes make the jobs the job store renders and hold the usage store's units.
+    const table = createMemoryTable();
+    return {
+      batches: createMemoryBatchStore(clock, o, table),
+      writes: createMemoryBatchWrites(clock, o, table),
+      jobs: createMemoryJobStore(clock, o, table),
+      usage: createMemoryUsageStore(clock, table),
+    };
+  },
+});

@@ -1,0 +1,60 @@
+/**
+ * The refusals of the usage limits, as every usage store answers them (functions/adapters/
+ * dynamodb/usage.ts and functions/adapters/memory/usage.ts): the monthly quota, the plan's
+ * concurrency and the per-minute rate limits. Apart from usage.ts, which the errors module reads
+ * the rate-limit state's type from.
+ */
+import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
+import { ServiceError } from '../common/errors.js';
+import { monthPeriod } from './usage.js';
+
+/**
+ * A render of the account ends within seconds, so a refusal for concurrency is worth retrying soon
+ * (a second or two, as the design asks; 2 s lets a typical render of a small page end).
+ */
+export const CONCURRENCY_RETRY_SECONDS = 2;
+
+/**
+ * Which limit refuses a reservation at `now`, from the month's counters (every store answers the
+ * same): the quota wins (it does not clear by waiting a second). An `inFlight` of Infinity says
+ * the write was refused and the quota was not the reason, so the concurrency was.
+ */
+export const reservationRefusal = (
+  plan: Plan,
+  used: number,
+  inFlight: number,
+  now: Date,
+): ServiceError | undefined => {
+  const concurrent = plan.concurrentRenders ?? DEFAULT_CONCURRENT_RENDERS;
+  if (used >= plan.monthlyRenders) {
+    const resetAt = monthPeriod(now).end;
+    return new ServiceError(
+      'PLAN_QUOTA_EXCEEDED',
+      `Monthly quota of ${plan.monthlyRenders} renders used up; it resets at ${resetAt.toISOString()}`,
+      { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
+    );
+  }
+  if (inFlight >= concurrent) {
+    return new ServiceError(
+      'CONCURRENCY_LIMIT_EXCEEDED',
+      `The plan runs at most ${concurrent} renders at once for an account; retry in ${CONCURRENCY_RETRY_SECONDS} s`,
+      { retryAfterSeconds: CONCURRENCY_RETRY_SECONDS },
+    );
+  }
+  return undefined;
+};
+
+/** Seconds left at `now` in the rate window of `minute` (minuteOf), at least 1. */
+export const secondsLeftInMinute = (now: Date, minute: number): number =>
+  Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
+
+/** A request past a per-minute rate limit of `limit` `what` (e.g. "render requests"). */
+export const rateLimitExceeded = (limit: number, what: string, resetSeconds: number): ServiceError =>
+  new ServiceError(
+    'USAGE_LIMIT_EXCEEDED',
+    `Rate limit of ${limit} ${what} per minute exceeded; retry in ${resetSeconds} s`,
+    {
+      rateLimit: { limit, remaining: 0, resetSeconds },
+      retryAfterSeconds: resetSeconds,
+    },
+  );

@@ -1,0 +1,159 @@
+/**
+ * The service's use cases built by the composition root (functions/services.ts, createServices)
+ * on the memory parts (functions/adapters/memory, each held to its port's contract in
+ * test/contract): one memory table for the stores that share DynamoDB's, the memory bucket, the
+ * render and webhook queues in memory, the memory renderer (or one a test hands in), and a test
+ * clock. The graph is the one every function builds; only what sits behind the ports differs.
+ *
+ *   const m = memoryServices();
+ *   afterEach(() => m.close());
+ *   const view = await m.services.get(asyncRenders).create(principal, command);
+ *   for (const message of m.renderQueue.drain()) await m.services.get(renderWorker).handle(message);
+ */
+import { createMemoryAccountStore } from '../../functions/adapters/memory/accounts.js';
+import { createMemoryApiKeyStore } from '../../functions/adapters/memory/api-keys.js';
+import { createMemoryBatchWrites } from '../../functions/adapters/memory/batch-writes.js';
+import { createMemoryBatchStore } from '../../functions/adapters/memory/batches.js';
+import { createMemoryIdempotencyStore } from '../../functions/adapters/memory/idempotency.js';
+import { createMemoryJobStore } from '../../functions/adapters/memory/jobs.js';
+import { createMemoryBatchOrders, createMemoryRenderOrders } from '../../functions/adapters/memory/orders.js';
+import { createMemoryPdfStorage } from '../../functions/adapters/memory/pdf-storage.js';
+import { createMemoryQueue } from '../../functions/adapters/memory/queue.js';
+import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
+import { createMemoryTable } from '../../functions/adapters/memory/table.js';
+import { createMemoryTemplateStore } from '../../functions/adapters/memory/templates.js';
+import { createMemoryUsageStore } from '../../functions/adapters/memory/usage.js';
+import {
+  createMemoryWebhookDeliveryStore,
+  createMemoryWebhookStore,
+} from '../../functions/adapters/memory/webhooks.js';
+import type { ResourceConfig } from '../../functions/core/config.js';
+import { monthOf } from '../../functions/domain/common/clock.js';
+import type { Renderer } from '../../functions/domain/common/ports.js';
+import type { Principal } from '../../functions/domain/common/principal.js';
+import { jobRecordRetentionSeconds } from '../../functions/domain/jobs/jobs.js';
+import type { RenderMessage } from '../../functions/domain/renders/async-renders.js';
+import type { WebhookMessage } from '../../functions/domain/webhooks/webhooks.js';
+import { createServices } from '../../functions/services.js';
+import { checkSettings, type Settings } from '../../functions/settings.js';
+import { webhookPayloads } from '../../functions/webhook-payloads.js';
+import { testClock } from './dynalite.js';
+
+export interface MemoryServicesOptions {
+  /** Settings over the defaults (checkSettings({})). */
+  readonly settings?: Partial<Settings>;
+  /** @default the memory renderer */
+  readonly renderer?: Renderer;
+  /** The clock's start. @default 2026-11-28T10:00:00.000Z */
+  readonly at?: string;
+}
+
+export const memoryServices = (options: MemoryServicesOptions = {}) => {
+  const clock = testClock(options.at ?? '2026-11-28T10:00:00.000Z');
+  const settings: Settings = { ...checkSettings({}), ...options.settings };
+  const table = createMemoryTable();
+  const retention = { recordRetentionSeconds: jobRecordRetentionSeconds(settings.pdfRetentionDays) };
+  const stores = {
+    accounts: createMemoryAccountStore(clock),
+    apiKeys: createMemoryApiKeyStore(clock),
+    jobs: createMemoryJobStore(clock, retention, table),
+    usage: createMemoryUsageStore(clock, table),
+    templates: createMemoryTemplateStore(clock),
+    idempotency: createMemoryIdempotencyStore({ clock, leaseMs: (2 * settings.jobLeaseSeconds * 1000) / 3 }),
+    batchStore: createMemoryBatchStore(clock, retention, table),
+    batchWrites: createMemoryBatchWrites(clock, retention, table),
+    endpoints: createMemoryWebhookStore(),
+    deliveries: createMemoryWebhookDeliveryStore(clock),
+    storage: createMemoryPdfStorage({
+      downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds,
+      uploadUrlTtlSeconds: Math.ceil(settings.asyncRenderBudgetMs / 1000) + 300,
+      clock,
+    }),
+    renderOrders: createMemoryRenderOrders(),
+    batchOrders: createMemoryBatchOrders(),
+    renderQueue: createMemoryQueue<RenderMessage>({ name: 'renders', clock }),
+  };
+  const webhookQueue = createMemoryQueue<WebhookMessage>({ name: 'webhooks', clock });
+  const config: ResourceConfig = {
+    settings,
+    aws: {
+      region: 'us-east-1',
+      dynamoDbEndpoint: undefined,
+      s3Endpoint: undefined,
+      lambdaEndpoint: undefined,
+      sqsEndpoint: undefined,
+      credentials: undefined,
+    },
+    tableName: undefined,
+    auth: undefined,
+    apiKeySecret: undefined,
+    bucketName: undefined,
+    rendererFunctionName: undefined,
+    webhookQueueUrl: undefined,
+    webhookAllowHosts: [],
+    renderQueueUrl: undefined,
+  };
+  const renderer = options.renderer ?? createMemoryRenderer();
+  /** What the service logged as faults it carried on from, in order. */
+  const faults: { message: string; error: unknown }[] = [];
+  const services = createServices(
+    config,
+    { renderer, webhookQueue, stores, clock, onFault: (message, error) => faults.push({ message, error }) },
+    webhookPayloads,
+  );
+  return {
+    services,
+    clock,
+    settings,
+    renderer,
+    faults,
+    ...stores,
+    webhookQueue,
+    /**
+     * An account's jobs and units as its month's record has them: every job should end completed
+     * or failed, and every unit be consumed by a completed render or given back.
+     */
+    async ledger(accountId: string, month = monthOf(clock.now())) {
+      const all = await stores.jobs.list(accountId, { limit: 10_000, offset: 0 });
+      const count = (status: string) => all.filter((j) => j.status === status).length;
+      const units = await stores.usage.readUnits(accountId, month);
+      return {
+        open: count('pending') + count('rendering'),
+        completed: count('completed'),
+        failed: count('failed'),
+        /** Jobs whose unit is not settled yet (held, or being given back). */
+        unsettled: all.filter((j) => j.unit !== undefined).length,
+        // Counters never written are none.
+        rendersUsed: units.rendersUsed ?? 0,
+        inFlight: units.inFlight ?? 0,
+      };
+    },
+    /** The webhook events queued for delivery so far: each one's type and payload data, oldest first. */
+    async events(): Promise<{ type: string; data: Record<string, unknown> }[]> {
+      const out: { type: string; data: Record<string, unknown> }[] = [];
+      for (const { body } of webhookQueue.messages()) {
+        const found = await stores.deliveries.get(body.account_id, body.webhook_id, body.delivery_id);
+        if (!found) throw new Error(`a message names delivery ${body.delivery_id}, which was not recorded`);
+        out.push({
+          type: found.event_type,
+          data: (JSON.parse(found.payload) as { data: Record<string, unknown> }).data,
+        });
+      }
+      return out;
+    },
+    close: async () => {
+      await Promise.all([stores.storage.close(), stores.renderQueue.close(), webhookQueue.close()]);
+    },
+  };
+};
+
+export type MemoryServices = ReturnType<typeof memoryServices>;
+
+let accounts = 0;
+/** A caller of an account of its own, on the free plan. */
+export const caller = (plan = 'free'): Principal => ({
+  accountId: `acct-${++accounts}`,
+  email: undefined,
+  credential: 'session',
+  plan,
+});
