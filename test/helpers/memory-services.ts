@@ -28,6 +28,7 @@ import {
   createMemoryWebhookStore,
 } from '../../functions/adapters/memory/webhooks.js';
 import type { ResourceConfig } from '../../functions/core/config.js';
+import type { LookupAll } from '../../functions/core/public-addresses.js';
 import { monthOf } from '../../functions/domain/common/clock.js';
 import type { Renderer } from '../../functions/domain/common/ports.js';
 import type { Principal } from '../../functions/domain/common/principal.js';
@@ -46,6 +47,10 @@ export interface MemoryServicesOptions {
   readonly renderer?: Renderer;
   /** The clock's start. @default 2026-11-28T10:00:00.000Z */
   readonly at?: string;
+  /** WEBHOOK_EGRESS_ALLOW_HOSTS: `host:port`s webhooks may reach though not public (a test's receiver). */
+  readonly webhookAllowHosts?: readonly string[];
+  /** The resolver webhook hosts are judged with. @default the system's (no unit test should need it) */
+  readonly webhookLookup?: LookupAll;
 }
 
 export const memoryServices = (options: MemoryServicesOptions = {}) => {
@@ -86,11 +91,12 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     },
     tableName: undefined,
     auth: undefined,
-    apiKeySecret: undefined,
+    // The real keyed digest and secret box, from a secret given as a value (no Secrets Manager).
+    apiKeySecret: { kind: 'value', value: 'k'.repeat(64) },
     bucketName: undefined,
     rendererFunctionName: undefined,
     webhookQueueUrl: undefined,
-    webhookAllowHosts: [],
+    webhookAllowHosts: options.webhookAllowHosts ?? [],
     renderQueueUrl: undefined,
   };
   const renderer = options.renderer ?? createMemoryRenderer();
@@ -98,7 +104,14 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
   const faults: { message: string; error: unknown }[] = [];
   const services = createServices(
     config,
-    { renderer, webhookQueue, stores, clock, onFault: (message, error) => faults.push({ message, error }) },
+    {
+      renderer,
+      webhookQueue,
+      ...(options.webhookLookup ? { webhookLookup: options.webhookLookup } : {}),
+      stores,
+      clock,
+      onFault: (message, error) => faults.push({ message, error }),
+    },
     webhookPayloads,
   );
   return {

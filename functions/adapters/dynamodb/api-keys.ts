@@ -32,12 +32,13 @@ import {
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { decodeTime } from 'ulid';
-import type {
-  ActiveApiKey,
-  ApiKeyRecord,
-  ApiKeyStore,
-  CreateOutcome,
-  NewApiKey,
+import {
+  type ActiveApiKey,
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  type CreateOutcome,
+  type NewApiKey,
+  newApiKeyRecord,
 } from '../../domain/accounts/api-keys.js';
 import { isoNow } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
@@ -287,14 +288,7 @@ export const createApiKeyStore = (
           return { kind: 'limitReached' };
         }
       }
-      const record: ApiKeyRecord = {
-        id: key.id,
-        prefix: key.prefix,
-        name: key.name,
-        created_at: isoNow(clock.now()),
-        last_used_at: null,
-        revoked_at: null,
-      };
+      const record = newApiKeyRecord(key, isoNow(clock.now()));
       let refWritten = false;
       try {
         await db.send(new PutCommand(createApiKeyRefParams(tableName, accountId, key)));

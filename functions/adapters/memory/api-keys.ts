@@ -5,7 +5,12 @@
  * step), keys list newest first with revoked ones, and revoking twice answers the same record.
  * The contract (test/contract/api-keys.contract.ts) runs the same cases against both.
  */
-import type { ActiveApiKey, ApiKeyRecord, ApiKeyStore } from '../../domain/accounts/api-keys.js';
+import {
+  type ActiveApiKey,
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  newApiKeyRecord,
+} from '../../domain/accounts/api-keys.js';
 import { isoNow } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
 
@@ -43,14 +48,7 @@ export const createMemoryApiKeyStore = (clock: Clock): ApiKeyStore => {
       const keys = keysOf(accountId);
       const active = [...keys.values()].filter((k) => !k.record.revoked_at).length;
       if (active >= limit) return { kind: 'limitReached' };
-      const record: ApiKeyRecord = {
-        id: key.id,
-        prefix: key.prefix,
-        name: key.name,
-        created_at: isoNow(clock.now()),
-        last_used_at: null,
-        revoked_at: null,
-      };
+      const record = newApiKeyRecord(key, isoNow(clock.now()));
       const stored = { accountId, digest: key.digest, record };
       keys.set(key.id, stored);
       byDigest.set(key.digest, stored);

@@ -24,6 +24,16 @@ export interface NewApiKey {
   readonly name: string;
 }
 
+/** A new key's record as every store writes it, made at `at`: never used, not revoked. */
+export const newApiKeyRecord = (key: NewApiKey, at: string): ApiKeyRecord => ({
+  id: key.id,
+  prefix: key.prefix,
+  name: key.name,
+  created_at: at,
+  last_used_at: null,
+  revoked_at: null,
+});
+
 export type CreateOutcome =
   | { readonly kind: 'created'; readonly record: ApiKeyRecord }
   | { readonly kind: 'limitReached' };

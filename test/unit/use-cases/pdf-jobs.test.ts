@@ -1,64 +1,44 @@
 /**
- * The PDF job use cases (domain/pdf-jobs.ts: countRequest, create, get, list) on fakes: the memory
- * job, usage, template and idempotency stores, the memory renderer and storage (each passing its port's
- * contract, test/contract), the real template parser, and a test clock. Renders are sync here; the
- * async ones and the worker are test/integration's (async-renders, crash-recovery).
+ * The PDF job use cases (domain/pdf-jobs.ts: countRequest, create, get, list) as the composition
+ * root builds them (functions/services.ts) on fakes (test/helpers/memory-services.ts): the memory
+ * job, usage, template and idempotency stores, the memory renderer and storage (each passing its
+ * port's contract, test/contract), the real template parser, and a test clock. Renders are sync
+ * here; the async ones and the worker are in async-renders.test.ts and render-worker.test.ts.
  */
-import { describe, expect, it } from 'vitest';
-import { createMemoryIdempotencyStore } from '../../../functions/adapters/memory/idempotency.js';
-import { createMemoryJobStore } from '../../../functions/adapters/memory/jobs.js';
-import { createMemoryPdfStorage } from '../../../functions/adapters/memory/pdf-storage.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryRenderer } from '../../../functions/adapters/memory/renderer.js';
-import { createMemoryTemplateStore } from '../../../functions/adapters/memory/templates.js';
-import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
 import { ServiceError } from '../../../functions/domain/common/errors.js';
 import type { Renderer } from '../../../functions/domain/common/ports.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
-import { createJobLifecycle } from '../../../functions/domain/jobs/job-lifecycle.js';
-import { createJobPresenter } from '../../../functions/domain/jobs/job-view.js';
-import { createPdfJobs } from '../../../functions/domain/renders/pdf-jobs.js';
-import { createRenderCall } from '../../../functions/domain/renders/render-call.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
-import { createTemplateResolver } from '../../../functions/domain/templates/render-template.js';
-import { checkSettings } from '../../../functions/settings.js';
+import { pdfJobs as pdfJobsOf } from '../../../functions/services.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
-import { templateParser } from '../../../functions/templating/parse-pool.js';
-import { testClock } from '../../helpers/dynalite.js';
+import { type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 import { readPdf } from '../../helpers/pdf.js';
+
+let built: MemoryServices[] = [];
+afterEach(async () => {
+  await Promise.all(built.map((m) => m.close()));
+  built = [];
+});
 
 const setup = (
   plan = { monthlyRenders: 2, rendersPerMinute: 3, concurrentRenders: 2 },
   renderer?: Renderer,
 ) => {
-  const clock = testClock(new Date().toISOString());
-  const jobs = createMemoryJobStore(clock, { recordRetentionSeconds: 60 * 86_400 });
-  const usage = createMemoryUsageStore(clock);
-  const storage = createMemoryPdfStorage({ downloadUrlTtlSeconds: 900, uploadUrlTtlSeconds: 60, clock });
-  const templates = createMemoryTemplateStore(clock);
-  const faults: string[] = [];
-  const onFault = (message: string) => faults.push(message);
-  const limits = {
-    ...checkSettings({}),
-    maxRenderedHtmlBytes: 100_000,
-    maxPdfBytes: 1_000_000,
-    maxPdfPages: 10,
-  };
-  const pdfJobs = createPdfJobs({
-    jobs,
-    usage,
-    templates,
-    idempotency: createMemoryIdempotencyStore({ clock, leaseMs: 60_000 }),
-    lifecycle: createJobLifecycle({ jobs, usage, clock, limits, onFault }),
-    render: createRenderCall({ storage, renderer: renderer ?? createMemoryRenderer(), limits, onFault }),
-    present: createJobPresenter({ storage, clock, pdfRetentionDays: limits.pdfRetentionDays }),
-    resolver: createTemplateResolver({ templates, parser: templateParser, limits }),
-    clock,
-    plans: { free: plan },
-    defaultPlan: 'free',
-    limits,
-    onFault,
+  const m = memoryServices({
+    at: new Date().toISOString(),
+    settings: {
+      plans: { free: plan },
+      maxRenderedHtmlBytes: 100_000,
+      maxPdfBytes: 1_000_000,
+      maxPdfPages: 10,
+    },
+    ...(renderer ? { renderer } : {}),
   });
-  return { clock, jobs, usage, storage, templates, pdfJobs, faults };
+  built.push(m);
+  const { clock, jobs, usage, storage, templates, faults } = m;
+  return { clock, jobs, usage, storage, templates, pdfJobs: m.services.get(pdfJobsOf), faults };
 };
 
 let accounts = 0;

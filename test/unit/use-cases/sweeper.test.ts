@@ -1,43 +1,32 @@
 /**
- * The sweeper (domain/sweeper.ts) on fakes: the memory job and usage stores and the memory queue
- * (each passing its port's contract, test/contract), and a test clock. Jobs are left as a request
+ * The sweeper (domain/sweeper.ts) as the composition root builds it (functions/services.ts) on the
+ * memory parts (test/helpers/memory-services.ts: the memory job and usage stores and the memory
+ * queue, each passing its port's contract, test/contract), and a test clock. Jobs are left as a request
  * that died would leave them, through the stores' own operations; the sweeper ends them and works
  * the month's counters out again from its jobs.
  */
-import { describe, expect, it } from 'vitest';
-import { createMemoryJobStore } from '../../../functions/adapters/memory/jobs.js';
-import { createMemoryQueue } from '../../../functions/adapters/memory/queue.js';
-import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { newJobId } from '../../../functions/domain/common/ids.js';
-import { createJobLifecycle } from '../../../functions/domain/jobs/job-lifecycle.js';
 import { INTERRUPTED, type Job, type NewJob } from '../../../functions/domain/jobs/jobs.js';
-import { createSweeper } from '../../../functions/domain/jobs/sweeper.js';
-import type { RenderMessage } from '../../../functions/domain/renders/async-renders.js';
+import { sweeper as sweeperOf } from '../../../functions/services.js';
 import type { Plan } from '../../../functions/settings.js';
-import { checkSettings } from '../../../functions/settings.js';
-import { testClock } from '../../helpers/dynalite.js';
+import { type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
 const PLAN: Plan = { monthlyRenders: 10, rendersPerMinute: 10, concurrentRenders: 3 };
 const ACCOUNT = 'acct-swept';
 const MONTH = '2026-11';
 
+let built: MemoryServices[] = [];
+afterEach(async () => {
+  await Promise.all(built.map((m) => m.close()));
+  built = [];
+});
+
 const setup = () => {
-  const clock = testClock('2026-11-28T10:00:00.000Z');
-  const jobs = createMemoryJobStore(clock, { recordRetentionSeconds: 60 * 86_400 });
-  const usage = createMemoryUsageStore(clock);
-  const queue = createMemoryQueue<RenderMessage>({ name: 'renders', clock });
-  const faults: unknown[] = [];
-  const onFault = (message: string, e: unknown) => faults.push([message, e]);
-  const limits = { ...checkSettings({}), asyncMaxAttempts: 2, asyncQueueLeaseSeconds: 300 };
-  const sweeper = createSweeper({
-    jobs,
-    lifecycle: createJobLifecycle({ jobs, usage, clock, limits, onFault }),
-    usage,
-    clock,
-    renderQueue: queue,
-    limits,
-    onFault,
-  });
+  const m = memoryServices({ settings: { asyncMaxAttempts: 2, asyncQueueLeaseSeconds: 300 } });
+  built.push(m);
+  const { clock, jobs, usage, renderQueue: queue, faults } = m;
+  const sweeper = m.services.get(sweeperOf);
   const now = () => clock.now().getTime();
   /** A job whose request reserved its unit and began rendering, then died. */
   const dead = async (over: Partial<NewJob> = {}): Promise<Job> => {
