@@ -9,11 +9,17 @@ import { jobResponse } from '../pdf/schemas.js';
 import { wiringOf } from '../route-declaration.js';
 import * as build from '../services.js';
 import { DEFAULT_PLAN } from '../settings.js';
+import { webhookPayloads } from '../webhook-payloads.js';
+import type { WebhookParts } from '../webhooks/queue.js';
 import { batchesResource } from './routes.js';
 import { batchResponse } from './schemas.js';
 
-export const createHandler = (env: Environment): LambdaHandler => {
-  const services = build.createServices(readResourceConfig(wiringOf(batchesResource), env));
+export const createHandler = (env: Environment, parts: WebhookParts = {}): LambdaHandler => {
+  const services = build.createServices(
+    readResourceConfig(wiringOf(batchesResource), env),
+    parts,
+    webhookPayloads,
+  );
   const { settings } = services;
   const batches = services.get(build.batches);
   const usage = services.get(build.usage);

@@ -11,7 +11,9 @@ const batch = { name: 'Batch', schema: batchSchema };
 export const batchesResource = resource({
   name: 'batches',
   description: 'The batches API: many renders of one template, each item a normal async PDF job',
-  needs: { pdfBucket: true, renderQueue: true },
+  // The webhook queue: a batch whose count completes here (a repair on read, a fault at
+  // acceptance) tells its endpoint batch.completed from this function.
+  needs: { pdfBucket: true, renderQueue: true, webhookQueue: true },
   routes: {
     createBatch: route<BatchCommand>({
       method: 'POST',
