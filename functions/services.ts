@@ -27,7 +27,10 @@ import { createS3Client } from './adapters/s3/client.js';
 import { createS3PdfStorage } from './adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from './adapters/s3/render-orders.js';
 import { createApiKeyDigester, createApiKeyResolver } from './adapters/secrets-manager/api-key-digest.js';
-import { createWebhookSecretBox } from './adapters/secrets-manager/webhook-secret-box.js';
+import {
+  createOrderSecretBox,
+  createWebhookSecretBox,
+} from './adapters/secrets-manager/webhook-secret-box.js';
 import { createSqsClient } from './adapters/sqs/client.js';
 import { createSqsQueue } from './adapters/sqs/queue.js';
 import { createAuthenticator } from './core/auth.js';
@@ -44,6 +47,7 @@ import { createJobPresenter } from './domain/jobs/job-view.js';
 import { type Job, type JobView, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
 import { createSweeper } from './domain/jobs/sweeper.js';
 import { createAsyncRenders, type RenderMessage } from './domain/renders/async-renders.js';
+import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-secrets.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createRenderCall } from './domain/renders/render-call.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
@@ -164,8 +168,12 @@ const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
 const storage = (s: Services) => pdfStorage(s, s.settings.renderBudgetMs);
 /** The bucket as the render queue's consumer uses it (an async render's budget). */
 const asyncStorage = (s: Services) => pdfStorage(s, s.settings.asyncRenderBudgetMs);
-const renderOrders = (s: Services) => createS3RenderOrders(s.get(s3), bucketName(s));
-const batchOrders = (s: Services) => createS3BatchOrders(s.get(s3), bucketName(s));
+// Orders keep a `protection`'s passwords sealed (domain/renders/order-secrets.ts).
+const orderSecrets = (s: Services) => createOrderSecretBox(apiKeySecret(s), s.config.aws);
+const renderOrders = (s: Services) =>
+  sealedRenderOrders(createS3RenderOrders(s.get(s3), bucketName(s)), () => s.get(orderSecrets));
+const batchOrders = (s: Services) =>
+  sealedBatchOrders(createS3BatchOrders(s.get(s3), bucketName(s)), () => s.get(orderSecrets));
 
 // Queues, secrets, the renderer.
 const renderQueue = (s: Services) =>

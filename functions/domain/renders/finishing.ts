@@ -32,6 +32,11 @@ export const FINISHING_STEPS = [
     does: 'sets the document information (title, author, subject, keywords, dates) by an incremental update',
     excludes: [],
   },
+  {
+    name: 'protection',
+    does: 'encrypts the PDF with AES-256 (PDF 2.0, revision 6): an owner password, an optional user password, permissions',
+    excludes: [],
+  },
 ] as const satisfies readonly FinishingStepDeclaration[];
 
 export type FinishingStepName = (typeof FINISHING_STEPS)[number]['name'];

@@ -451,6 +451,30 @@ export interface components {
                 subject?: string;
                 keywords?: string[];
             };
+            /** @description encrypt the PDF (AES-256, PDF 2.0 security handler revision 6), after every other step. Not kept with a saved template; sealed (AES-256-GCM) in an async render’s stored order */
+            protection?: {
+                /** @description the password that lifts every restriction: 12 to 127 bytes of UTF-8, at least 6 different characters; never stored, logged or shown */
+                owner_password: string;
+                /** @description the password that opens the document (with the permissions below); absent: it opens without one, and readers still enforce the permissions */
+                user_password?: string;
+                permissions?: {
+                    /**
+                     * @description high: print at full quality; low: degraded only; none: not at all. Default: high
+                     * @enum {string}
+                     */
+                    printing?: "high" | "low" | "none";
+                    /** @description copy or extract text and images. Default: false */
+                    copying?: boolean;
+                    /** @description change the content. Default: false */
+                    modifying?: boolean;
+                    /** @description add or change comments. Default: false */
+                    annotating?: boolean;
+                    /** @description fill in form fields. Default: false */
+                    filling_forms?: boolean;
+                    /** @description insert, rotate or delete pages. Default: false */
+                    assembling?: boolean;
+                };
+            };
             /** @description true: answer 202 at once with the pending job (and a Location to poll) and render in the background; the same as the header Prefer: respond-async. @default false */
             async?: boolean;
             /** @description one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
@@ -521,6 +545,30 @@ export interface components {
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
                 timeout_ms?: number;
                 wait_for_selector?: string | null;
+            };
+            /** @description encrypt the PDF (AES-256, PDF 2.0 security handler revision 6), after every other step. Not kept with a saved template; sealed (AES-256-GCM) in an async render’s stored order */
+            protection?: {
+                /** @description the password that lifts every restriction: 12 to 127 bytes of UTF-8, at least 6 different characters; never stored, logged or shown */
+                owner_password: string;
+                /** @description the password that opens the document (with the permissions below); absent: it opens without one, and readers still enforce the permissions */
+                user_password?: string;
+                permissions?: {
+                    /**
+                     * @description high: print at full quality; low: degraded only; none: not at all. Default: high
+                     * @enum {string}
+                     */
+                    printing?: "high" | "low" | "none";
+                    /** @description copy or extract text and images. Default: false */
+                    copying?: boolean;
+                    /** @description change the content. Default: false */
+                    modifying?: boolean;
+                    /** @description add or change comments. Default: false */
+                    annotating?: boolean;
+                    /** @description fill in form fields. Default: false */
+                    filling_forms?: boolean;
+                    /** @description insert, rotate or delete pages. Default: false */
+                    assembling?: boolean;
+                };
             };
             /** @description one of the account's webhook endpoints, told batch.completed when every job ended; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
