@@ -28,6 +28,16 @@ export interface FinishingStepDeclaration {
 
 export const FINISHING_STEPS = [
   {
+    name: 'watermark',
+    does: 'draws text or an image under the page content, on the pages asked (an incremental update)',
+    excludes: [],
+  },
+  {
+    name: 'stamp',
+    does: 'draws text or an image over the page content, on the pages asked (an incremental update)',
+    excludes: [],
+  },
+  {
     name: 'metadata',
     does: 'sets the document information (title, author, subject, keywords, dates) by an incremental update',
     excludes: [],

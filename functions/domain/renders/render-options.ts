@@ -9,6 +9,7 @@
  */
 import { ServiceError } from '../common/errors.js';
 import { checkFinishingConflicts, type FinishingStepName } from './finishing.js';
+import { markOf, type PdfMark, type RequestedMark } from './marks.js';
 import { type PdfProtection, protectionOf, type RequestedProtection } from './protection.js';
 
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
@@ -68,6 +69,10 @@ export interface RequestedOptions {
     | undefined;
   /** AES-256 passwords and permissions (protection.ts); never kept with a saved template. */
   readonly protection?: RequestedProtection | undefined;
+  /** Text or an image under the content (marks.ts). */
+  readonly watermark?: RequestedMark | undefined;
+  /** Text or an image over the content (marks.ts). */
+  readonly stamp?: RequestedMark | undefined;
 }
 
 /** Fields of the PDF's document information dictionary (the request's `metadata`). */
@@ -111,6 +116,8 @@ export interface RenderOptions {
   readonly metadata?: PdfMetadata;
   /** Encrypt the finished PDF (protection.ts). */
   readonly protection?: PdfProtection;
+  readonly watermark?: PdfMark;
+  readonly stamp?: PdfMark;
 }
 
 /**
@@ -186,6 +193,8 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     page_load,
     metadata,
     protection,
+    watermark,
+    stamp,
     ...untranslated
   } = requested;
   const _untranslated: Record<string, never> = untranslated;
@@ -223,6 +232,8 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     },
     ...(metadata ? { metadata: metadataOf(metadata) } : {}),
     ...(protection ? { protection: protectionOf(protection) } : {}),
+    ...(watermark ? { watermark: markOf(watermark, 'watermark') } : {}),
+    ...(stamp ? { stamp: markOf(stamp, 'stamp') } : {}),
   };
   checkFinishingConflicts(options);
   return options;
