@@ -17,11 +17,13 @@ import { join } from 'node:path';
 import fontkit from '@cantoo/fontkit';
 import {
   degrees,
+  PDFDict,
   PDFDocument,
   type PDFFont,
   type PDFImage,
   PDFName,
   type PDFPage,
+  PDFRef,
   rgb,
 } from '@cantoo/pdf-lib';
 import { decodeHTML } from 'entities';
@@ -231,7 +233,11 @@ export const drawMark = async (
   field: 'watermark' | 'stamp',
   context: FinishingContext,
 ): Promise<StepOutcome> => {
-  const document = await PDFDocument.load(pdf, { forIncrementalUpdate: true, updateMetadata: false });
+  // Not loaded `forIncrementalUpdate`: there every change looks its object up among all the
+  // document's (measured on the bench's 3.5 MiB report: 4.9 s to draw on its 28 pages, 43 ms this
+  // way). The increment is the pages drawn on and the objects made, marked here.
+  const document = await PDFDocument.load(pdf, { updateMetadata: false });
+  const increment = document.takeSnapshot();
   document.registerFontkit(fontkit);
   const pages = document.getPages();
   const chosen = pagesOf(mark.pages, pages.length);
@@ -260,6 +266,24 @@ export const drawMark = async (
     if (field === 'stamp') isolateContent(document, page);
     drawing.draw(page, origin(page, mark, drawing, rotation), rotation);
     if (field === 'watermark') sendToBack(page);
+    markDrawnOn(increment, page);
   }
-  return { ok: true, pdf: await document.save({ useObjectStreams: false }) };
+  const appended = await document.saveIncremental(increment, { useObjectStreams: false });
+  const finished = new Uint8Array(pdf.byteLength + appended.byteLength);
+  finished.set(pdf);
+  finished.set(appended, pdf.byteLength);
+  return { ok: true, pdf: finished };
+};
+
+/** The page and what drawing may have changed of its resources, when they are objects of their own. */
+const markDrawnOn = (increment: ReturnType<PDFDocument['takeSnapshot']>, page: PDFPage): void => {
+  increment.markRefForSave(page.ref);
+  const resources = page.node.get(PDFName.of('Resources'));
+  if (resources instanceof PDFRef) increment.markRefForSave(resources);
+  const dict = page.node.Resources();
+  if (!(dict instanceof PDFDict)) return;
+  for (const kind of ['Font', 'XObject', 'ExtGState']) {
+    const entry = dict.get(PDFName.of(kind));
+    if (entry instanceof PDFRef) increment.markRefForSave(entry);
+  }
 };
