@@ -1,7 +1,9 @@
 /**
  * A PAdES baseline B-B signature (ETSI EN 319 142-1) on a finished PDF, issue 34: a signature
  * dictionary (SubFilter ETSI.CAdES.detached, /M the signing time) appended by an incremental
- * update with a /Contents placeholder (@signpdf/placeholder-plain), then a detached CMS SignedData
+ * update with a /Contents placeholder (made with @cantoo/pdf-lib as @signpdf/placeholder-pdf-lib
+ * makes it with pdf-lib; @signpdf/placeholder-plain would bring pdfkit 0.10 and crypto-js 3),
+ * then a detached CMS SignedData
  * over the byte ranges around it (@signpdf/signpdf) whose signed attributes are what B-B asks:
  * content-type, message-digest and ESS signing-certificate-v2 (no signing-time: the time is /M).
  * The CMS is built with PKI.js; the signature value comes from a `Signer` port, so the private key
@@ -16,9 +18,25 @@
  * Not wired to a render option yet: the signing-keys resource that would name a key is to come.
  */
 import { createHash, createPrivateKey, sign as signWithKey, X509Certificate } from 'node:crypto';
-import { plainAddPlaceholder } from '@signpdf/placeholder-plain';
+import {
+  PDFArray,
+  PDFDict,
+  PDFDocument,
+  PDFHexString,
+  PDFInvalidObject,
+  PDFName,
+  PDFNumber,
+  PDFRef,
+  PDFString,
+} from '@cantoo/pdf-lib';
 import { SignPdf } from '@signpdf/signpdf';
-import { Signer as SignPdfSigner, SUBFILTER_ETSI_CADES_DETACHED } from '@signpdf/utils';
+import {
+  ANNOTATION_FLAGS,
+  DEFAULT_BYTE_RANGE_PLACEHOLDER,
+  SIG_FLAGS,
+  Signer as SignPdfSigner,
+  SUBFILTER_ETSI_CADES_DETACHED,
+} from '@signpdf/utils';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 
@@ -154,6 +172,69 @@ export interface SignatureFields {
 const placeholderBytes = (signer: Signer): number =>
   4096 + signer.certificates.reduce((sum, c) => sum + c.byteLength, 0) * 2;
 
+/**
+ * The PDF with an invisible signature field on its first page whose value is a signature
+ * dictionary with placeholders (/ByteRange, /Contents) for @signpdf to fill: an incremental
+ * update of the catalog, the page, the form and the new objects.
+ */
+const withPlaceholder = async (
+  pdf: Uint8Array,
+  fields: SignatureFields & { readonly name: string; readonly length: number },
+): Promise<Buffer> => {
+  const document = await PDFDocument.load(pdf, { updateMetadata: false });
+  const increment = document.takeSnapshot();
+  const { context, catalog } = document;
+  const page = document.getPage(0);
+  const byteRange = PDFArray.withContext(context);
+  byteRange.push(PDFNumber.of(0));
+  for (let i = 0; i < 3; i++) byteRange.push(PDFName.of(DEFAULT_BYTE_RANGE_PLACEHOLDER));
+  const signature = context.obj({
+    Type: 'Sig',
+    Filter: 'Adobe.PPKLite',
+    SubFilter: SUBFILTER_ETSI_CADES_DETACHED,
+    ByteRange: byteRange,
+    Contents: PDFHexString.of('0'.repeat(fields.length * 2)),
+    Reason: PDFString.of(fields.reason ?? ''),
+    M: PDFString.fromDate(fields.signingTime),
+    ContactInfo: PDFString.of(fields.contact ?? ''),
+    Name: PDFString.of(fields.name),
+    Location: PDFString.of(fields.location ?? ''),
+  });
+  // Written as the bytes it is now: never put in an object stream, never reformatted.
+  const bytes = new Uint8Array(signature.sizeInBytes());
+  signature.copyBytesInto(bytes, 0);
+  const signatureRef = context.register(PDFInvalidObject.of(bytes));
+  const widget = context.register(
+    context.obj({
+      Type: 'Annot',
+      Subtype: 'Widget',
+      FT: 'Sig',
+      Rect: [0, 0, 0, 0],
+      V: signatureRef,
+      T: PDFString.of('Signature1'),
+      F: ANNOTATION_FLAGS.PRINT,
+      P: page.ref,
+    }),
+  );
+  const annots = page.node.get(PDFName.of('Annots'));
+  if (annots instanceof PDFRef) {
+    context.lookup(annots, PDFArray).push(widget);
+    increment.markRefForSave(annots);
+  } else if (annots instanceof PDFArray) annots.push(widget);
+  else page.node.set(PDFName.of('Annots'), context.obj([widget]));
+  increment.markRefForSave(page.ref);
+  const formRef = catalog.get(PDFName.of('AcroForm'));
+  const form = formRef instanceof PDFRef ? context.lookup(formRef, PDFDict) : context.obj({ Fields: [] });
+  form.lookup(PDFName.of('Fields'), PDFArray).push(widget);
+  form.set(PDFName.of('SigFlags'), PDFNumber.of(SIG_FLAGS.SIGNATURES_EXIST | SIG_FLAGS.APPEND_ONLY));
+  if (formRef instanceof PDFRef) increment.markRefForSave(formRef);
+  else catalog.set(PDFName.of('AcroForm'), context.register(form));
+  const root = context.trailerInfo.Root;
+  if (root instanceof PDFRef) increment.markRefForSave(root);
+  const appended = await document.saveIncremental(increment, { useObjectStreams: false });
+  return Buffer.concat([pdf, appended]);
+};
+
 /** The PDF signed (PAdES B-B), by an incremental update after everything it already holds. */
 export const signPades = async (
   pdf: Uint8Array,
@@ -164,20 +245,15 @@ export const signPades = async (
     .split('\n')
     .find((line) => line.startsWith('CN='))
     ?.slice(3);
-  const withPlaceholder = plainAddPlaceholder({
-    pdfBuffer: Buffer.from(pdf),
-    reason: fields.reason ?? '',
-    contactInfo: fields.contact ?? '',
-    location: fields.location ?? '',
+  const prepared = await withPlaceholder(pdf, {
+    ...fields,
     name: name ?? '',
-    signingTime: fields.signingTime,
-    subFilter: SUBFILTER_ETSI_CADES_DETACHED,
-    signatureLength: placeholderBytes(signer),
+    length: placeholderBytes(signer),
   });
   class PortSigner extends SignPdfSigner {
     override async sign(content: Buffer): Promise<Buffer> {
       return Buffer.from(await cadesDetached(new Uint8Array(content), signer));
     }
   }
-  return new Uint8Array(await new SignPdf().sign(withPlaceholder, new PortSigner()));
+  return new Uint8Array(await new SignPdf().sign(prepared, new PortSigner()));
 };
