@@ -108,6 +108,8 @@ export const renderWorker = {
     table: 'readWrite',
     pdfBucket: { consumeOrders: true },
     asyncRenderer: true,
+    // An order's `protection` passwords are sealed under a key derived from it (order-secrets.ts).
+    apiKeySecret: true,
     renderQueue: 'consume',
     // An async job that names a webhook endpoint tells it when it ends.
     webhookQueue: 'send',

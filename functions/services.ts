@@ -27,7 +27,10 @@ import { createS3Client } from './adapters/s3/client.js';
 import { createS3PdfStorage } from './adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from './adapters/s3/render-orders.js';
 import { createApiKeyDigester, createApiKeyResolver } from './adapters/secrets-manager/api-key-digest.js';
-import { createWebhookSecretBox } from './adapters/secrets-manager/webhook-secret-box.js';
+import {
+  createOrderSecretBox,
+  createWebhookSecretBox,
+} from './adapters/secrets-manager/webhook-secret-box.js';
 import { createSqsClient } from './adapters/sqs/client.js';
 import { createSqsQueue } from './adapters/sqs/queue.js';
 import { createAuthenticator } from './core/auth.js';
@@ -54,6 +57,7 @@ import { type Job, type JobStore, type JobView, jobRecordRetentionSeconds } from
 import { createSweeper } from './domain/jobs/sweeper.js';
 import { createAsyncRenders, type RenderMessage, type RenderOrders } from './domain/renders/async-renders.js';
 import type { IdempotencyStore } from './domain/renders/idempotency.js';
+import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-secrets.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createRenderCall } from './domain/renders/render-call.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
@@ -223,10 +227,18 @@ const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
 const storage = (s: Services) => pdfStorage(s, s.settings.renderBudgetMs);
 /** The bucket as the render queue's consumer uses it (an async render's budget). */
 const asyncStorage = (s: Services) => pdfStorage(s, s.settings.asyncRenderBudgetMs);
+// Orders keep a `protection`'s passwords sealed (domain/renders/order-secrets.ts).
+const orderSecrets = (s: Services) => createOrderSecretBox(apiKeySecret(s), s.config.aws);
 const renderOrders = (s: Services) =>
-  part(s, 'renderOrders', () => createS3RenderOrders(s.get(s3), bucketName(s)));
+  sealedRenderOrders(
+    part(s, 'renderOrders', () => createS3RenderOrders(s.get(s3), bucketName(s))),
+    () => s.get(orderSecrets),
+  );
 const batchOrders = (s: Services) =>
-  part(s, 'batchOrders', () => createS3BatchOrders(s.get(s3), bucketName(s)));
+  sealedBatchOrders(
+    part(s, 'batchOrders', () => createS3BatchOrders(s.get(s3), bucketName(s))),
+    () => s.get(orderSecrets),
+  );
 
 // Queues, secrets, the renderer.
 const renderQueue = (s: Services) =>

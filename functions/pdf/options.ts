@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { PaperFormat } from '../domain/common/ports.js';
 import { MAX_VARIABLES_DEPTH } from '../settings.js';
+import { markSchema } from './finishing-options.js';
 
 export const FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const satisfies readonly PaperFormat[];
 
@@ -64,6 +65,8 @@ export const pageOptionFields = {
   tagged: flag().describe(
     "A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set).",
   ),
+  watermark: markSchema('watermark').optional(),
+  stamp: markSchema('stamp').optional(),
 };
 
 /** The page and navigation fields' names, in order (for messages and descriptions that list them). */

@@ -20,6 +20,7 @@ import {
   TemplateDataError,
   type TemplateDataText,
 } from '../templating/index.js';
+import { protectionSchema } from './finishing-options.js';
 import { pageOptionFields, variablesSchema } from './options.js';
 
 const WAIT_UNTIL = [
@@ -160,6 +161,7 @@ export const createPdfSchema = (limits: {
       ...pageOptionFields,
       page_load: pageLoadSchema.optional(),
       metadata: metadataSchema.optional(),
+      protection: protectionSchema.optional(),
       async: z
         .boolean({ error: 'must be true or false' })
         .optional()

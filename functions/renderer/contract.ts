@@ -9,6 +9,7 @@ export type {
   DiagnosticEntry,
   Diagnostics,
   PaperFormat,
+  PdfMark,
   PdfMetadata,
   Renderer,
   RenderFailureCode,

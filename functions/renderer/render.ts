@@ -24,7 +24,7 @@ import type {
   TemplatePart,
   WaitUntil,
 } from './contract.js';
-import { finish } from './finishing/index.js';
+import { type FinishingContext, finish } from './finishing/index.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
@@ -41,6 +41,8 @@ export interface RenderParts {
   readonly templating: TemplatingPool;
   /** RendererConfig.taggedPdf. */
   readonly taggedPdf: boolean;
+  /** The fonts' directory (FONTCONFIG_FILE's): what watermarks and stamps draw text in. */
+  readonly fontsDir?: string | undefined;
 }
 
 const fail = (code: RenderFailureCode, message: string, diagnostics?: Diagnostics): RenderResult => ({
@@ -339,21 +341,33 @@ export const render = async (parts: RenderParts, request: RenderRequest): Promis
 };
 
 /** The header and footer as templating parts: one job, one deadline, each bounded on its own. */
-const templatingParts = (request: RenderRequest): { part: TemplatePart; render: RenderPart }[] => {
+type Part = TemplatePart | (typeof MARK_PARTS)[number];
+
+const templatingParts = (request: RenderRequest): { part: Part; render: RenderPart }[] => {
   const maxOutputBytes = request.limits.maxHeaderFooterBytes ?? request.limits.maxHtmlBytes;
-  const parts: { part: TemplatePart; render: RenderPart }[] = [];
+  const parts: { part: Part; render: RenderPart }[] = [];
   for (const part of ['header', 'footer'] as const) {
     const source = request.template[part];
     if (typeof source === 'string') parts.push({ part, render: { name: part, source, maxOutputBytes } });
   }
+  // A watermark's and a stamp's text: the same job, with the same variables (marks.ts).
+  for (const mark of MARK_PARTS) {
+    const source = request[mark]?.text;
+    if (typeof source === 'string')
+      parts.push({ part: mark, render: { name: mark, source, maxOutputBytes: MAX_MARK_TEXT_BYTES } });
+  }
   return parts;
 };
+
+const MARK_PARTS = ['watermark', 'stamp'] as const;
+/** A mark's text after templating: a line or two, never a document. */
+const MAX_MARK_TEXT_BYTES = 4096;
 
 const isTemplatePart = (name: string | undefined): name is TemplatePart =>
   name === 'header' || name === 'footer';
 
 const renderJob = async (
-  { browser, templating, taggedPdf }: RenderParts,
+  { browser, templating, taggedPdf, fontsDir }: RenderParts,
   request: RenderRequest,
   log: Logger,
   templated_: (ms: number) => void,
@@ -381,6 +395,9 @@ const renderJob = async (
     const { code, message, details } = template;
     if (!details) return { ok: false, code, message };
     const { part, line, name } = details;
+    // A mark's text is named in the message: the job's details name the document's parts only.
+    if (part === 'watermark' || part === 'stamp')
+      return { ok: false, code, message: `${part}.text: ${message}` };
     const where = {
       ...(line !== undefined ? { line } : {}),
       ...(name !== undefined ? { name } : {}),
@@ -388,11 +405,17 @@ const renderJob = async (
     };
     return { ok: false, code, message, details: where };
   }
-  const templatedPart = (part: TemplatePart): string | null => {
+  const templatedPart = (part: Part): string | null => {
     const index = parts.findIndex((p) => p.part === part);
     return index < 0 ? null : (template.parts?.[index] ?? null);
   };
   const headerFooter = { header: templatedPart('header'), footer: templatedPart('footer') };
+  const templatedMarks = Object.fromEntries(
+    MARK_PARTS.flatMap((mark) => {
+      const text = templatedPart(mark);
+      return text === null ? [] : [[mark, text]];
+    }),
+  );
 
   let opened: Awaited<typeof opening>;
   try {
@@ -465,7 +488,7 @@ const renderJob = async (
     .catch(noop);
   if ('ok' in printed) return printed.ok ? printed : { ...printed, diagnostics: await done };
 
-  const stored = await storePdf(printed, request, log);
+  const stored = await storePdf(printed, request, log, { fontsDir, templated: templatedMarks });
   const diagnostics = await done;
   return { ...stored, diagnostics };
 };
@@ -486,6 +509,7 @@ const storePdf = async (
   { pdf: printed, renderDurationMs }: Extract<Printed, { pdf: Uint8Array }>,
   request: RenderRequest,
   log: Logger,
+  finishing: Pick<FinishingContext, 'fontsDir' | 'templated'>,
 ): Promise<RenderResult> => {
   const pageCount = countPdfPages(printed);
   if (pageCount > request.limits.maxPages) {
@@ -494,7 +518,7 @@ const storePdf = async (
       `The PDF has ${pageCount} pages; the limit is ${request.limits.maxPages}.`,
     );
   }
-  const finished = await finish(printed, { request, log, now: new Date() });
+  const finished = await finish(printed, { request, log, now: new Date(), ...finishing });
   if (!finished.ok) return fail(finished.code, finished.message);
   const { pdf } = finished;
   if (pdf.byteLength > request.limits.maxPdfBytes) {

@@ -5,6 +5,7 @@
  * side in one process. The Lambda handler makes one at cold start and keeps it at its module
  * scope, where it survives warm invocations (handler.ts); the local stack makes one per stack.
  */
+import { dirname } from 'node:path';
 import type { RendererConfig } from '../core/config.js';
 import { type Admission, createAdmission } from './admission.js';
 import { type BrowserHost, createBrowserHost } from './browser.js';
@@ -40,7 +41,13 @@ export interface RendererInstance extends Renderer {
 export const createRenderer = (config: RendererConfig, options: RendererOptions = {}): RendererInstance => {
   const browser = createBrowserHost(config, { spareSessions: options.spareSessions ?? 0 });
   const templating = createTemplatingPool(options.templating);
-  const parts = { browser, templating, taggedPdf: config.taggedPdf };
+  const parts = {
+    browser,
+    templating,
+    taggedPdf: config.taggedPdf,
+    // The fonts Chromium prints with lie beside its fontconfig file (lib/layer-fonts.ts).
+    fontsDir: config.fontconfigFile === undefined ? undefined : dirname(config.fontconfigFile),
+  };
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrentRenders,
     maxQueued: options.maxQueuedRenders ?? config.maxConcurrentRenders,

@@ -55,6 +55,8 @@ export const REFERENCE_STYLE_HASHES: readonly string[] = [
   'sha256-v6FGbsebOHJ39qjwyswuNyhVylA7DHti/pqoiIvwbXQ=',
   // One more the viewer writes for this document, reported once the batches and webhooks routes joined it.
   'sha256-obYn56VDV21MhHVStJZRfjYypclWd6RpsOtKql5TrjI=',
+  // And one for the watermark, stamp and protection options' schemas (issue 34).
+  'sha256-n7lKHr/RcTCdNlCWWgYTETAdDMboh7GDwxV72BMZMRE=',
 ];
 
 /**

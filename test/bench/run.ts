@@ -9,6 +9,7 @@
  *   npx tsx test/bench/fonts.ts          # the fonts' cost alone: cold start and per render (a minute)
  *   npx tsx test/bench/cold-start.ts     # the renderer's cold start as Lambda gives it, per memory size (root)
  *   npx tsx test/bench/ratios.ts         # the ratios of times the tests judge, against their bounds
+ *   npx tsx test/bench/finishing.ts      # what watermark, stamp, protection and a signature cost per document
  *
  * Phases: the templating cost per invoice (the engine in process and through the renderer's worker
  * pool, no Chromium), the floor (raw Chromium), the renderer alone in its own process (as the

@@ -29,6 +29,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { renderWorker } from '../../functions/consumers.js';
+import { markOf } from '../../functions/domain/renders/marks.js';
+import { protectionOf } from '../../functions/domain/renders/protection.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
 import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
 import { queueArn } from '../../lib/local/sqs/queues.js';
@@ -53,6 +55,7 @@ import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/
 import { createApi, createTempDataDir } from '../helpers/local-stack.js';
 import { KINDS, pageOf, seesLateFetch, servePageRequests, WAITS } from '../helpers/page-load-cells.js';
 import { readPdf } from '../helpers/pdf.js';
+import { pdfText, qpdfEncryption } from '../helpers/pdf-readers.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
 import { describeBound, type PaceBound, paceBound } from '../helpers/timing.js';
@@ -251,6 +254,26 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
       expect(chromium.some((c) => c.args.includes('--single-process'))).toBe(model === 'single');
     },
   );
+
+  it("finishes a PDF in the bundle: a templated stamp in the layer's fonts, a watermark, AES-256 (issue 34)", async () => {
+    const req: RenderRequest = {
+      ...request('job_sandbox_finished', '<h1>Finished in the sandbox</h1>'),
+      template: { source: '<h1>Finished in the sandbox</h1>', variables: { paid_on: '2026-11-28' } },
+      stamp: markOf({ text: 'PAID {{ paid_on }} 支払済' }, 'stamp'),
+      watermark: markOf({ text: 'COPY', rotation_deg: 0 }, 'watermark'),
+      protection: protectionOf({ owner_password: 'Sandbox-Owner-Pw-1', user_password: 'sandbox-user' }),
+    };
+    const target = processes.get('auto') as LambdaProcess;
+    const { payload, functionError } = await target.invoke(req);
+    expect(functionError, JSON.stringify(payload)).toBeUndefined();
+    expect(payload).toMatchObject({ ok: true, pageCount: 1 });
+    const stored = uploads.get(new URL(req.upload.url).pathname) as Uint8Array;
+    expect((await qpdfEncryption(stored, 'sandbox-user')).stdout).toMatch(/^R = 6$/m);
+    const text = await pdfText(stored, { userPassword: 'sandbox-user' });
+    expect(text.stdout).toContain('PAID 2026-11-28 支払済');
+    expect(text.stdout).toContain('COPY');
+    expect(text.stdout).toContain('Finished in the sandbox');
+  });
 
   it.each([
     ['auto', 'multi'],

@@ -27,6 +27,8 @@ const MARK = {
   value: 'VARIABLE-VALUE-MARKER-93ab',
   query: 'QUERY-MARKER-51d0',
   garbage: 'GARBAGE-TOKEN-MARKER-aa42',
+  ownerPassword: 'OWNER-PASSWORD-MARKER-5e21',
+  userPassword: 'USER-PASSWORD-MARKER-0c7d',
 };
 
 let output: CapturedOutput;
@@ -59,6 +61,7 @@ describe('log lines', () => {
       }),
     );
     const unknownKey = generateApiKey();
+    const protection = { owner_password: MARK.ownerPassword, user_password: MARK.userPassword };
     const post = (credential: string | undefined, body: unknown) =>
       local.api(`/v1/pdf?note=${MARK.query}`, { method: 'POST', token: credential, body });
 
@@ -85,10 +88,23 @@ describe('log lines', () => {
       // Bad bodies and an unknown route.
       await post(token, { html: `<p>${MARK.html}</p>`, variables: MARK.value }),
       await local.api(`/v1/${MARK.query}`, { token }),
+      // Passwords (issue 34): a protected render, sync and async, and one refused as weak.
+      await post(token, { html: '<p>x</p>', protection }),
+      await post(token, { html: '<p>x</p>', protection, async: true }),
+      await post(token, { html: '<p>x</p>', protection: { owner_password: MARK.userPassword.slice(0, 8) } }),
     ];
     expect(answers.map((a) => a.status)).toEqual([
-      201, 201, 422, 422, 422, 504, 401, 401, 401, 401, 401, 422, 404,
+      201, 201, 422, 422, 422, 504, 401, 401, 401, 401, 401, 422, 404, 201, 202, 422,
     ]);
+    const asyncJob = answers.at(-2)?.json.id as string;
+    for (
+      let tries = 0;
+      (await local.api(`/v1/pdf/${asyncJob}`, { token })).json.status !== 'completed';
+      tries++
+    ) {
+      if (tries > 300) throw new Error('the protected async render never completed');
+      await new Promise((r) => setTimeout(r, 100));
+    }
 
     // A webhook endpoint's signing secret: created, then used to sign a test event's attempt.
     const hook = await local.api('/v1/webhooks', {

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_PLANS } from '../../functions/settings.js';
 import { useLocalStack } from '../helpers/local-stack.js';
 
 const run = promisify(execFile);
@@ -46,6 +47,9 @@ const README_BASE_URL = 'http://127.0.0.1:3000';
 const local = useLocalStack({
   rendererSpareSessions: 1,
   webhookHosts: { 'example.com': [['93.184.216.34']] },
+  // The examples render more than the free plan's 10 a minute when run back to back (a reader
+  // trying them does not); its other limits stay the free plan's.
+  env: { PLANS: JSON.stringify({ ...DEFAULT_PLANS, free: { ...DEFAULT_PLANS.free, rendersPerMinute: 60 } }) },
 });
 
 /**

@@ -12,17 +12,23 @@ import { secretLoader } from './api-key-digest.js';
 const VERSION = 'v1';
 const KEY_INFO = 'pdf-service webhook signing secrets v1';
 
-const deriveKey = (secret: string): Buffer =>
-  Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), KEY_INFO, 32));
+/** Render orders' passwords (domain/renders/order-secrets.ts): another key from the same secret. */
+const ORDER_KEY_INFO = 'pdf-service render order passwords v1';
 
-/** A box from the secret itself (tests, and the loaded secret). */
-export const secretBoxOf = (loadSecret: () => Promise<string>): SecretBox => {
+const deriveKey = (secret: string, info: string): Buffer =>
+  Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), info, 32));
+
+/** A box from the secret itself (tests, and the loaded secret); `info` names the key's use. */
+export const secretBoxOf = (loadSecret: () => Promise<string>, info = KEY_INFO): SecretBox => {
   let key: Promise<Buffer> | undefined;
   const keyOf = () => {
-    key ??= loadSecret().then(deriveKey, (e: unknown) => {
-      key = undefined;
-      throw e;
-    });
+    key ??= loadSecret().then(
+      (secret) => deriveKey(secret, info),
+      (e: unknown) => {
+        key = undefined;
+        throw e;
+      },
+    );
     return key;
   };
   return {
@@ -37,8 +43,7 @@ export const secretBoxOf = (loadSecret: () => Promise<string>): SecretBox => {
     },
     async open(sealed, context) {
       const [version, iv, data, tag] = sealed.split('.');
-      if (version !== VERSION || !iv || data === undefined || !tag)
-        throw new Error('not a sealed webhook secret');
+      if (version !== VERSION || !iv || data === undefined || !tag) throw new Error('not a sealed secret');
       const decipher = createDecipheriv('aes-256-gcm', await keyOf(), Buffer.from(iv, 'base64url'));
       decipher.setAAD(Buffer.from(context));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
@@ -51,3 +56,7 @@ export const secretBoxOf = (loadSecret: () => Promise<string>): SecretBox => {
 
 export const createWebhookSecretBox = (source: ApiKeySecretSource, aws: AwsConfig): SecretBox =>
   secretBoxOf(secretLoader(source, aws));
+
+/** The box of render orders' passwords (a `protection`'s), under its own derived key. */
+export const createOrderSecretBox = (source: ApiKeySecretSource, aws: AwsConfig): SecretBox =>
+  secretBoxOf(secretLoader(source, aws), ORDER_KEY_INFO);

@@ -11,6 +11,7 @@ import type { Job } from '../jobs/jobs.js';
 import type { RenderOptions } from '../renders/render-options.js';
 
 export type { DiagnosticEntry, Diagnostics, DiagnosticType } from '../jobs/diagnostics.js';
+export type { PdfMark } from '../renders/marks.js';
 export type { PaperFormat, PdfMetadata, WaitUntil } from '../renders/render-options.js';
 
 /**
@@ -62,6 +63,8 @@ export type RenderFailureCode =
   | 'PDF_STORAGE_FAILED'
   | 'PDF_TOO_LARGE'
   | 'PDF_TOO_MANY_PAGES'
+  /** An option only the printed document can refute (a watermark's page past its last). */
+  | 'INVALID_PDF_OPTIONS'
   | 'SERVICE_BUSY';
 
 export type RenderResult =

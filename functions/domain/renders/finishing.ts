@@ -28,8 +28,23 @@ export interface FinishingStepDeclaration {
 
 export const FINISHING_STEPS = [
   {
+    name: 'watermark',
+    does: 'draws text or an image under the page content, on the pages asked (an incremental update)',
+    excludes: [],
+  },
+  {
+    name: 'stamp',
+    does: 'draws text or an image over the page content, on the pages asked (an incremental update)',
+    excludes: [],
+  },
+  {
     name: 'metadata',
     does: 'sets the document information (title, author, subject, keywords, dates) by an incremental update',
+    excludes: [],
+  },
+  {
+    name: 'protection',
+    does: 'encrypts the PDF with AES-256 (PDF 2.0, revision 6): an owner password, an optional user password, permissions',
     excludes: [],
   },
 ] as const satisfies readonly FinishingStepDeclaration[];

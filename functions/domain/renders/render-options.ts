@@ -9,6 +9,8 @@
  */
 import { ServiceError } from '../common/errors.js';
 import { checkFinishingConflicts, type FinishingStepName } from './finishing.js';
+import { markOf, type PdfMark, type RequestedMark } from './marks.js';
+import { type PdfProtection, protectionOf, type RequestedProtection } from './protection.js';
 
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
@@ -65,6 +67,12 @@ export interface RequestedOptions {
         readonly keywords?: readonly string[] | undefined;
       }
     | undefined;
+  /** AES-256 passwords and permissions (protection.ts); never kept with a saved template. */
+  readonly protection?: RequestedProtection | undefined;
+  /** Text or an image under the content (marks.ts). */
+  readonly watermark?: RequestedMark | undefined;
+  /** Text or an image over the content (marks.ts). */
+  readonly stamp?: RequestedMark | undefined;
 }
 
 /** Fields of the PDF's document information dictionary (the request's `metadata`). */
@@ -106,13 +114,17 @@ export interface RenderOptions {
   };
   /** The PDF's document information: what is given here replaces what Chromium writes. */
   readonly metadata?: PdfMetadata;
+  /** Encrypt the finished PDF (protection.ts). */
+  readonly protection?: PdfProtection;
+  readonly watermark?: PdfMark;
+  readonly stamp?: PdfMark;
 }
 
 /**
  * What a saved template keeps of a render's options (its `pdf_options`): the page and navigation,
  * everything but how the page loads and the document information.
  */
-export type TemplatePdfOptions = Omit<RequestedOptions, 'page_load' | 'metadata'>;
+export type TemplatePdfOptions = Omit<RequestedOptions, 'page_load' | 'metadata' | 'protection'>;
 
 const definedOnly = <T extends object>(value: T): Partial<T> =>
   Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -180,6 +192,9 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     tagged,
     page_load,
     metadata,
+    protection,
+    watermark,
+    stamp,
     ...untranslated
   } = requested;
   const _untranslated: Record<string, never> = untranslated;
@@ -216,6 +231,9 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
       waitForSelector: page_load?.wait_for_selector ?? null,
     },
     ...(metadata ? { metadata: metadataOf(metadata) } : {}),
+    ...(protection ? { protection: protectionOf(protection) } : {}),
+    ...(watermark ? { watermark: markOf(watermark, 'watermark') } : {}),
+    ...(stamp ? { stamp: markOf(stamp, 'stamp') } : {}),
   };
   checkFinishingConflicts(options);
   return options;

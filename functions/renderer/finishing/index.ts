@@ -5,13 +5,21 @@
  */
 import { FINISHING_STEPS, type FinishingStepName } from '../../domain/renders/finishing.js';
 import { metadata } from './metadata.js';
+import { protection } from './protection.js';
+import { stamp } from './stamp.js';
 import type { FinishingContext, FinishingStep, StepOutcome } from './step.js';
+import { watermark } from './watermark.js';
 
 export type { FinishingContext, StepOutcome } from './step.js';
 
 type Implementations = { readonly [K in FinishingStepName]: FinishingStep<K> };
 
-export const FINISHING: Implementations = { metadata };
+export const FINISHING: Implementations = {
+  watermark,
+  stamp,
+  metadata,
+  protection,
+};
 
 const run = <K extends FinishingStepName>(
   name: K,

@@ -12,6 +12,10 @@ export interface FinishingContext {
   readonly log: Logger;
   /** When the render started: a step's dates (CreationDate, a signature's time) agree. */
   readonly now: Date;
+  /** The service's fonts (beside FONTCONFIG_FILE), which marks draw their text in; unknown: none. */
+  readonly fontsDir?: string | undefined;
+  /** The marks' text as its templates made it, with the document's variables (render.ts). */
+  readonly templated: { readonly watermark?: string; readonly stamp?: string };
 }
 
 export type StepOutcome =

@@ -437,6 +437,50 @@ export interface components {
             outline?: boolean;
             /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
             tagged?: boolean;
+            /** @description text or an image drawn under the page content, on the pages asked */
+            watermark?: {
+                /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                text?: string;
+                /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                image?: string;
+                /** @description points. Default: 72 */
+                font_size?: number;
+                /** @description the text's colour. Default: #808080 */
+                color?: string;
+                /** @description Default: 0.3 */
+                opacity?: number;
+                /** @description counter-clockwise. Default: 45 */
+                rotation_deg?: number;
+                /**
+                 * @description where on the page (half an inch from the edges). Default: center
+                 * @enum {string}
+                 */
+                position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                pages?: string;
+            };
+            /** @description text or an image drawn over the page content, on the pages asked */
+            stamp?: {
+                /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                text?: string;
+                /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                image?: string;
+                /** @description points. Default: 24 */
+                font_size?: number;
+                /** @description the text's colour. Default: #c00000 */
+                color?: string;
+                /** @description Default: 1 */
+                opacity?: number;
+                /** @description counter-clockwise. Default: 0 */
+                rotation_deg?: number;
+                /**
+                 * @description where on the page (half an inch from the edges). Default: center
+                 * @enum {string}
+                 */
+                position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                pages?: string;
+            };
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
@@ -450,6 +494,30 @@ export interface components {
                 author?: string;
                 subject?: string;
                 keywords?: string[];
+            };
+            /** @description encrypt the PDF (AES-256, PDF 2.0 security handler revision 6), after every other step. Not kept with a saved template; sealed (AES-256-GCM) in an async render’s stored order */
+            protection?: {
+                /** @description the password that lifts every restriction: 12 to 127 bytes of UTF-8, at least 6 different characters; never stored, logged or shown */
+                owner_password: string;
+                /** @description the password that opens the document (with the permissions below); absent: it opens without one, and readers still enforce the permissions */
+                user_password?: string;
+                permissions?: {
+                    /**
+                     * @description high: print at full quality; low: degraded only; none: not at all. Default: high
+                     * @enum {string}
+                     */
+                    printing?: "high" | "low" | "none";
+                    /** @description copy or extract text and images. Default: false */
+                    copying?: boolean;
+                    /** @description change the content. Default: false */
+                    modifying?: boolean;
+                    /** @description add or change comments. Default: false */
+                    annotating?: boolean;
+                    /** @description fill in form fields. Default: false */
+                    filling_forms?: boolean;
+                    /** @description insert, rotate or delete pages. Default: false */
+                    assembling?: boolean;
+                };
             };
             /** @description true: answer 202 at once with the pending job (and a Location to poll) and render in the background; the same as the header Prefer: respond-async. @default false */
             async?: boolean;
@@ -516,11 +584,79 @@ export interface components {
             outline?: boolean;
             /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
             tagged?: boolean;
+            /** @description text or an image drawn under the page content, on the pages asked */
+            watermark?: {
+                /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                text?: string;
+                /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                image?: string;
+                /** @description points. Default: 72 */
+                font_size?: number;
+                /** @description the text's colour. Default: #808080 */
+                color?: string;
+                /** @description Default: 0.3 */
+                opacity?: number;
+                /** @description counter-clockwise. Default: 45 */
+                rotation_deg?: number;
+                /**
+                 * @description where on the page (half an inch from the edges). Default: center
+                 * @enum {string}
+                 */
+                position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                pages?: string;
+            };
+            /** @description text or an image drawn over the page content, on the pages asked */
+            stamp?: {
+                /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                text?: string;
+                /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                image?: string;
+                /** @description points. Default: 24 */
+                font_size?: number;
+                /** @description the text's colour. Default: #c00000 */
+                color?: string;
+                /** @description Default: 1 */
+                opacity?: number;
+                /** @description counter-clockwise. Default: 0 */
+                rotation_deg?: number;
+                /**
+                 * @description where on the page (half an inch from the edges). Default: center
+                 * @enum {string}
+                 */
+                position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                pages?: string;
+            };
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
                 timeout_ms?: number;
                 wait_for_selector?: string | null;
+            };
+            /** @description encrypt the PDF (AES-256, PDF 2.0 security handler revision 6), after every other step. Not kept with a saved template; sealed (AES-256-GCM) in an async render’s stored order */
+            protection?: {
+                /** @description the password that lifts every restriction: 12 to 127 bytes of UTF-8, at least 6 different characters; never stored, logged or shown */
+                owner_password: string;
+                /** @description the password that opens the document (with the permissions below); absent: it opens without one, and readers still enforce the permissions */
+                user_password?: string;
+                permissions?: {
+                    /**
+                     * @description high: print at full quality; low: degraded only; none: not at all. Default: high
+                     * @enum {string}
+                     */
+                    printing?: "high" | "low" | "none";
+                    /** @description copy or extract text and images. Default: false */
+                    copying?: boolean;
+                    /** @description change the content. Default: false */
+                    modifying?: boolean;
+                    /** @description add or change comments. Default: false */
+                    annotating?: boolean;
+                    /** @description fill in form fields. Default: false */
+                    filling_forms?: boolean;
+                    /** @description insert, rotate or delete pages. Default: false */
+                    assembling?: boolean;
+                };
             };
             /** @description one of the account's webhook endpoints, told batch.completed when every job ended; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
@@ -587,6 +723,50 @@ export interface components {
                 outline?: boolean;
                 /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
                 tagged?: boolean;
+                /** @description text or an image drawn under the page content, on the pages asked */
+                watermark?: {
+                    /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                    text?: string;
+                    /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                    image?: string;
+                    /** @description points. Default: 72 */
+                    font_size?: number;
+                    /** @description the text's colour. Default: #808080 */
+                    color?: string;
+                    /** @description Default: 0.3 */
+                    opacity?: number;
+                    /** @description counter-clockwise. Default: 45 */
+                    rotation_deg?: number;
+                    /**
+                     * @description where on the page (half an inch from the edges). Default: center
+                     * @enum {string}
+                     */
+                    position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                    /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                    pages?: string;
+                };
+                /** @description text or an image drawn over the page content, on the pages asked */
+                stamp?: {
+                    /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                    text?: string;
+                    /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                    image?: string;
+                    /** @description points. Default: 24 */
+                    font_size?: number;
+                    /** @description the text's colour. Default: #c00000 */
+                    color?: string;
+                    /** @description Default: 1 */
+                    opacity?: number;
+                    /** @description counter-clockwise. Default: 0 */
+                    rotation_deg?: number;
+                    /**
+                     * @description where on the page (half an inch from the edges). Default: center
+                     * @enum {string}
+                     */
+                    position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                    /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                    pages?: string;
+                };
             } | null;
             is_public: boolean;
             /** @description public templates: the first version other accounts may read and render (the version that was current when it was made public, and every later one); earlier versions stay the owner’s alone (404 to others). null: private */
@@ -618,7 +798,7 @@ export interface components {
             sample_variables?: {
                 [key: string]: unknown;
             } | null;
-            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline and tagged, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null or absent: none */
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged, watermark and stamp, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null or absent: none */
             pdf_options?: {
                 /** @enum {string} */
                 format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
@@ -636,6 +816,50 @@ export interface components {
                 outline?: boolean;
                 /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
                 tagged?: boolean;
+                /** @description text or an image drawn under the page content, on the pages asked */
+                watermark?: {
+                    /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                    text?: string;
+                    /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                    image?: string;
+                    /** @description points. Default: 72 */
+                    font_size?: number;
+                    /** @description the text's colour. Default: #808080 */
+                    color?: string;
+                    /** @description Default: 0.3 */
+                    opacity?: number;
+                    /** @description counter-clockwise. Default: 45 */
+                    rotation_deg?: number;
+                    /**
+                     * @description where on the page (half an inch from the edges). Default: center
+                     * @enum {string}
+                     */
+                    position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                    /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                    pages?: string;
+                };
+                /** @description text or an image drawn over the page content, on the pages asked */
+                stamp?: {
+                    /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                    text?: string;
+                    /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                    image?: string;
+                    /** @description points. Default: 24 */
+                    font_size?: number;
+                    /** @description the text's colour. Default: #c00000 */
+                    color?: string;
+                    /** @description Default: 1 */
+                    opacity?: number;
+                    /** @description counter-clockwise. Default: 0 */
+                    rotation_deg?: number;
+                    /**
+                     * @description where on the page (half an inch from the edges). Default: center
+                     * @enum {string}
+                     */
+                    position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                    /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                    pages?: string;
+                };
             } | null;
             /** @default false */
             is_public: boolean;
@@ -653,7 +877,7 @@ export interface components {
             sample_variables?: {
                 [key: string]: unknown;
             } | null;
-            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline and tagged, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null removes them; given, they replace the saved ones whole; a change makes a new version */
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged, watermark and stamp, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null removes them; given, they replace the saved ones whole; a change makes a new version */
             pdf_options?: {
                 /** @enum {string} */
                 format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
@@ -671,6 +895,50 @@ export interface components {
                 outline?: boolean;
                 /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
                 tagged?: boolean;
+                /** @description text or an image drawn under the page content, on the pages asked */
+                watermark?: {
+                    /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                    text?: string;
+                    /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                    image?: string;
+                    /** @description points. Default: 72 */
+                    font_size?: number;
+                    /** @description the text's colour. Default: #808080 */
+                    color?: string;
+                    /** @description Default: 0.3 */
+                    opacity?: number;
+                    /** @description counter-clockwise. Default: 45 */
+                    rotation_deg?: number;
+                    /**
+                     * @description where on the page (half an inch from the edges). Default: center
+                     * @enum {string}
+                     */
+                    position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                    /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                    pages?: string;
+                };
+                /** @description text or an image drawn over the page content, on the pages asked */
+                stamp?: {
+                    /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                    text?: string;
+                    /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                    image?: string;
+                    /** @description points. Default: 24 */
+                    font_size?: number;
+                    /** @description the text's colour. Default: #c00000 */
+                    color?: string;
+                    /** @description Default: 1 */
+                    opacity?: number;
+                    /** @description counter-clockwise. Default: 0 */
+                    rotation_deg?: number;
+                    /**
+                     * @description where on the page (half an inch from the edges). Default: center
+                     * @enum {string}
+                     */
+                    position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                    /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                    pages?: string;
+                };
             } | null;
         };
         SetTemplateVisibilityRequest: {
