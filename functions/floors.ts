@@ -29,6 +29,7 @@ const LAMBDAS = [
   'templates',
   'usage',
   'webhooks',
+  'merges',
   'render-worker',
   'sweeper',
   'webhook-sender',

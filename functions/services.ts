@@ -24,6 +24,7 @@ import { createWebhookClient, createWebhookUrlCheck } from './adapters/http/webh
 import { createLambdaRenderer } from './adapters/lambda/renderer-client.js';
 import { createS3BatchOrders } from './adapters/s3/batch-orders.js';
 import { createS3Client } from './adapters/s3/client.js';
+import { createS3PdfAssembler } from './adapters/s3/pdf-assembly.js';
 import { createS3PdfStorage } from './adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from './adapters/s3/render-orders.js';
 import { createApiKeyDigester, createApiKeyResolver } from './adapters/secrets-manager/api-key-digest.js';
@@ -43,6 +44,7 @@ import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
 import { type Job, type JobView, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
 import { createSweeper } from './domain/jobs/sweeper.js';
+import { createMerges } from './domain/merges/merges.js';
 import { createAsyncRenders, type RenderMessage } from './domain/renders/async-renders.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createRenderCall } from './domain/renders/render-call.js';
@@ -390,3 +392,20 @@ export const templateManagement = (s: Services) =>
   createTemplateManagement({ store: s.get(templates), parser: templateParser });
 export const usageReport = (s: Services) =>
   createUsageReport({ usage: s.get(usage), clock: s.clock, ...plansOf(s) });
+/**
+ * Merges (POST /v1/merges): parts rendered as a sync render is (pdfJobs), laid out again with the
+ * renderer, and assembled from the bucket.
+ */
+export const merges = (s: Services) =>
+  createMerges({
+    jobs: s.get(jobs),
+    usage: s.get(usage),
+    lifecycle: s.get(lifecycle),
+    pdfJobs: s.get(pdfJobs),
+    render: renderCallWith(s, s.get(storage)),
+    assembler: createS3PdfAssembler(s.get(s3), bucketName(s), logFault),
+    present: s.get(presentJob),
+    clock: s.clock,
+    ...plansOf(s),
+    limits: s.settings,
+  });

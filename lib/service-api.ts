@@ -127,7 +127,7 @@ const corsPreflightOf = (origins: readonly string[]): CorsPreflightOptions | und
  * template is parsed in a worker thread (functions/templating/parse-pool.ts), whose script rides
  * beside the handler.
  */
-const PARSING_RESOURCES = new Set(['templates', 'pdf', 'batches']);
+const PARSING_RESOURCES = new Set(['templates', 'pdf', 'batches', 'merges']);
 const PARSE_WORKER_BUNDLES = {
   'parse-worker.cjs': join(PROJECT_ROOT, 'functions', 'templating', 'parse-worker.ts'),
 };

@@ -11,7 +11,7 @@ import type { Job } from '../jobs/jobs.js';
 import type { RenderOptions } from '../renders/render-options.js';
 
 export type { DiagnosticEntry, Diagnostics, DiagnosticType } from '../jobs/diagnostics.js';
-export type { PaperFormat, PdfMetadata, WaitUntil } from '../renders/render-options.js';
+export type { PageNumbering, PaperFormat, PdfMetadata, WaitUntil } from '../renders/render-options.js';
 
 /**
  * One render: the renderer is handed a template with its variables (the API has parsed it, the

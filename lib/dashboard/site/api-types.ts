@@ -314,6 +314,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/merges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Merge 2-200 parts (your completed jobs, or renders made for the merge) into one PDF; answers when the merge job is completed or failed */
+        post: operations["createMerge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -406,6 +423,11 @@ export interface components {
             webhook_id: string | null;
             /** @description the batch the job is an item of; null: none */
             batch_id: string | null;
+            /**
+             * @description render: one document rendered (POST /v1/pdf, a batch item); merge: parts put together (POST /v1/merges)
+             * @enum {string}
+             */
+            kind: "render" | "merge";
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
         };
@@ -809,6 +831,74 @@ export interface components {
                 /** @description why the attempt failed (timeout, refused address, non-2xx) */
                 error: string | null;
             }[];
+        };
+        CreateMergeRequest: {
+            /** @description 2 to 200 parts, in this order: {job_id} (one of your completed jobs, as printed) or a render's body (rendered for the merge, one render unit each) */
+            parts: ({
+                /** @description one of your completed jobs */
+                job_id: string;
+                /** @description the part's top entry in the outline; default: the part's own document title, else "Part N" */
+                title?: string;
+            } | {
+                html?: string | null;
+                /** @description a Jinja2 template (the same variables as html) printed in the top margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+                header_html?: string | null;
+                /** @description a Jinja2 template (the same variables as html) printed in the bottom margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+                footer_html?: string | null;
+                template_id?: string | null;
+                /** @description a saved template's version (with template_id only); default: the latest, for the caller's own templates only. Another account's (public) template needs it (else 422 VALIDATION_ERROR naming template_version), must be one of its public versions (else 404), and renders offline: its page reaches no network at all */
+                template_version?: number | null;
+                variables?: {
+                    [key: string]: unknown;
+                } | null;
+                /** @enum {string} */
+                format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
+                landscape?: boolean;
+                print_background?: boolean;
+                margins?: {
+                    top?: number;
+                    right?: number;
+                    bottom?: number;
+                    left?: number;
+                };
+                /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+                paged_media?: boolean;
+                /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+                outline?: boolean;
+                /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+                tagged?: boolean;
+                page_load?: {
+                    /** @enum {string} */
+                    wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+                    timeout_ms?: number;
+                    wait_for_selector?: string | null;
+                };
+                /** @description the PDF's document information (plain text, not templated); the creation date is always set */
+                metadata?: {
+                    /** @description the PDF's title; default: the document's <title>, when it has one */
+                    title?: string;
+                    author?: string;
+                    subject?: string;
+                    keywords?: string[];
+                };
+                /** @description the part's top entry in the outline; default: the part's own document title, else "Part N" */
+                title?: string;
+            })[];
+            /**
+             * @description continuous: the page numbers that parts rendered for the merge print (header/footer pageNumber and totalPages, paged_media counters) count across the whole document; per_part: each part as printed. @default per_part
+             * @enum {string}
+             */
+            page_numbers?: "continuous" | "per_part";
+            /** @description one top bookmark per part, the part's own bookmarks beneath. @default true */
+            outline?: boolean;
+            /** @description the PDF's document information (plain text, not templated); the creation date is always set */
+            metadata?: {
+                /** @description the PDF's title; default: the document's <title>, when it has one */
+                title?: string;
+                author?: string;
+                subject?: string;
+                keywords?: string[];
+            };
         };
     };
     responses: never;
@@ -2818,6 +2908,167 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createMerge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMergeRequest"];
+            };
+        };
+        responses: {
+            /** @description the completed merge job (kind "merge"): one download link for the whole document */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfJob"];
+                };
+            };
+            /** @description INVALID_JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_JOB_NOT_FOUND, PDF_TEMPLATE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description REQUEST_TOO_LARGE, PDF_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VALIDATION_ERROR, INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, PDF_TOO_MANY_PAGES */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description USAGE_LIMIT_EXCEEDED, PLAN_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_RENDERING_FAILED, PDF_STORAGE_FAILED */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_BUSY */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_RENDERING_TIMEOUT */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
