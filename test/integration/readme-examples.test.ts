@@ -9,8 +9,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
-import { useLocalStack } from '../helpers/local-stack.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { putAccountOnPlan, useLocalStack } from '../helpers/local-stack.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,6 +42,12 @@ const README_BASE_URL = 'http://127.0.0.1:3000';
  * which the shared stack does not have.
  */
 const local = useLocalStack({ rendererSpareSessions: 1 });
+
+// The examples make more render requests (renders, a batch, a merge) than the free plan's 10 a
+// minute, one right after another: their account (the Quickstart's user-1) is on the pro plan.
+beforeAll(async () => {
+  await putAccountOnPlan(local.stack, 'user-1', 'pro');
+});
 
 /**
  * The README's examples are tried as a user tries them, not back to back: a pause before the
