@@ -88,6 +88,31 @@ const outlineOf = (file: string): Bookmark[] => {
   return walk(json.outlines);
 };
 
+/** Each page's internal links, by the destination name they go to (qpdf's object JSON). */
+const internalLinks = (file: string): string[][] => {
+  const json = JSON.parse(
+    execFileSync('qpdf', ['--json', '--json-key=pages', '--json-key=qpdf', file], { encoding: 'utf8' }),
+  );
+  const objects = json.qpdf[1] as Record<string, { value: Record<string, unknown> }>;
+  const valueOf = (ref: string) => objects[`obj:${ref}`]?.value ?? {};
+  return (json.pages as { object: string }[]).map((page) => {
+    const annots = valueOf(page.object)['/Annots'];
+    const refs = Array.isArray(annots) ? (annots as string[]) : [];
+    return refs.map((ref) => valueOf(ref)['/Dest']).filter((d): d is string => typeof d === 'string');
+  });
+};
+
+/** Named destinations and their pages (poppler's pdfinfo -dests). */
+const destinations = (file: string): Record<string, number> =>
+  Object.fromEntries(
+    execFileSync('pdfinfo', ['-dests', file], { encoding: 'utf8' })
+      .split('\n')
+      .flatMap((line) => {
+        const m = /^\s*(\d+)\s.*"([^"]+)"\s*$/.exec(line);
+        return m ? [[m[2] as string, Number(m[1])]] : [];
+      }),
+  );
+
 const unitsUsed = async (token: string): Promise<number> => {
   const res = await local.api('/v1/usage', { token });
   expect(res.status, res.text).toBe(200);
@@ -177,6 +202,24 @@ describe('POST /v1/merges', () => {
       pageTexts(await download(await merge({ page_numbers, parts }))).map((t) => t.replace(/\s/g, ''));
     expect(await texts('continuous')).toEqual(['A|Apage1', 'Apage2', 'B3/3']);
     expect(await texts('per_part')).toEqual(['A|Apage1', 'Apage2', 'B1/1']);
+  });
+
+  it('keeps each part’s internal links going to its own pages, though the parts share anchor names', async () => {
+    const linked = (label: string) =>
+      `<p><a href="#total">to the total</a></p><h2 id="total" style="break-before: page">${label} total</h2>`;
+    const file = await download(
+      await merge({ parts: [{ html: linked('First') }, { html: linked('Second') }], outline: false }),
+    );
+    expect(pageTexts(file)).toEqual(['to the total', 'First total', 'to the total', 'Second total']);
+    const links = internalLinks(file);
+    const dests = destinations(file);
+    // Each part's link names its own renamed destination, which is on that part's second page.
+    expect(links.map((names) => names.map((name) => dests[name.replace(/^\//, '')]))).toEqual([
+      [2],
+      [],
+      [4],
+      [],
+    ]);
   });
 
   it("another account's job answers 404 PDF_JOB_NOT_FOUND naming the part, and charges nothing", async () => {
