@@ -94,11 +94,11 @@ const internalLinks = (file: string): string[][] => {
     execFileSync('qpdf', ['--json', '--json-key=pages', '--json-key=qpdf', file], { encoding: 'utf8' }),
   );
   const objects = json.qpdf[1] as Record<string, { value: Record<string, unknown> }>;
-  const valueOf = (ref: string) => objects[`obj:${ref}`]?.value ?? {};
+  const objectValue = (ref: string) => objects[`obj:${ref}`]?.value ?? {};
   return (json.pages as { object: string }[]).map((page) => {
-    const annots = valueOf(page.object)['/Annots'];
+    const annots = objectValue(page.object)['/Annots'];
     const refs = Array.isArray(annots) ? (annots as string[]) : [];
-    return refs.map((ref) => valueOf(ref)['/Dest']).filter((d): d is string => typeof d === 'string');
+    return refs.map((ref) => objectValue(ref)['/Dest']).filter((d): d is string => typeof d === 'string');
   });
 };
 
