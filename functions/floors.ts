@@ -33,6 +33,7 @@ const LAMBDAS = [
   'render-worker',
   'sweeper',
   'webhook-sender',
+  'batch-outputs',
   'renderer',
 ] as const;
 

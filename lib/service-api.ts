@@ -48,6 +48,7 @@ export interface ServiceApiProps {
   readonly renderer: IFunction;
   /** The render queue: async renders are sent there (with their orders in the PDF bucket). */
   readonly renderQueue: IQueue;
+  readonly batchOutputQueue: IQueue;
   readonly userPool: UserPoolIds;
   readonly apiKeySecret: ISecret;
   /** The webhook queue: the functions that send events (webhooks, pdf) may send to it. */
@@ -262,6 +263,7 @@ export class ServiceApi extends Construct {
         props.pdfBucket.grantWriteOrders(fn);
         return fn.bindRenderQueue(props.renderQueue);
       },
+      batchOutputQueue: () => fn.bindBatchOutputQueue(props.batchOutputQueue),
     } satisfies Record<Binding, () => ServiceFunction>;
     for (const binding of BINDING_NAMES) if (wiring[binding]) binders[binding]();
     return fn;

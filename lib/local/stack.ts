@@ -33,6 +33,7 @@ import {
 import type { LookupAll } from '../../functions/core/public-addresses.js';
 import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
 import {
+  batchOutputQueue,
   localDeadLetterQueueName,
   localQueueName,
   type QueueDeclaration,
@@ -256,6 +257,7 @@ const localBindings = (parts: {
   readonly apiKeySecret: string;
   readonly renderQueueUrl: string;
   readonly webhookQueueUrl: string;
+  readonly batchOutputQueueUrl: string;
 }): { readonly [B in Binding]: Readonly<Record<string, string>> } => ({
   table: bindingEnvironment('table', { tableName: LOCAL_TABLE_NAME }),
   userPool: {
@@ -273,6 +275,7 @@ const localBindings = (parts: {
   renderer: {},
   webhookQueue: bindingEnvironment('webhookQueue', { queueUrl: parts.webhookQueueUrl }),
   renderQueue: bindingEnvironment('renderQueue', { queueUrl: parts.renderQueueUrl }),
+  batchOutputQueue: bindingEnvironment('batchOutputQueue', { queueUrl: parts.batchOutputQueueUrl }),
 });
 
 /**
@@ -434,6 +437,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const queueUrls = ensureLocalQueues(sqs, tables.queues, tables.consumers, settings);
     const renderQueueUrl = queueUrls.get(renderQueue.name) as string;
     const webhookQueueUrl = queueUrls.get(webhookQueue.name) as string;
+    const batchOutputQueueUrl = queueUrls.get(batchOutputQueue.name) as string;
 
     const dynamoDbEndpoint = `http://127.0.0.1:${dynamoDbPort}`;
     const s3Endpoint = `http://127.0.0.1:${s3Port}`;
@@ -473,6 +477,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       apiKeySecret: await loadOrCreateApiKeySecret(dataDir),
       renderQueueUrl,
       webhookQueueUrl,
+      batchOutputQueueUrl,
     });
     // Every binding's variables: what a handler made by hand (tests) is given.
     const handlerEnv: Record<string, string> = Object.assign({ ...common }, ...Object.values(bindings));

@@ -17,7 +17,13 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { Batch, BatchJobStatus, BatchStore, NewBatch } from '../../domain/batches/batches.js';
+import type {
+  Batch,
+  BatchJobStatus,
+  BatchOutputs,
+  BatchStore,
+  NewBatch,
+} from '../../domain/batches/batches.js';
 import { epochSeconds, isoNow } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
 import type { Job } from '../../domain/jobs/jobs.js';
@@ -57,6 +63,8 @@ const BATCH_FIELDS = [
   'updated_at',
   'completed_at',
   'replayed',
+  'output',
+  'outputs',
   TTL,
 ] as const;
 
@@ -114,6 +122,21 @@ export const completeBatchParams = (
   ConditionExpression: '#status = :processing',
   ExpressionAttributeNames: { '#status': 'status' },
   ExpressionAttributeValues: { ':completed': 'completed', ':processing': 'processing', ':at': at },
+});
+
+/** A completed batch's outputs, once: refused when they were recorded ready already. */
+export const recordOutputsParams = (
+  tableName: string,
+  batch: Pick<Batch, 'account_id' | 'id'>,
+  outputs: BatchOutputs,
+  at: string,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: batchKey(batch.account_id, batch.id),
+  UpdateExpression: 'SET #outputs = :outputs, updated_at = :at',
+  ConditionExpression: `${ITEM_EXISTS} AND (attribute_not_exists(#outputs) OR #outputs.#status <> :ready)`,
+  ExpressionAttributeNames: { '#outputs': 'outputs', '#status': 'status' },
+  ExpressionAttributeValues: { ':outputs': outputs, ':ready': 'ready', ':at': at },
 });
 
 /** The account's batches, newest first (ULID ids), without those whose record expired at `now`. */
@@ -243,6 +266,12 @@ export const createBatchStore = (
 
     complete: (batch) =>
       conditional(completeBatchParams(tableName, batch, now()), {
+        accountId: batch.account_id,
+        batchId: batch.id,
+      }),
+
+    recordOutputs: (batch, outputs) =>
+      conditional(recordOutputsParams(tableName, batch, outputs, now()), {
         accountId: batch.account_id,
         batchId: batch.id,
       }),
