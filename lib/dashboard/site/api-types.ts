@@ -506,6 +506,19 @@ export interface components {
             created_at: string;
             /** @description when its last job ended; null while processing */
             completed_at: string | null;
+            /** @description what is built once the batch completes; null: nothing */
+            output: {
+                merged_pdf: boolean;
+                zip: boolean;
+            } | null;
+            /** @description pending until the outputs are built (after the batch completed); null: no output asked for */
+            output_status: ("pending" | "ready" | "failed") | null;
+            /** @description why the outputs could not be built (output_status failed) */
+            output_error: string | null;
+            /** @description a fresh presigned link to the merged PDF of the completed items, once ready */
+            merged_pdf_url: string | null;
+            /** @description a fresh presigned link to the ZIP of the completed items' PDFs and manifest.json, once ready */
+            zip_url: string | null;
             links: {
                 /** @description /v1/batches/{batch_id} */
                 self: string;
@@ -568,9 +581,18 @@ export interface components {
                     subject?: string;
                     keywords?: string[];
                 };
+                /** @description this item's PDF's name in the batch's ZIP (output.zip); default: `{n}-{job_id}.pdf`. A name used twice gets ` (2)`, ` (3)`… before .pdf */
+                file_name?: string;
                 /** @description this item's idempotency key (the Idempotency-Key header's format; unique within the batch): within 24 hours, an item with a key the account used for the same item (template, options, variables, metadata) is that earlier job again, rendered and counted once; with another item, 422 IDEMPOTENCY_KEY_REUSED */
                 idempotency_key?: string;
             }[];
+            /** @description built once when the batch completes: GET /v1/batches/{batch_id} then has merged_pdf_url and zip_url, and batch.completed is sent once they are ready */
+            output?: {
+                /** @description one PDF of every completed item's, in item order, a bookmark each */
+                merged_pdf?: boolean;
+                /** @description a ZIP of every completed item's PDF (named by file_name) and a manifest.json listing every item */
+                zip?: boolean;
+            };
         } & ({
             html: string;
         } | {
