@@ -149,6 +149,7 @@ export const LOCAL_TABLE_NAME = 'pdf-service-local';
  * renders and webhook attempts, and the messages no consumer could process.
  */
 export const LOCAL_RENDER_QUEUE = localQueueName(renderQueue);
+export const LOCAL_BATCH_OUTPUT_QUEUE = localQueueName(batchOutputQueue);
 export const LOCAL_RENDER_DLQ = localDeadLetterQueueName(renderQueue);
 export const LOCAL_WEBHOOK_QUEUE = localQueueName(webhookQueue);
 export const LOCAL_WEBHOOK_DLQ = localDeadLetterQueueName(webhookQueue);
@@ -203,6 +204,12 @@ export interface LocalStackOptions {
    */
   readonly asyncConsumer?: boolean;
   /**
+   * Tests only: consumers (by name, functions/consumers.ts) the stack does not run, their queue
+   * left to the test (the Lambda-like sandbox feeds the batch output queue to its bundle).
+   * @default none
+   */
+  readonly skipConsumers?: readonly string[];
+  /**
    * Tests only: the queue table and the consumer table the stack starts.
    * @default the service's (functions/queues.ts, functions/consumers.ts); a test adds a fixture's
    */
@@ -225,6 +232,8 @@ export interface LocalStack {
   readonly renderQueueUrl: string;
   /** The webhook queue's URL (WEBHOOK_QUEUE_URL). */
   readonly webhookQueueUrl: string;
+  /** The batch output queue's URL (BATCH_OUTPUT_QUEUE_URL). */
+  readonly batchOutputQueueUrl: string;
   readonly dataDir: string;
   readonly tableName: string;
   readonly bucketName: string;
@@ -516,9 +525,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         region: LOCAL_REGION,
         environmentFor,
         parts: { renderer, ...webhookParts },
-        skip: new Set(
-          (options.asyncConsumer ?? true) ? [] : [consumerOf(renderQueue, tables.consumers).name],
-        ),
+        skip: new Set([
+          ...((options.asyncConsumer ?? true) ? [] : [consumerOf(renderQueue, tables.consumers).name]),
+          ...(options.skipConsumers ?? []),
+        ]),
       }),
     );
     dashboardParts({ issuer, s3Endpoint, origins: stackOrigins(host, apiPort) });
@@ -531,6 +541,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       sqsEndpoint: sqs.endpoint,
       renderQueueUrl,
       webhookQueueUrl,
+      batchOutputQueueUrl,
       dataDir,
       tableName: LOCAL_TABLE_NAME,
       bucketName: LOCAL_BUCKET_NAME,
