@@ -13,8 +13,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../helpers/local-stack.js';
 import { useLocalStack } from '../helpers/local-stack.js';
 import { newAccount, type TestAccount } from '../helpers/template-fixtures.js';
+import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
 
-const local = useLocalStack();
+const receiver = useWebhookReceiver({});
+const local = useLocalStack({ env: receiver.env });
 const dir = mkdtempSync(join(tmpdir(), 'batch-outputs-'));
 
 let account: TestAccount;
@@ -113,6 +115,40 @@ describe('POST /v1/batches with output', () => {
     const again = (await local.api(`/v1/batches/${res.json.id}`, { token: account.key })).json;
     expect(again.zip_url).not.toBe(done.zip_url);
     expect((await fetch(again.zip_url)).status).toBe(200);
+  });
+
+  it('sends batch.completed once, when the outputs are ready, with their links', async () => {
+    const path = '/ok/batch-outputs';
+    const endpoint = await local.api('/v1/webhooks', {
+      method: 'POST',
+      token: account.session,
+      body: { url: receiver.url(path), events: ['batch.completed'] },
+    });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const res = await local.api('/v1/batches', {
+      method: 'POST',
+      token: account.session,
+      body: {
+        html: TEMPLATE,
+        items: [
+          { variables: { number: 'W-1', divide_by: 1 } },
+          { variables: { number: 'W-2', divide_by: 1 } },
+        ],
+        output: { zip: true },
+        webhook_id: endpoint.json.id,
+      },
+    });
+    expect(res.status, res.text).toBe(202);
+    const [request] = await receiver.waitFor(path, 1, 60_000);
+    const payload = JSON.parse(request?.body ?? '{}');
+    expect(payload).toMatchObject({
+      type: 'batch.completed',
+      data: { id: res.json.id, status: 'completed', output_status: 'ready', merged_pdf_url: null },
+    });
+    const zip = await download(payload.data.zip_url, 'webhook.zip');
+    expect(execFileSync('zipinfo', ['-1', zip], { encoding: 'utf8' }).trim().split('\n')).toHaveLength(3);
+    await sleep(1500);
+    expect(receiver.received.filter((r) => r.path === path)).toHaveLength(1);
   });
 
   it('a batch without output has no outputs, as before', async () => {

@@ -5,8 +5,8 @@
  */
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { renderWorker, sweeper, webhookSender } from '../../functions/consumers.js';
-import { renderQueue, webhookQueue } from '../../functions/queues.js';
+import { batchOutputs, renderWorker, sweeper, webhookSender } from '../../functions/consumers.js';
+import { batchOutputQueue, renderQueue, webhookQueue } from '../../functions/queues.js';
 import { wiringOf } from '../../functions/route-declaration.js';
 import { apiResources, resources, routeKey, routes } from '../../functions/routes.js';
 import { tableSchema } from '../../functions/table.js';
@@ -95,13 +95,15 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.queue(webhookQueue.name).queue);
     const dlqId = s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue);
     const queues = s.template.findResources('AWS::SQS::Queue');
-    // The webhook queue and its DLQ, beside the render queue and its DLQ.
+    // The webhook queue and its DLQ, beside the render queue's and the batch output queue's.
     expect(Object.keys(queues).sort()).toEqual(
       [
         dlqId,
         queueId,
         s.logicalId(s.stack.queue(renderQueue.name).queue),
         s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue),
+        s.logicalId(s.stack.queue(batchOutputQueue.name).queue),
+        s.logicalId(s.stack.queue(batchOutputQueue.name).deadLetterQueue),
       ].sort(),
     );
     for (const q of Object.values(queues) as Json[]) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
@@ -110,7 +112,7 @@ describe('the default stack', () => {
       maxReceiveCount: 5,
     });
     const ssl = Object.values(s.template.findResources('AWS::SQS::QueuePolicy')) as Json[];
-    expect(ssl).toHaveLength(4);
+    expect(ssl).toHaveLength(6);
     for (const p of ssl) {
       expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
     }
@@ -321,13 +323,15 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.queue(renderQueue.name).queue);
     const dlqId = s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue);
     const queues = resourcesOf(s, 'AWS::SQS::Queue');
-    // The render queue and its DLQ, beside the webhook queue and its DLQ.
+    // The render queue and its DLQ, beside the webhook queue's and the batch output queue's.
     expect(Object.keys(queues).sort()).toEqual(
       [
         queueId,
         dlqId,
         s.logicalId(s.stack.queue(webhookQueue.name).queue),
         s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue),
+        s.logicalId(s.stack.queue(batchOutputQueue.name).queue),
+        s.logicalId(s.stack.queue(batchOutputQueue.name).deadLetterQueue),
       ].sort(),
     );
     expect(queues[queueId].Properties).toMatchObject({
@@ -358,8 +362,14 @@ describe('the default stack', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: 10 },
     });
-    // The consumer's and the webhook sender's.
-    s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    // The consumer's, the webhook sender's and the batch output builder's.
+    s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: s.logicalId(s.stack.consumer(batchOutputs.name).function) },
+      EventSourceArn: { 'Fn::GetAtt': [s.logicalId(s.stack.queue(batchOutputQueue.name).queue), 'Arn'] },
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
     // The API and the sweeper send to it; the consumer receives, deletes and holds messages back.
     const sends = (roleId: string) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).includes('sqs:SendMessage'));
