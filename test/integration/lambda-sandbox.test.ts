@@ -551,6 +551,8 @@ describe.skipIf(!sandboxed)(
           S3_ENDPOINT: local.s3Endpoint,
           AWS_ENDPOINT_URL_SQS: local.sqsEndpoint,
           POWERTOOLS_LOG_LEVEL: 'ERROR',
+          // The merged PDF of 1,000 two-page items has 2,000 pages: over the default 1,000 a PDF may have.
+          MAX_PDF_PAGES: String(2 * OUTPUT_ITEMS),
         },
       });
       sqs = new SQSClient({
