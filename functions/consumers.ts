@@ -13,7 +13,7 @@
  *
  * Like routes.ts this is data the CDK app reads, so it imports types and data only.
  */
-import { type QueueDeclaration, renderQueue, webhookQueue } from './queues.js';
+import { batchOutputQueue, type QueueDeclaration, renderQueue, webhookQueue } from './queues.js';
 import type { Settings } from './settings.js';
 import type { Binding } from './wiring.js';
 import { SERVICE_METRICS } from './wiring.js';
@@ -42,6 +42,8 @@ export interface ConsumerNeeds {
   readonly renderQueue?: 'send' | 'consume';
   /** The webhook queue: send to it (events, retries). */
   readonly webhookQueue?: 'send';
+  /** The batch output queue: send a completed batch whose outputs are to be built. */
+  readonly batchOutputQueue?: 'send';
 }
 
 /** Fed by an SQS event source mapping that reports partial batch failures (ReportBatchItemFailures). */
@@ -113,6 +115,8 @@ export const renderWorker = {
     renderQueue: 'consume',
     // An async job that names a webhook endpoint tells it when it ends.
     webhookQueue: 'send',
+    // The job that completes a batch with outputs asks for them to be built.
+    batchOutputQueue: 'send',
   },
   timeoutSeconds: renderWorkerTimeoutSeconds,
   // It reads an order (up to the request's 6 MB), makes a few table calls and waits on the
@@ -170,14 +174,49 @@ export const sweeper = {
     renderQueue: 'send',
     // job.failed of a job it fails, batch.completed of a batch it ends, overdue deliveries.
     webhookQueue: 'send',
+    // A batch it ends whose outputs are to be built.
+    batchOutputQueue: 'send',
   },
   // A pass reads at most 500 expired entries, each a few DynamoDB calls of milliseconds.
   timeoutSeconds: () => 50,
   memorySizeMiB: 256,
 } as const satisfies ConsumerDeclaration;
 
+/**
+ * A batch's outputs (its merged PDF, its ZIP) are built by one invocation: 1,000 items' PDFs read
+ * one after another, the ZIP streamed to the bucket, the merged PDF held whole (pdf-lib writes it
+ * at once). Lambda's longest timeout.
+ */
+const BATCH_OUTPUTS_TIMEOUT_SECONDS = 900;
+
+export const batchOutputs = {
+  name: 'batch-outputs',
+  description: "Builds a completed batch's merged PDF and ZIP once, then tells batch.completed",
+  source: {
+    kind: 'queue',
+    queue: batchOutputQueue,
+    batchSize: 1,
+    maxConcurrency: () => 2,
+    localConcurrency: () => 1,
+    recordsInParallel: false,
+  },
+  needs: {
+    // It reads the batch and its jobs, records the outputs, and writes batch.completed's delivery.
+    table: 'readWrite',
+    // Items' PDFs read and the outputs written (pdf/), the batch's file names read and deleted (orders/).
+    pdfBucket: { consumeOrders: true },
+    webhookQueue: 'send',
+  },
+  timeoutSeconds: () => BATCH_OUTPUTS_TIMEOUT_SECONDS,
+  // Measured in the Lambda-like sandbox (test/integration/lambda-sandbox.test.ts): 1,000 items of
+  // two pages (11.6 KB each; a merged PDF of 9.4 MiB and a ZIP of 10.2 MiB) peaked at 201 MiB. The
+  // merged PDF is held whole, so the peak grows with the items' size: room for invoices four times
+  // as large.
+  memorySizeMiB: 1024,
+} as const satisfies ConsumerDeclaration;
+
 /** Every consumer of the service. */
-export const consumers: readonly ConsumerDeclaration[] = [renderWorker, webhookSender, sweeper];
+export const consumers: readonly ConsumerDeclaration[] = [renderWorker, webhookSender, sweeper, batchOutputs];
 
 /**
  * The bindings a consumer's function is given (the wiring declaration's, as an API resource's):
@@ -191,6 +230,7 @@ export const consumerWiring = (c: ConsumerDeclaration): Readonly<Record<Binding,
   renderer: c.needs.asyncRenderer === true,
   renderQueue: c.needs.renderQueue !== undefined,
   webhookQueue: c.needs.webhookQueue !== undefined,
+  batchOutputQueue: c.needs.batchOutputQueue !== undefined,
 });
 
 /** The consumer that takes `queue`'s messages; every queue has one. */

@@ -29,9 +29,11 @@ const LAMBDAS = [
   'templates',
   'usage',
   'webhooks',
+  'merges',
   'render-worker',
   'sweeper',
   'webhook-sender',
+  'batch-outputs',
   'renderer',
 ] as const;
 

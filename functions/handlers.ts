@@ -16,6 +16,8 @@ import type { WebhookMessage } from './domain/webhooks/webhooks.js';
 import { createHandler as createFallbackHandler } from './fallback/index.js';
 import { createHandler as createMeHandler } from './me/index.js';
 import { meResource } from './me/routes.js';
+import { createHandler as createMergesHandler } from './merges/index.js';
+import { mergesResource } from './merges/routes.js';
 import { createHandler as createPdfHandler } from './pdf/index.js';
 import { pdfResource } from './pdf/routes.js';
 import { apiResources, FALLBACK_RESOURCE } from './routes.js';
@@ -46,6 +48,7 @@ export const handlerFactories: ReadonlyMap<string, CreateHandler> = new Map<stri
   [meResource.name, createMeHandler],
   [usageResource.name, createUsageHandler],
   [webhooksResource.name, createWebhooksHandler],
+  [mergesResource.name, createMergesHandler],
   [FALLBACK_RESOURCE, createFallbackHandler],
 ]);
 

@@ -117,8 +117,27 @@ export const webhookQueue = {
   },
 } as const satisfies QueueDeclaration;
 
+/** Receives of a batch output message whose build failed on our side before it is dead-lettered. */
+const BATCH_OUTPUT_MAX_RECEIVES = 3;
+
+export const batchOutputQueue = {
+  name: 'batch-outputs',
+  description:
+    'Completed batches whose merged PDF or ZIP is to be built (functions/domain/batches/batch-outputs.ts), one message per batch',
+  fifo: false,
+  binding: 'batchOutputQueue',
+  visibilityTimeoutSeconds: sixConsumerTimeouts,
+  localVisibilityTimeoutSeconds: (_settings, consumerTimeoutSeconds) => consumerTimeoutSeconds,
+  maxReceiveCount: () => BATCH_OUTPUT_MAX_RECEIVES,
+  retentionSeconds: 4 * DAY_SECONDS,
+  deadLetterRetentionSeconds: 14 * DAY_SECONDS,
+  alarms: {
+    deadLetterDescription: `A batch's outputs could not be built ${BATCH_OUTPUT_MAX_RECEIVES} times: the batch stays without them (its outputs status says failed once recorded). Read the batch-outputs consumer's logs`,
+  },
+} as const satisfies QueueDeclaration;
+
 /** Every queue of the service. */
-export const queues: readonly QueueDeclaration[] = [renderQueue, webhookQueue];
+export const queues: readonly QueueDeclaration[] = [renderQueue, webhookQueue, batchOutputQueue];
 
 /** The local SQS server's name of a queue and of its dead-letter queue (kept in DATA_DIR's journal). */
 export const localQueueName = (queue: Pick<QueueDeclaration, 'name'>): string => `pdf-service-${queue.name}`;

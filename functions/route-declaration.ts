@@ -102,6 +102,8 @@ export interface ResourceNeeds {
   readonly webhookQueue?: boolean;
   /** Sends async renders' messages to the render queue. */
   readonly renderQueue?: boolean;
+  /** Sends a completed batch whose outputs are to be built to the batch output queue. */
+  readonly batchOutputQueue?: boolean;
 }
 
 export interface ResourceDeclaration<R extends Readonly<Record<string, RouteDeclaration>>> {
@@ -167,6 +169,7 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     pdfBucket: r.needs.pdfBucket === true,
     renderer: r.needs.renderer === true,
     webhookQueue: r.needs.webhookQueue === true,
+    batchOutputQueue: r.needs.batchOutputQueue === true,
     renderQueue: r.needs.renderQueue === true,
   };
 };

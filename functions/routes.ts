@@ -6,6 +6,7 @@
 import { apiKeysResource } from './api-keys/routes.js';
 import { batchesResource } from './batches/routes.js';
 import { meResource } from './me/routes.js';
+import { mergesResource } from './merges/routes.js';
 import { pdfResource } from './pdf/routes.js';
 import { type AnyResource, createMatcher, type Route, routeKey, routesOf } from './route-declaration.js';
 import { templatesResource } from './templates/routes.js';
@@ -23,6 +24,7 @@ export const resources: readonly AnyResource[] = [
   meResource,
   usageResource,
   webhooksResource,
+  mergesResource,
 ];
 
 /** The Lambda behind API Gateway's `$default` route: 404 and 405 for what no route matches. */

@@ -22,8 +22,10 @@ import { createUsageStore } from './adapters/dynamodb/usage.js';
 import { createWebhookDeliveryStore, createWebhookStore } from './adapters/dynamodb/webhooks.js';
 import { createWebhookClient, createWebhookUrlCheck } from './adapters/http/webhook-client.js';
 import { createLambdaRenderer } from './adapters/lambda/renderer-client.js';
+import { createS3BatchArchiver } from './adapters/s3/batch-archive.js';
 import { createS3BatchOrders } from './adapters/s3/batch-orders.js';
 import { createS3Client } from './adapters/s3/client.js';
+import { createS3PdfAssembler } from './adapters/s3/pdf-assembly.js';
 import { createS3PdfStorage } from './adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from './adapters/s3/render-orders.js';
 import { createApiKeyDigester, createApiKeyResolver } from './adapters/secrets-manager/api-key-digest.js';
@@ -43,18 +45,26 @@ import type { ApiKeyStore } from './domain/accounts/api-keys.js';
 import type { UsageStore } from './domain/accounts/usage.js';
 import { createUsageReport } from './domain/accounts/usage-report.js';
 import type { BatchWrites } from './domain/batches/batch-acceptance.js';
+import {
+  type BatchOutputMessage,
+  completionEvents,
+  createBatchOutputs,
+} from './domain/batches/batch-outputs.js';
 import { type BatchOrders, createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
 import {
+  type Batch,
   type BatchStore,
   type BatchView,
   createBatchCounter,
   createBatches,
+  NO_BATCH_EVENTS,
 } from './domain/batches/batches.js';
 import type { Clock, JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
 import { type Job, type JobStore, type JobView, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
 import { createSweeper } from './domain/jobs/sweeper.js';
+import { createMerges } from './domain/merges/merges.js';
 import { createAsyncRenders, type RenderMessage, type RenderOrders } from './domain/renders/async-renders.js';
 import type { IdempotencyStore } from './domain/renders/idempotency.js';
 import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-secrets.js';
@@ -328,15 +338,37 @@ const jobEventsOf = (s: Services, deletesBatchOrders: boolean): JobEvents => {
     },
   };
 };
+/** A completed batch with outputs: its builder's message (batch.completed comes once they are built). */
+const batchOutputQueue = (s: Services): MessageQueue<BatchOutputMessage> =>
+  createSqsQueue<BatchOutputMessage>(
+    s.get(sqs),
+    need(s.config.batchOutputQueueUrl, 'the batch output queue (BATCH_OUTPUT_QUEUE_URL)'),
+  );
+/** What a batch that completes tells: batch.completed, or its outputs' builder first. */
+const batchCompletion = (s: Services) =>
+  completionEvents({ events: s.get(batchEvents), queue: s.get(batchOutputQueue) });
 const batchCounter = (s: Services) =>
-  createBatchCounter({ batches: s.get(batchStore), events: s.get(batchEvents), onFault: s.onFault });
+  createBatchCounter({ batches: s.get(batchStore), events: s.get(batchCompletion), onFault: s.onFault });
 const consumerBatchCounter = (s: Services) =>
   createBatchCounter({
     batches: s.get(batchStore),
     orders: s.get(batchOrders),
-    events: s.get(batchEvents),
+    events: s.get(batchCompletion),
     onFault: s.onFault,
   });
+/** Fresh links to a batch's built outputs. */
+const batchOutputUrls = (s: Services) => {
+  const links = s.get(storage);
+  return async (batch: Batch) => {
+    const link = (key: string | null | undefined, name: string) =>
+      key ? links.downloadUrl(key, name) : Promise.resolve(null);
+    const [mergedPdf, zip] = await Promise.all([
+      link(batch.outputs?.merged_pdf_key, `${batch.id}.pdf`),
+      link(batch.outputs?.zip_key, `${batch.id}.zip`),
+    ]);
+    return { mergedPdf, zip };
+  };
+};
 
 // The job lifecycle: every write to a job, and what a job that ends tells.
 const lifecycleOf = (s: Services, deletesBatchOrders: boolean) =>
@@ -412,6 +444,10 @@ export const batches = (s: Services) =>
     onFault: s.onFault,
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
+    // The API tells no webhook itself; a batch it completes (all items replayed, or counted on a
+    // read) with outputs has them built.
+    events: completionEvents({ events: NO_BATCH_EVENTS, queue: s.get(batchOutputQueue) }),
+    outputUrls: s.get(batchOutputUrls),
   });
 export const sweeper = (s: Services) =>
   createSweeper({
@@ -467,3 +503,41 @@ export const templateManagement = (s: Services) =>
   createTemplateManagement({ store: s.get(templates), parser: templateParser });
 export const usageReport = (s: Services) =>
   createUsageReport({ usage: s.get(usage), clock: s.clock, ...plansOf(s) });
+/**
+ * Merges (POST /v1/merges): parts rendered as a sync render is (pdfJobs), laid out again with the
+ * renderer, and assembled from the bucket.
+ */
+export const merges = (s: Services) =>
+  createMerges({
+    jobs: s.get(jobs),
+    usage: s.get(usage),
+    lifecycle: s.get(lifecycle),
+    pdfJobs: s.get(pdfJobs),
+    render: renderCallWith(s, s.get(storage)),
+    assembler: createS3PdfAssembler(s.get(s3), bucketName(s), logFault),
+    present: s.get(presentJob),
+    clock: s.clock,
+    ...plansOf(s),
+    limits: s.settings,
+  });
+/**
+ * A completed batch's merged PDF and ZIP, built once (the batch output queue's consumer), then its
+ * batch.completed told with their links.
+ */
+export const batchOutputBuilder = (s: Services) => {
+  // Its counts only: the batch completed already, this counter completes nothing.
+  const counter = createBatchCounter({ batches: s.get(batchStore), onFault: logFault });
+  const urls = s.get(batchOutputUrls);
+  return createBatchOutputs({
+    batches: s.get(batchStore),
+    getJobs: (accountId, ids) => s.get(batchWrites).getJobs(accountId, ids),
+    orders: s.get(batchOrders),
+    assembler: createS3PdfAssembler(s.get(s3), bucketName(s), logFault),
+    archiver: createS3BatchArchiver(s.get(s3), bucketName(s)),
+    events: s.get(batchEvents),
+    view: async (batch) => ({ ...(await counter.view(batch)), outputUrls: await urls(batch) }),
+    now: () => s.clock.now(),
+    limits: s.settings,
+    onFault: logFault,
+  });
+};

@@ -29,6 +29,8 @@ export const BINDINGS = {
   webhookQueue: { queueUrl: 'WEBHOOK_QUEUE_URL' },
   /** The render queue (SQS): async renders' messages, sent by the API and the sweeper. */
   renderQueue: { queueUrl: 'RENDER_QUEUE_URL' },
+  /** The batch output queue (SQS): a completed batch whose merged PDF or ZIP is to be built. */
+  batchOutputQueue: { queueUrl: 'BATCH_OUTPUT_QUEUE_URL' },
 } as const;
 
 export type Binding = keyof typeof BINDINGS;

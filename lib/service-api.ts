@@ -48,6 +48,7 @@ export interface ServiceApiProps {
   readonly renderer: IFunction;
   /** The render queue: async renders are sent there (with their orders in the PDF bucket). */
   readonly renderQueue: IQueue;
+  readonly batchOutputQueue: IQueue;
   readonly userPool: UserPoolIds;
   readonly apiKeySecret: ISecret;
   /** The webhook queue: the functions that send events (webhooks, pdf) may send to it. */
@@ -127,7 +128,7 @@ const corsPreflightOf = (origins: readonly string[]): CorsPreflightOptions | und
  * template is parsed in a worker thread (functions/templating/parse-pool.ts), whose script rides
  * beside the handler.
  */
-const PARSING_RESOURCES = new Set(['templates', 'pdf', 'batches']);
+const PARSING_RESOURCES = new Set(['templates', 'pdf', 'batches', 'merges']);
 const PARSE_WORKER_BUNDLES = {
   'parse-worker.cjs': join(PROJECT_ROOT, 'functions', 'templating', 'parse-worker.ts'),
 };
@@ -262,6 +263,7 @@ export class ServiceApi extends Construct {
         props.pdfBucket.grantWriteOrders(fn);
         return fn.bindRenderQueue(props.renderQueue);
       },
+      batchOutputQueue: () => fn.bindBatchOutputQueue(props.batchOutputQueue),
     } satisfies Record<Binding, () => ServiceFunction>;
     for (const binding of BINDING_NAMES) if (wiring[binding]) binders[binding]();
     return fn;

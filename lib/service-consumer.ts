@@ -125,6 +125,7 @@ export class ServiceConsumer extends Construct {
     else if (needs.renderQueue === 'send') fn.bindRenderQueue(boundAs('renderQueue'));
     if (needs.asyncRenderer) fn.bindRenderer(parts.asyncRenderer);
     if (needs.webhookQueue === 'send') fn.bindWebhookQueue(boundAs('webhookQueue'));
+    if (needs.batchOutputQueue === 'send') fn.bindBatchOutputQueue(boundAs('batchOutputQueue'));
 
     const source = d.source;
     if (source.kind === 'queue') {

@@ -247,6 +247,13 @@ export class ServiceFunction extends NodejsFunction {
     return this;
   }
 
+  /** BATCH_OUTPUT_QUEUE_URL, and the right to send to that queue (and nothing else on it). */
+  bindBatchOutputQueue(queue: IQueue): this {
+    this.bindVariables('batchOutputQueue', { queueUrl: queue.queueUrl });
+    queue.grantSendMessages(this);
+    return this;
+  }
+
   /** API_KEY_SECRET_ID, and the right to read that one secret (the API-key HMAC key). */
   bindApiKeySecret(secret: ISecret): this {
     this.bindVariables('apiKeySecret', { secretId: secret.secretArn });

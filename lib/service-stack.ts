@@ -274,6 +274,7 @@ export class PdfServiceStack extends Stack {
       pdfBucket: this.pdfBucket,
       renderer: this.renderer.function,
       renderQueue: this.queueBoundAs('renderQueue'),
+      batchOutputQueue: this.queueBoundAs('batchOutputQueue'),
       userPool: this.dashboard
         ? {
             userPoolId: this.userPool.userPoolId,

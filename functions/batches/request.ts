@@ -26,6 +26,13 @@ import type { PyDict } from '../templating/values.js';
 
 const itemsIssue = `must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
 
+const fileNameIssue =
+  'must be a file name of 1-200 characters ending in .pdf, without / or \\, control characters or a leading dot';
+/** A name a ZIP entry can carry on every system: no path, not hidden (control characters: below). */
+const FILE_NAME = /^(?![.])[^/\\]{0,196}\.pdf$/i;
+const hasControlCharacters = (name: string): boolean =>
+  [...name].some((c) => (c.codePointAt(0) ?? 0) < 0x20 || c.codePointAt(0) === 0x7f);
+
 export const createBatchSchema = (limits: {
   readonly maxInlineHtmlBytes: number;
   readonly maxVariablesBytes: number;
@@ -47,6 +54,14 @@ export const createBatchSchema = (limits: {
               metadata: metadataSchema
                 .optional()
                 .describe("this item's PDF document information (replaces the batch's `metadata`)"),
+              file_name: z
+                .string({ error: fileNameIssue })
+                .regex(FILE_NAME, { error: fileNameIssue })
+                .refine((name) => !hasControlCharacters(name), { error: fileNameIssue })
+                .optional()
+                .describe(
+                  "this item's PDF's name in the batch's ZIP (output.zip); default: `{n}-{job_id}.pdf`. A name used twice gets ` (2)`, ` (3)`… before .pdf",
+                ),
               idempotency_key: z
                 .string({ error: 'must be 1-255 printable ASCII characters' })
                 .regex(IDEMPOTENCY_KEY_PATTERN, { error: 'must be 1-255 printable ASCII characters' })
@@ -55,13 +70,33 @@ export const createBatchSchema = (limits: {
                   "this item's idempotency key (the Idempotency-Key header's format; unique within the batch): within 24 hours, an item with a key the account used for the same item (template, options, variables, metadata) is that earlier job again, rendered and counted once; with another item, 422 IDEMPOTENCY_KEY_REUSED",
                 ),
             },
-            { error: 'must be an object {variables?, metadata?, idempotency_key?}' },
+            { error: 'must be an object {variables?, metadata?, file_name?, idempotency_key?}' },
           ),
           { error: itemsIssue },
         )
         .min(1, { error: itemsIssue })
         .max(MAX_BATCH_ITEMS, { error: itemsIssue })
         .describe(`1 to ${MAX_BATCH_ITEMS} items: one job each, in this order`),
+      output: z
+        .strictObject(
+          {
+            merged_pdf: z
+              .boolean({ error: 'must be true or false' })
+              .optional()
+              .describe("one PDF of every completed item's, in item order, a bookmark each"),
+            zip: z
+              .boolean({ error: 'must be true or false' })
+              .optional()
+              .describe(
+                "a ZIP of every completed item's PDF (named by file_name) and a manifest.json listing every item",
+              ),
+          },
+          { error: 'must be an object {merged_pdf?, zip?}' },
+        )
+        .optional()
+        .describe(
+          'built once when the batch completes: GET /v1/batches/{batch_id} then has merged_pdf_url and zip_url, and batch.completed is sent once they are ready',
+        ),
       webhook_id: z
         .string({ error: 'must be a webhook endpoint id' })
         .min(1, { error: 'must be a webhook endpoint id' })
@@ -82,6 +117,7 @@ const NOT_OPTIONS = [
   'template_version',
   'items',
   'webhook_id',
+  'output',
 ] as const;
 
 /** A parsed batch body's options (every item's): the rest of it. */
@@ -101,7 +137,10 @@ const itemPath = (field: string): string => field.replace(/^items\.(\d+)/, 'item
  * item's idempotency key (as the Idempotency-Key header) are VALIDATION_ERROR.
  */
 const batchProblemCode = (problem: { field: string }): ErrorCode =>
-  problem.field === 'items' || /^items\.\d+\.idempotency_key$/.test(problem.field)
+  problem.field === 'items' ||
+  problem.field === 'output' ||
+  problem.field.startsWith('output.') ||
+  /^items\.\d+\.(idempotency_key|file_name)$/.test(problem.field)
     ? 'VALIDATION_ERROR'
     : pdfProblemCode({ field: problem.field.replace(/^items\.\d+\./, '') });
 
@@ -148,7 +187,7 @@ export const parseCreateBatch = (
   } catch (e) {
     throw renamed(e);
   }
-  const { html, header_html, footer_html, template_id, template_version, items, webhook_id } = parsed;
+  const { html, header_html, footer_html, template_id, template_version, items, webhook_id, output } = parsed;
   const variables = itemVariables(text ?? JSON.stringify(body), body, items.length);
   return {
     source:
@@ -160,7 +199,11 @@ export const parseCreateBatch = (
       variables: variables[i] as TemplateData,
       ...(item.metadata ? { metadata: item.metadata } : {}),
       ...(item.idempotency_key !== undefined ? { idempotencyKey: item.idempotency_key } : {}),
+      ...(item.file_name !== undefined ? { fileName: item.file_name } : {}),
     })),
     webhookId: webhook_id ?? null,
+    ...(output && (output.merged_pdf || output.zip)
+      ? { output: { merged_pdf: output.merged_pdf === true, zip: output.zip === true } }
+      : {}),
   };
 };

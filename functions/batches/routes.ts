@@ -12,8 +12,9 @@ export const batchesResource = resource({
   name: 'batches',
   description: 'The batches API: many renders of one template, each item a normal async PDF job',
   // The webhook queue: a batch whose count completes here (a repair on read, a fault at
-  // acceptance) tells its endpoint batch.completed from this function.
-  needs: { pdfBucket: true, renderQueue: true, webhookQueue: true },
+  // acceptance) tells its endpoint batch.completed from this function; the batch-outputs queue,
+  // when it asked for a merged PDF or a ZIP, is told instead.
+  needs: { pdfBucket: true, renderQueue: true, webhookQueue: true, batchOutputQueue: true },
   routes: {
     createBatch: route<BatchCommand>({
       method: 'POST',

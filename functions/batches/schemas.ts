@@ -19,6 +19,23 @@ export const batchSchema = z.object({
   webhook_id: z.string().nullable(),
   created_at: timestamp,
   completed_at: timestamp.nullable().describe('when its last job ended; null while processing'),
+  output: z
+    .object({ merged_pdf: z.boolean(), zip: z.boolean() })
+    .nullable()
+    .describe('what is built once the batch completes; null: nothing'),
+  output_status: z
+    .enum(['pending', 'ready', 'failed'])
+    .nullable()
+    .describe('pending until the outputs are built (after the batch completed); null: no output asked for'),
+  output_error: z.string().nullable().describe('why the outputs could not be built (output_status failed)'),
+  merged_pdf_url: z
+    .string()
+    .nullable()
+    .describe('a fresh presigned link to the merged PDF of the completed items, once ready'),
+  zip_url: z
+    .string()
+    .nullable()
+    .describe("a fresh presigned link to the ZIP of the completed items' PDFs and manifest.json, once ready"),
   links: z.object({
     self: z.string().describe('/v1/batches/{batch_id}'),
     jobs: z.string().describe('/v1/batches/{batch_id}/jobs: its jobs, in item order'),
@@ -27,7 +44,7 @@ export const batchSchema = z.object({
 
 export type BatchResponse = z.output<typeof batchSchema>;
 
-export const batchResponse = ({ batch, counts }: BatchView): BatchResponse => ({
+export const batchResponse = ({ batch, counts, outputUrls }: BatchView): BatchResponse => ({
   id: batch.id,
   status: batch.status,
   total: batch.total,
@@ -37,5 +54,10 @@ export const batchResponse = ({ batch, counts }: BatchView): BatchResponse => ({
   webhook_id: batch.webhook_id,
   created_at: batch.created_at,
   completed_at: batch.completed_at,
+  output: batch.output ?? null,
+  output_status: batch.output ? (batch.outputs?.status ?? 'pending') : null,
+  output_error: batch.outputs?.error ?? null,
+  merged_pdf_url: outputUrls?.mergedPdf ?? null,
+  zip_url: outputUrls?.zip ?? null,
   links: { self: `/v1/batches/${batch.id}`, jobs: `/v1/batches/${batch.id}/jobs` },
 });

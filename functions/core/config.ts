@@ -155,6 +155,7 @@ export interface ResourceConfig {
   readonly rendererFunctionName: string | undefined;
   /** Cloud: the webhook queue's URL. Unset: the local stack hands its queue in. */
   readonly webhookQueueUrl: string | undefined;
+  readonly batchOutputQueueUrl: string | undefined;
   /** `WEBHOOK_EGRESS_ALLOW_HOSTS`: see LOCAL_VARIABLES.webhookAllowHosts. */
   readonly webhookAllowHosts: readonly string[];
   /** The render queue's URL (async renders). */
@@ -183,6 +184,9 @@ export const readResourceConfig = (wiring: ResourceWiring, env: Environment): Re
   bucketName: wiring.pdfBucket ? required(env, BINDINGS.pdfBucket.bucketName) : undefined,
   rendererFunctionName: wiring.renderer ? variable(env, BINDINGS.renderer.functionName) : undefined,
   webhookQueueUrl: wiring.webhookQueue ? variable(env, BINDINGS.webhookQueue.queueUrl) : undefined,
+  batchOutputQueueUrl: wiring.batchOutputQueue
+    ? variable(env, BINDINGS.batchOutputQueue.queueUrl)
+    : undefined,
   webhookAllowHosts: wiring.webhookQueue ? hostPorts(env, LOCAL_VARIABLES.webhookAllowHosts) : [],
   renderQueueUrl: wiring.renderQueue ? required(env, BINDINGS.renderQueue.queueUrl) : undefined,
 });

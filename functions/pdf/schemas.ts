@@ -89,6 +89,11 @@ export const jobSchema = z.object({
     ),
   webhook_id: z.string().nullable().describe('the webhook endpoint told when the job ends; null: none'),
   batch_id: z.string().nullable().describe('the batch the job is an item of; null: none'),
+  kind: z
+    .enum(['render', 'merge'])
+    .describe(
+      'render: one document rendered (POST /v1/pdf, a batch item); merge: parts put together (POST /v1/merges)',
+    ),
   created_at: timestamp,
 });
 
@@ -113,5 +118,6 @@ export const jobResponse = ({ job, downloadUrl, fileExpiresAt, fileExpired }: Jo
   attempts: job.attempts ?? (job.status === 'pending' ? 0 : 1),
   webhook_id: job.webhook_id ?? null,
   batch_id: job.batch_id ?? null,
+  kind: job.kind ?? 'render',
   created_at: job.created_at,
 });

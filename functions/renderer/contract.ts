@@ -8,6 +8,7 @@ import type { RenderRequest } from '../domain/common/ports.js';
 export type {
   DiagnosticEntry,
   Diagnostics,
+  PageNumbering,
   PaperFormat,
   PdfMark,
   PdfMetadata,
@@ -23,4 +24,7 @@ export type {
  * A render's navigation options (issue 26), each off when absent: the public API's `paged_media`,
  * `outline` and `tagged` (functions/renderer/navigation/print.ts says what each does and costs).
  */
-export type NavigationOptions = Pick<RenderRequest['pdf'], 'pagedMedia' | 'outline' | 'tagged'>;
+export type NavigationOptions = Pick<
+  RenderRequest['pdf'],
+  'pagedMedia' | 'outline' | 'tagged' | 'pageNumbering'
+>;

@@ -27,6 +27,7 @@ import type {
 import { type FinishingContext, finish } from './finishing/index.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
+import { padForNumbering, pageRangesOf } from './navigation/page-numbering.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
 import { watchNetwork } from './network-idle.js';
 import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
@@ -238,6 +239,8 @@ const loadAndPrint = async (
       'selector',
     );
   }
+  const numbering = options.pageNumbering;
+  if (numbering) await until(padForNumbering(page, numbering), deadline, 'print');
   const inches = (n: number): string => `${n}in`;
   const { header, footer } = headerFooter;
   const withHeaderFooter = header !== null || footer !== null;
@@ -263,6 +266,7 @@ const loadAndPrint = async (
               }
             : {}),
           preferCSSPageSize: false,
+          ...(numbering ? { pageRanges: pageRangesOf(numbering) } : {}),
           ...chromiumPrintFlags(options, taggedByDefault),
           timeout: remaining(),
         })

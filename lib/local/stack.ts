@@ -33,6 +33,7 @@ import {
 import type { LookupAll } from '../../functions/core/public-addresses.js';
 import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
 import {
+  batchOutputQueue,
   localDeadLetterQueueName,
   localQueueName,
   type QueueDeclaration,
@@ -148,6 +149,7 @@ export const LOCAL_TABLE_NAME = 'pdf-service-local';
  * renders and webhook attempts, and the messages no consumer could process.
  */
 export const LOCAL_RENDER_QUEUE = localQueueName(renderQueue);
+export const LOCAL_BATCH_OUTPUT_QUEUE = localQueueName(batchOutputQueue);
 export const LOCAL_RENDER_DLQ = localDeadLetterQueueName(renderQueue);
 export const LOCAL_WEBHOOK_QUEUE = localQueueName(webhookQueue);
 export const LOCAL_WEBHOOK_DLQ = localDeadLetterQueueName(webhookQueue);
@@ -202,6 +204,12 @@ export interface LocalStackOptions {
    */
   readonly asyncConsumer?: boolean;
   /**
+   * Tests only: consumers (by name, functions/consumers.ts) the stack does not run, their queue
+   * left to the test (the Lambda-like sandbox feeds the batch output queue to its bundle).
+   * @default none
+   */
+  readonly skipConsumers?: readonly string[];
+  /**
    * Tests only: the queue table and the consumer table the stack starts.
    * @default the service's (functions/queues.ts, functions/consumers.ts); a test adds a fixture's
    */
@@ -224,6 +232,8 @@ export interface LocalStack {
   readonly renderQueueUrl: string;
   /** The webhook queue's URL (WEBHOOK_QUEUE_URL). */
   readonly webhookQueueUrl: string;
+  /** The batch output queue's URL (BATCH_OUTPUT_QUEUE_URL). */
+  readonly batchOutputQueueUrl: string;
   readonly dataDir: string;
   readonly tableName: string;
   readonly bucketName: string;
@@ -256,6 +266,7 @@ const localBindings = (parts: {
   readonly apiKeySecret: string;
   readonly renderQueueUrl: string;
   readonly webhookQueueUrl: string;
+  readonly batchOutputQueueUrl: string;
 }): { readonly [B in Binding]: Readonly<Record<string, string>> } => ({
   table: bindingEnvironment('table', { tableName: LOCAL_TABLE_NAME }),
   userPool: {
@@ -273,6 +284,7 @@ const localBindings = (parts: {
   renderer: {},
   webhookQueue: bindingEnvironment('webhookQueue', { queueUrl: parts.webhookQueueUrl }),
   renderQueue: bindingEnvironment('renderQueue', { queueUrl: parts.renderQueueUrl }),
+  batchOutputQueue: bindingEnvironment('batchOutputQueue', { queueUrl: parts.batchOutputQueueUrl }),
 });
 
 /**
@@ -434,6 +446,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const queueUrls = ensureLocalQueues(sqs, tables.queues, tables.consumers, settings);
     const renderQueueUrl = queueUrls.get(renderQueue.name) as string;
     const webhookQueueUrl = queueUrls.get(webhookQueue.name) as string;
+    const batchOutputQueueUrl = queueUrls.get(batchOutputQueue.name) as string;
 
     const dynamoDbEndpoint = `http://127.0.0.1:${dynamoDbPort}`;
     const s3Endpoint = `http://127.0.0.1:${s3Port}`;
@@ -473,6 +486,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       apiKeySecret: await loadOrCreateApiKeySecret(dataDir),
       renderQueueUrl,
       webhookQueueUrl,
+      batchOutputQueueUrl,
     });
     // Every binding's variables: what a handler made by hand (tests) is given.
     const handlerEnv: Record<string, string> = Object.assign({ ...common }, ...Object.values(bindings));
@@ -511,9 +525,10 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         region: LOCAL_REGION,
         environmentFor,
         parts: { renderer, ...webhookParts },
-        skip: new Set(
-          (options.asyncConsumer ?? true) ? [] : [consumerOf(renderQueue, tables.consumers).name],
-        ),
+        skip: new Set([
+          ...((options.asyncConsumer ?? true) ? [] : [consumerOf(renderQueue, tables.consumers).name]),
+          ...(options.skipConsumers ?? []),
+        ]),
       }),
     );
     dashboardParts({ issuer, s3Endpoint, origins: stackOrigins(host, apiPort) });
@@ -526,6 +541,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       sqsEndpoint: sqs.endpoint,
       renderQueueUrl,
       webhookQueueUrl,
+      batchOutputQueueUrl,
       dataDir,
       tableName: LOCAL_TABLE_NAME,
       bucketName: LOCAL_BUCKET_NAME,

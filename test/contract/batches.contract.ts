@@ -136,6 +136,30 @@ export const batchesContract = (
       expect(await batches.get(account, batch.id)).toEqual(completed);
     });
 
+    it('records a completed batch’s outputs: a failed build may be recorded again, a ready one once', async () => {
+      const { batches, account } = setup();
+      const batch = await batches.create(newBatch(account, { total: 1 }));
+      const failed = {
+        status: 'failed' as const,
+        merged_pdf_key: null,
+        zip_key: null,
+        error: 'the ZIP could not be written',
+        built_at: '2026-11-28T10:00:00.000Z',
+      };
+      expect(await batches.recordOutputs(batch, failed)).toMatchObject({ outputs: failed });
+      const ready = {
+        ...failed,
+        status: 'ready' as const,
+        zip_key: `batches/${account}/${batch.id}.zip`,
+        error: null,
+      };
+      expect(await batches.recordOutputs(batch, ready)).toMatchObject({ outputs: ready });
+      expect(await batches.recordOutputs(batch, { ...ready, zip_key: 'other.zip' })).toBeUndefined();
+      expect((await batches.get(account, batch.id))?.outputs).toEqual(ready);
+      // No such batch: nothing recorded.
+      expect(await batches.recordOutputs({ ...batch, id: `bat_${nextUlid()}` }, ready)).toBeUndefined();
+    });
+
     it('lists an account’s batches newest first a page at a time, and forgets them past retention', async () => {
       const { batches, account, clock } = setup();
       const made = [];

@@ -98,6 +98,7 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     webhookQueueUrl: undefined,
     webhookAllowHosts: options.webhookAllowHosts ?? [],
     renderQueueUrl: undefined,
+    batchOutputQueueUrl: undefined,
   };
   const renderer = options.renderer ?? createMemoryRenderer();
   /** What the service logged as faults it carried on from, in order. */

@@ -19,7 +19,8 @@
  * the run opts out with LAMBDA_SANDBOX=skip: then its tests are skipped, and .ci/run's closing
  * lines name each skipped test. A tier that did not run is never mistaken for one that passed.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,13 +29,15 @@ import { join } from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { renderWorker } from '../../functions/consumers.js';
+import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
+import { batchOutputs, renderWorker } from '../../functions/consumers.js';
 import { markOf } from '../../functions/domain/renders/marks.js';
 import { protectionOf } from '../../functions/domain/renders/protection.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
 import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
 import { queueArn } from '../../lib/local/sqs/queues.js';
 import {
+  LOCAL_BATCH_OUTPUT_QUEUE,
   LOCAL_CREDENTIALS,
   LOCAL_RENDER_QUEUE,
   type LocalStack,
@@ -52,7 +55,7 @@ import {
 } from '../helpers/cdk-lambda.js';
 import type { Synthesized } from '../helpers/cdk-synth.js';
 import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/lambda-sandbox.js';
-import { createApi, createTempDataDir } from '../helpers/local-stack.js';
+import { createApi, createTempDataDir, putAccountOnPlan } from '../helpers/local-stack.js';
 import { KINDS, pageOf, seesLateFetch, servePageRequests, WAITS } from '../helpers/page-load-cells.js';
 import { readPdf } from '../helpers/pdf.js';
 import { pdfText, qpdfEncryption } from '../helpers/pdf-readers.js';
@@ -529,5 +532,135 @@ describe.skipIf(!sandboxed)(
         expect(peak).toBeLessThan(fn.memorySizeMiB * 1024 * 1024);
       }
     });
+  },
+);
+
+/** Items of the batch whose outputs the sandboxed consumer builds: the most a batch may have. */
+const OUTPUT_ITEMS = 1000;
+
+describe.skipIf(!sandboxed)(
+  `the batch output consumer's bundle in a Lambda-like sandbox, ${OUTPUT_ITEMS} items (${runtimeLabel})`,
+  () => {
+    let builder: BundledFunction;
+    let builderProcess: LambdaProcess;
+    let local: LocalStack;
+    let dataDir: string;
+    let sqs: SQSClient;
+    let poller: Poller;
+
+    beforeAll(async () => {
+      const { outdir, s } = await bundledSynth();
+      builder = bundledFunction(s, s.stack.consumer(batchOutputs.name).function);
+      dataDir = await createTempDataDir();
+      // The items are rendered by the memory renderer (2-page, 11.6 KB PDFs, about an invoice's
+      // size): what is measured is the consumer, which reads them all, not Chromium.
+      local = await startLocalStack({
+        port: 0,
+        dataDir,
+        quiet: true,
+        renderer: createMemoryRenderer(),
+        skipConsumers: [batchOutputs.name],
+      });
+      builderProcess = await startLambdaProcess(builder, {
+        functionName: 'pdf-render-service-batch-outputs',
+        workDir: outdir,
+        sandbox: true,
+        environment: {
+          AWS_REGION: local.region,
+          AWS_ACCESS_KEY_ID: local.handlerEnv.AWS_ACCESS_KEY_ID as string,
+          AWS_SECRET_ACCESS_KEY: local.handlerEnv.AWS_SECRET_ACCESS_KEY as string,
+          ...resolveEnvironment(builder, local.handlerEnv),
+          DYNAMODB_ENDPOINT: local.dynamoDbEndpoint,
+          S3_ENDPOINT: local.s3Endpoint,
+          AWS_ENDPOINT_URL_SQS: local.sqsEndpoint,
+          POWERTOOLS_LOG_LEVEL: 'ERROR',
+          // The merged PDF of 1,000 two-page items has 2,000 pages: over the default 1,000 a PDF may have.
+          MAX_PDF_PAGES: String(2 * OUTPUT_ITEMS),
+        },
+      });
+      sqs = new SQSClient({
+        region: local.region,
+        endpoint: local.sqsEndpoint,
+        credentials: LOCAL_CREDENTIALS,
+      });
+      poller = startPoller({
+        client: sqs,
+        queueUrl: local.batchOutputQueueUrl,
+        queueArn: queueArn(LOCAL_BATCH_OUTPUT_QUEUE),
+        region: local.region,
+        consumer: async (event) => {
+          const { payload, functionError } = await builderProcess.invoke(event);
+          if (functionError) throw new Error(`batch-outputs: ${functionError}: ${JSON.stringify(payload)}`);
+          return payload as SQSBatchResponse;
+        },
+      });
+    }, 300_000);
+
+    afterEach((context) => {
+      if (context.task.result?.state !== 'fail') return;
+      console.error(`--- batch-outputs log:\n${builderProcess?.logs()}`);
+    });
+
+    afterAll(async () => {
+      await poller?.stop();
+      sqs?.destroy();
+      await builderProcess?.close();
+      await local?.close();
+      if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    });
+
+    it(`builds the merged PDF and the streamed ZIP of ${OUTPUT_ITEMS} items within its memory size`, async () => {
+      expect(builderProcess.sandbox?.memoryLimitBytes).toBe(builder.memorySizeMiB * 1024 * 1024);
+      const api = createApi(local.baseUrl);
+      const token = await local.issueToken({ sub: 'sandbox-outputs', email: 'sandbox-outputs@example.com' });
+      await putAccountOnPlan(local, 'sandbox-outputs', 'pro');
+      const lines =
+        '{% for i in range(120) %}<p>Line {{ i }} of invoice {{ n }}: an item described at some length</p>{% endfor %}';
+      const res = await api('/v1/batches', {
+        method: 'POST',
+        token,
+        body: {
+          html: lines,
+          items: Array.from({ length: OUTPUT_ITEMS }, (_, n) => ({
+            variables: { n },
+            file_name: `invoice-${n}.pdf`,
+          })),
+          output: { merged_pdf: true, zip: true },
+        },
+      });
+      expect(res.status, res.text).toBe(202);
+      const deadline = Date.now() + 600_000;
+      let batch = res.json;
+      while (batch.output_status !== 'ready' && batch.output_status !== 'failed') {
+        if (Date.now() > deadline) throw new Error(`outputs not built: ${JSON.stringify(batch)}`);
+        await new Promise((r) => setTimeout(r, 1000));
+        batch = (await api(`/v1/batches/${res.json.id}`, { token })).json;
+      }
+      expect(batch, batch.output_error).toMatchObject({
+        output_status: 'ready',
+        counts: { completed: OUTPUT_ITEMS, failed: 0 },
+      });
+      const work = await mkdtemp(join(tmpdir(), 'batch-outputs-sandbox-'));
+      try {
+        const merged = join(work, 'merged.pdf');
+        const zip = join(work, 'batch.zip');
+        writeFileSync(merged, new Uint8Array(await (await fetch(batch.merged_pdf_url)).arrayBuffer()));
+        writeFileSync(zip, new Uint8Array(await (await fetch(batch.zip_url)).arrayBuffer()));
+        const info = execFileSync('pdfinfo', [merged], { encoding: 'utf8' });
+        expect(Number(/^Pages:\s+(\d+)/m.exec(info)?.[1])).toBe(2 * OUTPUT_ITEMS);
+        const names = execFileSync('zipinfo', ['-1', zip], { encoding: 'utf8' }).trim().split('\n');
+        expect(names).toHaveLength(OUTPUT_ITEMS + 1);
+        expect(names.at(-1)).toBe('manifest.json');
+        expect(names[OUTPUT_ITEMS - 1]).toBe(`invoice-${OUTPUT_ITEMS - 1}.pdf`);
+        const peak = builderProcess.sandbox?.peakMemoryBytes() ?? 0;
+        console.info(
+          `batch-outputs in the sandbox: ${OUTPUT_ITEMS} items, merged ${(statSync(merged).size / 2 ** 20).toFixed(1)} MiB, zip ${(statSync(zip).size / 2 ** 20).toFixed(1)} MiB, peak ${(peak / 2 ** 20).toFixed(0)} MiB of ${builder.memorySizeMiB}`,
+        );
+        expect(peak).toBeGreaterThan(0);
+        expect(peak).toBeLessThan(builder.memorySizeMiB * 1024 * 1024);
+      } finally {
+        await rm(work, { recursive: true, force: true });
+      }
+    }, 900_000);
   },
 );

@@ -9,9 +9,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS } from '../../functions/settings.js';
-import { useLocalStack } from '../helpers/local-stack.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { putAccountOnPlan, useLocalStack } from '../helpers/local-stack.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -47,9 +46,12 @@ const README_BASE_URL = 'http://127.0.0.1:3000';
 const local = useLocalStack({
   rendererSpareSessions: 1,
   webhookHosts: { 'example.com': [['93.184.216.34']] },
-  // The examples render more than the free plan's 10 a minute when run back to back (a reader
-  // trying them does not); its other limits stay the free plan's.
-  env: { PLANS: JSON.stringify({ ...DEFAULT_PLANS, free: { ...DEFAULT_PLANS.free, rendersPerMinute: 60 } }) },
+});
+
+// The examples make more render requests (renders, a batch, a merge) than the free plan's 10 a
+// minute, one right after another: their account (the Quickstart's user-1) is on the pro plan.
+beforeAll(async () => {
+  await putAccountOnPlan(local.stack, 'user-1', 'pro');
 });
 
 /**

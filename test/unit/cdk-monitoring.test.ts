@@ -36,7 +36,7 @@ describe('an alarm destination', () => {
 
   it('can be declined with alarms=none: the alarms and the dashboard are made, notifying nobody', () => {
     const s = synthServiceStack({ props: { alarms: 'none' } });
-    expect(alarms(s)).toHaveLength(12);
+    expect(alarms(s)).toHaveLength(13);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toBeUndefined();
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     expect(s.nagFindings).toEqual([]);
@@ -59,10 +59,10 @@ describe('with a destination', () => {
     s = synthServiceStack({ props: { alarmTopicArn: TOPIC_ARN } });
   });
 
-  it("has twelve alarms (two the webhook sender's, three the render queue's, two the async renderer's), every one notifying the topic", () => {
-    expect(alarms(s)).toHaveLength(12);
+  it("has thirteen alarms (two the webhook sender's, three the render queue's, the batch output queue's DLQ, two the async renderer's), every one notifying the topic", () => {
+    expect(alarms(s)).toHaveLength(13);
     for (const a of alarms(s)) expect(a.Properties.AlarmActions).toEqual([TOPIC_ARN]);
-    expect(s.stack.monitoring.alarms).toHaveLength(12);
+    expect(s.stack.monitoring.alarms).toHaveLength(13);
     const queue = s.stack.queue(renderQueue.name);
     expect(s.stack.monitoring.alarms).toEqual(
       expect.arrayContaining([queue.depthAlarm, queue.oldestAgeAlarm, queue.deadLetterAlarm]),

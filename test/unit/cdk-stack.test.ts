@@ -5,8 +5,8 @@
  */
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { renderWorker, sweeper, webhookSender } from '../../functions/consumers.js';
-import { renderQueue, webhookQueue } from '../../functions/queues.js';
+import { batchOutputs, renderWorker, sweeper, webhookSender } from '../../functions/consumers.js';
+import { batchOutputQueue, renderQueue, webhookQueue } from '../../functions/queues.js';
 import { wiringOf } from '../../functions/route-declaration.js';
 import { apiResources, resources, routeKey, routes } from '../../functions/routes.js';
 import { tableSchema } from '../../functions/table.js';
@@ -69,7 +69,7 @@ describe('the default stack', () => {
     }
   });
 
-  it('has one Lambda per API resource, the fallback, the renderer, the async renderer, the sweeper, the webhook sender and the render queue consumer, all on Node.js 22 or newer', () => {
+  it('has one Lambda per API resource, the fallback, the renderer, the async renderer, the sweeper, the webhook sender, the render queue consumer and the batch output builder, all on Node.js 22 or newer', () => {
     // Besides them, only aws-cdk-lib's own handler that copies the dashboard into its bucket.
     const deployHandler = s.stack.dashboard?.bucketDeploymentHandler;
     const ours = Object.keys(functions).filter((id) => id !== s.logicalId(deployHandler as never));
@@ -82,6 +82,7 @@ describe('the default stack', () => {
           s.logicalId(s.stack.consumer(sweeper.name).function),
           s.logicalId(s.stack.consumer(webhookSender.name).function),
           workerId(),
+          s.logicalId(s.stack.consumer(batchOutputs.name).function),
         )
         .sort(),
     );
@@ -95,13 +96,15 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.queue(webhookQueue.name).queue);
     const dlqId = s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue);
     const queues = s.template.findResources('AWS::SQS::Queue');
-    // The webhook queue and its DLQ, beside the render queue and its DLQ.
+    // The webhook queue and its DLQ, beside the render queue's and the batch output queue's.
     expect(Object.keys(queues).sort()).toEqual(
       [
         dlqId,
         queueId,
         s.logicalId(s.stack.queue(renderQueue.name).queue),
         s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue),
+        s.logicalId(s.stack.queue(batchOutputQueue.name).queue),
+        s.logicalId(s.stack.queue(batchOutputQueue.name).deadLetterQueue),
       ].sort(),
     );
     for (const q of Object.values(queues) as Json[]) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
@@ -110,7 +113,7 @@ describe('the default stack', () => {
       maxReceiveCount: 5,
     });
     const ssl = Object.values(s.template.findResources('AWS::SQS::QueuePolicy')) as Json[];
-    expect(ssl).toHaveLength(4);
+    expect(ssl).toHaveLength(6);
     for (const p of ssl) {
       expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
     }
@@ -149,7 +152,8 @@ describe('the default stack', () => {
       .map(([id]) => id)
       .sort();
     // And to the render queue: pdf (async renders), batches (their jobs) and the sweeper
-    // (re-queued jobs); the render queue's consumer sends job events of async jobs to the webhook queue.
+    // (re-queued jobs); the render queue's consumer sends job events of async jobs to the webhook queue;
+    // the batch output builder sends batch.completed.
     expect(senders).toEqual(
       [
         fnId('pdf'),
@@ -158,6 +162,7 @@ describe('the default stack', () => {
         senderId,
         s.logicalId(s.stack.consumer(sweeper.name).function),
         workerId(),
+        s.logicalId(s.stack.consumer(batchOutputs.name).function),
       ].sort(),
     );
   });
@@ -255,14 +260,17 @@ describe('the default stack', () => {
     });
   });
 
-  it('lets the pdf function invoke the renderer, the render queue consumer the async renderer, and nothing else', () => {
+  it('lets the pdf and merges functions invoke the renderer, the render queue consumer the async renderer, and nothing else', () => {
     const invokers = Object.entries(resourcesOf(s, 'AWS::IAM::Role')).filter(([roleId]) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('lambda:'))),
     );
     const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0];
-    expect(invokers.map(([id]) => id).sort()).toEqual([roleOf(fnId('pdf')), roleOf(workerId())].sort());
+    expect(invokers.map(([id]) => id).sort()).toEqual(
+      [roleOf(fnId('pdf')), roleOf(fnId('merges')), roleOf(workerId())].sort(),
+    );
     const pairs: [caller: string, callee: string][] = [
       [fnId('pdf'), rendererId()],
+      [fnId('merges'), rendererId()],
       [workerId(), asyncRendererId()],
     ];
     for (const [caller, callee] of pairs) {
@@ -285,7 +293,7 @@ describe('the default stack', () => {
     }
   });
 
-  it('lets only the pdf and batches functions and the render queue consumer sign PDF URLs (GetObject and PutObject under pdf/), the first two put orders, the consumer reads and deletes them', () => {
+  it('lets only the pdf, batches and merges functions, the render queue consumer and the batch output builder sign PDF URLs (GetObject and PutObject under pdf/), the first two put orders, the consumers read and delete them', () => {
     const bucketId = s.logicalId(s.stack.pdfBucket.bucket);
     const s3Users = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).filter((roleId) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
@@ -296,8 +304,11 @@ describe('the default stack', () => {
     const deployHandler = s.logicalId(s.stack.dashboard?.bucketDeploymentHandler as never);
     const deployRole = functions[deployHandler].Properties.Role['Fn::GetAtt'][0];
     const workerRole = functions[workerId()].Properties.Role['Fn::GetAtt'][0];
+    const mergesRole = functions[fnId('merges')].Properties.Role['Fn::GetAtt'][0];
+    const builderRole =
+      functions[s.logicalId(s.stack.consumer(batchOutputs.name).function)].Properties.Role['Fn::GetAtt'][0];
     expect(s3Users.filter((id) => id !== deployRole).sort()).toEqual(
-      [pdfRole, batchesRole, workerRole].sort(),
+      [pdfRole, batchesRole, workerRole, mergesRole, builderRole].sort(),
     );
     expect(JSON.stringify(statementsOfRole(s, deployRole))).not.toContain(bucketId);
     const under = (prefix: string) => ({
@@ -311,9 +322,15 @@ describe('the default stack', () => {
         { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
       ]);
     }
-    expect(s3Statements(workerRole)).toEqual([
+    for (const role of [workerRole, builderRole]) {
+      expect(s3Statements(role)).toEqual([
+        { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+        { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },
+      ]);
+    }
+    // A merge reads its parts and writes the merged PDF under pdf/, and nothing else.
+    expect(s3Statements(mergesRole)).toEqual([
       { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
-      { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },
     ]);
   });
 
@@ -321,13 +338,15 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.queue(renderQueue.name).queue);
     const dlqId = s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue);
     const queues = resourcesOf(s, 'AWS::SQS::Queue');
-    // The render queue and its DLQ, beside the webhook queue and its DLQ.
+    // The render queue and its DLQ, beside the webhook queue's and the batch output queue's.
     expect(Object.keys(queues).sort()).toEqual(
       [
         queueId,
         dlqId,
         s.logicalId(s.stack.queue(webhookQueue.name).queue),
         s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue),
+        s.logicalId(s.stack.queue(batchOutputQueue.name).queue),
+        s.logicalId(s.stack.queue(batchOutputQueue.name).deadLetterQueue),
       ].sort(),
     );
     expect(queues[queueId].Properties).toMatchObject({
@@ -358,8 +377,14 @@ describe('the default stack', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: 10 },
     });
-    // The consumer's and the webhook sender's.
-    s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    // The consumer's, the webhook sender's and the batch output builder's.
+    s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
+    s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: s.logicalId(s.stack.consumer(batchOutputs.name).function) },
+      EventSourceArn: { 'Fn::GetAtt': [s.logicalId(s.stack.queue(batchOutputQueue.name).queue), 'Arn'] },
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
     // The API and the sweeper send to it; the consumer receives, deletes and holds messages back.
     const sends = (roleId: string) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).includes('sqs:SendMessage'));

@@ -20,6 +20,7 @@ import {
 import {
   type Batch,
   type BatchJobStatus,
+  type BatchOutputs,
   type BatchStore,
   endedAtCreation,
   type NewBatch,
@@ -64,6 +65,8 @@ const BATCH_FIELDS = [
   'updated_at',
   'completed_at',
   'replayed',
+  'output',
+  'outputs',
   TTL,
 ] as const;
 
@@ -121,6 +124,21 @@ export const completeBatchParams = (
   ConditionExpression: '#status = :processing',
   ExpressionAttributeNames: { '#status': 'status' },
   ExpressionAttributeValues: { ':completed': 'completed', ':processing': 'processing', ':at': at },
+});
+
+/** A completed batch's outputs, once: refused when they were recorded ready already. */
+export const recordOutputsParams = (
+  tableName: string,
+  batch: Pick<Batch, 'account_id' | 'id'>,
+  outputs: BatchOutputs,
+  at: string,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: batchKey(batch.account_id, batch.id),
+  UpdateExpression: 'SET #outputs = :outputs, updated_at = :at',
+  ConditionExpression: `${ITEM_EXISTS} AND (attribute_not_exists(#outputs) OR #outputs.#status <> :ready)`,
+  ExpressionAttributeNames: { '#outputs': 'outputs', '#status': 'status' },
+  ExpressionAttributeValues: { ':outputs': outputs, ':ready': 'ready', ':at': at },
 });
 
 /** The account's batches, newest first (ULID ids), without those whose record expired at `now`. */
@@ -245,6 +263,12 @@ export const createBatchStore = (
 
     complete: (batch) =>
       conditional(completeBatchParams(tableName, batch, now()), {
+        accountId: batch.account_id,
+        batchId: batch.id,
+      }),
+
+    recordOutputs: (batch, outputs) =>
+      conditional(recordOutputsParams(tableName, batch, outputs, now()), {
         accountId: batch.account_id,
         batchId: batch.id,
       }),

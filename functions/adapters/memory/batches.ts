@@ -86,6 +86,13 @@ export const createMemoryBatchStore = (
       return read(batch.account_id, batch.id);
     },
 
+    async recordOutputs(batch, outputs) {
+      const stored = batches.get(batchKey(batch.account_id, batch.id));
+      if (!live(stored) || stored.batch.outputs?.status === 'ready') return undefined;
+      stored.batch = { ...stored.batch, outputs: structuredClone(outputs), updated_at: now() };
+      return read(batch.account_id, batch.id);
+    },
+
     async jobs(accountId, batchId, { limit, offset }) {
       return jobsOf(accountId, batchId)
         .slice(offset, offset + limit)

@@ -33,11 +33,34 @@ export interface Batch {
    * absent: none. Every other item's job carries this batch's id.
    */
   readonly replayed?: Readonly<Record<string, string>>;
+  /** What is built once it completed (batch-outputs.ts); absent: nothing. */
+  readonly output?: BatchOutput;
+  /** What was built; absent until then. */
+  readonly outputs?: BatchOutputs;
 }
+
+/** What a batch asked to be built once it completed. */
+export interface BatchOutput {
+  readonly merged_pdf: boolean;
+  readonly zip: boolean;
+}
+
+/** What was built: object keys in the PDF bucket (null: not asked for, or nothing to put in it). */
+export interface BatchOutputs {
+  readonly status: 'ready' | 'failed';
+  readonly merged_pdf_key: string | null;
+  readonly zip_key: string | null;
+  /** Why it failed (status failed); safe to show. */
+  readonly error: string | null;
+  readonly built_at: string;
+}
+
+export const wantsOutputs = (batch: Pick<Batch, 'output'>): boolean =>
+  batch.output?.merged_pdf === true || batch.output?.zip === true;
 
 export type NewBatch = Pick<
   Batch,
-  'id' | 'account_id' | 'total' | 'template_id' | 'template_version' | 'webhook_id' | 'replayed'
+  'id' | 'account_id' | 'total' | 'template_id' | 'template_version' | 'webhook_id' | 'replayed' | 'output'
 > & {
   /** Jobs that ended already (replayed items'), counted from the start. */
   readonly ended?: { readonly completed: readonly string[]; readonly failed: readonly string[] };
@@ -71,6 +94,8 @@ export interface BatchCounts {
 export interface BatchView {
   readonly batch: Batch;
   readonly counts: BatchCounts;
+  /** Fresh links to its built outputs (batch-outputs.ts), when they are ready; absent: none. */
+  readonly outputUrls?: { readonly mergedPdf: string | null; readonly zip: string | null };
 }
 
 /** A job of the batch as its listing knows it (the index may lag a moment behind the job). */
@@ -104,6 +129,11 @@ export interface BatchStore {
   statuses(accountId: string, batchId: string): Promise<BatchJobStatus[]>;
   /** The ids of the jobs counted as ended (read consistently). */
   counted(accountId: string, batchId: string): Promise<ReadonlySet<string>>;
+  /**
+   * A completed batch's outputs, recorded once they are built (batch-outputs.ts): undefined when
+   * they were ready already (another build recorded them), else the batch as it now is.
+   */
+  recordOutputs(batch: Batch, outputs: BatchOutputs): Promise<Batch | undefined>;
 }
 
 /** Told once a batch completed (the webhooks' `batch.completed`). */
@@ -139,11 +169,13 @@ export const createBatchCounter = (deps: {
     if (batch.status !== 'processing' || batch.completed + batch.failed < batch.total) return batch;
     const completed = await batches.complete(batch);
     if (!completed) return (await batches.get(batch.account_id, batch.id)) ?? batch;
-    await deps.orders
-      ?.delete(batch.account_id, batch.id)
-      .catch((e) =>
-        deps.onFault("deleting a completed batch's order failed (the lifecycle rule removes it)", e),
-      );
+    // A batch with outputs keeps its order (its items' file names) for their builder, which deletes it.
+    if (!wantsOutputs(completed))
+      await deps.orders
+        ?.delete(batch.account_id, batch.id)
+        .catch((e) =>
+          deps.onFault("deleting a completed batch's order failed (the lifecycle rule removes it)", e),
+        );
     try {
       await events.completed(await view(completed));
     } catch (e) {

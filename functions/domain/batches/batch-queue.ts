@@ -34,6 +34,8 @@ export interface BatchOrder {
   readonly offline: boolean;
   /** By item index; null: an item that is an earlier job again (its key replayed), rendered elsewhere. */
   readonly items: readonly (BatchOrderItem | null)[];
+  /** A batch with outputs: each item's file name in its ZIP (null: the default), by item index. */
+  readonly outputs?: { readonly file_names: readonly (string | null)[] };
 }
 
 /** Where batch orders wait (private, in the PDF bucket). */

@@ -43,6 +43,7 @@ import {
   type Batch,
   type BatchEvents,
   type BatchJobStatus,
+  type BatchOutput,
   type BatchStore,
   type BatchView,
   createBatchCounter,
@@ -59,6 +60,8 @@ export interface BatchItem {
   readonly variables: TemplateData;
   readonly metadata?: RequestedOptions['metadata'];
   readonly idempotencyKey?: string;
+  /** Its PDF's name in the batch's ZIP (batch-outputs.ts). */
+  readonly fileName?: string;
 }
 
 /** POST /v1/batches as the edge parsed it. */
@@ -67,6 +70,8 @@ export interface BatchCommand {
   readonly options: RequestedOptions;
   readonly items: readonly BatchItem[];
   readonly webhookId: string | null;
+  /** What is built once the batch completed; absent: nothing. */
+  readonly output?: BatchOutput;
 }
 
 export interface BatchDeps {
@@ -91,6 +96,8 @@ export interface BatchDeps {
   /** Absent: a batch's webhook_id is not checked against the account's endpoints. */
   readonly webhooks?: { exists(accountId: string, webhookId: string): Promise<boolean> };
   readonly events?: BatchEvents;
+  /** Fresh links to a batch's built outputs (absent: none shown). */
+  readonly outputUrls?: (batch: Batch) => Promise<NonNullable<BatchView['outputUrls']>>;
   readonly onFault: (message: string, error: unknown) => void;
 }
 
@@ -204,6 +211,9 @@ export const createBatches = (deps: BatchDeps) => {
       variables: stringifyTemplateData(item.variables),
       ...(item.metadata ? { options: optionsOf(template, item) } : {}),
     })),
+    ...(command.output
+      ? { outputs: { file_names: command.items.map((item) => item.fileName ?? null) } }
+      : {}),
   });
 
   /** The batch's jobs and their statuses in item order: its own from its index, replayed ones read. */
@@ -222,8 +232,14 @@ export const createBatches = (deps: BatchDeps) => {
    * A batch as it is now: the ended jobs its counters miss (failed by the sweeper, or whose event
    * did not go through) are counted first.
    */
+  /** The view with fresh links to its outputs, once they are ready. */
+  const withLinks = async (shown: BatchView): Promise<BatchView> =>
+    shown.batch.outputs?.status === 'ready' && deps.outputUrls
+      ? { ...shown, outputUrls: await deps.outputUrls(shown.batch) }
+      : shown;
+
   const current = async (batch: Batch): Promise<BatchView> => {
-    if (batch.status === 'completed') return view(batch);
+    if (batch.status === 'completed') return withLinks(await view(batch));
     const statuses = await statusesOf(batch);
     const ended = statuses.filter((s) => s.status === 'completed' || s.status === 'failed');
     let latest = batch;
@@ -340,6 +356,7 @@ export const createBatches = (deps: BatchDeps) => {
           template_id: command.source.kind === 'saved' ? command.source.templateId : null,
           template_version: template.version,
           webhook_id: webhookId,
+          ...(command.output ? { output: command.output } : {}),
           ...(replayed.length > 0
             ? {
                 replayed: Object.fromEntries(replayed.map(([index, j]) => [String(index), j.id])),

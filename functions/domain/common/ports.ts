@@ -12,7 +12,7 @@ import type { RenderOptions } from '../renders/render-options.js';
 
 export type { DiagnosticEntry, Diagnostics, DiagnosticType } from '../jobs/diagnostics.js';
 export type { PdfMark } from '../renders/marks.js';
-export type { PaperFormat, PdfMetadata, WaitUntil } from '../renders/render-options.js';
+export type { PageNumbering, PaperFormat, PdfMetadata, WaitUntil } from '../renders/render-options.js';
 
 /**
  * One render: the renderer is handed a template with its variables (the API has parsed it, the

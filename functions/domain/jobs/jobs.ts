@@ -20,6 +20,9 @@ export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
  */
 export type JobMode = 'sync' | 'async';
 
+/** render: one document rendered; merge: parts put together into one (domain/merges/). */
+export type JobKind = 'render' | 'merge';
+
 export interface JobError {
   readonly code: string;
   readonly message: string;
@@ -62,6 +65,8 @@ export interface Job {
   readonly webhook_id?: string | null;
   /** The batch the job is an item of; null or absent: none. */
   readonly batch_id?: string | null;
+  /** Absent: a render (every job before merges). */
+  readonly kind?: JobKind;
   /**
    * Its item's index in the batch: where the consumer finds its variables in the batch's one
    * order. Absent on a batch's jobs made before batch orders (each has an order of its own).
@@ -124,7 +129,7 @@ export const jobRecordRetentionSeconds = (pdfRetentionDays: number): number =>
 export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
 
 export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'> &
-  Pick<Job, 'mode' | 'webhook_id' | 'batch_id' | 'batch_item'>;
+  Pick<Job, 'mode' | 'webhook_id' | 'batch_id' | 'batch_item' | 'kind'>;
 
 /**
  * A new job as every store writes it (`JobStore.create`, `BatchWrites.createJobs`): pending; with a

@@ -75,6 +75,16 @@ export interface RequestedOptions {
   readonly stamp?: RequestedMark | undefined;
 }
 
+/** Where a document's pages fall in a longer one whose page numbers it prints. */
+export interface PageNumbering {
+  /** The number its first page prints (1-based). */
+  readonly first: number;
+  /** Its own pages, as its first print counted them. */
+  readonly pages: number;
+  /** The whole document's pages: what `totalPages` and `counter(pages)` print. */
+  readonly total: number;
+}
+
 /** Fields of the PDF's document information dictionary (the request's `metadata`). */
 export interface PdfMetadata {
   readonly title?: string;
@@ -102,6 +112,12 @@ export interface RenderOptions {
     readonly outline?: boolean;
     /** A tagged (accessible) PDF. Absent: the renderer's configured default (PDF_TAGGED). */
     readonly tagged?: boolean;
+    /**
+     * The document printed as pages `first`..`first + pages - 1` of a document of `total` pages
+     * (a merge's part, laid out again with its place in the whole: functions/domain/merges/).
+     * Absent: its own pages, numbered from 1.
+     */
+    readonly pageNumbering?: PageNumbering;
   };
   readonly pageLoad: {
     readonly waitUntil: WaitUntil;

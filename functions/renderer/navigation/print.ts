@@ -83,15 +83,21 @@ interface Numbers {
   readonly byId: Record<string, number>;
 }
 
-const numbersOf = (destinations: PdfDestinations, prepared: Prepared): Numbers => {
+/** Pages as the whole document counts them: a part printed at its place in a merge (page-numbering.ts). */
+const numbersOf = (
+  destinations: PdfDestinations,
+  prepared: Prepared,
+  numbering: NavigationOptions['pageNumbering'],
+): Numbers => {
+  const before = numbering ? numbering.first - 1 : 0;
   const byId: Record<string, number> = {};
   for (const { own, targets } of prepared.references) {
     for (const id of [own, ...Object.values(targets)]) {
       const page = id === null ? undefined : destinations.byName.get(id)?.page;
-      if (id !== null && page !== undefined) byId[id] = page;
+      if (id !== null && page !== undefined) byId[id] = page + before;
     }
   }
-  return { pages: destinations.pageCount, byId };
+  return { pages: numbering ? numbering.total : destinations.pageCount, byId };
 };
 
 const sameNumbers = (a: Numbers | undefined, b: Numbers): boolean =>
@@ -130,7 +136,7 @@ export const printNavigated = async <P extends { readonly pdf: Uint8Array }, F>(
     for (; isPrint(printed); prints++) {
       const destinations = readDestinations(printed.pdf);
       if (!destinations) break;
-      const numbers = numbersOf(destinations, prepared);
+      const numbers = numbersOf(destinations, prepared, options.pageNumbering);
       // What was filled is what this print measured: the numbers are right.
       if (sameNumbers(filled, numbers)) break;
       if (prints >= MAX_PRINTS) {

@@ -314,6 +314,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/merges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Merge 2-200 parts (your completed jobs, or renders made for the merge) into one PDF; answers when the merge job is completed or failed */
+        post: operations["createMerge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -406,6 +423,11 @@ export interface components {
             webhook_id: string | null;
             /** @description the batch the job is an item of; null: none */
             batch_id: string | null;
+            /**
+             * @description render: one document rendered (POST /v1/pdf, a batch item); merge: parts put together (POST /v1/merges)
+             * @enum {string}
+             */
+            kind: "render" | "merge";
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
         };
@@ -552,6 +574,19 @@ export interface components {
             created_at: string;
             /** @description when its last job ended; null while processing */
             completed_at: string | null;
+            /** @description what is built once the batch completes; null: nothing */
+            output: {
+                merged_pdf: boolean;
+                zip: boolean;
+            } | null;
+            /** @description pending until the outputs are built (after the batch completed); null: no output asked for */
+            output_status: ("pending" | "ready" | "failed") | null;
+            /** @description why the outputs could not be built (output_status failed) */
+            output_error: string | null;
+            /** @description a fresh presigned link to the merged PDF of the completed items, once ready */
+            merged_pdf_url: string | null;
+            /** @description a fresh presigned link to the ZIP of the completed items' PDFs and manifest.json, once ready */
+            zip_url: string | null;
             links: {
                 /** @description /v1/batches/{batch_id} */
                 self: string;
@@ -682,9 +717,18 @@ export interface components {
                     subject?: string;
                     keywords?: string[];
                 };
+                /** @description this item's PDF's name in the batch's ZIP (output.zip); default: `{n}-{job_id}.pdf`. A name used twice gets ` (2)`, ` (3)`… before .pdf */
+                file_name?: string;
                 /** @description this item's idempotency key (the Idempotency-Key header's format; unique within the batch): within 24 hours, an item with a key the account used for the same item (template, options, variables, metadata) is that earlier job again, rendered and counted once; with another item, 422 IDEMPOTENCY_KEY_REUSED */
                 idempotency_key?: string;
             }[];
+            /** @description built once when the batch completes: GET /v1/batches/{batch_id} then has merged_pdf_url and zip_url, and batch.completed is sent once they are ready */
+            output?: {
+                /** @description one PDF of every completed item's, in item order, a bookmark each */
+                merged_pdf?: boolean;
+                /** @description a ZIP of every completed item's PDF (named by file_name) and a manifest.json listing every item */
+                zip?: boolean;
+            };
         } & ({
             html: string;
         } | {
@@ -1077,6 +1121,142 @@ export interface components {
                 /** @description why the attempt failed (timeout, refused address, non-2xx) */
                 error: string | null;
             }[];
+        };
+        CreateMergeRequest: {
+            /** @description 2 to 200 parts, in this order: {job_id} (one of your completed jobs, as printed) or a render's body (rendered for the merge, one render unit each) */
+            parts: ({
+                /** @description one of your completed jobs */
+                job_id: string;
+                /** @description the part's top entry in the outline; default: the part's own document title, else "Part N" */
+                title?: string;
+            } | {
+                html?: string | null;
+                /** @description a Jinja2 template (the same variables as html) printed in the top margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+                header_html?: string | null;
+                /** @description a Jinja2 template (the same variables as html) printed in the bottom margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+                footer_html?: string | null;
+                template_id?: string | null;
+                /** @description a saved template's version (with template_id only); default: the latest, for the caller's own templates only. Another account's (public) template needs it (else 422 VALIDATION_ERROR naming template_version), must be one of its public versions (else 404), and renders offline: its page reaches no network at all */
+                template_version?: number | null;
+                variables?: {
+                    [key: string]: unknown;
+                } | null;
+                /** @enum {string} */
+                format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
+                landscape?: boolean;
+                print_background?: boolean;
+                margins?: {
+                    top?: number;
+                    right?: number;
+                    bottom?: number;
+                    left?: number;
+                };
+                /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+                paged_media?: boolean;
+                /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+                outline?: boolean;
+                /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+                tagged?: boolean;
+                /** @description text or an image drawn under the page content, on the pages asked */
+                watermark?: {
+                    /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                    text?: string;
+                    /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                    image?: string;
+                    /** @description points. Default: 72 */
+                    font_size?: number;
+                    /** @description the text's colour. Default: #808080 */
+                    color?: string;
+                    /** @description Default: 0.3 */
+                    opacity?: number;
+                    /** @description counter-clockwise. Default: 45 */
+                    rotation_deg?: number;
+                    /**
+                     * @description where on the page (half an inch from the edges). Default: center
+                     * @enum {string}
+                     */
+                    position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                    /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                    pages?: string;
+                };
+                /** @description text or an image drawn over the page content, on the pages asked */
+                stamp?: {
+                    /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                    text?: string;
+                    /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                    image?: string;
+                    /** @description points. Default: 24 */
+                    font_size?: number;
+                    /** @description the text's colour. Default: #c00000 */
+                    color?: string;
+                    /** @description Default: 1 */
+                    opacity?: number;
+                    /** @description counter-clockwise. Default: 0 */
+                    rotation_deg?: number;
+                    /**
+                     * @description where on the page (half an inch from the edges). Default: center
+                     * @enum {string}
+                     */
+                    position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                    /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                    pages?: string;
+                };
+                page_load?: {
+                    /** @enum {string} */
+                    wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+                    timeout_ms?: number;
+                    wait_for_selector?: string | null;
+                };
+                /** @description the PDF's document information (plain text, not templated); the creation date is always set */
+                metadata?: {
+                    /** @description the PDF's title; default: the document's <title>, when it has one */
+                    title?: string;
+                    author?: string;
+                    subject?: string;
+                    keywords?: string[];
+                };
+                /** @description encrypt the PDF (AES-256, PDF 2.0 security handler revision 6), after every other step. Not kept with a saved template; sealed (AES-256-GCM) in an async render’s stored order */
+                protection?: {
+                    /** @description the password that lifts every restriction: 12 to 127 bytes of UTF-8, at least 6 different characters; never stored, logged or shown */
+                    owner_password: string;
+                    /** @description the password that opens the document (with the permissions below); absent: it opens without one, and readers still enforce the permissions */
+                    user_password?: string;
+                    permissions?: {
+                        /**
+                         * @description high: print at full quality; low: degraded only; none: not at all. Default: high
+                         * @enum {string}
+                         */
+                        printing?: "high" | "low" | "none";
+                        /** @description copy or extract text and images. Default: false */
+                        copying?: boolean;
+                        /** @description change the content. Default: false */
+                        modifying?: boolean;
+                        /** @description add or change comments. Default: false */
+                        annotating?: boolean;
+                        /** @description fill in form fields. Default: false */
+                        filling_forms?: boolean;
+                        /** @description insert, rotate or delete pages. Default: false */
+                        assembling?: boolean;
+                    };
+                };
+                /** @description the part's top entry in the outline; default: the part's own document title, else "Part N" */
+                title?: string;
+            })[];
+            /**
+             * @description continuous: the page numbers that parts rendered for the merge print (header/footer pageNumber and totalPages, paged_media counters) count across the whole document; per_part: each part as printed. @default per_part
+             * @enum {string}
+             */
+            page_numbers?: "continuous" | "per_part";
+            /** @description one top bookmark per part, the part's own bookmarks beneath. @default true */
+            outline?: boolean;
+            /** @description the PDF's document information (plain text, not templated); the creation date is always set */
+            metadata?: {
+                /** @description the PDF's title; default: the document's <title>, when it has one */
+                title?: string;
+                author?: string;
+                subject?: string;
+                keywords?: string[];
+            };
         };
     };
     responses: never;
@@ -3086,6 +3266,167 @@ export interface operations {
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createMerge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMergeRequest"];
+            };
+        };
+        responses: {
+            /** @description the completed merge job (kind "merge"): one download link for the whole document */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfJob"];
+                };
+            };
+            /** @description INVALID_JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_JOB_NOT_FOUND, PDF_TEMPLATE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description REQUEST_TOO_LARGE, PDF_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VALIDATION_ERROR, INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, PDF_TOO_MANY_PAGES */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description USAGE_LIMIT_EXCEEDED, PLAN_QUOTA_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_RENDERING_FAILED, PDF_STORAGE_FAILED */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_BUSY */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_RENDERING_TIMEOUT */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
