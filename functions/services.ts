@@ -121,6 +121,7 @@ export interface StoreParts {
   readonly renderOrders: RenderOrders;
   readonly batchOrders: BatchOrders;
   readonly renderQueue: MessageQueue<RenderMessage>;
+  readonly batchOutputQueue: MessageQueue<BatchOutputMessage>;
 }
 
 /**
@@ -340,13 +341,15 @@ const jobEventsOf = (s: Services, deletesBatchOrders: boolean): JobEvents => {
 };
 /** A completed batch with outputs: its builder's message (batch.completed comes once they are built). */
 const batchOutputQueue = (s: Services): MessageQueue<BatchOutputMessage> =>
-  createSqsQueue<BatchOutputMessage>(
-    s.get(sqs),
-    need(s.config.batchOutputQueueUrl, 'the batch output queue (BATCH_OUTPUT_QUEUE_URL)'),
+  part(s, 'batchOutputQueue', () =>
+    createSqsQueue<BatchOutputMessage>(
+      s.get(sqs),
+      need(s.config.batchOutputQueueUrl, 'the batch output queue (BATCH_OUTPUT_QUEUE_URL)'),
+    ),
   );
 /** What a batch that completes tells: batch.completed, or its outputs' builder first. */
 const batchCompletion = (s: Services) =>
-  completionEvents({ events: s.get(batchEvents), queue: s.get(batchOutputQueue) });
+  completionEvents({ events: s.get(batchEvents), queue: () => s.get(batchOutputQueue) });
 const batchCounter = (s: Services) =>
   createBatchCounter({ batches: s.get(batchStore), events: s.get(batchCompletion), onFault: s.onFault });
 const consumerBatchCounter = (s: Services) =>
@@ -446,7 +449,7 @@ export const batches = (s: Services) =>
     webhooks: webhookEndpointsOf(s.get(endpoints)),
     // The API tells no webhook itself; a batch it completes (all items replayed, or counted on a
     // read) with outputs has them built.
-    events: completionEvents({ events: NO_BATCH_EVENTS, queue: s.get(batchOutputQueue) }),
+    events: completionEvents({ events: NO_BATCH_EVENTS, queue: () => s.get(batchOutputQueue) }),
     outputUrls: s.get(batchOutputUrls),
   });
 export const sweeper = (s: Services) =>

@@ -29,6 +29,7 @@ import {
 } from '../../functions/adapters/memory/webhooks.js';
 import type { ResourceConfig } from '../../functions/core/config.js';
 import type { LookupAll } from '../../functions/core/public-addresses.js';
+import type { BatchOutputMessage } from '../../functions/domain/batches/batch-outputs.js';
 import { monthOf } from '../../functions/domain/common/clock.js';
 import type { Renderer } from '../../functions/domain/common/ports.js';
 import type { Principal } from '../../functions/domain/common/principal.js';
@@ -77,6 +78,7 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     renderOrders: createMemoryRenderOrders(),
     batchOrders: createMemoryBatchOrders(),
     renderQueue: createMemoryQueue<RenderMessage>({ name: 'renders', clock }),
+    batchOutputQueue: createMemoryQueue<BatchOutputMessage>({ name: 'batch-outputs', clock }),
   };
   const webhookQueue = createMemoryQueue<WebhookMessage>({ name: 'webhooks', clock });
   const config: ResourceConfig = {
@@ -156,7 +158,12 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
       return out;
     },
     close: async () => {
-      await Promise.all([stores.storage.close(), stores.renderQueue.close(), webhookQueue.close()]);
+      await Promise.all([
+        stores.storage.close(),
+        stores.renderQueue.close(),
+        stores.batchOutputQueue.close(),
+        webhookQueue.close(),
+      ]);
     },
   };
 };

@@ -55,11 +55,12 @@ export interface BatchArchiver {
  */
 export const completionEvents = (deps: {
   readonly events: BatchEvents;
-  readonly queue: MessageQueue<BatchOutputMessage>;
+  /** Taken only when a batch wants outputs: a function that never completes one needs no queue. */
+  readonly queue: () => MessageQueue<BatchOutputMessage>;
 }): BatchEvents => ({
   async completed(view) {
     if (!wantsOutputs(view.batch)) return deps.events.completed(view);
-    await deps.queue.send({ v: 1, account_id: view.batch.account_id, batch_id: view.batch.id });
+    await deps.queue().send({ v: 1, account_id: view.batch.account_id, batch_id: view.batch.id });
   },
 });
 
