@@ -76,6 +76,7 @@ const HEAVY = [
   'unit/cdk-edge',
   'unit/cdk-layer',
   'unit/cdk-monitoring',
+  'unit/cdk-operations',
   'unit/cdk-settings',
   'unit/cdk-stack',
   'unit/cdk-synth-imports',

@@ -18,6 +18,12 @@ import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
 type Json = any;
 
 const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
+/**
+ * The API's two (5xx, latency), the renderer's three (errors, throttles, duration) and the async
+ * renderer's two, each of the three consumers' errors and heartbeat, the render queue's
+ * three (depth, age, DLQ), the webhook queue's two (age, DLQ) and the table's throttles.
+ */
+const ALARM_COUNT = 2 + 3 + 2 + 3 * 2 + 3 + 2 + 1;
 
 const alarms = (s: Synthesized): Json[] => Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
 const metricOf = (alarm: Json) => ({
@@ -36,8 +42,11 @@ describe('an alarm destination', () => {
 
   it('can be declined with alarms=none: the alarms and the dashboard are made, notifying nobody', () => {
     const s = synthServiceStack({ props: { alarms: 'none' } });
-    expect(alarms(s)).toHaveLength(12);
-    for (const a of alarms(s)) expect(a.Properties.AlarmActions).toBeUndefined();
+    expect(alarms(s)).toHaveLength(ALARM_COUNT);
+    for (const a of alarms(s)) {
+      expect(a.Properties.AlarmActions).toBeUndefined();
+      expect(a.Properties.OKActions).toBeUndefined();
+    }
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     expect(s.nagFindings).toEqual([]);
   });
@@ -59,10 +68,13 @@ describe('with a destination', () => {
     s = synthServiceStack({ props: { alarmTopicArn: TOPIC_ARN } });
   });
 
-  it("has twelve alarms (two the webhook sender's, three the render queue's, two the async renderer's), every one notifying the topic", () => {
-    expect(alarms(s)).toHaveLength(12);
-    for (const a of alarms(s)) expect(a.Properties.AlarmActions).toEqual([TOPIC_ARN]);
-    expect(s.stack.monitoring.alarms).toHaveLength(12);
+  it(`has ${ALARM_COUNT} alarms, every one notifying the topic when it fires and when it recovers`, () => {
+    expect(alarms(s)).toHaveLength(ALARM_COUNT);
+    for (const a of alarms(s)) {
+      expect(a.Properties.AlarmActions).toEqual([TOPIC_ARN]);
+      expect(a.Properties.OKActions).toEqual([TOPIC_ARN]);
+    }
+    expect(s.stack.monitoring.alarms).toHaveLength(ALARM_COUNT);
     const queue = s.stack.queue(renderQueue.name);
     expect(s.stack.monitoring.alarms).toEqual(
       expect.arrayContaining([queue.depthAlarm, queue.oldestAgeAlarm, queue.deadLetterAlarm]),

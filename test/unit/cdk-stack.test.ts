@@ -95,13 +95,14 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.queue(webhookQueue.name).queue);
     const dlqId = s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue);
     const queues = s.template.findResources('AWS::SQS::Queue');
-    // The webhook queue and its DLQ, beside the render queue and its DLQ.
+    // The webhook queue and its DLQ, beside the render queue and its DLQ and the sweeper's failure queue.
     expect(Object.keys(queues).sort()).toEqual(
       [
         dlqId,
         queueId,
         s.logicalId(s.stack.queue(renderQueue.name).queue),
         s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue),
+        s.logicalId(s.stack.consumer(sweeper.name).failureDestination),
       ].sort(),
     );
     for (const q of Object.values(queues) as Json[]) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
@@ -110,7 +111,7 @@ describe('the default stack', () => {
       maxReceiveCount: 5,
     });
     const ssl = Object.values(s.template.findResources('AWS::SQS::QueuePolicy')) as Json[];
-    expect(ssl).toHaveLength(4);
+    expect(ssl).toHaveLength(5);
     for (const p of ssl) {
       expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
     }
@@ -321,13 +322,14 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.queue(renderQueue.name).queue);
     const dlqId = s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue);
     const queues = resourcesOf(s, 'AWS::SQS::Queue');
-    // The render queue and its DLQ, beside the webhook queue and its DLQ.
+    // The render queue and its DLQ, beside the webhook queue and its DLQ and the sweeper's failure queue.
     expect(Object.keys(queues).sort()).toEqual(
       [
         queueId,
         dlqId,
         s.logicalId(s.stack.queue(webhookQueue.name).queue),
         s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue),
+        s.logicalId(s.stack.consumer(sweeper.name).failureDestination),
       ].sort(),
     );
     expect(queues[queueId].Properties).toMatchObject({
