@@ -79,6 +79,7 @@ const HEAVY = [
   'unit/cdk-operations',
   'unit/cdk-settings',
   'unit/cdk-stack',
+  'unit/cdk-table-access',
   'unit/cdk-synth-imports',
 ].map((name) => `test/${name}.test.ts`);
 

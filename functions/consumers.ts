@@ -15,18 +15,12 @@
  */
 import { type QueueDeclaration, renderQueue, webhookQueue } from './queues.js';
 import type { Settings } from './settings.js';
+import type { TableAction } from './table.js';
 import type { Binding } from './wiring.js';
 import { SERVICE_METRICS } from './wiring.js';
 
 /** The table's actions a consumer may be allowed (never DeleteItem unless it says so). */
-export type TableAction =
-  | 'dynamodb:GetItem'
-  | 'dynamodb:BatchGetItem'
-  | 'dynamodb:Query'
-  | 'dynamodb:PutItem'
-  | 'dynamodb:UpdateItem'
-  | 'dynamodb:DeleteItem'
-  | 'dynamodb:ConditionCheckItem';
+export type { TableAction } from './table.js';
 
 /** What a consumer is bound to, each with its grant. */
 export interface ConsumerNeeds {

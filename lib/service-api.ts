@@ -27,7 +27,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type AnyResource, routesOf, wiringOf } from '../functions/route-declaration.js';
+import { type AnyResource, routesOf, tableAccessOf, wiringOf } from '../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, resources } from '../functions/routes.js';
 import { BINDING_NAMES, type Binding } from '../functions/wiring.js';
 import { corsPolicy } from './cors.js';
@@ -246,7 +246,11 @@ export class ServiceApi extends Construct {
     fn.addEnvironmentVariables(props.environment);
     // Every binding of the wiring declaration (functions/wiring.ts) has its variables and grant here.
     const binders = {
-      table: () => fn.bindTable(props.table),
+      table: () => {
+        const access = tableAccessOf(r);
+        if (!access) throw new Error(`${r.name}: bound to the table without routes`);
+        return fn.bindTableAccess(props.table, access);
+      },
       userPool: () => fn.bindUserPool(props.userPool),
       apiKeySecret: () => fn.bindApiKeySecret(props.apiKeySecret),
       pdfBucket: () => fn.bindPdfBucket(props.pdfBucket),

@@ -114,10 +114,8 @@ export class ServiceConsumer extends Construct {
       return made;
     };
     const { needs } = d;
-    if (needs.table === 'readWrite') fn.bindTable(parts.table);
-    else if (needs.table) {
-      fn.addEnvironmentVariables(bindingEnvironment('table', { tableName: parts.table.tableName }));
-      parts.table.grant(fn, ...needs.table);
+    if (needs.table) {
+      fn.bindTableAccess(parts.table, needs.table === 'readWrite' ? 'readWrite' : { actions: needs.table });
     }
     if (needs.apiKeySecret) fn.bindApiKeySecret(parts.apiKeySecret);
     if (needs.pdfBucket) {

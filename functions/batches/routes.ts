@@ -11,7 +11,7 @@ const batch = { name: 'Batch', schema: batchSchema };
 export const batchesResource = resource({
   name: 'batches',
   description: 'The batches API: many renders of one template, each item a normal async PDF job',
-  needs: { pdfBucket: true, renderQueue: true },
+  needs: { table: 'readWrite', pdfBucket: true, renderQueue: true },
   routes: {
     createBatch: route<BatchCommand>({
       method: 'POST',
