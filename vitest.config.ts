@@ -71,6 +71,7 @@ const HEAVY = [
   // CDK template assertions: aws-cdk-lib and a synth per file, seconds of a core each.
   'unit/cdk-consumer-fixture',
   'unit/cdk-cors',
+  'unit/cdk-cost',
   'unit/cdk-dashboard',
   'unit/cdk-domain',
   'unit/cdk-edge',
