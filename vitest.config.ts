@@ -71,13 +71,16 @@ const HEAVY = [
   // CDK template assertions: aws-cdk-lib and a synth per file, seconds of a core each.
   'unit/cdk-consumer-fixture',
   'unit/cdk-cors',
+  'unit/cdk-cost',
   'unit/cdk-dashboard',
   'unit/cdk-domain',
   'unit/cdk-edge',
   'unit/cdk-layer',
   'unit/cdk-monitoring',
+  'unit/cdk-operations',
   'unit/cdk-settings',
   'unit/cdk-stack',
+  'unit/cdk-table-access',
   'unit/cdk-synth-imports',
 ].map((name) => `test/${name}.test.ts`);
 

@@ -15,18 +15,12 @@
  */
 import { batchOutputQueue, type QueueDeclaration, renderQueue, webhookQueue } from './queues.js';
 import type { Settings } from './settings.js';
+import type { TableAction } from './table.js';
 import type { Binding } from './wiring.js';
 import { SERVICE_METRICS } from './wiring.js';
 
 /** The table's actions a consumer may be allowed (never DeleteItem unless it says so). */
-export type TableAction =
-  | 'dynamodb:GetItem'
-  | 'dynamodb:BatchGetItem'
-  | 'dynamodb:Query'
-  | 'dynamodb:PutItem'
-  | 'dynamodb:UpdateItem'
-  | 'dynamodb:DeleteItem'
-  | 'dynamodb:ConditionCheckItem';
+export type { TableAction } from './table.js';
 
 /** What a consumer is bound to, each with its grant. */
 export interface ConsumerNeeds {
@@ -64,7 +58,11 @@ export interface QueueSource {
 export interface ScheduleSource {
   readonly kind: 'schedule';
   readonly rateMinutes: number;
-  /** EventBridge's retries of a failed run (the next run comes anyway). */
+  /**
+   * Lambda's retries of a failed run (0-2), within one period of the schedule: a run still failing
+   * after them goes to the consumer's failure queue (lib/service-consumer.ts), as does a run
+   * EventBridge could not deliver. The next run comes anyway.
+   */
   readonly retryAttempts: number;
   readonly localIntervalSeconds: (settings: Settings) => number;
   /** The local stack runs it once at start-up, before it serves (what a killed stack left ends first). */
@@ -82,8 +80,10 @@ export interface ConsumerDeclaration {
   readonly timeoutSeconds: (settings: Settings) => number;
   readonly memorySizeMiB: number;
   /**
-   * An alarm on the function's errors plus a metric of its own faults (which a partial batch
-   * failure is: Lambda does not count it as an error). @default none
+   * What its errors alarm says, and a metric of its own faults that the alarm adds to the
+   * function's errors (a partial batch failure is one: Lambda does not count it as an error).
+   * Every consumer has the alarm, and a heartbeat alarm (lib/service-consumer.ts).
+   * @default the function's errors alone, described by the consumer's name and description
    */
   readonly errorsAlarm?: { readonly description: string; readonly faultsMetric?: string };
 }

@@ -47,14 +47,17 @@ export interface QueueDeclaration {
    * @default false
    */
   readonly localReturnsInFlightAtStart?: boolean;
-  /** Alarms beside the dead-letter queue's (which every queue has). @default none */
+  /**
+   * What the queue's alarms say and when they fire: every queue has the dead-letter and the
+   * oldest-message alarms, the depth alarm only where declared. @default generic words, an hour's age
+   */
   readonly alarms?: QueueAlarms;
 }
 
 export interface QueueAlarms {
   /** Messages waiting past which the depth alarm fires (for 15 minutes). */
   readonly depth?: { readonly threshold: number; readonly description: string };
-  /** The oldest message's age past which the age alarm fires. */
+  /** The oldest message's age past which the age alarm fires. @default an hour (lib/service-queue.ts) */
   readonly oldestAge?: { readonly thresholdSeconds: number; readonly description: string };
   /** What the dead-letter alarm says: a message no consumer could process is there. */
   readonly deadLetterDescription: string;

@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import type { ErrorCode } from './domain/common/errors.js';
 import type { CredentialKind } from './domain/common/principal.js';
 import type { Settings } from './settings.js';
+import { PARTITION_PREFIXES, type TableAccess, type TableAction } from './table.js';
 import type { Binding } from './wiring.js';
 
 export type { CredentialKind } from './domain/common/principal.js';
@@ -90,8 +91,14 @@ export interface ResponseBody {
   readonly array?: boolean;
 }
 
-/** What a resource's Lambda needs beyond the table and the token verifier every API route has. */
+/** What a resource's Lambda needs beyond the token verifier every API route has. */
 export interface ResourceNeeds {
+  /**
+   * Its routes' own access to the table, beyond what authentication needs (which every
+   * authenticated resource is given: AUTHENTICATION_TABLE_ACCESS). Read-only where the routes only
+   * read; scoped to partition families where every item they touch is in them.
+   */
+  readonly table: TableAccess;
   /** Signs PDF download and upload links. */
   readonly pdfBucket?: boolean;
   /** Invokes the renderer. */
@@ -172,6 +179,31 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     batchOutputQueue: r.needs.batchOutputQueue === true,
     renderQueue: r.needs.renderQueue === true,
   };
+};
+
+/**
+ * What authentication does with the table on every authenticated route (functions/core/auth.ts):
+ * reads the presented API key's item and the account's, marks a key used (once a minute), and
+ * creates the account on its first session request and keeps its email (the contract's /v1/me).
+ * So a resource whose routes only read still writes these two kinds of item.
+ */
+export const AUTHENTICATION_TABLE_ACCESS = {
+  actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+  partitions: [PARTITION_PREFIXES.account, PARTITION_PREFIXES.apiKey],
+} as const satisfies TableAccess;
+
+/** A resource's whole access to the table: its routes' and authentication's; none without routes. */
+export const tableAccessOf = (r: AnyResource): TableAccess | undefined => {
+  if (Object.keys(r.routes).length === 0) return undefined;
+  const own = r.needs.table;
+  if (own === 'readWrite') return own;
+  const actions = [...new Set<TableAction>([...AUTHENTICATION_TABLE_ACCESS.actions, ...own.actions])];
+  return own.partitions
+    ? {
+        actions,
+        partitions: [...new Set([...AUTHENTICATION_TABLE_ACCESS.partitions, ...own.partitions])],
+      }
+    : { actions };
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -15,3 +15,43 @@ export const tableSchema = {
     { indexName: 'GSI2', partitionKey: 'GSI2PK', sortKey: 'GSI2SK' },
   ],
 } as const;
+
+/**
+ * The partition families of the single table: every item's partition key begins with one of these
+ * (functions/adapters/dynamodb/keys.ts builds the keys from them). IAM can scope a function to
+ * families (`dynamodb:LeadingKeys`), which is how the API functions that touch only an account's
+ * own items and API keys are held to them (functions/route-declaration.ts).
+ */
+export const PARTITION_PREFIXES = {
+  account: 'ACCOUNT#',
+  template: 'TEMPLATE#',
+  apiKey: 'APIKEY#',
+} as const;
+export type PartitionPrefix = (typeof PARTITION_PREFIXES)[keyof typeof PARTITION_PREFIXES];
+
+/** The table's actions a function may be allowed. */
+export type TableAction =
+  | 'dynamodb:GetItem'
+  | 'dynamodb:BatchGetItem'
+  | 'dynamodb:Query'
+  | 'dynamodb:PutItem'
+  | 'dynamodb:UpdateItem'
+  | 'dynamodb:DeleteItem'
+  | 'dynamodb:ConditionCheckItem';
+
+/** The actions that change items. */
+export const TABLE_WRITE_ACTIONS: readonly TableAction[] = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+];
+
+/**
+ * A function's access to the table: exactly these actions, and, with `partitions`, only on items
+ * whose partition key begins with one of them (IAM's dynamodb:LeadingKeys; on the table itself,
+ * not its indexes, whose partition keys are other families). `readWrite`: every item action on
+ * the table and its indexes (CDK's grantReadWriteData).
+ */
+export type TableAccess =
+  | 'readWrite'
+  | { readonly actions: readonly TableAction[]; readonly partitions?: readonly PartitionPrefix[] };

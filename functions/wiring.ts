@@ -110,4 +110,11 @@ export const SERVICE_METRICS = {
   webhookSenderFaults: 'WebhookSenderFaults',
   /** Webhook attempts, by `outcome`: succeeded, retrying (failed, another is due), failed (the last). */
   webhookAttempts: 'WebhookAttempts',
+  /**
+   * A consumer's run that completed (functions/core/consumer.ts), one a run, by `consumer`: the
+   * heartbeat its alarm watches (lib/service-consumer.ts).
+   */
+  consumerHeartbeat: 'ConsumerHeartbeat',
+  /** The dimension that names the consumer on its own metrics. */
+  consumerDimension: 'consumer',
 } as const;

@@ -7,12 +7,13 @@
  */
 import { join } from 'node:path';
 import { Duration, type RemovalPolicy, Size } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Tracing } from 'aws-cdk-lib/aws-lambda';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { RENDERER_VARIABLES } from '../functions/wiring.js';
 import { ChromiumLayer } from './chromium-layer.js';
+import { withRunbook } from './runbook.js';
 import { handlerEntry, PROJECT_ROOT, SERVICE_RUNTIME, ServiceFunction } from './service-function.js';
 
 export interface RendererFunctionProps {
@@ -41,8 +42,6 @@ export interface RendererFunctionProps {
    * @default 20 (DEFAULT_RENDERER_RESERVED_CONCURRENCY)
    */
   readonly reservedConcurrency?: number | false;
-  /** Where the error and throttle alarms notify. @default none (alarms show in the console) */
-  readonly alarmActions?: readonly IAlarmAction[];
   /** @default RemovalPolicy.RETAIN */
   readonly logRemovalPolicy?: RemovalPolicy;
   /**
@@ -125,7 +124,10 @@ export class RendererFunction extends Construct {
 
     const period = Duration.minutes(5);
     this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {
-      alarmDescription: `The ${async ? 'async ' : ''}renderer crashed, ran out of memory or timed out (a render that fails cleanly is not an error)`,
+      alarmDescription: withRunbook(
+        `The ${async ? 'async ' : ''}renderer crashed, ran out of memory or timed out (a render that fails cleanly is not an error)`,
+        'renderer-errors',
+      ),
       metric: this.function.metricErrors({ period }),
       threshold: 1,
       evaluationPeriods: 1,
@@ -133,20 +135,19 @@ export class RendererFunction extends Construct {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     this.throttlesAlarm = new Alarm(this, 'ThrottlesAlarm', {
-      alarmDescription: async
-        ? 'Async renders were refused for concurrency (retried later by the render queue consumer): raise the ' +
-          'account limit, or lower asyncRenders.concurrency'
-        : "Render requests were refused for concurrency (answered as failed renders): raise the renderer's " +
-          'reserved concurrency (rendererReservedConcurrency) or the account limit, or the plans are too generous',
+      alarmDescription: withRunbook(
+        async
+          ? 'Async renders were refused for concurrency (retried later by the render queue consumer): raise the ' +
+              'account limit, or lower asyncRenders.concurrency'
+          : "Render requests were refused for concurrency (answered as failed renders): raise the renderer's " +
+              'reserved concurrency (rendererReservedConcurrency) or the account limit, or the plans are too generous',
+        'renderer-throttles',
+      ),
       metric: this.function.metricThrottles({ period }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    for (const action of props.alarmActions ?? []) {
-      this.errorsAlarm.addAlarmAction(action);
-      this.throttlesAlarm.addAlarmAction(action);
-    }
   }
 }

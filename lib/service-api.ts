@@ -20,24 +20,19 @@ import {
   LogGroupLogDestination,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import {
-  Alarm,
-  ComparisonOperator,
-  type IAlarmAction,
-  MathExpression,
-  TreatMissingData,
-} from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, MathExpression, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type AnyResource, routesOf, wiringOf } from '../functions/route-declaration.js';
+import { type AnyResource, routesOf, tableAccessOf, wiringOf } from '../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, resources } from '../functions/routes.js';
 import { BINDING_NAMES, type Binding } from '../functions/wiring.js';
 import { corsPolicy } from './cors.js';
 import type { PdfBucket } from './pdf-bucket.js';
+import { withRunbook } from './runbook.js';
 import { PROJECT_ROOT, ServiceFunction } from './service-function.js';
 import { PDF_FUNCTION_TIMEOUT_SECONDS } from './service-settings.js';
 import type { UserPoolIds } from './user-pool.js';
@@ -66,8 +61,6 @@ export interface ServiceApiProps {
    * @default none: no CORS, browsers on other origins cannot call the API
    */
   readonly corsAllowedOrigins?: readonly string[];
-  /** Where the 5xx alarm notifies. @default none (the alarm shows in the console) */
-  readonly alarmActions?: readonly IAlarmAction[];
   /**
    * Turn the execute-api endpoint off, when a custom domain is the way in.
    * @default false
@@ -204,9 +197,11 @@ export class ServiceApi extends Construct {
     // Below 20 requests a period one failure would be 5%, so quiet periods do not alarm.
     const period = Duration.minutes(5);
     this.serverErrorsAlarm = new Alarm(this, 'ServerErrorsAlarm', {
-      alarmDescription:
+      alarmDescription: withRunbook(
         'More than 5% of API requests answered 5xx (renderer failures, timeouts, internal errors): ' +
-        "see the access logs and the functions' logs",
+          "see the access logs and the functions' logs",
+        'api-server-errors',
+      ),
       metric: new MathExpression({
         expression: 'IF(requests >= 20, 100 * errors / requests, 0)',
         usingMetrics: {
@@ -222,7 +217,6 @@ export class ServiceApi extends Construct {
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    for (const action of props.alarmActions ?? []) this.serverErrorsAlarm.addAlarmAction(action);
 
     Validations.of(this.httpApi).acknowledge({
       id: 'AwsSolutions-APIG4',
@@ -253,7 +247,11 @@ export class ServiceApi extends Construct {
     fn.addEnvironmentVariables(props.environment);
     // Every binding of the wiring declaration (functions/wiring.ts) has its variables and grant here.
     const binders = {
-      table: () => fn.bindTable(props.table),
+      table: () => {
+        const access = tableAccessOf(r);
+        if (!access) throw new Error(`${r.name}: bound to the table without routes`);
+        return fn.bindTableAccess(props.table, access);
+      },
       userPool: () => fn.bindUserPool(props.userPool),
       apiKeySecret: () => fn.bindApiKeySecret(props.apiKeySecret),
       pdfBucket: () => fn.bindPdfBucket(props.pdfBucket),

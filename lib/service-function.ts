@@ -9,13 +9,14 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, type Size } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, type IFunction, type ILayerVersion, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import type { TableAccess } from '../functions/table.js';
 import { type Binding, type BindingValues, bindingEnvironment } from '../functions/wiring.js';
 import type { PdfBucket } from './pdf-bucket.js';
 import type { UserPoolIds } from './user-pool.js';
@@ -210,6 +211,30 @@ export class ServiceFunction extends NodejsFunction {
   bindTable(table: ITable): this {
     this.bindVariables('table', { tableName: table.tableName });
     table.grantReadWriteData(this);
+    return this;
+  }
+
+  /**
+   * TABLE_NAME, and exactly the access declared: read/write (bindTable), or these actions on the
+   * table and its indexes, or, scoped to partition families, these actions on the table's items
+   * whose partition key begins with one of them (dynamodb:LeadingKeys, every key of the request).
+   */
+  bindTableAccess(table: ITable, access: TableAccess): this {
+    if (access === 'readWrite') return this.bindTable(table);
+    this.bindVariables('table', { tableName: table.tableName });
+    if (!access.partitions) {
+      table.grant(this, ...access.actions);
+      return this;
+    }
+    this.addToRolePolicy(
+      new PolicyStatement({
+        actions: [...access.actions],
+        resources: [table.tableArn],
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': access.partitions.map((p) => `${p}*`) },
+        },
+      }),
+    );
     return this;
   }
 

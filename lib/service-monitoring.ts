@@ -1,10 +1,11 @@
 /**
  * What an operator watches: the alarms that the API and the renderer do not make themselves (API
- * latency, renders near the renderer's timeout), every alarm wired to the one destination, and a
- * CloudWatch dashboard of the service's golden signals: traffic, errors, latency and saturation.
+ * latency, renders near the renderer's timeout), and a CloudWatch dashboard of the service's golden
+ * signals (traffic, errors, latency and saturation) with every alarm's state.
  *
- * The API's 5xx alarm (service-api.ts) and the renderer's errors and throttles alarms
- * (renderer-function.ts) live beside what they measure; this adds the rest and the actions.
+ * The other alarms live beside what they measure (the API's 5xx in service-api.ts, the renderers'
+ * in renderer-function.ts, the queues', the consumers' and the table's in their constructs); the
+ * stack gives every alarm its actions, in one place (service-stack.ts).
  */
 import { Duration } from 'aws-cdk-lib';
 import {
@@ -13,7 +14,6 @@ import {
   ComparisonOperator,
   Dashboard,
   GraphWidget,
-  type IAlarmAction,
   MathExpression,
   Stats,
   TextWidget,
@@ -21,6 +21,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import type { RendererFunction } from './renderer-function.js';
+import { RUNBOOK_PATH, withRunbook } from './runbook.js';
 import type { ServiceApi } from './service-api.js';
 import type { ServiceQueue } from './service-queue.js';
 
@@ -43,10 +44,8 @@ export interface ServiceMonitoringProps {
   readonly rendererTimeoutSeconds: number;
   /** The renderer's reserved concurrency, drawn as its cap. @default none drawn */
   readonly rendererReservedConcurrency?: number;
-  /** Where every alarm of the stack notifies. Empty only when the stack was told `alarms: 'none'`. */
-  readonly alarmActions: readonly IAlarmAction[];
-  /** Alarms other constructs made with their actions (the webhook sender's): shown with the rest. @default none */
-  readonly otherAlarms?: readonly Alarm[];
+  /** The alarms other constructs made (every other alarm of the stack): shown with these. */
+  readonly otherAlarms: readonly Alarm[];
 }
 
 export class ServiceMonitoring extends Construct {
@@ -65,10 +64,12 @@ export class ServiceMonitoring extends Construct {
 
     const p90Latency = api.stage.metricLatency({ period, statistic: Stats.percentile(90) });
     this.apiLatencyAlarm = new Alarm(this, 'ApiLatencyAlarm', {
-      alarmDescription:
+      alarmDescription: withRunbook(
         `The API's 90th-percentile latency was above ${API_P90_LATENCY_ALARM_MS / 1000} s in 3 five-minute ` +
-        'periods running: renders are slow (cold starts, a saturated renderer, large documents) or a ' +
-        "dependency is; see the dashboard's latency and saturation graphs",
+          'periods running: renders are slow (cold starts, a saturated renderer, large documents) or a ' +
+          "dependency is; see the dashboard's latency and saturation graphs",
+        'api-latency',
+      ),
       metric: p90Latency,
       threshold: API_P90_LATENCY_ALARM_MS,
       evaluationPeriods: 3,
@@ -77,30 +78,19 @@ export class ServiceMonitoring extends Construct {
     });
     const maxDuration = fn.metricDuration({ period, statistic: Stats.MAXIMUM });
     this.rendererDurationAlarm = new Alarm(this, 'RendererDurationAlarm', {
-      alarmDescription:
+      alarmDescription: withRunbook(
         `A render took more than ${NEAR_TIMEOUT_SHARE * 100}% of the renderer's ${props.rendererTimeoutSeconds} s ` +
-        'timeout: renders near it are cut off (answered 504, counted as renderer errors); raise the memory ' +
-        '(rendererMemorySizeMiB buys CPU) or look for the slow pages in the logs',
+          'timeout: renders near it are cut off (answered 504, counted as renderer errors); raise the memory ' +
+          '(rendererMemorySizeMiB buys CPU) or look for the slow pages in the logs',
+        'renderer-duration',
+      ),
       metric: maxDuration,
       threshold: Math.floor(timeoutMs * NEAR_TIMEOUT_SHARE),
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    this.alarms = [
-      api.serverErrorsAlarm,
-      this.apiLatencyAlarm,
-      renderer.errorsAlarm,
-      renderer.throttlesAlarm,
-      this.rendererDurationAlarm,
-      ...(props.otherAlarms ?? []),
-      ...(props.renderQueue?.alarms ?? []),
-    ];
-    // The API's and the renderer's alarms get their actions from their own props; these two here.
-    for (const action of props.alarmActions) {
-      this.apiLatencyAlarm.addAlarmAction(action);
-      this.rendererDurationAlarm.addAlarmAction(action);
-    }
+    this.alarms = [this.apiLatencyAlarm, this.rendererDurationAlarm, ...props.otherAlarms];
 
     const width = 12;
     const height = 6;
@@ -112,7 +102,7 @@ export class ServiceMonitoring extends Construct {
           new TextWidget({
             markdown:
               '# PDF render service\nTraffic, errors, latency and saturation of the API and the renderer. ' +
-              'Alarms notify the stack\'s alarm destination; runbook: docs/deploy.md, "Operating it".',
+              `Alarms notify the stack's alarm destination, and again when they recover; runbook: ${RUNBOOK_PATH}.`,
             width: 24,
             height: 2,
           }),

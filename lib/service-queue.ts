@@ -2,15 +2,17 @@
  * One queue of the queue table (functions/queues.ts) and its dead-letter queue: SQS with
  * server-side encryption (SQS-managed keys) and TLS required. A message that its consumer could
  * not process `maxReceiveCount` times moves to the DLQ, which keeps it for an operator; an alarm
- * watches the DLQ's depth, and the queue's own depth and age where its entry declares them.
+ * watches the DLQ's depth, another the age of the queue's oldest message (every queue's: the
+ * entry's threshold, or an hour), and one its depth where the entry declares it.
  * The visibility timeout is the entry's, from the settings and the timeout of the queue's consumer.
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, type IAlarmAction, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { QueueDeclaration } from '../functions/queues.js';
 import type { Settings } from '../functions/settings.js';
+import { withRunbook } from './runbook.js';
 
 export interface ServiceQueueProps {
   readonly declaration: QueueDeclaration;
@@ -20,9 +22,10 @@ export interface ServiceQueueProps {
   readonly consumerTimeoutSeconds: number;
   /** @default RemovalPolicy.DESTROY: messages are work in flight, not data */
   readonly removalPolicy?: RemovalPolicy;
-  /** Where the alarms notify. @default none */
-  readonly alarmActions?: readonly IAlarmAction[];
 }
+
+/** The oldest-message alarm's threshold for a queue whose entry names none. */
+export const DEFAULT_OLDEST_AGE_SECONDS = 3600;
 
 /**
  * The construct id of a queue: `<Name>Queue`, except where a deployed stack already has the
@@ -41,8 +44,8 @@ export class ServiceQueue extends Construct {
   readonly deadLetterAlarm: Alarm;
   /** Messages waiting past the entry's threshold for 15 minutes, when it declares one. */
   readonly depthAlarm?: Alarm;
-  /** The oldest message waiting longer than the entry's threshold, when it declares one. */
-  readonly oldestAgeAlarm?: Alarm;
+  /** The oldest message waiting longer than the entry's threshold (an hour by default). */
+  readonly oldestAgeAlarm: Alarm;
 
   constructor(scope: Construct, id: string, props: ServiceQueueProps) {
     super(scope, id);
@@ -73,7 +76,7 @@ export class ServiceQueue extends Construct {
     const alarms = d.alarms;
     if (alarms?.depth) {
       this.depthAlarm = new Alarm(this, 'DepthAlarm', {
-        alarmDescription: alarms.depth.description,
+        alarmDescription: withRunbook(alarms.depth.description, 'queue-depth'),
         metric: this.queue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
         threshold: alarms.depth.threshold,
         evaluationPeriods: 3,
@@ -81,31 +84,32 @@ export class ServiceQueue extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
     }
-    if (alarms?.oldestAge) {
-      this.oldestAgeAlarm = new Alarm(this, 'OldestAgeAlarm', {
-        alarmDescription: alarms.oldestAge.description,
-        metric: this.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' }),
-        threshold: alarms.oldestAge.thresholdSeconds,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-      });
-    }
+    const oldestAge = alarms?.oldestAge ?? {
+      thresholdSeconds: DEFAULT_OLDEST_AGE_SECONDS,
+      description: `A message has waited in the ${d.name} queue over an hour: its consumer is failing, throttled or too few`,
+    };
+    this.oldestAgeAlarm = new Alarm(this, 'OldestAgeAlarm', {
+      alarmDescription: withRunbook(oldestAge.description, 'queue-oldest-message'),
+      metric: this.queue.metricApproximateAgeOfOldestMessage({ period, statistic: 'Maximum' }),
+      threshold: oldestAge.thresholdSeconds,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
     this.deadLetterAlarm = new Alarm(this, 'DeadLetterAlarm', {
-      alarmDescription:
+      alarmDescription: withRunbook(
         alarms?.deadLetterDescription ?? `A ${d.name} queue message is in its dead-letter queue`,
+        'queue-dead-letter',
+      ),
       metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
-    for (const action of props.alarmActions ?? []) {
-      for (const alarm of this.alarms) alarm.addAlarmAction(action);
-    }
   }
 
-  /** The queue's alarms: depth and age where declared, then the dead-letter queue's. */
+  /** The queue's alarms: depth where declared, age, then the dead-letter queue's. */
   get alarms(): Alarm[] {
     return [this.depthAlarm, this.oldestAgeAlarm, this.deadLetterAlarm].filter(
       (a): a is Alarm => a !== undefined,

@@ -3,6 +3,7 @@
  * grants and cdk-nag acknowledgements (with their reasons, beside what they excuse).
  */
 import { type CfnElement, CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import {
   type ConsumerDeclaration,
@@ -216,13 +217,11 @@ export class PdfServiceStack extends Stack {
       email: props.alarmEmail,
       removalPolicy: logRemovalPolicy,
     });
-    const alarmActions = this.alarmTopic ? [this.alarmTopic.action] : [];
     this.renderer = new RendererFunction(this, 'Renderer', {
       timeoutSeconds: settings.rendererTimeoutSeconds,
       memorySizeMiB: props.rendererMemorySizeMiB,
       taggedPdf: props.taggedPdf,
       reservedConcurrency: props.rendererReservedConcurrency,
-      alarmActions,
       logRemovalPolicy,
     });
     // Async renders get a renderer of their own: the same code and logs-only role as the sync one,
@@ -234,7 +233,6 @@ export class PdfServiceStack extends Stack {
       memorySizeMiB: props.renderWorkerMemorySizeMiB ?? 3008,
       taggedPdf: props.taggedPdf,
       reservedConcurrency: false,
-      alarmActions,
       logRemovalPolicy,
     });
     const tables = props.asyncTables ?? { queues: serviceQueues, consumers: serviceConsumers };
@@ -245,7 +243,6 @@ export class PdfServiceStack extends Stack {
           declaration: q,
           settings: settings.settings,
           consumerTimeoutSeconds: consumerOf(q, tables.consumers).timeoutSeconds(settings.settings),
-          alarmActions,
         }),
       ]),
     );
@@ -263,7 +260,6 @@ export class PdfServiceStack extends Stack {
             queues: this.queues,
           },
           environment: settings.environment,
-          alarmActions,
           logRemovalPolicy,
         }),
       ]),
@@ -286,7 +282,6 @@ export class PdfServiceStack extends Stack {
       environment: settings.environment,
       throttle: props.apiThrottle,
       corsAllowedOrigins: [...(props.corsAllowedOrigins ?? []), ...dashboardOrigins],
-      alarmActions,
       logRemovalPolicy,
       disableExecuteApiEndpoint: props.customDomain !== undefined,
     });
@@ -304,15 +299,7 @@ export class PdfServiceStack extends Stack {
       renderQueue: this.queues.get(renderQueue.name),
       rendererTimeoutSeconds: settings.rendererTimeoutSeconds,
       rendererReservedConcurrency: reserved === false ? undefined : reserved,
-      alarmActions,
-      otherAlarms: [
-        ...[...this.consumers.values()].flatMap((c) => (c.errorsAlarm ? [c.errorsAlarm] : [])),
-        ...[...this.queues.values()]
-          .filter((q) => q.declaration.name !== renderQueue.name)
-          .flatMap((q) => q.alarms),
-        this.asyncRenderer.errorsAlarm,
-        this.asyncRenderer.throttlesAlarm,
-      ],
+      otherAlarms: this.alarmsWithin(this),
     });
 
     this.dashboard?.deploySite({
@@ -351,6 +338,24 @@ export class PdfServiceStack extends Stack {
     new CfnOutput(this, 'RenderQueueUrl', { value: this.queueBoundAs('renderQueue').queueUrl });
 
     this.acknowledgeGrants();
+    this.wireAlarms();
+  }
+
+  /** Every alarm under `scope`, in the order they were made. */
+  private alarmsWithin(scope: Construct): Alarm[] {
+    return scope.node.findAll().filter((c): c is Alarm => c instanceof Alarm);
+  }
+
+  /**
+   * Every alarm of the stack, whichever construct made it, notifies the one destination when it
+   * fires and again when it recovers (OK), so that nobody has to look whether it is still on.
+   */
+  private wireAlarms(): void {
+    if (!this.alarmTopic) return;
+    for (const alarm of this.alarmsWithin(this)) {
+      alarm.addAlarmAction(this.alarmTopic.action);
+      alarm.addOkAction(this.alarmTopic.action);
+    }
   }
 
   /** The queue whose URL `binding` carries (functions/queues.ts). */

@@ -1,6 +1,7 @@
 /** The API key routes (spec: /v1/api-keys, session only; revocation per the contract). */
 import { z } from 'zod';
 import { resource, route, SESSION_ONLY } from '../route-declaration.js';
+import { PARTITION_PREFIXES } from '../table.js';
 import { type CreateApiKeyBody, createApiKeySchema } from './request.js';
 
 const timestamp = z.string().describe('ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z');
@@ -26,7 +27,21 @@ const apiKey = { name: 'ApiKey', schema: apiKeySchema };
 export const apiKeysResource = resource({
   name: 'api-keys',
   description: 'The api-keys API: create, list and revoke API keys (session only)',
-  needs: { issuesApiKeys: true },
+  needs: {
+    issuesApiKeys: true,
+    // Key items (APIKEY#<digest>), the account's references to them and its key slots (ACCOUNT#).
+    table: {
+      actions: [
+        'dynamodb:GetItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:Query',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+      ],
+      partitions: [PARTITION_PREFIXES.account, PARTITION_PREFIXES.apiKey],
+    },
+  },
   routes: {
     createApiKey: route<CreateApiKeyBody>({
       method: 'POST',

@@ -14,7 +14,13 @@ export const batchesResource = resource({
   // The webhook queue: a batch whose count completes here (a repair on read, a fault at
   // acceptance) tells its endpoint batch.completed from this function; the batch-outputs queue,
   // when it asked for a merged PDF or a ZIP, is told instead.
-  needs: { pdfBucket: true, renderQueue: true, webhookQueue: true, batchOutputQueue: true },
+  needs: {
+    table: 'readWrite',
+    pdfBucket: true,
+    renderQueue: true,
+    webhookQueue: true,
+    batchOutputQueue: true,
+  },
   routes: {
     createBatch: route<BatchCommand>({
       method: 'POST',

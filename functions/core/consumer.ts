@@ -18,6 +18,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type ConsumerDeclaration, consumerWiring, type QueueSource } from '../consumers.js';
+import { SERVICE_METRICS } from '../wiring.js';
 import {
   type Environment,
   lambdaEnvironment,
@@ -93,7 +94,12 @@ const contextOf = (declaration: ConsumerDeclaration, context: Context | undefine
     succeed: () => {},
   } as Context);
 
-/** Tracing, the logger's context and the metrics (with the cold start), around a consumer's run. */
+/**
+ * Tracing, the logger's context and the metrics (with the cold start), around a consumer's run;
+ * a run that completes counts one heartbeat (SERVICE_METRICS.consumerHeartbeat), which its
+ * heartbeat alarm watches (lib/service-consumer.ts). A run that throws counts none: a consumer
+ * that fails every run is as stopped as one that never runs.
+ */
 const withStack = <E, R>(
   declaration: ConsumerDeclaration,
   run: (event: E, context: Context, metrics: Metrics) => Promise<R>,
@@ -102,7 +108,11 @@ const withStack = <E, R>(
   const chain = middy<E, R>();
   if (tracer) chain.use(captureLambdaHandler(tracer));
   chain.use(injectLambdaContext(logger)).use(logMetrics(metrics, { captureColdStartMetric: true }));
-  const handler = chain.handler((event, context) => run(event, context, metrics));
+  const handler = chain.handler(async (event, context) => {
+    const result = await run(event, context, metrics);
+    metrics.addMetric(SERVICE_METRICS.consumerHeartbeat, MetricUnit.Count, 1);
+    return result;
+  });
   return (event, context) => handler(event, contextOf(declaration, context));
 };
 
@@ -167,11 +177,7 @@ export const scheduledConsumer = <R, P = Record<string, never>>(
   }
   const createHandler = (env: Environment, parts: P = {} as P): ScheduledHandler<R> => {
     const run = build(readResourceConfig(consumerWiring(declaration), env), parts);
-    return withStack<unknown, R>(declaration, async (_event, _context, metrics) => {
-      const result = await run();
-      metrics.addMetric('ScheduledRuns', MetricUnit.Count, 1);
-      return result;
-    });
+    return withStack<unknown, R>(declaration, () => run());
   };
   return { createHandler, handler: lambdaEntry(() => createHandler(lambdaEnvironment())) };
 };

@@ -19,7 +19,7 @@ export const consumerMetrics = (consumer: string): Metrics =>
   new Metrics({
     namespace: SERVICE_METRICS.namespace,
     serviceName: SERVICE_NAME,
-    defaultDimensions: { consumer },
+    defaultDimensions: { [SERVICE_METRICS.consumerDimension]: consumer },
   });
 
 /** One count of `name` with its own dimensions (so that, e.g., an error code does not tag the rest). */

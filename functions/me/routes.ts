@@ -1,6 +1,7 @@
 /** The current account (spec: /v1/me, session only; shape per the contract). */
 import { z } from 'zod';
 import { resource, route, SESSION_ONLY } from '../route-declaration.js';
+import { PARTITION_PREFIXES } from '../table.js';
 
 export const accountSchema = z.object({
   id: z.string().describe("the account id: the session token's sub"),
@@ -12,7 +13,8 @@ export const accountSchema = z.object({
 export const meResource = resource({
   name: 'me',
   description: 'The me API: the signed-in account',
-  needs: {},
+  // It reads the account (authentication has made sure it exists): no write of its own.
+  needs: { table: { actions: ['dynamodb:GetItem'], partitions: [PARTITION_PREFIXES.account] } },
   routes: {
     getMe: route({
       method: 'GET',

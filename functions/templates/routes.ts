@@ -82,7 +82,7 @@ const HTML_CODES = ['INVALID_HTML_CONTENT', 'HTML_CONTENT_TOO_LARGE', 'INVALID_H
 export const templatesResource = resource({
   name: 'templates',
   description: 'The templates API: saved Jinja2 templates, private or public, versioned',
-  needs: {},
+  needs: { table: 'readWrite' },
   routes: {
     createTemplate: route<CreateTemplateCommand>({
       method: 'POST',

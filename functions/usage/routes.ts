@@ -1,6 +1,7 @@
 /** The account's usage (spec: /v1/usage, key or session; shape per the contract). */
 import { z } from 'zod';
 import { KEY_OR_SESSION, resource, route } from '../route-declaration.js';
+import { PARTITION_PREFIXES } from '../table.js';
 
 const timestamp = z.string().describe('ISO 8601 UTC with milliseconds');
 
@@ -26,7 +27,8 @@ export const usageSchema = z.object({
 export const usageResource = resource({
   name: 'usage',
   description: 'The usage API: plan, monthly quota and totals, rate limit',
-  needs: {},
+  // It reads the month's counters and the rate window, both in the account's partition.
+  needs: { table: { actions: ['dynamodb:GetItem'], partitions: [PARTITION_PREFIXES.account] } },
   routes: {
     getUsage: route({
       method: 'GET',

@@ -61,7 +61,7 @@ const delivery = { name: 'WebhookDelivery', schema: deliverySchema };
 export const webhooksResource = resource({
   name: 'webhooks',
   description: 'The webhooks API: endpoints, test events, deliveries and redelivery (session only)',
-  needs: { webhookQueue: true },
+  needs: { table: 'readWrite', webhookQueue: true },
   routes: {
     createWebhook: route<CreateWebhookBody>({
       method: 'POST',

@@ -6,7 +6,7 @@
  */
 import { App } from 'aws-cdk-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { webhookSender } from '../../functions/consumers.js';
+import { consumers, webhookSender } from '../../functions/consumers.js';
 import { renderQueue, webhookQueue } from '../../functions/queues.js';
 import { stackPropsFromContext } from '../../lib/context-props.js';
 import { API_P90_LATENCY_ALARM_MS, NEAR_TIMEOUT_SHARE } from '../../lib/service-monitoring.js';
@@ -18,6 +18,13 @@ import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
 type Json = any;
 
 const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
+/**
+ * The API's two (5xx, latency), the renderer's three (errors, throttles, duration) and the async
+ * renderer's two, each of the four consumers' errors and heartbeat, the render queue's
+ * three (depth, age, DLQ), the webhook queue's two (age, DLQ), the batch output queue's two
+ * (age, DLQ) and the table's throttles.
+ */
+const ALARM_COUNT = 2 + 3 + 2 + consumers.length * 2 + 3 + 2 + 2 + 1;
 
 const alarms = (s: Synthesized): Json[] => Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
 const metricOf = (alarm: Json) => ({
@@ -36,8 +43,11 @@ describe('an alarm destination', () => {
 
   it('can be declined with alarms=none: the alarms and the dashboard are made, notifying nobody', () => {
     const s = synthServiceStack({ props: { alarms: 'none' } });
-    expect(alarms(s)).toHaveLength(13);
-    for (const a of alarms(s)) expect(a.Properties.AlarmActions).toBeUndefined();
+    expect(alarms(s)).toHaveLength(ALARM_COUNT);
+    for (const a of alarms(s)) {
+      expect(a.Properties.AlarmActions).toBeUndefined();
+      expect(a.Properties.OKActions).toBeUndefined();
+    }
     s.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     expect(s.nagFindings).toEqual([]);
   });
@@ -59,10 +69,13 @@ describe('with a destination', () => {
     s = synthServiceStack({ props: { alarmTopicArn: TOPIC_ARN } });
   });
 
-  it("has thirteen alarms (two the webhook sender's, three the render queue's, the batch output queue's DLQ, two the async renderer's), every one notifying the topic", () => {
-    expect(alarms(s)).toHaveLength(13);
-    for (const a of alarms(s)) expect(a.Properties.AlarmActions).toEqual([TOPIC_ARN]);
-    expect(s.stack.monitoring.alarms).toHaveLength(13);
+  it(`has ${ALARM_COUNT} alarms, every one notifying the topic when it fires and when it recovers`, () => {
+    expect(alarms(s)).toHaveLength(ALARM_COUNT);
+    for (const a of alarms(s)) {
+      expect(a.Properties.AlarmActions).toEqual([TOPIC_ARN]);
+      expect(a.Properties.OKActions).toEqual([TOPIC_ARN]);
+    }
+    expect(s.stack.monitoring.alarms).toHaveLength(ALARM_COUNT);
     const queue = s.stack.queue(renderQueue.name);
     expect(s.stack.monitoring.alarms).toEqual(
       expect.arrayContaining([queue.depthAlarm, queue.oldestAgeAlarm, queue.deadLetterAlarm]),

@@ -96,7 +96,7 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.queue(webhookQueue.name).queue);
     const dlqId = s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue);
     const queues = s.template.findResources('AWS::SQS::Queue');
-    // The webhook queue and its DLQ, beside the render queue's and the batch output queue's.
+    // The queues and their DLQs (render, webhook, batch output) and the sweeper's failure queue.
     expect(Object.keys(queues).sort()).toEqual(
       [
         dlqId,
@@ -105,6 +105,7 @@ describe('the default stack', () => {
         s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue),
         s.logicalId(s.stack.queue(batchOutputQueue.name).queue),
         s.logicalId(s.stack.queue(batchOutputQueue.name).deadLetterQueue),
+        s.logicalId(s.stack.consumer(sweeper.name).failureDestination),
       ].sort(),
     );
     for (const q of Object.values(queues) as Json[]) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
@@ -113,7 +114,7 @@ describe('the default stack', () => {
       maxReceiveCount: 5,
     });
     const ssl = Object.values(s.template.findResources('AWS::SQS::QueuePolicy')) as Json[];
-    expect(ssl).toHaveLength(6);
+    expect(ssl).toHaveLength(7);
     for (const p of ssl) {
       expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
     }
@@ -338,7 +339,7 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.queue(renderQueue.name).queue);
     const dlqId = s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue);
     const queues = resourcesOf(s, 'AWS::SQS::Queue');
-    // The render queue and its DLQ, beside the webhook queue's and the batch output queue's.
+    // The queues and their DLQs (render, webhook, batch output) and the sweeper's failure queue.
     expect(Object.keys(queues).sort()).toEqual(
       [
         queueId,
@@ -347,6 +348,7 @@ describe('the default stack', () => {
         s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue),
         s.logicalId(s.stack.queue(batchOutputQueue.name).queue),
         s.logicalId(s.stack.queue(batchOutputQueue.name).deadLetterQueue),
+        s.logicalId(s.stack.consumer(sweeper.name).failureDestination),
       ].sort(),
     );
     expect(queues[queueId].Properties).toMatchObject({
@@ -423,11 +425,15 @@ describe('the default stack', () => {
       .filter((r) => r.needs.issuesApiKeys === true || Object.values(r.routes).length > 0)
       .map((r) => r.name);
     expect(expected).toEqual(expect.arrayContaining(['pdf', 'api-keys', 'me', 'usage']));
-    // And the webhook sender: signing secrets are sealed under a key derived from it.
+    // And the webhook sender (signing secrets are sealed under a key derived from it) and the
+    // render worker (a protection's passwords are sealed in async orders under another).
     expect(readers.sort()).toEqual(
       expected
         .map(fnId)
-        .concat(s.logicalId(s.stack.consumer(webhookSender.name).function))
+        .concat(
+          s.logicalId(s.stack.consumer(webhookSender.name).function),
+          s.logicalId(s.stack.consumer(renderWorker.name).function),
+        )
         .sort(),
     );
     for (const id of readers) {

@@ -2,12 +2,19 @@
  * The one consumer stack (functions/core/consumer.ts): partial batch failures through Powertools'
  * batch utility, each record's body parsed once, and the records of a batch handled one after
  * another or side by side as the consumer's entry declares (the render worker's one at a time,
- * the webhook sender's all at once).
+ * the webhook sender's all at once); and the heartbeat every completed run counts, which the
+ * consumers' heartbeat alarms watch (lib/service-consumer.ts).
  */
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
-import { type ConsumerDeclaration, renderWorker, webhookSender } from '../../functions/consumers.js';
-import { type MessageHandler, RetryMessage, sqsHandler } from '../../functions/core/consumer.js';
+import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
+import { type ConsumerDeclaration, renderWorker, sweeper, webhookSender } from '../../functions/consumers.js';
+import {
+  type MessageHandler,
+  RetryMessage,
+  scheduledConsumer,
+  sqsHandler,
+} from '../../functions/core/consumer.js';
+import { SERVICE_METRICS } from '../../functions/wiring.js';
 
 const record = (messageId: string, body: string): SQSRecord => ({
   messageId,
@@ -95,5 +102,75 @@ describe('the consumer stack', () => {
     };
     const answer = await sqsHandler(renderWorker, handler)(event(record('a', 'x'), record('b', 'y')));
     expect(answer.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['a', 'b']);
+  });
+});
+
+describe('the heartbeat', () => {
+  let log: MockInstance<typeof console.log>;
+  beforeEach(() => {
+    // Metrics are off where POWERTOOLS_DEV is on (tests, the local stack), unless turned on.
+    vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
+    log = vi.spyOn(console, 'log').mockImplementation(() => {});
+  });
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    log.mockRestore();
+  });
+
+  /** The heartbeats written as CloudWatch embedded metrics, with their dimensions. */
+  const heartbeats = () =>
+    log.mock.calls.flatMap(([line]) => {
+      const emf = typeof line === 'string' && line.startsWith('{') ? JSON.parse(line) : undefined;
+      const beat = emf?.[SERVICE_METRICS.consumerHeartbeat];
+      if (beat === undefined) return [];
+      const [directive] = emf._aws.CloudWatchMetrics;
+      return [
+        {
+          value: beat,
+          namespace: directive.Namespace,
+          dimensions: Object.fromEntries(directive.Dimensions[0].map((d: string) => [d, emf[d]])),
+        },
+      ];
+    });
+
+  it('counts one for each completed batch of a queue consumer, under its name, also when records failed', async () => {
+    const handler: MessageHandler<string> = {
+      parse: (body) => body,
+      invalid: { level: 'warn', message: 'never' },
+      async handle(message) {
+        if (message === 'bad') throw new RetryMessage('held back');
+      },
+    };
+    const consume = sqsHandler(webhookSender, handler);
+    await consume(event(record('a', 'ok')));
+    await consume(event(record('b', 'bad')));
+    expect(heartbeats()).toEqual([
+      {
+        value: 1,
+        namespace: SERVICE_METRICS.namespace,
+        dimensions: { service: SERVICE_METRICS.service, consumer: webhookSender.name },
+      },
+      {
+        value: 1,
+        namespace: SERVICE_METRICS.namespace,
+        dimensions: { service: SERVICE_METRICS.service, consumer: webhookSender.name },
+      },
+    ]);
+  });
+
+  it('counts one for a scheduled run that completes, and none for one that throws', async () => {
+    const outcomes = ['done', new Error('the table is gone')];
+    const { createHandler } = scheduledConsumer({ ...sweeper, needs: {} }, () => async () => {
+      const next = outcomes.shift();
+      if (next instanceof Error) throw next;
+      return next;
+    });
+    const run = createHandler({});
+    await expect(run()).resolves.toBe('done');
+    expect(heartbeats()).toEqual([
+      expect.objectContaining({ value: 1, dimensions: expect.objectContaining({ consumer: sweeper.name }) }),
+    ]);
+    await expect(run()).rejects.toThrow('the table is gone');
+    expect(heartbeats()).toHaveLength(1);
   });
 });

@@ -29,7 +29,7 @@
  * BATCH#<account>#<batch>, GSI2SK JOB#<job id>: the batch's jobs in item order (batchJobIndexKey).
  */
 import { createHash } from 'node:crypto';
-import { tableSchema } from '../../table.js';
+import { PARTITION_PREFIXES, tableSchema } from '../../table.js';
 
 export { minuteOf, monthOf } from '../../domain/common/clock.js';
 export { pdfObjectKey } from '../../domain/jobs/jobs.js';
@@ -73,7 +73,7 @@ export const withoutKeys = (item: Record<string, unknown>): Record<string, unkno
   return rest;
 };
 
-const accountPk = (accountId: string) => `ACCOUNT#${accountId}`;
+const accountPk = (accountId: string) => `${PARTITION_PREFIXES.account}${accountId}`;
 
 /** The partition of an account's own items (all but its API key items and templates). */
 export const accountPartition = (accountId: string): string => accountPk(accountId);
@@ -120,7 +120,7 @@ export const batchItemKeyKey = (accountId: string, key: string): ItemKey => ({
   [SK]: `BATCH_ITEM_KEY#${createHash('sha256').update(key).digest('hex')}`,
 });
 
-const templatePk = (templateId: string) => `TEMPLATE#${templateId}`;
+const templatePk = (templateId: string) => `${PARTITION_PREFIXES.template}${templateId}`;
 
 export const templateKey = (templateId: string): ItemKey => ({
   [PK]: templatePk(templateId),
@@ -146,7 +146,10 @@ export const templateChunkKey = (templateId: string, version: number, chunk: num
       : `${templateVersionSk(version)}#${String(chunk).padStart(4, '0')}`,
 });
 
-export const apiKeyItemKey = (digest: string): ItemKey => ({ [PK]: `APIKEY#${digest}`, [SK]: 'APIKEY' });
+export const apiKeyItemKey = (digest: string): ItemKey => ({
+  [PK]: `${PARTITION_PREFIXES.apiKey}${digest}`,
+  [SK]: 'APIKEY',
+});
 
 /** An account's pointer from a key's id to its digest: listing and revoking by id read these. */
 export const API_KEY_REF_SK_PREFIX = 'APIKEY#';
