@@ -6,9 +6,11 @@
  */
 import { z } from 'zod';
 import type { PaperFormat } from '../domain/common/ports.js';
+import type { PdfALevel } from '../domain/renders/render-options.js';
 import { MAX_VARIABLES_DEPTH } from '../settings.js';
 
 export const FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const satisfies readonly PaperFormat[];
+export const PDF_A_LEVELS = ['2b', '3b'] as const satisfies readonly PdfALevel[];
 
 /** Whether `value` nests objects and arrays at most `max` levels deep; iterative, so any depth is safe to ask. */
 export const withinDepth = (value: unknown, max: number): boolean => {
@@ -64,6 +66,12 @@ export const pageOptionFields = {
   tagged: flag().describe(
     "A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set).",
   ),
+  pdf_a: z
+    .enum(PDF_A_LEVELS, { error: `must be one of ${PDF_A_LEVELS.join(', ')}` })
+    .optional()
+    .describe(
+      'An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.',
+    ),
 };
 
 /** The page and navigation fields' names, in order (for messages and descriptions that list them). */

@@ -32,6 +32,12 @@ export const FINISHING_STEPS = [
     does: 'sets the document information (title, author, subject, keywords, dates) by an incremental update',
     excludes: [],
   },
+  {
+    name: 'pdf_a',
+    does: 'makes the file a PDF/A-2b or -3b: output intent, XMP identification, printable annotations, trailer ID, no JavaScript',
+    // PDF/A forbids encryption (ISO 19005-2, 6.1.3); `protection` is another helper's step.
+    excludes: ['protection'],
+  },
 ] as const satisfies readonly FinishingStepDeclaration[];
 
 export type FinishingStepName = (typeof FINISHING_STEPS)[number]['name'];

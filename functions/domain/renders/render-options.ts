@@ -12,6 +12,8 @@ import { checkFinishingConflicts, type FinishingStepName } from './finishing.js'
 
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
+/** PDF/A-2b or PDF/A-3b (ISO 19005-2/-3, level B). */
+export type PdfALevel = '2b' | '3b';
 
 /** Paper sizes in inches, portrait (width, height), as Chromium prints them. */
 export const PAPER_INCHES: Readonly<Record<PaperFormat, readonly [number, number]>> = {
@@ -50,6 +52,8 @@ export interface RequestedOptions {
   readonly outline?: boolean | undefined;
   /** A tagged PDF; absent: the deployment's PDF_TAGGED. */
   readonly tagged?: boolean | undefined;
+  /** An archivable PDF/A (a finishing step: finishing.ts). */
+  readonly pdf_a?: PdfALevel | undefined;
   readonly page_load?:
     | {
         readonly wait_until?: WaitUntil | undefined;
@@ -106,6 +110,8 @@ export interface RenderOptions {
   };
   /** The PDF's document information: what is given here replaces what Chromium writes. */
   readonly metadata?: PdfMetadata;
+  /** A PDF/A of this level (a finishing step). Absent: the PDF as printed. */
+  readonly pdf_a?: PdfALevel;
 }
 
 /**
@@ -180,6 +186,7 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     tagged,
     page_load,
     metadata,
+    pdf_a,
     ...untranslated
   } = requested;
   const _untranslated: Record<string, never> = untranslated;
@@ -216,6 +223,7 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
       waitForSelector: page_load?.wait_for_selector ?? null,
     },
     ...(metadata ? { metadata: metadataOf(metadata) } : {}),
+    ...(pdf_a !== undefined ? { pdf_a } : {}),
   };
   checkFinishingConflicts(options);
   return options;

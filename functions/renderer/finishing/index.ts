@@ -5,13 +5,17 @@
  */
 import { FINISHING_STEPS, type FinishingStepName } from '../../domain/renders/finishing.js';
 import { metadata } from './metadata.js';
+import { pdfA } from './pdf-a.js';
 import type { FinishingContext, FinishingStep, StepOutcome } from './step.js';
 
 export type { FinishingContext, StepOutcome } from './step.js';
 
 type Implementations = { readonly [K in FinishingStepName]: FinishingStep<K> };
 
-export const FINISHING: Implementations = { metadata };
+export const FINISHING: Implementations = {
+  metadata,
+  pdf_a: pdfA,
+};
 
 const run = <K extends FinishingStepName>(
   name: K,

@@ -437,6 +437,11 @@ export interface components {
             outline?: boolean;
             /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
             tagged?: boolean;
+            /**
+             * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+             * @enum {string}
+             */
+            pdf_a?: "2b" | "3b";
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
@@ -516,6 +521,11 @@ export interface components {
             outline?: boolean;
             /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
             tagged?: boolean;
+            /**
+             * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+             * @enum {string}
+             */
+            pdf_a?: "2b" | "3b";
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
@@ -587,6 +597,11 @@ export interface components {
                 outline?: boolean;
                 /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
                 tagged?: boolean;
+                /**
+                 * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+                 * @enum {string}
+                 */
+                pdf_a?: "2b" | "3b";
             } | null;
             is_public: boolean;
             /** @description public templates: the first version other accounts may read and render (the version that was current when it was made public, and every later one); earlier versions stay the owner’s alone (404 to others). null: private */
@@ -618,7 +633,7 @@ export interface components {
             sample_variables?: {
                 [key: string]: unknown;
             } | null;
-            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline and tagged, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null or absent: none */
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged and pdf_a, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null or absent: none */
             pdf_options?: {
                 /** @enum {string} */
                 format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
@@ -636,6 +651,11 @@ export interface components {
                 outline?: boolean;
                 /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
                 tagged?: boolean;
+                /**
+                 * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+                 * @enum {string}
+                 */
+                pdf_a?: "2b" | "3b";
             } | null;
             /** @default false */
             is_public: boolean;
@@ -653,7 +673,7 @@ export interface components {
             sample_variables?: {
                 [key: string]: unknown;
             } | null;
-            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline and tagged, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null removes them; given, they replace the saved ones whole; a change makes a new version */
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged and pdf_a, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null removes them; given, they replace the saved ones whole; a change makes a new version */
             pdf_options?: {
                 /** @enum {string} */
                 format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
@@ -671,6 +691,11 @@ export interface components {
                 outline?: boolean;
                 /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
                 tagged?: boolean;
+                /**
+                 * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+                 * @enum {string}
+                 */
+                pdf_a?: "2b" | "3b";
             } | null;
         };
         SetTemplateVisibilityRequest: {
