@@ -32,6 +32,7 @@ import { createSqsClient } from './adapters/sqs/client.js';
 import { createSqsQueue } from './adapters/sqs/queue.js';
 import { createAuthenticator } from './core/auth.js';
 import type { ResourceConfig } from './core/config.js';
+import { eInvoiceChecker } from './core/e-invoice/check.js';
 import type { HttpDeps, RateLimitCounter } from './core/http.js';
 import { logFault, systemClock } from './core/runtime.js';
 import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
@@ -297,6 +298,7 @@ export const pdfJobs = (s: Services) =>
     limits: s.settings,
     onFault: logFault,
     webhooks: webhookEndpointsOf(s.get(endpoints)),
+    eInvoices: eInvoiceChecker,
   });
 export const asyncRenders = (s: Services) =>
   createAsyncRenders({

@@ -20,6 +20,7 @@ import {
   TemplateDataError,
   type TemplateDataText,
 } from '../templating/index.js';
+import { eInvoiceSchema } from './e-invoice-schema.js';
 import { pageOptionFields, variablesSchema } from './options.js';
 
 const WAIT_UNTIL = [
@@ -160,6 +161,7 @@ export const createPdfSchema = (limits: {
       ...pageOptionFields,
       page_load: pageLoadSchema.optional(),
       metadata: metadataSchema.optional(),
+      e_invoice: eInvoiceSchema.optional(),
       async: z
         .boolean({ error: 'must be true or false' })
         .optional()
@@ -207,6 +209,7 @@ export const pdfProblemCode = (problem: { field: string }): ErrorCode => {
     return 'INVALID_HTML_CONTENT';
   if (problem.field === 'page_load' || problem.field.startsWith('page_load.'))
     return 'INVALID_PAGE_LOAD_OPTIONS';
+  if (problem.field === 'e_invoice' || problem.field.startsWith('e_invoice.')) return 'INVALID_E_INVOICE';
   return 'INVALID_PDF_OPTIONS';
 };
 

@@ -89,6 +89,15 @@ export const jobSchema = z.object({
     ),
   webhook_id: z.string().nullable().describe('the webhook endpoint told when the job ends; null: none'),
   batch_id: z.string().nullable().describe('the batch the job is an item of; null: none'),
+  e_invoice: z
+    .object({
+      standard: z.string(),
+      profile: z.string(),
+      valid: z.literal(true),
+      rules_checked: z.number().int().describe("the schematron's assertions the XML passed"),
+    })
+    .optional()
+    .describe('the e-invoice embedded in the PDF (factur-x.xml), validated before the render; absent: none'),
   created_at: timestamp,
 });
 
@@ -113,5 +122,6 @@ export const jobResponse = ({ job, downloadUrl, fileExpiresAt, fileExpired }: Jo
   attempts: job.attempts ?? (job.status === 'pending' ? 0 : 1),
   webhook_id: job.webhook_id ?? null,
   batch_id: job.batch_id ?? null,
+  ...(job.e_invoice ? { e_invoice: job.e_invoice } : {}),
   created_at: job.created_at,
 });

@@ -10,6 +10,7 @@
  */
 
 import type { Page } from '../common/pagination.js';
+import type { JobEInvoice } from '../renders/e-invoice.js';
 import type { Diagnostics } from './diagnostics.js';
 
 export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
@@ -67,6 +68,8 @@ export interface Job {
    * order. Absent on a batch's jobs made before batch orders (each has an order of its own).
    */
   readonly batch_item?: number;
+  /** The e-invoice embedded in the PDF, validated at acceptance. Absent: none. */
+  readonly e_invoice?: JobEInvoice;
 }
 
 /**
@@ -124,7 +127,7 @@ export const jobRecordRetentionSeconds = (pdfRetentionDays: number): number =>
 export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
 
 export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'> &
-  Pick<Job, 'mode' | 'webhook_id' | 'batch_id' | 'batch_item'>;
+  Pick<Job, 'mode' | 'webhook_id' | 'batch_id' | 'batch_item' | 'e_invoice'>;
 
 /** A job still waiting for or under a render. */
 export const isOpen = (job: Pick<Job, 'status'>): boolean =>

@@ -38,6 +38,12 @@ export const FINISHING_STEPS = [
     // PDF/A forbids encryption (ISO 19005-2, 6.1.3); `protection` is another helper's step.
     excludes: ['protection'],
   },
+  {
+    name: 'e_invoice',
+    does: 'embeds the validated CII XML as factur-x.xml (an associated file) in a PDF/A-3b with the Factur-X XMP extension schema',
+    // A PDF/A-3b (pdf_a's 3b, or made by the step itself): no encryption either.
+    excludes: ['protection'],
+  },
 ] as const satisfies readonly FinishingStepDeclaration[];
 
 export type FinishingStepName = (typeof FINISHING_STEPS)[number]['name'];

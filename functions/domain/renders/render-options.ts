@@ -8,6 +8,7 @@
  * into the other), and the renderer's file that acts on it; the compiler names any it misses.
  */
 import { ServiceError } from '../common/errors.js';
+import type { EInvoiceOption, RequestedEInvoice } from './e-invoice.js';
 import { checkFinishingConflicts, type FinishingStepName } from './finishing.js';
 
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
@@ -69,6 +70,8 @@ export interface RequestedOptions {
         readonly keywords?: readonly string[] | undefined;
       }
     | undefined;
+  /** A Factur-X / ZUGFeRD e-invoice embedded in the PDF (e-invoice.ts). */
+  readonly e_invoice?: RequestedEInvoice | undefined;
 }
 
 /** Fields of the PDF's document information dictionary (the request's `metadata`). */
@@ -112,13 +115,15 @@ export interface RenderOptions {
   readonly metadata?: PdfMetadata;
   /** A PDF/A of this level (a finishing step). Absent: the PDF as printed. */
   readonly pdf_a?: PdfALevel;
+  /** An e-invoice embedded in a PDF/A-3b (a finishing step); its XML validated at acceptance. */
+  readonly e_invoice?: EInvoiceOption;
 }
 
 /**
  * What a saved template keeps of a render's options (its `pdf_options`): the page and navigation,
  * everything but how the page loads and the document information.
  */
-export type TemplatePdfOptions = Omit<RequestedOptions, 'page_load' | 'metadata'>;
+export type TemplatePdfOptions = Omit<RequestedOptions, 'page_load' | 'metadata' | 'e_invoice'>;
 
 const definedOnly = <T extends object>(value: T): Partial<T> =>
   Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -172,6 +177,26 @@ const metadataOf = (metadata: RequestedOptions['metadata']): PdfMetadata | undef
   };
 };
 
+/** An e-invoice is a PDF/A-3: with pdf_a, it must be 3b. */
+const eInvoiceOf = (given: RequestedEInvoice, pdfA: PdfALevel | undefined): EInvoiceOption => {
+  if (pdfA !== undefined && pdfA !== '3b') {
+    const issue = 'an e-invoice is embedded in a PDF/A-3b: give pdf_a "3b" or leave it out';
+    throw new ServiceError('INVALID_PDF_OPTIONS', `pdf_a ${issue}`, {
+      details: [
+        { field: 'pdf_a', issue },
+        { field: 'e_invoice', issue: 'cannot be given with pdf_a "2b"' },
+      ],
+    });
+  }
+  const { standard, profile, xml, invoice } = given;
+  return {
+    standard,
+    profile,
+    ...(xml !== undefined ? { xml } : {}),
+    ...(invoice !== undefined ? { invoice } : {}),
+  };
+};
+
 /** Defaults applied, margins checked against the paper, timeout clamped to the render budget. */
 export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: number): RenderOptions => {
   // Every field by name and none left over: a field RequestedOptions gains fails to compile here
@@ -187,6 +212,7 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     page_load,
     metadata,
     pdf_a,
+    e_invoice,
     ...untranslated
   } = requested;
   const _untranslated: Record<string, never> = untranslated;
@@ -224,6 +250,7 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     },
     ...(metadata ? { metadata: metadataOf(metadata) } : {}),
     ...(pdf_a !== undefined ? { pdf_a } : {}),
+    ...(e_invoice ? { e_invoice: eInvoiceOf(e_invoice, pdf_a) } : {}),
   };
   checkFinishingConflicts(options);
   return options;

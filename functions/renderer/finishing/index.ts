@@ -4,6 +4,7 @@
  * step: the record's type is the declaration's names, so `tsc` refuses one missing or one extra.
  */
 import { FINISHING_STEPS, type FinishingStepName } from '../../domain/renders/finishing.js';
+import { eInvoice } from './e-invoice.js';
 import { metadata } from './metadata.js';
 import { pdfA } from './pdf-a.js';
 import type { FinishingContext, FinishingStep, StepOutcome } from './step.js';
@@ -15,6 +16,7 @@ type Implementations = { readonly [K in FinishingStepName]: FinishingStep<K> };
 export const FINISHING: Implementations = {
   metadata,
   pdf_a: pdfA,
+  e_invoice: eInvoice,
 };
 
 const run = <K extends FinishingStepName>(

@@ -321,7 +321,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
+                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "INVALID_E_INVOICE" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
                 message: string;
                 details?: {
                     field: string;
@@ -330,6 +330,10 @@ export interface components {
                     line?: number;
                     /** @description INVALID_HTML_TEMPLATE: the undefined variable */
                     name?: string;
+                    /** @description INVALID_E_INVOICE: the business rule (BR-CO-10) or assertion broken */
+                    rule?: string;
+                    /** @description INVALID_E_INVOICE: where in the XML (an XPath, or a line for the XSD) */
+                    location?: string;
                 }[];
                 /** @description equals the X-Request-Id header */
                 request_id: string;
@@ -406,6 +410,15 @@ export interface components {
             webhook_id: string | null;
             /** @description the batch the job is an item of; null: none */
             batch_id: string | null;
+            /** @description the e-invoice embedded in the PDF (factur-x.xml), validated before the render; absent: none */
+            e_invoice?: {
+                standard: string;
+                profile: string;
+                /** @constant */
+                valid: true;
+                /** @description the schematron's assertions the XML passed */
+                rules_checked: number;
+            };
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
         };
@@ -455,6 +468,144 @@ export interface components {
                 author?: string;
                 subject?: string;
                 keywords?: string[];
+            };
+            /** @description A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b */
+            e_invoice?: {
+                /**
+                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                 * @enum {string}
+                 */
+                standard: "factur-x" | "zugferd";
+                /**
+                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                 * @enum {string}
+                 */
+                profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
+                xml?: string;
+                /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */
+                invoice?: {
+                    /** @description BT-1: invoice number */
+                    number?: string;
+                    /** @description BT-3: invoice type code, UNTDID 1001 (380 invoice, 381 credit note); default 380 */
+                    type_code?: string;
+                    /** @description BT-2: issue date */
+                    issue_date?: string;
+                    /** @description BT-9: payment due date */
+                    due_date?: string;
+                    /** @description BT-5: invoice currency, ISO 4217 (EUR) */
+                    currency?: string;
+                    /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                    buyer_reference?: string;
+                    /** @description BT-13: purchase order reference */
+                    order_reference?: string;
+                    notes?: string[];
+                    /** @description BG-4: the seller */
+                    seller?: {
+                        /** @description BT-27: seller name */
+                        name?: string;
+                        /** @description BT-31: seller VAT identifier (FR32123456789) */
+                        vat_id?: string;
+                        /** @description BT-30: seller legal registration identifier */
+                        legal_id?: string;
+                        /** @description BG-5 / BG-8: postal address */
+                        address?: {
+                            /** @description BT-35 / BT-50: address line 1 */
+                            line1?: string;
+                            /** @description BT-36 / BT-51: address line 2 */
+                            line2?: string;
+                            /** @description BT-37 / BT-52: city */
+                            city?: string;
+                            /** @description BT-38 / BT-53: post code */
+                            postcode?: string;
+                            /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                            country?: string;
+                        };
+                        /** @description BT-34: seller electronic address */
+                        email?: string;
+                    };
+                    /** @description BG-7: the buyer */
+                    buyer?: {
+                        /** @description BT-44: buyer name */
+                        name?: string;
+                        /** @description BT-48: buyer VAT identifier */
+                        vat_id?: string;
+                        /** @description BT-47: buyer legal registration */
+                        legal_id?: string;
+                        /** @description BG-5 / BG-8: postal address */
+                        address?: {
+                            /** @description BT-35 / BT-50: address line 1 */
+                            line1?: string;
+                            /** @description BT-36 / BT-51: address line 2 */
+                            line2?: string;
+                            /** @description BT-37 / BT-52: city */
+                            city?: string;
+                            /** @description BT-38 / BT-53: post code */
+                            postcode?: string;
+                            /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                            country?: string;
+                        };
+                        /** @description BT-49: buyer electronic address */
+                        email?: string;
+                    };
+                    /** @description BG-25: invoice lines (not in the minimum and basic-wl profiles) */
+                    lines?: {
+                        /** @description BT-126: line identifier; default: its position, from 1 */
+                        id?: string;
+                        /** @description BT-153: item name */
+                        name?: string;
+                        /** @description BT-154: item description */
+                        description?: string;
+                        /** @description BT-129: invoiced quantity */
+                        quantity: number;
+                        /** @description BT-130: unit of measure, UN/ECE Recommendation 20 (C62 one, HUR hour, KGM kilogram) */
+                        unit?: string;
+                        /** @description BT-146: item net price, in the invoice currency */
+                        net_price: number;
+                        /** @description BT-151: VAT category (S standard, Z zero, E exempt, AE reverse charge, K, G, O, L, M) */
+                        vat_category: string;
+                        /** @description BT-152: VAT rate, percent */
+                        vat_rate?: number;
+                        /** @description BT-131: line net amount; default: quantity x net price, rounded to cents */
+                        line_total?: number;
+                    }[];
+                    /** @description BG-23: VAT breakdown; default: from the lines, one per category and rate */
+                    vat_breakdown?: {
+                        /** @description BT-118: VAT category */
+                        category: string;
+                        /** @description BT-119: VAT rate, percent */
+                        rate?: number;
+                        /** @description BT-116: taxable amount */
+                        taxable_amount: number;
+                        /** @description BT-117: VAT amount */
+                        tax_amount: number;
+                        /** @description BT-120: VAT exemption reason text */
+                        exemption_reason?: string;
+                    }[];
+                    /** @description BG-22: document totals; each absent one is computed from the lines and the VAT breakdown */
+                    totals?: {
+                        /** @description BT-106: sum of line net amounts */
+                        line_total?: number;
+                        /** @description BT-109: total without VAT */
+                        tax_basis_total?: number;
+                        /** @description BT-110: total VAT */
+                        tax_total?: number;
+                        /** @description BT-112: total with VAT */
+                        grand_total?: number;
+                        /** @description BT-113: paid amount */
+                        prepaid?: number;
+                        /** @description BT-115: amount due for payment */
+                        due_payable?: number;
+                    };
+                    payment?: {
+                        /** @description BT-81: payment means, UNTDID 4461 (58 SEPA transfer, 30 credit transfer) */
+                        means_code?: string;
+                        /** @description BT-84: payment account identifier (IBAN) */
+                        iban?: string;
+                        /** @description BT-20: payment terms */
+                        terms?: string;
+                    };
+                };
             };
             /** @description true: answer 202 at once with the pending job (and a Location to poll) and render in the background; the same as the header Prefer: respond-async. @default false */
             async?: boolean;
@@ -531,6 +682,144 @@ export interface components {
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
                 timeout_ms?: number;
                 wait_for_selector?: string | null;
+            };
+            /** @description A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b */
+            e_invoice?: {
+                /**
+                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                 * @enum {string}
+                 */
+                standard: "factur-x" | "zugferd";
+                /**
+                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                 * @enum {string}
+                 */
+                profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
+                xml?: string;
+                /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */
+                invoice?: {
+                    /** @description BT-1: invoice number */
+                    number?: string;
+                    /** @description BT-3: invoice type code, UNTDID 1001 (380 invoice, 381 credit note); default 380 */
+                    type_code?: string;
+                    /** @description BT-2: issue date */
+                    issue_date?: string;
+                    /** @description BT-9: payment due date */
+                    due_date?: string;
+                    /** @description BT-5: invoice currency, ISO 4217 (EUR) */
+                    currency?: string;
+                    /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                    buyer_reference?: string;
+                    /** @description BT-13: purchase order reference */
+                    order_reference?: string;
+                    notes?: string[];
+                    /** @description BG-4: the seller */
+                    seller?: {
+                        /** @description BT-27: seller name */
+                        name?: string;
+                        /** @description BT-31: seller VAT identifier (FR32123456789) */
+                        vat_id?: string;
+                        /** @description BT-30: seller legal registration identifier */
+                        legal_id?: string;
+                        /** @description BG-5 / BG-8: postal address */
+                        address?: {
+                            /** @description BT-35 / BT-50: address line 1 */
+                            line1?: string;
+                            /** @description BT-36 / BT-51: address line 2 */
+                            line2?: string;
+                            /** @description BT-37 / BT-52: city */
+                            city?: string;
+                            /** @description BT-38 / BT-53: post code */
+                            postcode?: string;
+                            /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                            country?: string;
+                        };
+                        /** @description BT-34: seller electronic address */
+                        email?: string;
+                    };
+                    /** @description BG-7: the buyer */
+                    buyer?: {
+                        /** @description BT-44: buyer name */
+                        name?: string;
+                        /** @description BT-48: buyer VAT identifier */
+                        vat_id?: string;
+                        /** @description BT-47: buyer legal registration */
+                        legal_id?: string;
+                        /** @description BG-5 / BG-8: postal address */
+                        address?: {
+                            /** @description BT-35 / BT-50: address line 1 */
+                            line1?: string;
+                            /** @description BT-36 / BT-51: address line 2 */
+                            line2?: string;
+                            /** @description BT-37 / BT-52: city */
+                            city?: string;
+                            /** @description BT-38 / BT-53: post code */
+                            postcode?: string;
+                            /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                            country?: string;
+                        };
+                        /** @description BT-49: buyer electronic address */
+                        email?: string;
+                    };
+                    /** @description BG-25: invoice lines (not in the minimum and basic-wl profiles) */
+                    lines?: {
+                        /** @description BT-126: line identifier; default: its position, from 1 */
+                        id?: string;
+                        /** @description BT-153: item name */
+                        name?: string;
+                        /** @description BT-154: item description */
+                        description?: string;
+                        /** @description BT-129: invoiced quantity */
+                        quantity: number;
+                        /** @description BT-130: unit of measure, UN/ECE Recommendation 20 (C62 one, HUR hour, KGM kilogram) */
+                        unit?: string;
+                        /** @description BT-146: item net price, in the invoice currency */
+                        net_price: number;
+                        /** @description BT-151: VAT category (S standard, Z zero, E exempt, AE reverse charge, K, G, O, L, M) */
+                        vat_category: string;
+                        /** @description BT-152: VAT rate, percent */
+                        vat_rate?: number;
+                        /** @description BT-131: line net amount; default: quantity x net price, rounded to cents */
+                        line_total?: number;
+                    }[];
+                    /** @description BG-23: VAT breakdown; default: from the lines, one per category and rate */
+                    vat_breakdown?: {
+                        /** @description BT-118: VAT category */
+                        category: string;
+                        /** @description BT-119: VAT rate, percent */
+                        rate?: number;
+                        /** @description BT-116: taxable amount */
+                        taxable_amount: number;
+                        /** @description BT-117: VAT amount */
+                        tax_amount: number;
+                        /** @description BT-120: VAT exemption reason text */
+                        exemption_reason?: string;
+                    }[];
+                    /** @description BG-22: document totals; each absent one is computed from the lines and the VAT breakdown */
+                    totals?: {
+                        /** @description BT-106: sum of line net amounts */
+                        line_total?: number;
+                        /** @description BT-109: total without VAT */
+                        tax_basis_total?: number;
+                        /** @description BT-110: total VAT */
+                        tax_total?: number;
+                        /** @description BT-112: total with VAT */
+                        grand_total?: number;
+                        /** @description BT-113: paid amount */
+                        prepaid?: number;
+                        /** @description BT-115: amount due for payment */
+                        due_payable?: number;
+                    };
+                    payment?: {
+                        /** @description BT-81: payment means, UNTDID 4461 (58 SEPA transfer, 30 credit transfer) */
+                        means_code?: string;
+                        /** @description BT-84: payment account identifier (IBAN) */
+                        iban?: string;
+                        /** @description BT-20: payment terms */
+                        terms?: string;
+                    };
+                };
             };
             /** @description one of the account's webhook endpoints, told batch.completed when every job ended; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
