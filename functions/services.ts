@@ -32,7 +32,6 @@ import { createSqsClient } from './adapters/sqs/client.js';
 import { createSqsQueue } from './adapters/sqs/queue.js';
 import { createAuthenticator } from './core/auth.js';
 import type { ResourceConfig } from './core/config.js';
-import { eInvoiceChecker } from './core/e-invoice/check.js';
 import type { HttpDeps, RateLimitCounter } from './core/http.js';
 import { logFault, systemClock } from './core/runtime.js';
 import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
@@ -45,6 +44,7 @@ import { createJobPresenter } from './domain/jobs/job-view.js';
 import { type Job, type JobView, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
 import { createSweeper } from './domain/jobs/sweeper.js';
 import { createAsyncRenders, type RenderMessage } from './domain/renders/async-renders.js';
+import type { EInvoiceChecker } from './domain/renders/e-invoice.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createRenderCall } from './domain/renders/render-call.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
@@ -68,6 +68,12 @@ export interface ServiceParts extends WebhookParts {
   readonly renderer?: Renderer;
   /** In place of the webhook job events (a job that names an endpoint tells it when it ends). */
   readonly events?: JobEvents;
+  /**
+   * The e-invoice checker (functions/core/e-invoice/check.ts), handed in by the pdf function
+   * alone: its validators (SaxonJS, libxml2 in WebAssembly, the Factur-X artefacts: some 4 MB)
+   * stay out of every other function's bundle. Absent: a render with e_invoice is refused.
+   */
+  readonly eInvoices?: EInvoiceChecker;
 }
 
 /**
@@ -298,7 +304,7 @@ export const pdfJobs = (s: Services) =>
     limits: s.settings,
     onFault: logFault,
     webhooks: webhookEndpointsOf(s.get(endpoints)),
-    eInvoices: eInvoiceChecker,
+    ...(s.parts.eInvoices ? { eInvoices: s.parts.eInvoices } : {}),
   });
 export const asyncRenders = (s: Services) =>
   createAsyncRenders({
