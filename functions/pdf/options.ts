@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { PaperFormat } from '../domain/common/ports.js';
 import type { PdfALevel } from '../domain/renders/render-options.js';
 import { MAX_VARIABLES_DEPTH } from '../settings.js';
+import { savedEInvoiceSchema } from './e-invoice-schema.js';
 
 export const FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const satisfies readonly PaperFormat[];
 export const PDF_A_LEVELS = ['2b', '3b'] as const satisfies readonly PdfALevel[];
@@ -79,9 +80,12 @@ export const PAGE_OPTION_NAMES = Object.keys(pageOptionFields);
 
 /** A saved template's page options: POST /v1/pdf's own fields, the defaults of its renders. */
 export const templatePdfOptionsSchema = z
-  .strictObject(pageOptionFields, {
-    error: `must be an object {${PAGE_OPTION_NAMES.map((name) => `${name}?`).join(', ')}}`,
-  })
+  .strictObject(
+    { ...pageOptionFields, e_invoice: savedEInvoiceSchema.optional() },
+    {
+      error: `must be an object {${PAGE_OPTION_NAMES.map((name) => `${name}?`).join(', ')}}`,
+    },
+  )
   .describe(
     "POST /v1/pdf's page and navigation fields, saved with the template: a render of it uses them where it gives none of its own (margins side by side)",
   );

@@ -5,11 +5,13 @@
  * pdffonts, qpdf); an invalid one answers 422 INVALID_E_INVOICE naming the rule, with nothing
  * charged. The embedded XML is validated again here through the same validator, as a cross-check.
  */
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCii } from '../../functions/core/e-invoice/build.js';
 import { checkCii } from '../../functions/core/e-invoice/check.js';
 import { INVALID_INVOICES, invoiceWith, validInvoice } from '../fixtures/e-invoice.js';
 import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
+import { readPdf } from '../helpers/pdf.js';
 import {
   pdfdetachList,
   pdfdetachSave,
@@ -224,5 +226,76 @@ describe('e_invoice options', () => {
     });
     expect(res.status, res.text).toBe(422);
     expect(res.json.error.details).toEqual([expect.objectContaining({ field: 'e_invoice' })]);
+  });
+});
+
+describe('invoice_from_variables: the variables are the invoice', () => {
+  const STARTER = readFileSync(new URL('../../docs/templates/e-invoice.html', import.meta.url), 'utf8');
+  let templateId: string;
+  beforeAll(async () => {
+    const saved = await local.api('/v1/templates', {
+      method: 'POST',
+      token: account.session,
+      body: {
+        name: 'E-invoice (starter)',
+        html: STARTER,
+        pdf_options: {
+          e_invoice: { standard: 'factur-x', profile: 'en16931', invoice_from_variables: true },
+        },
+      },
+    });
+    expect(saved.status, saved.text).toBe(201);
+    templateId = saved.json.id;
+  });
+
+  it('prints the starter template and embeds the XML built from the same variables', async () => {
+    const res = await render({ template_id: templateId, variables: validInvoice() });
+    const pdf = await download(res);
+    expect(res.json.e_invoice).toMatchObject({ standard: 'factur-x', profile: 'en16931', valid: true });
+    const printed = (await readPdf(pdf)).text;
+    expect(printed).toContain('Invoice INV-2026-0042');
+    expect(printed).toContain('136.20 EUR');
+    const xml = await pdfdetachSave(pdf, 1);
+    expect(xml).toContain('<ram:GrandTotalAmount>136.20</ram:GrandTotalAmount>');
+    expect(xml).toContain('<ram:Name>Büro Babbage GmbH</ram:Name>');
+  });
+
+  it('answers 422 INVALID_E_INVOICE naming the rule and `variables` when the variables break one', async () => {
+    const res = await render({
+      template_id: templateId,
+      variables: invoiceWith((i) => Object.assign(i.lines[0] as object, { net_price: -50 })),
+    });
+    expect(res.status, res.text).toBe(422);
+    expect(res.json.error.code).toBe('INVALID_E_INVOICE');
+    expect(res.json.error.details).toContainEqual(
+      expect.objectContaining({ field: 'variables', rule: 'BR-27' }),
+    );
+  });
+
+  it('names the variable when the variables are not an invoice document', async () => {
+    const res = await render({ template_id: templateId, variables: { ...validInvoice(), lines: 'pens' } });
+    expect(res.status, res.text).toBe(422);
+    expect(res.json.error.code).toBe('INVALID_E_INVOICE');
+    expect(res.json.error.details).toEqual([expect.objectContaining({ field: 'variables.lines' })]);
+  });
+
+  it('works with inline html too', async () => {
+    const res = await render({
+      html: HTML,
+      variables: validInvoice(),
+      e_invoice: { standard: 'factur-x', profile: 'basic-wl', invoice_from_variables: true },
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.json.e_invoice).toMatchObject({ profile: 'basic-wl', valid: true });
+  });
+
+  it('is refused for a batch of the template: 422 naming template_id', async () => {
+    const res = await local.api('/v1/batches', {
+      method: 'POST',
+      token: account.session,
+      body: { template_id: templateId, items: [{ variables: validInvoice() }] },
+    });
+    expect(res.status, res.text).toBe(422);
+    expect(res.json.error.details).toEqual([expect.objectContaining({ field: 'template_id' })]);
   });
 });

@@ -144,11 +144,16 @@ const tradeTax = (group: VatGroup): string =>
   );
 
 /** The CII XML of `invoice` (any JSON: a template's variables are read with the same schema). */
-export const buildCii = (invoice: Readonly<Record<string, unknown>>, profile: EInvoiceProfile): string => {
+export const buildCii = (
+  invoice: Readonly<Record<string, unknown>>,
+  profile: EInvoiceProfile,
+  /** Where the request gave the document, for a 422's field. */
+  at = 'e_invoice.invoice',
+): string => {
   const parsed = invoiceSchema.safeParse(invoice);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = ['e_invoice.invoice', ...(issue?.path ?? []).map(String)].join('.');
+    const field = [at, ...(issue?.path ?? []).map(String)].join('.');
     throw new ServiceError('INVALID_E_INVOICE', `${field} ${issue?.message ?? 'is not an invoice'}`, {
       details: [{ field, issue: issue?.message ?? 'is not an invoice' }],
     });

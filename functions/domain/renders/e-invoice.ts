@@ -31,12 +31,24 @@ export const E_INVOICE_PROFILES = [
   'en16931',
 ] as const satisfies readonly EInvoiceProfile[];
 
-/** `e_invoice` as the caller gives it: exactly one of `xml` and `invoice` (checked at the edge). */
+/**
+ * `e_invoice` as the caller gives it: exactly one of `xml`, `invoice` and `invoice_from_variables`
+ * (checked at the edge). With `invoice_from_variables`, the render's variables are the invoice
+ * document: one JSON prints the PDF and builds the XML.
+ */
 export interface RequestedEInvoice {
   readonly standard: EInvoiceStandard;
   readonly profile: EInvoiceProfile;
   readonly xml?: string | undefined;
   readonly invoice?: Readonly<Record<string, unknown>> | undefined;
+  readonly invoice_from_variables?: true | undefined;
+}
+
+/** What a saved template keeps (in its pdf_options): its variables are the invoice. */
+export interface SavedEInvoice {
+  readonly standard: EInvoiceStandard;
+  readonly profile: EInvoiceProfile;
+  readonly invoice_from_variables: true;
 }
 
 /** `e_invoice` as the renderer is given it: the XML, already validated. */
@@ -47,6 +59,8 @@ export interface EInvoiceOption {
   readonly xml?: string;
   /** Given as an invoice document, built into the XML at acceptance. */
   readonly invoice?: Readonly<Record<string, unknown>>;
+  /** The render's variables are the invoice document. */
+  readonly fromVariables?: true;
   /** The assertions of the schematron that the XML passed. */
   readonly rulesChecked?: number;
 }
@@ -67,8 +81,11 @@ export type EInvoiceCheck =
 /** The checker: builds and validates CII XML for a profile (functions/core/e-invoice/). */
 export interface EInvoiceChecker {
   check(xml: string, profile: EInvoiceProfile): Promise<EInvoiceCheck>;
-  /** The CII XML of an invoice document (the shape the API publishes); throws ServiceError when it cannot. */
-  build(invoice: Readonly<Record<string, unknown>>, profile: EInvoiceProfile): string;
+  /**
+   * The CII XML of an invoice document (the shape the API publishes); throws 422 INVALID_E_INVOICE
+   * naming the field under `field` (where the request gave the document) when it is not one.
+   */
+  build(invoice: Readonly<Record<string, unknown>>, profile: EInvoiceProfile, field: string): string;
 }
 
 /** What a job records of its e-invoice. */
@@ -89,8 +106,15 @@ export const MAX_LISTED_FAILURES = 50;
 export const validateEInvoice = async (
   checker: EInvoiceChecker,
   option: EInvoiceOption,
+  /** The render's variables (JSON text), read only when they are the invoice. */
+  variables: () => string,
 ): Promise<{ option: EInvoiceOption; record: JobEInvoice }> => {
-  const xml = option.xml ?? (option.invoice ? checker.build(option.invoice, option.profile) : undefined);
+  const invoice = option.fromVariables
+    ? (JSON.parse(variables()) as Record<string, unknown>)
+    : option.invoice;
+  const field =
+    option.xml !== undefined ? 'e_invoice.xml' : option.fromVariables ? 'variables' : 'e_invoice.invoice';
+  const xml = option.xml ?? (invoice ? checker.build(invoice, option.profile, field) : undefined);
   if (xml === undefined) throw new Error('e_invoice without xml or invoice passed the edge');
   const checked = await checker.check(xml, option.profile);
   if (!checked.valid) {
@@ -103,7 +127,7 @@ export const validateEInvoice = async (
         .join(', ')}${failures.length > 3 ? ', ...' : ''}`,
       {
         details: failures.slice(0, MAX_LISTED_FAILURES).map((f) => ({
-          field: option.xml !== undefined ? 'e_invoice.xml' : 'e_invoice.invoice',
+          field,
           issue: f.message,
           rule: f.rule,
           location: f.location,

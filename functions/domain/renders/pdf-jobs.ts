@@ -113,14 +113,14 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   const earlyReads = createEarlyReads({ usage, templates, webhooks: deps.webhooks, clock });
 
   /** A render's e-invoice, built and validated; undefined when it has none. */
-  const checkedEInvoice = async (options: AcceptedRender['options']) => {
+  const checkedEInvoice = async (options: AcceptedRender['options'], variables: RenderOrder['variables']) => {
     if (!options.e_invoice) return undefined;
     if (!deps.eInvoices) {
       throw new ServiceError('INVALID_PDF_OPTIONS', 'e_invoice is not available in this deployment', {
         details: [{ field: 'e_invoice', issue: 'is not available in this deployment' }],
       });
     }
-    return validateEInvoice(deps.eInvoices, options.e_invoice);
+    return validateEInvoice(deps.eInvoices, options.e_invoice, () => variables.text);
   };
 
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
@@ -157,7 +157,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     const template = resolved ?? (await resolver.resolve(principal, order, placement.mode, early?.template));
     checkVariables(template, order);
     // Before anything is held: a failing invoice costs nothing (422 INVALID_E_INVOICE).
-    const eInvoice = await checkedEInvoice(template.options);
+    const eInvoice = await checkedEInvoice(template.options, order.variables);
     const options = eInvoice ? { ...template.options, e_invoice: eInvoice.option } : template.options;
 
     const month = monthOf(clock.now());

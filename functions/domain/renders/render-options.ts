@@ -8,7 +8,7 @@
  * into the other), and the renderer's file that acts on it; the compiler names any it misses.
  */
 import { ServiceError } from '../common/errors.js';
-import type { EInvoiceOption, RequestedEInvoice } from './e-invoice.js';
+import type { EInvoiceOption, RequestedEInvoice, SavedEInvoice } from './e-invoice.js';
 import { checkFinishingConflicts, type FinishingStepName } from './finishing.js';
 
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
@@ -123,7 +123,10 @@ export interface RenderOptions {
  * What a saved template keeps of a render's options (its `pdf_options`): the page and navigation,
  * everything but how the page loads and the document information.
  */
-export type TemplatePdfOptions = Omit<RequestedOptions, 'page_load' | 'metadata' | 'e_invoice'>;
+export interface TemplatePdfOptions extends Omit<RequestedOptions, 'page_load' | 'metadata' | 'e_invoice'> {
+  /** The template's variables are an e-invoice's document (a render's own e_invoice replaces it). */
+  readonly e_invoice?: SavedEInvoice | undefined;
+}
 
 const definedOnly = <T extends object>(value: T): Partial<T> =>
   Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -188,12 +191,13 @@ const eInvoiceOf = (given: RequestedEInvoice, pdfA: PdfALevel | undefined): EInv
       ],
     });
   }
-  const { standard, profile, xml, invoice } = given;
+  const { standard, profile, xml, invoice, invoice_from_variables } = given;
   return {
     standard,
     profile,
     ...(xml !== undefined ? { xml } : {}),
     ...(invoice !== undefined ? { invoice } : {}),
+    ...(invoice_from_variables === true ? { fromVariables: true as const } : {}),
   };
 };
 

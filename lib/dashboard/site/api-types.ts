@@ -606,6 +606,11 @@ export interface components {
                         terms?: string;
                     };
                 };
+                /**
+                 * @description true: the render's variables are the invoice document (the shape of `invoice`): one JSON prints the PDF and builds the XML
+                 * @constant
+                 */
+                invoice_from_variables?: true;
             };
             /** @description true: answer 202 at once with the pending job (and a Location to poll) and render in the background; the same as the header Prefer: respond-async. @default false */
             async?: boolean;
@@ -820,6 +825,11 @@ export interface components {
                         terms?: string;
                     };
                 };
+                /**
+                 * @description true: the render's variables are the invoice document (the shape of `invoice`): one JSON prints the PDF and builds the XML
+                 * @constant
+                 */
+                invoice_from_variables?: true;
             };
             /** @description one of the account's webhook endpoints, told batch.completed when every job ended; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
@@ -891,6 +901,15 @@ export interface components {
                  * @enum {string}
                  */
                 pdf_a?: "2b" | "3b";
+                /** @description Every render of the template embeds an e-invoice built from its variables (the shape of POST /v1/pdf's e_invoice.invoice), validated before the render is accepted; a render's own e_invoice replaces it */
+                e_invoice?: {
+                    /** @enum {string} */
+                    standard: "factur-x" | "zugferd";
+                    /** @enum {string} */
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    /** @constant */
+                    invoice_from_variables: true;
+                };
             } | null;
             is_public: boolean;
             /** @description public templates: the first version other accounts may read and render (the version that was current when it was made public, and every later one); earlier versions stay the owner’s alone (404 to others). null: private */
@@ -945,6 +964,15 @@ export interface components {
                  * @enum {string}
                  */
                 pdf_a?: "2b" | "3b";
+                /** @description Every render of the template embeds an e-invoice built from its variables (the shape of POST /v1/pdf's e_invoice.invoice), validated before the render is accepted; a render's own e_invoice replaces it */
+                e_invoice?: {
+                    /** @enum {string} */
+                    standard: "factur-x" | "zugferd";
+                    /** @enum {string} */
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    /** @constant */
+                    invoice_from_variables: true;
+                };
             } | null;
             /** @default false */
             is_public: boolean;
@@ -985,6 +1013,15 @@ export interface components {
                  * @enum {string}
                  */
                 pdf_a?: "2b" | "3b";
+                /** @description Every render of the template embeds an e-invoice built from its variables (the shape of POST /v1/pdf's e_invoice.invoice), validated before the render is accepted; a render's own e_invoice replaces it */
+                e_invoice?: {
+                    /** @enum {string} */
+                    standard: "factur-x" | "zugferd";
+                    /** @enum {string} */
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    /** @constant */
+                    invoice_from_variables: true;
+                };
             } | null;
         };
         SetTemplateVisibilityRequest: {
