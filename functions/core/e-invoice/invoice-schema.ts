@@ -136,7 +136,7 @@ export const invoiceSchema = z
         )
         .optional(),
     },
-    { error: 'must be an invoice object (see the OpenAPI schema EInvoiceDocument)' },
+    { error: 'must be an invoice object (e_invoice.invoice in the OpenAPI document)' },
   )
   .describe('An invoice, by EN 16931 business terms; built into UN/CEFACT CII XML for the profile');
 
