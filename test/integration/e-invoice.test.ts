@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCii } from '../../functions/core/e-invoice/build.js';
 import { checkCii } from '../../functions/core/e-invoice/check.js';
 import { INVALID_INVOICES, invoiceWith, validInvoice } from '../fixtures/e-invoice.js';
+import { waitForJob } from '../helpers/async-jobs.js';
 import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import {
@@ -102,6 +103,33 @@ describe('e_invoice from an invoice document', () => {
     expect(check.code, check.output).toBe(0);
     const json = await qpdfJson(pdf);
     expect(qpdfDict(json, json.trailer['/Root'])['/OutputIntents']).toHaveLength(1);
+  });
+});
+
+describe('e_invoice in an async render', () => {
+  it('is validated before the 202 and embedded by the worker', async () => {
+    const refused = await render({
+      html: HTML,
+      variables: { number: 1 },
+      async: true,
+      e_invoice: {
+        standard: 'factur-x',
+        profile: 'en16931',
+        invoice: invoiceWith((i) => Object.assign(i, { currency: 'EURO' })),
+      },
+    });
+    expect(refused.status, refused.text).toBe(422);
+    const res = await render({
+      html: HTML,
+      variables: { number: 1 },
+      async: true,
+      e_invoice: { standard: 'factur-x', profile: 'en16931', invoice: validInvoice() },
+    });
+    expect(res.status, res.text).toBe(202);
+    const job = await waitForJob(local.api, account.session, res.json.id);
+    expect(job).toMatchObject({ status: 'completed', e_invoice: { profile: 'en16931', valid: true } });
+    const pdf = new Uint8Array(await (await fetch(job.download_url)).arrayBuffer());
+    expect(await pdfdetachList(pdf)).toEqual(['factur-x.xml']);
   });
 });
 
