@@ -22,6 +22,14 @@ export const errorSchema = z.object({
           issue: z.string(),
           line: z.number().int().optional().describe('INVALID_HTML_TEMPLATE: the template line, 1-based'),
           name: z.string().optional().describe('INVALID_HTML_TEMPLATE: the undefined variable'),
+          rule: z
+            .string()
+            .optional()
+            .describe('INVALID_E_INVOICE: the business rule (BR-CO-10) or assertion broken'),
+          location: z
+            .string()
+            .optional()
+            .describe('INVALID_E_INVOICE: where in the XML (an XPath, or a line for the XSD)'),
         }),
       )
       .optional(),

@@ -66,6 +66,7 @@ import { type Job, type JobStore, type JobView, jobRecordRetentionSeconds } from
 import { createSweeper } from './domain/jobs/sweeper.js';
 import { createMerges } from './domain/merges/merges.js';
 import { createAsyncRenders, type RenderMessage, type RenderOrders } from './domain/renders/async-renders.js';
+import type { EInvoiceChecker } from './domain/renders/e-invoice.js';
 import type { IdempotencyStore } from './domain/renders/idempotency.js';
 import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-secrets.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
@@ -102,6 +103,12 @@ export interface ServiceParts extends WebhookParts {
   readonly clock?: Clock;
   /** Tests only: told of every fault the service logs and carries on from. @default logged */
   readonly onFault?: (message: string, error: unknown) => void;
+  /**
+   * The e-invoice checker (functions/core/e-invoice/check.ts), handed in by the pdf function
+   * alone: its validators (SaxonJS, libxml2 in WebAssembly, the Factur-X artefacts: some 4 MB)
+   * stay out of every other function's bundle. Absent: a render with e_invoice is refused.
+   */
+  readonly eInvoices?: EInvoiceChecker;
 }
 
 /** The ports the composition root otherwise builds on AWS, by the name of their builder. */
@@ -407,6 +414,7 @@ export const pdfJobs = (s: Services) =>
     limits: s.settings,
     onFault: s.onFault,
     webhooks: webhookEndpointsOf(s.get(endpoints)),
+    ...(s.parts.eInvoices ? { eInvoices: s.parts.eInvoices } : {}),
   });
 export const asyncRenders = (s: Services) =>
   createAsyncRenders({

@@ -172,6 +172,18 @@ const itemVariables = (text: string, body: Record<string, unknown>, count: numbe
 };
 
 /** A POST /v1/batches request, parsed once into the batch command (422 in the order a render's are). */
+/**
+ * An e-invoice is validated when its render is accepted, one render at a time (POST /v1/pdf); a
+ * batch's items are accepted together, so a batch takes none (yet).
+ */
+const checkNoEInvoice = (body: Record<string, unknown>): void => {
+  if (body.e_invoice === undefined) return;
+  const issue = 'is given on POST /v1/pdf, one invoice a render, not on a batch';
+  throw new ServiceError('INVALID_PDF_OPTIONS', `e_invoice ${issue}`, {
+    details: [{ field: 'e_invoice', issue }],
+  });
+};
+
 export const parseCreateBatch = (
   body: Record<string, unknown>,
   schema: ReturnType<typeof createBatchSchema>,
@@ -181,6 +193,7 @@ export const parseCreateBatch = (
   checkHtmlOrTemplateId(body);
   checkVersionWithTemplateId(body);
   checkHeaderFooterWithHtml(body);
+  checkNoEInvoice(body);
   let parsed: z.output<typeof schema>;
   try {
     parsed = parseOrThrow(schema, body, (p) => batchProblemCode(p));

@@ -4,6 +4,7 @@
  */
 import type { Environment } from '../core/config.js';
 import { readResourceConfig } from '../core/config.js';
+import { eInvoiceChecker } from '../core/e-invoice/check.js';
 import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.js';
 import { REPLAYED } from '../core/responses.js';
 import type { Renderer } from '../domain/common/ports.js';
@@ -23,7 +24,7 @@ export interface PdfParts extends WebhookParts {
 export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHandler => {
   const services = build.createServices(
     readResourceConfig(wiringOf(pdfResource), env),
-    parts,
+    { eInvoices: eInvoiceChecker, ...parts },
     webhookPayloads,
   );
   const pdfJobs = services.get(build.pdfJobs);

@@ -6,10 +6,13 @@
  */
 import { z } from 'zod';
 import type { PaperFormat } from '../domain/common/ports.js';
+import type { PdfALevel } from '../domain/renders/render-options.js';
 import { MAX_VARIABLES_DEPTH } from '../settings.js';
+import { savedEInvoiceSchema } from './e-invoice-schema.js';
 import { markSchema } from './finishing-options.js';
 
 export const FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const satisfies readonly PaperFormat[];
+export const PDF_A_LEVELS = ['2b', '3b'] as const satisfies readonly PdfALevel[];
 
 /** Whether `value` nests objects and arrays at most `max` levels deep; iterative, so any depth is safe to ask. */
 export const withinDepth = (value: unknown, max: number): boolean => {
@@ -67,6 +70,12 @@ export const pageOptionFields = {
   ),
   watermark: markSchema('watermark').optional(),
   stamp: markSchema('stamp').optional(),
+  pdf_a: z
+    .enum(PDF_A_LEVELS, { error: `must be one of ${PDF_A_LEVELS.join(', ')}` })
+    .optional()
+    .describe(
+      'An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.',
+    ),
 };
 
 /** The page and navigation fields' names, in order (for messages and descriptions that list them). */
@@ -74,9 +83,12 @@ export const PAGE_OPTION_NAMES = Object.keys(pageOptionFields);
 
 /** A saved template's page options: POST /v1/pdf's own fields, the defaults of its renders. */
 export const templatePdfOptionsSchema = z
-  .strictObject(pageOptionFields, {
-    error: `must be an object {${PAGE_OPTION_NAMES.map((name) => `${name}?`).join(', ')}}`,
-  })
+  .strictObject(
+    { ...pageOptionFields, e_invoice: savedEInvoiceSchema.optional() },
+    {
+      error: `must be an object {${PAGE_OPTION_NAMES.map((name) => `${name}?`).join(', ')}}`,
+    },
+  )
   .describe(
     "POST /v1/pdf's page and navigation fields, saved with the template: a render of it uses them where it gives none of its own (margins side by side)",
   );

@@ -20,6 +20,7 @@ import {
   TemplateDataError,
   type TemplateDataText,
 } from '../templating/index.js';
+import { eInvoiceSchema } from './e-invoice-schema.js';
 import { protectionSchema } from './finishing-options.js';
 import { pageOptionFields, variablesSchema } from './options.js';
 
@@ -162,6 +163,7 @@ export const createPdfSchema = (limits: {
       page_load: pageLoadSchema.optional(),
       metadata: metadataSchema.optional(),
       protection: protectionSchema.optional(),
+      e_invoice: eInvoiceSchema.optional(),
       async: z
         .boolean({ error: 'must be true or false' })
         .optional()
@@ -209,6 +211,7 @@ export const pdfProblemCode = (problem: { field: string }): ErrorCode => {
     return 'INVALID_HTML_CONTENT';
   if (problem.field === 'page_load' || problem.field.startsWith('page_load.'))
     return 'INVALID_PAGE_LOAD_OPTIONS';
+  if (problem.field === 'e_invoice' || problem.field.startsWith('e_invoice.')) return 'INVALID_E_INVOICE';
   return 'INVALID_PDF_OPTIONS';
 };
 

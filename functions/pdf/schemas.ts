@@ -94,6 +94,15 @@ export const jobSchema = z.object({
     .describe(
       'render: one document rendered (POST /v1/pdf, a batch item); merge: parts put together (POST /v1/merges)',
     ),
+  e_invoice: z
+    .object({
+      standard: z.string(),
+      profile: z.string(),
+      valid: z.literal(true),
+      rules_checked: z.number().int().describe("the schematron's assertions the XML passed"),
+    })
+    .optional()
+    .describe('the e-invoice embedded in the PDF (factur-x.xml), validated before the render; absent: none'),
   created_at: timestamp,
 });
 
@@ -119,5 +128,6 @@ export const jobResponse = ({ job, downloadUrl, fileExpiresAt, fileExpired }: Jo
   webhook_id: job.webhook_id ?? null,
   batch_id: job.batch_id ?? null,
   kind: job.kind ?? 'render',
+  ...(job.e_invoice ? { e_invoice: job.e_invoice } : {}),
   created_at: job.created_at,
 });

@@ -57,6 +57,8 @@ export const REFERENCE_STYLE_HASHES: readonly string[] = [
   'sha256-obYn56VDV21MhHVStJZRfjYypclWd6RpsOtKql5TrjI=',
   // And one for the watermark, stamp and protection options' schemas (issue 34).
   'sha256-n7lKHr/RcTCdNlCWWgYTETAdDMboh7GDwxV72BMZMRE=',
+  // And one more for this document once pdf_a and e_invoice joined it (issue 35).
+  'sha256-2hAiiFunT6kL1G44tBJhyt3E3/Gx3K8hJ/Qd7W8PpA4=',
 ];
 
 /**

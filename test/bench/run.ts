@@ -10,6 +10,7 @@
  *   npx tsx test/bench/cold-start.ts     # the renderer's cold start as Lambda gives it, per memory size (root)
  *   npx tsx test/bench/ratios.ts         # the ratios of times the tests judge, against their bounds
  *   npx tsx test/bench/finishing.ts      # what watermark, stamp, protection and a signature cost per document
+ *   npx tsx test/bench/e-invoice.ts      # e_invoice validation and the pdf_a / e_invoice steps, per invoice
  *
  * Phases: the templating cost per invoice (the engine in process and through the renderer's worker
  * pool, no Chromium), the floor (raw Chromium), the renderer alone in its own process (as the
@@ -26,6 +27,7 @@ import { parseArgs } from 'node:util';
 import chromium from '@sparticuz/chromium';
 import { localFontconfigFile } from '../../lib/layer-fonts.js';
 import { COST_ASSUMPTIONS, type CostPer1000, costPer1000, PRICES, readMemorySettings } from './cost.js';
+import { type EInvoiceBench, eInvoiceLines, measureEInvoice } from './e-invoice.js';
 import { FIXTURE_NAMES, type Fixture, type FixtureName, loadFixtures } from './fixtures/index.js';
 import { FLOOR_DEFINITION, floorOnce, launchFloorBrowser } from './floor.js';
 import { type FontsResult, fontsLines, measureFonts } from './fonts.js';
@@ -187,6 +189,12 @@ if (wanted.includes('invoice')) {
   progress('template parse by size');
   templateParse = measureTemplateParse(quick ? 3 : 5);
   for (const line of templateParseLines(templateParse)) note(line);
+}
+let eInvoiceBench: EInvoiceBench | undefined;
+if (wanted.includes('invoice')) {
+  progress('e_invoice validation and the pdf_a / e_invoice steps');
+  eInvoiceBench = await measureEInvoice(quick ? 5 : 20);
+  for (const line of eInvoiceLines(eInvoiceBench)) note(line);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -685,6 +693,7 @@ out(
 );
 if (templating) out(templatingLine(templating));
 if (templateParse) for (const line of templateParseLines(templateParse)) out(line);
+if (eInvoiceBench) for (const line of eInvoiceLines(eInvoiceBench)) out(line);
 out('');
 out('Where the service time goes, ms (medians of the sequential requests, from test/bench/probe.ts)');
 out(
@@ -807,6 +816,7 @@ const json = {
   chromium: { executablePath, readyMs: extractionMs },
   floorDefinition: FLOOR_DEFINITION,
   templating,
+  eInvoice: eInvoiceBench,
   templateParse,
   fixtures: results,
   coldStart: { service: serviceColdStarts, serviceMedianMs: coldStartMs, renderer: rendererColdStart },

@@ -31,6 +31,7 @@ import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
 import { queueArn } from '../../lib/local/sqs/queues.js';
 import type { LocalStack } from '../../lib/local/stack.js';
 import { LOCAL_CREDENTIALS, LOCAL_RENDER_QUEUE, startLocalStack } from '../../lib/local/stack.js';
+import { invoiceWith, validInvoice } from '../fixtures/e-invoice.js';
 import { multilingualHtml, SCRIPT_SAMPLES } from '../fixtures/multilingual.js';
 import { waitForJob } from '../helpers/async-jobs.js';
 import { synthBundled } from '../helpers/bundled-synth.js';
@@ -45,6 +46,7 @@ import type { Synthesized } from '../helpers/cdk-synth.js';
 import { type Api, createApi, createTempDataDir, dynamoDbClient, type Json } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { glyphsAfterLabels, isMissingGlyph, readGlyphs } from '../helpers/pdf-fonts.js';
+import { pdfdetachList, pdfinfoMeta } from '../helpers/pdf-readers.js';
 import { listenOnFreePort } from '../helpers/render-fixtures.js';
 
 /** Variables that exist only locally: where the emulators and the local token issuer's keys are. */
@@ -370,6 +372,27 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const job = await api(`/v1/pdf/${res.json.id}`, { token });
     expect(job.status).toBe(200);
     expect(job.json).toMatchObject({ id: res.json.id, status: 'completed' });
+  });
+
+  it('validates an e-invoice in the pdf bundle and embeds it in a PDF/A-3b in the renderer bundle', async () => {
+    const body = (invoice: Record<string, unknown>) => ({
+      html: '<h1>Invoice {{ number }}</h1>',
+      variables: invoice,
+      e_invoice: { standard: 'factur-x', profile: 'en16931', invoice_from_variables: true },
+    });
+    const res = await api('/v1/pdf', { method: 'POST', token, body: body(validInvoice()) });
+    expect(res.status, res.text).toBe(201);
+    expect(res.json.e_invoice).toMatchObject({ standard: 'factur-x', profile: 'en16931', valid: true });
+    const bytes = new Uint8Array(await (await fetch(res.json.download_url)).arrayBuffer());
+    expect(await pdfdetachList(bytes)).toEqual(['factur-x.xml']);
+    expect(await pdfinfoMeta(bytes)).toMatch(/<pdfaid:part>3<\/pdfaid:part>/);
+    const refused = await api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: body(invoiceWith((i) => Object.assign(i, { totals: { grand_total: 1 } }))),
+    });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.json.error.details).toContainEqual(expect.objectContaining({ rule: 'BR-CO-15' }));
   });
 
   it('prints every script with the layer’s fonts, which the renderer finds through FONTCONFIG_FILE', async () => {

@@ -31,6 +31,7 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
 import { batchOutputs, renderWorker } from '../../functions/consumers.js';
+import { buildCii } from '../../functions/core/e-invoice/build.js';
 import { markOf } from '../../functions/domain/renders/marks.js';
 import { protectionOf } from '../../functions/domain/renders/protection.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
@@ -44,6 +45,7 @@ import {
   startLocalStack,
 } from '../../lib/local/stack.js';
 import { SERVICE_RUNTIME } from '../../lib/service-function.js';
+import { validInvoice } from '../fixtures/e-invoice.js';
 import { waitForJob } from '../helpers/async-jobs.js';
 import { synthBundled } from '../helpers/bundled-synth.js';
 import {
@@ -58,7 +60,7 @@ import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/
 import { createApi, createTempDataDir, putAccountOnPlan } from '../helpers/local-stack.js';
 import { KINDS, pageOf, seesLateFetch, servePageRequests, WAITS } from '../helpers/page-load-cells.js';
 import { readPdf } from '../helpers/pdf.js';
-import { pdfText, qpdfEncryption } from '../helpers/pdf-readers.js';
+import { pdfdetachList, pdfinfoMeta, pdfText, qpdfEncryption } from '../helpers/pdf-readers.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
 import { describeBound, type PaceBound, paceBound } from '../helpers/timing.js';
@@ -276,6 +278,21 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     expect(text.stdout).toContain('PAID 2026-11-28 支払済');
     expect(text.stdout).toContain('COPY');
     expect(text.stdout).toContain('Finished in the sandbox');
+  });
+
+  it('finishes a PDF/A-3b with its e-invoice embedded in the sandbox (the bundle’s pdf-lib)', async () => {
+    const xml = buildCii(validInvoice(), 'en16931');
+    const req = {
+      ...request('job_sandbox_einvoice', '<h1>Invoice in the sandbox</h1>'),
+      pdf_a: '3b' as const,
+      e_invoice: { standard: 'factur-x' as const, profile: 'en16931' as const, xml },
+    };
+    const { result, text } = await invoke('auto', req);
+    expect(result).toMatchObject({ ok: true, pageCount: 1 });
+    expect(text).toContain('Invoice in the sandbox');
+    const stored = new Uint8Array(uploads.get(new URL(req.upload.url).pathname) ?? []);
+    expect(await pdfdetachList(stored)).toEqual(['factur-x.xml']);
+    expect(await pdfinfoMeta(stored)).toMatch(/<pdfaid:part>3<\/pdfaid:part>/);
   });
 
   it.each([

@@ -154,6 +154,13 @@ export const createBatches = (deps: BatchDeps) => {
     for (const part of [template.required.html, template.required.header, template.required.footer]) {
       if (part instanceof ServiceError) throw part;
     }
+    // An e-invoice is validated as its render is accepted, one render at a time (POST /v1/pdf).
+    if (template.options.e_invoice) {
+      const issue = "declares an e-invoice (pdf_options.e_invoice), which a batch's renders do not take";
+      throw new ServiceError('INVALID_PDF_OPTIONS', `template_id ${issue}`, {
+        details: [{ field: 'template_id', issue }],
+      });
+    }
     return template;
   };
 

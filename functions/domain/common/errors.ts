@@ -32,6 +32,7 @@ export const ERROR_CODES = [
   'INVALID_HTML_TEMPLATE',
   'INVALID_PDF_OPTIONS',
   'INVALID_PAGE_LOAD_OPTIONS',
+  'INVALID_E_INVOICE',
   'PDF_TOO_MANY_PAGES',
   'INVALID_TEMPLATE_NAME',
   'WEBHOOK_URL_NOT_ALLOWED',
@@ -57,6 +58,10 @@ export interface ErrorDetail {
   readonly line?: number;
   /** INVALID_HTML_TEMPLATE: the undefined variable. */
   readonly name?: string;
+  /** INVALID_E_INVOICE: the business rule (BR-CO-10) or schematron assertion the invoice broke. */
+  readonly rule?: string;
+  /** INVALID_E_INVOICE: where in the XML (an XPath, or a line for the XSD). */
+  readonly location?: string;
 }
 
 export interface ServiceErrorOptions {

@@ -10,6 +10,7 @@
  */
 
 import type { Page } from '../common/pagination.js';
+import type { JobEInvoice } from '../renders/e-invoice.js';
 import type { Diagnostics } from './diagnostics.js';
 
 export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
@@ -72,6 +73,8 @@ export interface Job {
    * order. Absent on a batch's jobs made before batch orders (each has an order of its own).
    */
   readonly batch_item?: number;
+  /** The e-invoice embedded in the PDF, validated at acceptance. Absent: none. */
+  readonly e_invoice?: JobEInvoice;
 }
 
 /**
@@ -129,7 +132,7 @@ export const jobRecordRetentionSeconds = (pdfRetentionDays: number): number =>
 export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
 
 export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'> &
-  Pick<Job, 'mode' | 'webhook_id' | 'batch_id' | 'batch_item' | 'kind'>;
+  Pick<Job, 'mode' | 'webhook_id' | 'batch_id' | 'batch_item' | 'kind' | 'e_invoice'>;
 
 /**
  * A new job as every store writes it (`JobStore.create`, `BatchWrites.createJobs`): pending; with a

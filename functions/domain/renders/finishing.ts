@@ -43,6 +43,18 @@ export const FINISHING_STEPS = [
     excludes: [],
   },
   {
+    name: 'pdf_a',
+    does: 'makes the file a PDF/A-2b or -3b: output intent, XMP identification, printable annotations, trailer ID, no JavaScript',
+    // PDF/A forbids encryption (ISO 19005-2, 6.1.3).
+    excludes: ['protection'],
+  },
+  {
+    name: 'e_invoice',
+    does: 'embeds the validated CII XML as factur-x.xml (an associated file) in a PDF/A-3b with the Factur-X XMP extension schema',
+    // A PDF/A-3b (pdf_a's 3b, or made by the step itself): no encryption either.
+    excludes: ['protection'],
+  },
+  {
     name: 'protection',
     does: 'encrypts the PDF with AES-256 (PDF 2.0, revision 6): an owner password, an optional user password, permissions',
     excludes: [],

@@ -30,6 +30,7 @@ import type { Principal } from '../common/principal.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { JobPresenter } from '../jobs/job-view.js';
 import { type Job, type JobMode, type JobStore, type JobView, pdfObjectKey } from '../jobs/jobs.js';
+import { type EInvoiceChecker, validateEInvoice } from './e-invoice.js';
 import { createEarlyReads } from './early-reads.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
 import type { RenderCall } from './render-call.js';
@@ -82,6 +83,8 @@ export interface PdfJobDeps {
   readonly onFault: (message: string, error: unknown) => void;
   /** Absent: a render's webhook_id is not checked against the account's endpoints. */
   readonly webhooks?: WebhookEndpoints;
+  /** Builds and validates a render's e-invoice at acceptance. Absent: a render with e_invoice is refused. */
+  readonly eInvoices?: EInvoiceChecker;
 }
 
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -108,6 +111,17 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   const budgetOf = (mode: JobMode) => (mode === 'async' ? limits.asyncRenderBudgetMs : limits.renderBudgetMs);
 
   const earlyReads = createEarlyReads({ usage, templates, webhooks: deps.webhooks, clock });
+
+  /** A render's e-invoice, built and validated; undefined when it has none. */
+  const checkedEInvoice = async (options: AcceptedRender['options'], variables: RenderOrder['variables']) => {
+    if (!options.e_invoice) return undefined;
+    if (!deps.eInvoices) {
+      throw new ServiceError('INVALID_PDF_OPTIONS', 'e_invoice is not available in this deployment', {
+        details: [{ field: 'e_invoice', issue: 'is not available in this deployment' }],
+      });
+    }
+    return validateEInvoice(deps.eInvoices, options.e_invoice, () => variables.text);
+  };
 
   /** Options checked and defaulted: the part of validation that the body schema cannot do. */
   const prepare = ({ source, variables, options, mode }: RenderCommand): RenderOrder => ({
@@ -142,6 +156,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     }
     const template = resolved ?? (await resolver.resolve(principal, order, placement.mode, early?.template));
     checkVariables(template, order);
+    // Before anything is held: a failing invoice costs nothing (422 INVALID_E_INVOICE).
+    const eInvoice = await checkedEInvoice(template.options, order.variables);
+    const options = eInvoice ? { ...template.options, e_invoice: eInvoice.option } : template.options;
 
     const month = monthOf(clock.now());
     // One read refuses a flood before any write; the reservation in `open` stays the one that decides.
@@ -158,6 +175,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         mode: placement.mode,
         webhook_id: placement.webhookId,
         batch_id: placement.batchId,
+        ...(eInvoice ? { e_invoice: eInvoice.record } : {}),
       },
       planOf(principal),
       month,
@@ -173,7 +191,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         header: template.header,
         footer: template.footer,
       },
-      options: template.options,
+      options,
       offline: template.offline,
     };
   };

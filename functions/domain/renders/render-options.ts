@@ -8,12 +8,15 @@
  * into the other), and the renderer's file that acts on it; the compiler names any it misses.
  */
 import { ServiceError } from '../common/errors.js';
+import type { EInvoiceOption, RequestedEInvoice, SavedEInvoice } from './e-invoice.js';
 import { checkFinishingConflicts, type FinishingStepName } from './finishing.js';
 import { markOf, type PdfMark, type RequestedMark } from './marks.js';
 import { type PdfProtection, protectionOf, type RequestedProtection } from './protection.js';
 
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
+/** PDF/A-2b or PDF/A-3b (ISO 19005-2/-3, level B). */
+export type PdfALevel = '2b' | '3b';
 
 /** Paper sizes in inches, portrait (width, height), as Chromium prints them. */
 export const PAPER_INCHES: Readonly<Record<PaperFormat, readonly [number, number]>> = {
@@ -52,6 +55,8 @@ export interface RequestedOptions {
   readonly outline?: boolean | undefined;
   /** A tagged PDF; absent: the deployment's PDF_TAGGED. */
   readonly tagged?: boolean | undefined;
+  /** An archivable PDF/A (a finishing step: finishing.ts). */
+  readonly pdf_a?: PdfALevel | undefined;
   readonly page_load?:
     | {
         readonly wait_until?: WaitUntil | undefined;
@@ -73,6 +78,8 @@ export interface RequestedOptions {
   readonly watermark?: RequestedMark | undefined;
   /** Text or an image over the content (marks.ts). */
   readonly stamp?: RequestedMark | undefined;
+  /** A Factur-X / ZUGFeRD e-invoice embedded in the PDF (e-invoice.ts). */
+  readonly e_invoice?: RequestedEInvoice | undefined;
 }
 
 /** Where a document's pages fall in a longer one whose page numbers it prints. */
@@ -134,13 +141,21 @@ export interface RenderOptions {
   readonly protection?: PdfProtection;
   readonly watermark?: PdfMark;
   readonly stamp?: PdfMark;
+  /** A PDF/A of this level (a finishing step). Absent: the PDF as printed. */
+  readonly pdf_a?: PdfALevel;
+  /** An e-invoice embedded in a PDF/A-3b (a finishing step); its XML validated at acceptance. */
+  readonly e_invoice?: EInvoiceOption;
 }
 
 /**
  * What a saved template keeps of a render's options (its `pdf_options`): the page and navigation,
  * everything but how the page loads and the document information.
  */
-export type TemplatePdfOptions = Omit<RequestedOptions, 'page_load' | 'metadata' | 'protection'>;
+export interface TemplatePdfOptions
+  extends Omit<RequestedOptions, 'page_load' | 'metadata' | 'protection' | 'e_invoice'> {
+  /** The template's variables are an e-invoice's document (a render's own e_invoice replaces it). */
+  readonly e_invoice?: SavedEInvoice | undefined;
+}
 
 const definedOnly = <T extends object>(value: T): Partial<T> =>
   Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
@@ -194,6 +209,27 @@ const metadataOf = (metadata: RequestedOptions['metadata']): PdfMetadata | undef
   };
 };
 
+/** An e-invoice is a PDF/A-3: with pdf_a, it must be 3b. */
+const eInvoiceOf = (given: RequestedEInvoice, pdfA: PdfALevel | undefined): EInvoiceOption => {
+  if (pdfA !== undefined && pdfA !== '3b') {
+    const issue = 'an e-invoice is embedded in a PDF/A-3b: give pdf_a "3b" or leave it out';
+    throw new ServiceError('INVALID_PDF_OPTIONS', `pdf_a ${issue}`, {
+      details: [
+        { field: 'pdf_a', issue },
+        { field: 'e_invoice', issue: 'cannot be given with pdf_a "2b"' },
+      ],
+    });
+  }
+  const { standard, profile, xml, invoice, invoice_from_variables } = given;
+  return {
+    standard,
+    profile,
+    ...(xml !== undefined ? { xml } : {}),
+    ...(invoice !== undefined ? { invoice } : {}),
+    ...(invoice_from_variables === true ? { fromVariables: true as const } : {}),
+  };
+};
+
 /** Defaults applied, margins checked against the paper, timeout clamped to the render budget. */
 export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: number): RenderOptions => {
   // Every field by name and none left over: a field RequestedOptions gains fails to compile here
@@ -211,6 +247,8 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     protection,
     watermark,
     stamp,
+    pdf_a,
+    e_invoice,
     ...untranslated
   } = requested;
   const _untranslated: Record<string, never> = untranslated;
@@ -250,6 +288,8 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     ...(protection ? { protection: protectionOf(protection) } : {}),
     ...(watermark ? { watermark: markOf(watermark, 'watermark') } : {}),
     ...(stamp ? { stamp: markOf(stamp, 'stamp') } : {}),
+    ...(pdf_a !== undefined ? { pdf_a } : {}),
+    ...(e_invoice ? { e_invoice: eInvoiceOf(e_invoice, pdf_a) } : {}),
   };
   checkFinishingConflicts(options);
   return options;

@@ -4,7 +4,9 @@
  * step: the record's type is the declaration's names, so `tsc` refuses one missing or one extra.
  */
 import { FINISHING_STEPS, type FinishingStepName } from '../../domain/renders/finishing.js';
+import { eInvoice } from './e-invoice.js';
 import { metadata } from './metadata.js';
+import { pdfA } from './pdf-a.js';
 import { protection } from './protection.js';
 import { stamp } from './stamp.js';
 import type { FinishingContext, FinishingStep, StepOutcome } from './step.js';
@@ -18,6 +20,8 @@ export const FINISHING: Implementations = {
   watermark,
   stamp,
   metadata,
+  pdf_a: pdfA,
+  e_invoice: eInvoice,
   protection,
 };
 

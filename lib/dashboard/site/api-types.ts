@@ -338,7 +338,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
+                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "INVALID_E_INVOICE" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
                 message: string;
                 details?: {
                     field: string;
@@ -347,6 +347,10 @@ export interface components {
                     line?: number;
                     /** @description INVALID_HTML_TEMPLATE: the undefined variable */
                     name?: string;
+                    /** @description INVALID_E_INVOICE: the business rule (BR-CO-10) or assertion broken */
+                    rule?: string;
+                    /** @description INVALID_E_INVOICE: where in the XML (an XPath, or a line for the XSD) */
+                    location?: string;
                 }[];
                 /** @description equals the X-Request-Id header */
                 request_id: string;
@@ -428,6 +432,15 @@ export interface components {
              * @enum {string}
              */
             kind: "render" | "merge";
+            /** @description the e-invoice embedded in the PDF (factur-x.xml), validated before the render; absent: none */
+            e_invoice?: {
+                standard: string;
+                profile: string;
+                /** @constant */
+                valid: true;
+                /** @description the schematron's assertions the XML passed */
+                rules_checked: number;
+            };
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
         };
@@ -503,6 +516,11 @@ export interface components {
                 /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                 pages?: string;
             };
+            /**
+             * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+             * @enum {string}
+             */
+            pdf_a?: "2b" | "3b";
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
@@ -540,6 +558,149 @@ export interface components {
                     /** @description insert, rotate or delete pages. Default: false */
                     assembling?: boolean;
                 };
+            };
+            /** @description A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b */
+            e_invoice?: {
+                /**
+                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                 * @enum {string}
+                 */
+                standard: "factur-x" | "zugferd";
+                /**
+                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                 * @enum {string}
+                 */
+                profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
+                xml?: string;
+                /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */
+                invoice?: {
+                    /** @description BT-1: invoice number */
+                    number?: string;
+                    /** @description BT-3: invoice type code, UNTDID 1001 (380 invoice, 381 credit note); default 380 */
+                    type_code?: string;
+                    /** @description BT-2: issue date */
+                    issue_date?: string;
+                    /** @description BT-9: payment due date */
+                    due_date?: string;
+                    /** @description BT-5: invoice currency, ISO 4217 (EUR) */
+                    currency?: string;
+                    /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                    buyer_reference?: string;
+                    /** @description BT-13: purchase order reference */
+                    order_reference?: string;
+                    notes?: string[];
+                    /** @description BG-4: the seller */
+                    seller?: {
+                        /** @description BT-27: seller name */
+                        name?: string;
+                        /** @description BT-31: seller VAT identifier (FR32123456789) */
+                        vat_id?: string;
+                        /** @description BT-30: seller legal registration identifier */
+                        legal_id?: string;
+                        /** @description BG-5 / BG-8: postal address */
+                        address?: {
+                            /** @description BT-35 / BT-50: address line 1 */
+                            line1?: string;
+                            /** @description BT-36 / BT-51: address line 2 */
+                            line2?: string;
+                            /** @description BT-37 / BT-52: city */
+                            city?: string;
+                            /** @description BT-38 / BT-53: post code */
+                            postcode?: string;
+                            /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                            country?: string;
+                        };
+                        /** @description BT-34: seller electronic address */
+                        email?: string;
+                    };
+                    /** @description BG-7: the buyer */
+                    buyer?: {
+                        /** @description BT-44: buyer name */
+                        name?: string;
+                        /** @description BT-48: buyer VAT identifier */
+                        vat_id?: string;
+                        /** @description BT-47: buyer legal registration */
+                        legal_id?: string;
+                        /** @description BG-5 / BG-8: postal address */
+                        address?: {
+                            /** @description BT-35 / BT-50: address line 1 */
+                            line1?: string;
+                            /** @description BT-36 / BT-51: address line 2 */
+                            line2?: string;
+                            /** @description BT-37 / BT-52: city */
+                            city?: string;
+                            /** @description BT-38 / BT-53: post code */
+                            postcode?: string;
+                            /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                            country?: string;
+                        };
+                        /** @description BT-49: buyer electronic address */
+                        email?: string;
+                    };
+                    /** @description BG-25: invoice lines (not in the minimum and basic-wl profiles) */
+                    lines?: {
+                        /** @description BT-126: line identifier; default: its position, from 1 */
+                        id?: string;
+                        /** @description BT-153: item name */
+                        name?: string;
+                        /** @description BT-154: item description */
+                        description?: string;
+                        /** @description BT-129: invoiced quantity */
+                        quantity: number;
+                        /** @description BT-130: unit of measure, UN/ECE Recommendation 20 (C62 one, HUR hour, KGM kilogram) */
+                        unit?: string;
+                        /** @description BT-146: item net price, in the invoice currency */
+                        net_price: number;
+                        /** @description BT-151: VAT category (S standard, Z zero, E exempt, AE reverse charge, K, G, O, L, M) */
+                        vat_category: string;
+                        /** @description BT-152: VAT rate, percent */
+                        vat_rate?: number;
+                        /** @description BT-131: line net amount; default: quantity x net price, rounded to cents */
+                        line_total?: number;
+                    }[];
+                    /** @description BG-23: VAT breakdown; default: from the lines, one per category and rate */
+                    vat_breakdown?: {
+                        /** @description BT-118: VAT category */
+                        category: string;
+                        /** @description BT-119: VAT rate, percent */
+                        rate?: number;
+                        /** @description BT-116: taxable amount */
+                        taxable_amount: number;
+                        /** @description BT-117: VAT amount */
+                        tax_amount: number;
+                        /** @description BT-120: VAT exemption reason text */
+                        exemption_reason?: string;
+                    }[];
+                    /** @description BG-22: document totals; each absent one is computed from the lines and the VAT breakdown */
+                    totals?: {
+                        /** @description BT-106: sum of line net amounts */
+                        line_total?: number;
+                        /** @description BT-109: total without VAT */
+                        tax_basis_total?: number;
+                        /** @description BT-110: total VAT */
+                        tax_total?: number;
+                        /** @description BT-112: total with VAT */
+                        grand_total?: number;
+                        /** @description BT-113: paid amount */
+                        prepaid?: number;
+                        /** @description BT-115: amount due for payment */
+                        due_payable?: number;
+                    };
+                    payment?: {
+                        /** @description BT-81: payment means, UNTDID 4461 (58 SEPA transfer, 30 credit transfer) */
+                        means_code?: string;
+                        /** @description BT-84: payment account identifier (IBAN) */
+                        iban?: string;
+                        /** @description BT-20: payment terms */
+                        terms?: string;
+                    };
+                };
+                /**
+                 * @description true: the render's variables are the invoice document (the shape of `invoice`): one JSON prints the PDF and builds the XML
+                 * @constant
+                 */
+                invoice_from_variables?: true;
             };
             /** @description true: answer 202 at once with the pending job (and a Location to poll) and render in the background; the same as the header Prefer: respond-async. @default false */
             async?: boolean;
@@ -663,6 +824,11 @@ export interface components {
                 /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                 pages?: string;
             };
+            /**
+             * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+             * @enum {string}
+             */
+            pdf_a?: "2b" | "3b";
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
@@ -692,6 +858,149 @@ export interface components {
                     /** @description insert, rotate or delete pages. Default: false */
                     assembling?: boolean;
                 };
+            };
+            /** @description A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b */
+            e_invoice?: {
+                /**
+                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                 * @enum {string}
+                 */
+                standard: "factur-x" | "zugferd";
+                /**
+                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                 * @enum {string}
+                 */
+                profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
+                xml?: string;
+                /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */
+                invoice?: {
+                    /** @description BT-1: invoice number */
+                    number?: string;
+                    /** @description BT-3: invoice type code, UNTDID 1001 (380 invoice, 381 credit note); default 380 */
+                    type_code?: string;
+                    /** @description BT-2: issue date */
+                    issue_date?: string;
+                    /** @description BT-9: payment due date */
+                    due_date?: string;
+                    /** @description BT-5: invoice currency, ISO 4217 (EUR) */
+                    currency?: string;
+                    /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                    buyer_reference?: string;
+                    /** @description BT-13: purchase order reference */
+                    order_reference?: string;
+                    notes?: string[];
+                    /** @description BG-4: the seller */
+                    seller?: {
+                        /** @description BT-27: seller name */
+                        name?: string;
+                        /** @description BT-31: seller VAT identifier (FR32123456789) */
+                        vat_id?: string;
+                        /** @description BT-30: seller legal registration identifier */
+                        legal_id?: string;
+                        /** @description BG-5 / BG-8: postal address */
+                        address?: {
+                            /** @description BT-35 / BT-50: address line 1 */
+                            line1?: string;
+                            /** @description BT-36 / BT-51: address line 2 */
+                            line2?: string;
+                            /** @description BT-37 / BT-52: city */
+                            city?: string;
+                            /** @description BT-38 / BT-53: post code */
+                            postcode?: string;
+                            /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                            country?: string;
+                        };
+                        /** @description BT-34: seller electronic address */
+                        email?: string;
+                    };
+                    /** @description BG-7: the buyer */
+                    buyer?: {
+                        /** @description BT-44: buyer name */
+                        name?: string;
+                        /** @description BT-48: buyer VAT identifier */
+                        vat_id?: string;
+                        /** @description BT-47: buyer legal registration */
+                        legal_id?: string;
+                        /** @description BG-5 / BG-8: postal address */
+                        address?: {
+                            /** @description BT-35 / BT-50: address line 1 */
+                            line1?: string;
+                            /** @description BT-36 / BT-51: address line 2 */
+                            line2?: string;
+                            /** @description BT-37 / BT-52: city */
+                            city?: string;
+                            /** @description BT-38 / BT-53: post code */
+                            postcode?: string;
+                            /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                            country?: string;
+                        };
+                        /** @description BT-49: buyer electronic address */
+                        email?: string;
+                    };
+                    /** @description BG-25: invoice lines (not in the minimum and basic-wl profiles) */
+                    lines?: {
+                        /** @description BT-126: line identifier; default: its position, from 1 */
+                        id?: string;
+                        /** @description BT-153: item name */
+                        name?: string;
+                        /** @description BT-154: item description */
+                        description?: string;
+                        /** @description BT-129: invoiced quantity */
+                        quantity: number;
+                        /** @description BT-130: unit of measure, UN/ECE Recommendation 20 (C62 one, HUR hour, KGM kilogram) */
+                        unit?: string;
+                        /** @description BT-146: item net price, in the invoice currency */
+                        net_price: number;
+                        /** @description BT-151: VAT category (S standard, Z zero, E exempt, AE reverse charge, K, G, O, L, M) */
+                        vat_category: string;
+                        /** @description BT-152: VAT rate, percent */
+                        vat_rate?: number;
+                        /** @description BT-131: line net amount; default: quantity x net price, rounded to cents */
+                        line_total?: number;
+                    }[];
+                    /** @description BG-23: VAT breakdown; default: from the lines, one per category and rate */
+                    vat_breakdown?: {
+                        /** @description BT-118: VAT category */
+                        category: string;
+                        /** @description BT-119: VAT rate, percent */
+                        rate?: number;
+                        /** @description BT-116: taxable amount */
+                        taxable_amount: number;
+                        /** @description BT-117: VAT amount */
+                        tax_amount: number;
+                        /** @description BT-120: VAT exemption reason text */
+                        exemption_reason?: string;
+                    }[];
+                    /** @description BG-22: document totals; each absent one is computed from the lines and the VAT breakdown */
+                    totals?: {
+                        /** @description BT-106: sum of line net amounts */
+                        line_total?: number;
+                        /** @description BT-109: total without VAT */
+                        tax_basis_total?: number;
+                        /** @description BT-110: total VAT */
+                        tax_total?: number;
+                        /** @description BT-112: total with VAT */
+                        grand_total?: number;
+                        /** @description BT-113: paid amount */
+                        prepaid?: number;
+                        /** @description BT-115: amount due for payment */
+                        due_payable?: number;
+                    };
+                    payment?: {
+                        /** @description BT-81: payment means, UNTDID 4461 (58 SEPA transfer, 30 credit transfer) */
+                        means_code?: string;
+                        /** @description BT-84: payment account identifier (IBAN) */
+                        iban?: string;
+                        /** @description BT-20: payment terms */
+                        terms?: string;
+                    };
+                };
+                /**
+                 * @description true: the render's variables are the invoice document (the shape of `invoice`): one JSON prints the PDF and builds the XML
+                 * @constant
+                 */
+                invoice_from_variables?: true;
             };
             /** @description one of the account's webhook endpoints, told batch.completed when every job ended; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
@@ -811,6 +1120,20 @@ export interface components {
                     /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                     pages?: string;
                 };
+                /**
+                 * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+                 * @enum {string}
+                 */
+                pdf_a?: "2b" | "3b";
+                /** @description Every render of the template embeds an e-invoice built from its variables (the shape of POST /v1/pdf's e_invoice.invoice), validated before the render is accepted; a render's own e_invoice replaces it */
+                e_invoice?: {
+                    /** @enum {string} */
+                    standard: "factur-x" | "zugferd";
+                    /** @enum {string} */
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    /** @constant */
+                    invoice_from_variables: true;
+                };
             } | null;
             is_public: boolean;
             /** @description public templates: the first version other accounts may read and render (the version that was current when it was made public, and every later one); earlier versions stay the owner’s alone (404 to others). null: private */
@@ -842,7 +1165,7 @@ export interface components {
             sample_variables?: {
                 [key: string]: unknown;
             } | null;
-            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged, watermark and stamp, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null or absent: none */
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged, watermark, stamp and pdf_a, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null or absent: none */
             pdf_options?: {
                 /** @enum {string} */
                 format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
@@ -903,6 +1226,20 @@ export interface components {
                     position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
                     /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                     pages?: string;
+                };
+                /**
+                 * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+                 * @enum {string}
+                 */
+                pdf_a?: "2b" | "3b";
+                /** @description Every render of the template embeds an e-invoice built from its variables (the shape of POST /v1/pdf's e_invoice.invoice), validated before the render is accepted; a render's own e_invoice replaces it */
+                e_invoice?: {
+                    /** @enum {string} */
+                    standard: "factur-x" | "zugferd";
+                    /** @enum {string} */
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    /** @constant */
+                    invoice_from_variables: true;
                 };
             } | null;
             /** @default false */
@@ -921,7 +1258,7 @@ export interface components {
             sample_variables?: {
                 [key: string]: unknown;
             } | null;
-            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged, watermark and stamp, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null removes them; given, they replace the saved ones whole; a change makes a new version */
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged, watermark, stamp and pdf_a, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null removes them; given, they replace the saved ones whole; a change makes a new version */
             pdf_options?: {
                 /** @enum {string} */
                 format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
@@ -982,6 +1319,20 @@ export interface components {
                     position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
                     /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                     pages?: string;
+                };
+                /**
+                 * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+                 * @enum {string}
+                 */
+                pdf_a?: "2b" | "3b";
+                /** @description Every render of the template embeds an e-invoice built from its variables (the shape of POST /v1/pdf's e_invoice.invoice), validated before the render is accepted; a render's own e_invoice replaces it */
+                e_invoice?: {
+                    /** @enum {string} */
+                    standard: "factur-x" | "zugferd";
+                    /** @enum {string} */
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    /** @constant */
+                    invoice_from_variables: true;
                 };
             } | null;
         };
@@ -1201,6 +1552,11 @@ export interface components {
                     /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                     pages?: string;
                 };
+                /**
+                 * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+                 * @enum {string}
+                 */
+                pdf_a?: "2b" | "3b";
                 page_load?: {
                     /** @enum {string} */
                     wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
@@ -1238,6 +1594,149 @@ export interface components {
                         /** @description insert, rotate or delete pages. Default: false */
                         assembling?: boolean;
                     };
+                };
+                /** @description A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b */
+                e_invoice?: {
+                    /**
+                     * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                     * @enum {string}
+                     */
+                    standard: "factur-x" | "zugferd";
+                    /**
+                     * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                     * @enum {string}
+                     */
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
+                    xml?: string;
+                    /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */
+                    invoice?: {
+                        /** @description BT-1: invoice number */
+                        number?: string;
+                        /** @description BT-3: invoice type code, UNTDID 1001 (380 invoice, 381 credit note); default 380 */
+                        type_code?: string;
+                        /** @description BT-2: issue date */
+                        issue_date?: string;
+                        /** @description BT-9: payment due date */
+                        due_date?: string;
+                        /** @description BT-5: invoice currency, ISO 4217 (EUR) */
+                        currency?: string;
+                        /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                        buyer_reference?: string;
+                        /** @description BT-13: purchase order reference */
+                        order_reference?: string;
+                        notes?: string[];
+                        /** @description BG-4: the seller */
+                        seller?: {
+                            /** @description BT-27: seller name */
+                            name?: string;
+                            /** @description BT-31: seller VAT identifier (FR32123456789) */
+                            vat_id?: string;
+                            /** @description BT-30: seller legal registration identifier */
+                            legal_id?: string;
+                            /** @description BG-5 / BG-8: postal address */
+                            address?: {
+                                /** @description BT-35 / BT-50: address line 1 */
+                                line1?: string;
+                                /** @description BT-36 / BT-51: address line 2 */
+                                line2?: string;
+                                /** @description BT-37 / BT-52: city */
+                                city?: string;
+                                /** @description BT-38 / BT-53: post code */
+                                postcode?: string;
+                                /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                                country?: string;
+                            };
+                            /** @description BT-34: seller electronic address */
+                            email?: string;
+                        };
+                        /** @description BG-7: the buyer */
+                        buyer?: {
+                            /** @description BT-44: buyer name */
+                            name?: string;
+                            /** @description BT-48: buyer VAT identifier */
+                            vat_id?: string;
+                            /** @description BT-47: buyer legal registration */
+                            legal_id?: string;
+                            /** @description BG-5 / BG-8: postal address */
+                            address?: {
+                                /** @description BT-35 / BT-50: address line 1 */
+                                line1?: string;
+                                /** @description BT-36 / BT-51: address line 2 */
+                                line2?: string;
+                                /** @description BT-37 / BT-52: city */
+                                city?: string;
+                                /** @description BT-38 / BT-53: post code */
+                                postcode?: string;
+                                /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                                country?: string;
+                            };
+                            /** @description BT-49: buyer electronic address */
+                            email?: string;
+                        };
+                        /** @description BG-25: invoice lines (not in the minimum and basic-wl profiles) */
+                        lines?: {
+                            /** @description BT-126: line identifier; default: its position, from 1 */
+                            id?: string;
+                            /** @description BT-153: item name */
+                            name?: string;
+                            /** @description BT-154: item description */
+                            description?: string;
+                            /** @description BT-129: invoiced quantity */
+                            quantity: number;
+                            /** @description BT-130: unit of measure, UN/ECE Recommendation 20 (C62 one, HUR hour, KGM kilogram) */
+                            unit?: string;
+                            /** @description BT-146: item net price, in the invoice currency */
+                            net_price: number;
+                            /** @description BT-151: VAT category (S standard, Z zero, E exempt, AE reverse charge, K, G, O, L, M) */
+                            vat_category: string;
+                            /** @description BT-152: VAT rate, percent */
+                            vat_rate?: number;
+                            /** @description BT-131: line net amount; default: quantity x net price, rounded to cents */
+                            line_total?: number;
+                        }[];
+                        /** @description BG-23: VAT breakdown; default: from the lines, one per category and rate */
+                        vat_breakdown?: {
+                            /** @description BT-118: VAT category */
+                            category: string;
+                            /** @description BT-119: VAT rate, percent */
+                            rate?: number;
+                            /** @description BT-116: taxable amount */
+                            taxable_amount: number;
+                            /** @description BT-117: VAT amount */
+                            tax_amount: number;
+                            /** @description BT-120: VAT exemption reason text */
+                            exemption_reason?: string;
+                        }[];
+                        /** @description BG-22: document totals; each absent one is computed from the lines and the VAT breakdown */
+                        totals?: {
+                            /** @description BT-106: sum of line net amounts */
+                            line_total?: number;
+                            /** @description BT-109: total without VAT */
+                            tax_basis_total?: number;
+                            /** @description BT-110: total VAT */
+                            tax_total?: number;
+                            /** @description BT-112: total with VAT */
+                            grand_total?: number;
+                            /** @description BT-113: paid amount */
+                            prepaid?: number;
+                            /** @description BT-115: amount due for payment */
+                            due_payable?: number;
+                        };
+                        payment?: {
+                            /** @description BT-81: payment means, UNTDID 4461 (58 SEPA transfer, 30 credit transfer) */
+                            means_code?: string;
+                            /** @description BT-84: payment account identifier (IBAN) */
+                            iban?: string;
+                            /** @description BT-20: payment terms */
+                            terms?: string;
+                        };
+                    };
+                    /**
+                     * @description true: the render's variables are the invoice document (the shape of `invoice`): one JSON prints the PDF and builds the XML
+                     * @constant
+                     */
+                    invoice_from_variables?: true;
                 };
                 /** @description the part's top entry in the outline; default: the part's own document title, else "Part N" */
                 title?: string;

@@ -1,0 +1,193 @@
+/**
+ * The e-invoice checker (domain/renders/e-invoice.ts's port): a Cross Industry Invoice validated
+ * against the official Factur-X 1.09 artefacts of its profile (vendor/factur-x-1.09/, compiled by
+ * bin/e-invoice-artefacts.ts): first the XSD, with libxml2 in WebAssembly (libxml2-wasm), then
+ * the schematron (the EN 16931 business rules and the profile's own), with SaxonJS running the
+ * schematron's XSLT. No Java, no network, no files: the artefacts are in the bundle.
+ *
+ * Why libxml2-wasm rather than xmllint-wasm: it runs in the calling thread with the schema
+ * compiled once (measured, the EN 16931 XSD: 25 ms to compile, under 1-30 ms per invoice), where
+ * xmllint-wasm starts a worker thread from a file beside its own and compiles the schema on every
+ * call (200-800 ms per invoice on 2 busy cores), and a bundle holds no such file.
+ *
+ * A profile's artefacts are unpacked on its first invoice and kept for the life of the process.
+ */
+import { gunzipSync } from 'node:zlib';
+import {
+  XmlBufferInputProvider,
+  XmlDocument,
+  XmlLibError,
+  XmlValidateError,
+  XsdValidator,
+  xmlRegisterInputProvider,
+} from 'libxml2-wasm';
+import type SaxonJSType from 'saxon-js';
+import type {
+  EInvoiceCheck,
+  EInvoiceChecker,
+  EInvoiceProfile,
+  RuleFailure,
+} from '../../domain/renders/e-invoice.js';
+import type { ProfileArtefacts } from './artefacts/artefact.js';
+import { buildCii } from './build.js';
+
+type ArtefactDir = 'minimum' | 'basicwl' | 'basic' | 'en16931';
+
+const DIRECTORY: Readonly<Record<EInvoiceProfile, ArtefactDir>> = {
+  minimum: 'minimum',
+  'basic-wl': 'basicwl',
+  basic: 'basic',
+  en16931: 'en16931',
+};
+
+const LOADERS: Readonly<Record<ArtefactDir, () => Promise<{ artefacts: ProfileArtefacts }>>> = {
+  minimum: () => import('./artefacts/minimum.js'),
+  basicwl: () => import('./artefacts/basicwl.js'),
+  basic: () => import('./artefacts/basic.js'),
+  en16931: () => import('./artefacts/en16931.js'),
+};
+
+/**
+ * SaxonJS 2, loaded on the first invoice. It assigns two undeclared globals as it loads, which
+ * strict mode (every ES module bundle: the Lambdas', the local stack's) refuses with a
+ * ReferenceError: they are declared first. Loaded late, it costs a render without e-invoice nothing.
+ */
+let saxon: Promise<typeof SaxonJSType> | undefined;
+const saxonJs = (): Promise<typeof SaxonJSType> => {
+  const globals = globalThis as Record<string, unknown>;
+  for (const name of ['abstractNode', 'HostPlatform']) if (!(name in globals)) globals[name] = undefined;
+  saxon ??= import('saxon-js').then((m) => m.default);
+  return saxon;
+};
+
+interface Loaded {
+  readonly xsd: XsdValidator;
+  readonly sef: unknown;
+  readonly baseUri: string;
+  readonly pool: Record<string, unknown>;
+  readonly rules: number;
+}
+
+interface Blob {
+  readonly xsd: Record<string, string>;
+  readonly codedb: string;
+  readonly sef: string;
+}
+
+/** One input provider for every profile's XSD files, each under its own directory. */
+const xsdFiles = new XmlBufferInputProvider({});
+let providerRegistered = false;
+
+const load = async (dir: ArtefactDir): Promise<Loaded> => {
+  const { artefacts } = await LOADERS[dir]();
+  const blob = JSON.parse(gunzipSync(Buffer.from(artefacts.gz, 'base64')).toString('utf8')) as Blob;
+  if (!providerRegistered) providerRegistered = xmlRegisterInputProvider(xsdFiles);
+  for (const [name, text] of Object.entries(blob.xsd))
+    xsdFiles.addBuffer(`/factur-x/${dir}/${name}`, new TextEncoder().encode(text));
+  const main = `/factur-x/${dir}/${artefacts.mainXsd}`;
+  const schema = XmlDocument.fromString(blob.xsd[artefacts.mainXsd] ?? '', { url: main });
+  const xsd = XsdValidator.fromDoc(schema);
+  const baseUri = `file:///factur-x/${dir}/`;
+  const codedb = await (await saxonJs()).getResource({ text: blob.codedb, type: 'xml' });
+  return {
+    xsd,
+    sef: JSON.parse(blob.sef),
+    baseUri,
+    pool: { [`${baseUri}${artefacts.codedb}`]: codedb },
+    rules: artefacts.rules,
+  };
+};
+
+const loaded = new Map<ArtefactDir, Promise<Loaded>>();
+const artefactsOf = (profile: EInvoiceProfile): Promise<Loaded> => {
+  const dir = DIRECTORY[profile];
+  let entry = loaded.get(dir);
+  if (!entry) {
+    entry = load(dir);
+    entry.catch(() => loaded.delete(dir));
+    loaded.set(dir, entry);
+  }
+  return entry;
+};
+
+/** A DOCTYPE brings entities and external loads; an invoice never has one. */
+const DOCTYPE = /<!DOCTYPE|<!ENTITY/i;
+
+const xsdFailures = (xml: string, validator: XsdValidator): RuleFailure[] => {
+  let doc: XmlDocument;
+  try {
+    doc = XmlDocument.fromString(xml);
+  } catch (e) {
+    if (!(e instanceof XmlLibError)) throw e;
+    return e.details.map((d) => ({
+      rule: 'XML',
+      message: `not well-formed XML: ${d.message.trim()}`,
+      location: `line ${d.line}`,
+    }));
+  }
+  try {
+    validator.validate(doc);
+    return [];
+  } catch (e) {
+    if (!(e instanceof XmlValidateError)) throw e;
+    return e.details.map((d) => ({ rule: 'XSD', message: d.message.trim(), location: `line ${d.line}` }));
+  } finally {
+    doc.dispose();
+  }
+};
+
+interface SvrlFailure {
+  readonly id: string;
+  readonly flag: string;
+  readonly location: string;
+  readonly text: string;
+}
+
+const SVRL = 'http://purl.oclc.org/dsdl/svrl';
+
+/** Failed assertions of the schematron (warnings are not failures: the invoice may still go). */
+const schematronFailures = async (xml: string, artefacts: Loaded): Promise<RuleFailure[]> => {
+  const SaxonJS = await saxonJs();
+  const { principalResult } = await SaxonJS.transform(
+    {
+      stylesheetInternal: artefacts.sef,
+      stylesheetBaseURI: artefacts.baseUri,
+      documentPool: artefacts.pool,
+      sourceText: xml,
+      destination: 'document',
+    },
+    'async',
+  );
+  const found = SaxonJS.XPath.evaluate(
+    "array { //svrl:failed-assert ! map { 'id': string(@id), 'flag': string(@flag), 'location': string(@location), 'text': normalize-space(svrl:text) } }",
+    principalResult,
+    { namespaceContext: { svrl: SVRL } },
+  ) as SvrlFailure[];
+  return found
+    .filter((f) => f.flag !== 'warning' && f.flag !== 'information')
+    .map((f) => {
+      // The Factur-X schematron names the EN 16931 rule in its text: "[BR-CO-10]-Sum of ...".
+      const named = /^\[([^\]]+)\]\s*-?\s*(.*)$/s.exec(f.text);
+      return {
+        rule: named?.[1] ?? f.id,
+        message: named?.[2] ?? f.text,
+        location: f.location.replace(/\[namespace-uri\(\)='[^']*'\]/g, ''),
+      };
+    });
+};
+
+export const checkCii = async (xml: string, profile: EInvoiceProfile): Promise<EInvoiceCheck> => {
+  const artefacts = await artefactsOf(profile);
+  if (DOCTYPE.test(xml)) {
+    const failure = { rule: 'XML', message: 'must not declare a DOCTYPE or entities', location: 'line 1' };
+    return { valid: false, rulesChecked: 0, failures: [failure] };
+  }
+  const structural = xsdFailures(xml, artefacts.xsd);
+  if (structural.length > 0) return { valid: false, rulesChecked: 0, failures: structural };
+  const failures = await schematronFailures(xml, artefacts);
+  return failures.length > 0
+    ? { valid: false, rulesChecked: artefacts.rules, failures }
+    : { valid: true, rulesChecked: artefacts.rules };
+};
+
+export const eInvoiceChecker: EInvoiceChecker = { check: checkCii, build: buildCii };
