@@ -55,10 +55,9 @@ export const REFERENCE_STYLE_HASHES: readonly string[] = [
   'sha256-v6FGbsebOHJ39qjwyswuNyhVylA7DHti/pqoiIvwbXQ=',
   // One more the viewer writes for this document, reported once the batches and webhooks routes joined it.
   'sha256-obYn56VDV21MhHVStJZRfjYypclWd6RpsOtKql5TrjI=',
-  // And one for the watermark, stamp and protection options' schemas (issue 34).
-  'sha256-n7lKHr/RcTCdNlCWWgYTETAdDMboh7GDwxV72BMZMRE=',
-  // And one more for this document once pdf_a and e_invoice joined it (issue 35).
-  'sha256-2hAiiFunT6kL1G44tBJhyt3E3/Gx3K8hJ/Qd7W8PpA4=',
+  // And one for the document once the finishing options (watermark, stamp, protection, pdf_a,
+  // e_invoice: issues 34 and 35) and merges (issue 36) joined it.
+  'sha256-XpStNa4BYN0JJ6GCgxhCkaaB/OMuiO2PoQgWJD8Ya6o=',
 ];
 
 /**
