@@ -189,13 +189,16 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const worker = await start(
       'pdf-render-service-render-worker',
       bundledFunction(s, s.stack.consumer(renderWorker.name).function),
-      // No job here names a webhook endpoint: the webhook queue's URL is a stand-in.
+      // No job here names a webhook endpoint: the webhook queue's URL is a stand-in. The API-key
+      // secret unseals a protection's passwords in orders: the local stack's stands in.
       {
         ...local.handlerEnv,
+        API_KEY_SECRET_ID: '',
         WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN,
         RENDERER_FUNCTION_NAME: asyncRenderer.functionName,
       },
       {
+        API_KEY_SECRET: localOnly.API_KEY_SECRET,
         DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT,
         S3_ENDPOINT: localOnly.S3_ENDPOINT,
         AWS_ENDPOINT_URL_SQS: localOnly.AWS_ENDPOINT_URL_SQS,

@@ -458,12 +458,15 @@ describe.skipIf(!sandboxed)(
           AWS_REGION: local.region,
           AWS_ACCESS_KEY_ID: local.handlerEnv.AWS_ACCESS_KEY_ID as string,
           AWS_SECRET_ACCESS_KEY: local.handlerEnv.AWS_SECRET_ACCESS_KEY as string,
-          // No job here names a webhook endpoint: the webhook queue's URL is a stand-in.
+          // No job here names a webhook endpoint: the webhook queue's URL is a stand-in. The API-key
+          // secret (it unseals a protection's passwords in orders): the local stack's stands in.
           ...resolveEnvironment(worker, {
             ...local.handlerEnv,
+            API_KEY_SECRET_ID: '',
             WEBHOOK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/webhooks',
             RENDERER_FUNCTION_NAME: rendererProcess.functionName,
           }),
+          API_KEY_SECRET: local.handlerEnv.API_KEY_SECRET as string,
           DYNAMODB_ENDPOINT: local.dynamoDbEndpoint,
           S3_ENDPOINT: local.s3Endpoint,
           AWS_ENDPOINT_URL_SQS: local.sqsEndpoint,
