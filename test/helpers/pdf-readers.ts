@@ -18,29 +18,47 @@ export interface ToolOutput {
   readonly stderr: string;
 }
 
-/** Runs `tool` with `args(file)` on the PDF written to a temporary file. */
+/**
+ * Runs `tool` with `args(file, dir)` on the PDF written to a temporary file, in that file's
+ * directory (what a tool writes lands beside it); the caller cleans up, after reading it.
+ */
 export const onPdf = async (
   pdf: Uint8Array,
   tool: string,
   args: (file: string, dir: string) => readonly string[],
-): Promise<ToolOutput & { readonly dir: string; readonly cleanup: () => Promise<void> }> => {
+): Promise<
+  ToolOutput & { readonly code: number; readonly dir: string; readonly cleanup: () => Promise<void> }
+> => {
   const dir = await mkdtemp(join(tmpdir(), 'pdf-reader-'));
   const file = join(dir, 'in.pdf');
-  await writeFile(file, pdf);
   const cleanup = () => rm(dir, { recursive: true, force: true });
+  await writeFile(file, pdf);
   try {
-    const { stdout, stderr } = await run(tool, [...args(file, dir)], { maxBuffer: 64 * 1024 * 1024 });
-    return { ok: true, stdout, stderr, dir, cleanup };
+    const { stdout, stderr } = await run(tool, [...args(file, dir)], {
+      maxBuffer: 64 * 1024 * 1024,
+      cwd: dir,
+    });
+    return { ok: true, code: 0, stdout, stderr, dir, cleanup };
   } catch (e) {
-    const { stdout = '', stderr = '' } = e as { stdout?: string; stderr?: string };
-    return { ok: false, stdout, stderr, dir, cleanup };
+    const { stdout = '', stderr = '', code } = e as { stdout?: string; stderr?: string; code?: unknown };
+    return { ok: false, code: typeof code === 'number' ? code : 1, stdout, stderr, dir, cleanup };
   }
 };
 
-const once = async (pdf: Uint8Array, tool: string, args: (file: string) => readonly string[]) => {
-  const out = await onPdf(pdf, tool, args);
+/** Runs `tool` with the PDF written to a file (`{}` in `args` is its path); stdout, and the exit code. */
+export const withPdfFile = async (
+  bytes: Uint8Array,
+  tool: string,
+  args: readonly string[],
+): Promise<{ stdout: string; stderr: string; code: number }> => {
+  const out = await onPdf(bytes, tool, (file) => args.map((a) => (a === '{}' ? file : a)));
   await out.cleanup();
-  return { ok: out.ok, stdout: out.stdout, stderr: out.stderr };
+  return { stdout: out.stdout, stderr: out.stderr, code: out.code };
+};
+
+const once = async (pdf: Uint8Array, tool: string, args: (file: string) => readonly string[]) => {
+  const { stdout, stderr, code } = await withPdfFile(pdf, tool, args('{}'));
+  return { ok: code === 0, stdout, stderr };
 };
 
 /** `qpdf --show-encryption`, with a password when given. */
@@ -104,33 +122,6 @@ export const pageImage = async (pdf: Uint8Array, page: number, dpi = 36): Promis
     };
   } finally {
     await out.cleanup();
-  }
-};
-
-/** Runs `tool` with the PDF written to a file (`{}` in `args` is its path); stdout, and the exit code. */
-export const withPdfFile = async (
-  bytes: Uint8Array,
-  tool: string,
-  args: readonly string[],
-): Promise<{ stdout: string; stderr: string; code: number }> => {
-  const dir = await mkdtemp(join(tmpdir(), 'pdf-reader-'));
-  const file = join(dir, 'doc.pdf');
-  try {
-    await writeFile(file, bytes);
-    const argv = args.map((a) => (a === '{}' ? file : a));
-    try {
-      const { stdout, stderr } = await run(tool, argv, { maxBuffer: 64 * 1024 * 1024, cwd: dir });
-      return { stdout, stderr, code: 0 };
-    } catch (e) {
-      const err = e as { stdout?: string; stderr?: string; code?: number };
-      return {
-        stdout: err.stdout ?? '',
-        stderr: err.stderr ?? '',
-        code: typeof err.code === 'number' ? err.code : 1,
-      };
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
   }
 };
 
