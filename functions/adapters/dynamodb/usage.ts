@@ -273,6 +273,23 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
     }
   };
 
+  /** Counts one request in its window (hitRateWindowParams); 429 once the window holds its limit. */
+  const hitWindow = async (
+    hit: Omit<Parameters<typeof hitRateWindowParams>[1], 'now'>,
+    what: string,
+  ): Promise<RateLimitState> => {
+    const now = clock.now();
+    const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
+    try {
+      const out = await db.send(new UpdateCommand(hitRateWindowParams(tableName, { ...hit, now })));
+      const count = Number(out.Attributes?.request_count ?? 1);
+      return { limit: hit.limit, remaining: Math.max(0, hit.limit - count), resetSeconds };
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+      throw rateLimitExceeded(hit.limit, what, resetSeconds);
+    }
+  };
+
   return {
     async readRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
       const now = clock.now();
@@ -295,63 +312,19 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       };
     },
 
-    async hitRateLimit(accountId: string, plan: Plan): Promise<RateLimitState> {
-      const now = clock.now();
-      const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
-      const limit = plan.rendersPerMinute;
-      try {
-        const out = await db.send(
-          new UpdateCommand(hitRateWindowParams(tableName, { accountId, now, limit })),
-        );
-        const count = Number(out.Attributes?.request_count ?? 1);
-        return { limit, remaining: Math.max(0, limit - count), resetSeconds };
-      } catch (e) {
-        if (!isConditionFailure(e)) throw e;
-        throw rateLimitExceeded(limit, 'render requests', resetSeconds);
-      }
-    },
+    hitRateLimit: (accountId: string, plan: Plan): Promise<RateLimitState> =>
+      hitWindow({ accountId, limit: plan.rendersPerMinute }, 'render requests'),
 
-    async hitTemplateWriteLimit(accountId: string, perMinute: number): Promise<RateLimitState> {
-      const now = clock.now();
-      const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
-      try {
-        const out = await db.send(
-          new UpdateCommand(
-            hitRateWindowParams(tableName, { accountId, now, limit: perMinute, window: 'template_writes' }),
-          ),
-        );
-        const count = Number(out.Attributes?.request_count ?? 1);
-        return { limit: perMinute, remaining: Math.max(0, perMinute - count), resetSeconds };
-      } catch (e) {
-        if (!isConditionFailure(e)) throw e;
-        throw rateLimitExceeded(perMinute, 'template writes', resetSeconds);
-      }
-    },
+    hitTemplateWriteLimit: (accountId: string, perMinute: number): Promise<RateLimitState> =>
+      hitWindow({ accountId, limit: perMinute, window: 'template_writes' }, 'template writes'),
 
     async hitWebhookSendLimit(accountId, webhookId, perMinute) {
-      const now = clock.now();
-      const resetSeconds = secondsLeftInMinute(now, minuteOf(now));
-      for (const [limit, id, what] of [
-        [perMinute.endpoint, webhookId, 'webhook sends to this endpoint'],
-        [perMinute.account, undefined, 'webhook sends'],
-      ] as const) {
-        try {
-          await db.send(
-            new UpdateCommand(
-              hitRateWindowParams(tableName, {
-                accountId,
-                now,
-                limit,
-                window: 'webhook_sends',
-                ...(id === undefined ? {} : { webhookId: id }),
-              }),
-            ),
-          );
-        } catch (e) {
-          if (!isConditionFailure(e)) throw e;
-          throw rateLimitExceeded(limit, what, resetSeconds);
-        }
-      }
+      // The endpoint's window first: a send it refuses is not counted in the account's.
+      await hitWindow(
+        { accountId, limit: perMinute.endpoint, window: 'webhook_sends', webhookId },
+        'webhook sends to this endpoint',
+      );
+      await hitWindow({ accountId, limit: perMinute.account, window: 'webhook_sends' }, 'webhook sends');
     },
 
     async reserveRender(
