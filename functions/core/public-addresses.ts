@@ -90,19 +90,30 @@ export interface DestinationOptions {
 }
 
 /**
+ * Whether host:port (the host as a URL spells it) is one of `allowHosts`: a test's or the local
+ * stack's allowance, matched as the resolver matches it (case and a trailing dot ignored).
+ */
+export const createHostAllowance = (
+  allowHosts: readonly string[] | undefined,
+): ((host: string, port: number) => boolean) => {
+  const allowed = new Set(allowHosts?.map((h) => h.toLowerCase()) ?? []);
+  return (host, port) => allowed.has(`${host.toLowerCase().replace(/\.$/, '')}:${port}`);
+};
+
+/**
  * The address to connect to for host:port (the host as a URL spells it, IPv6 in brackets), or why
  * there is none. Connect to the returned address only: that is what makes the check hold.
  */
 export const createDestinationResolver = (
   options: DestinationOptions = {},
 ): ((host: string, port: number) => Promise<Destination>) => {
-  const allowHosts = new Set(options.allowHosts?.map((h) => h.toLowerCase()) ?? []);
+  const allowed = createHostAllowance(options.allowHosts);
   const lookup = options.lookup ?? systemLookup;
   return async (host, port) => {
     const name = host.toLowerCase().replace(/\.$/, '');
     if (name === '') return { refused: 'invalid URL' };
     if (!Number.isInteger(port) || port < 1 || port > 65535) return { refused: 'invalid port' };
-    if (allowHosts.has(`${name}:${port}`)) return { address: name.replace(/^\[(.*)\]$/, '$1') };
+    if (allowed(name, port)) return { address: name.replace(/^\[(.*)\]$/, '$1') };
     const literal = name.replace(/^\[(.*)\]$/, '$1');
     if (isIP(literal) !== 0)
       return isPublicAddress(literal) ? { address: literal } : { refused: 'private address' };

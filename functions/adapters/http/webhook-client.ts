@@ -11,7 +11,11 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { createDestinationResolver, type LookupAll } from '../../core/public-addresses.js';
+import {
+  createDestinationResolver,
+  createHostAllowance,
+  type LookupAll,
+} from '../../core/public-addresses.js';
 import type { WebhookPost, WebhookResponse } from '../../domain/webhooks/webhook-sender.js';
 
 /** The receiver's answer is not used: a little is read so that it can finish writing, then dropped. */
@@ -75,13 +79,13 @@ const failure = (e: unknown, timeoutMs: number): string => {
  */
 export const webhookUrlRefusal = (
   url: URL,
-  allowHosts: ReadonlySet<string> = new Set(),
+  allowed: (host: string, port: number) => boolean = () => false,
 ): { readonly refusal: string } | { readonly port: number } => {
   const port = url.port === '' ? DEFAULT_PORTS[url.protocol] : Number(url.port);
   if (port === undefined) return { refusal: 'the scheme must be https' };
   if (url.username !== '' || url.password !== '')
     return { refusal: 'credentials in the URL are not accepted' };
-  if (allowHosts.has(`${url.hostname.toLowerCase()}:${port}`)) return { port };
+  if (allowed(url.hostname, port)) return { port };
   if (url.protocol !== 'https:') return { refusal: 'the scheme must be https' };
   if (!portAllowed(port)) {
     return {
@@ -91,9 +95,6 @@ export const webhookUrlRefusal = (
   return { port };
 };
 
-const allowSet = (allowHosts: readonly string[] | undefined): ReadonlySet<string> =>
-  new Set(allowHosts?.map((h) => h.toLowerCase()) ?? []);
-
 /**
  * Checks a URL as the sender would, without sending: the URL's own rules, then every address of its
  * host. A host that is private, does not resolve, or does not resolve in time is refused with the
@@ -101,9 +102,9 @@ const allowSet = (allowHosts: readonly string[] | undefined): ReadonlySet<string
  */
 export const createWebhookUrlCheck = (options: Pick<WebhookClientOptions, 'allowHosts' | 'lookup'> = {}) => {
   const resolve = createDestinationResolver(options);
-  const allowHosts = allowSet(options.allowHosts);
+  const allowed = createHostAllowance(options.allowHosts);
   return async (url: URL): Promise<string | undefined> => {
-    const judged = webhookUrlRefusal(url, allowHosts);
+    const judged = webhookUrlRefusal(url, allowed);
     if ('refusal' in judged) return judged.refusal;
     const found = await withDeadline(resolve(url.hostname, judged.port), LOOKUP_AT_CREATION_MS);
     if (found === undefined || 'refused' in found) return NOT_PUBLIC;
@@ -113,7 +114,7 @@ export const createWebhookUrlCheck = (options: Pick<WebhookClientOptions, 'allow
 
 export const createWebhookClient = (options: WebhookClientOptions): WebhookPost => {
   const resolve = createDestinationResolver(options);
-  const allowHosts = allowSet(options.allowHosts);
+  const allowed = createHostAllowance(options.allowHosts);
   return async ({ url, headers, body }) => {
     const started = performance.now();
     const done = (status: number | null, error: string | null): WebhookResponse => ({
@@ -128,7 +129,7 @@ export const createWebhookClient = (options: WebhookClientOptions): WebhookPost 
       return done(null, 'invalid URL');
     }
     // An endpoint saved before a rule, or a rule tightened since: judged again at every attempt.
-    const judged = webhookUrlRefusal(target, allowHosts);
+    const judged = webhookUrlRefusal(target, allowed);
     if ('refusal' in judged) return done(null, `refused: ${judged.refusal}`);
     // The name's lookup counts against the attempt's time too.
     const found = await withDeadline(resolve(target.hostname, judged.port), options.timeoutMs);
