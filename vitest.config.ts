@@ -100,17 +100,22 @@ const OWN_PROCESS_FAST = OWN_PROCESS.filter((file) => !HEAVY.includes(file));
  * service's and the SDK's modules), more than many files' tests. So `unit` and `integration` run
  * in worker threads that keep their modules from file to file (the service loads once per
  * worker); their files keep no state between files. `integration-own` and `heavy` run each file in
- * a child process of its own. Two workers at a time, as this machine has 2 cores and Chromium's
- * work is most of the load: `integration-own` runs first (sequence.groupOrder), then `unit` with
- * `integration`, then `heavy`, one file at a time.
+ * a child process of its own. Three workers per pool on 2 cores (most files wait more than they
+ * work): `integration-own` (forks) and `unit` (threads) run first and side by side
+ * (sequence.groupOrder; each group's pools run at once), then `integration`, then `heavy`, one
+ * file at a time.
  */
 export default defineConfig({
   test: {
     pool: 'forks',
     // The long files first, so that both workers stay busy to each group's end.
     sequence: { sequencer: LongestFirstSequencer },
-    maxWorkers: 2,
-    minWorkers: 1,
+    // Three workers on two cores: most files mostly wait (for Chromium in the stack's process,
+    // for a queue's visibility timeout), so a third keeps both cores busy. As many workers at
+    // least as at most: tinypool's ending of idle threads below the maximum rejects with
+    // "Terminating worker thread" (vitest-dev/vitest#8564), failing the run.
+    maxWorkers: 3,
+    minWorkers: 3,
     // Which pool isolates its files is decided here, for the whole run, not per project.
     poolOptions: { forks: { isolate: true }, threads: { isolate: false } },
     // Generous for a busy machine (a Chromium start, a CDK synth): no test judges time by these.
@@ -130,7 +135,9 @@ export default defineConfig({
           setupFiles: ['test/helpers/no-network.ts'],
           pool: 'threads',
           isolate: false,
-          sequence: { groupOrder: 1 },
+          // Beside integration-own (a pool of forks, so both run at once; vitest runs one
+          // project after another in a non-isolated pool): its files mostly wait on timers.
+          sequence: { groupOrder: 0 },
         },
       },
       {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useLocalStack } from '../helpers/local-stack.js';
+import { inOneRateWindow } from '../helpers/rate-window.js';
 import { controlMs, describeBound, type PaceBound, paceBound, since } from '../helpers/timing.js';
 
 const local = useLocalStack({
@@ -25,17 +26,6 @@ const local = useLocalStack({
  */
 
 const post = (token: string, body: unknown) => local.api('/v1/pdf', { method: 'POST', token, body });
-
-/**
- * Rate windows are aligned to the clock minute: start a burst early enough to finish inside one.
- * A burst's renders share the machine with the file's other tests (they run side by side), which
- * took one to 14 s at a load of 14 on 2 cores: 20 s of room.
- */
-const BURST_ROOM_SECONDS = 20;
-const startOfFreshWindow = async () => {
-  const second = new Date().getUTCSeconds();
-  if (second > 60 - BURST_ROOM_SECONDS) await new Promise((r) => setTimeout(r, (61 - second) * 1000));
-};
 
 describe.concurrent('render budget and output limits', () => {
   it('clamps timeout_ms to the render budget instead of failing', async () => {
@@ -84,69 +74,71 @@ describe.concurrent('render budget and output limits', () => {
 });
 
 describe.concurrent('rate limit', () => {
-  it('429 USAGE_LIMIT_EXCEEDED past the plan’s renders per minute, counting invalid requests too', async () => {
-    const token = await local.accountOn('burst');
-    await startOfFreshWindow();
-    const first = await post(token, { html: '<p>1</p>' });
-    expect(first.status).toBe(201);
-    expect(first.headers.get('ratelimit-limit')).toBe('4');
-    expect(first.headers.get('ratelimit-remaining')).toBe('3');
-    const reset = Number(first.headers.get('ratelimit-reset'));
-    expect(reset).toBeGreaterThan(0);
-    expect(reset).toBeLessThanOrEqual(60);
+  // A window straddling a minute's end is tried again (test/helpers/rate-window.ts).
+  it('429 USAGE_LIMIT_EXCEEDED past the plan’s renders per minute, counting invalid requests too', () =>
+    inOneRateWindow(async () => {
+      const token = await local.accountOn('burst');
+      const first = await post(token, { html: '<p>1</p>' });
+      expect(first.status).toBe(201);
+      expect(first.headers.get('ratelimit-limit')).toBe('4');
+      expect(first.headers.get('ratelimit-remaining')).toBe('3');
+      const reset = Number(first.headers.get('ratelimit-reset'));
+      expect(reset).toBeGreaterThan(0);
+      expect(reset).toBeLessThanOrEqual(60);
 
-    expect((await post(token, { html: '' })).status).toBe(422); // counts: every render request does
-    expect((await post(token, { html: '<p>3</p>' })).status).toBe(201);
-    const last = await post(token, { html: '<p>4</p>' });
-    expect(last.headers.get('ratelimit-remaining')).toBe('0');
+      expect((await post(token, { html: '' })).status).toBe(422); // counts: every render request does
+      expect((await post(token, { html: '<p>3</p>' })).status).toBe(201);
+      const last = await post(token, { html: '<p>4</p>' });
+      expect(last.headers.get('ratelimit-remaining')).toBe('0');
 
-    const limited = await post(token, { html: '<p>5</p>' });
-    expect(limited.status).toBe(429);
-    expect(limited.json.error.code).toBe('USAGE_LIMIT_EXCEEDED');
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
-    // The rate limit comes before validation in the contract's precedence.
-    expect((await post(token, { html: '' })).json.error.code).toBe('USAGE_LIMIT_EXCEEDED');
-    // Reading jobs is not rate-limited.
-    expect((await local.api('/v1/pdf', { token })).status).toBe(200);
-    // Other accounts have their own window.
-    expect((await post(await local.accountOn('burst'), { html: '<p>other</p>' })).status).toBe(201);
-  });
+      const limited = await post(token, { html: '<p>5</p>' });
+      expect(limited.status).toBe(429);
+      expect(limited.json.error.code).toBe('USAGE_LIMIT_EXCEEDED');
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(limited.headers.get('ratelimit-remaining')).toBe('0');
+      // The rate limit comes before validation in the contract's precedence.
+      expect((await post(token, { html: '' })).json.error.code).toBe('USAGE_LIMIT_EXCEEDED');
+      // Reading jobs is not rate-limited.
+      expect((await local.api('/v1/pdf', { token })).status).toBe(200);
+      // Other accounts have their own window.
+      expect((await post(await local.accountOn('burst'), { html: '<p>other</p>' })).status).toBe(201);
+    }));
 });
 
 describe.concurrent('idempotent replays', () => {
-  it('answer with Idempotent-Replayed: true and do not count against the rate limit', async () => {
-    const token = await local.accountOn('burst');
-    await startOfFreshWindow();
-    const send = (key: string, html: string) =>
-      local.api('/v1/pdf', { method: 'POST', token, body: { html }, headers: { 'Idempotency-Key': key } });
-    const first = await send('replay-ok', '<p>once</p>');
-    expect(first.status).toBe(201);
-    expect(first.headers.get('idempotent-replayed')).toBeNull();
-    expect(first.headers.get('ratelimit-remaining')).toBe('3');
-    const failed = await send('replay-failed', '<p>{{ 1 / 0 }}</p>');
-    expect(failed.status).toBe(422);
-    expect(failed.headers.get('ratelimit-remaining')).toBe('2');
+  // A window straddling a minute's end is tried again (test/helpers/rate-window.ts).
+  it('answer with Idempotent-Replayed: true and do not count against the rate limit', () =>
+    inOneRateWindow(async () => {
+      const token = await local.accountOn('burst');
+      const send = (key: string, html: string) =>
+        local.api('/v1/pdf', { method: 'POST', token, body: { html }, headers: { 'Idempotency-Key': key } });
+      const first = await send('replay-ok', '<p>once</p>');
+      expect(first.status).toBe(201);
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      expect(first.headers.get('ratelimit-remaining')).toBe('3');
+      const failed = await send('replay-failed', '<p>{{ 1 / 0 }}</p>');
+      expect(failed.status).toBe(422);
+      expect(failed.headers.get('ratelimit-remaining')).toBe('2');
 
-    // Ten replays of each: the same answers, marked, and the window does not move.
-    for (let i = 0; i < 10; i++) {
-      const again = await send('replay-ok', '<p>once</p>');
-      expect(again.status).toBe(201);
-      expect(again.json.id).toBe(first.json.id);
-      expect(again.headers.get('idempotent-replayed')).toBe('true');
-      expect(again.headers.get('ratelimit-remaining')).toBe('2');
-      const failedAgain = await send('replay-failed', '<p>{{ 1 / 0 }}</p>');
-      expect(failedAgain.status).toBe(422);
-      expect(failedAgain.json.error.job_id).toBe(failed.json.error.job_id);
-      expect(failedAgain.headers.get('idempotent-replayed')).toBe('true');
-    }
-    // A new request still counts, and the same key with another body is no replay.
-    expect((await send('replay-new', '<p>new</p>')).headers.get('ratelimit-remaining')).toBe('1');
-    const reused = await send('replay-ok', '<p>other</p>');
-    expect(reused.json.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
-    expect(reused.headers.get('idempotent-replayed')).toBeNull();
-    expect(reused.headers.get('ratelimit-remaining')).toBe('0');
-  });
+      // Ten replays of each: the same answers, marked, and the window does not move.
+      for (let i = 0; i < 10; i++) {
+        const again = await send('replay-ok', '<p>once</p>');
+        expect(again.status).toBe(201);
+        expect(again.json.id).toBe(first.json.id);
+        expect(again.headers.get('idempotent-replayed')).toBe('true');
+        expect(again.headers.get('ratelimit-remaining')).toBe('2');
+        const failedAgain = await send('replay-failed', '<p>{{ 1 / 0 }}</p>');
+        expect(failedAgain.status).toBe(422);
+        expect(failedAgain.json.error.job_id).toBe(failed.json.error.job_id);
+        expect(failedAgain.headers.get('idempotent-replayed')).toBe('true');
+      }
+      // A new request still counts, and the same key with another body is no replay.
+      expect((await send('replay-new', '<p>new</p>')).headers.get('ratelimit-remaining')).toBe('1');
+      const reused = await send('replay-ok', '<p>other</p>');
+      expect(reused.json.error.code).toBe('IDEMPOTENCY_KEY_REUSED');
+      expect(reused.headers.get('idempotent-replayed')).toBeNull();
+      expect(reused.headers.get('ratelimit-remaining')).toBe('0');
+    }));
 });
 
 describe.concurrent('plan quota', () => {

@@ -24,6 +24,7 @@ import type { WebhookMessage } from '../../functions/domain/webhooks/webhooks.js
 import { errorSchema } from '../../functions/openapi.js';
 import { createHandler } from '../../functions/webhook-sender/index.js';
 import { type ApiResponse, dynamoDbClient, type Json, useLocalStack } from '../helpers/local-stack.js';
+import { inOneRateWindow } from '../helpers/rate-window.js';
 import { describeBound, type PaceBound, paceBound } from '../helpers/timing.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -371,38 +372,40 @@ describe.concurrent('delivery', () => {
     expect(receiver.received.filter((r) => r.path === '/ok/rebound')).toEqual([]);
   });
 
-  it('limits test events and redeliveries: 5 a minute to an endpoint, 20 from an account (429 with Retry-After)', async () => {
-    const token = await local.sessionToken();
-    const endpoint = async (name: string) =>
-      (await createWebhook(token, { url: receiver.url(`/ok/limit-${name}`) })).json.id as string;
-    const first = await endpoint('first');
-    const send = (id: string) => local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
-    const sent = [];
-    for (let i = 0; i < 5; i++) sent.push(await send(first));
-    for (const res of sent) expect(res.status, res.text).toBe(sent[0]?.status);
-    expect(sent[0]?.status).toBeLessThan(300);
-    const over = await send(first);
-    expectError(over, 429, 'USAGE_LIMIT_EXCEEDED');
-    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
-    // A redelivery to that endpoint is a send too.
-    const redeliver = await local.api(`/v1/webhooks/${first}/deliveries/${sent[0]?.json.id}/redeliver`, {
-      method: 'POST',
-      token,
-    });
-    expectError(redeliver, 429, 'USAGE_LIMIT_EXCEEDED');
-    // The account's other endpoints have windows of their own, up to the account's 20.
-    const others = await Promise.all(['a', 'b', 'c'].map(endpoint));
-    const statuses: number[] = [];
-    for (const id of others) for (let i = 0; i < 5; i++) statuses.push((await send(id)).status);
-    expect(statuses.filter((status) => status >= 300)).toEqual([]);
-    expectError(await send(await endpoint('d')), 429, 'USAGE_LIMIT_EXCEEDED');
-    // Another account is not held back.
-    const other = await local.sessionToken();
-    const theirs = (await createWebhook(other, { url: receiver.url('/ok/limit-other') })).json.id;
-    expect(
-      (await local.api(`/v1/webhooks/${theirs}/test`, { method: 'POST', token: other })).status,
-    ).toBeLessThan(300);
-  });
+  // Every send of one attempt in one minute's window, or the attempt is tried again.
+  it('limits test events and redeliveries: 5 a minute to an endpoint, 20 from an account (429 with Retry-After)', () =>
+    inOneRateWindow(async () => {
+      const token = await local.sessionToken();
+      const endpoint = async (name: string) =>
+        (await createWebhook(token, { url: receiver.url(`/ok/limit-${name}`) })).json.id as string;
+      const first = await endpoint('first');
+      const send = (id: string) => local.api(`/v1/webhooks/${id}/test`, { method: 'POST', token });
+      const sent = [];
+      for (let i = 0; i < 5; i++) sent.push(await send(first));
+      for (const res of sent) expect(res.status, res.text).toBe(sent[0]?.status);
+      expect(sent[0]?.status).toBeLessThan(300);
+      const over = await send(first);
+      expectError(over, 429, 'USAGE_LIMIT_EXCEEDED');
+      expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+      // A redelivery to that endpoint is a send too.
+      const redeliver = await local.api(`/v1/webhooks/${first}/deliveries/${sent[0]?.json.id}/redeliver`, {
+        method: 'POST',
+        token,
+      });
+      expectError(redeliver, 429, 'USAGE_LIMIT_EXCEEDED');
+      // The account's other endpoints have windows of their own, up to the account's 20.
+      const others = await Promise.all(['a', 'b', 'c'].map(endpoint));
+      const statuses: number[] = [];
+      for (const id of others) for (let i = 0; i < 5; i++) statuses.push((await send(id)).status);
+      expect(statuses.filter((status) => status >= 300)).toEqual([]);
+      expectError(await send(await endpoint('d')), 429, 'USAGE_LIMIT_EXCEEDED');
+      // Another account is not held back.
+      const other = await local.sessionToken();
+      const theirs = (await createWebhook(other, { url: receiver.url('/ok/limit-other') })).json.id;
+      expect(
+        (await local.api(`/v1/webhooks/${theirs}/test`, { method: 'POST', token: other })).status,
+      ).toBeLessThan(300);
+    }));
 
   it('fails the pending attempts of a deleted endpoint without sending', async () => {
     const token = await local.sessionToken();
