@@ -441,14 +441,9 @@ export const batches = (s: Services) =>
     usage: s.get(usage),
     resolver: s.get(resolver),
     present: s.get(presentJob),
-    lifecycle: s.get(lifecycle),
     writes: s.get(batchWrites),
     orders: s.get(batchOrders),
-    queue: createBatchQueue({
-      writes: s.get(batchWrites),
-      queue: s.get(renderQueue),
-      lifecycle: s.get(lifecycle),
-    }),
+    queue: createBatchQueue({ queue: s.get(renderQueue) }),
     clock: s.clock,
     ...plansOf(s),
     limits: s.settings,
@@ -468,6 +463,7 @@ export const sweeper = (s: Services) =>
     clock: s.clock,
     onFault: s.onFault,
     renderQueue: s.get(renderQueue),
+    batches: s.get(batchStore),
     limits: s.settings,
     overdueDeliveries: createOverdueDeliveries({
       deliveries: s.get(deliveries),
