@@ -81,7 +81,11 @@ import {
   webhookEndpointsOf,
 } from './domain/webhooks/webhook-events.js';
 import { createWebhookEmitter, createWebhookManagement } from './domain/webhooks/webhook-management.js';
-import { createOverdueDeliveries, createWebhookSender } from './domain/webhooks/webhook-sender.js';
+import {
+  createOverdueDeliveries,
+  createWebhookSender,
+  ENDPOINT_CONCURRENCY,
+} from './domain/webhooks/webhook-sender.js';
 import type { WebhookDeliveryStore, WebhookMessage, WebhookStore } from './domain/webhooks/webhooks.js';
 import { DEFAULT_PLAN, type Settings, WEBHOOK_SENDS_PER_MINUTE } from './settings.js';
 import { templateParser } from './templating/parse-pool.js';
@@ -479,6 +483,11 @@ export const webhookSender = (s: Services) =>
     deliveries: s.get(deliveries),
     secrets: s.get(webhookSecrets),
     queue: s.get(webhookQueue),
+    sendSlots: {
+      cap: ENDPOINT_CONCURRENCY,
+      // A POST's timeout, and a margin for the table calls around it.
+      holdMs: s.settings.webhookTimeoutMs + 15_000,
+    },
     post: createWebhookClient({
       timeoutMs: s.settings.webhookTimeoutMs,
       allowHosts: s.config.webhookAllowHosts,
