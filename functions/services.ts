@@ -57,7 +57,6 @@ import {
   type BatchView,
   createBatchCounter,
   createBatches,
-  NO_BATCH_EVENTS,
 } from './domain/batches/batches.js';
 import type { Clock, JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
@@ -454,9 +453,9 @@ export const batches = (s: Services) =>
     onFault: s.onFault,
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
-    // The API tells no webhook itself; a batch it completes (all items replayed, or counted on a
-    // read) with outputs has them built.
-    events: completionEvents({ events: NO_BATCH_EVENTS, queue: () => s.get(batchOutputQueue) }),
+    // A batch it completes (all items replayed, or counted on a read) tells its endpoint
+    // batch.completed, or has its outputs built first (the batches function has the webhook queue).
+    events: s.get(batchCompletion),
     outputUrls: s.get(batchOutputUrls),
   });
 export const sweeper = (s: Services) =>
@@ -487,6 +486,7 @@ export const webhookSender = (s: Services) =>
       cap: ENDPOINT_CONCURRENCY,
       // A POST's timeout, and a margin for the table calls around it.
       holdMs: s.settings.webhookTimeoutMs + 15_000,
+      retryMs: s.settings.webhookTimeoutMs,
     },
     post: createWebhookClient({
       timeoutMs: s.settings.webhookTimeoutMs,

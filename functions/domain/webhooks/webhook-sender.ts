@@ -68,8 +68,12 @@ export interface WebhookSenderDeps {
   readonly post: WebhookPost;
   readonly clock: Clock;
   readonly schedule: RetrySchedule;
-  /** The per-endpoint concurrency cap: `cap` attempts at once, a slot held `holdMs` at most. */
-  readonly sendSlots: { readonly cap: number; readonly holdMs: number };
+  /**
+   * The per-endpoint concurrency cap: `cap` attempts at once, a slot held `holdMs` at most (its
+   * sender died); an attempt refused a slot is tried again after `retryMs` (the POST's timeout:
+   * by then a slot was given back) or when the first slot's time runs out, if sooner.
+   */
+  readonly sendSlots: { readonly cap: number; readonly holdMs: number; readonly retryMs: number };
 }
 
 /** Attempts in flight to one endpoint at most, across every sender. */
@@ -140,7 +144,8 @@ export const createWebhookSender = (deps: WebhookSenderDeps) => {
       });
       if ('freeAtMs' in slot) {
         // The endpoint has its share in flight: this attempt waits for a slot, in the queue.
-        await queueNext(delivery, number, Math.max(slot.freeAtMs, nowMs + 1000));
+        const retryAt = Math.min(slot.freeAtMs, nowMs + deps.sendSlots.retryMs);
+        await queueNext(delivery, number, Math.max(retryAt, nowMs + 1000));
         return 'deferred';
       }
       try {

@@ -62,7 +62,7 @@ const setup = (maxEndpoints = 10, start = '2026-11-28T10:00:00.000Z') => {
     post: createWebhookClient({ timeoutMs: 2000, allowHosts, lookup }),
     clock,
     schedule: { firstRetrySeconds: 10, windowSeconds: 30 },
-    sendSlots: { cap: 2, holdMs: 17_000 },
+    sendSlots: { cap: 2, holdMs: 17_000, retryMs: 2000 },
   });
   /** Hands every message due now to the sender; the outcomes. */
   const consume = async (): Promise<AttemptOutcome[]> => {
@@ -276,7 +276,7 @@ describe('webhook delivery isolated per endpoint (issue 38)', () => {
     // The deferred attempt was not made (nothing recorded) and waits in the queue for a slot.
     const thirdId = tests[2]?.id as string;
     expect((await deliveries.get(ADA.accountId, silent.id, thirdId))?.attempts).toEqual([]);
-    clock.advance(17_000);
+    clock.advance(2000);
     const again = queue.drain().filter((m) => m.delivery_id === thirdId);
     expect(again.map((m) => m.attempt)).toEqual([1]);
     expect(await sender.handle(again[0] as WebhookMessage)).toBe('retrying');
