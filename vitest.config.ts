@@ -56,6 +56,7 @@ const HEAVY = [
   'unit/template-parser', // a parse's longest event-loop gap against one in place: a ratio
   // Crashes, faults and signals: kill, hang and restart processes, with bounds on the waits.
   'integration/crash-recovery', // kills and restarts stacks; bounds from the settings' waits
+  'integration/batch-acceptance-kill', // kills stacks mid-acceptance; the acceptance lease's bound
   'integration/faults', // a hanging DynamoDB, lost answers: bounds on the retries' time
   'integration/renderer-isolation', // a hung Chromium, the probe's deadline
   'integration/local-stack-signals', // `npm start` under signals and stalls
