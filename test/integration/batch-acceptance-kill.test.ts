@@ -5,8 +5,9 @@
  * accepted (listed) and every item renders, or it was cancelled (never listed) with nothing
  * charged; `renders_used` equals the completed jobs; and the bound the contract states holds: a
  * cancelled acceptance's jobs are all ended within the acceptance lease (10 job leases) and a
- * sweep. The kill comes at a few moments after the request was sent (sampled: every write of
- * acceptance in turn is killed in test/unit/use-cases/batch-acceptance-kill.test.ts). Before
+ * sweep. The kill comes as soon as the acceptance's first write shows (its jobs are listed), a
+ * moment later, and once it answered (sampled: every write of acceptance in turn is killed in
+ * test/unit/use-cases/batch-acceptance-kill.test.ts). Before
  * issue 38 such a kill left the batch partly rendered and charged (150 completed, 250 failed).
  */
 import { rm } from 'node:fs/promises';
@@ -52,16 +53,21 @@ const allJobs = async (api: Api, token: string): Promise<Json[]> => {
 };
 
 describe.concurrent('a stack killed while it accepts a batch, restarted on the same data', () => {
-  it.for([40, 150, 400])(
-    'killed %i ms after the batch was sent: accepted and every item rendered, or cancelled with nothing charged',
+  it.for([
+    ['as soon as its first job is listed', 0],
+    ['100 ms after its first job is listed', 100],
+    ['once it answered', -1],
+  ] as const)(
+    'killed %s: accepted and every item rendered, or cancelled with nothing charged',
     { timeout: 420_000 },
-    async (killAfterMs, { expect, onTestFinished }) => {
+    async ([, killAfterMs], { expect, onTestFinished }) => {
       const start = await stackOnOwnData(onTestFinished);
       let { stack } = await start();
       const sub = `acceptance-kill-${killAfterMs}`;
       const token = await stack.sessionToken(sub);
       let api = createApi(stack.baseUrl);
       const sentAt = Date.now();
+      let answeredAt: number | undefined;
       const answer = api('/v1/batches', {
         method: 'POST',
         token,
@@ -73,10 +79,22 @@ describe.concurrent('a stack killed while it accepts a batch, restarted on the s
           })),
         },
       }).then(
-        (res) => res.status,
+        (res) => {
+          answeredAt = Date.now();
+          return res.status;
+        },
         () => 'reset',
       );
-      await sleep(killAfterMs);
+      // The moment: the acceptance's first write seen (its jobs are listed from it on), or its answer.
+      if (killAfterMs < 0) await answer;
+      else {
+        while (answeredAt === undefined) {
+          const listed: Json[] = (await api('/v1/pdf?limit=1', { token })).json;
+          if (listed.length > 0) break;
+          await sleep(10);
+        }
+        await sleep(killAfterMs);
+      }
       await stack.kill();
       const killedAt = Date.now();
       const answered = await answer;
@@ -118,7 +136,7 @@ describe.concurrent('a stack killed while it accepts a batch, restarted on the s
         await sleep(500);
       }
       console.info(
-        `acceptance kill at ${killedAt - sentAt} ms (answer: ${answered}): ${outcome}, ${jobs.length} jobs, ` +
+        `acceptance kill at ${killedAt - sentAt} ms (answer: ${answered}${answeredAt ? ` at ${answeredAt - sentAt} ms` : ''}): ${outcome}, ${jobs.length} jobs, ` +
           `${completed} completed, renders_used ${usage.renders_used}, settled ${Date.now() - sentAt} ms after the request`,
       );
       expect(usage.renders_used).toBe(completed);
