@@ -5,8 +5,8 @@
  * accepted (listed) and every item renders, or it was cancelled (never listed) with nothing
  * charged; `renders_used` equals the completed jobs; and the bound the contract states holds: a
  * cancelled acceptance's jobs are all ended within the acceptance lease (10 job leases) and a
- * sweep. The kill comes as soon as the acceptance's first write shows (its jobs are listed), a
- * moment later, and once it answered (sampled: every write of acceptance in turn is killed in
+ * sweep. The kill comes as soon as the acceptance's first write shows (its jobs are listed), as
+ * soon as its batch is listed, and once it answered (sampled: every write of acceptance in turn is killed in
  * test/unit/use-cases/batch-acceptance-kill.test.ts). Before
  * issue 38 such a kill left the batch partly rendered and charged (150 completed, 250 failed).
  */
@@ -54,16 +54,16 @@ const allJobs = async (api: Api, token: string): Promise<Json[]> => {
 
 describe.concurrent('a stack killed while it accepts a batch, restarted on the same data', () => {
   it.for([
-    ['as soon as its first job is listed', 0],
-    ['100 ms after its first job is listed', 100],
-    ['once it answered', -1],
+    ['as soon as its first job is listed', '/v1/pdf?limit=1'],
+    ['as soon as the batch is listed', '/v1/batches?limit=1'],
+    ['once it answered', null],
   ] as const)(
     'killed %s: accepted and every item rendered, or cancelled with nothing charged',
     { timeout: 420_000 },
-    async ([, killAfterMs], { expect, onTestFinished }) => {
+    async ([, listing], { expect, onTestFinished }) => {
       const start = await stackOnOwnData(onTestFinished);
       let { stack } = await start();
-      const sub = `acceptance-kill-${killAfterMs}`;
+      const sub = `acceptance-kill-${listing ?? 'answered'}`;
       const token = await stack.sessionToken(sub);
       let api = createApi(stack.baseUrl);
       const sentAt = Date.now();
@@ -85,15 +85,15 @@ describe.concurrent('a stack killed while it accepts a batch, restarted on the s
         },
         () => 'reset',
       );
-      // The moment: the acceptance's first write seen (its jobs are listed from it on), or its answer.
-      if (killAfterMs < 0) await answer;
+      // The moment: the acceptance's first write seen (its jobs are listed from it on), its batch
+      // seen (before issue 38 its jobs were queued after it), or its answer.
+      if (listing === null) await answer;
       else {
         while (answeredAt === undefined) {
-          const listed: Json[] = (await api('/v1/pdf?limit=1', { token })).json;
+          const listed: Json[] = (await api(listing, { token })).json;
           if (listed.length > 0) break;
-          await sleep(10);
+          await sleep(5);
         }
-        await sleep(killAfterMs);
       }
       await stack.kill();
       const killedAt = Date.now();
