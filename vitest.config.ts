@@ -50,11 +50,13 @@ const HEAVY = [
   'integration/hostile-pages', // pages that hang or flood the renderer, bounded against a control
   'integration/back-pressure', // the renderer past its capacity on purpose
   'integration/batch-fairness', // one account's big batch against another's render: a ratio
+  'integration/webhook-isolation', // a webhook delivery beside a 9 s and a silent receiver: a ratio
   'integration/template-parsing', // parses that block, against an idle control: a ratio
   'integration/async-large-document', // peak memory and async against sync: a ratio
   'unit/template-parser', // a parse's longest event-loop gap against one in place: a ratio
   // Crashes, faults and signals: kill, hang and restart processes, with bounds on the waits.
   'integration/crash-recovery', // kills and restarts stacks; bounds from the settings' waits
+  'integration/batch-acceptance-kill', // kills stacks mid-acceptance; the acceptance lease's bound
   'integration/faults', // a hanging DynamoDB, lost answers: bounds on the retries' time
   'integration/renderer-isolation', // a hung Chromium, the probe's deadline
   'integration/local-stack-signals', // `npm start` under signals and stalls

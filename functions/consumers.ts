@@ -133,12 +133,14 @@ export const webhookSender = {
   source: {
     kind: 'queue',
     queue: webhookQueue,
-    batchSize: 10,
+    // One message per run (issue 38): a run ends with its own POST, not with its batch's slowest
+    // receiver, so a slow or silent endpoint holds one consumer per attempt in flight, and at
+    // most ENDPOINT_CONCURRENCY of them (webhook-sender.ts); the others go on.
+    batchSize: 1,
     maxConcurrency: () => 10,
-    // A few at once on one machine.
-    localConcurrency: () => 2,
-    // Records are independent: a batch's attempts run side by side.
-    recordsInParallel: true,
+    // Waiting on receivers costs no CPU: enough that two stalled endpoints leave room.
+    localConcurrency: () => 8,
+    recordsInParallel: false,
   },
   needs: {
     // It reads endpoints and deliveries and appends attempts; it never deletes.

@@ -57,7 +57,6 @@ import {
   type BatchView,
   createBatchCounter,
   createBatches,
-  NO_BATCH_EVENTS,
 } from './domain/batches/batches.js';
 import type { Clock, JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
@@ -81,7 +80,11 @@ import {
   webhookEndpointsOf,
 } from './domain/webhooks/webhook-events.js';
 import { createWebhookEmitter, createWebhookManagement } from './domain/webhooks/webhook-management.js';
-import { createOverdueDeliveries, createWebhookSender } from './domain/webhooks/webhook-sender.js';
+import {
+  createOverdueDeliveries,
+  createWebhookSender,
+  ENDPOINT_CONCURRENCY,
+} from './domain/webhooks/webhook-sender.js';
 import type { WebhookDeliveryStore, WebhookMessage, WebhookStore } from './domain/webhooks/webhooks.js';
 import { DEFAULT_PLAN, type Settings, WEBHOOK_SENDS_PER_MINUTE } from './settings.js';
 import { templateParser } from './templating/parse-pool.js';
@@ -441,23 +444,18 @@ export const batches = (s: Services) =>
     usage: s.get(usage),
     resolver: s.get(resolver),
     present: s.get(presentJob),
-    lifecycle: s.get(lifecycle),
     writes: s.get(batchWrites),
     orders: s.get(batchOrders),
-    queue: createBatchQueue({
-      writes: s.get(batchWrites),
-      queue: s.get(renderQueue),
-      lifecycle: s.get(lifecycle),
-    }),
+    queue: createBatchQueue({ queue: s.get(renderQueue) }),
     clock: s.clock,
     ...plansOf(s),
     limits: s.settings,
     onFault: s.onFault,
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
-    // The API tells no webhook itself; a batch it completes (all items replayed, or counted on a
-    // read) with outputs has them built.
-    events: completionEvents({ events: NO_BATCH_EVENTS, queue: () => s.get(batchOutputQueue) }),
+    // A batch it completes (all items replayed, or counted on a read) tells its endpoint
+    // batch.completed, or has its outputs built first (the batches function has the webhook queue).
+    events: s.get(batchCompletion),
     outputUrls: s.get(batchOutputUrls),
   });
 export const sweeper = (s: Services) =>
@@ -468,6 +466,7 @@ export const sweeper = (s: Services) =>
     clock: s.clock,
     onFault: s.onFault,
     renderQueue: s.get(renderQueue),
+    batches: s.get(batchStore),
     limits: s.settings,
     overdueDeliveries: createOverdueDeliveries({
       deliveries: s.get(deliveries),
@@ -483,6 +482,12 @@ export const webhookSender = (s: Services) =>
     deliveries: s.get(deliveries),
     secrets: s.get(webhookSecrets),
     queue: s.get(webhookQueue),
+    sendSlots: {
+      cap: ENDPOINT_CONCURRENCY,
+      // A POST's timeout, and a margin for the table calls around it.
+      holdMs: s.settings.webhookTimeoutMs + 15_000,
+      retryMs: s.settings.webhookTimeoutMs,
+    },
     post: createWebhookClient({
       timeoutMs: s.settings.webhookTimeoutMs,
       allowHosts: s.config.webhookAllowHosts,

@@ -46,11 +46,11 @@ const createMessageHandler = (
       return isMessage(body) ? body : undefined;
     },
     invalid: { level: 'warn', message: 'webhook message dropped: not a webhook message' },
-    // Records are independent: a batch's attempts run side by side (its entry's recordsInParallel).
+    // One record per run (its entry's batchSize): an attempt ends with its own POST.
     async handle(message) {
       try {
         const outcome = await sender.handle(message);
-        if (outcome !== 'duplicate' && outcome !== 'waiting') {
+        if (outcome !== 'duplicate' && outcome !== 'waiting' && outcome !== 'deferred') {
           countWith(SERVICE_METRICS.webhookAttempts, { outcome });
         }
       } catch (e) {

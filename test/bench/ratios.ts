@@ -22,6 +22,7 @@ export const RATIO_FILES = {
     'test/integration/page-floods.test.ts',
     'test/integration/template-parsing.test.ts',
     'test/integration/batch-fairness.test.ts',
+    'test/integration/webhook-isolation.test.ts',
     'test/integration/async-large-document.test.ts',
     'test/unit/template-parser.test.ts',
   ],

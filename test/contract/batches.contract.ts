@@ -136,6 +136,25 @@ export const batchesContract = (
       expect(await batches.get(account, batch.id)).toEqual(completed);
     });
 
+    it('cancels a batch never accepted: a marker that is never shown and refuses the batch’s creation; an accepted batch is not cancelled', async () => {
+      const { batches, account } = setup();
+      const never = newBatch(account);
+      expect(await batches.cancel(account, never.id)).toBe(true);
+      expect(await batches.cancel(account, never.id)).toBe(true);
+      expect(await batches.get(account, never.id)).toBeUndefined();
+      expect(await batches.list(account, { limit: 10, offset: 0 })).toEqual([]);
+      expect(await refusal(batches.create(never))).toBe('ConditionalCheckFailedException');
+      // A job's count on it does nothing that shows (nor completes anything).
+      expect(await batches.countEnded(account, never.id, 'job_1', 'failed')).toBeUndefined();
+      expect(await batches.get(account, never.id)).toBeUndefined();
+
+      const accepted = newBatch(account);
+      await batches.create(accepted);
+      expect(await batches.cancel(account, accepted.id)).toBe(false);
+      expect(await batches.get(account, accepted.id)).toMatchObject({ status: 'processing' });
+      expect((await batches.list(account, { limit: 10, offset: 0 })).map((b) => b.id)).toEqual([accepted.id]);
+    });
+
     it('records a completed batch’s outputs: a failed build may be recorded again, a ready one once', async () => {
       const { batches, account } = setup();
       const batch = await batches.create(newBatch(account, { total: 1 }));

@@ -21,6 +21,8 @@ export interface WebhookStoresBackend {
 
 const nextUlid = monotonicFactory();
 
+const t0 = Date.parse('2026-11-28T10:00:00.000Z');
+
 const endpoint = (accountId: string): StoredWebhookEndpoint => ({
   id: `wh_${nextUlid()}`,
   url: 'https://example.com/hook',
@@ -84,6 +86,43 @@ export const webhookStoresContract = (backend: WebhookStoresBackend): void => {
       expect((await endpoints.create(endpoint(account), 2)).kind).toBe('limitReached');
       await endpoints.delete(account, first?.id as string);
       expect((await endpoints.create(endpoint(account), 2)).kind).toBe('created');
+    });
+
+    it('holds an endpoint to its cap of send slots, exactly under concurrency; a slot frees when given back or when its time ran out', async () => {
+      const { endpoints } = backend.create(clockAt());
+      const account = unique('acct');
+      const a = endpoint(account);
+      await endpoints.create(a, 10);
+      const at = { cap: 2, nowMs: t0, untilMs: t0 + 30_000 };
+      const taken = await Promise.all(
+        ['h1', 'h2', 'h3', 'h4'].map((holder) => endpoints.takeSendSlot(account, a.id, { ...at, holder })),
+      );
+      expect(taken.filter((t) => 'slot' in t)).toHaveLength(2);
+      expect(taken.filter((t) => 'freeAtMs' in t)).toEqual([
+        { freeAtMs: t0 + 30_000 },
+        { freeAtMs: t0 + 30_000 },
+      ]);
+      const holders = ['h1', 'h2', 'h3', 'h4'].filter((_, i) => 'slot' in (taken[i] as object));
+      const first = taken.find((t) => 'slot' in t) as { slot: number };
+      // Given back by another holder: nothing happens; by its own: free.
+      await endpoints.releaseSendSlot(account, a.id, first.slot, 'someone else');
+      expect(await endpoints.takeSendSlot(account, a.id, { ...at, holder: 'h5' })).toHaveProperty('freeAtMs');
+      await endpoints.releaseSendSlot(account, a.id, first.slot, holders[0] as string);
+      expect(await endpoints.takeSendSlot(account, a.id, { ...at, holder: 'h5' })).toEqual({
+        slot: first.slot,
+      });
+      // Its holder died: free once its time ran out. Another endpoint's slots are its own.
+      expect(
+        await endpoints.takeSendSlot(account, a.id, {
+          ...at,
+          holder: 'h6',
+          nowMs: t0 + 30_001,
+          untilMs: t0 + 60_000,
+        }),
+      ).toHaveProperty('slot');
+      const b = endpoint(account);
+      await endpoints.create(b, 10);
+      expect(await endpoints.takeSendSlot(account, b.id, { ...at, holder: 'h7' })).toEqual({ slot: 0 });
     });
   });
 

@@ -4,6 +4,7 @@
  *   /ok/…        204
  *   /fail/…      500
  *   /slow/…      nothing until the test ends (the sender's timeout)
+ *   /sleep/N/…   204 after N ms (a slow receiver)
  *   /redirect/…  302 to /redirected/… (which must never be requested)
  *   /down/…      503 while `setDown(true)` holds (a receiver that is down for a while), else 204
  * Call before useLocalStack, so its port is in the stack's environment when the stack starts.
@@ -55,7 +56,10 @@ export const useWebhookReceiver = (env: Record<string, string> = {}): WebhookRec
       else if (kind === 'redirect') res.writeHead(302, { location: `/redirected/${rest.join('/')}` }).end();
       else if (kind === 'slow')
         return; // answered by nobody: the sender gives up
-      else res.writeHead(404).end();
+      else if (kind === 'sleep') {
+        const timer = setTimeout(() => res.writeHead(204).end(), Number(rest[0]) || 0);
+        res.on('close', () => clearTimeout(timer));
+      } else res.writeHead(404).end();
     });
   });
   let hostPort = '';

@@ -585,4 +585,82 @@ describe('renders that name an endpoint', () => {
       'WEBHOOK_ENDPOINT_NOT_FOUND',
     );
   });
+
+  it('tells batch.completed from the batches function for a batch its acceptance completes (every item an earlier job again), once, signed', async () => {
+    const token = await local.sessionToken();
+    const { id: webhookId, secret } = (await createWebhook(token, { url: receiver.url('/ok/replayed') }))
+      .json;
+    const body = {
+      html: '<p>Invoice {{ n }}</p>',
+      items: [
+        { variables: { n: 1 }, idempotency_key: 'replayed-1' },
+        { variables: { n: 2 }, idempotency_key: 'replayed-2' },
+      ],
+    };
+    const first = await local.api('/v1/batches', { method: 'POST', token, body });
+    expect(first.status, first.text).toBe(202);
+    for (let i = 0; ; i++) {
+      const batch = (await local.api(`/v1/batches/${first.json.id}`, { token })).json;
+      if (batch.status === 'completed') break;
+      expect(i, JSON.stringify(batch.counts)).toBeLessThan(300);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // The same items again, naming the endpoint: no job is rendered, the 202 is the completed
+    // batch, and only the batches function (the API) can tell it.
+    const again = await local.api('/v1/batches', {
+      method: 'POST',
+      token,
+      body: { ...body, webhook_id: webhookId },
+    });
+    expect(again.status, again.text).toBe(202);
+    expect(again.json).toMatchObject({ status: 'completed', counts: { completed: 2, failed: 0 } });
+    const [request] = await receiver.waitFor('/ok/replayed', 1, 15_000);
+    const payload = new Webhook(secret).verify(
+      request?.body as string,
+      request?.headers as Record<string, string>,
+    ) as Json;
+    expect(payload).toMatchObject({
+      type: 'batch.completed',
+      data: { id: again.json.id, status: 'completed', counts: { completed: 2, failed: 0 } },
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.received.filter((r) => r.path === '/ok/replayed')).toHaveLength(1);
+  });
+});
+
+describe('webhook delivery isolated per endpoint (issue 38)', () => {
+  it('an endpoint has at most 2 attempts in flight: a third waits for a slot (later, not lost); another account’s delivery goes meanwhile', async () => {
+    const ada = await local.sessionToken();
+    const bob = await local.sessionToken();
+    const silent = (await createWebhook(ada, { url: receiver.url('/slow/capped') })).json;
+    const healthy = (await createWebhook(bob, { url: receiver.url('/ok/beside-capped') })).json;
+    // Three test events at once to the silent endpoint (each attempt holds its slot for the 500 ms timeout).
+    const sent = await Promise.all(
+      [1, 2, 3].map(() => local.api(`/v1/webhooks/${silent.id}/test`, { method: 'POST', token: ada })),
+    );
+    for (const res of sent) expect(res.status, res.text).toBe(201);
+    const bobs = await local.api(`/v1/webhooks/${healthy.id}/test`, { method: 'POST', token: bob });
+    expect(bobs.status, bobs.text).toBe(201);
+    expect((await settled(bob, healthy.id, bobs.json.id)).status).toBe('succeeded');
+
+    // Every first attempt is made (the third later: not lost), however long the window.
+    const arrivals = async () => receiver.received.filter((r) => r.path === '/slow/capped');
+    const until = Date.now() + 15_000;
+    while ((await arrivals()).length < 3 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    const at = (await arrivals()).map((r) => r.at).sort((a, b) => a - b);
+    expect(at.length).toBeGreaterThanOrEqual(3);
+    // Never three in flight: any three attempts span at least one attempt's timeout (500 ms, less
+    // the scheduler's jitter), since the third waited for a slot that one of the others gave back.
+    for (let i = 0; i + 2 < at.length; i++) {
+      expect(
+        (at[i + 2] as number) - (at[i] as number),
+        JSON.stringify(at.map((t) => t - (at[0] as number))),
+      ).toBeGreaterThanOrEqual(450);
+    }
+    for (const res of sent) await settled(ada, silent.id, res.json.id, 30_000);
+    const attempts = await Promise.all(
+      sent.map(async (res) => (await settled(ada, silent.id, res.json.id)).attempts.length as number),
+    );
+    expect(Math.min(...attempts)).toBeGreaterThanOrEqual(1);
+  });
 });

@@ -15,6 +15,7 @@ import {
   sqsHandler,
 } from '../../functions/core/consumer.js';
 import { SERVICE_METRICS } from '../../functions/wiring.js';
+import { noteTaker } from '../fixtures/consumers/table.js';
 
 const record = (messageId: string, body: string): SQSRecord => ({
   messageId,
@@ -58,7 +59,10 @@ const concurrencyProbe = () => {
 describe('the consumer stack', () => {
   it.each([
     [renderWorker.name, renderWorker, 1],
-    [webhookSender.name, webhookSender, 3],
+    // One message per run since issue 38: its records, were there several, one at a time.
+    [webhookSender.name, webhookSender, 1],
+    // A consumer whose entry declares records side by side (the test fixture's).
+    [noteTaker.name, noteTaker, 3],
   ] as [string, ConsumerDeclaration, number][])(
     "handles a batch's records as %s's entry declares (%#: at most the declared number at once)",
     async (_, declaration, peak) => {

@@ -53,7 +53,6 @@ const batchesWith = (parser: TemplateParser) =>
     usage: untouched('usage'),
     resolver: resolverWith(parser),
     present: untouched('present'),
-    lifecycle: untouched('lifecycle'),
     writes: untouched('writes'),
     orders: untouched('orders'),
     queue: untouched('queue'),

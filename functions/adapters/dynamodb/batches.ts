@@ -112,6 +112,34 @@ export const getBatchCountsParams = (
   ...batchProjection(),
 });
 
+/** What stands in a batch's place when its acceptance died (the sweeper's marker): never shown. */
+const CANCELLED = 'cancelled';
+
+/**
+ * The sweeper's marker for a batch whose acceptance died: written only where no batch is, so that
+ * the acceptance's own write (createBatchParams, conditional on no item) is refused from then on.
+ */
+export const cancelBatchParams = (
+  tableName: string,
+  accountId: string,
+  batchId: string,
+  at: string,
+  expiresAt: number,
+): PutCommandInput => ({
+  TableName: tableName,
+  Item: {
+    ...batchKey(accountId, batchId),
+    type: ENTITY.batch,
+    id: batchId,
+    account_id: accountId,
+    status: CANCELLED,
+    created_at: at,
+    updated_at: at,
+    [TTL]: expiresAt,
+  },
+  ConditionExpression: ITEM_ABSENT,
+});
+
 /** processing → completed (the caller saw every job counted: a condition cannot add two counters). */
 export const completeBatchParams = (
   tableName: string,
@@ -145,12 +173,13 @@ export const recordOutputsParams = (
 export const listBatchesParams = (tableName: string, accountId: string, now: Date): QueryCommandInput => ({
   TableName: tableName,
   KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-  FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
-  ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#ttl': TTL },
+  FilterExpression: '(attribute_not_exists(#ttl) OR #ttl > :now) AND #status <> :cancelled',
+  ExpressionAttributeNames: { '#pk': PK, '#sk': SK, '#ttl': TTL, '#status': 'status' },
   ExpressionAttributeValues: {
     ':pk': batchesPartition(accountId),
     ':prefix': BATCH_SK_PREFIX,
     ':now': epochSeconds(now),
+    ':cancelled': CANCELLED,
   },
   ScanIndexForward: false,
 });
@@ -189,7 +218,9 @@ export const createBatchStore = (
   const read = async (accountId: string, batchId: string): Promise<Batch | undefined> => {
     const out = await db.send(new GetCommand(getBatchCountsParams(tableName, accountId, batchId)));
     const live =
-      out.Item && (out.Item[TTL] === undefined || Number(out.Item[TTL]) > epochSeconds(clock.now()));
+      out.Item &&
+      out.Item.status !== CANCELLED &&
+      (out.Item[TTL] === undefined || Number(out.Item[TTL]) > epochSeconds(clock.now()));
     return live && out.Item ? toBatch(out.Item) : undefined;
   };
 
@@ -266,6 +297,34 @@ export const createBatchStore = (
         accountId: batch.account_id,
         batchId: batch.id,
       }),
+
+    async cancel(accountId, batchId) {
+      const at = clock.now();
+      try {
+        await db.send(
+          new PutCommand(
+            cancelBatchParams(
+              tableName,
+              accountId,
+              batchId,
+              isoNow(at),
+              epochSeconds(at) + recordRetentionSeconds,
+            ),
+          ),
+        );
+        return true;
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+      }
+      const out = await db.send(
+        new GetCommand({
+          ...getBatchParams(tableName, accountId, batchId),
+          ProjectionExpression: '#status',
+          ExpressionAttributeNames: { '#status': 'status' },
+        }),
+      );
+      return out.Item?.status === CANCELLED;
+    },
 
     recordOutputs: (batch, outputs) =>
       conditional(recordOutputsParams(tableName, batch, outputs, now()), {

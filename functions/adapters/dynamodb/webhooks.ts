@@ -79,6 +79,44 @@ const toEndpoint = (item: Record<string, unknown>): StoredWebhookEndpoint => ({
   sealed_secret: String(item.sealed_secret),
 });
 
+/** Send slot `slot`'s attributes on the endpoint's item: until when it is held, and by whom. */
+const slotNames = (slot: number) => ({
+  '#until': `send_slot_${slot}_until`,
+  '#holder': `send_slot_${slot}_holder`,
+});
+
+/** Takes send slot `slot` of an existing endpoint when it is free or its holder's time ran out. */
+export const takeSendSlotParams = (
+  tableName: string,
+  accountId: string,
+  webhookId: string,
+  slot: number,
+  o: { readonly holder: string; readonly nowMs: number; readonly untilMs: number },
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: webhookKey(accountId, webhookId),
+  UpdateExpression: 'SET #until = :until, #holder = :holder',
+  ConditionExpression: `${ITEM_EXISTS} AND (attribute_not_exists(#until) OR #until < :now)`,
+  ExpressionAttributeNames: slotNames(slot),
+  ExpressionAttributeValues: { ':until': o.untilMs, ':holder': o.holder, ':now': o.nowMs },
+});
+
+/** Gives send slot `slot` back, if `holder` still holds it. */
+export const releaseSendSlotParams = (
+  tableName: string,
+  accountId: string,
+  webhookId: string,
+  slot: number,
+  holder: string,
+): UpdateCommandInput => ({
+  TableName: tableName,
+  Key: webhookKey(accountId, webhookId),
+  UpdateExpression: 'REMOVE #until, #holder',
+  ConditionExpression: '#holder = :holder',
+  ExpressionAttributeNames: slotNames(slot),
+  ExpressionAttributeValues: { ':holder': holder },
+});
+
 const toDelivery = (item: Record<string, unknown>): StoredWebhookDelivery => ({
   id: String(item.id),
   webhook_id: String(item.webhook_id),
@@ -348,6 +386,35 @@ export const createWebhookStore = (
   async get(accountId, webhookId) {
     const out = await db.send(new GetCommand(getWebhookParams(tableName, accountId, webhookId)));
     return out.Item?.type === ENTITY.webhook ? toEndpoint(out.Item) : undefined;
+  },
+
+  async takeSendSlot(accountId, webhookId, { holder, cap, nowMs, untilMs }) {
+    for (let slot = 0; slot < cap; slot++) {
+      try {
+        await db.send(
+          new UpdateCommand(
+            takeSendSlotParams(tableName, accountId, webhookId, slot, { holder, nowMs, untilMs }),
+          ),
+        );
+        return { slot };
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+      }
+    }
+    // All held (or the endpoint is gone): when the first frees.
+    const out = await db.send(new GetCommand(getWebhookParams(tableName, accountId, webhookId)));
+    const untils = Array.from({ length: cap }, (_, slot) =>
+      Number(out.Item?.[`send_slot_${slot}_until`]),
+    ).filter((until) => Number.isFinite(until));
+    return { freeAtMs: out.Item && untils.length > 0 ? Math.min(...untils) : nowMs };
+  },
+
+  async releaseSendSlot(accountId, webhookId, slot, holder) {
+    try {
+      await db.send(new UpdateCommand(releaseSendSlotParams(tableName, accountId, webhookId, slot, holder)));
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+    }
   },
 
   async list(accountId) {

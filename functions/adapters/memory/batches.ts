@@ -33,7 +33,7 @@ export const createMemoryBatchStore = (
   const { batches } = table;
   const now = () => isoNow(clock.now());
   const live = (s: StoredBatch | undefined): s is StoredBatch =>
-    s !== undefined && s.expiresAt > epochSeconds(clock.now());
+    s !== undefined && !s.cancelled && s.expiresAt > epochSeconds(clock.now());
 
   const read = (accountId: string, batchId: string): Batch | undefined => {
     const stored = batches.get(batchKey(accountId, batchId));
@@ -73,6 +73,10 @@ export const createMemoryBatchStore = (
     async countEnded(accountId, batchId, jobId, how) {
       const stored = batches.get(batchKey(accountId, batchId));
       if (!stored || stored.ended.has(jobId)) return undefined;
+      if (stored.cancelled) {
+        stored.ended.add(jobId);
+        return undefined;
+      }
       stored.ended.add(jobId);
       stored.batch = { ...stored.batch, [how]: stored.batch[how] + 1, updated_at: now() };
       return read(accountId, batchId);
@@ -80,10 +84,37 @@ export const createMemoryBatchStore = (
 
     async complete(batch) {
       const stored = batches.get(batchKey(batch.account_id, batch.id));
-      if (stored?.batch.status !== 'processing') return undefined;
+      if (stored?.cancelled || stored?.batch.status !== 'processing') return undefined;
       const at = now();
       stored.batch = { ...stored.batch, status: 'completed', completed_at: at, updated_at: at };
       return read(batch.account_id, batch.id);
+    },
+
+    async cancel(accountId, batchId) {
+      const key = batchKey(accountId, batchId);
+      const stored = batches.get(key);
+      if (stored) return stored.cancelled === true;
+      const at = now();
+      batches.set(key, {
+        // A marker, not a batch: never read as one (live() leaves it out).
+        batch: {
+          ...newBatchRecord(
+            {
+              id: batchId,
+              account_id: accountId,
+              total: 0,
+              template_id: null,
+              template_version: null,
+              webhook_id: null,
+            },
+            at,
+          ),
+        },
+        ended: new Set(),
+        expiresAt: epochSeconds(clock.now()) + recordRetentionSeconds,
+        cancelled: true,
+      });
+      return true;
     },
 
     async recordOutputs(batch, outputs) {

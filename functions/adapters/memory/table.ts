@@ -31,6 +31,8 @@ export interface StoredBatch {
   batch: Batch;
   readonly ended: Set<string>;
   readonly expiresAt: number;
+  /** The sweeper's marker in the place of a batch whose acceptance died: never shown. */
+  readonly cancelled?: true;
 }
 
 /** A batch item's idempotency key (adapters/dynamodb/batch-writes.ts, claimItemKeyParams). */

@@ -23,6 +23,8 @@ const byIdNewestFirst = <T extends { readonly id: string }>(a: T, b: T) =>
 
 export const createMemoryWebhookStore = (): WebhookStore => {
   const endpoints = new Map<string, Map<string, StoredWebhookEndpoint>>();
+  /** By account and endpoint: each send slot's holder and until when (the adapter's slot attributes). */
+  const slots = new Map<string, Map<number, { holder: string; untilMs: number }>>();
   const of = (accountId: string) => {
     let found = endpoints.get(accountId);
     if (!found) {
@@ -50,7 +52,25 @@ export const createMemoryWebhookStore = (): WebhookStore => {
       const found = account?.get(webhookId);
       if (!found) return undefined;
       account?.delete(webhookId);
+      slots.delete(`${accountId}\n${webhookId}`);
       return found;
+    },
+    async takeSendSlot(accountId, webhookId, { holder, cap, nowMs, untilMs }) {
+      if (!endpoints.get(accountId)?.has(webhookId)) return { freeAtMs: nowMs };
+      const key = `${accountId}\n${webhookId}`;
+      const held = slots.get(key) ?? new Map<number, { holder: string; untilMs: number }>();
+      slots.set(key, held);
+      for (let slot = 0; slot < cap; slot++) {
+        const taken = held.get(slot);
+        if (taken && taken.untilMs >= nowMs) continue;
+        held.set(slot, { holder, untilMs });
+        return { slot };
+      }
+      return { freeAtMs: Math.min(...[...held.values()].map((h) => h.untilMs)) };
+    },
+    async releaseSendSlot(accountId, webhookId, slot, holder) {
+      const held = slots.get(`${accountId}\n${webhookId}`);
+      if (held?.get(slot)?.holder === holder) held.delete(slot);
     },
   };
 };

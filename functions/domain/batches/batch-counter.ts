@@ -123,6 +123,13 @@ export interface BatchStore {
   ): Promise<Batch | undefined>;
   /** processing → completed; undefined when it was completed already (another count did it). */
   complete(batch: Batch): Promise<Batch | undefined>;
+  /**
+   * The sweeper's fence against an acceptance that died (batches.ts): true when batch `batchId`
+   * was never accepted (no record; a marker is left in its place, so that its acceptance, the
+   * batch's creation, can no longer happen, and it is never shown), false when it was. Either
+   * answer is final.
+   */
+  cancel(accountId: string, batchId: string): Promise<boolean>;
   /** The batch's jobs in item order. */
   jobs(accountId: string, batchId: string, page: Page): Promise<Job[]>;
   /** Every job of the batch with its status, in item order. */

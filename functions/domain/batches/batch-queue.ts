@@ -6,19 +6,17 @@
  * (`batch_item`). The consumer whose count completes the batch deletes it (the API may only put
  * orders: a lifecycle rule on `orders/` removes any other).
  *
- * Then the jobs are held in the queue (pending, unit held, the queue's long lease) and their
- * messages sent, 25 jobs to a write, ten messages to an SQS request, several chunks at once. Each message carries the account
+ * Once the batch is accepted its jobs' messages are sent, ten to an SQS request, several chunks at
+ * once (the consumer holds each job as it receives it). Each message carries the account
  * as its group: the queue delivers fairly across groups, so one account's thousand items do not
  * hold back another account's render.
  */
 
 import type { MessageQueue, RenderRequest } from '../common/ports.js';
-import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { Job } from '../jobs/jobs.js';
 import { type RenderMessage, renderMessage, type StoredOrder } from '../renders/async-renders.js';
 import type { RenderOptions } from '../renders/render-options.js';
 import type { TemplateField } from '../templates/template-check.js';
-import type { BatchWrites } from './batch-acceptance.js';
 
 /** One item of a batch's order: its variables as text, and its options when its metadata differs. */
 export interface BatchOrderItem {
@@ -94,36 +92,36 @@ export const createBatchOrderReader = (orders: BatchOrders, keep = 2) => {
 
 export type BatchOrderReader = ReturnType<typeof createBatchOrderReader>;
 
-/** Where a batch's jobs go once accepted and its record written: the render queue. */
+/** Where a batch's jobs go once the batch is accepted: the render queue. */
 export interface BatchQueue {
-  /** Holds each job in the queue, then sends its message; the batch's order is stored already. */
+  /** Sends each job's message; the batch's order and record are stored already. */
   enqueue(jobs: readonly Job[]): Promise<void>;
 }
 
 export interface BatchQueueDeps {
-  readonly writes: Pick<BatchWrites, 'holdJobs'>;
   readonly queue: MessageQueue<RenderMessage>;
-  /** The lease of a job that waits in the render queue (job-lifecycle.ts). */
-  readonly lifecycle: Pick<JobLifecycle, 'queueLeaseUntil'>;
 }
 
-/** Jobs held (one BatchWriteItem) then their messages sent (SQS batches of ten), this many at once. */
-const CHUNK = 25;
+/** Messages sent ten to an SQS request (sendMany), this many jobs at once. */
+const CHUNK = 50;
 const PARALLEL = 6;
 
-export const createBatchQueue = ({ writes, queue, lifecycle }: BatchQueueDeps): BatchQueue => {
+/**
+ * Only messages: a job is held in the queue (its unit `held`, the queue's lease) by the consumer
+ * that receives it, or by the sweeper once its acceptance lease ran out (batches.ts), so that
+ * nothing after the batch's acceptance is a write.
+ */
+export const createBatchQueue = ({ queue }: BatchQueueDeps): BatchQueue => {
   return {
     async enqueue(jobs: readonly Job[]): Promise<void> {
       const groupId = jobs[0]?.account_id;
       const options = groupId ? { groupId } : {};
-      const leaseUntil = lifecycle.queueLeaseUntil();
-      // Chunk by chunk: the consumers start on the first items while the rest are queued.
+      // Chunk by chunk: the consumers start on the first items while the rest are sent.
       let next = 0;
       const worker = async () => {
         while (next < jobs.length) {
-          const chunk = jobs.slice(next, next + CHUNK);
+          const messages = jobs.slice(next, next + CHUNK).map((j) => renderMessage(j));
           next += CHUNK;
-          const messages = (await writes.holdJobs(chunk, leaseUntil)).map((j) => renderMessage(j));
           if (queue.sendMany) await queue.sendMany(messages, options);
           else for (const m of messages) await queue.send(m, options);
         }

@@ -13,6 +13,14 @@
  * render take the last units meanwhile, the jobs go and the answer is the same 429. Only then is
  * the batch written and its jobs queued (batch-queue.ts: one order for the whole batch).
  *
+ * All or nothing: the batch's record is its acceptance, the last write before the 202, and no
+ * item can render before it (a job's message is sent only after it; the consumer holds a job as
+ * it receives it). An acceptance that dies before it leaves jobs `reserving` under the acceptance
+ * lease (ACCEPT_LEASE_FACTOR job leases from its start); once that ran out, the sweeper finds no
+ * record, cancels the batch (a marker that refuses the record's write from then on) and fails the
+ * jobs, and the month's reconciliation gives every unit back. One that dies after it has its
+ * jobs queued: those whose message did not go are sent again by the sweeper at the same time.
+ *
  * Item keys (`items[i].idempotency_key`, batch-acceptance.ts): an item whose key replays is an
  * earlier item's job, in this batch at its place (`replayed`), counted as it ends.
  *
@@ -31,9 +39,8 @@ import { newBatchId } from '../common/ids.js';
 import type { Page } from '../common/pagination.js';
 import type { Clock } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
-import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { JobPresenter } from '../jobs/job-view.js';
-import { isOpen, type Job, type JobError, type JobView } from '../jobs/jobs.js';
+import { isOpen, type Job, type JobView } from '../jobs/jobs.js';
 import type { RenderSource } from '../renders/render-command.js';
 import { type RenderOptions, type RequestedOptions, renderOptionsFrom } from '../renders/render-options.js';
 import type { ResolvedTemplate, TemplateResolver } from '../templates/render-template.js';
@@ -81,8 +88,6 @@ export interface BatchDeps {
   readonly resolver: TemplateResolver;
   /** A batch's job as the API shows it. */
   readonly present: JobPresenter;
-  /** Failing the jobs of a batch that could not be queued (each unit given back). */
-  readonly lifecycle: Pick<JobLifecycle, 'fail'>;
   readonly writes: BatchWrites;
   readonly orders: BatchOrders;
   readonly queue: BatchQueue;
@@ -112,27 +117,13 @@ const REPAIR_AFTER_MS = 30_000;
 /** A batch's jobs are leased for this many job leases while the batch is accepted. */
 const ACCEPT_LEASE_FACTOR = 10;
 
-/** How many jobs of a batch that could not be queued are failed at once. */
-const ACCEPT_CHUNK = 10;
-
-const FAULT: JobError = {
-  code: 'INTERNAL_ERROR',
-  message:
-    'The render could not be queued because of a fault of the service; the render unit was given back.',
-};
-
-/** Runs `step` over `items`, `width` at a time, and settles all. */
-const inChunks = async <T>(items: readonly T[], width: number, step: (item: T) => Promise<void>) => {
-  for (let i = 0; i < items.length; i += width) await Promise.allSettled(items.slice(i, i + width).map(step));
-};
-
 export const createBatches = (deps: BatchDeps) => {
   const { batches, usage, resolver, present: presentJob, clock, limits } = deps;
   const budgetMs = limits.asyncRenderBudgetMs;
   const leaseMs = limits.jobLeaseSeconds * 1000;
   // The API completes a batch only when a read finds its last job ended uncounted: its order is
   // left to the lifecycle rule there (the API may only put orders; the consumer deletes them).
-  const { view, completeIfDone, jobEnded } = createBatchCounter({
+  const { view, completeIfDone } = createBatchCounter({
     batches,
     ...(deps.events ? { events: deps.events } : {}),
     onFault: deps.onFault,
@@ -305,8 +296,9 @@ export const createBatches = (deps: BatchDeps) => {
         throw quotaExceeded(plan, rendersUsed, command.items.length);
       }
       const batchId = newBatchId();
-      // Until each job is held in the queue: long enough for a thousand items on a loaded store,
-      // short enough that the sweeper soon settles a batch whose acceptance died.
+      // Until its consumer holds it: long enough for a thousand items on a loaded store, short
+      // enough that the sweeper soon cancels a batch whose acceptance died (or queues the jobs of
+      // an accepted batch that no consumer reached by then).
       const leaseUntil = clock.now().getTime() + ACCEPT_LEASE_FACTOR * leaseMs;
       // Stored beside the jobs' writes (a megabyte for a thousand invoices), once the items' keys
       // are settled. The API may only put orders: one whose batch is refused after all (a
@@ -356,6 +348,9 @@ export const createBatches = (deps: BatchDeps) => {
         await storing;
         const ended = (how: 'completed' | 'failed') =>
           replayed.filter(([, j]) => j.status === how).map(([, j]) => j.id);
+        // The acceptance: the last write before the 202, and the first that lets an item render
+        // (no message is sent before it). Refused when the sweeper found the jobs' acceptance
+        // lease run out first and cancelled the batch (a marker in its place): then it is undone.
         batch = await batches.create({
           id: batchId,
           account_id: principal.accountId,
@@ -383,20 +378,11 @@ export const createBatches = (deps: BatchDeps) => {
       try {
         await deps.queue.enqueue(jobs);
       } catch (e) {
-        // Not queued: the jobs fail and their units come back, so the batch ends (failed) at once.
-        deps.onFault('queueing a batch failed', e);
-        await inChunks(jobs, ACCEPT_CHUNK, async (job) => {
-          // Failed (its unit `refunding`), the unit back, then settled; counted on this batch here.
-          const failed = await deps.lifecycle.fail(job, month, FAULT, null, false);
-          if (!failed || isOpen(failed)) return; // left to the sweeper
-          await jobEnded(failed);
-        });
-        throw new ServiceError(
-          'INTERNAL_ERROR',
-          `Batch ${batchId} could not be queued; its render units were given back.`,
-          {
-            cause: e,
-          },
+        // Accepted all the same: a job whose message did not go is queued by the sweeper once its
+        // acceptance lease runs out (sweeper.ts), as after a kill here.
+        deps.onFault(
+          'queueing a batch failed; the sweeper queues its jobs once their acceptance lease runs out',
+          e,
         );
       }
       return view(batch);

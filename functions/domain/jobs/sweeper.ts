@@ -15,6 +15,12 @@
  * message is sent again and its lease renewed for the queue's wait (a message lost, a consumer
  * that died mid-render, a local stack killed mid-batch); with none left it fails as above.
  *
+ * A batch's job still being accepted (unit `reserving`) whose acceptance lease ran out is its
+ * batch's to decide (batches.ts): a batch that was accepted (its record exists) has the job queued
+ * (its message again, held under the queue's lease); a batch whose acceptance died is cancelled
+ * (a marker in its record's place, which refuses the acceptance's own write from then on) and its
+ * jobs fail as above, every unit given back by the month's reconciliation.
+ *
  * A job it fails is told of (`events`: its webhook endpoint's job.failed, its batch's count and
  * batch.completed) by the write that failed it: that write is conditional (fenced by the lease), so
  * of a sweeper and a consumer racing, or two passes, only the one that ended the job tells, as the
@@ -23,6 +29,7 @@
  */
 
 import { countJob, reconcileCounts, type UsageStore } from '../accounts/usage.js';
+import type { BatchStore } from '../batches/batch-counter.js';
 import type { Clock, MessageQueue } from '../common/ports.js';
 import { type RenderMessage, renderMessage } from '../renders/async-renders.js';
 import type { JobLifecycle } from './job-lifecycle.js';
@@ -35,13 +42,21 @@ export interface SweeperDeps {
    * Every write to a job (fenced by its lease), and telling JobEvents of a job this pass ended (its
    * webhook endpoint's job.failed, its batch's count and batch.completed).
    */
-  readonly lifecycle: Pick<JobLifecycle, 'requeueExpired' | 'interruptExpired' | 'settled' | 'ended'>;
+  readonly lifecycle: Pick<
+    JobLifecycle,
+    'requeueExpired' | 'interruptExpired' | 'settled' | 'ended' | 'hold'
+  >;
   readonly usage: UsageStore;
   readonly clock: Clock;
   readonly onFault: (message: string, error: unknown) => void;
   /** The render queue, to re-queue async jobs. Absent: they fail as sync ones do. */
   readonly renderQueue?: MessageQueue<RenderMessage>;
   readonly limits: { readonly asyncMaxAttempts: number };
+  /**
+   * A batch's jobs still being accepted (unit `reserving`) whose acceptance lease ran out: queued if
+   * their batch was accepted, else the batch is cancelled (batches.ts). Absent: they fail.
+   */
+  readonly batches?: Pick<BatchStore, 'cancel'>;
   /** Pending webhook deliveries long past due, queued again each pass. @default none */
   readonly overdueDeliveries?: { requeue(limit?: number): Promise<number> };
 }
@@ -67,6 +82,7 @@ export interface SweepReport {
 export type SweepDecision =
   | { readonly kind: 'skip' }
   | { readonly kind: 'requeue' }
+  | { readonly kind: 'accepting'; readonly month: string; readonly batchId: string }
   | { readonly kind: 'interrupt'; readonly month: string }
   | { readonly kind: 'reconcile'; readonly month: string };
 
@@ -77,6 +93,10 @@ export const decide = (job: Job | undefined, now: number, maxAttempts = 0): Swee
   // Queued (its unit held) with an attempt left: it goes back to the queue rather than failing.
   if (open && job.mode === 'async' && job.unit === 'held' && (job.attempts ?? 0) < maxAttempts) {
     return { kind: 'requeue' };
+  }
+  // A batch's job not yet queued: its batch decides (accepted: queued; never accepted: cancelled).
+  if (open && job.mode === 'async' && job.unit === 'reserving' && job.batch_id) {
+    return { kind: 'accepting', month: job.usage_month, batchId: job.batch_id };
   }
   return open ? { kind: 'interrupt', month: job.usage_month } : { kind: 'reconcile', month: job.usage_month };
 };
@@ -93,8 +113,42 @@ export const createSweeper = ({
   renderQueue,
   limits,
   overdueDeliveries,
+  batches,
 }: SweeperDeps) => {
   const maxAttempts = renderQueue ? limits.asyncMaxAttempts : 0;
+
+  /**
+   * Whether a batch's acceptance died (cancelled now if so), asked once per batch and pass. The
+   * answer is final: the marker refuses the acceptance's own write from then on.
+   */
+  const cancelledBatches = new Map<string, Promise<boolean>>();
+  const acceptanceDied = (job: Job): Promise<boolean> => {
+    if (!batches || !renderQueue || !job.batch_id) return Promise.resolve(true);
+    const key = `${job.account_id}\n${job.batch_id}`;
+    let known = cancelledBatches.get(key);
+    if (!known) {
+      known = batches.cancel(job.account_id, job.batch_id);
+      cancelledBatches.set(key, known);
+      known.catch(() => cancelledBatches.delete(key));
+    }
+    return known;
+  };
+
+  /**
+   * A job of an accepted batch still `reserving` (its consumer has not reached it within the
+   * acceptance lease, or its message was lost at a kill right after the acceptance): its message
+   * again, then held in the queue under the queue's lease. A duplicate is dropped at claim.
+   */
+  const queueAccepted = async (job: Job): Promise<boolean> => {
+    await renderQueue?.send(renderMessage(job), { groupId: job.account_id });
+    try {
+      await lifecycle.hold(job);
+      return true;
+    } catch (e) {
+      if ((e as Error | undefined)?.name === 'ConditionalCheckFailedException') return false; // taken meanwhile
+      throw e;
+    }
+  };
 
   /** The message first, then the lease: a job renewed without a message would wait a whole lease again. */
   const requeue = async (job: Job, now: number): Promise<boolean> => {
@@ -125,6 +179,11 @@ export const createSweeper = ({
     // An open one among them was failed by this pass already, unless it was created since: fail it now.
     for (const job of expired) {
       if (job.status === 'pending' || job.status === 'rendering') {
+        // A job of an accepted batch is queued, not failed; the month waits for its next pass.
+        if (decide(job, now, maxAttempts).kind === 'accepting' && !(await acceptanceDied(job))) {
+          await queueAccepted(job);
+          return false;
+        }
         if (!(await lifecycle.interruptExpired(job, now))) return false;
         await tellEnded({ accountId: job.account_id, jobId: job.id });
       }
@@ -142,6 +201,7 @@ export const createSweeper = ({
 
     async sweep(limit: number = SWEEP_BATCH): Promise<SweepReport> {
       const now = clock.now().getTime();
+      cancelledBatches.clear();
       const refs: OpenJobRef[] = await jobs.openBefore(now, limit);
       let interrupted = 0;
       let requeued = 0;
@@ -159,8 +219,15 @@ export const createSweeper = ({
             if (await requeue(job, now)) requeued++;
             continue;
           }
+          if (decision.kind === 'accepting' && !(await acceptanceDied(job))) {
+            if (await queueAccepted(job)) requeued++;
+            continue;
+          }
           // The job's status ends now, whatever its month's counters can be worked out to.
-          if (decision.kind === 'interrupt' && (await lifecycle.interruptExpired(job, now))) {
+          if (
+            (decision.kind === 'interrupt' || decision.kind === 'accepting') &&
+            (await lifecycle.interruptExpired(job, now))
+          ) {
             interrupted++;
             await tellEnded(ref);
           } else if (decision.kind === 'reconcile' && job.error?.code === 'PDF_RENDERING_INTERRUPTED') {

@@ -9,6 +9,8 @@
  * - The claim (pending, or rendering past its lease → rendering, `attempts + 1`) is a conditional
  *   write on the attempt read: two consumers never render the same attempt, and every later write
  *   of the holder (renew, complete, fail, requeue) is fenced by that attempt.
+ * - A batch's job arrives still `reserving`: its message was sent only once the batch was
+ *   accepted, so it is held here before its claim (batches.ts).
  * - A retryable failure (the renderer crashed or was unreachable, busy, a storage or service
  *   fault) puts the job back in the queue while attempts remain, with a backoff (`retry`); the
  *   last attempt fails it for good. Final failures (templating, limits, the page's timeout) fail
@@ -132,8 +134,19 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
 
     /** Renders the job a message names, at most once per attempt; throws only when nothing could be decided. */
     async handle(message: RenderMessage): Promise<WorkOutcome> {
-      const job = await jobs.get(message.account_id, message.job_id, true);
+      let job = await jobs.get(message.account_id, message.job_id, true);
       if (!job) return done('no such job');
+      // A batch's job is queued by its message: one is sent only once its batch was accepted
+      // (batches.ts), so the job is held here (the queue's lease) before it is claimed.
+      if (job.status === 'pending' && job.unit === 'reserving' && job.batch_id) {
+        try {
+          job = await lifecycle.hold(job);
+        } catch (e) {
+          if ((e as Error | undefined)?.name !== 'ConditionalCheckFailedException') throw e;
+          job = await jobs.get(message.account_id, message.job_id, true);
+          if (!job) return done('no such job');
+        }
+      }
       if (!isOpen(job)) return done(`already ${job.status}`, job);
       const now = clock.now().getTime();
       if (job.status === 'rendering' && (job.lease_until ?? 0) >= now)

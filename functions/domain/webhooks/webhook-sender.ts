@@ -6,6 +6,15 @@
  * up after a short timeout), appends the attempt to the delivery, and queues the next attempt with
  * exponential backoff while the retry window is open.
  *
+ * Isolated per endpoint (issue 38): one endpoint's slowness or silence costs only its own
+ * deliveries. Each message is its own consumer run (batch size 1, functions/consumers.ts): an
+ * attempt completes when its own POST does, not its group's slowest. And an endpoint has at most
+ * `sendSlots.cap` attempts in flight across every sender (send slots on its record, each held
+ * until its POST's timeout and a margin, so that a dead sender's slot frees itself): an attempt
+ * past the cap is not made now but queued again for when the first slot frees (`deferred`; not an
+ * attempt, nothing recorded), so a slow endpoint's backlog holds at most `cap` consumers while
+ * every other endpoint's messages go on.
+ *
  * At least once: messages may come twice. Each carries the attempt it is for, and an attempt is
  * recorded only on a delivery that has exactly the attempts before it (a conditional write), so a
  * duplicate is dropped; one whose attempt was recorded but whose next message may not have been
@@ -46,7 +55,7 @@ export interface WebhookResponse {
  * What a message came to: an attempt that succeeded, failed with another due (retrying) or failed
  * for good; a wait passed on (waiting); or nothing, its attempt already made (duplicate).
  */
-export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'waiting' | 'duplicate';
+export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed' | 'waiting' | 'duplicate' | 'deferred';
 
 /** Posts a webhook; never throws. */
 export type WebhookPost = (request: WebhookRequest) => Promise<WebhookResponse>;
@@ -59,7 +68,16 @@ export interface WebhookSenderDeps {
   readonly post: WebhookPost;
   readonly clock: Clock;
   readonly schedule: RetrySchedule;
+  /**
+   * The per-endpoint concurrency cap: `cap` attempts at once, a slot held `holdMs` at most (its
+   * sender died); an attempt refused a slot is tried again after `retryMs` (the POST's timeout:
+   * by then a slot was given back) or when the first slot's time runs out, if sooner.
+   */
+  readonly sendSlots: { readonly cap: number; readonly holdMs: number; readonly retryMs: number };
 }
+
+/** Attempts in flight to one endpoint at most, across every sender. */
+export const ENDPOINT_CONCURRENCY = 2;
 
 const delayUntil = (dueMs: number, nowMs: number): number =>
   Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((dueMs - nowMs) / 1000)));
@@ -116,16 +134,38 @@ export const createWebhookSender = (deps: WebhookSenderDeps) => {
         secretContext(endpoint.account_id, endpoint.id),
       );
       const signature = new Webhook(secret).sign(delivery.id, startedAt, delivery.payload);
-      response = await deps.post({
-        url: endpoint.url,
-        headers: {
-          'content-type': 'application/json',
-          'webhook-id': delivery.id,
-          'webhook-timestamp': String(Math.floor(startedAt.getTime() / 1000)),
-          'webhook-signature': signature,
-        },
-        body: delivery.payload,
+      const holder = `${delivery.id}#${number}`;
+      const nowMs = startedAt.getTime();
+      const slot = await deps.endpoints.takeSendSlot(endpoint.account_id, endpoint.id, {
+        holder,
+        cap: deps.sendSlots.cap,
+        nowMs,
+        untilMs: nowMs + deps.sendSlots.holdMs,
       });
+      if ('freeAtMs' in slot) {
+        // The endpoint has its share in flight: this attempt waits for a slot, in the queue.
+        const retryAt = Math.min(slot.freeAtMs, nowMs + deps.sendSlots.retryMs);
+        await queueNext(delivery, number, Math.max(retryAt, nowMs + 1000));
+        return 'deferred';
+      }
+      try {
+        response = await deps.post({
+          url: endpoint.url,
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': delivery.id,
+            'webhook-timestamp': String(Math.floor(nowMs / 1000)),
+            'webhook-signature': signature,
+          },
+          body: delivery.payload,
+        });
+      } finally {
+        await deps.endpoints
+          .releaseSendSlot(endpoint.account_id, endpoint.id, slot.slot, holder)
+          .catch(() => {
+            // Frees itself once its time ran out.
+          });
+      }
     }
     const ok = succeeded(response.status);
     const record: DeliveryAttempt = {

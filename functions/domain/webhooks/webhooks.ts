@@ -40,7 +40,22 @@ export interface WebhookStore {
   list(accountId: string): Promise<StoredWebhookEndpoint[]>;
   /** Deletes it; the endpoint as it was, or undefined when the account has none such. */
   delete(accountId: string, webhookId: string): Promise<StoredWebhookEndpoint | undefined>;
+  /**
+   * The endpoint's concurrency cap, shared by every sender (webhook-sender.ts): takes one of its
+   * `cap` send slots for `holder` until `untilMs` (a slot whose time ran out, its sender dead, is
+   * free again): the slot taken, or when the first one frees (epoch ms) when all are held.
+   */
+  takeSendSlot(
+    accountId: string,
+    webhookId: string,
+    o: { readonly holder: string; readonly cap: number; readonly nowMs: number; readonly untilMs: number },
+  ): Promise<SendSlot>;
+  /** Gives slot `slot` back if `holder` still holds it. */
+  releaseSendSlot(accountId: string, webhookId: string, slot: number, holder: string): Promise<void>;
 }
+
+/** A send slot of an endpoint: taken (its number), or all held until `freeAtMs` at the soonest. */
+export type SendSlot = { readonly slot: number } | { readonly freeAtMs: number };
 
 /** Seals secrets at rest (AES-256-GCM), bound to what they belong to (`context`). */
 export interface SecretBox {

@@ -11,7 +11,7 @@ import type { BatchCommand, BatchItem } from '../../../functions/domain/batches/
 import { ServiceError } from '../../../functions/domain/common/errors.js';
 import { newWebhookId } from '../../../functions/domain/common/ids.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
-import { batches, renderWorker } from '../../../functions/services.js';
+import { batches, renderWorker, sweeper } from '../../../functions/services.js';
 import { parseTemplateData } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
@@ -82,17 +82,18 @@ const work = async () => {
 };
 
 describe('a batch', () => {
-  it('is accepted whole: every item a pending job held in the queue, its units held, one order, one message each', async () => {
+  it('is accepted whole: every item a pending job, its units held, one order, one message each; its consumer holds each job in the queue', async () => {
     m = memoryServices();
     const ada = caller();
     const view = await m.services.get(batches).create(ada, batchOf(three()));
     expect(view.batch).toMatchObject({ status: 'processing', total: 3, completed: 0, failed: 0 });
     expect(view.counts).toEqual({ pending: 3, rendering: 0, completed: 0, failed: 0 });
     const jobs = await m.batchStore.jobs(ada.accountId, view.batch.id, { limit: 10, offset: 0 });
+    // Accepted by the batch's record, the last write: a job is held in the queue by its consumer.
     expect(jobs.map((j) => [j.status, j.unit, j.batch_item])).toEqual([
-      ['pending', 'held', 0],
-      ['pending', 'held', 1],
-      ['pending', 'held', 2],
+      ['pending', 'reserving', 0],
+      ['pending', 'reserving', 1],
+      ['pending', 'reserving', 2],
     ]);
     // Quota units, not running renders: the plan's concurrency (2) neither refuses nor counts them.
     expect(await m.ledger(ada.accountId)).toMatchObject({ rendersUsed: 3, inFlight: 0 });
@@ -211,28 +212,32 @@ describe('a batch', () => {
     expect(await m.ledger(ada.accountId)).toMatchObject({ open: 0, completed: 3, rendersUsed: 3 });
   });
 
-  it('fails every job and gives every unit back when its messages cannot be sent; the batch ends', async () => {
+  it('is accepted when its messages cannot be sent: the sweeper queues its jobs once their acceptance lease ran out, and they render', async () => {
     m = memoryServices();
     const ada = caller();
     vi.spyOn(m.renderQueue as Required<typeof m.renderQueue>, 'sendMany').mockRejectedValueOnce(
       new Error('SQS is unreachable'),
     );
     const use = m.services.get(batches);
-    const e = await failure(use.create(ada, batchOf(three())));
-    expect(e.code).toBe('INTERNAL_ERROR');
-    expect(e.message).toContain('its render units were given back');
+    const view = await use.create(ada, batchOf(three()));
+    expect(view.batch).toMatchObject({ status: 'processing', total: 3 });
+    expect(m.faults.map((f) => f.message)).toEqual([
+      'queueing a batch failed; the sweeper queues its jobs once their acceptance lease runs out',
+    ]);
+    expect(m.renderQueue.messages()).toEqual([]);
+    expect(await m.ledger(ada.accountId)).toMatchObject({ open: 3, rendersUsed: 3, inFlight: 0 });
+    // Within its acceptance lease the sweeper leaves them; past it, it queues them (10 job leases).
+    expect(await m.services.get(sweeper).sweep()).toMatchObject({ requeued: 0, interrupted: 0 });
+    m.clock.advance(10 * m.settings.jobLeaseSeconds * 1000 + 1);
+    expect(await m.services.get(sweeper).sweep()).toMatchObject({ requeued: 3, interrupted: 0 });
+    expect(await work()).toEqual(['completed', 'completed', 'completed']);
+    expect((await use.get(ada, view.batch.id)).batch).toMatchObject({ status: 'completed', completed: 3 });
     expect(await m.ledger(ada.accountId)).toMatchObject({
       open: 0,
-      failed: 3,
+      completed: 3,
+      rendersUsed: 3,
       unsettled: 0,
-      rendersUsed: 0,
-      inFlight: 0,
     });
-    const [listed] = await use.list(ada, { limit: 10, offset: 0 });
-    expect(listed?.batch).toMatchObject({ status: 'completed', completed: 0, failed: 3 });
-    expect(listed?.counts).toEqual({ pending: 0, rendering: 0, completed: 0, failed: 3 });
-    expect(m.faults.map((f) => f.message)).toEqual(['queueing a batch failed']);
-    expect(m.renderQueue.messages()).toEqual([]);
   });
 
   it('undoes its acceptance when holding its units fails by a fault: no job, no unit, its keys free for the retry', async () => {

@@ -62,6 +62,7 @@ const setup = (maxEndpoints = 10, start = '2026-11-28T10:00:00.000Z') => {
     post: createWebhookClient({ timeoutMs: 2000, allowHosts, lookup }),
     clock,
     schedule: { firstRetrySeconds: 10, windowSeconds: 30 },
+    sendSlots: { cap: 2, holdMs: 17_000, retryMs: 2000 },
   });
   /** Hands every message due now to the sender; the outcomes. */
   const consume = async (): Promise<AttemptOutcome[]> => {
@@ -232,5 +233,55 @@ describe('webhook deliveries', () => {
     expect(await Promise.all(sweepers.map((s) => s.requeue()))).toEqual(expect.arrayContaining([0, 1]));
     expect(queue.messages()).toHaveLength(1);
     expect(await consume()).toEqual(['succeeded']);
+  });
+});
+
+describe('webhook delivery isolated per endpoint (issue 38)', () => {
+  it('a silent endpoint holds at most its cap of attempts; one past it is deferred, not lost; another account’s message completes meanwhile', async () => {
+    const { management, sender, queue, deliveries, clock } = setup();
+    const BOB: Principal = { ...ADA, accountId: 'acct-bob' };
+    const silent = await management.create(ADA, {
+      url: receiver.url('/slow/cap'),
+      description: null,
+      events: null,
+    });
+    const healthy = await management.create(BOB, {
+      url: receiver.url('/ok/beside'),
+      description: null,
+      events: null,
+    });
+    const tests = [];
+    for (let i = 0; i < 3; i++) tests.push(await management.test(ADA, silent.id));
+    const adas = queue.drain();
+    await management.test(BOB, healthy.id);
+    const [bobs] = queue.drain();
+    expect(adas).toHaveLength(3);
+
+    // Senders take Ada's three messages at once, then Bob's.
+    const ended: string[] = [];
+    const handled = adas.map((m, i) =>
+      sender.handle(m).then((outcome) => {
+        ended.push(`ada ${i}: ${outcome}`);
+        return outcome;
+      }),
+    );
+    // Two are in flight to the silent endpoint: the third is refused a slot at once, queued again.
+    expect(await handled[2]).toBe('deferred');
+    expect(await sender.handle(bobs as WebhookMessage)).toBe('succeeded');
+    // Bob's delivery completed while Ada's two attempts still wait on the silent receiver.
+    expect(ended).toEqual(['ada 2: deferred']);
+    expect(receiver.received.filter((r) => r.path === '/ok/beside')).toHaveLength(1);
+    expect(await Promise.all(handled.slice(0, 2))).toEqual(['retrying', 'retrying']);
+
+    // The deferred attempt was not made (nothing recorded) and waits in the queue for a slot.
+    const thirdId = tests[2]?.id as string;
+    expect((await deliveries.get(ADA.accountId, silent.id, thirdId))?.attempts).toEqual([]);
+    clock.advance(2000);
+    const again = queue.drain().filter((m) => m.delivery_id === thirdId);
+    expect(again.map((m) => m.attempt)).toEqual([1]);
+    expect(await sender.handle(again[0] as WebhookMessage)).toBe('retrying');
+    expect((await deliveries.get(ADA.accountId, silent.id, thirdId))?.attempts.map((t) => t.attempt)).toEqual(
+      [1],
+    );
   });
 });
