@@ -2,9 +2,9 @@
  * The service's use cases built by the composition root (functions/services.ts, createServices)
  * on the memory parts (functions/adapters/memory, each held to its port's contract in
  * test/contract): one memory table for the stores that share DynamoDB's, the memory bucket (with
- * its assembler and archiver), the
- * render and webhook queues in memory, the memory renderer (or one a test hands in), and a test
- * clock. The graph is the one every function builds; only what sits behind the ports differs.
+ * its assembler and archiver), the render and webhook queues in memory, the memory renderer (or
+ * one a test hands in), the memory e-invoice checker, and a test clock. The graph is the one every
+ * function builds; only what sits behind the ports differs.
  *
  *   const m = memoryServices();
  *   afterEach(() => m.close());
@@ -16,6 +16,7 @@ import { createMemoryApiKeyStore } from '../../functions/adapters/memory/api-key
 import { createMemoryBatchArchiver } from '../../functions/adapters/memory/batch-archive.js';
 import { createMemoryBatchWrites } from '../../functions/adapters/memory/batch-writes.js';
 import { createMemoryBatchStore } from '../../functions/adapters/memory/batches.js';
+import { createMemoryEInvoiceChecker } from '../../functions/adapters/memory/e-invoice.js';
 import { createMemoryIdempotencyStore } from '../../functions/adapters/memory/idempotency.js';
 import { createMemoryJobStore } from '../../functions/adapters/memory/jobs.js';
 import { createMemoryBatchOrders, createMemoryRenderOrders } from '../../functions/adapters/memory/orders.js';
@@ -117,6 +118,8 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     {
       renderer,
       webhookQueue,
+      // Build and XSD, no schematron: rules_checked 0 (the real checker's contract, test/contract).
+      eInvoices: createMemoryEInvoiceChecker(),
       ...(options.webhookLookup ? { webhookLookup: options.webhookLookup } : {}),
       stores,
       clock,
