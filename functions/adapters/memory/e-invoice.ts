@@ -9,13 +9,16 @@
  * holds it and the real checker to the same cases, the business rules to the real one alone.
  */
 import { buildCii } from '../../core/e-invoice/build.js';
-import { structuralFailures } from '../../core/e-invoice/check.js';
 import type { EInvoiceChecker } from '../../domain/renders/e-invoice.js';
+
+/** libxml2 in WebAssembly and the artefacts, loaded on the first check (not by every importer). */
+let checking: Promise<typeof import('../../core/e-invoice/check.js')> | undefined;
 
 export const createMemoryEInvoiceChecker = (): EInvoiceChecker => ({
   build: buildCii,
   async check(xml, profile) {
-    const failures = await structuralFailures(xml, profile);
+    checking ??= import('../../core/e-invoice/check.js');
+    const failures = await (await checking).structuralFailures(xml, profile);
     return failures.length > 0
       ? { valid: false, rulesChecked: 0, failures }
       : { valid: true, rulesChecked: 0 };
