@@ -46,6 +46,7 @@ import type { UsageStore } from './domain/accounts/usage.js';
 import { createUsageReport } from './domain/accounts/usage-report.js';
 import type { BatchWrites } from './domain/batches/batch-acceptance.js';
 import {
+  type BatchArchiver,
   type BatchOutputMessage,
   completionEvents,
   createBatchOutputs,
@@ -63,7 +64,7 @@ import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
 import { type Job, type JobStore, type JobView, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
 import { createSweeper } from './domain/jobs/sweeper.js';
-import { createMerges } from './domain/merges/merges.js';
+import { createMerges, type PdfAssembler } from './domain/merges/merges.js';
 import { createAsyncRenders, type RenderMessage, type RenderOrders } from './domain/renders/async-renders.js';
 import type { EInvoiceChecker } from './domain/renders/e-invoice.js';
 import type { IdempotencyStore } from './domain/renders/idempotency.js';
@@ -132,6 +133,10 @@ export interface StoreParts {
   readonly batchOrders: BatchOrders;
   readonly renderQueue: MessageQueue<RenderMessage>;
   readonly batchOutputQueue: MessageQueue<BatchOutputMessage>;
+  /** Merges and batches' merged PDFs, read from and written to the bucket. */
+  readonly assembler: PdfAssembler;
+  /** Batches' ZIPs, read from and written to the bucket. */
+  readonly archiver: BatchArchiver;
 }
 
 /**
@@ -383,6 +388,11 @@ const batchOutputUrls = (s: Services) => {
   };
 };
 
+/** The bucket's merges (merges, batches' merged PDFs) and ZIPs (batches). */
+const assembler = (s: Services) =>
+  part(s, 'assembler', () => createS3PdfAssembler(s.get(s3), bucketName(s), s.onFault));
+const archiver = (s: Services) => part(s, 'archiver', () => createS3BatchArchiver(s.get(s3), bucketName(s)));
+
 // The job lifecycle: every write to a job, and what a job that ends tells.
 const lifecycleOf = (s: Services, deletesBatchOrders: boolean) =>
   createJobLifecycle({
@@ -530,7 +540,7 @@ export const merges = (s: Services) =>
     lifecycle: s.get(lifecycle),
     pdfJobs: s.get(pdfJobs),
     render: renderCallWith(s, s.get(storage)),
-    assembler: createS3PdfAssembler(s.get(s3), bucketName(s), logFault),
+    assembler: s.get(assembler),
     present: s.get(presentJob),
     clock: s.clock,
     ...plansOf(s),
@@ -542,18 +552,18 @@ export const merges = (s: Services) =>
  */
 export const batchOutputBuilder = (s: Services) => {
   // Its counts only: the batch completed already, this counter completes nothing.
-  const counter = createBatchCounter({ batches: s.get(batchStore), onFault: logFault });
+  const counter = createBatchCounter({ batches: s.get(batchStore), onFault: s.onFault });
   const urls = s.get(batchOutputUrls);
   return createBatchOutputs({
     batches: s.get(batchStore),
     getJobs: (accountId, ids) => s.get(batchWrites).getJobs(accountId, ids),
     orders: s.get(batchOrders),
-    assembler: createS3PdfAssembler(s.get(s3), bucketName(s), logFault),
-    archiver: createS3BatchArchiver(s.get(s3), bucketName(s)),
+    assembler: s.get(assembler),
+    archiver: s.get(archiver),
     events: s.get(batchEvents),
     view: async (batch) => ({ ...(await counter.view(batch)), outputUrls: await urls(batch) }),
     now: () => s.clock.now(),
     limits: s.settings,
-    onFault: logFault,
+    onFault: s.onFault,
   });
 };

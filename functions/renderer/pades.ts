@@ -40,15 +40,10 @@ import {
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
 
-/** What signs: a certificate chain and the private key's signature over some bytes (a port). */
-export interface Signer {
-  /** DER certificates, the signer's first, then its issuers. */
-  readonly certificates: readonly Uint8Array[];
-  /** RSA (PKCS#1 v1.5) or ECDSA, with SHA-256. */
-  readonly algorithm: 'RSA' | 'ECDSA';
-  /** The signature of `data` (SHA-256 hashed by the signer, as KMS's RAW messages are). */
-  sign(data: Uint8Array): Promise<Uint8Array>;
-}
+import type { Signer } from '../domain/renders/signer.js';
+
+/** What signs: the port (domain/renders/signer.ts). */
+export type { Signer };
 
 /** A signer over a key held in memory: an uploaded PEM key and its certificate chain. */
 export const pemSigner = (privateKeyPem: string, certificateChainPem: string): Signer => {

@@ -85,6 +85,23 @@ export const resolveEnvironment = (
   return env;
 };
 
+/**
+ * The API-key secret's local stand-in for a bundled function that reads it (the API functions,
+ * the webhook sender, the render worker): its template names a Secrets Manager secret
+ * (API_KEY_SECRET_ID, a reference no Secrets Manager here resolves), so the reference stands in
+ * as '' and the local stack's own secret is given beside it as API_KEY_SECRET, which a function
+ * takes in place of the ID (functions/core/config.ts). `standIns` go to resolveEnvironment,
+ * `environment` beside what it resolves.
+ */
+export const apiKeySecretStandIn = (localEnv: Readonly<Record<string, string | undefined>>) => {
+  const secret = localEnv.API_KEY_SECRET;
+  if (!secret) throw new Error('the local stack has no API_KEY_SECRET to stand in for the secret');
+  return {
+    standIns: { API_KEY_SECRET_ID: '' },
+    environment: { API_KEY_SECRET: secret },
+  } as const;
+};
+
 /** The Lambda Node.js runtime, small: init once, then one invocation at a time over Invoke. */
 const RUNTIME_SOURCE = String.raw`
 import { randomBytes, randomUUID } from 'node:crypto';

@@ -1,9 +1,10 @@
 /**
  * The service's use cases built by the composition root (functions/services.ts, createServices)
  * on the memory parts (functions/adapters/memory, each held to its port's contract in
- * test/contract): one memory table for the stores that share DynamoDB's, the memory bucket, the
- * render and webhook queues in memory, the memory renderer (or one a test hands in), and a test
- * clock. The graph is the one every function builds; only what sits behind the ports differs.
+ * test/contract): one memory table for the stores that share DynamoDB's, the memory bucket (with
+ * its assembler and archiver), the render and webhook queues in memory, the memory renderer (or
+ * one a test hands in), the memory e-invoice checker, and a test clock. The graph is the one every
+ * function builds; only what sits behind the ports differs.
  *
  *   const m = memoryServices();
  *   afterEach(() => m.close());
@@ -12,11 +13,14 @@
  */
 import { createMemoryAccountStore } from '../../functions/adapters/memory/accounts.js';
 import { createMemoryApiKeyStore } from '../../functions/adapters/memory/api-keys.js';
+import { createMemoryBatchArchiver } from '../../functions/adapters/memory/batch-archive.js';
 import { createMemoryBatchWrites } from '../../functions/adapters/memory/batch-writes.js';
 import { createMemoryBatchStore } from '../../functions/adapters/memory/batches.js';
+import { createMemoryEInvoiceChecker } from '../../functions/adapters/memory/e-invoice.js';
 import { createMemoryIdempotencyStore } from '../../functions/adapters/memory/idempotency.js';
 import { createMemoryJobStore } from '../../functions/adapters/memory/jobs.js';
 import { createMemoryBatchOrders, createMemoryRenderOrders } from '../../functions/adapters/memory/orders.js';
+import { createMemoryPdfAssembler } from '../../functions/adapters/memory/pdf-assembly.js';
 import { createMemoryPdfStorage } from '../../functions/adapters/memory/pdf-storage.js';
 import { createMemoryQueue } from '../../functions/adapters/memory/queue.js';
 import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
@@ -59,6 +63,14 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
   const settings: Settings = { ...checkSettings({}), ...options.settings };
   const table = createMemoryTable();
   const retention = { recordRetentionSeconds: jobRecordRetentionSeconds(settings.pdfRetentionDays) };
+  /** What the service logged as faults it carried on from, in order. */
+  const faults: { message: string; error: unknown }[] = [];
+  const onFault = (message: string, error: unknown) => faults.push({ message, error });
+  const storage = createMemoryPdfStorage({
+    downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds,
+    uploadUrlTtlSeconds: Math.ceil(settings.asyncRenderBudgetMs / 1000) + 300,
+    clock,
+  });
   const stores = {
     accounts: createMemoryAccountStore(clock),
     apiKeys: createMemoryApiKeyStore(clock),
@@ -70,15 +82,13 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     batchWrites: createMemoryBatchWrites(clock, retention, table),
     endpoints: createMemoryWebhookStore(),
     deliveries: createMemoryWebhookDeliveryStore(clock),
-    storage: createMemoryPdfStorage({
-      downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds,
-      uploadUrlTtlSeconds: Math.ceil(settings.asyncRenderBudgetMs / 1000) + 300,
-      clock,
-    }),
+    storage,
     renderOrders: createMemoryRenderOrders(),
     batchOrders: createMemoryBatchOrders(),
     renderQueue: createMemoryQueue<RenderMessage>({ name: 'renders', clock }),
     batchOutputQueue: createMemoryQueue<BatchOutputMessage>({ name: 'batch-outputs', clock }),
+    assembler: createMemoryPdfAssembler(storage, onFault, clock),
+    archiver: createMemoryBatchArchiver(storage),
   };
   const webhookQueue = createMemoryQueue<WebhookMessage>({ name: 'webhooks', clock });
   const config: ResourceConfig = {
@@ -103,17 +113,17 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     batchOutputQueueUrl: undefined,
   };
   const renderer = options.renderer ?? createMemoryRenderer();
-  /** What the service logged as faults it carried on from, in order. */
-  const faults: { message: string; error: unknown }[] = [];
   const services = createServices(
     config,
     {
       renderer,
       webhookQueue,
+      // Build and XSD, no schematron: rules_checked 0 (the real checker's contract, test/contract).
+      eInvoices: createMemoryEInvoiceChecker(),
       ...(options.webhookLookup ? { webhookLookup: options.webhookLookup } : {}),
       stores,
       clock,
-      onFault: (message, error) => faults.push({ message, error }),
+      onFault,
     },
     webhookPayloads,
   );

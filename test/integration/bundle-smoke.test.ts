@@ -36,6 +36,7 @@ import { multilingualHtml, SCRIPT_SAMPLES } from '../fixtures/multilingual.js';
 import { waitForJob } from '../helpers/async-jobs.js';
 import { synthBundled } from '../helpers/bundled-synth.js';
 import {
+  apiKeySecretStandIn,
   type BundledFunction,
   bundledFunction,
   type LambdaProcess,
@@ -50,13 +51,7 @@ import { pdfdetachList, pdfinfoMeta } from '../helpers/pdf-readers.js';
 import { listenOnFreePort } from '../helpers/render-fixtures.js';
 
 /** Variables that exist only locally: where the emulators and the local token issuer's keys are. */
-const LOCAL_ONLY = [
-  'DYNAMODB_ENDPOINT',
-  'S3_ENDPOINT',
-  'AWS_ENDPOINT_URL_SQS',
-  'LOCAL_JWKS_FILE',
-  'API_KEY_SECRET',
-] as const;
+const LOCAL_ONLY = ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'LOCAL_JWKS_FILE'] as const;
 
 /** Stands in for the dashboard distribution's URL in the fallback's environment. */
 const SMOKE_DASHBOARD_URL = 'https://dashboard.smoke.example/';
@@ -121,15 +116,17 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     );
     processes.set('renderer', renderer);
     const localOnly = Object.fromEntries(LOCAL_ONLY.map((name) => [name, local.handlerEnv[name] as string]));
+    // No Secrets Manager here: the local stack's API-key secret stands in for the API functions,
+    // the webhook sender and the render worker (it unseals a protection's passwords in orders).
+    const secret = apiKeySecretStandIn(local.handlerEnv);
     await Promise.all(
       [...s.stack.api.functions].map(async ([resource, fn]) => {
         const started = await start(
           `pdf-render-service-${resource}`,
           bundledFunction(s, fn),
           {
-            // No Secrets Manager here: the local stack's API_KEY_SECRET (passed below) stands in.
-            API_KEY_SECRET_ID: '',
             ...local.handlerEnv,
+            ...secret.standIns,
             RENDERER_FUNCTION_NAME: renderer.functionName,
             WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN,
             // The distribution's URL, which the fallback redirects `/` to.
@@ -137,6 +134,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
           },
           {
             ...localOnly,
+            ...secret.environment,
             LAMBDA_ENDPOINT: renderer.endpoint,
             POWERTOOLS_LOG_LEVEL: 'ERROR',
             WEBHOOK_EGRESS_ALLOW_HOSTS: receiverHost,
@@ -167,10 +165,10 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
       await start(
         'pdf-render-service-webhook-sender',
         bundledFunction(s, s.stack.consumer(webhookSender.name).function),
-        { ...local.handlerEnv, API_KEY_SECRET_ID: '', WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN },
+        { ...local.handlerEnv, ...secret.standIns, WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN },
         {
           DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT,
-          API_KEY_SECRET: localOnly.API_KEY_SECRET,
+          ...secret.environment,
           WEBHOOK_EGRESS_ALLOW_HOSTS: receiverHost,
           POWERTOOLS_LOG_LEVEL: 'ERROR',
         },
@@ -189,16 +187,15 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const worker = await start(
       'pdf-render-service-render-worker',
       bundledFunction(s, s.stack.consumer(renderWorker.name).function),
-      // No job here names a webhook endpoint: the webhook queue's URL is a stand-in. The API-key
-      // secret unseals a protection's passwords in orders: the local stack's stands in.
+      // No job here names a webhook endpoint: the webhook queue's URL is a stand-in.
       {
         ...local.handlerEnv,
-        API_KEY_SECRET_ID: '',
+        ...secret.standIns,
         WEBHOOK_QUEUE_URL: WEBHOOK_QUEUE_STAND_IN,
         RENDERER_FUNCTION_NAME: asyncRenderer.functionName,
       },
       {
-        API_KEY_SECRET: localOnly.API_KEY_SECRET,
+        ...secret.environment,
         DYNAMODB_ENDPOINT: localOnly.DYNAMODB_ENDPOINT,
         S3_ENDPOINT: localOnly.S3_ENDPOINT,
         AWS_ENDPOINT_URL_SQS: localOnly.AWS_ENDPOINT_URL_SQS,

@@ -49,6 +49,7 @@ import { validInvoice } from '../fixtures/e-invoice.js';
 import { waitForJob } from '../helpers/async-jobs.js';
 import { synthBundled } from '../helpers/bundled-synth.js';
 import {
+  apiKeySecretStandIn,
   type BundledFunction,
   bundledFunction,
   type LambdaProcess,
@@ -462,11 +463,11 @@ describe.skipIf(!sandboxed)(
           // secret (it unseals a protection's passwords in orders): the local stack's stands in.
           ...resolveEnvironment(worker, {
             ...local.handlerEnv,
-            API_KEY_SECRET_ID: '',
+            ...apiKeySecretStandIn(local.handlerEnv).standIns,
             WEBHOOK_QUEUE_URL: 'http://127.0.0.1:9/000000000000/webhooks',
             RENDERER_FUNCTION_NAME: rendererProcess.functionName,
           }),
-          API_KEY_SECRET: local.handlerEnv.API_KEY_SECRET as string,
+          ...apiKeySecretStandIn(local.handlerEnv).environment,
           DYNAMODB_ENDPOINT: local.dynamoDbEndpoint,
           S3_ENDPOINT: local.s3Endpoint,
           AWS_ENDPOINT_URL_SQS: local.sqsEndpoint,

@@ -3,14 +3,14 @@
  * paging, usage counters, idempotency claims, and the two steps of a render (accept, execute)
  * each on its own.
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createIdempotencyStore } from '../../functions/adapters/dynamodb/idempotency.js';
 import { createJobStore } from '../../functions/adapters/dynamodb/jobs.js';
 import { createTemplateStore } from '../../functions/adapters/dynamodb/templates.js';
 import { createUsageStore } from '../../functions/adapters/dynamodb/usage.js';
-import { createS3PdfStorage } from '../../functions/adapters/s3/pdf-storage.js';
+import { createMemoryPdfStorage } from '../../functions/adapters/memory/pdf-storage.js';
+import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
 import type { Renderer } from '../../functions/domain/common/ports.js';
 import type { Principal } from '../../functions/domain/common/principal.js';
 import { createJobLifecycle } from '../../functions/domain/jobs/job-lifecycle.js';
@@ -264,16 +264,14 @@ describe('a render in two steps', () => {
     maxPdfBytes: 1000,
     maxPdfPages: 10,
   };
+  // The memory bucket (held to the storage contract with S3's, test/contract): what is rendered is stored.
+  const bucket = createMemoryPdfStorage({ downloadUrlTtlSeconds: 900, uploadUrlTtlSeconds: 60, clock });
+  afterAll(() => bucket.close());
   const pdfJobs = (renderer: Renderer, db: DynamoDBDocumentClient = table.db) => {
     const jobs = createJobStore(db, table.name, clock, RECORD_RETENTION);
     const usage = createUsageStore(db, table.name, clock);
     const templates = createTemplateStore(db, table.name, clock);
-    // Signing needs no network: an S3 client that nothing ever reaches.
-    const storage = createS3PdfStorage(
-      new S3Client({ region: 'us-east-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } }),
-      'bucket',
-      { downloadUrlTtlSeconds: 900, uploadUrlTtlSeconds: 60 },
-    );
+    const storage = bucket;
     const onFault = () => {};
     return createPdfJobs({
       jobs,
@@ -324,10 +322,7 @@ describe('a render in two steps', () => {
         }
       },
     } as unknown as DynamoDBDocumentClient;
-    const rendered: Renderer = {
-      render: async () => ({ ok: true, fileSizeBytes: 100, pageCount: 1, renderDurationMs: 5 }),
-    };
-    const jobsOf = pdfJobs(rendered, observed);
+    const jobsOf = pdfJobs(createMemoryRenderer(), observed);
     const sk = (call: (typeof calls)[number]) =>
       String((call.input.Key as Record<string, unknown>)?.SK ?? '');
     const sideBySide = (a: (typeof calls)[number], b: (typeof calls)[number]) =>
@@ -364,12 +359,18 @@ describe('a render in two steps', () => {
       (c) => sk(c).startsWith('IDEMPOTENCY#') && c.input.UpdateExpression !== undefined,
     );
     expect(totals && answer && sideBySide(totals, answer)).toBe(true);
-    // Counted once, and the answer replays the job.
+    // Counted once, with the stored PDF's size and the render's time; the answer replays the job.
+    const stored = bucket.object(job.job.object_key)?.body;
+    expect(stored && Buffer.from(stored).subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    const recorded = await createJobStore(table.db, table.name, clock, RECORD_RETENTION).get(
+      keyed.accountId,
+      job.job.id,
+    );
     const usage = createUsageStore(table.db, table.name, clock);
     expect(await usage.readMonth(keyed.accountId, clock.now().toISOString().slice(0, 7))).toEqual({
       rendersUsed: 1,
-      pdfBytes: 100,
-      renderMs: 5,
+      pdfBytes: stored?.byteLength,
+      renderMs: recorded?.render_duration_ms,
     });
     const replayed = await jobsOf.create(keyed, withKey);
     expect(replayed).toMatchObject({ replayed: true, job: { job: { id: job.job.id } } });

@@ -36,6 +36,8 @@ export interface MemoryPdfStorage extends PdfStorage {
   object(objectKey: string): StoredObject | undefined;
   /** Keys stored, sorted. */
   keys(): string[];
+  /** Stores an object as PutObject does (what the assembler and the archiver write). */
+  putObject(objectKey: string, body: Uint8Array, contentType: string): void;
   /** Removes an object, as a lifecycle rule or an operator would. */
   deleteObject(objectKey: string): void;
   /** Stops serving links. */
@@ -151,6 +153,9 @@ export const createMemoryPdfStorage = (options: MemoryPdfStorageOptions): Memory
     },
     object: (objectKey) => objects.get(objectKey),
     keys: () => [...objects.keys()].sort(),
+    putObject(objectKey, body, contentType) {
+      objects.set(objectKey, { body, contentType });
+    },
     deleteObject(objectKey) {
       objects.delete(objectKey);
     },

@@ -1,101 +1,50 @@
 /**
- * The merge use case (domain/merges/merges.ts) on fakes: the memory job, usage, template and
- * idempotency stores, the memory renderer and storage (each passing its port's contract,
- * test/contract), the real PDF merge (pdf-lib) as the assembler over the memory bucket, and the
- * real job lifecycle. What it charges and gives back when a part fails; the PDFs are read with
- * pdfjs here and with poppler over HTTP (test/integration/merges.test.ts).
+ * The merge use case (domain/merges/merges.ts) as the composition root builds it
+ * (functions/services.ts), on the memory parts (test/helpers/memory-services.ts: the memory
+ * stores, renderer and bucket, and the memory assembler, the S3 one's work on the memory bucket,
+ * each passing its port's contract in test/contract) with the real job lifecycle. What it charges
+ * and gives back when a part or the assembly fails; the PDFs are read with pdfjs here and with
+ * poppler over HTTP (test/integration/merges.test.ts).
  */
-import { describe, expect, it } from 'vitest';
-import { createMemoryIdempotencyStore } from '../../../functions/adapters/memory/idempotency.js';
-import { createMemoryJobStore } from '../../../functions/adapters/memory/jobs.js';
-import { createMemoryPdfStorage } from '../../../functions/adapters/memory/pdf-storage.js';
-import { createMemoryRenderer } from '../../../functions/adapters/memory/renderer.js';
-import { createMemoryTemplateStore } from '../../../functions/adapters/memory/templates.js';
-import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
-import { mergePdfs } from '../../../functions/adapters/pdf/merge-pdfs.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../functions/domain/common/errors.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
-import { createJobLifecycle } from '../../../functions/domain/jobs/job-lifecycle.js';
-import { createJobPresenter } from '../../../functions/domain/jobs/job-view.js';
-import {
-  createMerges,
-  type MergeCommand,
-  type PdfAssembler,
-  pageNumberings,
-} from '../../../functions/domain/merges/merges.js';
-import { createPdfJobs } from '../../../functions/domain/renders/pdf-jobs.js';
-import { createRenderCall } from '../../../functions/domain/renders/render-call.js';
+import { type MergeCommand, pageNumberings } from '../../../functions/domain/merges/merges.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
-import { createTemplateResolver } from '../../../functions/domain/templates/render-template.js';
+import { merges as mergesOf, pdfJobs as pdfJobsOf } from '../../../functions/services.js';
 import { checkSettings } from '../../../functions/settings.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
-import { templateParser } from '../../../functions/templating/parse-pool.js';
-import { testClock } from '../../helpers/dynalite.js';
+import { type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 import { readPdf } from '../../helpers/pdf.js';
 
-const setup = (monthlyRenders = 10) => {
-  const clock = testClock(new Date().toISOString());
-  const jobs = createMemoryJobStore(clock, { recordRetentionSeconds: 60 * 86_400 });
-  const usage = createMemoryUsageStore(clock);
-  const storage = createMemoryPdfStorage({ downloadUrlTtlSeconds: 900, uploadUrlTtlSeconds: 60, clock });
-  const templates = createMemoryTemplateStore(clock);
-  const onFault = () => {};
-  const limits = {
-    ...checkSettings({}),
-    maxRenderedHtmlBytes: 100_000,
-    maxPdfBytes: 1_000_000,
-    maxPdfPages: 50,
-  };
-  const plans = { free: { monthlyRenders, rendersPerMinute: 100, concurrentRenders: 5 } };
-  const lifecycle = createJobLifecycle({ jobs, usage, clock, limits, onFault });
-  const render = createRenderCall({ storage, renderer: createMemoryRenderer(), limits, onFault });
-  const present = createJobPresenter({ storage, clock, pdfRetentionDays: limits.pdfRetentionDays });
-  const pdfJobs = createPdfJobs({
-    jobs,
-    usage,
-    templates,
-    idempotency: createMemoryIdempotencyStore({ clock, leaseMs: 60_000 }),
-    lifecycle,
-    render,
-    present,
-    resolver: createTemplateResolver({ templates, parser: templateParser, limits }),
-    clock,
-    plans,
-    defaultPlan: 'free',
-    limits,
-    onFault,
-  });
-  // The S3 assembler's work over the memory bucket: read each part, merge, store.
-  const assembler: PdfAssembler = {
-    async assemble({ parts, objectKey, outline, metadata }) {
-      const merged = await mergePdfs(
-        parts.map((p) => ({ pdf: storage.object(p.objectKey)?.body as Uint8Array, title: p.title })),
-        { outline, ...(metadata ? { metadata } : {}), now: clock.now() },
-      );
-      const target = await storage.uploadTarget(objectKey);
-      await fetch(target.url, { method: 'PUT', headers: target.headers, body: merged.pdf });
-      return {
-        ok: true,
-        fileSizeBytes: merged.pdf.byteLength,
-        pageCount: merged.pageCount,
-        renderDurationMs: 1,
-      };
+let m: MemoryServices | undefined;
+afterEach(async () => {
+  await m?.close();
+  m = undefined;
+});
+
+const setup = (monthlyRenders = 10, maxPdfPages = 50) => {
+  const defaults = checkSettings({});
+  m = memoryServices({
+    at: new Date().toISOString(),
+    settings: {
+      maxRenderedHtmlBytes: 100_000,
+      maxPdfBytes: 1_000_000,
+      maxPdfPages,
+      plans: {
+        ...defaults.plans,
+        free: { ...defaults.plans.free, monthlyRenders, rendersPerMinute: 100, concurrentRenders: 5 },
+      },
     },
-  };
-  const merges = createMerges({
-    jobs,
-    usage,
-    lifecycle,
-    pdfJobs,
-    render,
-    assembler,
-    present,
-    clock,
-    plans,
-    defaultPlan: 'free',
-    limits,
   });
-  return { jobs, usage, storage, pdfJobs, merges };
+  return {
+    jobs: m.jobs,
+    usage: m.usage,
+    storage: m.storage,
+    faults: m.faults,
+    pdfJobs: m.services.get(pdfJobsOf),
+    merges: m.services.get(mergesOf),
+  };
 };
 
 let accounts = 0;
@@ -215,6 +164,32 @@ describe('merges', () => {
     );
     expect(quota.code).toBe('PLAN_QUOTA_EXCEEDED');
     expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 2 });
+  });
+
+  it('fails a merge whose assembled document is over the page limit, and gives its unit back', async () => {
+    // Each part has one page; three make more than the limit of two.
+    const { merges, pdfJobs, usage, jobs, storage } = setup(10, 2);
+    const ada = caller();
+    const one = await pdfJobs.create(ada, renderOf('<p>One page</p>'));
+    const e = await failure(
+      merges.create(
+        ada,
+        merge([
+          { kind: 'job', jobId: one.job.job.id, title: null },
+          { kind: 'job', jobId: one.job.job.id, title: null },
+          { kind: 'job', jobId: one.job.job.id, title: null },
+        ]),
+      ),
+    );
+    expect(e.code).toBe('PDF_TOO_MANY_PAGES');
+    expect(await jobs.get(ada.accountId, e.jobId as string)).toMatchObject({
+      kind: 'merge',
+      status: 'failed',
+      error: { code: 'PDF_TOO_MANY_PAGES' },
+    });
+    // Only the part's own render is charged, and no merged PDF is stored.
+    expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 1 });
+    expect(storage.keys()).toEqual([one.job.job.object_key]);
   });
 
   it('numbers pages across the parts: each starts after those before it, all of the same total', () => {

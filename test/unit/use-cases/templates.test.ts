@@ -1,22 +1,27 @@
 /**
- * The template use cases (domain/template-management.ts) on the memory template store (which
- * passes the store's contract, test/contract/templates.contract.ts) and the real template parser.
+ * The template use cases (domain/templates/template-management.ts) as the composition root builds
+ * them (functions/services.ts, templateManagement), on the memory parts
+ * (test/helpers/memory-services.ts: the memory template store, which passes the store's contract,
+ * test/contract/templates.contract.ts) with the real template parser. A template is saved with the
+ * variables its parts read, each edit a new version; one that does not parse is refused naming
+ * the field, and nothing is saved or changed; another account sees only public ones.
  */
-import { describe, expect, it } from 'vitest';
-import { createMemoryTemplateStore } from '../../../functions/adapters/memory/templates.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../functions/domain/common/errors.js';
-import type { Principal } from '../../../functions/domain/common/principal.js';
-import { createTemplateManagement } from '../../../functions/domain/templates/template-management.js';
-import { templateParser } from '../../../functions/templating/parse-pool.js';
-import { testClock } from '../../helpers/dynalite.js';
+import { templateManagement } from '../../../functions/services.js';
+import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
-const ADA: Principal = { accountId: 'acct-ada', email: undefined, credential: 'session', plan: 'free' };
-const BOB: Principal = { ...ADA, accountId: 'acct-bob' };
+let m: MemoryServices;
+afterEach(async () => {
+  await m?.close();
+});
+
+const ADA = caller();
+const BOB = caller();
 
 const setup = () => {
-  const clock = testClock('2026-11-28T10:00:00.000Z');
-  const store = createMemoryTemplateStore(clock);
-  return { clock, store, templates: createTemplateManagement({ store, parser: templateParser }) };
+  m = memoryServices({ at: '2026-11-28T10:00:00.000Z' });
+  return { clock: m.clock, store: m.templates, templates: m.services.get(templateManagement) };
 };
 
 const codeOf = (p: Promise<unknown>) =>
@@ -60,6 +65,24 @@ describe('template management', () => {
     expect(e?.code).toBe('INVALID_HTML_TEMPLATE');
     expect(e?.details?.[0]).toMatchObject({ field: 'html' });
     expect(await store.listOwned(ADA.accountId, { limit: 10, offset: 0 })).toEqual([]);
+  });
+
+  it('refuses an edit whose footer does not parse, naming it, and keeps the current version as it was', async () => {
+    const { templates, clock } = setup();
+    const t = await templates.create(ADA, { name: 'T', html: '<p>{{ a }}</p>', is_public: false });
+    clock.advance(1000);
+    const e = await templates.update(ADA, t.id, { footer_html: '{{ page' }).then(
+      () => undefined,
+      (x: unknown) => x as ServiceError,
+    );
+    expect(e?.code).toBe('INVALID_HTML_TEMPLATE');
+    expect(e?.details?.[0]).toMatchObject({ field: 'footer_html' });
+    expect(await templates.get(ADA, t.id)).toMatchObject({
+      version: 1,
+      footer_html: null,
+      variables: ['a'],
+      updated_at: t.updated_at,
+    });
   });
 
   it("keeps another account's private template from it, and shows a public one from its public version on", async () => {

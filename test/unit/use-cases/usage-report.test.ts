@@ -1,44 +1,94 @@
 /**
- * GET /v1/usage's use case (domain/usage-report.ts) on the memory usage store (which passes the
- * store's contract, test/contract/usage.contract.ts) and a test clock.
+ * GET /v1/usage's use case (domain/accounts/usage-report.ts) as the composition root builds it
+ * (functions/services.ts, usageReport), on the memory parts (test/helpers/memory-services.ts: the
+ * memory usage store, which passes the store's contract, test/contract/usage.contract.ts, and the
+ * memory renderer and bucket), after renders made as the API makes them (pdfJobs): what it
+ * shows is what the account's renders used, stored and counted.
  */
-import { describe, expect, it } from 'vitest';
-import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
-import { createUsageReport } from '../../../functions/domain/accounts/usage-report.js';
-import type { Principal } from '../../../functions/domain/common/principal.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
+import { pdfJobs, usageReport } from '../../../functions/services.js';
 import { DEFAULT_PLANS } from '../../../functions/settings.js';
-import { testClock } from '../../helpers/dynalite.js';
+import { readTemplateDataText } from '../../../functions/templating/index.js';
+import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
-const ADA: Principal = { accountId: 'acct-ada', email: undefined, credential: 'apiKey', plan: 'starter' };
+let m: MemoryServices;
+afterEach(async () => {
+  await m?.close();
+});
+
+const render = (html: string): RenderCommand => ({
+  source: { kind: 'inline', html, headerHtml: null, footerHtml: null },
+  variables: readTemplateDataText('{}'),
+  options: {},
+  idempotency: null,
+  mode: 'sync',
+  webhookId: null,
+});
+
+const starter = DEFAULT_PLANS.starter as NonNullable<(typeof DEFAULT_PLANS)['starter']>;
+const free = DEFAULT_PLANS.free as NonNullable<(typeof DEFAULT_PLANS)['free']>;
 
 describe('the usage report', () => {
-  it("shows this month's units, output and rate window for the plan the account is held to", async () => {
-    const clock = testClock('2026-11-28T10:00:30.000Z');
-    const usage = createMemoryUsageStore(clock);
-    const report = createUsageReport({ usage, clock, plans: DEFAULT_PLANS, defaultPlan: 'free' });
-    const starter = DEFAULT_PLANS.starter as NonNullable<(typeof DEFAULT_PLANS)['starter']>;
-    await usage.hitRateLimit(ADA.accountId, starter);
-    await usage.reserveRender(ADA.accountId, starter, undefined, 'job_a');
-    await usage.recordRender(ADA.accountId, '2026-11', 2048, 300, 'job_a');
-    await usage.reserveRender(ADA.accountId, starter, undefined, 'job_b'); // still running
-    // Last month's renders are not this month's.
-    await usage.reserveRender(ADA.accountId, starter, '2026-10', 'job_old');
-    expect(await report(ADA)).toEqual({
+  it("shows this month's units, stored bytes, render time and rate window, from the renders made", async () => {
+    m = memoryServices({ at: '2026-11-28T10:00:30.000Z' });
+    const ada = caller('starter');
+    const jobs = m.services.get(pdfJobs);
+    const report = m.services.get(usageReport);
+    const outcomes: string[] = [];
+    for (const html of ['<p>one</p>', '<p>two {{ 1 / 0 }}</p>', '<p>three</p>']) {
+      const command = render(html);
+      await jobs.countRequest(ada, command);
+      outcomes.push(
+        await jobs.create(ada, command).then(
+          (v) => v.job.job.status,
+          (e: { code?: string }) => e.code ?? String(e),
+        ),
+      );
+    }
+    expect(outcomes).toEqual(['completed', 'INVALID_HTML_TEMPLATE', 'completed']);
+    const completed = await m.jobs.list(ada.accountId, { limit: 10, offset: 0 });
+    const done = completed.filter((j) => j.status === 'completed');
+    expect(done).toHaveLength(2);
+    const bytes = done.reduce((sum, j) => sum + (m.storage.object(j.object_key)?.body.byteLength ?? 0), 0);
+    const ms = done.reduce((sum, j) => sum + (j.render_duration_ms ?? 0), 0);
+    expect(await report(ada)).toEqual({
       plan: 'starter',
       period_start: '2026-11-01T00:00:00.000Z',
       period_end: '2026-12-01T00:00:00.000Z',
+      // The failed render's unit was given back.
       renders_used: 2,
-      renders_limit: 2000,
-      renders_remaining: 1998,
-      rate_limit: { limit: 60, window_seconds: 60, remaining: 59 },
-      pdf_bytes: 2048,
-      render_ms: 300,
+      renders_limit: starter.monthlyRenders,
+      renders_remaining: starter.monthlyRenders - 2,
+      // Three requests in this minute's window, the failed one too.
+      rate_limit: {
+        limit: starter.rendersPerMinute,
+        window_seconds: 60,
+        remaining: starter.rendersPerMinute - 3,
+      },
+      pdf_bytes: bytes,
+      render_ms: ms,
     });
-    // A plan the deployment dropped: held to the default plan.
-    expect(await report({ ...ADA, plan: 'legacy' })).toMatchObject({
+    expect(bytes).toBeGreaterThan(0);
+  });
+
+  it('starts a new month from nothing, and holds a plan the deployment dropped to the default plan', async () => {
+    m = memoryServices({ at: '2026-11-30T23:59:30.000Z' });
+    const ada = caller('starter');
+    await m.services.get(pdfJobs).create(ada, render('<p>late in November</p>'));
+    const report = m.services.get(usageReport);
+    expect(await report(ada)).toMatchObject({ renders_used: 1 });
+    m.clock.advance(60_000);
+    expect(await report(ada)).toMatchObject({
+      period_start: '2026-12-01T00:00:00.000Z',
+      renders_used: 0,
+      renders_remaining: starter.monthlyRenders,
+      pdf_bytes: 0,
+    });
+    expect(await report({ ...ada, plan: 'legacy' })).toMatchObject({
       plan: 'free',
-      renders_limit: 100,
-      renders_remaining: 98,
+      renders_limit: free.monthlyRenders,
+      renders_remaining: free.monthlyRenders,
     });
   });
 });

@@ -1,69 +1,49 @@
 /**
- * The webhook use cases (domain/webhook-management.ts, webhook-sender.ts) on fakes: the memory
- * endpoint and delivery stores and the memory queue (each passing its port's contract,
+ * The webhook use cases (domain/webhooks/webhook-management.ts, webhook-sender.ts) as the
+ * composition root builds them (functions/services.ts: webhookManagement, webhookSender, the
+ * sweeper's overdue deliveries), on the memory parts (test/helpers/memory-services.ts: the memory
+ * endpoint and delivery stores and the memory webhook queue, each passing its port's contract in
  * test/contract), the real secret box and webhook client, a receiver on loopback, and a test
  * clock the test moves. The test plays the queue's consumer: it drains what is due and hands it
  * to the sender.
  */
 import { Webhook } from 'standardwebhooks';
-import { describe, expect, it } from 'vitest';
-import {
-  createWebhookClient,
-  createWebhookUrlCheck,
-} from '../../../functions/adapters/http/webhook-client.js';
-import { createMemoryQueue } from '../../../functions/adapters/memory/queue.js';
-import {
-  createMemoryWebhookDeliveryStore,
-  createMemoryWebhookStore,
-} from '../../../functions/adapters/memory/webhooks.js';
-import { secretBoxOf } from '../../../functions/adapters/secrets-manager/webhook-secret-box.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../functions/domain/common/errors.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
-import { createWebhookManagement } from '../../../functions/domain/webhooks/webhook-management.js';
-import {
-  type AttemptOutcome,
-  createOverdueDeliveries,
-  createWebhookSender,
-} from '../../../functions/domain/webhooks/webhook-sender.js';
+import { MAX_WEBHOOK_ENDPOINTS } from '../../../functions/domain/webhooks/webhook-management.js';
+import type { AttemptOutcome } from '../../../functions/domain/webhooks/webhook-sender.js';
 import type { WebhookMessage } from '../../../functions/domain/webhooks/webhooks.js';
-import { testClock } from '../../helpers/dynalite.js';
+import { createServices, sweeper, webhookManagement, webhookSender } from '../../../functions/services.js';
+import { webhookPayloads } from '../../../functions/webhook-payloads.js';
+import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 import { useWebhookReceiver } from '../../helpers/webhook-receiver.js';
 
 const receiver = useWebhookReceiver();
-const ADA: Principal = {
-  accountId: 'acct-ada',
-  email: 'ada@example.com',
-  credential: 'session',
-  plan: 'free',
-};
+const ADA: Principal = caller();
+/** Webhook hosts resolve to a public address (no DNS here); the receiver's host:port is allowed. */
 const lookup = async () => ['93.184.216.34'];
 
-const setup = (maxEndpoints = 10, start = '2026-11-28T10:00:00.000Z') => {
-  const clock = testClock(start);
-  const endpoints = createMemoryWebhookStore();
-  const deliveries = createMemoryWebhookDeliveryStore(clock);
-  const queue = createMemoryQueue<WebhookMessage>({ name: 'webhooks', clock });
-  const secrets = secretBoxOf(async () => 'k'.repeat(64));
-  const allowHosts = [receiver.hostPort];
-  const management = createWebhookManagement({
-    endpoints,
-    deliveries,
-    secrets,
-    queue,
-    checkUrl: createWebhookUrlCheck({ allowHosts, lookup }),
-    clock,
-    maxEndpoints,
+let m: MemoryServices;
+afterEach(async () => {
+  await m?.close();
+});
+
+const setup = (start = '2026-11-28T10:00:00.000Z') => {
+  m = memoryServices({
+    at: start,
+    settings: {
+      webhookFirstRetrySeconds: 10,
+      webhookRetryWindowSeconds: 30,
+      webhookTimeoutMs: 2000,
+      webhookOverdueSeconds: 60,
+    },
+    webhookAllowHosts: [receiver.hostPort],
+    webhookLookup: lookup,
   });
-  const sender = createWebhookSender({
-    endpoints,
-    deliveries,
-    secrets,
-    queue,
-    post: createWebhookClient({ timeoutMs: 2000, allowHosts, lookup }),
-    clock,
-    schedule: { firstRetrySeconds: 10, windowSeconds: 30 },
-    sendSlots: { cap: 2, holdMs: 17_000, retryMs: 2000 },
-  });
+  const { clock, endpoints, deliveries, webhookQueue: queue } = m;
+  const management = m.services.get(webhookManagement);
+  const sender = m.services.get(webhookSender);
   /** Hands every message due now to the sender; the outcomes. */
   const consume = async (): Promise<AttemptOutcome[]> => {
     const outcomes: AttemptOutcome[] = [];
@@ -100,6 +80,10 @@ describe('webhook endpoints', () => {
       },
     ]);
     expect(JSON.stringify(listed)).not.toContain(created.secret.slice(6));
+    // The secret is stored sealed, never in clear.
+    const stored = await m.endpoints.get(ADA.accountId, created.id);
+    expect(stored?.sealed_secret).toBeTruthy();
+    expect(JSON.stringify(stored)).not.toContain(created.secret.slice(6));
     const other: Principal = { ...ADA, accountId: 'acct-other' };
     expect(await codeOf(management.get(other, created.id))).toBe('WEBHOOK_ENDPOINT_NOT_FOUND');
     await management.delete(ADA, created.id);
@@ -108,21 +92,24 @@ describe('webhook endpoints', () => {
   });
 
   it('refuses a private address and an account over its limit of endpoints', async () => {
-    const { management } = setup(1);
+    const { management } = setup();
     expect(
       await codeOf(management.create(ADA, { url: 'https://10.0.0.7/hook', description: null, events: null })),
     ).toBe('WEBHOOK_URL_NOT_ALLOWED');
-    await management.create(ADA, { url: receiver.url('/ok/b'), description: null, events: null });
+    for (let i = 0; i < MAX_WEBHOOK_ENDPOINTS; i++) {
+      await management.create(ADA, { url: receiver.url(`/ok/b${i}`), description: null, events: null });
+    }
     expect(
       await codeOf(management.create(ADA, { url: receiver.url('/ok/c'), description: null, events: null })),
     ).toBe('WEBHOOK_LIMIT_REACHED');
+    expect(await management.list(ADA)).toHaveLength(MAX_WEBHOOK_ENDPOINTS);
   });
 });
 
 describe('webhook deliveries', () => {
   it('sends a test event signed with the endpoint’s secret, and records the attempt once', async () => {
     // Now: a receiver refuses a signature timestamp far from its own time.
-    const { management, consume, queue } = setup(10, new Date().toISOString());
+    const { management, consume, queue } = setup(new Date().toISOString());
     const endpoint = await management.create(ADA, {
       url: receiver.url('/ok/signed'),
       description: null,
@@ -209,7 +196,7 @@ describe('webhook deliveries', () => {
   });
 
   it('queues again a delivery whose message never came, once it is overdue, and only once per pass of sweepers', async () => {
-    const { management, consume, queue, deliveries, clock } = setup();
+    const { management, consume, queue, clock } = setup();
     const endpoint = await management.create(ADA, {
       url: receiver.url('/ok/overdue'),
       description: null,
@@ -217,22 +204,18 @@ describe('webhook deliveries', () => {
     });
     await management.test(ADA, endpoint.id);
     queue.drain(); // the message is lost
-    const sweepers = [1, 2].map(() =>
-      createOverdueDeliveries({
-        deliveries,
-        queue,
-        clock,
-        overdueSeconds: 60,
-        onFault: (message, e) => {
-          throw new Error(`${message}: ${String(e)}`);
-        },
-      }),
-    );
-    expect(await sweepers[0]?.requeue()).toBe(0); // not overdue yet
+    // Two sweepers, as two invocations of the sweeper's function on the same parts would be.
+    const sweepers = [
+      m.services.get(sweeper),
+      createServices(m.services.config, m.services.parts, webhookPayloads).get(sweeper),
+    ];
+    expect((await sweepers[0]?.sweep())?.redelivered).toBe(0); // not overdue yet
     clock.advance(61_000);
-    expect(await Promise.all(sweepers.map((s) => s.requeue()))).toEqual(expect.arrayContaining([0, 1]));
+    const passes = await Promise.all(sweepers.map((s) => s.sweep()));
+    expect(passes.map((p) => p.redelivered)).toEqual(expect.arrayContaining([0, 1]));
     expect(queue.messages()).toHaveLength(1);
     expect(await consume()).toEqual(['succeeded']);
+    expect(m.faults).toEqual([]);
   });
 });
 

@@ -1,0 +1,134 @@
+/**
+ * A render with `e_invoice` (domain/renders/e-invoice.ts, at acceptance in pdf-jobs.ts and
+ * async-renders.ts) as the composition root builds it, on the memory parts
+ * (test/helpers/memory-services.ts) with the memory e-invoice checker (the real builder and the
+ * profile's XSD, no schematron: test/contract/e-invoice.contract.ts). An invoice that is not one,
+ * or XML against the XSD, is refused with 422 INVALID_E_INVOICE naming the field and the rule,
+ * before anything is charged or stored; a valid one is recorded on the job. The business rules
+ * and the embedded file are read over HTTP (test/integration/e-invoice.test.ts).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ServiceError } from '../../../functions/domain/common/errors.js';
+import type { RequestedEInvoice } from '../../../functions/domain/renders/e-invoice.js';
+import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
+import { asyncRenders, pdfJobs } from '../../../functions/services.js';
+import { readTemplateDataText } from '../../../functions/templating/index.js';
+import { validInvoice } from '../../fixtures/e-invoice.js';
+import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
+
+let m: MemoryServices;
+afterEach(async () => {
+  await m?.close();
+});
+
+const render = (
+  eInvoice: RequestedEInvoice,
+  variables = '{"number": "INV-2026-0042"}',
+  mode: 'sync' | 'async' = 'sync',
+): RenderCommand => ({
+  source: { kind: 'inline', html: '<h1>Invoice {{ number }}</h1>', headerHtml: null, footerHtml: null },
+  variables: readTemplateDataText(variables),
+  options: { e_invoice: eInvoice },
+  idempotency: null,
+  mode,
+  webhookId: null,
+});
+
+const failure = async (p: Promise<unknown>): Promise<ServiceError> => {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof ServiceError) return e;
+    throw e;
+  }
+  throw new Error('expected a ServiceError');
+};
+
+/** Nothing charged, no job, nothing stored, nothing queued. */
+const nothingDone = async (accountId: string) => {
+  expect(await m.ledger(accountId)).toMatchObject({
+    open: 0,
+    completed: 0,
+    failed: 0,
+    rendersUsed: 0,
+    inFlight: 0,
+  });
+  expect(m.storage.keys()).toEqual([]);
+  expect(m.renderQueue.messages()).toEqual([]);
+  expect(m.renderOrders.size()).toBe(0);
+};
+
+describe('a render with e_invoice', () => {
+  it('records the checked e-invoice on the job it renders', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const { job } = await m.services
+      .get(pdfJobs)
+      .create(ada, render({ standard: 'factur-x', profile: 'en16931', invoice: validInvoice() }));
+    expect(job.job.status).toBe('completed');
+    expect((await m.jobs.get(ada.accountId, job.job.id))?.e_invoice).toEqual({
+      standard: 'factur-x',
+      profile: 'en16931',
+      valid: true,
+      // The memory checker runs the XSD, not the schematron's rules.
+      rules_checked: 0,
+    });
+  });
+
+  it('refuses an invoice document that is not one, naming its field, with nothing charged', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const e = await failure(
+      m.services
+        .get(pdfJobs)
+        .create(
+          ada,
+          render({ standard: 'factur-x', profile: 'en16931', invoice: { ...validInvoice(), lines: 'pens' } }),
+        ),
+    );
+    expect(e.code).toBe('INVALID_E_INVOICE');
+    expect(e.details?.[0]?.field).toBe('e_invoice.invoice.lines');
+    expect(e.jobId).toBeUndefined();
+    await nothingDone(ada.accountId);
+  });
+
+  it('refuses XML against the profile’s XSD, naming e_invoice.xml, the rule and the line, before an async render is accepted', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const xml = createXml().replace('<ram:TypeCode>380</ram:TypeCode>', '<ram:KindCode>380</ram:KindCode>');
+    const e = await failure(
+      m.services
+        .get(asyncRenders)
+        .create(ada, render({ standard: 'zugferd', profile: 'en16931', xml }, undefined, 'async')),
+    );
+    expect(e.code).toBe('INVALID_E_INVOICE');
+    expect(e.message).toMatch(/^The e-invoice breaks 1 rule of zugferd en16931: XSD$/);
+    expect(e.details?.[0]).toMatchObject({
+      field: 'e_invoice.xml',
+      rule: 'XSD',
+      location: expect.stringMatching(/^line \d+$/),
+    });
+    await nothingDone(ada.accountId);
+  });
+
+  it('reads the invoice from the variables when told to, naming `variables` when they are not one', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const fromVariables = { standard: 'factur-x', profile: 'minimum', invoice_from_variables: true } as const;
+    const ok = await m.services
+      .get(pdfJobs)
+      .create(ada, render(fromVariables, JSON.stringify(validInvoice())));
+    expect(ok.job.job.status).toBe('completed');
+    const e = await failure(m.services.get(pdfJobs).create(ada, render(fromVariables, '{"number": 7}')));
+    expect(e.code).toBe('INVALID_E_INVOICE');
+    expect(e.details?.[0]?.field).toMatch(/^variables\./);
+    expect(await m.ledger(ada.accountId)).toMatchObject({ completed: 1, failed: 0, rendersUsed: 1 });
+  });
+});
+
+/** A valid invoice's XML, as the real builder writes it. */
+const createXml = (): string => {
+  const checker = m.services.parts.eInvoices;
+  if (!checker) throw new Error('memoryServices hands in no e-invoice checker');
+  return checker.build(validInvoice(), 'en16931', 'e_invoice.invoice');
+};
