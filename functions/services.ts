@@ -82,6 +82,7 @@ import {
 } from './domain/webhooks/webhook-events.js';
 import { createWebhookEmitter, createWebhookManagement } from './domain/webhooks/webhook-management.js';
 import {
+  ACCOUNT_CONCURRENCY,
   createOverdueDeliveries,
   createWebhookSender,
   ENDPOINT_CONCURRENCY,
@@ -494,6 +495,7 @@ export const webhookSender = (s: Services) =>
     queue: s.get(webhookQueue),
     sendSlots: {
       cap: ENDPOINT_CONCURRENCY,
+      accountCap: ACCOUNT_CONCURRENCY,
       // A POST's timeout, and a margin for the table calls around it.
       holdMs: s.settings.webhookTimeoutMs + 15_000,
       retryMs: s.settings.webhookTimeoutMs,

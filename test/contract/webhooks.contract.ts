@@ -124,6 +124,37 @@ export const webhookStoresContract = (backend: WebhookStoresBackend): void => {
       await endpoints.create(b, 10);
       expect(await endpoints.takeSendSlot(account, b.id, { ...at, holder: 'h7' })).toEqual({ slot: 0 });
     });
+
+    it("holds an account to its cap of send slots across its endpoints, before it has any and after; another account's are its own", async () => {
+      const { endpoints } = backend.create(clockAt());
+      const account = unique('acct');
+      const at = { cap: 3, nowMs: t0, untilMs: t0 + 30_000 };
+      // Before the account has an endpoint: its slots are there all the same.
+      const taken = await Promise.all(
+        ['h1', 'h2', 'h3', 'h4', 'h5'].map((holder) =>
+          endpoints.takeSendSlot(account, null, { ...at, holder }),
+        ),
+      );
+      expect(taken.filter((t) => 'slot' in t)).toHaveLength(3);
+      expect(taken.filter((t) => 'freeAtMs' in t)).toEqual([
+        { freeAtMs: t0 + 30_000 },
+        { freeAtMs: t0 + 30_000 },
+      ]);
+      // Creating an endpoint afterwards keeps the account's slots; its own slots are apart.
+      const a = endpoint(account);
+      expect((await endpoints.create(a, 10)).kind).toBe('created');
+      expect(await endpoints.takeSendSlot(account, null, { ...at, holder: 'h6' })).toHaveProperty('freeAtMs');
+      expect(await endpoints.takeSendSlot(account, a.id, { ...at, holder: 'h6' })).toEqual({ slot: 0 });
+      const holderOf = (slot: number) =>
+        ['h1', 'h2', 'h3', 'h4', 'h5'][taken.findIndex((t) => 'slot' in t && t.slot === slot)];
+      await endpoints.releaseSendSlot(account, null, 1, holderOf(1) as string);
+      expect(await endpoints.takeSendSlot(account, null, { ...at, holder: 'h7' })).toEqual({ slot: 1 });
+      expect(await endpoints.takeSendSlot(unique('acct'), null, { ...at, holder: 'h8' })).toEqual({
+        slot: 0,
+      });
+      // Listing the account's endpoints shows the endpoint alone.
+      expect((await endpoints.list(account)).map((e) => e.id)).toEqual([a.id]);
+    });
   });
 
   describe(`the webhook delivery store on ${backend.name}`, () => {

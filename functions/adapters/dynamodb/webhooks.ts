@@ -5,7 +5,9 @@
  *   slots     ACCOUNT#<a> / WEBHOOK_SLOTS                       the endpoints' ids, a string set: an
  *                                                               endpoint is created only by adding its
  *                                                               id while the set has fewer than the
- *                                                               limit (one conditional write)
+ *                                                               limit (one conditional write); and
+ *                                                               the account's send slots
+ *                                                               (send_slot_<n>_until/_holder)
  *   delivery  ACCOUNT#<a> / WEBHOOK_DELIVERY#<webhook>#<msg id> one event for one endpoint, its
  *                                                               attempts a list appended to by a
  *                                                               write conditional on its length
@@ -85,32 +87,57 @@ const slotNames = (slot: number) => ({
   '#holder': `send_slot_${slot}_holder`,
 });
 
-/** Takes send slot `slot` of an existing endpoint when it is free or its holder's time ran out. */
+/**
+ * Where send slots are held: on the endpoint's item, or (webhookId null) on the account's
+ * WEBHOOK_SLOTS item, for the cap on all of the account's endpoints together.
+ */
+const sendSlotsKey = (accountId: string, webhookId: string | null) =>
+  webhookId === null ? webhookSlotsKey(accountId) : webhookKey(accountId, webhookId);
+
+/**
+ * Takes send slot `slot` of an existing endpoint (or of its account) when it is free or its
+ * holder's time ran out.
+ */
 export const takeSendSlotParams = (
   tableName: string,
   accountId: string,
-  webhookId: string,
+  webhookId: string | null,
   slot: number,
   o: { readonly holder: string; readonly nowMs: number; readonly untilMs: number },
 ): UpdateCommandInput => ({
   TableName: tableName,
-  Key: webhookKey(accountId, webhookId),
-  UpdateExpression: 'SET #until = :until, #holder = :holder',
-  ConditionExpression: `${ITEM_EXISTS} AND (attribute_not_exists(#until) OR #until < :now)`,
-  ExpressionAttributeNames: slotNames(slot),
-  ExpressionAttributeValues: { ':until': o.untilMs, ':holder': o.holder, ':now': o.nowMs },
+  Key: sendSlotsKey(accountId, webhookId),
+  ...(webhookId === null
+    ? {
+        // The account's item may not be there yet (its endpoints' ids come with the first one).
+        UpdateExpression: 'SET #until = :until, #holder = :holder, #type = :type',
+        ConditionExpression: 'attribute_not_exists(#until) OR #until < :now',
+        ExpressionAttributeNames: { ...slotNames(slot), '#type': 'type' },
+        ExpressionAttributeValues: {
+          ':until': o.untilMs,
+          ':holder': o.holder,
+          ':now': o.nowMs,
+          ':type': ENTITY.webhookSlots,
+        },
+      }
+    : {
+        UpdateExpression: 'SET #until = :until, #holder = :holder',
+        ConditionExpression: `${ITEM_EXISTS} AND (attribute_not_exists(#until) OR #until < :now)`,
+        ExpressionAttributeNames: slotNames(slot),
+        ExpressionAttributeValues: { ':until': o.untilMs, ':holder': o.holder, ':now': o.nowMs },
+      }),
 });
 
 /** Gives send slot `slot` back, if `holder` still holds it. */
 export const releaseSendSlotParams = (
   tableName: string,
   accountId: string,
-  webhookId: string,
+  webhookId: string | null,
   slot: number,
   holder: string,
 ): UpdateCommandInput => ({
   TableName: tableName,
-  Key: webhookKey(accountId, webhookId),
+  Key: sendSlotsKey(accountId, webhookId),
   UpdateExpression: 'REMOVE #until, #holder',
   ConditionExpression: '#holder = :holder',
   ExpressionAttributeNames: slotNames(slot),
@@ -402,7 +429,9 @@ export const createWebhookStore = (
       }
     }
     // All held (or the endpoint is gone): when the first frees.
-    const out = await db.send(new GetCommand(getWebhookParams(tableName, accountId, webhookId)));
+    const out = await db.send(
+      new GetCommand({ TableName: tableName, Key: sendSlotsKey(accountId, webhookId) }),
+    );
     const untils = Array.from({ length: cap }, (_, slot) =>
       Number(out.Item?.[`send_slot_${slot}_until`]),
     ).filter((until) => Number.isFinite(until));

@@ -56,8 +56,8 @@ export const createMemoryWebhookStore = (): WebhookStore => {
       return found;
     },
     async takeSendSlot(accountId, webhookId, { holder, cap, nowMs, untilMs }) {
-      if (!endpoints.get(accountId)?.has(webhookId)) return { freeAtMs: nowMs };
-      const key = `${accountId}\n${webhookId}`;
+      if (webhookId !== null && !endpoints.get(accountId)?.has(webhookId)) return { freeAtMs: nowMs };
+      const key = `${accountId}\n${webhookId ?? '*'}`;
       const held = slots.get(key) ?? new Map<number, { holder: string; untilMs: number }>();
       slots.set(key, held);
       for (let slot = 0; slot < cap; slot++) {
@@ -69,7 +69,7 @@ export const createMemoryWebhookStore = (): WebhookStore => {
       return { freeAtMs: Math.min(...[...held.values()].map((h) => h.untilMs)) };
     },
     async releaseSendSlot(accountId, webhookId, slot, holder) {
-      const held = slots.get(`${accountId}\n${webhookId}`);
+      const held = slots.get(`${accountId}\n${webhookId ?? '*'}`);
       if (held?.get(slot)?.holder === holder) held.delete(slot);
     },
   };

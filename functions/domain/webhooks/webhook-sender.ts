@@ -73,11 +73,23 @@ export interface WebhookSenderDeps {
    * sender died); an attempt refused a slot is tried again after `retryMs` (the POST's timeout:
    * by then a slot was given back) or when the first slot's time runs out, if sooner.
    */
-  readonly sendSlots: { readonly cap: number; readonly holdMs: number; readonly retryMs: number };
+  readonly sendSlots: {
+    readonly cap: number;
+    /** The same for all of an account's endpoints together. */
+    readonly accountCap: number;
+    readonly holdMs: number;
+    readonly retryMs: number;
+  };
 }
 
 /** Attempts in flight to one endpoint at most, across every sender. */
 export const ENDPOINT_CONCURRENCY = 2;
+/**
+ * Attempts in flight to all of one account's endpoints at most, across every sender: an account
+ * with many silent endpoints holds at most this many of the senders (10 in the cloud, 8 locally:
+ * consumers.ts), whatever the number of its endpoints.
+ */
+export const ACCOUNT_CONCURRENCY = 4;
 
 const delayUntil = (dueMs: number, nowMs: number): number =>
   Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((dueMs - nowMs) / 1000)));
@@ -122,6 +134,10 @@ export const createWebhookSender = (deps: WebhookSenderDeps) => {
   const dueAfter = (delivery: StoredWebhookDelivery, made: number): number | undefined =>
     nextAttemptAt(schedule, delivery.window_started_at, made - (delivery.window_first_attempt - 1));
 
+  /** Gives a send slot back; one that cannot be frees itself once its time ran out. */
+  const releaseQuietly = (accountId: string, webhookId: string | null, slot: number, holder: string) =>
+    deps.endpoints.releaseSendSlot(accountId, webhookId, slot, holder).catch(() => undefined);
+
   const attempt = async (delivery: StoredWebhookDelivery, number: number): Promise<AttemptOutcome> => {
     const startedAt = clock.now();
     const endpoint = await deps.endpoints.get(delivery.account_id, delivery.webhook_id);
@@ -136,14 +152,22 @@ export const createWebhookSender = (deps: WebhookSenderDeps) => {
       const signature = new Webhook(secret).sign(delivery.id, startedAt, delivery.payload);
       const holder = `${delivery.id}#${number}`;
       const nowMs = startedAt.getTime();
-      const slot = await deps.endpoints.takeSendSlot(endpoint.account_id, endpoint.id, {
-        holder,
-        cap: deps.sendSlots.cap,
-        nowMs,
-        untilMs: nowMs + deps.sendSlots.holdMs,
+      const hold = { holder, nowMs, untilMs: nowMs + deps.sendSlots.holdMs };
+      const accountSlot = await deps.endpoints.takeSendSlot(endpoint.account_id, null, {
+        ...hold,
+        cap: deps.sendSlots.accountCap,
       });
+      const slot =
+        'freeAtMs' in accountSlot
+          ? accountSlot
+          : await deps.endpoints.takeSendSlot(endpoint.account_id, endpoint.id, {
+              ...hold,
+              cap: deps.sendSlots.cap,
+            });
       if ('freeAtMs' in slot) {
-        // The endpoint has its share in flight: this attempt waits for a slot, in the queue.
+        // The account or the endpoint has its share in flight: this attempt waits for a slot, in
+        // the queue.
+        if ('slot' in accountSlot) await releaseQuietly(endpoint.account_id, null, accountSlot.slot, holder);
         const retryAt = Math.min(slot.freeAtMs, nowMs + deps.sendSlots.retryMs);
         await queueNext(delivery, number, Math.max(retryAt, nowMs + 1000));
         return 'deferred';
@@ -160,11 +184,8 @@ export const createWebhookSender = (deps: WebhookSenderDeps) => {
           body: delivery.payload,
         });
       } finally {
-        await deps.endpoints
-          .releaseSendSlot(endpoint.account_id, endpoint.id, slot.slot, holder)
-          .catch(() => {
-            // Frees itself once its time ran out.
-          });
+        await releaseQuietly(endpoint.account_id, endpoint.id, slot.slot, holder);
+        if ('slot' in accountSlot) await releaseQuietly(endpoint.account_id, null, accountSlot.slot, holder);
       }
     }
     const ok = succeeded(response.status);

@@ -44,14 +44,15 @@ export interface WebhookStore {
    * The endpoint's concurrency cap, shared by every sender (webhook-sender.ts): takes one of its
    * `cap` send slots for `holder` until `untilMs` (a slot whose time ran out, its sender dead, is
    * free again): the slot taken, or when the first one frees (epoch ms) when all are held.
+   * `webhookId` null: the account's own slots, shared by all its endpoints (the account's cap).
    */
   takeSendSlot(
     accountId: string,
-    webhookId: string,
+    webhookId: string | null,
     o: { readonly holder: string; readonly cap: number; readonly nowMs: number; readonly untilMs: number },
   ): Promise<SendSlot>;
   /** Gives slot `slot` back if `holder` still holds it. */
-  releaseSendSlot(accountId: string, webhookId: string, slot: number, holder: string): Promise<void>;
+  releaseSendSlot(accountId: string, webhookId: string | null, slot: number, holder: string): Promise<void>;
 }
 
 /** A send slot of an endpoint: taken (its number), or all held until `freeAtMs` at the soonest. */

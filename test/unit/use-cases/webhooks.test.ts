@@ -267,4 +267,51 @@ describe('webhook delivery isolated per endpoint (issue 38)', () => {
       [1],
     );
   });
+
+  it('an account with many silent endpoints holds at most its cap of attempts across them; another account still delivers', async () => {
+    const { management, sender, queue, deliveries, clock } = setup();
+    const BOB: Principal = { ...ADA, accountId: 'acct-bob' };
+    // Three silent endpoints, two attempts each: six would fit their caps, the account's is four.
+    const silent = [];
+    for (let i = 0; i < 3; i++)
+      silent.push(
+        await management.create(ADA, {
+          url: receiver.url(`/slow/many-${i}`),
+          description: null,
+          events: null,
+        }),
+      );
+    for (const endpoint of silent) for (let i = 0; i < 2; i++) await management.test(ADA, endpoint.id);
+    const adas = queue.drain();
+    expect(adas).toHaveLength(6);
+    const healthy = await management.create(BOB, {
+      url: receiver.url('/ok/beside-many'),
+      description: null,
+      events: null,
+    });
+    await management.test(BOB, healthy.id);
+    const [bobs] = queue.drain();
+
+    const handled = adas.map((m) => sender.handle(m));
+    const settled = await Promise.all(
+      handled.map((p) => Promise.race([p, new Promise((r) => setTimeout(() => r('in flight'), 300))])),
+    );
+    // Four are in flight (the account's cap), the last two deferred at once, not made.
+    expect(settled.filter((o) => o === 'deferred')).toHaveLength(2);
+    expect(settled.filter((o) => o === 'in flight')).toHaveLength(4);
+    expect(await sender.handle(bobs as WebhookMessage)).toBe('succeeded');
+    const deferred = adas.filter((_, i) => settled[i] === 'deferred');
+    for (const m of deferred)
+      expect((await deliveries.get(ADA.accountId, m.webhook_id, m.delivery_id))?.attempts).toEqual([]);
+    // They wait in the queue for a slot: due again once the POST's timeout has passed.
+    clock.advance(2000);
+    const again = queue.drain().filter((m) => deferred.some((d) => d.delivery_id === m.delivery_id));
+    expect(again.map((m) => m.attempt)).toEqual([1, 1]);
+    expect(await Promise.all(handled.filter((_, i) => settled[i] === 'in flight'))).toEqual([
+      'retrying',
+      'retrying',
+      'retrying',
+      'retrying',
+    ]);
+  });
 });
