@@ -95,7 +95,9 @@ export class RendererFunction extends Construct {
     }
     const provisioned = props.provisionedConcurrency ?? 0;
     if (!(Number.isInteger(provisioned) && provisioned >= 0)) {
-      throw new Error(`rendererProvisionedConcurrency must be a whole number of at least 0, got ${provisioned}`);
+      throw new Error(
+        `rendererProvisionedConcurrency must be a whole number of at least 0, got ${provisioned}`,
+      );
     }
     if (reserved !== false && provisioned > reserved) {
       throw new Error(
