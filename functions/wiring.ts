@@ -97,6 +97,25 @@ export const RENDERER_VARIABLES = {
   maxPageRequests: 'RENDERER_MAX_PAGE_REQUESTS',
   maxConcurrentRenders: 'RENDERER_MAX_CONCURRENT_RENDERS',
   fontconfigFile: 'FONTCONFIG_FILE',
+  chromiumPackDir: 'CHROMIUM_PACK_DIR',
+} as const;
+
+/**
+ * The Chromium pack in the renderer's layer (lib/chromium-layer.ts writes it, the renderer's
+ * chromium-pack.ts reads it; /opt/chromium in Lambda): the binary zstd-compressed, everything else
+ * as it runs.
+ */
+export const CHROMIUM_PACK = {
+  /** Its directory in the layer. */
+  dir: 'chromium',
+  /** The Chromium binary, zstd-compressed: inflated into /tmp at the first launch. */
+  binary: 'chromium.zst',
+  /** Amazon Linux 2023's libraries Chromium needs (NSS, expat), first on its LD_LIBRARY_PATH. */
+  lib: 'lib',
+  /** SwiftShader's GL libraries, which Chromium loads from beside its binary: linked there. */
+  besideBinary: 'swiftshader',
+  /** @sparticuz/chromium's own fonts (Open Sans) and fonts.conf, as its /tmp/fonts. */
+  fonts: 'fonts',
 } as const;
 
 /**

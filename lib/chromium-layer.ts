@@ -15,6 +15,13 @@ import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import { Architecture, Code, LayerVersion, type Runtime } from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { buildSync, type Metafile } from 'esbuild';
+import { CHROMIUM_PACK } from '../functions/wiring.js';
+import {
+  assembleChromiumPack,
+  CHROMIUM_PACK_ZSTD_LEVEL,
+  LAYER_CHROMIUM_PACK_DIR,
+  SPARTICUZ_ARCHIVES,
+} from './chromium-pack.js';
 import {
   assembleFonts,
   type FontSet,
@@ -272,9 +279,13 @@ export const bundleExternals = (
   return layerPackages.filter((name) => !isImported(name));
 };
 
-/** Files Node never loads at run time. LICENSE files stay: the layer redistributes these packages. */
+/**
+ * Files Node never loads at run time, and @sparticuz/chromium's brotli files (the pack replaces
+ * them, lib/chromium-pack.ts). LICENSE files stay: the layer redistributes these packages.
+ */
 const SHIPPED = (path: string): boolean => {
   const name = basename(path);
+  if (path.includes(`${CHROMIUM_PACKAGE}/bin/`) && SPARTICUZ_ARCHIVES.includes(name)) return false;
   if (name === 'node_modules' || name === '.github') return false;
   if (/\.d\.[cm]?ts$|\.[cm]?ts$|\.map$|\.md$|\.markdown$/i.test(name) && !/^licen[cs]e/i.test(name))
     return false;
@@ -282,10 +293,16 @@ const SHIPPED = (path: string): boolean => {
 };
 
 /**
- * Lays the packages out as a Lambda Node.js layer, `<outputDir>/nodejs/node_modules/<name>`, and
- * the fonts in `<outputDir>/fonts`.
+ * Lays the packages out as a Lambda Node.js layer, `<outputDir>/nodejs/node_modules/<name>`, the
+ * fonts in `<outputDir>/fonts`, and the Chromium pack in `<outputDir>/chromium` (lib/chromium-pack.ts).
+ * `cacheDir` keeps the pack's compressed binary between synths.
  */
-export const assembleLayer = (packages: readonly LayerPackage[], fonts: FontSet, outputDir: string): void => {
+export const assembleLayer = (
+  packages: readonly LayerPackage[],
+  fonts: FontSet,
+  outputDir: string,
+  cacheDir: string,
+): void => {
   const modules = join(outputDir, 'nodejs', 'node_modules');
   mkdirSync(modules, { recursive: true });
   for (const pkg of packages) {
@@ -294,7 +311,14 @@ export const assembleLayer = (packages: readonly LayerPackage[], fonts: FontSet,
     cpSync(pkg.dir, join(modules, pkg.name), { recursive: true, dereference: true, filter: SHIPPED });
   }
   assembleFonts(fonts, join(outputDir, LAYER_FONTS_DIR), 'copy');
+  const chromium = packages.find((p) => p.name === CHROMIUM_PACKAGE);
+  if (!chromium) throw new ChromiumLayerError(`${CHROMIUM_PACKAGE} is not among the layer's packages`);
+  assembleChromiumPack(chromium.dir, chromium.version, join(outputDir, CHROMIUM_PACK.dir), cacheDir);
 };
+
+/** Where synth keeps the Chromium pack's compressed binary between runs. */
+export const chromiumPackCache = (projectRoot: string): string =>
+  join(projectRoot, 'node_modules', '.cache', 'pdf-render-service', 'chromium-pack');
 
 /**
  * What Lambda allows a function's code and all its layers to take together, unzipped:
@@ -317,6 +341,8 @@ export class ChromiumLayer extends LayerVersion {
   static readonly ARCHITECTURE = Architecture.X86_64;
   /** The fontconfig file Chromium must be pointed at (FONTCONFIG_FILE) to find the layer's fonts. */
   static readonly FONTCONFIG_FILE = LAYER_FONTCONFIG_FILE;
+  /** The Chromium pack the renderer must be pointed at (CHROMIUM_PACK_DIR). */
+  static readonly CHROMIUM_PACK_DIR = LAYER_CHROMIUM_PACK_DIR;
 
   /** The packages the layer provides, in `nodejs/node_modules`. */
   readonly packageNames: readonly string[];
@@ -333,11 +359,13 @@ export class ChromiumLayer extends LayerVersion {
       .update(readFileSync(join(layerDir, 'package.json')))
       .update(packages.map((p) => `${p.name}@${p.version}`).join('\n'))
       .update(fonts.hash)
+      // The pack's layout: a change to how it is built changes the asset.
+      .update(`chromium-pack zstd${CHROMIUM_PACK_ZSTD_LEVEL} ${JSON.stringify(CHROMIUM_PACK)}`)
       .digest('hex');
     super(scope, id, {
       description:
         `@sparticuz/chromium ${pin.chromiumVersion} for puppeteer-core ${pin.puppeteerCoreVersion}, ` +
-        'with fonts (Noto, Arimo, Tinos, Cousine) in /opt/fonts',
+        `with fonts (Noto, Arimo, Tinos, Cousine) in /opt/fonts and Chromium packed in ${LAYER_CHROMIUM_PACK_DIR}`,
       compatibleRuntimes: [props.runtime],
       compatibleArchitectures: [ChromiumLayer.ARCHITECTURE],
       // The fonts are OFL-1.1 (their licenses are in fonts/licenses).
@@ -350,7 +378,7 @@ export class ChromiumLayer extends LayerVersion {
           image: DockerImage.fromRegistry('public.ecr.aws/sam/build-nodejs22.x'),
           local: {
             tryBundle(outputDir: string): boolean {
-              assembleLayer(packages, fonts, outputDir);
+              assembleLayer(packages, fonts, outputDir, chromiumPackCache(props.projectRoot));
               return true;
             },
           },

@@ -117,6 +117,7 @@ export const stackPropsFromContext = (node: Node): ServiceAppProps => {
     alarms: typed(node, 'alarms', 'string'),
     apiThrottle: typed(node, 'apiThrottle', 'object'),
     rendererReservedConcurrency: numberOrOff(node, 'rendererReservedConcurrency'),
+    rendererProvisionedConcurrency: typed(node, 'rendererProvisionedConcurrency', 'number'),
     waf: switchOrObject(node, 'waf'),
     customDomain: customDomain(node),
     cognitoEmail: typed(node, 'cognitoEmail', 'object'),

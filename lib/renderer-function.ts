@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { Duration, type RemovalPolicy, Size } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Alias, type IFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
 import { RENDERER_VARIABLES } from '../functions/wiring.js';
@@ -42,6 +42,15 @@ export interface RendererFunctionProps {
    * @default 20 (DEFAULT_RENDERER_RESERVED_CONCURRENCY)
    */
   readonly reservedConcurrency?: number | false;
+  /**
+   * Execution environments kept initialized (Chromium inflated and launched, a page open), so that
+   * that many concurrent renders never wait for a cold start. They are billed whether used or not:
+   * at 2,048 MiB on x86_64, about $21.90 a month each (`npm run cost` prints the price from
+   * lib/cost/prices.json; docs/deploy.md, Costs). Callers invoke the `live` alias then (`invokeTarget`),
+   * the only version that has them. At most the reserved concurrency.
+   * @default 0: none; a render after an idle spell may meet a cold start (docs/deploy.md, Cold start)
+   */
+  readonly provisionedConcurrency?: number;
   /** @default RemovalPolicy.RETAIN */
   readonly logRemovalPolicy?: RemovalPolicy;
   /**
@@ -70,6 +79,11 @@ export class RendererFunction extends Construct {
   readonly layer: ChromiumLayer;
   readonly errorsAlarm: Alarm;
   readonly throttlesAlarm: Alarm;
+  /**
+   * What callers invoke: the function, or with provisioned concurrency its `live` alias (the
+   * published version that holds the provisioned environments; the unqualified function has none).
+   */
+  readonly invokeTarget: IFunction;
 
   constructor(scope: Construct, id: string, props: RendererFunctionProps) {
     super(scope, id);
@@ -77,6 +91,17 @@ export class RendererFunction extends Construct {
     if (reserved !== false && !(Number.isInteger(reserved) && reserved >= 1)) {
       throw new Error(
         `rendererReservedConcurrency must be a whole number of at least 1, or false, got ${reserved}`,
+      );
+    }
+    const provisioned = props.provisionedConcurrency ?? 0;
+    if (!(Number.isInteger(provisioned) && provisioned >= 0)) {
+      throw new Error(
+        `rendererProvisionedConcurrency must be a whole number of at least 0, got ${provisioned}`,
+      );
+    }
+    if (reserved !== false && provisioned > reserved) {
+      throw new Error(
+        `rendererProvisionedConcurrency (${provisioned}) cannot exceed the renderer's reserved concurrency (${reserved})`,
       );
     }
     this.layer =
@@ -96,7 +121,7 @@ export class RendererFunction extends Construct {
       // @sparticuz/chromium's npm package carries the x86_64 build only.
       architecture: ChromiumLayer.ARCHITECTURE,
       layers: [this.layer],
-      // Chromium inflates itself, its libraries and fonts into /tmp (200 MB, measured) and keeps
+      // Chromium is inflated into /tmp (191 MB, the pack's binary) and keeps
       // a profile there; the default 512 MiB leaves little room for a large PDF beside them.
       ephemeralStorageSize: Size.mebibytes(1024),
       // An invoke over the cap is refused at once (TooManyRequestsException); the pdf function
@@ -120,7 +145,18 @@ export class RendererFunction extends Construct {
     });
     // Chromium finds the layer's fonts through it (fontconfig reads it; the renderer passes it on).
     this.function.addEnvironment(RENDERER_VARIABLES.fontconfigFile, ChromiumLayer.FONTCONFIG_FILE);
+    // Chromium from the layer's pack: a zstd binary instead of @sparticuz/chromium's brotli, ~1.5 s
+    // less CPU at each cold start (functions/renderer/chromium-pack.ts).
+    this.function.addEnvironment(RENDERER_VARIABLES.chromiumPackDir, ChromiumLayer.CHROMIUM_PACK_DIR);
     if (props.taggedPdf) this.function.addEnvironment(RENDERER_VARIABLES.taggedPdf, 'true');
+    this.invokeTarget =
+      provisioned === 0
+        ? this.function
+        : new Alias(this, 'Live', {
+            aliasName: 'live',
+            version: this.function.currentVersion,
+            provisionedConcurrentExecutions: provisioned,
+          });
 
     const period = Duration.minutes(5);
     this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {

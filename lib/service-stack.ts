@@ -117,6 +117,12 @@ export interface PdfServiceStackProps extends StackProps, ServiceSettings {
    */
   readonly rendererReservedConcurrency?: number | false;
   /**
+   * The sync renderer's provisioned concurrency: environments kept warm, billed whether used or not
+   * (RendererFunctionProps.provisionedConcurrency; docs/deploy.md, Cold start).
+   * @default 0
+   */
+  readonly rendererProvisionedConcurrency?: number;
+  /**
    * The API on its own host name (lib/api-domain.ts): an API Gateway custom domain with TLS 1.2 at
    * least, the default execute-api endpoint turned off, and the dashboard pointed at it. Needs
    * `certificateArn` or `hostedZone`.
@@ -222,6 +228,7 @@ export class PdfServiceStack extends Stack {
       memorySizeMiB: props.rendererMemorySizeMiB,
       taggedPdf: props.taggedPdf,
       reservedConcurrency: props.rendererReservedConcurrency,
+      provisionedConcurrency: props.rendererProvisionedConcurrency,
       logRemovalPolicy,
     });
     // Async renders get a renderer of their own: the same code and logs-only role as the sync one,
@@ -268,7 +275,7 @@ export class PdfServiceStack extends Stack {
       webhookQueue: this.queueBoundAs('webhookQueue'),
       table: this.table,
       pdfBucket: this.pdfBucket,
-      renderer: this.renderer.function,
+      renderer: this.renderer.invokeTarget,
       renderQueue: this.queueBoundAs('renderQueue'),
       batchOutputQueue: this.queueBoundAs('batchOutputQueue'),
       userPool: this.dashboard

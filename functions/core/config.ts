@@ -195,6 +195,11 @@ export interface RendererConfig {
   /** A system Chrome/Chromium to use instead of @sparticuz/chromium (machines where it cannot run). */
   readonly chromeExecutablePath: string | undefined;
   /**
+   * `CHROMIUM_PACK_DIR`: the layer's Chromium pack (/opt/chromium; functions/renderer/chromium-pack.ts),
+   * used instead of @sparticuz/chromium's brotli files. Unset (locally): @sparticuz/chromium's own.
+   */
+  readonly chromiumPackDir: string | undefined;
+  /**
    * `RENDERER_EGRESS_ALLOW_HOSTS`: comma-separated `host:port` pairs that pages may reach although
    * they are not public addresses. Tests and local fixtures only; never set in the cloud.
    */
@@ -302,6 +307,7 @@ export const readRendererConfig = (env: Environment = lambdaEnvironment()): Rend
   const name: Readonly<Record<keyof RendererConfig, string>> = RENDERER_VARIABLES;
   return {
     chromeExecutablePath: variable(env, name.chromeExecutablePath),
+    chromiumPackDir: variable(env, name.chromiumPackDir),
     egressAllowHosts: hostPorts(env, name.egressAllowHosts),
     taggedPdf: boolean(env, name.taggedPdf, false),
     processModel: processModel(env, name.processModel),

@@ -37,6 +37,7 @@ import chromium from '@sparticuz/chromium';
 import type { Browser } from 'puppeteer-core';
 import type { RendererConfig } from '../core/config.js';
 import { countWith } from '../core/metrics.js';
+import { chromiumFromPack } from './chromium-pack.js';
 import { createEgressPolicy, type EgressPolicy, refuseAllPolicy } from './egress.js';
 import { type EgressProxy, startEgressProxy } from './egress-proxy.js';
 import { log } from './log.js';
@@ -114,6 +115,15 @@ export interface BrowserHost {
   close(): Promise<void>;
 }
 
+/** The Chromium to launch: a configured one, the layer's pack (Lambda), or @sparticuz/chromium's. */
+const chromiumBinary = async (
+  config: RendererConfig,
+): Promise<{ executablePath: string; libraryPath?: string }> => {
+  if (config.chromeExecutablePath) return { executablePath: config.chromeExecutablePath };
+  if (config.chromiumPackDir) return chromiumFromPack(config.chromiumPackDir);
+  return { executablePath: await chromium.executablePath() };
+};
+
 export const createBrowserHost = (config: RendererConfig, options: BrowserHostOptions = {}): BrowserHost => {
   /** The egress policy for pages, with the configured test allowances. */
   const egressPolicy = createEgressPolicy({ allowHosts: config.egressAllowHosts });
@@ -184,9 +194,9 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
   };
 
   const launchIn = async (model: ProcessModel): Promise<WarmBrowser> => {
-    const [{ url }, executablePath] = await Promise.all([
+    const [{ url }, { executablePath, libraryPath }] = await Promise.all([
       getProxy(),
-      config.chromeExecutablePath ?? chromium.executablePath(),
+      chromiumBinary(config),
     ]);
     const started = performance.now();
     const launchOnce = (): Promise<WarmBrowser> =>
@@ -197,6 +207,7 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
         proxyUrl: url,
         policy: egressPolicy,
         fontconfigFile: config.fontconfigFile,
+        libraryPath,
         onRetired: (warm) => {
           if (current !== undefined && launchOf.get(warm) === current) current = undefined;
         },

@@ -92,6 +92,8 @@ export interface LaunchOptions {
   readonly policy: EgressPolicy;
   /** FONTCONFIG_FILE for Chromium (the fonts it prints with); unset: what its environment has. */
   readonly fontconfigFile?: string | undefined;
+  /** Put first on Chromium's LD_LIBRARY_PATH (the layer's Chromium pack); unset: its environment's. */
+  readonly libraryPath?: string | undefined;
   /** Called once when the browser is retired or dies: it must not get new sessions. */
   readonly onRetired: (warm: WarmBrowser) => void;
 }
@@ -180,6 +182,17 @@ const targetType = (target: Target): string => {
   return info?.type ?? target.type();
 };
 
+/** Chromium's environment: the fonts it prints with, and the pack's libraries first. */
+const chromiumEnvironment = (options: LaunchOptions): Record<string, string | undefined> => {
+  const env = { ...lambdaEnvironment() };
+  if (options.fontconfigFile !== undefined) env.FONTCONFIG_FILE = options.fontconfigFile;
+  if (options.libraryPath !== undefined) {
+    // First: Lambda's own order has /lib64 before /opt/lib, and a host's /lib64 may hold another NSS.
+    env.LD_LIBRARY_PATH = [options.libraryPath, env.LD_LIBRARY_PATH].filter(Boolean).join(':');
+  }
+  return env;
+};
+
 /** Launches Chromium in the given process model with request interception on. */
 export const launchBrowser = async (options: LaunchOptions): Promise<WarmBrowser> => {
   const browser = await puppeteer.launch({
@@ -188,9 +201,9 @@ export const launchBrowser = async (options: LaunchOptions): Promise<WarmBrowser
     // Popups stay blocked (puppeteer's defaults would allow them).
     ignoreDefaultArgs: ['--disable-popup-blocking'],
     headless: 'shell',
-    ...(options.fontconfigFile === undefined
+    ...(options.fontconfigFile === undefined && options.libraryPath === undefined
       ? {}
-      : { env: { ...lambdaEnvironment(), FONTCONFIG_FILE: options.fontconfigFile } }),
+      : { env: chromiumEnvironment(options) }),
     // DevTools over a pipe: no debugging port for a page (or anyone else) to reach.
     pipe: true,
     timeout: LAUNCH_TIMEOUT_MS,

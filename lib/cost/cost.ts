@@ -31,6 +31,11 @@ export interface PriceTable {
     readonly dynamoDbPerMillionReadUnits: number;
     readonly s3PutPer1000: number;
     readonly s3GetPer1000: number;
+    /** Lambda provisioned concurrency (x86_64): each provisioned GB, every second of the month. */
+    readonly lambdaX86ProvisionedPerGbSecond: number;
+    /** Duration of invocations served by provisioned environments (x86_64), instead of the on-demand price. */
+    readonly lambdaX86ProvisionedDurationPerGbSecond: number;
+    readonly hoursPerMonth: number;
   };
   readonly fixtures: { readonly source: string } & Readonly<Record<string, FixtureWorkload | string>>;
 }
@@ -150,6 +155,26 @@ export const costPerThousand = (
 
 const dollars = (n: number, digits = 2): string => `$${n.toFixed(digits)}`;
 
+/**
+ * What one provisioned environment of the renderer costs a month (its `provisionedConcurrency`,
+ * default 0: not in the idle table above), and what renders served by it are billed instead.
+ */
+export const provisionedMonthly = (prices: PriceTable, renderer: LambdaShape): number =>
+  (renderer.memoryMiB / 1024) *
+  prices.perRequest.hoursPerMonth *
+  3600 *
+  prices.perRequest.lambdaX86ProvisionedPerGbSecond;
+
+const provisionedLine = (prices: PriceTable, renderer: LambdaShape): string => {
+  const p = prices.perRequest;
+  return (
+    `Provisioned concurrency (the renderer's \`rendererProvisionedConcurrency\`, default 0): each environment kept warm costs ` +
+    `**${dollars(provisionedMonthly(prices, renderer))} a month** at ${renderer.memoryMiB} MiB (${p.hoursPerMonth} hours at ` +
+    `$${p.lambdaX86ProvisionedPerGbSecond} per GB-second), used or not; renders it serves are billed $${p.lambdaX86ProvisionedDurationPerGbSecond} ` +
+    `per GB-second instead of $${p.lambdaX86PerGbSecond}.`
+  );
+};
+
 /** The deploy guide's two tables, as `npm run cost` prints them. */
 export const costMarkdown = (
   template: Json,
@@ -182,6 +207,8 @@ export const costMarkdown = (
     '| Fixture | Renderer / pdf function (billed) | Renderer | pdf function | Requests (Lambda, API Gateway) | DynamoDB | S3 requests | Total |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
     ...perRows,
+    '',
+    provisionedLine(prices, shapes.renderer),
   ].join('\n');
 };
 

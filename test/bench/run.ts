@@ -26,6 +26,7 @@ import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import chromium from '@sparticuz/chromium';
 import { localFontconfigFile } from '../../lib/layer-fonts.js';
+import { canSandbox } from '../helpers/lambda-sandbox.js';
 import { COST_ASSUMPTIONS, type CostPer1000, costPer1000, PRICES, readMemorySettings } from './cost.js';
 import { type EInvoiceBench, eInvoiceLines, measureEInvoice } from './e-invoice.js';
 import { FIXTURE_NAMES, type Fixture, type FixtureName, loadFixtures } from './fixtures/index.js';
@@ -58,6 +59,7 @@ const { values: args } = parseArgs({
     'no-fonts': { type: 'boolean', default: false },
     'no-ratios': { type: 'boolean', default: false },
     'no-spare': { type: 'boolean', default: false },
+    'no-lambda-cold-start': { type: 'boolean', default: false },
     'cold-starts': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -65,7 +67,7 @@ const { values: args } = parseArgs({
 });
 if (args.help) {
   process.stdout.write(
-    'usage: npm run bench -- [--quick] [--out file.json] [--fixtures invoice,report,...] [--no-peers] [--no-fonts] [--no-ratios] [--no-spare] [--cold-starts N]\n',
+    'usage: npm run bench -- [--quick] [--out file.json] [--fixtures invoice,report,...] [--no-peers] [--no-fonts] [--no-ratios] [--no-spare] [--no-lambda-cold-start] [--cold-starts N]\n',
   );
   process.exit(0);
 }
@@ -322,6 +324,39 @@ let fonts: FontsResult | undefined;
 if (args['no-fonts'] !== true) {
   fonts = await measureFonts(quick ? 1 : 3, quick ? 8 : 20);
   for (const line of fontsLines(fonts).slice(2)) note(`fonts      ${line}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phase 2c: the renderer's cold start as Lambda gives it (cold-start.ts runs it alone): the
+// synthesized bundle and layer in the Lambda-like sandbox at 1,024 / 2,048 / 3,008 MB, a Latin
+// invoice and a first CJK page. Needs root; skipped, and said so, elsewhere.
+
+let lambdaColdStart: string | undefined;
+if (args['no-lambda-cold-start'] !== true) {
+  if (!canSandbox()) {
+    lambdaColdStart = 'skipped: the Lambda-like sandbox needs root, unshare and setpriv';
+  } else {
+    note('lambda cold start: synthesizing and starting the renderer in the sandbox (minutes)');
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'test', 'bench', 'cold-start.ts'),
+        '--runs',
+        quick ? '1' : '2',
+        '--layouts',
+        'synthesized',
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    let text = '';
+    child.stdout?.on('data', (c: Buffer) => {
+      text += c.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    lambdaColdStart = code === 0 ? text.trim() : `failed (exit ${code}): ${text.trim()}`;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -819,7 +854,12 @@ const json = {
   eInvoice: eInvoiceBench,
   templateParse,
   fixtures: results,
-  coldStart: { service: serviceColdStarts, serviceMedianMs: coldStartMs, renderer: rendererColdStart },
+  coldStart: {
+    service: serviceColdStarts,
+    serviceMedianMs: coldStartMs,
+    renderer: rendererColdStart,
+    lambdaLike: lambdaColdStart,
+  },
   fonts,
   ratios,
   peers: { found: peers.found.map((p) => ({ name: p.name, version: p.version })), missing: peers.missing },
@@ -834,6 +874,11 @@ const json = {
   targets,
   warnings,
 };
+if (lambdaColdStart !== undefined) {
+  out('');
+  out('Cold start as Lambda gives it (test/bench/cold-start.ts, the Lambda-like sandbox):');
+  for (const line of lambdaColdStart.split('\n')) out(line);
+}
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(outFile, `${JSON.stringify(json, null, 2)}\n`);
 out('');

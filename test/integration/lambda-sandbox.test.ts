@@ -35,6 +35,7 @@ import { buildCii } from '../../functions/core/e-invoice/build.js';
 import { markOf } from '../../functions/domain/renders/marks.js';
 import { protectionOf } from '../../functions/domain/renders/protection.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
+import { CHROMIUM_PACK } from '../../functions/wiring.js';
 import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
 import { queueArn } from '../../lib/local/sqs/queues.js';
 import {
@@ -46,6 +47,7 @@ import {
 } from '../../lib/local/stack.js';
 import { SERVICE_RUNTIME } from '../../lib/service-function.js';
 import { validInvoice } from '../fixtures/e-invoice.js';
+import { multilingualHtml } from '../fixtures/multilingual.js';
 import { waitForJob } from '../helpers/async-jobs.js';
 import { synthBundled } from '../helpers/bundled-synth.js';
 import {
@@ -61,7 +63,7 @@ import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/
 import { createApi, createTempDataDir, putAccountOnPlan } from '../helpers/local-stack.js';
 import { KINDS, pageOf, seesLateFetch, servePageRequests, WAITS } from '../helpers/page-load-cells.js';
 import { readPdf } from '../helpers/pdf.js';
-import { pdfdetachList, pdfinfoMeta, pdfText, qpdfEncryption } from '../helpers/pdf-readers.js';
+import { pdfdetachList, pdffonts, pdfinfoMeta, pdfText, qpdfEncryption } from '../helpers/pdf-readers.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
 import { describeBound, type PaceBound, paceBound } from '../helpers/timing.js';
@@ -260,6 +262,61 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
       expect(chromium.some((c) => c.args.includes('--single-process'))).toBe(model === 'single');
     },
   );
+
+  it("starts Chromium from the layer's zstd pack: inflated once into /tmp, nothing from brotli, every script's fonts in the layer", async () => {
+    // The layer as synthesized carries no brotli archive that a launch could inflate.
+    const layer = renderer.layerDirs[0] as string;
+    const files = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
+      );
+    expect(files(layer).filter((f) => f.endsWith('.br'))).toEqual([]);
+    expect(statSync(join(layer, CHROMIUM_PACK.dir, CHROMIUM_PACK.binary)).isFile()).toBe(true);
+    for (const model of ['auto', 'single'] as const) {
+      const p = processes.get(model) as LambdaProcess;
+      // A render waits for the launch that init began (the handler prewarms the browser).
+      expect(
+        (await invoke(model, request(`job_sandbox_pack_${model}`, '<p>packed</p>'))).result,
+      ).toMatchObject({
+        ok: true,
+      });
+      const unpacked = p
+        .logs()
+        .split('\n')
+        .filter((l) => l.includes('"chromium-unpacked"'))
+        .map((l) => JSON.parse(l) as { from: string; to: string; ms: number });
+      // Once per execution environment, from the pack to /tmp.
+      expect(unpacked, model).toHaveLength(1);
+      expect(unpacked[0]).toMatchObject({
+        from: `/opt/${CHROMIUM_PACK.dir}/${CHROMIUM_PACK.binary}`,
+        to: '/tmp/chromium-pack/chromium',
+      });
+      const tmp = await readdir(`/proc/${p.pid}/root/tmp`);
+      expect(tmp).toContain('chromium-pack');
+      // @sparticuz/chromium's own inflation never ran: no /tmp/chromium, no /tmp/al2023.
+      expect(tmp).not.toContain('chromium');
+      expect(tmp).not.toContain('al2023');
+      const browser = family(p.pid as number).filter((c) => c.args.startsWith('/tmp/chromium-pack/chromium'));
+      expect(browser.length, model).toBeGreaterThan(0);
+    }
+    // A page in every script prints each with the layer's own font, none missing.
+    const scripts = request('job_sandbox_scripts', multilingualHtml());
+    const { result, text } = await invoke('auto', scripts);
+    expect(result).toMatchObject({ ok: true });
+    // pdftotext reads some Han through the fonts' radicals (文 as ⽂): the Hangul line is exact.
+    expect(text).toContain('한국어 청구서와 영수증');
+    const pdf = uploads.get(new URL(scripts.upload.url).pathname) as Buffer;
+    const fonts = (await pdffonts(pdf)).map((f) => f.name.replace(/^[A-Z]{6}\+/, ''));
+    for (const font of [
+      'NotoSansJP-Regular',
+      'NotoSansSC-Regular',
+      'NotoSansTC-Regular',
+      'NotoSansKR-Regular',
+      'NotoSansArabic-Regular',
+    ]) {
+      expect(fonts, font).toContain(font);
+    }
+  });
 
   it("finishes a PDF in the bundle: a templated stamp in the layer's fonts, a watermark, AES-256 (issue 34)", async () => {
     const req: RenderRequest = {

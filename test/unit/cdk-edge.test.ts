@@ -111,12 +111,44 @@ describe('throttle and concurrency overridden', () => {
     expect(s.nagFindings).toEqual([]);
   });
 
+  it('keeps no environment warm by default, and rendererProvisionedConcurrency on a live alias the pdf function invokes', () => {
+    const none = synthServiceStack({});
+    expect(Object.keys(none.template.findResources('AWS::Lambda::Alias'))).toEqual([]);
+    const s = synthServiceStack({ props: { rendererProvisionedConcurrency: 2 } });
+    const aliases = Object.values(s.template.findResources('AWS::Lambda::Alias'));
+    expect(aliases).toHaveLength(1);
+    expect(aliases[0]?.Properties).toMatchObject({
+      Name: 'live',
+      FunctionName: { Ref: s.logicalId(s.stack.renderer.function) },
+      ProvisionedConcurrencyConfig: { ProvisionedConcurrentExecutions: 2 },
+    });
+    // The pdf function names the alias, and may invoke it: the unqualified function has no warm environments.
+    const aliasId = Object.keys(s.template.findResources('AWS::Lambda::Alias'))[0] as string;
+    const renderers = Object.values(s.template.findResources('AWS::Lambda::Function')).map(
+      (fn) => (fn.Properties.Environment?.Variables ?? {}).RENDERER_FUNCTION_NAME,
+    );
+    // The alias's name: the function's, qualified with `:live`.
+    const rendererId = s.logicalId(s.stack.renderer.function);
+    const live = renderers.filter((r) => JSON.stringify(r ?? '').endsWith('":live"]]}'));
+    expect(live.length).toBeGreaterThan(0);
+    for (const r of live) expect(JSON.stringify(r)).toContain(aliasId);
+    expect(renderers).not.toContainEqual({ Ref: rendererId });
+    const invokes = JSON.stringify(
+      Object.values(s.template.findResources('AWS::IAM::Policy')).map((p) => p.Properties.PolicyDocument),
+    );
+    expect(invokes).toContain(aliasId);
+    expect(s.nagFindings).toEqual([]);
+  });
+
   it.each<[ServiceAppProps, RegExp]>([
     [{ apiThrottle: { rateLimit: 0, burstLimit: 10 } }, /apiThrottle/],
     [{ apiThrottle: { rateLimit: 5, burstLimit: 2.5 } }, /apiThrottle/],
     [{ apiThrottle: { rateLimit: 5 } as never }, /apiThrottle/],
     [{ rendererReservedConcurrency: 0 }, /rendererReservedConcurrency/],
     [{ rendererReservedConcurrency: 1.5 }, /rendererReservedConcurrency/],
+    [{ rendererProvisionedConcurrency: -1 }, /rendererProvisionedConcurrency/],
+    [{ rendererProvisionedConcurrency: 1.5 }, /rendererProvisionedConcurrency/],
+    [{ rendererProvisionedConcurrency: 21 }, /cannot exceed the renderer's reserved concurrency \(20\)/],
     [{ alarmEmail: 'ops at example.com' }, /alarmEmail/],
     [{ waf: { requestsPer5MinutesPerIp: 9 } }, /requestsPer5MinutesPerIp/],
   ])('refuses %j at synth', (props, message) => {

@@ -18,16 +18,20 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliDecompressSync, zstdDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_PACK } from '../../functions/wiring.js';
 import {
   assembleLayer,
   bundleExternals,
   ChromiumLayerError,
   checkLayerPin,
+  chromiumPackCache,
   LAMBDA_UNZIPPED_LIMIT_BYTES,
   type LayerPackage,
   resolveLayerPackages,
 } from '../../lib/chromium-layer.js';
+import { SPARTICUZ_ARCHIVES } from '../../lib/chromium-pack.js';
 import {
   LAYER_FONTCONFIG_FILE,
   LAYER_FONTS,
@@ -88,7 +92,7 @@ describe('the layer contents', () => {
   beforeAll(() => {
     packages = resolveLayerPackages(PROJECT_ROOT);
     out = mkdtempSync(join(tmpdir(), 'cdk-layer-'));
-    assembleLayer(packages, resolveLayerFonts(PROJECT_ROOT), out);
+    assembleLayer(packages, resolveLayerFonts(PROJECT_ROOT), out, chromiumPackCache(PROJECT_ROOT));
   });
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
@@ -104,13 +108,14 @@ describe('the layer contents', () => {
     expect(names).not.toContain('debug');
   });
 
-  it('is laid out as nodejs/node_modules, with the Chromium archives and without typings or source maps', () => {
+  it('is laid out as nodejs/node_modules, without the brotli archives, typings or source maps', () => {
     const chromium = join(out, 'nodejs', 'node_modules', '@sparticuz', 'chromium');
     expect(readJson(join(chromium, 'package.json')).version).toBe(
       checkLayerPin(PROJECT_ROOT, LAYER_DIR).chromiumVersion,
     );
-    for (const archive of ['chromium.br', 'al2023.tar.br', 'fonts.tar.br', 'swiftshader.tar.br']) {
-      expect(existsSync(join(chromium, 'bin', archive)), archive).toBe(true);
+    // The pack replaces them: nothing in the layer is brotli that a launch would inflate.
+    for (const archive of SPARTICUZ_ARCHIVES) {
+      expect(existsSync(join(chromium, 'bin', archive)), archive).toBe(false);
     }
     expect(existsSync(join(chromium, 'build', 'cjs', 'index.cjs'))).toBe(true);
     expect(existsSync(join(chromium, 'build', 'cjs', 'index.d.ts'))).toBe(false);
@@ -119,6 +124,19 @@ describe('the layer contents', () => {
     for (const pkg of packages) {
       expect(existsSync(join(out, 'nodejs', 'node_modules', pkg.name, 'package.json')), pkg.name).toBe(true);
     }
+  });
+
+  it('holds the Chromium pack in chromium/: the binary as zstd, which inflates to the brotli one, and the rest unpacked', () => {
+    const pack = join(out, CHROMIUM_PACK.dir);
+    const zst = readFileSync(join(pack, CHROMIUM_PACK.binary));
+    const br = readFileSync(
+      join(PROJECT_ROOT, 'node_modules', '@sparticuz', 'chromium', 'bin', 'chromium.br'),
+    );
+    expect(zstdDecompressSync(zst).equals(brotliDecompressSync(br))).toBe(true);
+    expect(zst.length).toBeLessThan(100e6);
+    expect(existsSync(join(pack, CHROMIUM_PACK.lib, 'libnss3.so'))).toBe(true);
+    expect(existsSync(join(pack, CHROMIUM_PACK.besideBinary, 'libGLESv2.so'))).toBe(true);
+    expect(existsSync(join(pack, CHROMIUM_PACK.fonts, 'fonts.conf'))).toBe(true);
   });
 
   it('holds the fonts in fonts/ (/opt/fonts in Lambda): a regular and a bold face per script, fonts.conf and the licenses', () => {
