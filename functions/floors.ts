@@ -30,6 +30,7 @@ const LAMBDAS = [
   'usage',
   'webhooks',
   'merges',
+  'signing-keys',
   'render-worker',
   'sweeper',
   'webhook-sender',

@@ -10,6 +10,8 @@
  * they are injected into the domain's events as presenters, so the domain never reaches back
  * into the HTTP resources' wire schemas.
  */
+
+import { importSigningKey } from './adapters/crypto/signing-key-import.js';
 import { createAccountStore } from './adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from './adapters/dynamodb/api-keys.js';
 import { createBatchWrites } from './adapters/dynamodb/batch-writes.js';
@@ -17,6 +19,7 @@ import { createBatchStore } from './adapters/dynamodb/batches.js';
 import { createDocumentClient } from './adapters/dynamodb/client.js';
 import { createIdempotencyStore } from './adapters/dynamodb/idempotency.js';
 import { createJobStore } from './adapters/dynamodb/jobs.js';
+import { createSigningKeyStore } from './adapters/dynamodb/signing-keys.js';
 import { createTemplateStore } from './adapters/dynamodb/templates.js';
 import { createUsageStore } from './adapters/dynamodb/usage.js';
 import { createWebhookDeliveryStore, createWebhookStore } from './adapters/dynamodb/webhooks.js';
@@ -31,6 +34,7 @@ import { createS3RenderOrders } from './adapters/s3/render-orders.js';
 import { createApiKeyDigester, createApiKeyResolver } from './adapters/secrets-manager/api-key-digest.js';
 import {
   createOrderSecretBox,
+  createSigningKeySecretBox,
   createWebhookSecretBox,
 } from './adapters/secrets-manager/webhook-secret-box.js';
 import { createSqsClient } from './adapters/sqs/client.js';
@@ -72,6 +76,11 @@ import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-se
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createRenderCall } from './domain/renders/render-call.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
+import {
+  createSigningKeyManagement,
+  createSigningKeyResolver,
+  type SigningKeyStore,
+} from './domain/signing/signing-keys.js';
 import { createTemplateResolver } from './domain/templates/render-template.js';
 import { createTemplateManagement } from './domain/templates/template-management.js';
 import type { TemplateStore } from './domain/templates/templates.js';
@@ -123,6 +132,7 @@ export interface StoreParts {
   readonly batchWrites: BatchWrites;
   readonly endpoints: WebhookStore;
   readonly deliveries: WebhookDeliveryStore;
+  readonly signingKeys: SigningKeyStore;
   /** The PDF bucket, for sync and async renders alike. */
   readonly storage: PdfStorage;
   readonly renderOrders: RenderOrders;
@@ -233,6 +243,8 @@ const endpoints = (s: Services) =>
   part(s, 'endpoints', () => createWebhookStore(s.get(db), tableName(s), s.onFault));
 const deliveries = (s: Services) =>
   part(s, 'deliveries', () => createWebhookDeliveryStore(s.get(db), tableName(s), s.clock));
+const signingKeyStore = (s: Services) =>
+  part(s, 'signingKeys', () => createSigningKeyStore(s.get(db), tableName(s), s.onFault));
 /** The bucket, whose upload links live as long as a render's budget, and five minutes more. */
 const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
   part(s, 'storage', () =>
@@ -272,6 +284,11 @@ const webhookQueue = (s: Services): MessageQueue<WebhookMessage> => {
   return createSqsQueue<WebhookMessage>(s.get(sqs), s.config.webhookQueueUrl);
 };
 const digestApiKey = (s: Services) => createApiKeyDigester(apiKeySecret(s), s.config.aws);
+// Uploaded signing keys' private keys, sealed under their own derived key (domain/signing/signing-keys.ts).
+const signingKeySecrets = (s: Services) => createSigningKeySecretBox(apiKeySecret(s), s.config.aws);
+/** The keys a render's signature names: checked at acceptance, opened when the renderer is called. */
+const signingKeys = (s: Services) =>
+  createSigningKeyResolver({ store: s.get(signingKeyStore), box: () => s.get(signingKeySecrets) });
 const webhookSecrets = (s: Services) => createWebhookSecretBox(apiKeySecret(s), s.config.aws);
 const renderer = (s: Services): Renderer => {
   if (s.parts.renderer) return s.parts.renderer;
@@ -507,6 +524,13 @@ export const webhookManagement = (s: Services) =>
     clock: s.clock,
     countSend: (accountId, webhookId) =>
       s.get(usage).hitWebhookSendLimit(accountId, webhookId, WEBHOOK_SENDS_PER_MINUTE),
+  });
+export const signingKeyManagement = (s: Services) =>
+  createSigningKeyManagement({
+    store: s.get(signingKeyStore),
+    box: () => s.get(signingKeySecrets),
+    importKey: importSigningKey,
+    clock: s.clock,
   });
 export const apiKeyManagement = (s: Services) =>
   createApiKeyManagement({ store: s.get(apiKeys), digest: s.get(digestApiKey) });

@@ -15,6 +15,9 @@ const KEY_INFO = 'pdf-service webhook signing secrets v1';
 /** Render orders' passwords (domain/renders/order-secrets.ts): another key from the same secret. */
 const ORDER_KEY_INFO = 'pdf-service render order passwords v1';
 
+/** Uploaded signing keys' private keys (domain/signing/signing-keys.ts): a third key from the same secret. */
+const SIGNING_KEY_INFO = 'pdf-service signing keys v1';
+
 const deriveKey = (secret: string, info: string): Buffer =>
   Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), info, 32));
 
@@ -60,3 +63,7 @@ export const createWebhookSecretBox = (source: ApiKeySecretSource, aws: AwsConfi
 /** The box of render orders' passwords (a `protection`'s), under its own derived key. */
 export const createOrderSecretBox = (source: ApiKeySecretSource, aws: AwsConfig): SecretBox =>
   secretBoxOf(secretLoader(source, aws), ORDER_KEY_INFO);
+
+/** The box of uploaded signing keys' private keys, under its own derived key. */
+export const createSigningKeySecretBox = (source: ApiKeySecretSource, aws: AwsConfig): SecretBox =>
+  secretBoxOf(secretLoader(source, aws), SIGNING_KEY_INFO);
