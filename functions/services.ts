@@ -413,7 +413,13 @@ const consumerLifecycle = (s: Services) => lifecycleOf(s, true);
 const resolver = (s: Services) =>
   createTemplateResolver({ templates: s.get(templates), parser: templateParser, limits: s.settings });
 const renderCallWith = (s: Services, to: PdfStorage) =>
-  createRenderCall({ storage: to, renderer: s.get(renderer), limits: s.settings, onFault: s.onFault });
+  createRenderCall({
+    storage: to,
+    renderer: s.get(renderer),
+    limits: s.settings,
+    onFault: s.onFault,
+    signingKeys: s.get(signingKeys),
+  });
 
 // Use cases.
 export const pdfJobs = (s: Services) =>
@@ -432,6 +438,7 @@ export const pdfJobs = (s: Services) =>
     onFault: s.onFault,
     webhooks: webhookEndpointsOf(s.get(endpoints)),
     ...(s.parts.eInvoices ? { eInvoices: s.parts.eInvoices } : {}),
+    signingKeys: s.get(signingKeys),
   });
 export const asyncRenders = (s: Services) =>
   createAsyncRenders({
@@ -472,6 +479,7 @@ export const batches = (s: Services) =>
     onFault: s.onFault,
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
+    signingKeys: s.get(signingKeys),
     // The API tells no webhook itself; a batch it completes (all items replayed, or counted on a
     // read) with outputs has them built.
     events: completionEvents({ events: NO_BATCH_EVENTS, queue: () => s.get(batchOutputQueue) }),

@@ -20,6 +20,7 @@ import { createMemoryBatchOrders, createMemoryRenderOrders } from '../../functio
 import { createMemoryPdfStorage } from '../../functions/adapters/memory/pdf-storage.js';
 import { createMemoryQueue } from '../../functions/adapters/memory/queue.js';
 import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
+import { createMemorySigningKeyStore } from '../../functions/adapters/memory/signing-keys.js';
 import { createMemoryTable } from '../../functions/adapters/memory/table.js';
 import { createMemoryTemplateStore } from '../../functions/adapters/memory/templates.js';
 import { createMemoryUsageStore } from '../../functions/adapters/memory/usage.js';
@@ -69,6 +70,7 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     batchStore: createMemoryBatchStore(clock, retention, table),
     batchWrites: createMemoryBatchWrites(clock, retention, table),
     endpoints: createMemoryWebhookStore(),
+    signingKeys: createMemorySigningKeyStore(),
     deliveries: createMemoryWebhookDeliveryStore(clock),
     storage: createMemoryPdfStorage({
       downloadUrlTtlSeconds: settings.downloadUrlTtlSeconds,

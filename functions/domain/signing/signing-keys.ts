@@ -204,3 +204,13 @@ export const createSigningKeyResolver = (deps: Pick<SigningKeyDeps, 'store' | 'b
 });
 
 export type SigningKeyResolver = ReturnType<typeof createSigningKeyResolver>;
+
+/** A render's signature key is the caller's (422 INVALID_SIGNING_KEY otherwise, nothing held). */
+export const checkSigningKey = async (
+  keys: Pick<SigningKeyResolver, 'check'> | undefined,
+  accountId: string,
+  keyId: string,
+): Promise<void> => {
+  if (!keys) throw unknownSigningKey(keyId);
+  await keys.check(accountId, keyId);
+};
