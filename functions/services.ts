@@ -33,6 +33,7 @@ import { createS3PdfStorage } from './adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from './adapters/s3/render-orders.js';
 import { createApiKeyDigester, createApiKeyResolver } from './adapters/secrets-manager/api-key-digest.js';
 import {
+  createBodyHashDigest,
   createOrderSecretBox,
   createSigningKeySecretBox,
   createWebhookSecretBox,
@@ -71,7 +72,7 @@ import { createSweeper } from './domain/jobs/sweeper.js';
 import { createMerges } from './domain/merges/merges.js';
 import { createAsyncRenders, type RenderMessage, type RenderOrders } from './domain/renders/async-renders.js';
 import type { EInvoiceChecker } from './domain/renders/e-invoice.js';
-import type { IdempotencyStore } from './domain/renders/idempotency.js';
+import { type IdempotencyStore, keyedIdempotency } from './domain/renders/idempotency.js';
 import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-secrets.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createRenderCall } from './domain/renders/render-call.js';
@@ -225,7 +226,10 @@ const templates = (s: Services) =>
   part(s, 'templates', () => createTemplateStore(s.get(db), tableName(s), s.clock, { onFault: s.onFault }));
 // A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
 // key is taken over that soon; a twin of a live one waits as long as the longest render.
-const idempotency = (s: Services) =>
+// Body hashes keyed (HMAC) before the store keeps them: a body may hold passwords (idempotency.ts).
+const idempotency = (s: Services) => keyedIdempotency(s.get(idempotencyStore), s.get(bodyHashDigest));
+const bodyHashDigest = (s: Services) => createBodyHashDigest(apiKeySecret(s), s.config.aws);
+const idempotencyStore = (s: Services) =>
   part(s, 'idempotency', () =>
     createIdempotencyStore(
       s.get(db),
@@ -480,6 +484,7 @@ export const batches = (s: Services) =>
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
     signingKeys: s.get(signingKeys),
+    digest: s.get(bodyHashDigest),
     // The API tells no webhook itself; a batch it completes (all items replayed, or counted on a
     // read) with outputs has them built.
     events: completionEvents({ events: NO_BATCH_EVENTS, queue: () => s.get(batchOutputQueue) }),

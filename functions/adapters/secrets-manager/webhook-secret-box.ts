@@ -4,7 +4,7 @@
  * to be provisioned. Each is bound (as additional authenticated data) to its endpoint: a sealed
  * secret copied onto another item does not open.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { ApiKeySecretSource, AwsConfig } from '../../core/config.js';
 import type { SecretBox } from '../../domain/webhooks/webhooks.js';
 import { secretLoader } from './api-key-digest.js';
@@ -67,3 +67,24 @@ export const createOrderSecretBox = (source: ApiKeySecretSource, aws: AwsConfig)
 /** The box of uploaded signing keys' private keys, under its own derived key. */
 export const createSigningKeySecretBox = (source: ApiKeySecretSource, aws: AwsConfig): SecretBox =>
   secretBoxOf(secretLoader(source, aws), SIGNING_KEY_INFO);
+
+/** Idempotency records' body hashes (domain/renders/idempotency.ts, keyedIdempotency): a fourth derived key. */
+const BODY_HASH_KEY_INFO = 'pdf-service idempotency body hashes v1';
+
+/** HMAC-SHA256 (hex) of a body hash under a key derived from the API-key secret. */
+export const createBodyHashDigest = (source: ApiKeySecretSource, aws: AwsConfig) => {
+  const load = secretLoader(source, aws);
+  let key: Promise<Buffer> | undefined;
+  return async (hash: string): Promise<string> => {
+    key ??= load().then(
+      (secret) => deriveKey(secret, BODY_HASH_KEY_INFO),
+      (e: unknown) => {
+        key = undefined;
+        throw e;
+      },
+    );
+    return createHmac('sha256', await key)
+      .update(hash)
+      .digest('hex');
+  };
+};

@@ -96,6 +96,8 @@ export interface BatchDeps {
   };
   /** Absent: a batch's webhook_id is not checked against the account's endpoints. */
   readonly webhooks?: { exists(accountId: string, webhookId: string): Promise<boolean> };
+  /** Keys item body hashes before they are kept (batch-acceptance.ts). @default unkeyed */
+  readonly digest?: (hash: string) => Promise<string>;
   /** A signature's key, checked to be the caller's before anything is held. Absent: refused. */
   readonly signingKeys?: Pick<SigningKeyResolver, 'check'>;
   readonly events?: BatchEvents;
@@ -332,6 +334,7 @@ export const createBatches = (deps: BatchDeps) => {
             quotaExceeded: async (wanted) =>
               quotaExceeded(plan, (await usage.readMonth(principal.accountId, month)).rendersUsed, wanted),
             writing: storeOrder,
+            ...(deps.digest ? { digest: deps.digest } : {}),
           },
           {
             principal,
