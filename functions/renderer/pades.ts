@@ -53,12 +53,16 @@ export interface Signer {
   sign(data: Uint8Array): Promise<Uint8Array>;
 }
 
+/** The DER certificates of a PEM chain, in its order. */
+export const certificatesOfPem = (certificateChainPem: string): Uint8Array[] =>
+  [...certificateChainPem.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)].map(
+    ([pem]) => new Uint8Array(new X509Certificate(pem).raw),
+  );
+
 /** A signer over a key held in memory: an uploaded PEM key and its certificate chain. */
 export const pemSigner = (privateKeyPem: string, certificateChainPem: string): Signer => {
   const key = createPrivateKey(privateKeyPem);
-  const certificates = [
-    ...certificateChainPem.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g),
-  ].map(([pem]) => new Uint8Array(new X509Certificate(pem).raw));
+  const certificates = certificatesOfPem(certificateChainPem);
   const algorithm = key.asymmetricKeyType === 'ec' ? 'ECDSA' : 'RSA';
   return {
     certificates,

@@ -86,6 +86,17 @@ export type SigningMaterial =
       readonly kmsKeyArn: string;
     };
 
+/**
+ * AWS KMS asked to sign `message` (RAW: KMS hashes it with SHA-256) with the asymmetric key
+ * `keyArn`: the signature, DER for ECDSA. The renderer's port (adapters/kms/kms-signer.ts; a
+ * memory stand-in for tests, adapters/memory/kms.ts).
+ */
+export type KmsSign = (
+  keyArn: string,
+  algorithm: SigningAlgorithm,
+  message: Uint8Array,
+) => Promise<Uint8Array>;
+
 /** At most this many keys an account (each is a small item, and a key an attacker cannot fill a table with). */
 export const MAX_SIGNING_KEYS = 20;
 

@@ -61,7 +61,7 @@ export const signature: FinishingStep<'signature'> = async (pdf, option, context
     };
   }
   try {
-    const signed = await signPades(pdf, signerOf(material), {
+    const signed = await signPades(pdf, signerOf(material, context.kms), {
       ...(option.reason !== null ? { reason: option.reason } : {}),
       ...(option.location !== null ? { location: option.location } : {}),
       ...(option.contact !== null ? { contact: option.contact } : {}),
