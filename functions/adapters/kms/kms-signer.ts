@@ -2,14 +2,11 @@
  * Signing with an AWS KMS asymmetric key (issue 34): the renderer sends the bytes to sign (the
  * CMS signed attributes, a few hundred bytes: never the document) as a RAW message, and KMS
  * hashes and signs them with a key that never leaves it. The renderer's role may call kms:Sign
- * on the deployment's keys tagged pdf-service:signing=true only (lib/renderer-function.ts).
+ * on the deployment's keys tagged SIGNING_KEY_TAG only (functions/wiring.ts, lib/renderer-function.ts).
  * The client is made on the first signature: a renderer that signs nothing with KMS never loads it.
  */
 import { KMSClient, SignCommand } from '@aws-sdk/client-kms';
 import type { KmsSign } from '../../domain/signing/signing-keys.js';
-
-/** The tag a KMS key carries for the renderer to be allowed to sign with it. */
-export const SIGNING_KEY_TAG = { key: 'pdf-service:signing', value: 'true' } as const;
 
 export const createKmsSign = (region?: string): KmsSign => {
   let client: KMSClient | undefined;
