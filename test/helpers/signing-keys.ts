@@ -22,6 +22,8 @@ export interface TestKeys {
   readonly p12: string;
   readonly legacyP12: string;
   readonly noKeyP12: string;
+  /** A PKCS#12 whose key is encrypted with 2,000,000 PBKDF2 iterations (work for whoever opens it). */
+  readonly slowP12: string;
   readonly expiredCert: string;
   /** Another key's certificate. */
   readonly otherCert: string;
@@ -126,6 +128,20 @@ export const makeTestKeys = async (): Promise<TestKeys> => {
         pass,
       ),
   );
+  await openssl(
+    'pkcs12',
+    '-export',
+    '-inkey',
+    'rsa.key',
+    '-in',
+    'rsa.crt',
+    '-iter',
+    '2000000',
+    '-out',
+    'slow.p12',
+    '-passout',
+    pass,
+  );
   await openssl('pkcs12', '-export', '-nokeys', '-in', 'rsa.crt', '-out', 'nokey.p12', '-passout', pass);
   await openssl('req', '-new', '-key', 'rsa.key', '-subj', '/CN=Expired Signer', '-out', 'old.csr');
   await openssl('x509', '-req', '-in', 'old.csr', '-signkey', 'rsa.key', '-days', '-1', '-out', 'old.crt');
@@ -137,6 +153,7 @@ export const makeTestKeys = async (): Promise<TestKeys> => {
     p12: await base64('ec.p12'),
     legacyP12: await base64('legacy.p12'),
     noKeyP12: await base64('nokey.p12'),
+    slowP12: await base64('slow.p12'),
     expiredCert: await text('old.crt'),
     otherCert: await text('other.crt'),
     remove: () => rm(dir, { recursive: true, force: true }),

@@ -133,6 +133,12 @@ describe('/v1/signing-keys', () => {
       'pkcs12_base64',
     ],
     [
+      'a PKCS#12 asking for 2,000,000 key derivation iterations',
+      () => ({ pkcs12_base64: keys.slowP12, passphrase: PASSPHRASE }),
+      'INVALID_SIGNING_KEY',
+      'pkcs12_base64',
+    ],
+    [
       'bytes that are no PKCS#12',
       () => ({ pkcs12_base64: Buffer.from('hello').toString('base64'), passphrase: 'x' }),
       'INVALID_SIGNING_KEY',

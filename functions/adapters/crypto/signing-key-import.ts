@@ -118,6 +118,33 @@ const fromPem = (privateKeyPem: string, certificatePem: string, now: Date): Impo
   );
 };
 
+const PBES2 = '1.2.840.113549.1.5.13';
+const PBKDF2 = '1.2.840.113549.1.5.12';
+const ENCRYPTED_DATA = '1.2.840.113549.1.7.6';
+
+/** The PBKDF2 iterations an encryption algorithm asks for (PBES2), or 0 for another algorithm. */
+const iterationsOf = (algorithm: pkijs.AlgorithmIdentifier | undefined): number => {
+  if (algorithm?.algorithmId !== PBES2) return 0;
+  const pbes2 = new pkijs.PBES2Params({ schema: algorithm.algorithmParams });
+  if (pbes2.keyDerivationFunc.algorithmId !== PBKDF2) return 0;
+  return new pkijs.PBKDF2Params({ schema: pbes2.keyDerivationFunc.algorithmParams }).iterationCount;
+};
+
+/**
+ * The most PBKDF2 iterations any encrypted part of the file asks for: each is work this function
+ * does for the caller, so a file asking for millions is refused before any is done.
+ */
+const mostIterations = (safe: pkijs.AuthenticatedSafe): number => {
+  let most = 0;
+  for (const info of safe.safeContents) {
+    if (info.contentType !== ENCRYPTED_DATA) continue;
+    // From its own bytes: parsing the content in place would change what decrypting reads later.
+    const data = pkijs.EncryptedData.fromBER(info.content.toBER(false));
+    most = Math.max(most, iterationsOf(data.encryptedContentInfo.contentEncryptionAlgorithm));
+  }
+  return most;
+};
+
 const bytesOf = (view: ArrayBuffer | ArrayBufferView): Uint8Array =>
   view instanceof ArrayBuffer
     ? new Uint8Array(view)
@@ -144,6 +171,15 @@ const fromPkcs12 = async (der: Uint8Array, passphrase: string, now: Date): Promi
   }
   const safe = pfx.parsedValue?.authenticatedSafe;
   if (!safe) throw refuse(field, 'holds no contents');
+  let iterations: number;
+  try {
+    iterations = mostIterations(safe);
+  } catch {
+    throw refuse(field, 'holds contents that cannot be read');
+  }
+  if (iterations > MAX_PKCS12_ITERATIONS) {
+    throw refuse(field, `asks for more than ${MAX_PKCS12_ITERATIONS} key derivation iterations`);
+  }
   try {
     await safe.parseInternalValues({ safeContents: safe.safeContents.map(() => ({ password })) });
   } catch {
@@ -169,6 +205,9 @@ const fromPkcs12 = async (der: Uint8Array, passphrase: string, now: Date): Promi
             const shrouded = bag.bagValue as unknown as pkijs.PKCS8ShroudedKeyBag & {
               parseInternalValues(parameters: { password: ArrayBuffer }): Promise<void>;
             };
+            if (iterationsOf(shrouded.encryptionAlgorithm) > MAX_PKCS12_ITERATIONS) {
+              throw refuse(field, `asks for more than ${MAX_PKCS12_ITERATIONS} key derivation iterations`);
+            }
             await shrouded.parseInternalValues({ password });
             info = shrouded.parsedValue;
           }
@@ -178,7 +217,8 @@ const fromPkcs12 = async (der: Uint8Array, passphrase: string, now: Date): Promi
             );
           }
         }
-      } catch {
+      } catch (e) {
+        if (e instanceof ServiceError) throw e;
         throw refuse(field, 'holds a key or certificate that cannot be read (a legacy cipher?)');
       }
     }
