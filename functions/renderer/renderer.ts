@@ -6,7 +6,7 @@
  * scope, where it survives warm invocations (handler.ts); the local stack makes one per stack.
  */
 import { dirname } from 'node:path';
-import { createKmsSign } from '../adapters/kms/kms-signer.js';
+import { awsKmsSign } from '../adapters/kms/kms-signer.js';
 import type { RendererConfig } from '../core/config.js';
 import type { KmsSign } from '../domain/signing/signing-keys.js';
 import { type Admission, createAdmission } from './admission.js';
@@ -51,8 +51,8 @@ export const createRenderer = (config: RendererConfig, options: RendererOptions 
     taggedPdf: config.taggedPdf,
     // The fonts Chromium prints with lie beside its fontconfig file (lib/layer-fonts.ts).
     fontsDir: config.fontconfigFile === undefined ? undefined : dirname(config.fontconfigFile),
-    // Made on its first signature (adapters/kms/kms-signer.ts): a stand-in where one is handed in.
-    kms: options.kms ?? createKmsSign(),
+    // The process's KMS port (its client made on its first signature); a stand-in where one is handed in.
+    kms: options.kms ?? awsKmsSign,
   };
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrentRenders,

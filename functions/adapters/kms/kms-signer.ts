@@ -10,11 +10,15 @@
 import type { KMSClient } from '@aws-sdk/client-kms';
 import type { KmsSign } from '../../domain/signing/signing-keys.js';
 
-export const createKmsSign = (region?: string): KmsSign => {
+/**
+ * The one KMS signing port of a process (the renderer's): its client made on its first signature,
+ * in the region Lambda sets (AWS_REGION), and kept for the warm Lambda's life.
+ */
+export const awsKmsSign: KmsSign = (() => {
   let client: KMSClient | undefined;
   return async (keyArn, algorithm, message) => {
     const { KMSClient, SignCommand } = await import('@aws-sdk/client-kms');
-    client ??= new KMSClient(region ? { region } : {});
+    client ??= new KMSClient({});
     const out = await client.send(
       new SignCommand({
         KeyId: keyArn,
@@ -26,4 +30,4 @@ export const createKmsSign = (region?: string): KmsSign => {
     if (!out.Signature) throw new Error('KMS answered no signature');
     return out.Signature;
   };
-};
+})();
