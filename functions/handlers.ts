@@ -21,6 +21,8 @@ import { mergesResource } from './merges/routes.js';
 import { createHandler as createPdfHandler } from './pdf/index.js';
 import { pdfResource } from './pdf/routes.js';
 import { apiResources, FALLBACK_RESOURCE } from './routes.js';
+import { createHandler as createSigningKeysHandler } from './signing-keys/index.js';
+import { signingKeysResource } from './signing-keys/routes.js';
 import { createHandler as createTemplatesHandler } from './templates/index.js';
 import { templatesResource } from './templates/routes.js';
 import { createHandler as createUsageHandler } from './usage/index.js';
@@ -49,6 +51,7 @@ export const handlerFactories: ReadonlyMap<string, CreateHandler> = new Map<stri
   [usageResource.name, createUsageHandler],
   [webhooksResource.name, createWebhooksHandler],
   [mergesResource.name, createMergesHandler],
+  [signingKeysResource.name, createSigningKeysHandler],
   [FALLBACK_RESOURCE, createFallbackHandler],
 ]);
 

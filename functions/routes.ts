@@ -9,6 +9,7 @@ import { meResource } from './me/routes.js';
 import { mergesResource } from './merges/routes.js';
 import { pdfResource } from './pdf/routes.js';
 import { type AnyResource, createMatcher, type Route, routeKey, routesOf } from './route-declaration.js';
+import { signingKeysResource } from './signing-keys/routes.js';
 import { templatesResource } from './templates/routes.js';
 import { usageResource } from './usage/routes.js';
 import { webhooksResource } from './webhooks/routes.js';
@@ -25,6 +26,7 @@ export const resources: readonly AnyResource[] = [
   usageResource,
   webhooksResource,
   mergesResource,
+  signingKeysResource,
 ];
 
 /** The Lambda behind API Gateway's `$default` route: 404 and 405 for what no route matches. */

@@ -10,6 +10,8 @@
  * they are injected into the domain's events as presenters, so the domain never reaches back
  * into the HTTP resources' wire schemas.
  */
+
+import { importSigningKey } from './adapters/crypto/signing-key-import.js';
 import { createAccountStore } from './adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from './adapters/dynamodb/api-keys.js';
 import { createBatchWrites } from './adapters/dynamodb/batch-writes.js';
@@ -17,6 +19,7 @@ import { createBatchStore } from './adapters/dynamodb/batches.js';
 import { createDocumentClient } from './adapters/dynamodb/client.js';
 import { createIdempotencyStore } from './adapters/dynamodb/idempotency.js';
 import { createJobStore } from './adapters/dynamodb/jobs.js';
+import { createSigningKeyStore } from './adapters/dynamodb/signing-keys.js';
 import { createTemplateStore } from './adapters/dynamodb/templates.js';
 import { createUsageStore } from './adapters/dynamodb/usage.js';
 import { createWebhookDeliveryStore, createWebhookStore } from './adapters/dynamodb/webhooks.js';
@@ -30,7 +33,9 @@ import { createS3PdfStorage } from './adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from './adapters/s3/render-orders.js';
 import { createApiKeyDigester, createApiKeyResolver } from './adapters/secrets-manager/api-key-digest.js';
 import {
+  createBodyHashDigest,
   createOrderSecretBox,
+  createSigningKeySecretBox,
   createWebhookSecretBox,
 } from './adapters/secrets-manager/webhook-secret-box.js';
 import { createSqsClient } from './adapters/sqs/client.js';
@@ -39,42 +44,30 @@ import { createAuthenticator } from './core/auth.js';
 import type { ResourceConfig } from './core/config.js';
 import type { HttpDeps, RateLimitCounter } from './core/http.js';
 import { logFault, systemClock } from './core/runtime.js';
-import type { AccountStore } from './domain/accounts/accounts.js';
 import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
-import type { ApiKeyStore } from './domain/accounts/api-keys.js';
-import type { UsageStore } from './domain/accounts/usage.js';
 import { createUsageReport } from './domain/accounts/usage-report.js';
-import type { BatchWrites } from './domain/batches/batch-acceptance.js';
 import {
-  type BatchArchiver,
   type BatchOutputMessage,
   completionEvents,
   createBatchOutputs,
 } from './domain/batches/batch-outputs.js';
-import { type BatchOrders, createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
-import {
-  type Batch,
-  type BatchStore,
-  type BatchView,
-  createBatchCounter,
-  createBatches,
-} from './domain/batches/batches.js';
-import type { Clock, JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
+import { createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
+import { type Batch, createBatchCounter, createBatches } from './domain/batches/batches.js';
+import type { JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
-import { type Job, type JobStore, type JobView, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
+import { type Job, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
 import { createSweeper } from './domain/jobs/sweeper.js';
-import { createMerges, type PdfAssembler } from './domain/merges/merges.js';
-import { createAsyncRenders, type RenderMessage, type RenderOrders } from './domain/renders/async-renders.js';
-import type { EInvoiceChecker } from './domain/renders/e-invoice.js';
-import type { IdempotencyStore } from './domain/renders/idempotency.js';
+import { createMerges } from './domain/merges/merges.js';
+import { createAsyncRenders, type RenderMessage } from './domain/renders/async-renders.js';
+import { keyedIdempotency } from './domain/renders/idempotency.js';
 import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-secrets.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createRenderCall } from './domain/renders/render-call.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
+import { createSigningKeyManagement, createSigningKeyResolver } from './domain/signing/signing-keys.js';
 import { createTemplateResolver } from './domain/templates/render-template.js';
 import { createTemplateManagement } from './domain/templates/template-management.js';
-import type { TemplateStore } from './domain/templates/templates.js';
 import {
   createWebhookBatchEvents,
   createWebhookJobEvents,
@@ -87,85 +80,12 @@ import {
   createWebhookSender,
   ENDPOINT_CONCURRENCY,
 } from './domain/webhooks/webhook-sender.js';
-import type { WebhookDeliveryStore, WebhookMessage, WebhookStore } from './domain/webhooks/webhooks.js';
-import { DEFAULT_PLAN, type Settings, WEBHOOK_SENDS_PER_MINUTE } from './settings.js';
+import type { WebhookMessage } from './domain/webhooks/webhooks.js';
+import type { ServiceParts, Services, StoreParts, WebhookPresenters } from './service-parts.js';
+import { DEFAULT_PLAN, WEBHOOK_SENDS_PER_MINUTE } from './settings.js';
 import { templateParser } from './templating/parse-pool.js';
-import type { WebhookParts } from './webhooks/queue.js';
 
-/** What the local stack and tests hand in, in place of what the cloud reaches over AWS. */
-export interface ServiceParts extends WebhookParts {
-  /** The local stack's in-process renderer; in the cloud the renderer Lambda is invoked. */
-  readonly renderer?: Renderer;
-  /** In place of the webhook job events (a job that names an endpoint tells it when it ends). */
-  readonly events?: JobEvents;
-  /**
-   * Tests only: stores, the bucket and the render queue in place of DynamoDB, S3 and SQS (the
-   * memory adapters, functions/adapters/memory, held to the same contracts as the real ones), so
-   * that use cases are built here, as every function builds them, and tested in milliseconds.
-   */
-  readonly stores?: Partial<StoreParts>;
-  /** Tests only: the clock every store and use case reads (a test clock). @default the system's */
-  readonly clock?: Clock;
-  /** Tests only: told of every fault the service logs and carries on from. @default logged */
-  readonly onFault?: (message: string, error: unknown) => void;
-  /**
-   * The e-invoice checker (functions/core/e-invoice/check.ts), handed in by the pdf function
-   * alone: its validators (SaxonJS, libxml2 in WebAssembly, the Factur-X artefacts: some 4 MB)
-   * stay out of every other function's bundle. Absent: a render with e_invoice is refused.
-   */
-  readonly eInvoices?: EInvoiceChecker;
-}
-
-/** The ports the composition root otherwise builds on AWS, by the name of their builder. */
-export interface StoreParts {
-  readonly accounts: AccountStore;
-  readonly apiKeys: ApiKeyStore;
-  readonly jobs: JobStore;
-  readonly usage: UsageStore;
-  readonly templates: TemplateStore;
-  readonly idempotency: IdempotencyStore;
-  readonly batchStore: BatchStore;
-  readonly batchWrites: BatchWrites;
-  readonly endpoints: WebhookStore;
-  readonly deliveries: WebhookDeliveryStore;
-  /** The PDF bucket, for sync and async renders alike. */
-  readonly storage: PdfStorage;
-  readonly renderOrders: RenderOrders;
-  readonly batchOrders: BatchOrders;
-  readonly renderQueue: MessageQueue<RenderMessage>;
-  readonly batchOutputQueue: MessageQueue<BatchOutputMessage>;
-  /** Merges and batches' merged PDFs, read from and written to the bucket. */
-  readonly assembler: PdfAssembler;
-  /** Batches' ZIPs, read from and written to the bucket. */
-  readonly archiver: BatchArchiver;
-}
-
-/**
- * The webhook payloads' shapes: a job as GET /v1/pdf/{id} shows it, a batch as GET /v1/batches/{id}
- * does (functions/webhook-payloads.ts). Handed in by the functions whose jobs or batches tell
- * their endpoints, so that the others' bundles carry no wire schema.
- */
-export interface WebhookPresenters {
-  readonly job: (view: JobView) => unknown;
-  readonly batch: (view: BatchView) => unknown;
-}
-
-/**
- * One function's services: its configuration, the parts handed in, and `get`, which builds a
- * service (a top-level builder of this module) on first use and keeps it for the warm Lambda's
- * life. Builders are top-level functions, not members of one object, so that a function's bundle
- * carries only what its index.ts asks for (esbuild drops the unused builders and their SDK clients).
- */
-export interface Services {
-  readonly config: ResourceConfig;
-  readonly parts: ServiceParts;
-  readonly presenters: WebhookPresenters | undefined;
-  readonly settings: Settings;
-  readonly clock: Clock;
-  /** A fault logged, and carried on from (the parts' `onFault` in tests). */
-  readonly onFault: (message: string, error: unknown) => void;
-  get<T>(build: (services: Services) => T): T;
-}
+export type { ServiceParts, Services, StoreParts, WebhookPresenters } from './service-parts.js';
 
 export const createServices = (
   config: ResourceConfig,
@@ -224,7 +144,10 @@ const templates = (s: Services) =>
   part(s, 'templates', () => createTemplateStore(s.get(db), tableName(s), s.clock, { onFault: s.onFault }));
 // A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
 // key is taken over that soon; a twin of a live one waits as long as the longest render.
-const idempotency = (s: Services) =>
+// Body hashes keyed (HMAC) before the store keeps them: a body may hold passwords (idempotency.ts).
+const idempotency = (s: Services) => keyedIdempotency(s.get(idempotencyStore), s.get(bodyHashDigest));
+const bodyHashDigest = (s: Services) => createBodyHashDigest(apiKeySecret(s), s.config.aws);
+const idempotencyStore = (s: Services) =>
   part(s, 'idempotency', () =>
     createIdempotencyStore(
       s.get(db),
@@ -242,6 +165,8 @@ const endpoints = (s: Services) =>
   part(s, 'endpoints', () => createWebhookStore(s.get(db), tableName(s), s.onFault));
 const deliveries = (s: Services) =>
   part(s, 'deliveries', () => createWebhookDeliveryStore(s.get(db), tableName(s), s.clock));
+const signingKeyStore = (s: Services) =>
+  part(s, 'signingKeys', () => createSigningKeyStore(s.get(db), tableName(s), s.onFault));
 /** The bucket, whose upload links live as long as a render's budget, and five minutes more. */
 const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
   part(s, 'storage', () =>
@@ -281,6 +206,11 @@ const webhookQueue = (s: Services): MessageQueue<WebhookMessage> => {
   return createSqsQueue<WebhookMessage>(s.get(sqs), s.config.webhookQueueUrl);
 };
 const digestApiKey = (s: Services) => createApiKeyDigester(apiKeySecret(s), s.config.aws);
+// Uploaded signing keys' private keys, sealed under their own derived key (domain/signing/signing-keys.ts).
+const signingKeySecrets = (s: Services) => createSigningKeySecretBox(apiKeySecret(s), s.config.aws);
+/** The keys a render's signature names: checked at acceptance, opened when the renderer is called. */
+const signingKeys = (s: Services) =>
+  createSigningKeyResolver({ store: s.get(signingKeyStore), box: () => s.get(signingKeySecrets) });
 const webhookSecrets = (s: Services) => createWebhookSecretBox(apiKeySecret(s), s.config.aws);
 const renderer = (s: Services): Renderer => {
   if (s.parts.renderer) return s.parts.renderer;
@@ -410,7 +340,13 @@ const consumerLifecycle = (s: Services) => lifecycleOf(s, true);
 const resolver = (s: Services) =>
   createTemplateResolver({ templates: s.get(templates), parser: templateParser, limits: s.settings });
 const renderCallWith = (s: Services, to: PdfStorage) =>
-  createRenderCall({ storage: to, renderer: s.get(renderer), limits: s.settings, onFault: s.onFault });
+  createRenderCall({
+    storage: to,
+    renderer: s.get(renderer),
+    limits: s.settings,
+    onFault: s.onFault,
+    signingKeys: s.get(signingKeys),
+  });
 
 // Use cases.
 export const pdfJobs = (s: Services) =>
@@ -429,6 +365,7 @@ export const pdfJobs = (s: Services) =>
     onFault: s.onFault,
     webhooks: webhookEndpointsOf(s.get(endpoints)),
     ...(s.parts.eInvoices ? { eInvoices: s.parts.eInvoices } : {}),
+    signingKeys: s.get(signingKeys),
   });
 export const asyncRenders = (s: Services) =>
   createAsyncRenders({
@@ -464,6 +401,8 @@ export const batches = (s: Services) =>
     onFault: s.onFault,
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
+    signingKeys: s.get(signingKeys),
+    digest: s.get(bodyHashDigest),
     // A batch it completes (all items replayed, or counted on a read) tells its endpoint
     // batch.completed, or has its outputs built first (the batches function has the webhook queue).
     events: s.get(batchCompletion),
@@ -524,6 +463,13 @@ export const webhookManagement = (s: Services) =>
     clock: s.clock,
     countSend: (accountId, webhookId) =>
       s.get(usage).hitWebhookSendLimit(accountId, webhookId, WEBHOOK_SENDS_PER_MINUTE),
+  });
+export const signingKeyManagement = (s: Services) =>
+  createSigningKeyManagement({
+    store: s.get(signingKeyStore),
+    box: () => s.get(signingKeySecrets),
+    importKey: importSigningKey,
+    clock: s.clock,
   });
 export const apiKeyManagement = (s: Services) =>
   createApiKeyManagement({ store: s.get(apiKeys), digest: s.get(digestApiKey) });

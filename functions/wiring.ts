@@ -137,3 +137,9 @@ export const SERVICE_METRICS = {
   /** The dimension that names the consumer on its own metrics. */
   consumerDimension: 'consumer',
 } as const;
+
+/**
+ * The tag an AWS KMS key carries for the renderers to be allowed kms:Sign with it (issue 34):
+ * their role may sign with this account's keys in its region that have it, and with nothing else.
+ */
+export const SIGNING_KEY_TAG = { key: 'pdf-service:signing', value: 'true' } as const;

@@ -2,16 +2,18 @@
  * The renderer: executes the Jinja2 template in a worker thread and Chromium (from its layer)
  * turns the HTML into a PDF that it PUTs to a presigned URL. It is handed everything it needs in
  * the invoke payload (template source, variables, options, the URL), so its role grants nothing
- * but writing its own logs: no S3, no DynamoDB, no X-Ray. That is why templates, code from
- * strangers, run here and not in the API functions.
+ * but writing its own logs and asking AWS KMS to sign with the signing keys the account tagged for
+ * it (issue 34): no S3, no DynamoDB, no X-Ray. That is why templates, code from strangers, run
+ * here and not in the API functions.
  */
 import { join } from 'node:path';
-import { Duration, type RemovalPolicy, Size } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Size, Stack, Token, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Alias, type IFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Construct } from 'constructs';
-import { RENDERER_VARIABLES } from '../functions/wiring.js';
+import { RENDERER_VARIABLES, SIGNING_KEY_TAG } from '../functions/wiring.js';
 import { ChromiumLayer } from './chromium-layer.js';
 import { withRunbook } from './runbook.js';
 import { handlerEntry, PROJECT_ROOT, SERVICE_RUNTIME, ServiceFunction } from './service-function.js';
@@ -157,6 +159,27 @@ export class RendererFunction extends Construct {
             version: this.function.currentVersion,
             provisionedConcurrentExecutions: provisioned,
           });
+    // A signature with a KMS-held key (issue 34): the renderer asks kms:Sign for the CMS signed
+    // attributes, and may ask it of this account's keys in this region that carry the signing
+    // tag only. Keys are registered at run time (POST /v1/signing-keys), so they are named by the
+    // tag, not by ARN; an untagged key (any other use of KMS in the account) refuses the call.
+    const keys = Stack.of(this).formatArn({ service: 'kms', resource: 'key', resourceName: '*' });
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['kms:Sign'],
+        resources: [keys],
+        conditions: { StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG.key}`]: SIGNING_KEY_TAG.value } },
+      }),
+    );
+    if (this.function.role) {
+      Validations.of(this.function.role).acknowledge({
+        // cdk-nag names the resource as the template writes it: the ARN, or its tokens' names.
+        id: `AwsSolutions-IAM5[Resource::${Token.isUnresolved(keys) ? 'arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*' : keys}]`,
+        reason:
+          'Signing keys are registered at run time; kms:Sign is limited to keys of this account and region tagged ' +
+          `${SIGNING_KEY_TAG.key}=${SIGNING_KEY_TAG.value} (aws:ResourceTag condition).`,
+      });
+    }
 
     const period = Duration.minutes(5);
     this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {

@@ -31,7 +31,7 @@ import { Construct } from 'constructs';
 import type { ConsumerDeclaration } from '../functions/consumers.js';
 import type { QueueDeclaration } from '../functions/queues.js';
 import type { Settings } from '../functions/settings.js';
-import { bindingEnvironment, SERVICE_METRICS } from '../functions/wiring.js';
+import { SERVICE_METRICS } from '../functions/wiring.js';
 import type { PdfBucket } from './pdf-bucket.js';
 import { withRunbook } from './runbook.js';
 import { PROJECT_ROOT, ServiceFunction } from './service-function.js';

@@ -20,6 +20,7 @@ import {
   MIN_OWNER_PASSWORD_DISTINCT,
   PRINTING,
 } from '../domain/renders/protection.js';
+import { MAX_SIGNATURE_FIELD_CHARACTERS } from '../domain/renders/signature.js';
 
 const passwordIssue = (least: number) =>
   `must be ${least} to ${MAX_PASSWORD_BYTES} bytes of UTF-8 without control characters`;
@@ -161,3 +162,61 @@ export const markSchema = (kind: keyof typeof MARK_DEFAULTS) => {
         : 'text or an image drawn over the page content, on the pages asked',
     );
 };
+
+const signatureText = (what: string) =>
+  z
+    .string({ error: `must be a string of at most ${MAX_SIGNATURE_FIELD_CHARACTERS} characters` })
+    .refine((t) => [...t].length <= MAX_SIGNATURE_FIELD_CHARACTERS, {
+      error: `must be a string of at most ${MAX_SIGNATURE_FIELD_CHARACTERS} characters`,
+    })
+    .refine((t) => !/[\p{Cc}\p{Cs}]/u.test(t), { error: 'must not contain control characters' })
+    .optional()
+    .describe(what);
+
+const points = (issue: string, min: number) =>
+  z.number({ error: issue }).min(min, { error: issue }).max(14_400, { error: issue });
+
+/** `signature` (issue 34): a PAdES B-B signature with one of the account's signing keys. */
+export const signatureSchema = z
+  .strictObject(
+    {
+      key_id: z
+        .string({ error: 'must be a signing key id (sk_…)' })
+        .max(100, { error: 'must be a signing key id (sk_…)' })
+        .describe(
+          "one of the account's signing keys (POST /v1/signing-keys); another's or an unknown one: 422 INVALID_SIGNING_KEY naming signature.key_id",
+        ),
+      reason: signatureText('why it is signed (the signature dictionary’s /Reason)'),
+      location: signatureText('where it is signed (/Location)'),
+      contact: signatureText('how to reach the signer (/ContactInfo)'),
+      appearance: z
+        .strictObject(
+          {
+            page: z
+              .number({ error: 'must be an integer page number of 1 or more' })
+              .int({ error: 'must be an integer page number of 1 or more' })
+              .min(1, { error: 'must be an integer page number of 1 or more' })
+              .max(100_000, { error: 'must be an integer page number of 1 or more' })
+              .describe('1-based; past the last page the render fails (422 INVALID_PDF_OPTIONS)'),
+            x: points('must be a number of points from 0 to 14400', 0).describe(
+              "points from the page's left edge",
+            ),
+            y: points('must be a number of points from 0 to 14400', 0).describe(
+              "points from the page's top edge",
+            ),
+            width: points('must be a number of points from 20 to 14400', 20),
+            height: points('must be a number of points from 10 to 14400', 10),
+          },
+          { error: 'must be an object {page, x, y, width, height} in points, or null' },
+        )
+        .nullable()
+        .optional()
+        .describe(
+          'a visible signature: a box on a page that shows who signed, when, and the reason and location; absent or null: an invisible signature',
+        ),
+    },
+    { error: 'must be an object {key_id, reason?, location?, contact?, appearance?}' },
+  )
+  .describe(
+    'sign the PDF (PAdES baseline B-B, SHA-256) with one of your signing keys, after the marks and the document information; not with protection (encrypting would break the signature). The private key is never in the render order: it joins the renderer’s call only',
+  );

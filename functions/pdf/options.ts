@@ -9,7 +9,7 @@ import type { PaperFormat } from '../domain/common/ports.js';
 import type { PdfALevel } from '../domain/renders/render-options.js';
 import { MAX_VARIABLES_DEPTH } from '../settings.js';
 import { savedEInvoiceSchema } from './e-invoice-schema.js';
-import { markSchema } from './finishing-options.js';
+import { markSchema, signatureSchema } from './finishing-options.js';
 
 export const FORMATS = ['A4', 'A3', 'A5', 'LETTER', 'LEGAL'] as const satisfies readonly PaperFormat[];
 export const PDF_A_LEVELS = ['2b', '3b'] as const satisfies readonly PdfALevel[];
@@ -70,6 +70,7 @@ export const pageOptionFields = {
   ),
   watermark: markSchema('watermark').optional(),
   stamp: markSchema('stamp').optional(),
+  signature: signatureSchema.optional(),
   pdf_a: z
     .enum(PDF_A_LEVELS, { error: `must be one of ${PDF_A_LEVELS.join(', ')}` })
     .optional()

@@ -15,9 +15,12 @@
  * after one byte of a signed range is changed. Bundle: PKI.js, asn1js and @signpdf/* (MIT,
  * BSD-3-Clause).
  *
- * Not wired to a render option yet: the signing-keys resource that would name a key is to come.
+ * The render option `signature` (finishing/signature.ts) signs with it; a visible signature's
+ * box is the widget's appearance stream, its text in the service's own font (embedded, so that a
+ * PDF/A stays one).
  */
 import { createHash, createPrivateKey, sign as signWithKey, X509Certificate } from 'node:crypto';
+import fontkit from '@cantoo/fontkit';
 import {
   PDFArray,
   PDFDict,
@@ -45,12 +48,16 @@ import type { Signer } from '../domain/renders/signer.js';
 /** What signs: the port (domain/renders/signer.ts). */
 export type { Signer };
 
+/** The DER certificates of a PEM chain, in its order. */
+export const certificatesOfPem = (certificateChainPem: string): Uint8Array[] =>
+  [...certificateChainPem.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)].map(
+    ([pem]) => new Uint8Array(new X509Certificate(pem).raw),
+  );
+
 /** A signer over a key held in memory: an uploaded PEM key and its certificate chain. */
 export const pemSigner = (privateKeyPem: string, certificateChainPem: string): Signer => {
   const key = createPrivateKey(privateKeyPem);
-  const certificates = [
-    ...certificateChainPem.matchAll(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g),
-  ].map(([pem]) => new Uint8Array(new X509Certificate(pem).raw));
+  const certificates = certificatesOfPem(certificateChainPem);
   const algorithm = key.asymmetricKeyType === 'ec' ? 'ECDSA' : 'RSA';
   return {
     certificates,
@@ -161,7 +168,54 @@ export interface SignatureFields {
   readonly contact?: string;
   /** The signing time written as /M. */
   readonly signingTime: Date;
+  /** Absent: an invisible signature (a widget of no size on the first page). */
+  readonly appearance?: VisibleSignature;
 }
+
+/** A visible signature: a box on a page (points from its top-left corner) showing `lines`. */
+export interface VisibleSignature {
+  /** 0-based. */
+  readonly pageIndex: number;
+  readonly box: { readonly x: number; readonly y: number; readonly width: number; readonly height: number };
+  readonly lines: readonly string[];
+  /** A TrueType or OpenType font, embedded as a subset. */
+  readonly font: Uint8Array;
+}
+
+/** A visible signature's page is past the document's last. */
+export class SignaturePageError extends Error {
+  constructor(readonly pages: number) {
+    super(`the PDF has ${pages} pages`);
+    this.name = 'SignaturePageError';
+  }
+}
+
+/** The widget's normal appearance: a thin frame and the lines, as large as fits (at most 10 pt). */
+const appearanceStream = async (document: PDFDocument, visible: VisibleSignature): Promise<PDFRef> => {
+  document.registerFontkit(fontkit);
+  const font = await document.embedFont(visible.font, { subset: true });
+  const { width, height } = visible.box;
+  const pad = 4;
+  const widest = Math.max(1, ...visible.lines.map((line) => font.widthOfTextAtSize(line, 1)));
+  const size = Math.max(
+    1,
+    Math.min(10, (height - 2 * pad) / (visible.lines.length * 1.2), (width - 2 * pad) / widest),
+  );
+  const text = visible.lines
+    .map(
+      (line, i) =>
+        `1 0 0 1 ${pad} ${(height - pad - size * (1.2 * i + 1)).toFixed(2)} Tm ${font.encodeText(line).toString()} Tj`,
+    )
+    .join('\n');
+  const content = `q 0.25 0.25 0.25 RG 0.75 w 0.5 0.5 ${width - 1} ${height - 1} re S Q\nBT 0.1 0.1 0.1 rg /F1 ${size.toFixed(2)} Tf\n${text}\nET`;
+  const stream = document.context.stream(content, {
+    Type: 'XObject',
+    Subtype: 'Form',
+    BBox: [0, 0, width, height],
+    Resources: { Font: { F1: font.ref } },
+  });
+  return document.context.register(stream);
+};
 
 /** Room for the CMS in /Contents: the chain, the attributes and the signature, with a margin. */
 const placeholderBytes = (signer: Signer): number =>
@@ -179,7 +233,19 @@ const withPlaceholder = async (
   const document = await PDFDocument.load(pdf, { updateMetadata: false });
   const increment = document.takeSnapshot();
   const { context, catalog } = document;
-  const page = document.getPage(0);
+  const visible = fields.appearance;
+  if (visible && visible.pageIndex >= document.getPageCount()) {
+    throw new SignaturePageError(document.getPageCount());
+  }
+  const page = document.getPage(visible?.pageIndex ?? 0);
+  let rect = [0, 0, 0, 0];
+  if (visible) {
+    // From the top-left corner the caller gives to PDF's bottom-left, on the page's visible box.
+    const { x: left, y: bottom, height: pageHeight } = page.getCropBox();
+    const { x, y, width, height } = visible.box;
+    rect = [left + x, bottom + pageHeight - y - height, left + x + width, bottom + pageHeight - y];
+  }
+  const appearance = visible ? await appearanceStream(document, visible) : undefined;
   const byteRange = PDFArray.withContext(context);
   byteRange.push(PDFNumber.of(0));
   for (let i = 0; i < 3; i++) byteRange.push(PDFName.of(DEFAULT_BYTE_RANGE_PLACEHOLDER));
@@ -204,7 +270,8 @@ const withPlaceholder = async (
       Type: 'Annot',
       Subtype: 'Widget',
       FT: 'Sig',
-      Rect: [0, 0, 0, 0],
+      Rect: rect,
+      ...(appearance ? { AP: { N: appearance } } : {}),
       V: signatureRef,
       T: PDFString.of('Signature1'),
       F: ANNOTATION_FLAGS.PRINT,

@@ -15,6 +15,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { type CDPSession, type Page, TimeoutError } from 'puppeteer-core';
 import { uploadPdf } from '../adapters/http/pdf-upload.js';
 import { countWith, MetricUnit, metrics } from '../core/metrics.js';
+import type { KmsSign } from '../domain/signing/signing-keys.js';
 import type { BrowserHost, RenderSession } from './browser.js';
 import type {
   Diagnostics,
@@ -44,6 +45,8 @@ export interface RenderParts {
   readonly taggedPdf: boolean;
   /** The fonts' directory (FONTCONFIG_FILE's): what watermarks and stamps draw text in. */
   readonly fontsDir?: string | undefined;
+  /** AWS KMS's signing, for a signature with a KMS key. */
+  readonly kms?: KmsSign | undefined;
 }
 
 const fail = (code: RenderFailureCode, message: string, diagnostics?: Diagnostics): RenderResult => ({
@@ -371,7 +374,7 @@ const isTemplatePart = (name: string | undefined): name is TemplatePart =>
   name === 'header' || name === 'footer';
 
 const renderJob = async (
-  { browser, templating, taggedPdf, fontsDir }: RenderParts,
+  { browser, templating, taggedPdf, fontsDir, kms }: RenderParts,
   request: RenderRequest,
   log: Logger,
   templated_: (ms: number) => void,
@@ -492,7 +495,7 @@ const renderJob = async (
     .catch(noop);
   if ('ok' in printed) return printed.ok ? printed : { ...printed, diagnostics: await done };
 
-  const stored = await storePdf(printed, request, log, { fontsDir, templated: templatedMarks });
+  const stored = await storePdf(printed, request, log, { fontsDir, kms, templated: templatedMarks });
   const diagnostics = await done;
   return { ...stored, diagnostics };
 };
@@ -513,7 +516,7 @@ const storePdf = async (
   { pdf: printed, renderDurationMs }: Extract<Printed, { pdf: Uint8Array }>,
   request: RenderRequest,
   log: Logger,
-  finishing: Pick<FinishingContext, 'fontsDir' | 'templated'>,
+  finishing: Pick<FinishingContext, 'fontsDir' | 'templated' | 'kms'>,
 ): Promise<RenderResult> => {
   const pageCount = countPdfPages(printed);
   if (pageCount > request.limits.maxPages) {

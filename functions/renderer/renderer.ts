@@ -6,7 +6,9 @@
  * scope, where it survives warm invocations (handler.ts); the local stack makes one per stack.
  */
 import { dirname } from 'node:path';
+import { awsKmsSign } from '../adapters/kms/kms-signer.js';
 import type { RendererConfig } from '../core/config.js';
+import type { KmsSign } from '../domain/signing/signing-keys.js';
 import { type Admission, createAdmission } from './admission.js';
 import { type BrowserHost, createBrowserHost } from './browser.js';
 import type { Renderer, RenderRequest, RenderResult } from './contract.js';
@@ -23,6 +25,8 @@ export interface RendererOptions {
   readonly templating?: TemplatingPoolOptions;
   /** Renders that may wait for a turn beyond those running. @default config.maxConcurrentRenders */
   readonly maxQueuedRenders?: number;
+  /** Tests: AWS KMS's signing (a memory stand-in, adapters/memory/kms.ts). @default the KMS client */
+  readonly kms?: KmsSign;
 }
 
 export interface RendererInstance extends Renderer {
@@ -47,6 +51,8 @@ export const createRenderer = (config: RendererConfig, options: RendererOptions 
     taggedPdf: config.taggedPdf,
     // The fonts Chromium prints with lie beside its fontconfig file (lib/layer-fonts.ts).
     fontsDir: config.fontconfigFile === undefined ? undefined : dirname(config.fontconfigFile),
+    // The process's KMS port (its client made on its first signature); a stand-in where one is handed in.
+    kms: options.kms ?? awsKmsSign,
   };
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrentRenders,

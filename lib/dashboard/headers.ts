@@ -58,6 +58,8 @@ export const REFERENCE_STYLE_HASHES: readonly string[] = [
   // And one for the document once the finishing options (watermark, stamp, protection, pdf_a,
   // e_invoice: issues 34 and 35) and merges (issue 36) joined it.
   'sha256-XpStNa4BYN0JJ6GCgxhCkaaB/OMuiO2PoQgWJD8Ya6o=',
+  // And one for the document with signing keys and the signature option (issue 34, h-sign).
+  'sha256-F0/rMvXlZaicoHD1WSHTNYehbxI2Cllpk56amnJp9UY=',
 ];
 
 /**

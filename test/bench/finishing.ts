@@ -15,9 +15,9 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import { markOf } from '../../functions/domain/renders/marks.js';
 import { protectionOf } from '../../functions/domain/renders/protection.js';
 import { renderOptionsFrom } from '../../functions/domain/renders/render-options.js';
+import { signatureOf } from '../../functions/domain/renders/signature.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
 import { FINISHING, type FinishingContext } from '../../functions/renderer/finishing/index.js';
-import { pemSigner, signPades } from '../../functions/renderer/pades.js';
 import { renderTemplate } from '../../functions/templating/index.js';
 import { localFontconfigFile } from '../../lib/layer-fonts.js';
 import { launchTestBrowser } from '../helpers/browser.js';
@@ -62,10 +62,12 @@ execFileSync(
   ],
   { cwd: keys, stdio: 'ignore' },
 );
-const signer = pemSigner(
-  readFileSync(join(keys, 'k.pem'), 'utf8'),
-  readFileSync(join(keys, 'c.pem'), 'utf8'),
-);
+const signingKey = {
+  kind: 'uploaded' as const,
+  algorithm: 'RSA' as const,
+  privateKeyPem: readFileSync(join(keys, 'k.pem'), 'utf8'),
+  certificatePem: readFileSync(join(keys, 'c.pem'), 'utf8'),
+};
 rmSync(keys, { recursive: true, force: true });
 
 const options = renderOptionsFrom({}, 30_000);
@@ -85,6 +87,13 @@ const stamp = markOf({ text: 'PAID 2026-11-28' }, 'stamp');
 const stampCjk = markOf({ text: '支払済 2026-11-28' }, 'stamp');
 const protection = protectionOf({ owner_password: 'Bench-Owner-Pass-1', user_password: 'bench' });
 
+const invisible = signatureOf({ key_id: 'sk_bench', reason: 'Invoice issued' });
+const visible = signatureOf({
+  key_id: 'sk_bench',
+  reason: 'Invoice issued',
+  appearance: { page: 1, x: 300, y: 40, width: 240, height: 60 },
+});
+
 const steps: Record<string, (pdf: Uint8Array) => Promise<unknown>> = {
   'watermark (text)': (pdf) =>
     Promise.resolve(FINISHING.watermark(pdf, watermark, context({ watermark }, { watermark: 'COPY' }))),
@@ -96,7 +105,10 @@ const steps: Record<string, (pdf: Uint8Array) => Promise<unknown>> = {
     ),
   'protection (AES-256)': (pdf) =>
     Promise.resolve(FINISHING.protection(pdf, protection, context({ protection }))),
-  'signature (PAdES B-B, RSA-2048)': (pdf) => signPades(pdf, signer, { signingTime: new Date() }),
+  'signature (PAdES B-B, RSA-2048, invisible)': (pdf) =>
+    Promise.resolve(FINISHING.signature(pdf, invisible, context({ signature: invisible, signingKey }))),
+  'signature (PAdES B-B, RSA-2048, visible)': (pdf) =>
+    Promise.resolve(FINISHING.signature(pdf, visible, context({ signature: visible, signingKey }))),
 };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;

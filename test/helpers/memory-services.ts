@@ -24,6 +24,7 @@ import { createMemoryPdfAssembler } from '../../functions/adapters/memory/pdf-as
 import { createMemoryPdfStorage } from '../../functions/adapters/memory/pdf-storage.js';
 import { createMemoryQueue } from '../../functions/adapters/memory/queue.js';
 import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
+import { createMemorySigningKeyStore } from '../../functions/adapters/memory/signing-keys.js';
 import { createMemoryTable } from '../../functions/adapters/memory/table.js';
 import { createMemoryTemplateStore } from '../../functions/adapters/memory/templates.js';
 import { createMemoryUsageStore } from '../../functions/adapters/memory/usage.js';
@@ -81,6 +82,7 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     batchStore: createMemoryBatchStore(clock, retention, table),
     batchWrites: createMemoryBatchWrites(clock, retention, table),
     endpoints: createMemoryWebhookStore(),
+    signingKeys: createMemorySigningKeyStore(),
     deliveries: createMemoryWebhookDeliveryStore(clock),
     storage,
     renderOrders: createMemoryRenderOrders(),

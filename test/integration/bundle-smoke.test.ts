@@ -47,8 +47,9 @@ import type { Synthesized } from '../helpers/cdk-synth.js';
 import { type Api, createApi, createTempDataDir, dynamoDbClient, type Json } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { glyphsAfterLabels, isMissingGlyph, readGlyphs } from '../helpers/pdf-fonts.js';
-import { pdfdetachList, pdfinfoMeta } from '../helpers/pdf-readers.js';
+import { onPdf, pdfdetachList, pdfinfoMeta } from '../helpers/pdf-readers.js';
 import { listenOnFreePort } from '../helpers/render-fixtures.js';
+import { makeTestKeys, PASSPHRASE } from '../helpers/signing-keys.js';
 
 /** Variables that exist only locally: where the emulators and the local token issuer's keys are. */
 const LOCAL_ONLY = ['DYNAMODB_ENDPOINT', 'S3_ENDPOINT', 'AWS_ENDPOINT_URL_SQS', 'LOCAL_JWKS_FILE'] as const;
@@ -393,6 +394,33 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     });
     expect(refused.status, refused.text).toBe(422);
     expect(refused.json.error.details).toContainEqual(expect.objectContaining({ rule: 'BR-CO-15' }));
+  });
+
+  it('registers a signing key through the signing-keys bundle (PKCS#12) and signs in the renderer bundle, visibly', async () => {
+    const keys = await makeTestKeys();
+    try {
+      const key = await api('/v1/signing-keys', {
+        method: 'POST',
+        token,
+        body: { name: 'smoke', pkcs12_base64: keys.p12, passphrase: PASSPHRASE },
+      });
+      expect(key.status, key.text).toBe(201);
+      const res = await api('/v1/pdf', {
+        method: 'POST',
+        token,
+        body: {
+          html: '<h1>Signed</h1>',
+          signature: { key_id: key.json.id, appearance: { page: 1, x: 36, y: 36, width: 200, height: 50 } },
+        },
+      });
+      expect(res.status, res.text).toBe(201);
+      const bytes = new Uint8Array(await (await fetch(res.json.download_url)).arrayBuffer());
+      const report = await onPdf(bytes, 'pdfsig', (f) => [f]);
+      expect(report.stdout).toContain('Signature Validation: Signature is Valid.');
+      expect(report.stdout).toContain('Signer Certificate Common Name: Invoice Signer EC');
+    } finally {
+      await keys.remove();
+    }
   });
 
   it('prints every script with the layer’s fonts, which the renderer finds through FONTCONFIG_FILE', async () => {

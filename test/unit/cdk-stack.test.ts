@@ -242,7 +242,7 @@ describe('the default stack', () => {
   it.each([
     ['renderer', () => rendererId()],
     ['async renderer', () => asyncRendererId()],
-  ])("grants the %s's role nothing but writing its own logs", (_, id) => {
+  ])("grants the %s's role nothing but writing its own logs and kms:Sign on tagged signing keys", (_, id) => {
     const roleId = functions[id()].Properties.Role['Fn::GetAtt'][0];
     const logGroupId = functions[id()].Properties.LoggingConfig.LogGroup.Ref;
     expect(resourcesOf(s, 'AWS::IAM::Role')[roleId].Properties.ManagedPolicyArns).toBeUndefined();
@@ -252,6 +252,14 @@ describe('the default stack', () => {
         Effect: 'Allow',
         Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
         Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
+      },
+      {
+        // Keys registered at run time: this account's and region's KMS keys with the tag only.
+        Effect: 'Allow',
+        Action: 'kms:Sign',
+        // The test stack's account and region (its env): no other account's or region's key.
+        Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*',
+        Condition: { StringEquals: { 'aws:ResourceTag/pdf-service:signing': 'true' } },
       },
     ]);
     expect(functions[id()].Properties.TracingConfig).toBeUndefined();

@@ -18,6 +18,8 @@
  *   key slots      PK ACCOUNT#<account>  SK APIKEY_SLOTS          (the ids of the active keys, a string set)
  *   webhook endpoint PK ACCOUNT#<account> SK WEBHOOK#<webhook id> (its secret sealed, never in clear)
  *   webhook slots  PK ACCOUNT#<account>  SK WEBHOOK_SLOTS         (the ids of the endpoints, a string set)
+ *   signing key    PK ACCOUNT#<account>  SK SIGNKEY#<key id>      (an uploaded private key sealed, never in clear)
+ *   signing key slots PK ACCOUNT#<account> SK SIGNKEY_SLOTS      (the ids of the keys, a string set)
  *   webhook delivery PK ACCOUNT#<account> SK WEBHOOK_DELIVERY#<webhook id>#<delivery id>  (attempts inside; expires_at set)
  *
  * An account item carries GSI1PK EMAIL#<lower-cased email>, GSI1SK ACCOUNT#<account> (lookup by email).
@@ -55,6 +57,8 @@ export const ENTITY = {
   webhook: 'webhook',
   webhookSlots: 'webhook_slots',
   webhookDelivery: 'webhook_delivery',
+  signingKey: 'signing_key',
+  signingKeySlots: 'signing_key_slots',
   batch: 'batch',
   batchItemKey: 'batch_item_key',
 } as const;
@@ -184,6 +188,18 @@ export const webhookDeliveriesPrefix = (webhookId: string): string => `WEBHOOK_D
 export const webhookDeliveryKey = (accountId: string, webhookId: string, deliveryId: string): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: `${webhookDeliveriesPrefix(webhookId)}${deliveryId}`,
+});
+
+/** An account's signing keys (issue 34); ULID ids, so SK order = creation order. */
+export const SIGNING_KEY_SK_PREFIX = 'SIGNKEY#';
+export const signingKeyKey = (accountId: string, keyId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `${SIGNING_KEY_SK_PREFIX}${keyId}`,
+});
+/** The set of an account's signing key ids, whose size caps them. */
+export const signingKeySlotsKey = (accountId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: 'SIGNKEY_SLOTS',
 });
 
 /** GSI1, the secondary listings index (functions/table.ts). */

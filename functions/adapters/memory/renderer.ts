@@ -7,13 +7,7 @@
  * renderer contract (test/contract/renderer.contract.ts) holds it and the Chromium renderer to the
  * same cases.
  */
-import type {
-  Renderer,
-  RenderFailureCode,
-  RenderRequest,
-  RenderResult,
-  TemplatePart,
-} from '../../domain/common/ports.js';
+import type { Renderer, RenderFailureCode, RenderResult, TemplatePart } from '../../domain/common/ports.js';
 import { parseTemplateData, renderTemplate, TemplateError } from '../../templating/index.js';
 import { uploadPdf } from '../http/pdf-upload.js';
 import { pdfDocument } from './pdf-document.js';

@@ -4,7 +4,7 @@
  * to be provisioned. Each is bound (as additional authenticated data) to its endpoint: a sealed
  * secret copied onto another item does not open.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { ApiKeySecretSource, AwsConfig } from '../../core/config.js';
 import type { SecretBox } from '../../domain/webhooks/webhooks.js';
 import { secretLoader } from './api-key-digest.js';
@@ -14,6 +14,9 @@ const KEY_INFO = 'pdf-service webhook signing secrets v1';
 
 /** Render orders' passwords (domain/renders/order-secrets.ts): another key from the same secret. */
 const ORDER_KEY_INFO = 'pdf-service render order passwords v1';
+
+/** Uploaded signing keys' private keys (domain/signing/signing-keys.ts): a third key from the same secret. */
+const SIGNING_KEY_INFO = 'pdf-service signing keys v1';
 
 const deriveKey = (secret: string, info: string): Buffer =>
   Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), info, 32));
@@ -60,3 +63,28 @@ export const createWebhookSecretBox = (source: ApiKeySecretSource, aws: AwsConfi
 /** The box of render orders' passwords (a `protection`'s), under its own derived key. */
 export const createOrderSecretBox = (source: ApiKeySecretSource, aws: AwsConfig): SecretBox =>
   secretBoxOf(secretLoader(source, aws), ORDER_KEY_INFO);
+
+/** The box of uploaded signing keys' private keys, under its own derived key. */
+export const createSigningKeySecretBox = (source: ApiKeySecretSource, aws: AwsConfig): SecretBox =>
+  secretBoxOf(secretLoader(source, aws), SIGNING_KEY_INFO);
+
+/** Idempotency records' body hashes (domain/renders/idempotency.ts, keyedIdempotency): a fourth derived key. */
+const BODY_HASH_KEY_INFO = 'pdf-service idempotency body hashes v1';
+
+/** HMAC-SHA256 (hex) of a body hash under a key derived from the API-key secret. */
+export const createBodyHashDigest = (source: ApiKeySecretSource, aws: AwsConfig) => {
+  const load = secretLoader(source, aws);
+  let key: Promise<Buffer> | undefined;
+  return async (hash: string): Promise<string> => {
+    key ??= load().then(
+      (secret) => deriveKey(secret, BODY_HASH_KEY_INFO),
+      (e: unknown) => {
+        key = undefined;
+        throw e;
+      },
+    );
+    return createHmac('sha256', await key)
+      .update(hash)
+      .digest('hex');
+  };
+};

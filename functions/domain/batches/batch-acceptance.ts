@@ -153,6 +153,11 @@ export interface AcceptDeps {
   readonly quotaExceeded: (wanted: number) => Promise<ServiceError>;
   /** Told once the items' keys are settled and the first write is next (some item is new). */
   readonly writing?: () => void;
+  /**
+   * Keys an item's body hash before it is kept or compared (an HMAC: the batch's options may hold
+   * a `protection`'s passwords; idempotency.ts, keyedIdempotency). @default the hash as it is
+   */
+  readonly digest?: (hash: string) => Promise<string>;
 }
 
 /** A request that claimed none of its keys answers this when another request has one. */
@@ -185,11 +190,12 @@ export const acceptItems = async (
   const { accountId } = o.principal;
   const hashes = new Map<number, string>();
   const keys: string[] = [];
-  o.items.forEach((item, index) => {
-    if (item.idempotencyKey === undefined) return;
-    hashes.set(index, itemBodyHash(o.source, o.options, item));
+  const digest = deps.digest ?? (async (hash: string) => hash);
+  for (const [index, item] of o.items.entries()) {
+    if (item.idempotencyKey === undefined) continue;
+    hashes.set(index, await digest(itemBodyHash(o.source, o.options, item)));
     keys.push(item.idempotencyKey);
-  });
+  }
 
   // Which keyed items are an earlier item's job again, and which keys move to a new job.
   const replayed = new Map<number, Job>();

@@ -43,6 +43,7 @@ import type { JobPresenter } from '../jobs/job-view.js';
 import { isOpen, type Job, type JobView } from '../jobs/jobs.js';
 import type { RenderSource } from '../renders/render-command.js';
 import { type RenderOptions, type RequestedOptions, renderOptionsFrom } from '../renders/render-options.js';
+import { checkSigningKey, type SigningKeyResolver } from '../signing/signing-keys.js';
 import type { ResolvedTemplate, TemplateResolver } from '../templates/render-template.js';
 import type { RequiredVariable } from '../templates/template-check.js';
 import { acceptItems, type BatchWrites, checkItemKeys } from './batch-acceptance.js';
@@ -100,6 +101,10 @@ export interface BatchDeps {
   };
   /** Absent: a batch's webhook_id is not checked against the account's endpoints. */
   readonly webhooks?: { exists(accountId: string, webhookId: string): Promise<boolean> };
+  /** Keys item body hashes before they are kept (batch-acceptance.ts). @default unkeyed */
+  readonly digest?: (hash: string) => Promise<string>;
+  /** A signature's key, checked to be the caller's before anything is held. Absent: refused. */
+  readonly signingKeys?: Pick<SigningKeyResolver, 'check'>;
   readonly events?: BatchEvents;
   /** Fresh links to a batch's built outputs (absent: none shown). */
   readonly outputUrls?: (batch: Batch) => Promise<NonNullable<BatchView['outputUrls']>>;
@@ -151,6 +156,10 @@ export const createBatches = (deps: BatchDeps) => {
       throw new ServiceError('INVALID_PDF_OPTIONS', `template_id ${issue}`, {
         details: [{ field: 'template_id', issue }],
       });
+    }
+    // One key for every item: the caller's, or 422 before anything is held.
+    if (template.options.signature) {
+      await checkSigningKey(deps.signingKeys, principal.accountId, template.options.signature.keyId);
     }
     return template;
   };
@@ -317,6 +326,7 @@ export const createBatches = (deps: BatchDeps) => {
             quotaExceeded: async (wanted) =>
               quotaExceeded(plan, (await usage.readMonth(principal.accountId, month)).rendersUsed, wanted),
             writing: storeOrder,
+            ...(deps.digest ? { digest: deps.digest } : {}),
           },
           {
             principal,

@@ -41,3 +41,6 @@ export const eventDeliveryId = (at: number, ...names: readonly string[]): string
 };
 /** `bat_` and a ULID: a batch (POST /v1/batches). */
 export const newBatchId = (): string => `bat_${ulid()}`;
+/** `sk_` and a ULID: a signing key (POST /v1/signing-keys). */
+export const newSigningKeyId = (): string => `sk_${ulid()}`;
+export const SIGNING_KEY_ID = /^sk_[0-9A-HJKMNP-TV-Z]{26}$/;

@@ -9,6 +9,7 @@
 import type { Diagnostics } from '../jobs/diagnostics.js';
 import type { Job } from '../jobs/jobs.js';
 import type { RenderOptions } from '../renders/render-options.js';
+import type { SigningMaterial } from '../signing/signing-material.js';
 
 export type { DiagnosticEntry, Diagnostics, DiagnosticType } from '../jobs/diagnostics.js';
 export type { PdfMark } from '../renders/marks.js';
@@ -43,6 +44,11 @@ export interface RenderRequest extends RenderOptions {
    * account, whose page must not carry the caller's variables anywhere. @default false
    */
   readonly offline?: boolean;
+  /**
+   * With a `signature`: the key it signs with, opened by the caller for this call only (an
+   * uploaded private key, or the KMS key the renderer asks kms:Sign). Never stored, never logged.
+   */
+  readonly signingKey?: SigningMaterial;
   /** Where to put the PDF: a presigned S3 PUT. The renderer sends exactly these headers. */
   readonly upload: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
   readonly limits: {

@@ -55,6 +55,13 @@ export const FINISHING_STEPS = [
     excludes: ['protection'],
   },
   {
+    name: 'signature',
+    does: 'signs the PDF (PAdES baseline B-B, ETSI EN 319 142) with one of the account’s signing keys, by an incremental update',
+    // Encryption rewrites every string and stream of the file, the signed byte ranges too: a
+    // signature made before it would no longer verify (signing an encrypted file is a later step).
+    excludes: ['protection'],
+  },
+  {
     name: 'protection',
     does: 'encrypts the PDF with AES-256 (PDF 2.0, revision 6): an owner password, an optional user password, permissions',
     excludes: [],

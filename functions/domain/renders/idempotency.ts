@@ -54,3 +54,20 @@ export interface IdempotencyStore {
   /** Forget a claim whose request ended in a fault of ours, so that a retry can render. */
   release(accountId: string, key: string): Promise<void>;
 }
+
+/**
+ * The store with every body hash keyed first (`digest`: an HMAC under a key derived from the
+ * deployment's secret): a body holds a `protection`'s passwords, so a plain SHA-256 of it kept
+ * for 24 hours could be tested offline against guessed passwords by whoever reads the table. The
+ * keyed digest still tells one body from another, which is all the store compares.
+ */
+export const keyedIdempotency = (
+  store: IdempotencyStore,
+  digest: (hash: string) => Promise<string>,
+): IdempotencyStore => ({
+  claim: async (accountId, key, hash) => store.claim(accountId, key, await digest(hash)),
+  finishedAnswer: async (accountId, key, hash) => store.finishedAnswer(accountId, key, await digest(hash)),
+  finish: (accountId, key, answer) => store.finish(accountId, key, answer),
+  renew: (accountId, key) => store.renew(accountId, key),
+  release: (accountId, key) => store.release(accountId, key),
+});

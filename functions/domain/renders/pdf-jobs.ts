@@ -47,6 +47,7 @@ import {
 export type { AcceptedRender, Placement, Rendered, RenderOrder, RenderRun } from './render-order.js';
 
 import { planAllowance, type RateLimitState, type UsageStore } from '../accounts/usage.js';
+import { checkSigningKey, type SigningKeyResolver } from '../signing/signing-keys.js';
 import {
   checkVariables,
   type ResolvedTemplate,
@@ -85,6 +86,8 @@ export interface PdfJobDeps {
   readonly webhooks?: WebhookEndpoints;
   /** Builds and validates a render's e-invoice at acceptance. Absent: a render with e_invoice is refused. */
   readonly eInvoices?: EInvoiceChecker;
+  /** A signature's key, checked to be the caller's at acceptance. Absent: a signed render is refused. */
+  readonly signingKeys?: Pick<SigningKeyResolver, 'check'>;
 }
 
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -159,6 +162,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     // Before anything is held: a failing invoice costs nothing (422 INVALID_E_INVOICE).
     const eInvoice = await checkedEInvoice(template.options, order.variables);
     const options = eInvoice ? { ...template.options, e_invoice: eInvoice.option } : template.options;
+    // Before anything is held: another account's key or an unknown one costs nothing (422).
+    if (options.signature)
+      await checkSigningKey(deps.signingKeys, principal.accountId, options.signature.keyId);
 
     const month = monthOf(clock.now());
     // One read refuses a flood before any write; the reservation in `open` stays the one that decides.

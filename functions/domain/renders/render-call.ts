@@ -6,6 +6,7 @@
  */
 import { MAX_HEADER_FOOTER_BYTES } from '../../settings.js';
 import type { PdfStorage, Renderer, RenderResult } from '../common/ports.js';
+import type { SigningKeyResolver } from '../signing/signing-keys.js';
 import type { AcceptedRender } from './render-order.js';
 
 export interface RenderCallDeps {
@@ -18,6 +19,8 @@ export interface RenderCallDeps {
     readonly maxRenderedHtmlBytes: number;
   };
   readonly onFault: (message: string, error: unknown) => void;
+  /** The keys a render's signature names, opened for the call. Absent: a signed render fails. */
+  readonly signingKeys?: Pick<SigningKeyResolver, 'material'> | undefined;
 }
 
 export type RenderCall = (
@@ -30,15 +33,28 @@ const RENDERER_UNREACHABLE: RenderResult = {
   message: 'The renderer failed before producing a PDF.',
 };
 
+const SIGNING_KEY_GONE: RenderResult = {
+  ok: false,
+  code: 'INVALID_PDF_OPTIONS',
+  message: 'The signing key named by signature.key_id no longer exists.',
+};
+
 export const createRenderCall =
-  ({ storage, renderer, limits, onFault }: RenderCallDeps): RenderCall =>
+  ({ storage, renderer, limits, onFault, signingKeys }: RenderCallDeps): RenderCall =>
   async (accepted) => {
+    const { signature } = accepted.options;
+    // Read when the render starts: a key deleted since the request was accepted signs nothing.
+    const signingKey = signature
+      ? await signingKeys?.material(accepted.job.account_id, signature.keyId)
+      : undefined;
+    if (signature && !signingKey) return SIGNING_KEY_GONE;
     const upload = await storage.uploadTarget(accepted.job.object_key);
     return renderer
       .render({
         jobId: accepted.job.id,
         template: accepted.template,
         ...accepted.options,
+        ...(signingKey ? { signingKey } : {}),
         ...(accepted.offline ? { offline: true } : {}),
         upload,
         limits: {

@@ -12,6 +12,7 @@ import type { EInvoiceOption, RequestedEInvoice, SavedEInvoice } from './e-invoi
 import { checkFinishingConflicts, type FinishingStepName } from './finishing.js';
 import { markOf, type PdfMark, type RequestedMark } from './marks.js';
 import { type PdfProtection, protectionOf, type RequestedProtection } from './protection.js';
+import { type PdfSignature, type RequestedSignature, signatureOf } from './signature.js';
 
 export type PaperFormat = 'A4' | 'A3' | 'A5' | 'LETTER' | 'LEGAL';
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
@@ -80,6 +81,8 @@ export interface RequestedOptions {
   readonly stamp?: RequestedMark | undefined;
   /** A Factur-X / ZUGFeRD e-invoice embedded in the PDF (e-invoice.ts). */
   readonly e_invoice?: RequestedEInvoice | undefined;
+  /** A PAdES B-B signature with one of the account's signing keys (signature.ts). */
+  readonly signature?: RequestedSignature | undefined;
 }
 
 /** Where a document's pages fall in a longer one whose page numbers it prints. */
@@ -145,6 +148,8 @@ export interface RenderOptions {
   readonly pdf_a?: PdfALevel;
   /** An e-invoice embedded in a PDF/A-3b (a finishing step); its XML validated at acceptance. */
   readonly e_invoice?: EInvoiceOption;
+  /** Sign the finished PDF (PAdES B-B) with the account's key named (a finishing step). */
+  readonly signature?: PdfSignature;
 }
 
 /**
@@ -249,6 +254,7 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     stamp,
     pdf_a,
     e_invoice,
+    signature,
     ...untranslated
   } = requested;
   const _untranslated: Record<string, never> = untranslated;
@@ -290,6 +296,7 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     ...(stamp ? { stamp: markOf(stamp, 'stamp') } : {}),
     ...(pdf_a !== undefined ? { pdf_a } : {}),
     ...(e_invoice ? { e_invoice: eInvoiceOf(e_invoice, pdf_a) } : {}),
+    ...(signature ? { signature: signatureOf(signature) } : {}),
   };
   checkFinishingConflicts(options);
   return options;

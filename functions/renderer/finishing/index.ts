@@ -8,6 +8,7 @@ import { eInvoice } from './e-invoice.js';
 import { metadata } from './metadata.js';
 import { pdfA } from './pdf-a.js';
 import { protection } from './protection.js';
+import { signature } from './signature.js';
 import { stamp } from './stamp.js';
 import type { FinishingContext, FinishingStep, StepOutcome } from './step.js';
 import { watermark } from './watermark.js';
@@ -22,6 +23,7 @@ export const FINISHING: Implementations = {
   metadata,
   pdf_a: pdfA,
   e_invoice: eInvoice,
+  signature,
   protection,
 };
 

@@ -4,6 +4,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { FinishingStepName } from '../../domain/renders/finishing.js';
+import type { KmsSign } from '../../domain/signing/signing-keys.js';
 import type { RenderFailureCode, RenderRequest } from '../contract.js';
 
 /** What every step may use besides its option: the whole request, and the job's logger. */
@@ -14,6 +15,8 @@ export interface FinishingContext {
   readonly now: Date;
   /** The service's fonts (beside FONTCONFIG_FILE), which marks draw their text in; unknown: none. */
   readonly fontsDir?: string | undefined;
+  /** Signs with an AWS KMS key (a signature whose key is KMS's); absent: such a signature fails. */
+  readonly kms?: KmsSign | undefined;
   /** The marks' text as its templates made it, with the document's variables (render.ts). */
   readonly templated: { readonly watermark?: string; readonly stamp?: string };
 }

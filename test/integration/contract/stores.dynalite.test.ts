@@ -8,6 +8,7 @@ import { createBatchWrites } from '../../../functions/adapters/dynamodb/batch-wr
 import { createBatchStore } from '../../../functions/adapters/dynamodb/batches.js';
 import { createIdempotencyStore } from '../../../functions/adapters/dynamodb/idempotency.js';
 import { createJobStore } from '../../../functions/adapters/dynamodb/jobs.js';
+import { createSigningKeyStore } from '../../../functions/adapters/dynamodb/signing-keys.js';
 import { createTemplateStore } from '../../../functions/adapters/dynamodb/templates.js';
 import { createUsageStore } from '../../../functions/adapters/dynamodb/usage.js';
 import {
@@ -19,6 +20,7 @@ import { apiKeysContract } from '../../contract/api-keys.contract.js';
 import { batchesContract } from '../../contract/batches.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
 import { jobsContract } from '../../contract/jobs.contract.js';
+import { signingKeyStoreContract } from '../../contract/signing-keys.contract.js';
 import { templatesContract } from '../../contract/templates.contract.js';
 import { usageContract } from '../../contract/usage.contract.js';
 import { webhookStoresContract } from '../../contract/webhooks.contract.js';
@@ -63,4 +65,12 @@ batchesContract({
     jobs: createJobStore(table.db, table.name, clock, o),
     usage: createUsageStore(table.db, table.name, clock),
   }),
+});
+
+signingKeyStoreContract({
+  name: 'dynalite',
+  create: () =>
+    createSigningKeyStore(table.db, table.name, (message, error) => {
+      throw new Error(`${message}: ${String(error)}`);
+    }),
 });

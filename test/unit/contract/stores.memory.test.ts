@@ -9,6 +9,7 @@ import {
   createMemoryBatchOrders,
   createMemoryRenderOrders,
 } from '../../../functions/adapters/memory/orders.js';
+import { createMemorySigningKeyStore } from '../../../functions/adapters/memory/signing-keys.js';
 import { createMemoryTable } from '../../../functions/adapters/memory/table.js';
 import { createMemoryTemplateStore } from '../../../functions/adapters/memory/templates.js';
 import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
@@ -22,6 +23,7 @@ import { batchesContract } from '../../contract/batches.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
 import { jobsContract } from '../../contract/jobs.contract.js';
 import { ordersContract } from '../../contract/orders.contract.js';
+import { signingKeyStoreContract } from '../../contract/signing-keys.contract.js';
 import { templatesContract } from '../../contract/templates.contract.js';
 import { usageContract } from '../../contract/usage.contract.js';
 import { webhookStoresContract } from '../../contract/webhooks.contract.js';
@@ -65,3 +67,5 @@ batchesContract({
     };
   },
 });
+
+signingKeyStoreContract({ name: 'memory', create: () => createMemorySigningKeyStore() });
