@@ -22,8 +22,8 @@ const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /**
  * The pages whose examples run, in the order a reader meets them: each page's examples may use
  * what an earlier one made (the Quickstart's `TOKEN` and `OUT`, the API guide's `BASE`, the
- * rendering page's `$OUT/invoice.json` that the merge example merges). Operations comes last: its
- * example deletes the account the others use.
+ * rendering page's `$OUT/invoice.json` that the merge example merges). Operations comes after
+ * every page that uses the account: its example deletes the account the others use.
  */
 const DOCS_IN_ORDER = [
   'README.md',
@@ -39,6 +39,7 @@ const DOCS_IN_ORDER = [
   'docs/api/account.md',
   'docs/api/errors.md',
   'docs/operations.md',
+  'docs/contributing.md',
 ];
 
 /** Pages whose every command needs an AWS account (deploying, a deployed stack). */
@@ -62,8 +63,11 @@ const runnableBlocks = (markdown: string): string[] =>
 
 const allBlocks = (): string[] => DOCS_IN_ORDER.flatMap((file) => runnableBlocks(read(file)));
 
-/** Lines the test does itself: installing, starting the server, running the tests. */
-const LEFT_TO_THE_TEST = /^npm (install|ci|start|test|run test(:[\w-]+)?)\b/;
+/**
+ * Lines the test does itself: installing, starting the server, running the tests; building the
+ * documentation site is test/integration/docs-site.test.ts's (heavy tier).
+ */
+const LEFT_TO_THE_TEST = /^npm (install|ci|start|test|run test(:[\w-]+)?|run docs:build)\b/;
 
 const gitStatus = async (): Promise<string[]> =>
   (await run('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: REPO })).stdout
