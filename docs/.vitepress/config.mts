@@ -13,8 +13,13 @@ export default defineConfig({
   // Nothing fetched from elsewhere: the site works offline, as npm start does.
   head: [],
   lastUpdated: false,
-  // Files of the repository outside the site (docs/ as GitHub shows it links to them).
-  ignoreDeadLinks: [/\/templates\/e-invoice$/, /\/vendor\/factur-x-1\.09\/README$/],
+  ignoreDeadLinks: [
+    // Files of the repository outside the site (docs/ as GitHub shows it links to them).
+    /\/templates\/e-invoice$/,
+    /\/vendor\/factur-x-1\.09\/README$/,
+    // The local stack's and the dev server's own addresses.
+    /^https?:\/\/(localhost|127\.0\.0\.1)[:/]/,
+  ],
   themeConfig: {
     search: { provider: 'local' },
     outline: [2, 3],
