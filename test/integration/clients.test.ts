@@ -165,7 +165,7 @@ describe('the TypeScript client', () => {
 });
 
 /** The Python client's part, run by python3 from clients/python as a user's script would. */
-const PYTHON_SCRIPT = String.raw`
+const PYTHON_SCRIPT = `
 import json, os, sys, urllib.error, email.message
 sys.path.insert(0, os.environ["CLIENT_DIR"])
 from pdf_render_service import PdfServiceClient, PdfServiceError, WebhookVerificationError, verify_webhook
