@@ -223,6 +223,8 @@ describe('the Python client (standard library only)', () => {
     onTestFinished(() => rm(outDir, { recursive: true, force: true }));
     const pythonEnv = {
       PATH: process.env.PATH ?? '',
+      // Nothing written into the repository (its __pycache__).
+      PYTHONDONTWRITEBYTECODE: '1',
       CLIENT_DIR: PYTHON_CLIENT,
       BASE_URL: local.stack.baseUrl,
       API_KEY: apiKey,
