@@ -31,7 +31,11 @@ import { createS3Client } from './adapters/s3/client.js';
 import { createS3PdfAssembler } from './adapters/s3/pdf-assembly.js';
 import { createS3PdfStorage } from './adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from './adapters/s3/render-orders.js';
-import { createApiKeyDigester, createApiKeyResolver } from './adapters/secrets-manager/api-key-digest.js';
+import {
+  createApiKeyDigester,
+  createApiKeyResolver,
+  createApiKeyRevocation,
+} from './adapters/secrets-manager/api-key-digest.js';
 import {
   createBodyHashDigest,
   createOrderSecretBox,
@@ -226,6 +230,7 @@ const authenticate = (s: Services) =>
     need(s.config.auth, 'the user pool'),
     s.config.apiKeySecret ? createApiKeyResolver(s.get(apiKeys), s.get(digestApiKey)) : async () => undefined,
     s.get(accounts),
+    s.config.apiKeySecret ? createApiKeyRevocation(s.get(apiKeys), s.get(digestApiKey)) : undefined,
   );
 /** The HTTP stack's dependencies; `rateLimit` takes the command of the resource's rate-limited route. */
 export const http =

@@ -19,6 +19,7 @@ import type { Settings } from '../settings.js';
 import type { Authenticate } from './auth.js';
 import { logger } from './logger.js';
 import { countWith, MetricUnit, metrics } from './metrics.js';
+import { notJsonMessage, tooLargeMessage } from './request-body.js';
 import { errorResult, jsonResult, type Result, rateLimitHeaders } from './responses.js';
 import { tracer } from './tracing.js';
 import { parseOrThrow } from './validation.js';
@@ -164,17 +165,22 @@ const jsonBody = (maxBytes: number): MiddlewareObj<Event, Result> => ({
     const { body, isBase64Encoded } = request.event;
     const text =
       body === undefined ? '' : isBase64Encoded ? Buffer.from(body, 'base64').toString('utf8') : body;
-    if (Buffer.byteLength(text, 'utf8') > maxBytes) {
-      throw new ServiceError('REQUEST_TOO_LARGE', `The request body is larger than ${maxBytes} bytes`);
-    }
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > maxBytes) throw new ServiceError('REQUEST_TOO_LARGE', tooLargeMessage(maxBytes, bytes));
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
-    } catch {
-      throw new ServiceError('INVALID_JSON', 'The request body is not valid JSON');
+    } catch (e) {
+      throw new ServiceError(
+        'INVALID_JSON',
+        notJsonMessage(request.event.headers?.['content-type'], text, e),
+      );
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-      throw new ServiceError('INVALID_JSON', 'The request body must be a JSON object');
+      throw new ServiceError(
+        'INVALID_JSON',
+        `The request body must be a JSON object ({"field": …}), not ${Array.isArray(parsed) ? 'an array' : parsed === null ? 'null' : `a ${typeof parsed}`}`,
+      );
     }
     const state = stateOf(request);
     state.body = parsed as Record<string, unknown>;

@@ -142,8 +142,13 @@ const templateProblemCode = (problem: Problem): ErrorCode => {
   if (problem.field === 'name') return 'INVALID_TEMPLATE_NAME';
   if (problem.field === 'html' || problem.field === 'header_html' || problem.field === 'footer_html')
     return 'INVALID_HTML_CONTENT';
-  // The same fields and code as POST /v1/pdf's.
-  if (problem.field === 'pdf_options' || problem.field.startsWith('pdf_options.'))
+  // The same fields and code as POST /v1/pdf's; a render option sent beside pdf_options instead of
+  // in it (`printBackground`, `format`) is the mistake it is on POST /v1/pdf, with its code.
+  if (
+    problem.field === 'pdf_options' ||
+    problem.field.startsWith('pdf_options.') ||
+    problem.suggestion?.startsWith('pdf_options.')
+  )
     return 'INVALID_PDF_OPTIONS';
   return 'VALIDATION_ERROR';
 };

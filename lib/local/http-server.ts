@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
+import { tooLargeMessage } from '../../functions/core/request-body.js';
 import { createMatcher } from '../../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, type Route, routeKey, routes } from '../../functions/routes.js';
 import type { CorsPolicy } from '../cors.js';
@@ -283,8 +284,12 @@ const errorAnswer = (statusCode: number, code: string, message: string, requestI
   body: Buffer.from(JSON.stringify({ error: { code, message, request_id: requestId } })),
 });
 
-const tooLarge = (requestId: string): HttpAnswer =>
-  errorAnswer(413, 'REQUEST_TOO_LARGE', 'The request body is too large.', requestId);
+/**
+ * API Gateway's 413 (a body past its 10 MiB) and Lambda's (an event past its 6 MiB), in the
+ * service's words: the limit a client can keep to is Lambda's, whichever refused.
+ */
+const tooLarge = (requestId: string, bytes?: number): HttpAnswer =>
+  errorAnswer(413, 'REQUEST_TOO_LARGE', tooLargeMessage(MAX_LAMBDA_PAYLOAD_BYTES, bytes), requestId);
 
 const internalError = (requestId: string): HttpAnswer =>
   errorAnswer(500, 'INTERNAL_ERROR', 'An internal error occurred.', requestId);
@@ -428,7 +433,8 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
     const q = url.indexOf('?');
     const match = route(req.method ?? 'GET', q === -1 ? url : url.slice(0, q));
     const event = buildEvent({ req, body, match, requestId, now: new Date() });
-    if (eventPayloadBytes(event) > MAX_LAMBDA_PAYLOAD_BYTES) return tooLarge(requestId);
+    if (eventPayloadBytes(event) > MAX_LAMBDA_PAYLOAD_BYTES)
+      return tooLarge(requestId, Buffer.byteLength(body));
     let answered: HttpAnswer;
     try {
       const handler = await load(match.resource);

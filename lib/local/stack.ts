@@ -61,7 +61,9 @@ import {
   LOCAL_DASHBOARD_CLIENT_ID,
   LOCAL_DASHBOARD_PATH,
   type LocalDashboardParts,
+  type LocalPages,
 } from './dashboard.js';
+import { createLocalDocs } from './docs-site.js';
 import {
   closeServer,
   createLocalHttpServer,
@@ -380,12 +382,15 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
   let loadHandler: HandlerLoader = () => Promise.reject(new Error('the local stack is not ready'));
   const cors = corsPolicy(options.corsAllowedOrigins ?? []);
   let dashboardParts: (parts: LocalDashboardParts) => void = () => {};
-  const localPages = createLocalDashboard({
+  const dashboard = createLocalDashboard({
     parts: new Promise((res) => {
       dashboardParts = res;
     }),
     sessionTtlSeconds: options.dashboardSessionTtlSeconds,
   });
+  // The documentation site (npm run docs:build) at /docs/, beside the dashboard's API reference.
+  const docs = createLocalDocs();
+  const localPages: LocalPages = (req, res) => docs(req, res) || dashboard(req, res);
   // A full DATA_DIR: the emulators' failed writes are answered, not thrown (storage-faults.ts).
   const storage = createStorageWatch(dataDir);
   const api = createLocalHttpServer({

@@ -32,11 +32,15 @@ export const apiKeysContract = (backend: StoreBackend<ApiKeyStore>): void => {
         },
       });
       expect(await store.useByDigest(key.digest)).toEqual({ id: key.id, accountId: account });
+      expect(await store.revokedAt(key.digest)).toBeUndefined();
       expect(await store.useByDigest(unique('digest'))).toBeUndefined();
       clock.advance(1000);
       const revoked = await store.revoke(account, key.id);
       expect(revoked).toMatchObject({ id: key.id, revoked_at: '2026-11-28T10:00:01.000Z' });
       expect(await store.useByDigest(key.digest)).toBeUndefined();
+      // Why it is refused: revoked, and when (an unknown digest was never a key).
+      expect(await store.revokedAt(key.digest)).toBe('2026-11-28T10:00:01.000Z');
+      expect(await store.revokedAt(unique('digest'))).toBeUndefined();
       clock.advance(1000);
       // Again: the same record.
       expect(await store.revoke(account, key.id)).toEqual(revoked);

@@ -88,7 +88,9 @@ describe('POST /v1/api-keys', () => {
     );
     const typo = await local.api('/v1/api-keys', { method: 'POST', token, body: { name: 'a', nmae: 'b' } });
     expectError(typo, 422, 'VALIDATION_ERROR');
-    expect(typo.json.error.details).toEqual([{ field: 'nmae', issue: 'is not a known field' }]);
+    expect(typo.json.error.details).toEqual([
+      { field: 'nmae', issue: 'is not a known field; did you mean name?' },
+    ]);
     expectError(await local.api('/v1/api-keys', { method: 'POST', token, body: '{' }), 400, 'INVALID_JSON');
     expect((await createKey(token, `  ${'é'.repeat(100)}  `)).status).toBe(201);
     expect((await createKey(token, '🔑'.repeat(100))).status).toBe(201);

@@ -69,10 +69,10 @@ describe('POST /v1/pdf with paged_media and outline', () => {
     expect(untagged.marked).toBe(false);
   });
 
-  it("prints the README's navigated report as the README says", async () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it("prints the API guide's navigated report as the guide says", async () => {
+    const readme = readFileSync(new URL('../../docs/api/pdf.md', import.meta.url), 'utf8');
     const body = /-d '(\{"html": "<html lang=[^\n]*"outline": true\})'/.exec(readme)?.[1];
-    if (!body) throw new Error("the README's navigated report example is missing");
+    if (!body) throw new Error("docs/api/pdf.md's navigated report example is missing");
     const bytes = await pdfBytes(await render(JSON.parse(body)));
     const pdf = await readPdf(bytes);
     expect(pdf.pageCount).toBe(6);

@@ -14,7 +14,9 @@ const OUTSIDE = ['..', 'shared', ''].join('/');
 const DOCUMENTS = [
   'README.md',
   'CHANGELOG.md',
-  ...readdirSync(join(ROOT, 'docs')).map((f) => `docs/${f}`),
+  ...readdirSync(join(ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => !f.split('/').some((part) => part.startsWith('.') || part === 'node_modules'))
+    .map((f) => `docs/${f}`),
 ].filter((f) => f.endsWith('.md'));
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes. */
@@ -58,7 +60,7 @@ describe('documentation links', () => {
     const broken: string[] = [];
     for (const file of ['bin', 'lib', 'functions', 'test', '.ci'].flatMap(sourceFiles)) {
       for (const [doc] of readFileSync(join(ROOT, file), 'utf8').matchAll(
-        /\b(?:docs\/[\w.-]+\.md|README\.md)\b/g,
+        /\b(?:docs\/[\w./-]+\.md|README\.md)\b/g,
       )) {
         if (!existsSync(join(ROOT, doc))) broken.push(`${file}: ${doc}`);
       }

@@ -1,7 +1,7 @@
 /**
- * Each place where the templating engine is documented to differ from Jinja2 3.1.6 (README,
- * Templating, "Where the service still differs from Jinja2"; test/templating/DIFFERENCES.md): the
- * behaviour the README promises, one test per item, so that the list and the engine cannot drift
+ * Each place where the templating engine is documented to differ from Jinja2 3.1.6 (docs/templating.md,
+ * "Where the service still differs from Jinja2"; test/templating/DIFFERENCES.md): the
+ * behaviour the documentation promises, one test per item, so that the list and the engine cannot drift
  * apart. What Jinja2 itself does is in the differential suite's goldens.
  */
 import { describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ const failure = (template: string, json = '{}'): TemplateError => {
   throw new Error(`rendered: ${template}`);
 };
 
-describe('where the engine differs from Jinja2, as the README says', () => {
+describe('where the engine differs from Jinja2, as docs/templating.md says', () => {
   it('resolves \\N{…} by the names CPython lists, and refuses a name alias as an unknown name', () => {
     expect(
       render(

@@ -281,6 +281,13 @@ export const createApiKeyStore = (
       return { id: String(item.id), accountId: String(item.account_id) };
     },
 
+    async revokedAt(digest: string): Promise<string | undefined> {
+      const item = await getItem(apiKeyItemKey(digest));
+      return item?.type === ENTITY.apiKey && typeof item.revoked_at === 'string'
+        ? item.revoked_at
+        : undefined;
+    },
+
     /** Creates a key unless the account has `limit` active keys. */
     async create(accountId: string, key: NewApiKey, limit: number): Promise<CreateOutcome> {
       if (!(await takeSlot(accountId, key.id, limit))) {

@@ -44,6 +44,9 @@ export const createMemoryApiKeyStore = (clock: Clock): ApiKeyStore => {
       }
       return { id: stored.record.id, accountId: stored.accountId };
     },
+    async revokedAt(digest) {
+      return byDigest.get(digest)?.record.revoked_at ?? undefined;
+    },
     async create(accountId, key, limit) {
       const keys = keysOf(accountId);
       const active = [...keys.values()].filter((k) => !k.record.revoked_at).length;

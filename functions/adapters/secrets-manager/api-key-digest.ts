@@ -33,6 +33,9 @@ export const apiKeyDigest = (secret: string, key: string): string =>
 /** Finds the active key behind a well-formed API key, or undefined when it is unknown or revoked. */
 export type ApiKeyResolver = (key: string) => Promise<ActiveApiKey | undefined>;
 
+/** When a well-formed API key was revoked, or undefined: asked only about a key that did not resolve. */
+export type ApiKeyRevocation = (key: string) => Promise<string | undefined>;
+
 /** The digest a key is stored and found under, with the deployment's secret (loaded once). */
 export type ApiKeyDigester = (key: string) => Promise<string>;
 
@@ -45,3 +48,8 @@ export const createApiKeyResolver =
   (store: ApiKeyStore, digest: ApiKeyDigester): ApiKeyResolver =>
   async (key) =>
     store.useByDigest(await digest(key));
+
+export const createApiKeyRevocation =
+  (store: ApiKeyStore, digest: ApiKeyDigester): ApiKeyRevocation =>
+  async (key) =>
+    store.revokedAt(await digest(key));

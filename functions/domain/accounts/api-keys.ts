@@ -41,6 +41,8 @@ export type CreateOutcome =
 export interface ApiKeyStore {
   /** The key with this digest, when it exists and is not revoked; marks it used. */
   useByDigest(digest: string): Promise<ActiveApiKey | undefined>;
+  /** When the key with this digest was revoked; undefined when it is active or unknown. */
+  revokedAt(digest: string): Promise<string | undefined>;
   /** Creates a key unless the account has `limit` active keys. */
   create(accountId: string, key: NewApiKey, limit: number): Promise<CreateOutcome>;
   /** The account's keys, newest first, revoked ones included. */
