@@ -77,6 +77,12 @@ const NEAR_SPELLINGS: Readonly<Record<string, { body: Json; field: string; meant
     meant: 'events',
     code: 'VALIDATION_ERROR',
   },
+  'POST /v1/signing-keys': {
+    body: { name: 'walk', pkcs12_base64: 'AA==', passprase: 'x' },
+    field: 'passprase',
+    meant: 'passphrase',
+    code: 'VALIDATION_ERROR',
+  },
   'POST /v1/merges': {
     body: { parts: [{ html: '<p>a</p>' }, { html: '<p>b</p>' }], pageNumbers: 'continuous' },
     field: 'pageNumbers',

@@ -331,6 +331,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/signing-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's signing keys, newest first */
+        get: operations["listSigningKeys"];
+        put?: never;
+        /** Register a signing key: its private key (uploaded) is kept sealed and never shown again */
+        post: operations["createSigningKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/signing-keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A signing key */
+        get: operations["getSigningKey"];
+        put?: never;
+        post?: never;
+        /** Delete a signing key: renders naming it are refused from now on */
+        delete: operations["deleteSigningKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -338,7 +374,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "INVALID_E_INVOICE" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
+                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "SIGNING_KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "SIGNING_KEY_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "INVALID_E_INVOICE" | "INVALID_SIGNING_KEY" | "SIGNING_KEY_PASSPHRASE_INCORRECT" | "SIGNING_CERTIFICATE_EXPIRED" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
                 message: string;
                 details?: {
                     field: string;
@@ -515,6 +551,28 @@ export interface components {
                 position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
                 /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                 pages?: string;
+            };
+            /** @description sign the PDF (PAdES baseline B-B, SHA-256) with one of your signing keys, after the marks and the document information; not with protection (encrypting would break the signature). The private key is never in the render order: it joins the renderer’s call only */
+            signature?: {
+                /** @description one of the account's signing keys (POST /v1/signing-keys); another's or an unknown one: 422 INVALID_SIGNING_KEY naming signature.key_id */
+                key_id: string;
+                /** @description why it is signed (the signature dictionary’s /Reason) */
+                reason?: string;
+                /** @description where it is signed (/Location) */
+                location?: string;
+                /** @description how to reach the signer (/ContactInfo) */
+                contact?: string;
+                /** @description a visible signature: a box on a page that shows who signed, when, and the reason and location; absent or null: an invisible signature */
+                appearance?: {
+                    /** @description 1-based; past the last page the render fails (422 INVALID_PDF_OPTIONS) */
+                    page: number;
+                    /** @description points from the page's left edge */
+                    x: number;
+                    /** @description points from the page's top edge */
+                    y: number;
+                    width: number;
+                    height: number;
+                } | null;
             };
             /**
              * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
@@ -824,6 +882,28 @@ export interface components {
                 /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                 pages?: string;
             };
+            /** @description sign the PDF (PAdES baseline B-B, SHA-256) with one of your signing keys, after the marks and the document information; not with protection (encrypting would break the signature). The private key is never in the render order: it joins the renderer’s call only */
+            signature?: {
+                /** @description one of the account's signing keys (POST /v1/signing-keys); another's or an unknown one: 422 INVALID_SIGNING_KEY naming signature.key_id */
+                key_id: string;
+                /** @description why it is signed (the signature dictionary’s /Reason) */
+                reason?: string;
+                /** @description where it is signed (/Location) */
+                location?: string;
+                /** @description how to reach the signer (/ContactInfo) */
+                contact?: string;
+                /** @description a visible signature: a box on a page that shows who signed, when, and the reason and location; absent or null: an invisible signature */
+                appearance?: {
+                    /** @description 1-based; past the last page the render fails (422 INVALID_PDF_OPTIONS) */
+                    page: number;
+                    /** @description points from the page's left edge */
+                    x: number;
+                    /** @description points from the page's top edge */
+                    y: number;
+                    width: number;
+                    height: number;
+                } | null;
+            };
             /**
              * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
              * @enum {string}
@@ -1120,6 +1200,28 @@ export interface components {
                     /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                     pages?: string;
                 };
+                /** @description sign the PDF (PAdES baseline B-B, SHA-256) with one of your signing keys, after the marks and the document information; not with protection (encrypting would break the signature). The private key is never in the render order: it joins the renderer’s call only */
+                signature?: {
+                    /** @description one of the account's signing keys (POST /v1/signing-keys); another's or an unknown one: 422 INVALID_SIGNING_KEY naming signature.key_id */
+                    key_id: string;
+                    /** @description why it is signed (the signature dictionary’s /Reason) */
+                    reason?: string;
+                    /** @description where it is signed (/Location) */
+                    location?: string;
+                    /** @description how to reach the signer (/ContactInfo) */
+                    contact?: string;
+                    /** @description a visible signature: a box on a page that shows who signed, when, and the reason and location; absent or null: an invisible signature */
+                    appearance?: {
+                        /** @description 1-based; past the last page the render fails (422 INVALID_PDF_OPTIONS) */
+                        page: number;
+                        /** @description points from the page's left edge */
+                        x: number;
+                        /** @description points from the page's top edge */
+                        y: number;
+                        width: number;
+                        height: number;
+                    } | null;
+                };
                 /**
                  * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
                  * @enum {string}
@@ -1165,7 +1267,7 @@ export interface components {
             sample_variables?: {
                 [key: string]: unknown;
             } | null;
-            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged, watermark, stamp and pdf_a, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null or absent: none */
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged, watermark, stamp, signature and pdf_a, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null or absent: none */
             pdf_options?: {
                 /** @enum {string} */
                 format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
@@ -1226,6 +1328,28 @@ export interface components {
                     position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
                     /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                     pages?: string;
+                };
+                /** @description sign the PDF (PAdES baseline B-B, SHA-256) with one of your signing keys, after the marks and the document information; not with protection (encrypting would break the signature). The private key is never in the render order: it joins the renderer’s call only */
+                signature?: {
+                    /** @description one of the account's signing keys (POST /v1/signing-keys); another's or an unknown one: 422 INVALID_SIGNING_KEY naming signature.key_id */
+                    key_id: string;
+                    /** @description why it is signed (the signature dictionary’s /Reason) */
+                    reason?: string;
+                    /** @description where it is signed (/Location) */
+                    location?: string;
+                    /** @description how to reach the signer (/ContactInfo) */
+                    contact?: string;
+                    /** @description a visible signature: a box on a page that shows who signed, when, and the reason and location; absent or null: an invisible signature */
+                    appearance?: {
+                        /** @description 1-based; past the last page the render fails (422 INVALID_PDF_OPTIONS) */
+                        page: number;
+                        /** @description points from the page's left edge */
+                        x: number;
+                        /** @description points from the page's top edge */
+                        y: number;
+                        width: number;
+                        height: number;
+                    } | null;
                 };
                 /**
                  * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
@@ -1258,7 +1382,7 @@ export interface components {
             sample_variables?: {
                 [key: string]: unknown;
             } | null;
-            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged, watermark, stamp and pdf_a, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null removes them; given, they replace the saved ones whole; a change makes a new version */
+            /** @description POST /v1/pdf's format, landscape, print_background, margins, paged_media, outline, tagged, watermark, stamp, signature and pdf_a, saved with the template: a render of it takes them where it gives none of its own (margins side by side); versioned with the html; null removes them; given, they replace the saved ones whole; a change makes a new version */
             pdf_options?: {
                 /** @enum {string} */
                 format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
@@ -1319,6 +1443,28 @@ export interface components {
                     position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
                     /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                     pages?: string;
+                };
+                /** @description sign the PDF (PAdES baseline B-B, SHA-256) with one of your signing keys, after the marks and the document information; not with protection (encrypting would break the signature). The private key is never in the render order: it joins the renderer’s call only */
+                signature?: {
+                    /** @description one of the account's signing keys (POST /v1/signing-keys); another's or an unknown one: 422 INVALID_SIGNING_KEY naming signature.key_id */
+                    key_id: string;
+                    /** @description why it is signed (the signature dictionary’s /Reason) */
+                    reason?: string;
+                    /** @description where it is signed (/Location) */
+                    location?: string;
+                    /** @description how to reach the signer (/ContactInfo) */
+                    contact?: string;
+                    /** @description a visible signature: a box on a page that shows who signed, when, and the reason and location; absent or null: an invisible signature */
+                    appearance?: {
+                        /** @description 1-based; past the last page the render fails (422 INVALID_PDF_OPTIONS) */
+                        page: number;
+                        /** @description points from the page's left edge */
+                        x: number;
+                        /** @description points from the page's top edge */
+                        y: number;
+                        width: number;
+                        height: number;
+                    } | null;
                 };
                 /**
                  * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
@@ -1552,6 +1698,28 @@ export interface components {
                     /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
                     pages?: string;
                 };
+                /** @description sign the PDF (PAdES baseline B-B, SHA-256) with one of your signing keys, after the marks and the document information; not with protection (encrypting would break the signature). The private key is never in the render order: it joins the renderer’s call only */
+                signature?: {
+                    /** @description one of the account's signing keys (POST /v1/signing-keys); another's or an unknown one: 422 INVALID_SIGNING_KEY naming signature.key_id */
+                    key_id: string;
+                    /** @description why it is signed (the signature dictionary’s /Reason) */
+                    reason?: string;
+                    /** @description where it is signed (/Location) */
+                    location?: string;
+                    /** @description how to reach the signer (/ContactInfo) */
+                    contact?: string;
+                    /** @description a visible signature: a box on a page that shows who signed, when, and the reason and location; absent or null: an invisible signature */
+                    appearance?: {
+                        /** @description 1-based; past the last page the render fails (422 INVALID_PDF_OPTIONS) */
+                        page: number;
+                        /** @description points from the page's left edge */
+                        x: number;
+                        /** @description points from the page's top edge */
+                        y: number;
+                        width: number;
+                        height: number;
+                    } | null;
+                };
                 /**
                  * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
                  * @enum {string}
@@ -1756,6 +1924,43 @@ export interface components {
                 subject?: string;
                 keywords?: string[];
             };
+        };
+        SigningKey: {
+            /** @description sk_ followed by a ULID: what a render names in signature.key_id */
+            id: string;
+            name: string;
+            /**
+             * @description uploaded: a key kept sealed by the service; kms: an AWS KMS key
+             * @enum {string}
+             */
+            kind: "uploaded" | "kms";
+            /**
+             * @description with SHA-256
+             * @enum {string}
+             */
+            algorithm: "RSA" | "ECDSA";
+            /** @description the signer's certificate, then its issuers (PEM) */
+            certificate_pem: string;
+            certificate_subject: string;
+            /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
+            certificate_expires_at: string;
+            kms_key_arn: string | null;
+            /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
+            created_at: string;
+        };
+        CreateSigningKeyRequest: {
+            /** @description a label */
+            name: string;
+            /** @description the signer's X.509 certificate, then its issuers (PEM) */
+            certificate_pem?: string;
+            /** @description the private key (PEM, unencrypted): stored sealed, shown never again */
+            private_key_pem?: string;
+            /** @description a PKCS#12 (.p12, .pfx) with one private key and its chain, AES-256 (OpenSSL 3 default) */
+            pkcs12_base64?: string;
+            /** @description the PKCS#12's passphrase: used once, never stored */
+            passphrase?: string;
+            /** @description an asymmetric KMS key (RSA or ECC_NIST_P256, SIGN_VERIFY) of the deployment, tagged pdf-service:signing=true: the private key never leaves KMS */
+            kms_key_arn?: string;
         };
     };
     responses: never;
@@ -3926,6 +4131,282 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSigningKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description keys */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKey"][];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSigningKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description the key, without its private part */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKey"];
+                };
+            };
+            /** @description INVALID_JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SIGNING_KEY_LIMIT_REACHED */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description REQUEST_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description VALIDATION_ERROR, INVALID_SIGNING_KEY, SIGNING_KEY_PASSPHRASE_INCORRECT, SIGNING_CERTIFICATE_EXPIRED */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the key */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKey"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SIGNING_KEY_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the key as it was */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKey"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SIGNING_KEY_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
