@@ -9,46 +9,60 @@ import { basename } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * About the seconds each file took in a whole run on 2 busy cores (load 10-14, 2026-11-28), for
- * the files over about 8 s: only their order matters. A file missing here only starts later than
+ * About the seconds each file took in a whole run (the heavy tier's on 2 busy cores, load 10-14;
+ * the fast tier's in a quiet `npm test`, 2026-11-28), for the files over about 5 s: only their
+ * order matters. A file missing here only starts later than
  * it could. The heavy tier's files (vitest.config.ts) run one at a time, so there only the fast
  * tier's order counts.
  */
 const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   'page-floods.test.ts': 107,
-  'template-injection.test.ts': 57,
   'dashboard.test.ts': 47,
-  'hostile-input.test.ts': 41,
+  'template-injection.test.ts': 42,
+  'readme-examples.test.ts': 33,
   'crash-recovery.test.ts': 32,
   'dashboard-async-work.test.ts': 32,
+  'hostile-input.test.ts': 30,
   'hostile-pages.test.ts': 28,
   'template-bombs.test.ts': 27,
-  'templates.test.ts': 25,
   'faults.test.ts': 24,
   'async-large-document.test.ts': 24,
   'renderer-isolation.test.ts': 22,
   'cdk-edge.test.ts': 22,
-  'renderer.test.ts': 20,
-  'templates-storage.test.ts': 20,
+  'local-stack.test.ts': 22,
   'local-stack-signals.test.ts': 19,
   'cdk-domain.test.ts': 18,
-  'templating-pool.test.ts': 18,
+  'renderer.test.ts': 17,
+  'templating-pool.test.ts': 17,
+  'templates.test.ts': 16,
   'start-bundle.test.ts': 16,
-  'renderer-offline.test.ts': 16,
-  'webhooks-sweeper.test.ts': 15,
-  'dashboard-reference.test.ts': 14,
+  'renderer-offline.test.ts': 15,
+  'webhooks.test.ts': 15,
+  'webhooks-sweeper.test.ts': 13,
   'lambda-sandbox.test.ts': 13,
-  'webhooks.test.ts': 13,
+  'templates-storage.test.ts': 12,
   'template-parsing.test.ts': 12,
-  'pdf-limits.test.ts': 10,
+  'dashboard-reference.test.ts': 11,
+  'pdf-limits.test.ts': 11,
+  'queue.local-sqs.test.ts': 11,
   'template-parser.test.ts': 10,
+  'local-sqs.test.ts': 10,
+  'consumer-fixture.test.ts': 10,
   'bundle-smoke.test.ts': 9,
-  'local-sqs.test.ts': 9,
-  'pdf-errors.test.ts': 8,
-  'local-stack.test.ts': 8,
-  'pdf-diagnostics.test.ts': 8,
   'async-renders-faults.test.ts': 8,
-  'foreign-templates.test.ts': 8,
+  'foreign-templates.test.ts': 7,
+  'batch-acceptance-kill.test.ts': 7,
+  'pdf-render.test.ts': 7,
+  'account-usage.test.ts': 6,
+  'e-invoice.test.ts': 6,
+  'merges.test.ts': 6,
+  'pdf-storage.s3rver.test.ts': 6,
+  'pdf-errors.test.ts': 5,
+  'pdf-diagnostics.test.ts': 5,
+  'batch-outputs.test.ts': 5,
+  'clients.test.ts': 5,
+  'navigation.test.ts': 5,
+  'pdf-templating.test.ts': 5,
 };
 
 export default class LongestFirstSequencer extends BaseSequencer {

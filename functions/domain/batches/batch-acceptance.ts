@@ -158,6 +158,12 @@ export interface AcceptDeps {
    * a `protection`'s passwords; idempotency.ts, keyedIdempotency). @default the hash as it is
    */
   readonly digest?: (hash: string) => Promise<string>;
+  /**
+   * Whether batch `batchId` was accepted (its record written, the last write before its 202): an
+   * item key's job still `reserving` belongs to an accepted batch until its consumer holds it.
+   * @default none is: such a key is busy
+   */
+  readonly batchAccepted?: (accountId: string, batchId: string) => Promise<boolean>;
 }
 
 /** A request that claimed none of its keys answers this when another request has one. */
@@ -218,8 +224,13 @@ export const acceptItems = async (
     const earlier = await writes.getJobs(accountId, [...replacing.values()]);
     for (const [index, jobId] of replacing) {
       const job = earlier.get(jobId);
-      // Still being accepted by the request that claimed the key (it may yet be undone).
-      if (job?.unit === 'reserving') throw keyBusy(index);
+      // Still being accepted by the request that claimed the key (it may yet be undone), unless
+      // that request's batch was accepted: then its job is the item's, held by its consumer soon.
+      if (job?.unit === 'reserving') {
+        const batchId = job.batch_id ?? undefined;
+        const accepted = batchId !== undefined && (await deps.batchAccepted?.(accountId, batchId)) === true;
+        if (!accepted) throw keyBusy(index);
+      }
       if (job && !(job.status === 'failed' && RENDERS_AGAIN.has(job.error?.code ?? ''))) {
         replayed.set(index, job);
         replacing.delete(index);

@@ -326,6 +326,8 @@ export const createBatches = (deps: BatchDeps) => {
             quotaExceeded: async (wanted) =>
               quotaExceeded(plan, (await usage.readMonth(principal.accountId, month)).rendersUsed, wanted),
             writing: storeOrder,
+            batchAccepted: async (accountId, batchId) =>
+              (await deps.batches.get(accountId, batchId)) !== undefined,
             ...(deps.digest ? { digest: deps.digest } : {}),
           },
           {

@@ -212,6 +212,22 @@ describe('a batch', () => {
     expect(await m.ledger(ada.accountId)).toMatchObject({ open: 0, completed: 3, rendersUsed: 3 });
   });
 
+  it('replays the items of an accepted batch sent again before its consumer took its jobs: the same jobs, not 503', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const use = m.services.get(batches);
+    const body = batchOf([item('{"n": 1, "d": 1}', 'w-1'), item('{"n": 2, "d": 1}', 'w-2')]);
+    const first = await use.create(ada, body);
+    // No consumer has run: its jobs are still those of an acceptance, but the batch was accepted.
+    const again = await use.create(ada, body);
+    const earlier = await m.batchStore.jobs(ada.accountId, first.batch.id, { limit: 10, offset: 0 });
+    expect(again.batch.replayed).toEqual({ '0': earlier[0]?.id, '1': earlier[1]?.id });
+    expect(m.renderQueue.messages()).toHaveLength(2);
+    await work();
+    expect((await use.get(ada, again.batch.id)).batch).toMatchObject({ status: 'completed', completed: 2 });
+    expect(await m.ledger(ada.accountId)).toMatchObject({ open: 0, completed: 2, rendersUsed: 2 });
+  });
+
   it('is accepted when its messages cannot be sent: the sweeper queues its jobs once their acceptance lease ran out, and they render', async () => {
     m = memoryServices();
     const ada = caller();
