@@ -34,6 +34,7 @@ import { batchOutputs, renderWorker } from '../../functions/consumers.js';
 import { buildCii } from '../../functions/core/e-invoice/build.js';
 import { markOf } from '../../functions/domain/renders/marks.js';
 import { protectionOf } from '../../functions/domain/renders/protection.js';
+import { signatureOf } from '../../functions/domain/renders/signature.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
 import { CHROMIUM_PACK } from '../../functions/wiring.js';
 import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
@@ -63,7 +64,14 @@ import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/
 import { createApi, createTempDataDir, putAccountOnPlan } from '../helpers/local-stack.js';
 import { KINDS, pageOf, seesLateFetch, servePageRequests, WAITS } from '../helpers/page-load-cells.js';
 import { readPdf } from '../helpers/pdf.js';
-import { pdfdetachList, pdffonts, pdfinfoMeta, pdfText, qpdfEncryption } from '../helpers/pdf-readers.js';
+import {
+  onPdf,
+  pdfdetachList,
+  pdffonts,
+  pdfinfoMeta,
+  pdfText,
+  qpdfEncryption,
+} from '../helpers/pdf-readers.js';
 import { descendantsOf } from '../helpers/process-tree.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
 import { describeBound, type PaceBound, paceBound } from '../helpers/timing.js';
@@ -336,6 +344,61 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     expect(text.stdout).toContain('PAID 2026-11-28 支払済');
     expect(text.stdout).toContain('COPY');
     expect(text.stdout).toContain('Finished in the sandbox');
+  });
+
+  it('signs a PDF in the bundle with an uploaded key: PAdES, visible, pdfsig says valid (issue 34)', async () => {
+    // An ECDSA P-256 key and its self-signed certificate, as an account uploads them (PEM).
+    const keyDir = await mkdtemp(join(tmpdir(), 'sandbox-signer-'));
+    try {
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-days',
+          '2',
+          '-subj',
+          '/CN=Sandbox Signer',
+          '-keyout',
+          join(keyDir, 'k.pem'),
+          '-out',
+          join(keyDir, 'c.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
+      const signature = signatureOf({
+        key_id: 'sk_sandbox',
+        reason: 'Signed in the sandbox',
+        appearance: { page: 1, x: 36, y: 36, width: 220, height: 60 },
+      });
+      const req: RenderRequest = {
+        ...request('job_sandbox_signed', '<h1>Signed in the sandbox</h1>'),
+        signature,
+        signingKey: {
+          kind: 'uploaded',
+          algorithm: 'ECDSA',
+          certificatePem: readFileSync(join(keyDir, 'c.pem'), 'utf8'),
+          privateKeyPem: readFileSync(join(keyDir, 'k.pem'), 'utf8'),
+        },
+      };
+      const target = processes.get('auto') as LambdaProcess;
+      const { payload, functionError } = await target.invoke(req);
+      expect(functionError, JSON.stringify(payload)).toBeUndefined();
+      expect(payload).toMatchObject({ ok: true, pageCount: 1 });
+      const stored = uploads.get(new URL(req.upload.url).pathname) as Uint8Array;
+      const report = await onPdf(stored, 'pdfsig', (f) => [f]);
+      expect(`${report.stdout}${report.stderr}`).toContain('Signature Validation: Signature is Valid.');
+      expect(`${report.stdout}${report.stderr}`).toContain('Sandbox Signer');
+      // The key is nowhere in the function's answer.
+      expect(JSON.stringify(payload)).not.toContain('PRIVATE KEY');
+    } finally {
+      await rm(keyDir, { recursive: true, force: true });
+    }
   });
 
   it('finishes a PDF/A-3b with its e-invoice embedded in the sandbox (the bundle’s pdf-lib)', async () => {
