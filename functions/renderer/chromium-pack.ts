@@ -12,8 +12,16 @@
  * rename: a second renderer in the same /tmp never runs a half-written file), SwiftShader linked
  * beside it, and the libraries put first on Chromium's LD_LIBRARY_PATH.
  */
-import { createReadStream, createWriteStream, existsSync, readdirSync } from 'node:fs';
-import { chmod, mkdir, rename, rm, symlink } from 'node:fs/promises';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+} from 'node:fs';
+import { chmod, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -47,7 +55,34 @@ const unpack = async (packDir: string, into: string): Promise<UnpackedChromium> 
   const dir = join(into, 'chromium-pack');
   const executablePath = join(dir, 'chromium');
   const libraryPath = join(packDir, CHROMIUM_PACK.lib);
-  if (existsSync(executablePath)) return { executablePath, libraryPath };
+  const besides = join(packDir, CHROMIUM_PACK.besideBinary);
+  const fonts = join(into, 'fonts');
+  // Which pack the binary in /tmp came from: in Lambda /tmp starts empty and the layer never
+  // changes, but a /tmp that outlives its pack (a machine running stacks from several builds, one
+  // after another) holds another Chromium, and links into a directory that is gone.
+  const packed = statSync(join(packDir, CHROMIUM_PACK.binary));
+  const identity = `${packDir}\n${packed.size}\n${packed.mtimeMs}`;
+  const marker = join(dir, 'pack');
+  const linked = (link: string, target: string) => {
+    try {
+      return readlinkSync(link) === target;
+    } catch {
+      return false;
+    }
+  };
+  const current = () => {
+    try {
+      return (
+        readFileSync(marker, 'utf8') === identity &&
+        existsSync(executablePath) &&
+        readdirSync(besides).every((name) => linked(join(dir, name), join(besides, name))) &&
+        linked(fonts, join(packDir, CHROMIUM_PACK.fonts))
+      );
+    } catch {
+      return false;
+    }
+  };
+  if (current()) return { executablePath, libraryPath };
   // zstd is in Node's zlib from 22.15 and 23.8; Lambda's nodejs24.x has it.
   if (typeof zlib.createZstdDecompress !== 'function') {
     throw new Error(`Chromium pack: this Node.js (${process.version}) has no zstd`);
@@ -55,7 +90,6 @@ const unpack = async (packDir: string, into: string): Promise<UnpackedChromium> 
   const started = performance.now();
   const cpu = process.cpuUsage();
   await mkdir(dir, { recursive: true });
-  const besides = join(packDir, CHROMIUM_PACK.besideBinary);
   await Promise.all(
     readdirSync(besides).map(async (name) => {
       await rm(join(dir, name), { force: true });
@@ -63,8 +97,10 @@ const unpack = async (packDir: string, into: string): Promise<UnpackedChromium> 
     }),
   );
   // @sparticuz/chromium's fonts, where its fonts.conf (included by ours) expects them.
-  const fonts = join(into, 'fonts');
-  if (!existsSync(fonts)) await symlink(join(packDir, CHROMIUM_PACK.fonts), fonts).catch(() => undefined);
+  if (!linked(fonts, join(packDir, CHROMIUM_PACK.fonts))) {
+    await rm(fonts, { force: true }).catch(() => undefined);
+    await symlink(join(packDir, CHROMIUM_PACK.fonts), fonts).catch(() => undefined);
+  }
   const partial = `${executablePath}.${process.pid}.partial`;
   await pipeline(
     createReadStream(join(packDir, CHROMIUM_PACK.binary), { highWaterMark: 2 ** 22 }),
@@ -73,6 +109,7 @@ const unpack = async (packDir: string, into: string): Promise<UnpackedChromium> 
   );
   await chmod(partial, 0o755);
   await rename(partial, executablePath);
+  await writeFile(marker, identity);
   const used = process.cpuUsage(cpu);
   log('INFO', 'chromium-unpacked', {
     ms: Math.round(performance.now() - started),

@@ -266,6 +266,7 @@ describe('the default stack', () => {
     expect(functions[id()].Properties.Environment.Variables).toEqual({
       NODE_OPTIONS: '--enable-source-maps',
       FONTCONFIG_FILE: '/opt/fonts/fonts.conf',
+      CHROMIUM_PACK_DIR: '/opt/chromium',
     });
   });
 
