@@ -234,7 +234,8 @@ describe('local SQS', () => {
     for (let i = 0; i < 5; i++) {
       await first.client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: `m${i}` }));
     }
-    const [inFlight] = await receive(first.client, url, { max: 1 });
+    // In flight for 6 s: a restart on a busy machine (CI's) took longer than the queue's 1 s.
+    const [inFlight] = await receive(first.client, url, { max: 1, vis: 6 });
     const [deleted] = await receive(first.client, url, { max: 1, vis: 60 });
     await first.client.send(
       new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: deleted?.ReceiptHandle }),
@@ -247,9 +248,10 @@ describe('local SQS', () => {
     const second = await start(first.dataDir);
     const url2 = (await second.client.send(new CreateQueueCommand({ QueueName: 'durable' })))
       .QueueUrl as string;
-    const now = await receive(second.client, url2);
+    // Held for the rest of the test, so that only the one in flight before the restart comes back.
+    const now = await receive(second.client, url2, { vis: 60 });
     expect(now.map((m) => m.Body).sort()).toEqual(['m2', 'm3', 'm4']);
-    const later = await receive(second.client, url2, { wait: 3 });
+    const later = await receive(second.client, url2, { wait: 10 });
     expect(later.map((m) => m.Body)).toEqual([inFlight?.Body]);
     expect(later[0]?.Attributes?.ApproximateReceiveCount).toBe('2');
   });
