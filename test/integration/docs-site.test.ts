@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { promisify, stripVTControlCharacters } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DOCS_SITE_DIR } from '../../lib/local/docs-site.js';
 
@@ -70,7 +70,8 @@ describe('npm run docs:build', () => {
         (e: { code?: number; stdout?: string; stderr?: string }) => e,
       );
       expect(failed?.code).not.toBe(0);
-      expect(`${failed?.stdout}${failed?.stderr}`).toMatch(
+      // CI forces colour: the file name and the link come wrapped in escape codes.
+      expect(stripVTControlCharacters(`${failed?.stdout}${failed?.stderr}`)).toMatch(
         /dead link .*webhook-retries in file webhooks\.md/,
       );
     },
