@@ -50,6 +50,7 @@ import { SERVICE_RUNTIME } from '../../lib/service-function.js';
 import { validInvoice } from '../fixtures/e-invoice.js';
 import { multilingualHtml } from '../fixtures/multilingual.js';
 import { waitForJob } from '../helpers/async-jobs.js';
+import { type KmsApi, startKmsApi } from '../helpers/kms-api.js';
 import { synthBundled } from '../helpers/bundled-synth.js';
 import {
   apiKeySecretStandIn,
@@ -157,6 +158,8 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
   let pageHost = '';
   const processes = new Map<'auto' | 'single', LambdaProcess>();
   let uploadCount = 0;
+  /** AWS KMS's API, served from its memory stand-in: the bundle's KMS client signs through it. */
+  let kmsApi: KmsApi;
 
   beforeAll(async () => {
     const { outdir: synthDir, s } = await bundledSynth();
@@ -167,6 +170,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     fixture = await startTenantFixture();
     await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', () => resolve()));
     pageHost = `127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
+    kmsApi = await startKmsApi();
     const start = (model: 'auto' | 'single') =>
       startLambdaProcess(renderer, {
         functionName: `pdf-render-service-renderer-${model}`,
@@ -174,6 +178,11 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
         sandbox: true,
         environment: {
           AWS_REGION: 'eu-west-1',
+          // The role's credentials, as Lambda sets them, and KMS's endpoint (its stand-in).
+          AWS_ACCESS_KEY_ID: 'ASIASANDBOXRENDERER',
+          AWS_SECRET_ACCESS_KEY: 'sandbox-secret-access-key',
+          AWS_SESSION_TOKEN: 'sandbox-session-token',
+          AWS_ENDPOINT_URL_KMS: kmsApi.endpoint,
           ...resolveEnvironment(renderer, {}),
           RENDERER_EGRESS_ALLOW_HOSTS: `${fixture.hostPort},${pageHost}`,
           ...(model === 'single' ? { RENDERER_PROCESS_MODEL: 'single' } : {}),
@@ -198,6 +207,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     pageServer.closeAllConnections();
     pageServer.close();
     fixture?.close();
+    await kmsApi?.close();
   });
 
   const request = (
@@ -399,6 +409,70 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     } finally {
       await rm(keyDir, { recursive: true, force: true });
     }
+  });
+
+  /** A KMS key of the stand-in, and the certificate an account registers with it. */
+  const kmsKeyWithCertificate = async (algorithm: 'RSA' | 'ECDSA', subject: string) => {
+    const { arn, privateKey } = kmsApi.kms.createKey(algorithm);
+    // A CA would issue it for the key's public half; here the key certifies itself.
+    const keyDir = await mkdtemp(join(tmpdir(), 'sandbox-kms-'));
+    try {
+      writeFileSync(join(keyDir, 'k.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+      const certificatePem = execFileSync(
+        'openssl',
+        ['req', '-x509', '-key', join(keyDir, 'k.pem'), '-days', '2', '-subj', `/CN=${subject}`],
+        { encoding: 'utf8' },
+      );
+      return { arn, certificatePem };
+    } finally {
+      await rm(keyDir, { recursive: true, force: true });
+    }
+  };
+
+  it('signs a PDF in the bundle with a KMS key: the bundle asks KMS to sign the signed attributes only, pdfsig says valid (issue 34)', async () => {
+    const { arn, certificatePem } = await kmsKeyWithCertificate('RSA', 'Sandbox KMS Signer');
+    const signature = signatureOf({ key_id: 'sk_sandbox_kms', reason: 'Signed by KMS in the sandbox' });
+    const req: RenderRequest = {
+      ...request('job_sandbox_kms', '<h1>Signed by KMS in the sandbox</h1>'),
+      signature,
+      signingKey: { kind: 'kms', algorithm: 'RSA', certificatePem, kmsKeyArn: arn },
+    };
+    const before = kmsApi.signCalls.length;
+    const target = processes.get('auto') as LambdaProcess;
+    const { payload, functionError } = await target.invoke(req);
+    expect(functionError, JSON.stringify(payload)).toBeUndefined();
+    expect(payload).toMatchObject({ ok: true, pageCount: 1 });
+    const stored = uploads.get(new URL(req.upload.url).pathname) as Uint8Array;
+    const report = await onPdf(stored, 'pdfsig', (f) => [f]);
+    expect(`${report.stdout}${report.stderr}`).toContain('Signature Validation: Signature is Valid.');
+    expect(`${report.stdout}${report.stderr}`).toContain('Sandbox KMS Signer');
+    // One Sign call, for this key, of a RAW message a few hundred bytes long: never the document.
+    const calls = kmsApi.signCalls.slice(before);
+    expect(calls.map((c) => [c.keyId, c.messageType, c.signingAlgorithm])).toEqual([
+      [arn, 'RAW', 'RSASSA_PKCS1_V1_5_SHA_256'],
+    ]);
+    expect(calls[0]?.message.length).toBeLessThan(2048);
+  });
+
+  it('fails a render cleanly when KMS refuses the key, naming no key, uploading nothing (issue 34)', async () => {
+    const { arn, certificatePem } = await kmsKeyWithCertificate('ECDSA', 'Sandbox KMS Gone');
+    const gone = `${arn.slice(0, -4)}0000`;
+    const signature = signatureOf({ key_id: 'sk_sandbox_gone', reason: 'Never signed' });
+    const req: RenderRequest = {
+      ...request('job_sandbox_kms_refused', '<h1>Not signed</h1>'),
+      signature,
+      signingKey: { kind: 'kms', algorithm: 'ECDSA', certificatePem, kmsKeyArn: gone },
+    };
+    const before = kmsApi.signCalls.length;
+    const target = processes.get('auto') as LambdaProcess;
+    const { payload, functionError } = await target.invoke(req);
+    expect(functionError, JSON.stringify(payload)).toBeUndefined();
+    expect(payload).toMatchObject({ ok: false });
+    // KMS was asked, and refused: the answer names neither the key nor its ARN.
+    expect(kmsApi.signCalls.slice(before).map((c) => c.keyId)).toEqual([gone]);
+    expect(JSON.stringify(payload)).not.toContain(gone);
+    expect(JSON.stringify(payload)).not.toContain('key/');
+    expect(uploads.has(new URL(req.upload.url).pathname)).toBe(false);
   });
 
   it('finishes a PDF/A-3b with its e-invoice embedded in the sandbox (the bundle’s pdf-lib)', async () => {
