@@ -50,7 +50,6 @@ import { SERVICE_RUNTIME } from '../../lib/service-function.js';
 import { validInvoice } from '../fixtures/e-invoice.js';
 import { multilingualHtml } from '../fixtures/multilingual.js';
 import { waitForJob } from '../helpers/async-jobs.js';
-import { type KmsApi, startKmsApi } from '../helpers/kms-api.js';
 import { synthBundled } from '../helpers/bundled-synth.js';
 import {
   apiKeySecretStandIn,
@@ -61,6 +60,7 @@ import {
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
 import type { Synthesized } from '../helpers/cdk-synth.js';
+import { type KmsApi, startKmsApi } from '../helpers/kms-api.js';
 import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/lambda-sandbox.js';
 import { createApi, createTempDataDir, putAccountOnPlan } from '../helpers/local-stack.js';
 import { KINDS, pageOf, seesLateFetch, servePageRequests, WAITS } from '../helpers/page-load-cells.js';
