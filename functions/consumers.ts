@@ -233,6 +233,7 @@ export const consumerWiring = (c: ConsumerDeclaration): Readonly<Record<Binding,
   renderQueue: c.needs.renderQueue !== undefined,
   webhookQueue: c.needs.webhookQueue !== undefined,
   batchOutputQueue: c.needs.batchOutputQueue !== undefined,
+  kmsSigningKeys: false,
 });
 
 /** The consumer that takes `queue`'s messages; every queue has one. */

@@ -12,6 +12,7 @@ import type { Environment } from './core/config.js';
 import type { LambdaHandler } from './core/http.js';
 import type { LookupAll } from './core/public-addresses.js';
 import type { MessageQueue, Renderer } from './domain/common/ports.js';
+import type { KmsPublicKey } from './domain/signing/signing-keys.js';
 import type { WebhookMessage } from './domain/webhooks/webhooks.js';
 import { createHandler as createFallbackHandler } from './fallback/index.js';
 import { createHandler as createMeHandler } from './me/index.js';
@@ -38,6 +39,8 @@ export interface HandlerParts {
   readonly webhookQueue?: MessageQueue<WebhookMessage>;
   /** Tests only: the resolver webhook hosts are judged with. */
   readonly webhookLookup?: LookupAll;
+  /** The local stack's stand-in for kms:GetPublicKey (it has no KMS); in the cloud, KMS's. */
+  readonly kmsPublicKey?: KmsPublicKey;
 }
 
 export type CreateHandler = (env: Environment, parts: HandlerParts) => LambdaHandler;

@@ -111,6 +111,8 @@ export interface ResourceNeeds {
   readonly renderQueue?: boolean;
   /** Sends a completed batch whose outputs are to be built to the batch output queue. */
   readonly batchOutputQueue?: boolean;
+  /** Reads the public half of KMS signing keys (registering one checks its certificate). */
+  readonly kmsSigningKeys?: boolean;
 }
 
 export interface ResourceDeclaration<R extends Readonly<Record<string, RouteDeclaration>>> {
@@ -178,6 +180,7 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     webhookQueue: r.needs.webhookQueue === true,
     batchOutputQueue: r.needs.batchOutputQueue === true,
     renderQueue: r.needs.renderQueue === true,
+    kmsSigningKeys: r.needs.kmsSigningKeys === true,
   };
 };
 

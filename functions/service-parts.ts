@@ -12,7 +12,7 @@ import type { PdfAssembler } from './domain/merges/merges.js';
 import type { RenderMessage, RenderOrders } from './domain/renders/async-renders.js';
 import type { EInvoiceChecker } from './domain/renders/e-invoice.js';
 import type { IdempotencyStore } from './domain/renders/idempotency.js';
-import type { SigningKeyStore } from './domain/signing/signing-keys.js';
+import type { KmsPublicKey, SigningKeyStore } from './domain/signing/signing-keys.js';
 import type { TemplateStore } from './domain/templates/templates.js';
 import type { WebhookDeliveryStore, WebhookStore } from './domain/webhooks/webhooks.js';
 import type { Settings } from './settings.js';
@@ -40,6 +40,12 @@ export interface ServiceParts extends WebhookParts {
    * stay out of every other function's bundle. Absent: a render with e_invoice is refused.
    */
   readonly eInvoices?: EInvoiceChecker;
+  /**
+   * The public half of a KMS key, handed in by the signing-keys function alone (its KMS client;
+   * the local stack's refusal, lib/local/stack.ts): a KMS key is registered only when its
+   * certificate certifies it. Absent: registering a KMS key is refused.
+   */
+  readonly kmsPublicKey?: KmsPublicKey;
 }
 
 /** The ports the composition root otherwise builds on AWS, by the name of their builder. */

@@ -11,7 +11,7 @@
  * into the HTTP resources' wire schemas.
  */
 
-import { importSigningKey } from './adapters/crypto/signing-key-import.js';
+import { createSigningKeyImport } from './adapters/crypto/signing-key-import.js';
 import { createAccountStore } from './adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from './adapters/dynamodb/api-keys.js';
 import { createBatchWrites } from './adapters/dynamodb/batch-writes.js';
@@ -57,6 +57,7 @@ import {
 } from './domain/batches/batch-outputs.js';
 import { createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
 import { type Batch, createBatchCounter, createBatches } from './domain/batches/batches.js';
+import { ServiceError } from './domain/common/errors.js';
 import type { JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
@@ -473,7 +474,16 @@ export const signingKeyManagement = (s: Services) =>
   createSigningKeyManagement({
     store: s.get(signingKeyStore),
     box: () => s.get(signingKeySecrets),
-    importKey: importSigningKey,
+    importKey: createSigningKeyImport(
+      s.parts.kmsPublicKey ??
+        (async () => {
+          throw new ServiceError(
+            'INVALID_SIGNING_KEY',
+            'kms_key_arn cannot be registered here: this function reads no AWS KMS keys',
+            { details: [{ field: 'kms_key_arn', issue: 'cannot be read here' }] },
+          );
+        }),
+    ),
     clock: s.clock,
   });
 export const apiKeyManagement = (s: Services) =>

@@ -17,6 +17,7 @@ import { RENDERER_VARIABLES, SIGNING_KEY_TAG } from '../functions/wiring.js';
 import { ChromiumLayer } from './chromium-layer.js';
 import { withRunbook } from './runbook.js';
 import { handlerEntry, PROJECT_ROOT, SERVICE_RUNTIME, ServiceFunction } from './service-function.js';
+import { grantTaggedSigningKeys } from './signing-keys-grant.js';
 
 export interface RendererFunctionProps {
   /** The renderer's Lambda timeout: the render budget plus its own start and upload. */
@@ -160,26 +161,8 @@ export class RendererFunction extends Construct {
             provisionedConcurrentExecutions: provisioned,
           });
     // A signature with a KMS-held key (issue 34): the renderer asks kms:Sign for the CMS signed
-    // attributes, and may ask it of this account's keys in this region that carry the signing
-    // tag only. Keys are registered at run time (POST /v1/signing-keys), so they are named by the
-    // tag, not by ARN; an untagged key (any other use of KMS in the account) refuses the call.
-    const keys = Stack.of(this).formatArn({ service: 'kms', resource: 'key', resourceName: '*' });
-    this.function.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['kms:Sign'],
-        resources: [keys],
-        conditions: { StringEquals: { [`aws:ResourceTag/${SIGNING_KEY_TAG.key}`]: SIGNING_KEY_TAG.value } },
-      }),
-    );
-    if (this.function.role) {
-      Validations.of(this.function.role).acknowledge({
-        // cdk-nag names the resource as the template writes it: the ARN, or its tokens' names.
-        id: `AwsSolutions-IAM5[Resource::${Token.isUnresolved(keys) ? 'arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*' : keys}]`,
-        reason:
-          'Signing keys are registered at run time; kms:Sign is limited to keys of this account and region tagged ' +
-          `${SIGNING_KEY_TAG.key}=${SIGNING_KEY_TAG.value} (aws:ResourceTag condition).`,
-      });
-    }
+    // attributes, of the deployment's tagged signing keys only.
+    grantTaggedSigningKeys(this.function, 'kms:Sign');
 
     const period = Duration.minutes(5);
     this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {

@@ -262,6 +262,7 @@ export class ServiceApi extends Construct {
         return fn.bindRenderQueue(props.renderQueue);
       },
       batchOutputQueue: () => fn.bindBatchOutputQueue(props.batchOutputQueue),
+      kmsSigningKeys: () => fn.bindKmsSigningKeys(),
     } satisfies Record<Binding, () => ServiceFunction>;
     for (const binding of BINDING_NAMES) if (wiring[binding]) binders[binding]();
     return fn;

@@ -19,6 +19,7 @@ import type { Construct } from 'constructs';
 import type { TableAccess } from '../functions/table.js';
 import { type Binding, type BindingValues, bindingEnvironment } from '../functions/wiring.js';
 import type { PdfBucket } from './pdf-bucket.js';
+import { grantTaggedSigningKeys } from './signing-keys-grant.js';
 import type { UserPoolIds } from './user-pool.js';
 
 /** The repository root: functions/, package-lock.json and node_modules live here. */
@@ -269,6 +270,12 @@ export class ServiceFunction extends NodejsFunction {
   bindRenderQueueConsumer(queue: IQueue): this {
     this.bindVariables('renderQueue', { queueUrl: queue.queueUrl });
     queue.grantConsumeMessages(this);
+    return this;
+  }
+
+  /** kms:GetPublicKey on the deployment's tagged signing keys (lib/signing-keys-grant.ts), and nothing else of KMS. */
+  bindKmsSigningKeys(): this {
+    grantTaggedSigningKeys(this, 'kms:GetPublicKey');
     return this;
   }
 

@@ -41,6 +41,7 @@ export const signingKeysResource = resource({
       ],
       partitions: [PARTITION_PREFIXES.account],
     },
+    kmsSigningKeys: true,
   },
   routes: {
     createSigningKey: route<CreateSigningKeyBody>({

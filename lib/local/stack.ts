@@ -78,6 +78,7 @@ import {
   LOCAL_USER_POOL_ID,
   loadOrCreateIssuer,
 } from './issuer.js';
+import { localKmsParts } from './kms.js';
 import { startLocalRenderer } from './local-renderer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
 import { startLocalSqs } from './sqs/server.js';
@@ -287,6 +288,8 @@ const localBindings = (parts: {
   webhookQueue: bindingEnvironment('webhookQueue', { queueUrl: parts.webhookQueueUrl }),
   renderQueue: bindingEnvironment('renderQueue', { queueUrl: parts.renderQueueUrl }),
   batchOutputQueue: bindingEnvironment('batchOutputQueue', { queueUrl: parts.batchOutputQueueUrl }),
+  // KMS, where there is one, is the AWS SDK's (lib/local/kms.ts).
+  kmsSigningKeys: {},
 });
 
 /**
@@ -505,7 +508,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     };
 
     // Every handler is made now, as Lambda runs a function's init before its first request.
-    const handlers = makeHandlers(common, bindings, { renderer, ...webhookParts });
+    const handlers = makeHandlers(common, bindings, { renderer, ...webhookParts, ...localKmsParts() });
     loadHandler = async (resource) => {
       const handler = handlers.get(resource);
       if (!handler) throw new Error(`no handler for the resource "${resource}"`);

@@ -1,5 +1,5 @@
 /**
- * AWS KMS's HTTP API for the operations the service calls (Sign), served from the KmsSign port's
+ * AWS KMS's HTTP API for the operations the service calls (Sign, GetPublicKey), served from the KmsSign port's
  * memory stand-in (functions/adapters/memory/kms.ts), so that a process of its own (the renderer
  * bundle in the Lambda-like sandbox) signs through the real KMS client of its bundle: the SDK
  * reaches it through AWS_ENDPOINT_URL_KMS, speaking KMS's JSON 1.1 protocol
@@ -25,6 +25,8 @@ export interface KmsApi {
   readonly endpoint: string;
   readonly kms: MemoryKms;
   readonly signCalls: readonly SignCall[];
+  /** The key ids GetPublicKey was asked for. */
+  readonly publicKeyCalls: readonly string[];
   close(): Promise<void>;
 }
 
@@ -32,6 +34,7 @@ const ALGORITHMS = { RSASSA_PKCS1_V1_5_SHA_256: 'RSA', ECDSA_SHA_256: 'ECDSA' } 
 
 export const startKmsApi = async (kms: MemoryKms = createMemoryKms()): Promise<KmsApi> => {
   const signCalls: SignCall[] = [];
+  const publicKeyCalls: string[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -42,14 +45,27 @@ export const startKmsApi = async (kms: MemoryKms = createMemoryKms()): Promise<K
       };
       const fault = (type: string, message: string) => answer(400, { __type: type, message });
       const target = String(req.headers['x-amz-target'] ?? '');
-      if (target !== 'TrentService.Sign')
-        return fault('UnsupportedOperationException', `not served: ${target}`);
       let body: { KeyId?: string; Message?: string; MessageType?: string; SigningAlgorithm?: string };
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       } catch {
         return fault('SerializationException', 'the body is not JSON');
       }
+      if (target === 'TrentService.GetPublicKey') {
+        publicKeyCalls.push(String(body.KeyId));
+        try {
+          const { spki, keyUsage } = await kms.publicKey(String(body.KeyId));
+          return answer(200, {
+            KeyId: body.KeyId,
+            PublicKey: Buffer.from(spki).toString('base64'),
+            KeyUsage: keyUsage,
+          });
+        } catch (e) {
+          return fault((e as Error).name, (e as Error).message);
+        }
+      }
+      if (target !== 'TrentService.Sign')
+        return fault('UnsupportedOperationException', `not served: ${target}`);
       const algorithm = ALGORITHMS[body.SigningAlgorithm as keyof typeof ALGORITHMS];
       if (!body.KeyId || !body.Message || !algorithm)
         return fault('ValidationException', 'KeyId, Message and a known SigningAlgorithm are required');
@@ -77,6 +93,7 @@ export const startKmsApi = async (kms: MemoryKms = createMemoryKms()): Promise<K
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     kms,
     signCalls,
+    publicKeyCalls,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -5,7 +5,8 @@
  * expired certificate, and a certificate that is not the key's.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { KeyObject } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -31,6 +32,27 @@ export interface TestKeys {
 }
 
 export const PASSPHRASE = 'p12-Passphrase-7';
+
+/**
+ * A self-signed certificate (PEM) for `privateKey`'s public half, valid two days: what an account
+ * registers with a KMS key (a CA would issue it; the tests' KMS stand-in hands out the private key).
+ */
+export const certificateFor = async (privateKey: KeyObject, subject: string): Promise<string> => {
+  const dir = await mkdtemp(join(tmpdir(), 'signing-cert-'));
+  try {
+    await writeFile(join(dir, 'k.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    const { stdout } = await run(
+      'openssl',
+      ['req', '-x509', '-key', 'k.pem', '-days', '2', '-subj', subject],
+      {
+        cwd: dir,
+      },
+    );
+    return stdout;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+};
 
 export const makeTestKeys = async (): Promise<TestKeys> => {
   const dir = await mkdtemp(join(tmpdir(), 'signing-keys-'));

@@ -74,6 +74,7 @@ import {
   qpdfEncryption,
 } from '../helpers/pdf-readers.js';
 import { descendantsOf } from '../helpers/process-tree.js';
+import { certificateFor } from '../helpers/signing-keys.js';
 import { FOUND_NOTHING, startTenantFixture, type TenantFixture, WROTE } from '../helpers/tenant-fixture.js';
 import { describeBound, type PaceBound, paceBound } from '../helpers/timing.js';
 
@@ -414,19 +415,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
   /** A KMS key of the stand-in, and the certificate an account registers with it. */
   const kmsKeyWithCertificate = async (algorithm: 'RSA' | 'ECDSA', subject: string) => {
     const { arn, privateKey } = kmsApi.kms.createKey(algorithm);
-    // A CA would issue it for the key's public half; here the key certifies itself.
-    const keyDir = await mkdtemp(join(tmpdir(), 'sandbox-kms-'));
-    try {
-      writeFileSync(join(keyDir, 'k.pem'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
-      const certificatePem = execFileSync(
-        'openssl',
-        ['req', '-x509', '-key', join(keyDir, 'k.pem'), '-days', '2', '-subj', `/CN=${subject}`],
-        { encoding: 'utf8' },
-      );
-      return { arn, certificatePem };
-    } finally {
-      await rm(keyDir, { recursive: true, force: true });
-    }
+    return { arn, certificatePem: await certificateFor(privateKey, `/CN=${subject}`) };
   };
 
   it('signs a PDF in the bundle with a KMS key: the bundle asks KMS to sign the signed attributes only, pdfsig says valid (issue 34)', async () => {

@@ -180,6 +180,16 @@ describe('/v1/signing-keys', () => {
       'VALIDATION_ERROR',
       'kms_key_arn',
     ],
+    [
+      // The local stack has no KMS (test/integration/kms-signing-keys.test.ts points one at it).
+      'a KMS key on a local stack without KMS',
+      () => ({
+        kms_key_arn: 'arn:aws:kms:eu-west-1:123456789012:key/11111111-2222-4333-8444-555555555555',
+        certificate_pem: keys.rsaCert,
+      }),
+      'INVALID_SIGNING_KEY',
+      'kms_key_arn',
+    ],
   ])('refuses %s with 422 naming the field, keeping nothing', async (_, body, code, field) => {
     const fresh = await newAccount(local, 'sign-bad');
     const res = await createKey(body(), fresh.session);

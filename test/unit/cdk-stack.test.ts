@@ -270,6 +270,43 @@ describe('the default stack', () => {
     });
   });
 
+  it('lets the renderers kms:Sign and the signing-keys function kms:GetPublicKey on tagged signing keys, and no role anything else of KMS keys', () => {
+    const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0];
+    const kmsStatements = Object.keys(resourcesOf(s, 'AWS::IAM::Role'))
+      .map(
+        (roleId) =>
+          [
+            roleId,
+            statementsOfRole(s, roleId).filter((st) =>
+              actionsOf(st).some(
+                (a) =>
+                  a.startsWith('kms:') &&
+                  ![
+                    'kms:Decrypt',
+                    'kms:GenerateDataKey*',
+                    'kms:Encrypt',
+                    'kms:ReEncrypt*',
+                    'kms:GenerateDataKey',
+                    'kms:DescribeKey',
+                  ].includes(a),
+              ),
+            ),
+          ] as const,
+      )
+      .filter(([, statements]) => statements.length > 0);
+    const tagged = (action: string) => ({
+      Effect: 'Allow',
+      Action: action,
+      Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*',
+      Condition: { StringEquals: { 'aws:ResourceTag/pdf-service:signing': 'true' } },
+    });
+    expect(Object.fromEntries(kmsStatements)).toEqual({
+      [roleOf(rendererId())]: [tagged('kms:Sign')],
+      [roleOf(asyncRendererId())]: [tagged('kms:Sign')],
+      [roleOf(fnId('signing-keys'))]: [tagged('kms:GetPublicKey')],
+    });
+  });
+
   it('lets the pdf and merges functions invoke the renderer, the render queue consumer the async renderer, and nothing else', () => {
     const invokers = Object.entries(resourcesOf(s, 'AWS::IAM::Role')).filter(([roleId]) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('lambda:'))),

@@ -16,9 +16,11 @@ import { ServiceError } from '../../domain/common/errors.js';
 import type {
   ImportedKey,
   KeyImport,
+  KmsPublicKey,
   SigningAlgorithm,
   SigningKeyUpload,
 } from '../../domain/signing/signing-keys.js';
+import { SIGNING_KEY_TAG } from '../../wiring.js';
 
 const BAG = {
   key: '1.2.840.113549.1.12.10.1.1',
@@ -230,10 +232,43 @@ const fromPkcs12 = async (der: Uint8Array, passphrase: string, now: Date): Promi
   return fromKey(key, certificates, { key: field, chain: field }, now);
 };
 
-const fromKms = (certificatePem: string, now: Date): ImportedKey => {
+/** Why KMS would not give a key's public half, as the caller can act on it (never the ARN again). */
+const KMS_REFUSALS: Readonly<Record<string, string>> = {
+  NotFoundException: 'names no key of this deployment’s AWS account and region',
+  DisabledException: 'names a disabled key: enable it first',
+  KMSInvalidStateException: 'names a key pending deletion or import: use an enabled key',
+  AccessDeniedException: `names a key the service may not read: tag it ${SIGNING_KEY_TAG.key}=${SIGNING_KEY_TAG.value} (docs/api/pdf.md, Digital signatures)`,
+};
+
+const fromKms = async (
+  kmsKeyArn: string,
+  certificatePem: string,
+  now: Date,
+  kmsPublicKey: KmsPublicKey,
+): Promise<ImportedKey> => {
   const certificates = certificatesOf(certificatePem, 'certificate_pem');
-  // The signer's certificate is the first; its key is KMS's (checked when it first signs: pdfsig
-  // and every reader refuse a signature its certificate's key did not make).
+  // The signer's certificate is the first, and it must certify the KMS key: a certificate of
+  // another key would make signatures that pdfsig and every reader refuse.
+  let kmsKey: Awaited<ReturnType<KmsPublicKey>>;
+  try {
+    kmsKey = await kmsPublicKey(kmsKeyArn);
+  } catch (e) {
+    if (e instanceof ServiceError) throw e;
+    const name = (e as Error).name;
+    throw refuse('kms_key_arn', KMS_REFUSALS[name] ?? `could not be read from AWS KMS (${name}): try again`);
+  }
+  if (kmsKey.keyUsage !== undefined && kmsKey.keyUsage !== 'SIGN_VERIFY') {
+    throw refuse('kms_key_arn', 'names a key that does not sign (its KeyUsage is not SIGN_VERIFY)');
+  }
+  const certified = Buffer.from(
+    (certificates[0] as X509Certificate).publicKey.export({ type: 'spki', format: 'der' }),
+  );
+  if (!certified.equals(Buffer.from(kmsKey.spki))) {
+    throw refuse(
+      'certificate_pem',
+      "certifies another key than kms_key_arn's: have it issued for the KMS key's public key (aws kms get-public-key)",
+    );
+  }
   const chain = chainOf(
     certificates,
     (c) => c === certificates[0],
@@ -248,13 +283,16 @@ const fromKms = (certificatePem: string, now: Date): ImportedKey => {
   };
 };
 
-export const importSigningKey: KeyImport = async (upload: SigningKeyUpload, now: Date) => {
-  switch (upload.kind) {
-    case 'pem':
-      return fromPem(upload.privateKeyPem, upload.certificatePem, now);
-    case 'pkcs12':
-      return fromPkcs12(upload.pkcs12, upload.passphrase, now);
-    case 'kms':
-      return fromKms(upload.certificatePem, now);
-  }
-};
+/** The upload check, with the KMS keys' public halves read through `kmsPublicKey`. */
+export const createSigningKeyImport =
+  (kmsPublicKey: KmsPublicKey): KeyImport =>
+  async (upload: SigningKeyUpload, now: Date) => {
+    switch (upload.kind) {
+      case 'pem':
+        return fromPem(upload.privateKeyPem, upload.certificatePem, now);
+      case 'pkcs12':
+        return fromPkcs12(upload.pkcs12, upload.passphrase, now);
+      case 'kms':
+        return fromKms(upload.kmsKeyArn, upload.certificatePem, now, kmsPublicKey);
+    }
+  };

@@ -5,11 +5,13 @@
  * serves the KMS API locally (nsmithuk/local-kms is a Go binary), so the port's memory adapter
  * stands in, as the issue allows.
  */
-import { generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
-import type { KmsSign, SigningAlgorithm } from '../../domain/signing/signing-keys.js';
+import { createPublicKey, generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
+import type { KmsPublicKey, KmsSign, SigningAlgorithm } from '../../domain/signing/signing-keys.js';
 
 export interface MemoryKms {
   readonly sign: KmsSign;
+  /** kms:GetPublicKey: the key's DER SubjectPublicKeyInfo; every key made here signs (SIGN_VERIFY). */
+  readonly publicKey: KmsPublicKey;
   /** A new key: its ARN, and its private key (to certify its public key in tests). */
   createKey(algorithm: SigningAlgorithm): { readonly arn: string; readonly privateKey: KeyObject };
 }
@@ -25,6 +27,15 @@ export const createMemoryKms = (region = 'eu-west-1', account = '123456789012'):
       const arn = `arn:aws:kms:${region}:${account}:key/${randomUUID()}`;
       keys.set(arn, { algorithm, privateKey });
       return { arn, privateKey };
+    },
+    publicKey: async (keyArn) => {
+      const key = keys.get(keyArn);
+      if (!key)
+        throw Object.assign(new Error(`Key '${keyArn}' does not exist`), { name: 'NotFoundException' });
+      return {
+        spki: new Uint8Array(createPublicKey(key.privateKey).export({ type: 'spki', format: 'der' })),
+        keyUsage: 'SIGN_VERIFY',
+      };
     },
     sign: async (keyArn, algorithm, message) => {
       const key = keys.get(keyArn);

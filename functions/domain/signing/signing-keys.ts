@@ -84,6 +84,16 @@ export type KmsSign = (
   message: Uint8Array,
 ) => Promise<Uint8Array>;
 
+/**
+ * The public half of the AWS KMS key `keyArn` (its DER SubjectPublicKeyInfo) and what the key may
+ * do, read when the key is registered, so that a certificate that certifies another key is refused
+ * then rather than making signatures no reader accepts (adapters/kms/kms-public-key.ts; a memory
+ * stand-in for tests, adapters/memory/kms.ts). Throws an Error whose `name` is KMS's exception's.
+ */
+export type KmsPublicKey = (
+  keyArn: string,
+) => Promise<{ readonly spki: Uint8Array; readonly keyUsage: string | undefined }>;
+
 /** At most this many keys an account (each is a small item, and a key an attacker cannot fill a table with). */
 export const MAX_SIGNING_KEYS = 20;
 
