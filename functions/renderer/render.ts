@@ -34,6 +34,7 @@ import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
 import { watchNetwork } from './network-idle.js';
 import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
 import { glyphCheckNeeded, type PageWatch } from './page-diagnostics.js';
+import { ESTIMATE_MARGIN, estimatePages } from './page-estimate.js';
 import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
 import { countPdfPages } from './pdf-pages.js';
 import type { RenderPart, TemplatingPool } from './templating-pool.js';
@@ -252,6 +253,14 @@ const loadAndPrint = async (
       page.waitForSelector(pageLoad.waitForSelector, { timeout: remaining() }),
       deadline,
       'selector',
+    );
+  }
+  // A document certainly longer than the limit is refused before it is printed (page-estimate.ts).
+  const estimated = await until(estimatePages(cdp, options), deadline, 'print');
+  if (estimated !== undefined && estimated > limits.maxPages * ESTIMATE_MARGIN) {
+    return fail(
+      'PDF_TOO_MANY_PAGES',
+      `The document is at least ${estimated} pages long (measured before printing), more than the limit of ${limits.maxPages}; split it into several documents (a batch, then a merge).`,
     );
   }
   const numbering = options.pageNumbering;
