@@ -7,12 +7,17 @@
  * How: while renders run, the memory of Chromium's process tree (and Node's own, where the
  * renderer is a process of its own, as in Lambda) is sampled from /proc every SAMPLE_MS: each
  * process's PSS (smaps_rollup), so that memory Chromium's processes share is counted once, RSS
- * where PSS cannot be read. Past the budget less its headroom, the render that has run longest is
- * stopped (in Lambda the only one): its wait ends at once with MemoryBudgetError, its page is
- * crashed and its context closed (session.ts). A page busy printing does not stop for that (its
- * renderer's main thread is in layout or paint), so when the tree is still over the line
- * GRACE_MS later, its largest renderer process is killed, or the whole browser when there is
- * none (single-process): the next render launches a new one.
+ * where PSS cannot be read. Past the budget less its headroom, the largest of Chromium's
+ * processes is killed (SIGKILL): the renderer of the page that took the memory (its layout of a
+ * long table), or the print's process; the whole browser when it is itself the largest
+ * (single-process Chromium: the next render launches a new one). The page's render fails at once
+ * (its renderer crashed, or its print failed) and, as a process was killed for the budget while
+ * it ran, with PDF_TOO_COMPLEX (render.ts); the other renders, on processes of their own, go on.
+ * Telling the page to stop instead (Page.crash, closing its context) does not work: a renderer
+ * busy in layout or paint reads no message until it is done, and the memory is already gone.
+ * Which render took the memory is known only by its process: the first version stopped the
+ * render that had run longest, and stopped a page that was only waiting for a slow stylesheet
+ * beside the long table that took the memory.
  *
  * Why sampling and not Chromium's own signals: its memory-pressure notifications come from the
  * system (none in a Lambda sandbox or a container with room left on the host), and the V8 heap
@@ -26,7 +31,7 @@ import { log } from './log.js';
 
 /** How often the tree is sampled while a render runs. */
 export const SAMPLE_MS = 100;
-/** How long a stopped render's memory has to go back under the line before its process is killed. */
+/** How long after a kill the memory has to go back under the line before another process is killed. */
 const GRACE_MS = 1_500;
 const MiB = 1024 * 1024;
 
@@ -98,10 +103,10 @@ export const sampleTree = async (root: number, withRoot = true): Promise<TreeSam
   return { totalBytes: processes.reduce((sum, p) => sum + p.bytes, 0), processes };
 };
 
-/** One render being watched: its stop signal. */
+/** One render being watched. */
 export interface WatchedRender {
-  /** Rejects with MemoryBudgetError when this render is the one stopped. */
-  readonly stopped: Promise<never>;
+  /** Set when a process was killed for the budget while this render ran: why it failed, if it did. */
+  overBudget(): MemoryBudgetError | undefined;
   /** The render is over: no longer watched. */
   end(): void;
 }
@@ -110,7 +115,7 @@ export interface MemoryWatch {
   readonly budget: MemoryBudget;
   /**
    * Watches a render running on the browser whose process is `browserPid()`; `killBrowser` ends
-   * that browser when memory will not go down otherwise.
+   * that browser when it is itself the largest process (single-process Chromium).
    */
   watch(target: {
     readonly browserPid: () => number | undefined;
@@ -121,8 +126,7 @@ export interface MemoryWatch {
 }
 
 interface Running {
-  readonly startedAt: number;
-  readonly stop: (e: MemoryBudgetError) => void;
+  overBudget?: MemoryBudgetError;
   readonly browserPid: () => number | undefined;
   readonly killBrowser: (reason: string) => void;
 }
@@ -133,53 +137,41 @@ export const createMemoryWatch = (budget: MemoryBudget): MemoryWatch => {
   let timer: NodeJS.Timeout | undefined;
   let sampling = false;
   let peak = 0;
-  /** When a render was last stopped, and on which browser: the grace before a kill. */
-  let stoppedAt: { at: number; run: Running } | undefined;
+  /** When a process was last killed for the budget: the grace before another. */
+  let killedAt = Number.NEGATIVE_INFINITY;
 
   const sample = async (): Promise<void> => {
-    const first = running.values().next().value ?? stoppedAt?.run;
+    const first = running.values().next().value;
     const pid = first?.browserPid();
-    if (!first || pid === undefined) {
-      stoppedAt = undefined;
-      return;
-    }
+    if (!first || pid === undefined) return;
     const tree = await sampleTree(pid);
     const node = budget.includesNode ? await processBytes(process.pid) : 0;
     const total = tree.totalBytes + node;
     peak = Math.max(peak, total);
-    if (total <= limit) {
-      stoppedAt = undefined;
-      return;
-    }
     const now = performance.now();
-    if (stoppedAt) {
-      if (now - stoppedAt.at < GRACE_MS) return;
-      // Still over the line after the stopped page was told to stop: its process goes.
-      const largest = tree.processes.filter((p) => p.renderer).sort((a, b) => b.bytes - a.bytes)[0];
-      if (largest) {
-        log('WARN', 'memory-budget-kill', { pid: largest.pid, mib: Math.round(largest.bytes / MiB) });
-        try {
-          process.kill(largest.pid, 'SIGKILL');
-        } catch {
-          // Gone already.
-        }
-      } else {
-        stoppedAt.run.killBrowser('over its memory budget');
-      }
-      stoppedAt = { at: now, run: stoppedAt.run };
-      return;
-    }
-    // The render that has run longest is the one stopped: in Lambda the only one.
-    const oldest = [...running].sort((a, b) => a.startedAt - b.startedAt)[0];
-    if (!oldest) return;
+    if (total <= limit || now - killedAt < GRACE_MS) return;
+    killedAt = now;
+    // The largest of Chromium's processes is the one that took the memory: a page's renderer (its
+    // layout), or the print's; the browser's own only in single-process Chromium.
+    const largest = [...tree.processes].sort((a, b) => b.bytes - a.bytes)[0];
+    const error = new MemoryBudgetError(total, budget.mib);
+    for (const run of running) run.overBudget ??= error;
     log('WARN', 'memory-budget-exceeded', {
       mib: Math.round(total / MiB),
       budgetMiB: budget.mib,
       limitMiB: Math.round(limit / MiB),
+      killedMiB: largest ? Math.round(largest.bytes / MiB) : undefined,
+      renderer: largest?.renderer,
     });
-    running.delete(oldest);
-    oldest.stop(new MemoryBudgetError(total, budget.mib));
-    stoppedAt = { at: now, run: oldest };
+    if (!largest || largest.pid === pid) {
+      first.killBrowser('over its memory budget');
+      return;
+    }
+    try {
+      process.kill(largest.pid, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
   };
 
   const tick = (): void => {
@@ -189,39 +181,26 @@ export const createMemoryWatch = (budget: MemoryBudget): MemoryWatch => {
       .catch(() => undefined)
       .finally(() => {
         sampling = false;
-        startOrStop();
       });
-  };
-
-  const startOrStop = (): void => {
-    if (running.size > 0 || stoppedAt) {
-      if (!timer) {
-        timer = setInterval(tick, SAMPLE_MS);
-        timer.unref();
-      }
-    } else if (timer) {
-      clearInterval(timer);
-      timer = undefined;
-    }
   };
 
   return {
     budget,
     watch({ browserPid, killBrowser }) {
-      let stop: (e: MemoryBudgetError) => void = () => {};
-      const stopped = new Promise<never>((_, reject) => {
-        stop = reject;
-      });
-      stopped.catch(() => undefined);
-      const run: Running = { startedAt: performance.now(), stop, browserPid, killBrowser };
+      const run: Running = { browserPid, killBrowser };
       running.add(run);
-      startOrStop();
-      tick();
+      if (!timer) {
+        timer = setInterval(tick, SAMPLE_MS);
+        timer.unref();
+      }
       return {
-        stopped,
+        overBudget: () => run.overBudget,
         end: () => {
           running.delete(run);
-          startOrStop();
+          if (running.size === 0 && timer) {
+            clearInterval(timer);
+            timer = undefined;
+          }
         },
       };
     },

@@ -28,7 +28,7 @@ import type {
 import { type FinishingContext, finish } from './finishing/index.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
-import { MemoryBudgetError, type MemoryWatch } from './memory-watch.js';
+import type { MemoryBudgetError, MemoryWatch } from './memory-watch.js';
 import { padForNumbering, pageRangesOf } from './navigation/page-numbering.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
 import { watchNetwork } from './network-idle.js';
@@ -214,15 +214,14 @@ const loadAndPrint = async (
   headerFooter: HeaderFooter,
   request: RenderRequest,
   deadline: number,
-  overMemory: Promise<never>,
 ): Promise<Printed> => {
   const { page, guard, cdp } = session;
   const { pdf: options, pageLoad, limits } = request;
   dismissDialogs(page);
   writeWithoutSourceUrl(page, cdp);
-  // The page's renderer dying, the page going over its request budget, or the renderer over its
-  // memory budget, ends the wait at once.
-  const failed = Promise.race([crashOf(page), guard.failed, overMemory]);
+  // The page's renderer dying (killed for the memory budget too), or the page going over its
+  // request budget, ends the wait at once.
+  const failed = Promise.race([crashOf(page), guard.failed]);
   failed.catch(noop);
 
   const started = performance.now();
@@ -471,19 +470,14 @@ const renderJob = async (
     killBrowser: (reason) => session.warm.kill(reason),
   });
   try {
-    printed = await loadAndPrint(
-      taggedPdf,
-      session,
-      template.html,
-      headerFooter,
-      request,
-      deadline,
-      watched?.stopped ?? new Promise<never>(noop),
-    );
+    printed = await loadAndPrint(taggedPdf, session, template.html, headerFooter, request, deadline);
   } catch (e) {
     spoiled = true;
-    if (e instanceof MemoryBudgetError) {
-      printed = fail('PDF_TOO_COMPLEX', tooComplexMessage(e));
+    // A process killed for the renderer's memory budget while this render ran (memory-watch.ts):
+    // its page crashed or its print failed for that.
+    const overBudget = e instanceof StageTimeoutError ? undefined : watched?.overBudget();
+    if (overBudget) {
+      printed = fail('PDF_TOO_COMPLEX', tooComplexMessage(overBudget));
     } else if (e instanceof StageTimeoutError) {
       printed = fail('PDF_RENDERING_TIMEOUT', timeoutMessage(e.stage, request));
     } else if (e instanceof RequestBudgetError) {
