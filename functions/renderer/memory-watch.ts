@@ -22,8 +22,11 @@
  * Why sampling and not Chromium's own signals: its memory-pressure notifications come from the
  * system (none in a Lambda sandbox or a container with room left on the host), and the V8 heap
  * limit covers the page's JavaScript, not layout or the print, where a long table spends its
- * memory. Measured (2 cores): one sample of a 12-process tree takes 1-3 ms; a long table grows
- * at up to ~300 MB/s while printing, ~30 MB per sample, well inside the headroom.
+ * memory. Cost, measured on a warm browser's 5 processes (2 cores under a load of ~25): PSS of
+ * each (smaps_rollup) 6.7 ms of CPU a sample, too much ten times a second; RSS (statm) 0.8 ms.
+ * So each sample reads RSS, which is never less than PSS, and PSS only when RSS is past the line
+ * (the decision is PSS's); the tree's processes are found again once a second. A long table grew
+ * by ~50 MB a second in test/bench/memory.ts (2,144 MiB in 43 s), ~5 MB a sample.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import type { MemoryBudget } from '../core/config.js';
@@ -31,6 +34,8 @@ import { log } from './log.js';
 
 /** How often the tree is sampled while a render runs. */
 export const SAMPLE_MS = 100;
+/** The tree's processes are found again every this many samples (1 s). */
+const TREE_EVERY = 10;
 /** How long after a kill the memory has to go back under the line before another process is killed. */
 const GRACE_MS = 1_500;
 const MiB = 1024 * 1024;
@@ -59,14 +64,19 @@ export class MemoryBudgetError extends Error {
 const readText = (path: string): Promise<string | undefined> =>
   readFile(path, 'latin1').catch(() => undefined);
 
-/** A process's proportional set size (bytes), its resident set size where PSS cannot be read. */
-const processBytes = async (pid: number): Promise<number> => {
+/** A process's proportional set size (bytes): memory it shares with others counted in part. */
+const pssBytes = async (pid: number): Promise<number> => {
   const rollup = await readText(`/proc/${pid}/smaps_rollup`);
   const pss = rollup && /^Pss:\s+(\d+) kB/m.exec(rollup);
-  if (pss) return Number(pss[1]) * 1024;
-  const status = await readText(`/proc/${pid}/status`);
-  const rss = status && /^VmRSS:\s+(\d+) kB/m.exec(status);
-  return rss ? Number(rss[1]) * 1024 : 0;
+  return pss ? Number(pss[1]) * 1024 : rssBytes(pid);
+};
+
+const PAGE_BYTES = 4096;
+
+/** A process's resident set size (bytes): shared memory counted whole; cheap to read. */
+const rssBytes = async (pid: number): Promise<number> => {
+  const statm = await readText(`/proc/${pid}/statm`);
+  return statm ? Number(statm.split(' ')[1] ?? 0) * PAGE_BYTES : 0;
 };
 
 /** A process's children, from each of its threads' `children` file. */
@@ -76,14 +86,8 @@ const childrenOf = async (pid: number): Promise<number[]> => {
   return lists.flatMap((l) => (l ?? '').split(/\s+/).filter(Boolean).map(Number));
 };
 
-export interface TreeSample {
-  readonly totalBytes: number;
-  /** Each process of the tree below the root: its pid, bytes and whether it is a page's renderer. */
-  readonly processes: readonly { readonly pid: number; readonly bytes: number; readonly renderer: boolean }[];
-}
-
-/** The memory of `root` and its descendants (the root's own left out when `withRoot` is false). */
-export const sampleTree = async (root: number, withRoot = true): Promise<TreeSample> => {
+/** `root` and its descendants. */
+export const processTree = async (root: number): Promise<number[]> => {
   const pids: number[] = [];
   const queue = [root];
   while (queue.length > 0 && pids.length < 1000) {
@@ -91,11 +95,22 @@ export const sampleTree = async (root: number, withRoot = true): Promise<TreeSam
     pids.push(pid);
     queue.push(...(await childrenOf(pid)));
   }
+  return pids;
+};
+
+export interface TreeSample {
+  readonly totalBytes: number;
+  /** Each process: its pid, bytes and whether it is a page's renderer. */
+  readonly processes: readonly { readonly pid: number; readonly bytes: number; readonly renderer: boolean }[];
+}
+
+/** The memory of the processes `pids` (PSS, or RSS with `cheap`). */
+export const sampleTree = async (pids: readonly number[], cheap = false): Promise<TreeSample> => {
   const processes = await Promise.all(
     pids.map(async (pid) => {
       const [bytes, cmdline] = await Promise.all([
-        withRoot || pid !== root ? processBytes(pid) : Promise.resolve(0),
-        pid === root ? Promise.resolve(undefined) : readText(`/proc/${pid}/cmdline`),
+        cheap ? rssBytes(pid) : pssBytes(pid),
+        cheap ? Promise.resolve(undefined) : readText(`/proc/${pid}/cmdline`),
       ]);
       return { pid, bytes, renderer: cmdline?.includes('--type=renderer') === true };
     }),
@@ -121,7 +136,7 @@ export interface MemoryWatch {
     readonly browserPid: () => number | undefined;
     readonly killBrowser: (reason: string) => void;
   }): WatchedRender;
-  /** The highest total seen since the last call (bytes): benchmarks and tests. */
+  /** The highest total seen since the last call (bytes, RSS: an upper bound of PSS). */
   takePeak(): number;
 }
 
@@ -140,20 +155,32 @@ export const createMemoryWatch = (budget: MemoryBudget): MemoryWatch => {
   /** When a process was last killed for the budget: the grace before another. */
   let killedAt = Number.NEGATIVE_INFINITY;
 
+  /** The tree's processes, found again every TREE_EVERY samples (they change when a page opens). */
+  let tree: { root: number; pids: number[]; samples: number } | undefined;
+
   const sample = async (): Promise<void> => {
     const first = running.values().next().value;
     const pid = first?.browserPid();
     if (!first || pid === undefined) return;
-    const tree = await sampleTree(pid);
-    const node = budget.includesNode ? await processBytes(process.pid) : 0;
-    const total = tree.totalBytes + node;
-    peak = Math.max(peak, total);
+    if (!tree || tree.root !== pid || tree.samples++ >= TREE_EVERY) {
+      tree = { root: pid, pids: await processTree(pid), samples: 0 };
+    }
+    const pids = budget.includesNode ? [...tree.pids, process.pid] : tree.pids;
+    // RSS first (a file of a few bytes per process); PSS, which is never more (~7 ms of CPU for
+    // a warm browser's 5 processes: smaps_rollup walks V8's large mappings), only past the line.
+    const cheap = await sampleTree(pids, true);
+    peak = Math.max(peak, cheap.totalBytes);
+    if (cheap.totalBytes <= limit) return;
+    const sampled = await sampleTree(pids);
+    const total = sampled.totalBytes;
     const now = performance.now();
     if (total <= limit || now - killedAt < GRACE_MS) return;
     killedAt = now;
     // The largest of Chromium's processes is the one that took the memory: a page's renderer (its
     // layout), or the print's; the browser's own only in single-process Chromium.
-    const largest = [...tree.processes].sort((a, b) => b.bytes - a.bytes)[0];
+    const largest = sampled.processes
+      .filter((p) => p.pid !== process.pid)
+      .sort((a, b) => b.bytes - a.bytes)[0];
     const error = new MemoryBudgetError(total, budget.mib);
     for (const run of running) run.overBudget ??= error;
     log('WARN', 'memory-budget-exceeded', {
