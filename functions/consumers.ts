@@ -157,6 +157,13 @@ export const webhookSender = {
   },
 } as const satisfies ConsumerDeclaration;
 
+/**
+ * The event of a schedule's run at the local stack's start, before it serves (runsBeforeLocalStart;
+ * the later runs' is `local.schedule`): every render the table holds open then was the stack's
+ * previous process's, which is gone, so the sweeper frees their slots at once (issue 37).
+ */
+export const LOCAL_START_EVENT = { source: 'local.start' } as const;
+
 export const sweeper = {
   name: 'sweeper',
   description: 'Ends jobs whose request died and reconciles their render units',

@@ -103,6 +103,7 @@ export const RENDERER_VARIABLES = {
   maxConcurrentRenders: 'RENDERER_MAX_CONCURRENT_RENDERS',
   fontconfigFile: 'FONTCONFIG_FILE',
   chromiumPackDir: 'CHROMIUM_PACK_DIR',
+  memoryBudget: 'RENDERER_MEMORY_BUDGET_MIB',
 } as const;
 
 /**

@@ -64,6 +64,7 @@ export default defineConfig({
         text: 'Running it',
         items: [
           { text: 'Configuration and limits', link: '/configuration' },
+          { text: 'Memory and document size', link: '/memory' },
           { text: 'Data retention', link: '/data-retention' },
           { text: 'Operations', link: '/operations' },
           { text: 'Runbook', link: '/runbook' },

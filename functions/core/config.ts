@@ -5,7 +5,7 @@
  * the variable's name.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import type { ResourceWiring } from '../route-declaration.js';
 import {
   type Environment,
@@ -239,6 +239,22 @@ export interface RendererConfig {
    * hands in the same set from node_modules. Unset: the machine's own fontconfig.
    */
   readonly fontconfigFile: string | undefined;
+  /**
+   * `RENDERER_MEMORY_BUDGET_MIB`: the memory the renderer may use (MiB); a render that would take
+   * it over is stopped with PDF_TOO_COMPLEX (functions/renderer/memory-watch.ts). In Lambda it
+   * defaults to the function's memory size (AWS_LAMBDA_FUNCTION_MEMORY_SIZE) and counts Node's
+   * process with Chromium's; locally it counts Chromium's processes only (the Node process holds
+   * the whole stack) and defaults to half the machine's memory.
+   */
+  readonly memoryBudget: MemoryBudget;
+}
+
+/** RendererConfig.memoryBudget. */
+export interface MemoryBudget {
+  /** The renderer's whole budget (MiB): the function's memory size in Lambda. */
+  readonly mib: number;
+  /** Whether Node's own process counts (a renderer Lambda's does; a local stack's holds the whole stack). */
+  readonly includesNode: boolean;
 }
 
 export const PROCESS_MODEL_SETTINGS = ['auto', 'multi', 'single'] as const;
@@ -320,5 +336,13 @@ export const readRendererConfig = (env: Environment = lambdaEnvironment()): Rend
       1_000,
     ),
     fontconfigFile: existingFile(env, name.fontconfigFile),
+    memoryBudget: memoryBudget(env, name.memoryBudget),
   };
+};
+
+const memoryBudget = (env: Environment, name: string): MemoryBudget => {
+  const lambdaMiB = variable(env, 'AWS_LAMBDA_FUNCTION_MEMORY_SIZE');
+  const fallback = lambdaMiB !== undefined && /^\d+$/.test(lambdaMiB) ? Number(lambdaMiB) : undefined;
+  const mib = wholeNumber(env, name, fallback ?? Math.floor(totalmem() / 2 / (1024 * 1024)), 256, 1_048_576);
+  return { mib, includesNode: runsInLambda(env) };
 };

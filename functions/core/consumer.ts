@@ -170,14 +170,14 @@ export const queueConsumer = <M, P = Record<string, never>>(
 /** A scheduled consumer's module: `build` makes its one run. */
 export const scheduledConsumer = <R, P = Record<string, never>>(
   declaration: ConsumerDeclaration,
-  build: (config: ResourceConfig, parts: P) => () => Promise<R>,
+  build: (config: ResourceConfig, parts: P) => (event: unknown) => Promise<R>,
 ): ConsumerModule<ScheduledHandler<R>, P> => {
   if (declaration.source.kind !== 'schedule') {
     throw new Error(`${declaration.name} is not a scheduled consumer (functions/consumers.ts)`);
   }
   const createHandler = (env: Environment, parts: P = {} as P): ScheduledHandler<R> => {
     const run = build(readResourceConfig(consumerWiring(declaration), env), parts);
-    return withStack<unknown, R>(declaration, () => run());
+    return withStack<unknown, R>(declaration, (event) => run(event));
   };
   return { createHandler, handler: lambdaEntry(() => createHandler(lambdaEnvironment())) };
 };

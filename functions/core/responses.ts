@@ -43,6 +43,8 @@ export const errorStatus = {
   SIGNING_KEY_PASSPHRASE_INCORRECT: 422,
   SIGNING_CERTIFICATE_EXPIRED: 422,
   PDF_TOO_MANY_PAGES: 422,
+  /** The document needs more memory than the renderer has: the document's doing, not retried. */
+  PDF_TOO_COMPLEX: 422,
   INVALID_TEMPLATE_NAME: 422,
   WEBHOOK_URL_NOT_ALLOWED: 422,
   IDEMPOTENCY_KEY_REUSED: 422,

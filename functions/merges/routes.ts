@@ -37,6 +37,7 @@ export const mergesResource = resource({
         'PDF_STORAGE_FAILED',
         'PDF_TOO_LARGE',
         'PDF_TOO_MANY_PAGES',
+        'PDF_TOO_COMPLEX',
         'SERVICE_BUSY',
       ],
     }),

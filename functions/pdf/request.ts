@@ -11,8 +11,12 @@ import { type ErrorCode, ServiceError } from '../domain/common/errors.js';
 import type { WaitUntil } from '../domain/common/ports.js';
 import { checkIdempotencyKey } from '../domain/renders/idempotency.js';
 import type { RenderCommand } from '../domain/renders/render-command.js';
-import type { RequestedOptions } from '../domain/renders/render-options.js';
-import { MAX_HEADER_FOOTER_BYTES, MAX_VARIABLES_DEPTH } from '../settings.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  type RequestedOptions,
+  SYNC_MAX_TIMEOUT_MS,
+} from '../domain/renders/render-options.js';
+import { INTEGER_SETTINGS, MAX_HEADER_FOOTER_BYTES, MAX_VARIABLES_DEPTH } from '../settings.js';
 import {
   hasNumbersJsonParseChanges,
   readTemplateDataText,
@@ -52,15 +56,22 @@ const isValidSelector = (selector: string): boolean => {
   }
 };
 
+/** The widest async budget a deployment may set (settings.ts): the schema's bound; each mode's own is checked in the domain (render-options.ts). */
+const MAX_ASYNC_TIMEOUT_MS = INTEGER_SETTINGS.asyncRenderBudgetMs.max;
+const TIMEOUT_RANGE = `must be an integer from 1000 to ${SYNC_MAX_TIMEOUT_MS} (sync) or to the async render budget (async)`;
+
 const pageLoadSchema = z.strictObject(
   {
     wait_until: z.enum(WAIT_UNTIL, { error: `must be one of ${WAIT_UNTIL.join(', ')}` }).optional(),
     timeout_ms: z
-      .number({ error: 'must be an integer from 1000 to 120000' })
-      .int({ error: 'must be an integer from 1000 to 120000' })
-      .min(1000, { error: 'must be an integer from 1000 to 120000' })
-      .max(120_000, { error: 'must be an integer from 1000 to 120000' })
-      .optional(),
+      .number({ error: TIMEOUT_RANGE })
+      .int({ error: TIMEOUT_RANGE })
+      .min(1000, { error: TIMEOUT_RANGE })
+      .max(MAX_ASYNC_TIMEOUT_MS, { error: TIMEOUT_RANGE })
+      .optional()
+      .describe(
+        `milliseconds the page may take to load and print (default ${DEFAULT_TIMEOUT_MS}): 1000 to ${SYNC_MAX_TIMEOUT_MS} for a sync render (clamped to the sync budget, RENDER_BUDGET_MS); for an async render (async: true, a batch) up to the async budget, ASYNC_RENDER_BUDGET_MS (600000 by default, at most ${MAX_ASYNC_TIMEOUT_MS}); past it the render fails with PDF_RENDERING_TIMEOUT`,
+      ),
     wait_for_selector: z
       .string({ error: 'must be a CSS selector or null' })
       .refine((s) => s.trim() !== '', { error: 'must not be blank (use null to not wait)' })

@@ -70,6 +70,7 @@ export const pdfResource = resource({
         'PDF_STORAGE_FAILED',
         'PDF_TOO_LARGE',
         'PDF_TOO_MANY_PAGES',
+        'PDF_TOO_COMPLEX',
         'SERVICE_BUSY',
       ],
     }),

@@ -28,11 +28,13 @@ import type {
 import { type FinishingContext, finish } from './finishing/index.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
+import type { MemoryBudgetError, MemoryWatch } from './memory-watch.js';
 import { padForNumbering, pageRangesOf } from './navigation/page-numbering.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
 import { watchNetwork } from './network-idle.js';
 import { PageEventFloodError, PROTOCOL_EVENT_LIMIT } from './page-caps.js';
 import { glyphCheckNeeded, type PageWatch } from './page-diagnostics.js';
+import { ESTIMATE_MARGIN, estimatePages } from './page-estimate.js';
 import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
 import { countPdfPages } from './pdf-pages.js';
 import type { RenderPart, TemplatingPool } from './templating-pool.js';
@@ -47,6 +49,8 @@ export interface RenderParts {
   readonly fontsDir?: string | undefined;
   /** AWS KMS's signing, for a signature with a KMS key. */
   readonly kms?: KmsSign | undefined;
+  /** The renderer's memory budget, watched while a page loads and prints (memory-watch.ts). */
+  readonly memory?: MemoryWatch | undefined;
 }
 
 const fail = (code: RenderFailureCode, message: string, diagnostics?: Diagnostics): RenderResult => ({
@@ -140,6 +144,13 @@ const timeoutMessage = (stage: Stage, request: RenderRequest): string => {
   }
 };
 
+/**
+ * What went over, and what to do: the memory a document takes grows with what Chromium lays out
+ * at once (a long continuous table costs ~7 times a table per page, docs/memory.md).
+ */
+const tooComplexMessage = (e: MemoryBudgetError): string =>
+  `The document needs more memory than the renderer has (it went over its ${e.budgetMiB.toLocaleString('en-US')} MiB budget while loading or printing). Split long tables into shorter ones (a table per page or section instead of one continuous table), render fewer pages per document (a batch, then a merge), or render it async, where the renderer is larger.`;
+
 /** Dialogs (alert, confirm, prompt, beforeunload) would block the page until answered. */
 const dismissDialogs = (page: Page): void => {
   page.on('dialog', (dialog) => {
@@ -208,7 +219,8 @@ const loadAndPrint = async (
   const { pdf: options, pageLoad, limits } = request;
   dismissDialogs(page);
   writeWithoutSourceUrl(page, cdp);
-  // The page's renderer dying, or the page going over its request budget, ends the wait at once.
+  // The page's renderer dying (killed for the memory budget too), or the page going over its
+  // request budget, ends the wait at once.
   const failed = Promise.race([crashOf(page), guard.failed]);
   failed.catch(noop);
 
@@ -242,6 +254,14 @@ const loadAndPrint = async (
       'selector',
     );
   }
+  // A document certainly longer than the limit is refused before it is printed (page-estimate.ts).
+  const estimated = await until(estimatePages(cdp, options), deadline, 'print');
+  if (estimated !== undefined && estimated > limits.maxPages * ESTIMATE_MARGIN) {
+    return fail(
+      'PDF_TOO_MANY_PAGES',
+      `The document is at least ${estimated} pages long (measured before printing), more than the limit of ${limits.maxPages}; split it into several documents (a batch, then a merge).`,
+    );
+  }
   const numbering = options.pageNumbering;
   if (numbering) await until(padForNumbering(page, numbering), deadline, 'print');
   const inches = (n: number): string => `${n}in`;
@@ -269,7 +289,10 @@ const loadAndPrint = async (
               }
             : {}),
           preferCSSPageSize: false,
-          ...(numbering ? { pageRanges: pageRangesOf(numbering) } : {}),
+          // One page past the limit at most: a longer document is refused once that page is
+          // printed (storePdf), not after the whole of it (issue 37: 2,000 pages printed in 15.9 s
+          // and 2.5 GB before they were refused).
+          pageRanges: numbering ? pageRangesOf(numbering) : `1-${limits.maxPages + 1}`,
           ...chromiumPrintFlags(options, taggedByDefault),
           timeout: remaining(),
         })
@@ -374,7 +397,7 @@ const isTemplatePart = (name: string | undefined): name is TemplatePart =>
   name === 'header' || name === 'footer';
 
 const renderJob = async (
-  { browser, templating, taggedPdf, fontsDir, kms }: RenderParts,
+  { browser, templating, taggedPdf, fontsDir, kms, memory }: RenderParts,
   request: RenderRequest,
   log: Logger,
   templated_: (ms: number) => void,
@@ -442,11 +465,20 @@ const renderJob = async (
   let printed: Printed;
   // A page that timed out, crashed or went over its budget is stopped before it is closed.
   let spoiled = false;
+  const watched = memory?.watch({
+    browserPid: () => session.warm.pid,
+    killBrowser: (reason) => session.warm.kill(reason),
+  });
   try {
     printed = await loadAndPrint(taggedPdf, session, template.html, headerFooter, request, deadline);
   } catch (e) {
     spoiled = true;
-    if (e instanceof StageTimeoutError) {
+    // A process killed for the renderer's memory budget while this render ran (memory-watch.ts):
+    // its page crashed or its print failed for that.
+    const overBudget = e instanceof StageTimeoutError ? undefined : watched?.overBudget();
+    if (overBudget) {
+      printed = fail('PDF_TOO_COMPLEX', tooComplexMessage(overBudget));
+    } else if (e instanceof StageTimeoutError) {
       printed = fail('PDF_RENDERING_TIMEOUT', timeoutMessage(e.stage, request));
     } else if (e instanceof RequestBudgetError) {
       const limit = e.limit.toLocaleString('en-US');
@@ -470,6 +502,7 @@ const renderJob = async (
       printed = fail('PDF_RENDERING_FAILED', 'Chromium failed while rendering the page.');
     }
   }
+  watched?.end();
   if (!('ok' in printed)) reportRemovedLinks(printed.removedLinks, watch);
   // A printed page is looked at once more, for missing glyphs, while its PDF is checked and
   // uploaded (a failed one is not: nothing of it is printed).
@@ -520,9 +553,10 @@ const storePdf = async (
 ): Promise<RenderResult> => {
   const pageCount = countPdfPages(printed);
   if (pageCount > request.limits.maxPages) {
+    // Printed up to one page past the limit (loadAndPrint's pageRanges): the document has more.
     return fail(
       'PDF_TOO_MANY_PAGES',
-      `The PDF has ${pageCount} pages; the limit is ${request.limits.maxPages}.`,
+      `The PDF has more than ${request.limits.maxPages} pages, the limit; split it into several documents (a batch, then a merge).`,
     );
   }
   const finished = await finish(printed, { request, log, now: new Date(), ...finishing });

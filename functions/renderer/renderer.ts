@@ -12,6 +12,7 @@ import type { KmsSign } from '../domain/signing/signing-keys.js';
 import { type Admission, createAdmission } from './admission.js';
 import { type BrowserHost, createBrowserHost } from './browser.js';
 import type { Renderer, RenderRequest, RenderResult } from './contract.js';
+import { createMemoryWatch, type MemoryWatch } from './memory-watch.js';
 import { render } from './render.js';
 import { createTemplatingPool, type TemplatingPool, type TemplatingPoolOptions } from './templating-pool.js';
 
@@ -36,6 +37,8 @@ export interface RendererInstance extends Renderer {
   readonly templating: TemplatingPool;
   /** Renders running and waiting for a turn (admission.ts). */
   readonly admission: Admission;
+  /** Its memory budget and what it has used (memory-watch.ts). */
+  readonly memory: MemoryWatch;
   /** Starts the browser and a templating worker ahead of the first render. */
   prewarm(): void;
   /** Closes the browser, the egress proxy and the templating workers. A later render starts them again. */
@@ -53,6 +56,7 @@ export const createRenderer = (config: RendererConfig, options: RendererOptions 
     fontsDir: config.fontconfigFile === undefined ? undefined : dirname(config.fontconfigFile),
     // The process's KMS port (its client made on its first signature); a stand-in where one is handed in.
     kms: options.kms ?? awsKmsSign,
+    memory: createMemoryWatch(config.memoryBudget),
   };
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrentRenders,
@@ -63,6 +67,7 @@ export const createRenderer = (config: RendererConfig, options: RendererOptions 
     browser,
     templating,
     admission,
+    memory: parts.memory,
     render: async (request: RenderRequest): Promise<RenderResult> => {
       const outcome = await admission.run(() => render(parts, request));
       if (outcome.admitted) return outcome.value;

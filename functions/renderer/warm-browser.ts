@@ -9,6 +9,7 @@
 import type { Browser, Target } from 'puppeteer-core';
 import puppeteer from 'puppeteer-core';
 import { lambdaEnvironment } from '../core/config.js';
+import { INTEGER_SETTINGS } from '../settings.js';
 import type { EgressPolicy } from './egress.js';
 import { type Interceptor, interceptRequests } from './interception.js';
 import { log } from './log.js';
@@ -207,6 +208,10 @@ export const launchBrowser = async (options: LaunchOptions): Promise<WarmBrowser
     // DevTools over a pipe: no debugging port for a page (or anyone else) to reach.
     pipe: true,
     timeout: LAUNCH_TIMEOUT_MS,
+    // A DevTools call may take as long as the longest render's budget (an async render's, issue
+    // 37): puppeteer's default of 180 s failed a long print with a protocol error (2,000 pages on
+    // a loaded machine) where the render's own deadline (render.ts) should decide, and name it.
+    protocolTimeout: INTEGER_SETTINGS.asyncRenderBudgetMs.max + 60_000,
     // The launch ends when DevTools answers; the first page is the process model's proof (probe),
     // with a deadline of its own: a browser whose renderers cannot start never shows one
     // (measured: launch waited its whole 30 s for it).

@@ -6,7 +6,7 @@
  * sends batch.completed, and pending deliveries whose message never came are queued again); no
  * user pool, no bucket, no renderer.
  */
-import { sweeper as sweeperEntry } from '../consumers.js';
+import { LOCAL_START_EVENT, sweeper as sweeperEntry } from '../consumers.js';
 import type { ResourceConfig } from '../core/config.js';
 import { scheduledConsumer } from '../core/consumer.js';
 import { logger } from '../core/logger.js';
@@ -15,13 +15,18 @@ import * as build from '../services.js';
 import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';
 
-export type SweepRun = () => Promise<SweepReport>;
+export type SweepRun = (event?: unknown) => Promise<SweepReport>;
+
+const isLocalStart = (event: unknown): boolean =>
+  typeof event === 'object' &&
+  event !== null &&
+  (event as { source?: unknown }).source === LOCAL_START_EVENT.source;
 
 /** Its configuration has the bindings its entry declares (functions/consumers.ts). */
 const createSweepRun = (config: ResourceConfig, parts: WebhookParts): SweepRun => {
   const sweeper = build.createServices(config, parts, webhookPayloads).get(build.sweeper);
-  return async () => {
-    const report = await sweeper.sweep();
+  return async (event) => {
+    const report = await sweeper.sweep(undefined, { holdersGone: isLocalStart(event) });
     if (report.expired > 0 || (report.redelivered ?? 0) > 0) logger.info('sweep', { ...report });
     return report;
   };

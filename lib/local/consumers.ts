@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { ConsumerDeclaration, QueueSource, ScheduleSource } from '../../functions/consumers.js';
-import { consumerOf, consumerWiring } from '../../functions/consumers.js';
+import { consumerOf, consumerWiring, LOCAL_START_EVENT } from '../../functions/consumers.js';
 import type { ConsumerModule, ScheduledHandler, SqsHandler } from '../../functions/core/consumer.js';
 import type { LookupAll } from '../../functions/core/public-addresses.js';
 import type { Renderer } from '../../functions/domain/common/ports.js';
@@ -154,12 +154,10 @@ const startSchedule = async (
 ): Promise<() => Promise<void>> => {
   const onError = o.onError ?? ((name, e) => console.error(`local stack: ${name} failed:`, e));
   const timeoutMs = c.timeoutSeconds(o.settings) * 1000;
-  const run = () =>
-    handler({ source: 'local.schedule' }, createLambdaContext(c.name, timeoutMs)).catch((e: unknown) =>
-      onError(c.name, e),
-    );
+  const run = (event: object = { source: 'local.schedule' }) =>
+    handler(event, createLambdaContext(c.name, timeoutMs)).catch((e: unknown) => onError(c.name, e));
   const state: { running?: Promise<unknown> } = {};
-  if (source.runsBeforeLocalStart) await run();
+  if (source.runsBeforeLocalStart) await run(LOCAL_START_EVENT);
   const timer = setInterval(() => {
     if (state.running) return;
     state.running = run().finally(() => {

@@ -18,6 +18,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, it, type TestContext } from 'vitest';
 import { type StackProcess, startStackProcess } from '../helpers/child-stack.js';
 import { type Api, createApi, createTempDataDir, type Json } from '../helpers/local-stack.js';
+import { useReachableHost } from '../helpers/reachable-host.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 /**
@@ -82,6 +83,18 @@ const webhooksEnv: Record<string, string> = {
 };
 // Before the stacks start: it adds its address to webhooksEnv (WEBHOOK_EGRESS_ALLOW_HOSTS).
 const receiver = useWebhookReceiver(webhooksEnv);
+
+/**
+ * A host whose stylesheets hold a page's load until the gate opens (issue 37's slots): the renders
+ * it holds are still rendering when their stack is killed, and render at once after it.
+ */
+const gate = { open: false, waiting: 0, held: [] as (() => void)[] };
+const gateHost = useReachableHost((_req, res) => {
+  const answer = () => res.writeHead(200, { 'content-type': 'text/css' }).end('p { color: #123; }');
+  if (gate.open) return answer();
+  gate.waiting++;
+  gate.held.push(answer);
+});
 
 describe.concurrent('a stack killed mid-work and restarted on the same data', () => {
   /**
@@ -536,5 +549,82 @@ describe.concurrent('a stack killed mid-work and restarted on the same data', ()
     expect(lastAttemptAt - firstAttemptAt).toBeLessThanOrEqual(
       Math.max(WINDOW_SECONDS * 1000, restartedAt - firstAttemptAt) + 5_000 + restart.startMs,
     );
+  });
+
+  /**
+   * Issue 37: slots follow their owners. A stack killed while its plan's renders all ran knows, at
+   * its restart, that every render it held was its previous process's: its pass at start frees
+   * their concurrent slots at once, not when their leases run out (60 s here, and no pass on the
+   * timer for 10 minutes). Retries of the lost idempotent renders take their dead claims over
+   * (after the claims' own lease, 40 s; until then the service answers 503 SERVICE_BUSY with
+   * Retry-After) and render; none is refused with CONCURRENCY_LIMIT_EXCEEDED, which, before, every
+   * retry was from the claims' takeover to the slots' leases' end and the next pass.
+   */
+  it('a stack killed with all its plan’s renders running frees their slots at restart: retries of the lost idempotent renders render', {
+    timeout: 240_000,
+  }, async ({ expect, onTestFinished }) => {
+    const CONCURRENT = 3;
+    const start = await stackOnOwnData(
+      {
+        ...gateHost.env,
+        JOB_LEASE_SECONDS: '60',
+        SWEEP_INTERVAL_SECONDS: '600',
+        PLANS: JSON.stringify({
+          free: { monthlyRenders: 100, rendersPerMinute: 100, concurrentRenders: CONCURRENT },
+        }),
+      },
+      onTestFinished,
+    );
+    let { stack } = await start();
+    const sub = 'slots-account';
+    const token = await stack.sessionToken(sub);
+    let api = createApi(stack.baseUrl);
+    const lost = Array.from({ length: CONCURRENT }, (_, n) => ({
+      body: { html: `<link rel="stylesheet" href="http://${gateHost.hostPort}/gate/${n}"><p>lost ${n}</p>` },
+      headers: { 'Idempotency-Key': `lost-${n}` },
+    }));
+    const answers = lost.map(({ body, headers }) =>
+      api('/v1/pdf', { method: 'POST', token, body, headers }).catch(() => undefined),
+    );
+    // Every slot held: each page waits at the gate.
+    const sentAt = Date.now();
+    while (gate.waiting < CONCURRENT) {
+      expect(Date.now() - sentAt, 'the renders reached the gate').toBeLessThan(60_000);
+      await sleep(100);
+    }
+    const refused = await api('/v1/pdf', { method: 'POST', token, body: { html: '<p>one more</p>' } });
+    expect(refused.json.error?.code, refused.text).toBe('CONCURRENCY_LIMIT_EXCEEDED');
+    await stack.kill();
+    expect((await Promise.all(answers)).every((a) => a === undefined || a.status !== 201)).toBe(true);
+    gate.open = true;
+    for (const answer of gate.held.splice(0)) answer();
+
+    const restart = await start();
+    stack = restart.stack;
+    api = createApi(stack.baseUrl);
+    const restarted = await stack.sessionToken(sub);
+    // Each retry as a client sends it: again after Retry-After while the service says it is busy
+    // (a twin waits for a dead claim only so long; the claim's own lease is 40 s here). Every
+    // answer is recorded: none may be CONCURRENCY_LIMIT_EXCEEDED.
+    const retriedAt = Date.now();
+    const seen: string[] = [];
+    const retries = await Promise.all(
+      lost.map(async ({ body, headers }) => {
+        for (;;) {
+          const res = await api('/v1/pdf', { method: 'POST', token: restarted, body, headers });
+          seen.push(`${res.status} ${res.json.error?.code ?? ''}`.trim());
+          if (res.status !== 503 || Date.now() - retriedAt > 120_000) return res;
+          await sleep(Number(res.headers.get('retry-after') ?? 2) * 1000);
+        }
+      }),
+    );
+    console.info(
+      `slots at restart: ${seen.join(', ')}; all answered within ${Date.now() - retriedAt} ms (restart ${restart.startMs} ms)`,
+    );
+    expect(seen.filter((s) => s.includes('CONCURRENCY_LIMIT_EXCEEDED'))).toEqual([]);
+    for (const retry of retries) expect(retry.status, retry.text).toBe(201);
+    const jobs: Json[] = (await api('/v1/pdf?limit=100', { token: restarted })).json;
+    expect(jobs.filter((j) => j.error?.code === 'PDF_RENDERING_INTERRUPTED')).toHaveLength(CONCURRENT);
+    expect((await api('/v1/usage', { token: restarted })).json.renders_used).toBe(CONCURRENT);
   });
 });

@@ -268,7 +268,8 @@ describe('renderer', () => {
       expect(result).toEqual({
         ok: false,
         code: 'PDF_TOO_MANY_PAGES',
-        message: 'The PDF has 3 pages; the limit is 2.',
+        message:
+          'The PDF has more than 2 pages, the limit; split it into several documents (a batch, then a merge).',
         diagnostics: { entries: [], truncated: false },
       });
       expect(uploads.size).toBe(before);

@@ -18,9 +18,11 @@ describe('OpenAPI document', () => {
     // biome-ignore lint/suspicious/noExplicitAny: a JSON Schema document, checked by the assertions
     const request = doc.components.schemas.CreatePdfRequest as Record<string, any>;
     expect(request.additionalProperties).toBe(false);
+    // The widest async budget a deployment may set; each mode's own range is in the description.
     expect(request.properties.page_load.properties.timeout_ms).toMatchObject({
       minimum: 1000,
-      maximum: 120000,
+      maximum: 840000,
+      description: expect.stringContaining('1000 to 120000 for a sync render'),
     });
     expect(request.properties.format.enum).toEqual(['A4', 'A3', 'A5', 'LETTER', 'LEGAL']);
   });

@@ -374,7 +374,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "SIGNING_KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "SIGNING_KEY_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "INVALID_E_INVOICE" | "INVALID_SIGNING_KEY" | "SIGNING_KEY_PASSPHRASE_INCORRECT" | "SIGNING_CERTIFICATE_EXPIRED" | "PDF_TOO_MANY_PAGES" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
+                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "SIGNING_KEY_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "SIGNING_KEY_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "INVALID_E_INVOICE" | "INVALID_SIGNING_KEY" | "SIGNING_KEY_PASSPHRASE_INCORRECT" | "SIGNING_CERTIFICATE_EXPIRED" | "PDF_TOO_MANY_PAGES" | "PDF_TOO_COMPLEX" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
                 message: string;
                 details?: {
                     field: string;
@@ -582,6 +582,7 @@ export interface components {
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+                /** @description milliseconds the page may take to load and print (default 30000): 1000 to 120000 for a sync render (clamped to the sync budget, RENDER_BUDGET_MS); for an async render (async: true, a batch) up to the async budget, ASYNC_RENDER_BUDGET_MS (600000 by default, at most 840000); past it the render fails with PDF_RENDERING_TIMEOUT */
                 timeout_ms?: number;
                 wait_for_selector?: string | null;
             };
@@ -912,6 +913,7 @@ export interface components {
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+                /** @description milliseconds the page may take to load and print (default 30000): 1000 to 120000 for a sync render (clamped to the sync budget, RENDER_BUDGET_MS); for an async render (async: true, a batch) up to the async budget, ASYNC_RENDER_BUDGET_MS (600000 by default, at most 840000); past it the render fails with PDF_RENDERING_TIMEOUT */
                 timeout_ms?: number;
                 wait_for_selector?: string | null;
             };
@@ -1728,6 +1730,7 @@ export interface components {
                 page_load?: {
                     /** @enum {string} */
                     wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+                    /** @description milliseconds the page may take to load and print (default 30000): 1000 to 120000 for a sync render (clamped to the sync budget, RENDER_BUDGET_MS); for an async render (async: true, a batch) up to the async budget, ASYNC_RENDER_BUDGET_MS (600000 by default, at most 840000); past it the render fails with PDF_RENDERING_TIMEOUT */
                     timeout_ms?: number;
                     wait_for_selector?: string | null;
                 };
@@ -2147,7 +2150,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, IDEMPOTENCY_KEY_REUSED, VALIDATION_ERROR, PDF_TOO_MANY_PAGES */
+            /** @description INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, IDEMPOTENCY_KEY_REUSED, VALIDATION_ERROR, PDF_TOO_MANY_PAGES, PDF_TOO_COMPLEX */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4057,7 +4060,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description VALIDATION_ERROR, INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, PDF_TOO_MANY_PAGES */
+            /** @description VALIDATION_ERROR, INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, PDF_TOO_MANY_PAGES, PDF_TOO_COMPLEX */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -83,7 +83,7 @@ export const createMemoryRenderer = (options: MemoryRendererOptions = {}): Rende
     if (pageCount > request.limits.maxPages) {
       return fail(
         'PDF_TOO_MANY_PAGES',
-        `The PDF has ${pageCount} pages; the limit is ${request.limits.maxPages}.`,
+        `The PDF has more than ${request.limits.maxPages} pages, the limit; split it into several documents (a batch, then a merge).`,
       );
     }
     if (pdf.byteLength > request.limits.maxPdfBytes) {

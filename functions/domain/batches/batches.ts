@@ -194,6 +194,7 @@ export const createBatches = (deps: BatchDeps) => {
     renderOptionsFrom(
       item.metadata ? { ...template.requested, metadata: item.metadata } : template.requested,
       budgetMs,
+      budgetMs,
     );
 
   const quotaExceeded = (plan: Plan, used: number, wanted: number) => {

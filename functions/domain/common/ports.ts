@@ -69,6 +69,8 @@ export type RenderFailureCode =
   | 'PDF_STORAGE_FAILED'
   | 'PDF_TOO_LARGE'
   | 'PDF_TOO_MANY_PAGES'
+  /** The document needed more memory than the renderer has (issue 37). */
+  | 'PDF_TOO_COMPLEX'
   /** An option only the printed document can refute (a watermark's page past its last). */
   | 'INVALID_PDF_OPTIONS'
   | 'SERVICE_BUSY';

@@ -26,6 +26,15 @@
  * of a sweeper and a consumer racing, or two passes, only the one that ended the job tells, as the
  * consumer does. It also sends again the webhook deliveries whose message never came
  * (`overdueDeliveries`, webhook-sender.ts).
+ *
+ * Slots follow their owners (issue 37): a pass told that every holder of a lease is gone
+ * (`holdersGone`: the local stack's pass at its start, before it serves, when every render the table
+ * holds open was its previous process's) does not wait for their leases: it runs as of the moment
+ * every holder's lease would have run out (now + a job's lease), so the renders a kill left free
+ * their concurrent slots and units at once, and an async job the kill caught rendering goes back
+ * to the queue. A queued async job is not a holder's (the queue keeps it): its lease is the
+ * queue's, far longer, and it stays as it is (one whose queue lease was about to run out is sent
+ * again early; a duplicate is dropped at claim).
  */
 
 import { countJob, reconcileCounts, type UsageStore } from '../accounts/usage.js';
@@ -51,7 +60,7 @@ export interface SweeperDeps {
   readonly onFault: (message: string, error: unknown) => void;
   /** The render queue, to re-queue async jobs. Absent: they fail as sync ones do. */
   readonly renderQueue?: MessageQueue<RenderMessage>;
-  readonly limits: { readonly asyncMaxAttempts: number };
+  readonly limits: { readonly asyncMaxAttempts: number; readonly jobLeaseSeconds: number };
   /**
    * A batch's jobs still being accepted (unit `reserving`) whose acceptance lease ran out: queued if
    * their batch was accepted, else the batch is cancelled (batches.ts). Absent: they fail.
@@ -199,8 +208,13 @@ export const createSweeper = ({
   return {
     reconcile,
 
-    async sweep(limit: number = SWEEP_BATCH): Promise<SweepReport> {
-      const now = clock.now().getTime();
+    async sweep(
+      limit: number = SWEEP_BATCH,
+      options: { readonly holdersGone?: boolean } = {},
+    ): Promise<SweepReport> {
+      // Every lease of a holder runs out within a job's lease from now: a pass that knows them gone
+      // runs as of then (the module's comment).
+      const now = clock.now().getTime() + (options.holdersGone ? limits.jobLeaseSeconds * 1000 + 1 : 0);
       cancelledBatches.clear();
       const refs: OpenJobRef[] = await jobs.openBefore(now, limit);
       let interrupted = 0;

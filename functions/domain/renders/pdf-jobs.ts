@@ -54,7 +54,7 @@ import {
   type TemplateResolver,
 } from '../templates/render-template.js';
 import type { TemplateStore } from '../templates/templates.js';
-import { renderOptionsFrom } from './render-options.js';
+import { renderOptionsFrom, SYNC_MAX_TIMEOUT_MS } from './render-options.js';
 
 export interface PdfJobLimits {
   readonly renderBudgetMs: number;
@@ -112,6 +112,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   /** A sync render's budget, or an async one's (no request waits for it). */
   const budgetOf = (mode: JobMode) => (mode === 'async' ? limits.asyncRenderBudgetMs : limits.renderBudgetMs);
+  /** The most page_load.timeout_ms may ask for: the sync cap, or the whole async budget. */
+  const maxTimeoutOf = (mode: JobMode) =>
+    mode === 'async' ? limits.asyncRenderBudgetMs : SYNC_MAX_TIMEOUT_MS;
 
   const earlyReads = createEarlyReads({ usage, templates, webhooks: deps.webhooks, clock });
 
@@ -130,7 +133,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   const prepare = ({ source, variables, options, mode }: RenderCommand): RenderOrder => ({
     source,
     variables,
-    options: renderOptionsFrom(options, budgetOf(mode)),
+    options: renderOptionsFrom(options, budgetOf(mode), maxTimeoutOf(mode)),
     requested: options,
   });
 

@@ -36,6 +36,11 @@ export const DEFAULT_MARGIN_INCHES = 0.4;
  */
 export const MIN_HEADER_FOOTER_MARGIN_INCHES = 0.2;
 export const DEFAULT_TIMEOUT_MS = 30_000;
+/**
+ * The most a sync render's page_load.timeout_ms may ask for (its answer is waited for; it is
+ * clamped to the sync budget). An async render's may go up to the async budget (issue 37).
+ */
+export const SYNC_MAX_TIMEOUT_MS = 120_000;
 
 /** The options as the caller gave them (absent: the default). */
 export interface RequestedOptions {
@@ -236,7 +241,30 @@ const eInvoiceOf = (given: RequestedEInvoice, pdfA: PdfALevel | undefined): EInv
 };
 
 /** Defaults applied, margins checked against the paper, timeout clamped to the render budget. */
-export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: number): RenderOptions => {
+/**
+ * page_load.timeout_ms checked against the most its mode may wait (`maxTimeoutMs`: the sync cap,
+ * or the async budget): above it is refused, not clamped, so that an async render never waits
+ * less than it asked for without saying so.
+ */
+const timeoutOf = (given: number | undefined, maxTimeoutMs: number): number => {
+  if (given === undefined) return DEFAULT_TIMEOUT_MS;
+  if (given > maxTimeoutMs) {
+    const issue =
+      maxTimeoutMs === SYNC_MAX_TIMEOUT_MS
+        ? `must be at most ${SYNC_MAX_TIMEOUT_MS} for a sync render; render it async (async: true) to wait longer`
+        : `must be at most ${maxTimeoutMs}, this deployment's async render budget`;
+    throw new ServiceError('INVALID_PAGE_LOAD_OPTIONS', `page_load.timeout_ms ${issue}`, {
+      details: [{ field: 'page_load.timeout_ms', issue }],
+    });
+  }
+  return given;
+};
+
+export const renderOptionsFrom = (
+  requested: RequestedOptions,
+  renderBudgetMs: number,
+  maxTimeoutMs: number = SYNC_MAX_TIMEOUT_MS,
+): RenderOptions => {
   // Every field by name and none left over: a field RequestedOptions gains fails to compile here
   // until it is made into the renderer's options.
   const {
@@ -287,7 +315,7 @@ export const renderOptionsFrom = (requested: RequestedOptions, renderBudgetMs: n
     },
     pageLoad: {
       waitUntil: page_load?.wait_until ?? 'load',
-      timeoutMs: Math.min(page_load?.timeout_ms ?? DEFAULT_TIMEOUT_MS, renderBudgetMs),
+      timeoutMs: Math.min(timeoutOf(page_load?.timeout_ms, maxTimeoutMs), renderBudgetMs),
       waitForSelector: page_load?.wait_for_selector ?? null,
     },
     ...(metadata ? { metadata: metadataOf(metadata) } : {}),

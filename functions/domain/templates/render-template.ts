@@ -16,6 +16,7 @@ import {
   checkHeaderFooterMargins,
   type RenderOptions,
   renderOptionsFrom,
+  SYNC_MAX_TIMEOUT_MS,
   withTemplateDefaults,
 } from '../renders/render-options.js';
 import type { RenderOrder } from '../renders/render-order.js';
@@ -146,7 +147,9 @@ export const createTemplateResolver = ({ templates, parser, limits }: TemplateRe
       ? withTemplateDefaults(saved, request.requested ?? {})
       : (request.requested ?? {});
     const options =
-      saved || request.options === undefined ? renderOptionsFrom(requested, budgetMs) : request.options;
+      saved || request.options === undefined
+        ? renderOptionsFrom(requested, budgetMs, mode === 'async' ? budgetMs : SYNC_MAX_TIMEOUT_MS)
+        : request.options;
     checkHeaderFooterMargins(options, { header: header !== null, footer: footer !== null });
     return {
       field,

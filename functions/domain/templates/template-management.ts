@@ -42,7 +42,7 @@ const DATA_FIELDS: readonly (keyof Data)[] = ['sample_variables', 'pdf_options']
 const checkPdfOptions = (options: TemplatePdfOptions | null): void => {
   if (options === null) return;
   try {
-    renderOptionsFrom(options, Number.POSITIVE_INFINITY);
+    renderOptionsFrom(options, Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY);
   } catch (e) {
     if (!(e instanceof ServiceError)) throw e;
     throw new ServiceError(e.code, `pdf_options.${e.message}`, {

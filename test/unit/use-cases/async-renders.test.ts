@@ -10,7 +10,7 @@ import { ServiceError } from '../../../functions/domain/common/errors.js';
 import { newWebhookId } from '../../../functions/domain/common/ids.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
 import type { StoredWebhookEndpoint } from '../../../functions/domain/webhooks/webhooks.js';
-import { asyncRenders } from '../../../functions/services.js';
+import { asyncRenders, pdfJobs } from '../../../functions/services.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
@@ -172,6 +172,50 @@ describe('an async render, submitted', () => {
     expect(retried.replayed).toBe(false);
     expect(retried.job.job.id).not.toBe(e.jobId);
     expect(m.renderQueue.messages()).toHaveLength(1);
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: 1 });
+  });
+
+  it('may wait past 120 s, up to the async budget (page_load.timeout_ms); a sync render may not, and neither may more than the budget', async () => {
+    m = memoryServices({ settings: { asyncRenderBudgetMs: 300_000 } });
+    const ada = caller();
+    const long = { page_load: { timeout_ms: 300_000 } };
+    const { job } = await m.services.get(asyncRenders).create(ada, command('<p>long</p>', { options: long }));
+    expect(job.job.status).toBe('pending');
+    expect(await m.renderOrders.get(ada.accountId, job.job.id)).toMatchObject({
+      options: { pageLoad: { timeoutMs: 300_000 } },
+    });
+    const over = await failure(
+      m.services
+        .get(asyncRenders)
+        .create(ada, command('<p>over</p>', { options: { page_load: { timeout_ms: 300_001 } } })),
+    );
+    expect(over).toMatchObject({
+      code: 'INVALID_PAGE_LOAD_OPTIONS',
+      details: [
+        {
+          field: 'page_load.timeout_ms',
+          issue: "must be at most 300000, this deployment's async render budget",
+        },
+      ],
+    });
+    const sync = await failure(
+      m.services
+        .get(pdfJobs)
+        .create(
+          ada,
+          command('<p>sync</p>', { mode: 'sync', options: { page_load: { timeout_ms: 120_001 } } }),
+        ),
+    );
+    expect(sync).toMatchObject({
+      code: 'INVALID_PAGE_LOAD_OPTIONS',
+      details: [
+        {
+          field: 'page_load.timeout_ms',
+          issue: 'must be at most 120000 for a sync render; render it async (async: true) to wait longer',
+        },
+      ],
+    });
+    // Refused before anything was held.
     expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: 1 });
   });
 });

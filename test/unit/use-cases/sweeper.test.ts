@@ -117,4 +117,45 @@ describe('the sweeper', () => {
     expect(queue.drain()).toEqual([]);
     expect((await jobs.get(ACCOUNT, id, true))?.error).toEqual(INTERRUPTED);
   });
+
+  it('at the local stack start (every holder gone) frees a dead render at once, requeues the async job it was rendering, and leaves the queued one', async () => {
+    const { sweeper, jobs, usage, queue, dead, now } = setup();
+    const sync = await dead();
+    const asyncJob = async () => {
+      const id = newJobId();
+      const created = await jobs.create(
+        {
+          id,
+          account_id: ACCOUNT,
+          template_id: null,
+          template_version: null,
+          object_key: `pdf/${ACCOUNT}/${id}.pdf`,
+          mode: 'async',
+        },
+        { month: MONTH, leaseUntil: now() + 30_000 },
+      );
+      await usage.reserveRender(ACCOUNT, PLAN, MONTH, id);
+      return jobs.hold(created, now() + 300_000);
+    };
+    const rendering = (await jobs.claim(await asyncJob(), now() + 30_000, now())) as Job;
+    const queued = await asyncJob();
+    expect(await usage.readUnits(ACCOUNT, MONTH)).toEqual({ rendersUsed: 3, inFlight: 3 });
+    // Every lease still runs: a pass on the timer leaves them all.
+    expect(await sweeper.sweep()).toMatchObject({ expired: 0, interrupted: 0 });
+    // The pass at the start does not wait for the dead holders' leases.
+    expect(await sweeper.sweep(undefined, { holdersGone: true })).toMatchObject({
+      interrupted: 1,
+      requeued: 1,
+      deferred: 0,
+    });
+    expect(await jobs.get(ACCOUNT, sync.id, true)).toMatchObject({ status: 'failed', error: INTERRUPTED });
+    expect(await jobs.get(ACCOUNT, rendering.id, true)).toMatchObject({ status: 'pending' });
+    expect(queue.drain()).toEqual([{ v: 1, account_id: ACCOUNT, job_id: rendering.id }]);
+    expect(await jobs.get(ACCOUNT, queued.id, true)).toMatchObject({
+      status: 'pending',
+      lease_until: queued.lease_until,
+    });
+    // The dead sync render's slot and unit are free now; the two async jobs keep theirs.
+    expect(await usage.readUnits(ACCOUNT, MONTH)).toEqual({ rendersUsed: 2, inFlight: 2 });
+  });
 });
