@@ -870,7 +870,12 @@ describe('the dashboard', () => {
       if (name === 'template') {
         await waitForText(page, '.preview-status', /^Showing/);
         // The preview stays beside the code as the page scrolls (issue 40).
-        await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+        // Down the form, as far as the editor's layout still fills the screen below the preview.
+        await page.evaluate(() => {
+          const layout = document.querySelector('.editor-layout') as HTMLElement;
+          const bottom = layout.getBoundingClientRect().bottom + window.scrollY;
+          window.scrollTo(0, bottom - window.innerHeight - 20);
+        });
         const pane = await page.$eval('.preview-pane', (e) => {
           const r = (e as HTMLElement).getBoundingClientRect();
           return { top: r.top, bottom: r.bottom, scrolled: window.scrollY };

@@ -788,6 +788,8 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   const onEdit = (target: { current: string }) => (value: string) => {
     target.current = value;
     setHtmlVersion((v) => v + 1);
+    // A save's template error was about the text before this edit.
+    setSaveError((e: unknown) => (diagnosticOf(e) ? undefined : e));
   };
 
   return (
