@@ -170,7 +170,13 @@ const sourceIp = (event: Event): string | undefined => event.requestContext?.htt
  * their cap the answer is their 429 instead of the refusal.
  */
 const countRefused = async (refused: RefusedCounter | undefined, request: Request<Event, Result>) => {
-  await refused?.({ principal: stateOf(request).principal, ip: sourceIp(request.event) });
+  try {
+    await refused?.({ principal: stateOf(request).principal, ip: sourceIp(request.event) });
+  } catch (e) {
+    // Past the cap: its 429. A store that failed to count does not turn the refusal into a 500.
+    if (e instanceof ServiceError && e.code === 'USAGE_LIMIT_EXCEEDED') throw e;
+    logger.warn('a refused request was not counted', { error: e });
+  }
 };
 
 const isRefusal = (e: unknown) =>
