@@ -46,7 +46,7 @@ import { createSqsClient } from './adapters/sqs/client.js';
 import { createSqsQueue } from './adapters/sqs/queue.js';
 import { createAuthenticator } from './core/auth.js';
 import type { ResourceConfig } from './core/config.js';
-import type { HttpDeps, RateLimitCounter } from './core/http.js';
+import type { HttpDeps, RateLimitCounter, RefusedCounter } from './core/http.js';
 import { logFault, systemClock } from './core/runtime.js';
 import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
 import { createUsageReport } from './domain/accounts/usage-report.js';
@@ -68,6 +68,7 @@ import { createAsyncRenders, type RenderMessage } from './domain/renders/async-r
 import { keyedIdempotency } from './domain/renders/idempotency.js';
 import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-secrets.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
+import { createPreviews } from './domain/renders/previews.js';
 import { createRenderCall } from './domain/renders/render-call.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
 import { createSigningKeyManagement, createSigningKeyResolver } from './domain/signing/signing-keys.js';
@@ -87,7 +88,12 @@ import {
 } from './domain/webhooks/webhook-sender.js';
 import type { WebhookMessage } from './domain/webhooks/webhooks.js';
 import type { ServiceParts, Services, StoreParts, WebhookPresenters } from './service-parts.js';
-import { DEFAULT_PLAN, WEBHOOK_SENDS_PER_MINUTE } from './settings.js';
+import {
+  DEFAULT_PLAN,
+  PREVIEWS_PER_ACCOUNT,
+  REFUSED_REQUESTS_PER_MINUTE,
+  WEBHOOK_SENDS_PER_MINUTE,
+} from './settings.js';
 import { templateParser } from './templating/parse-pool.js';
 
 export type { ServiceParts, Services, StoreParts, WebhookPresenters } from './service-parts.js';
@@ -239,8 +245,32 @@ export const http =
   <C>(rateLimit?: RateLimitCounter<C>): HttpDeps => ({
     authenticate: s.get(authenticate),
     settings: s.settings,
-    ...(rateLimit ? { rateLimit: rateLimit as RateLimitCounter } : {}),
+    ...(rateLimit ? { rateLimit: rateLimit as RateLimitCounter, refused: s.get(refusedRequests) } : {}),
   });
+
+const LOOPBACK = /^(127\.|::1$)/;
+/** Requests refused before any work, counted per account and per client address (issue 40). */
+export const refusedRequests =
+  (s: Services): RefusedCounter =>
+  async ({ principal, ip }) => {
+    const what = 'refused requests (401, 403, 400, 413, 422)';
+    await Promise.all([
+      principal
+        ? s
+            .get(usage)
+            .hitWindow(
+              { accountId: principal.accountId },
+              'refused',
+              REFUSED_REQUESTS_PER_MINUTE.account,
+              what,
+            )
+        : undefined,
+      // A loopback address is the local stack's own clients (its tests, all on one address): no cap by address there.
+      ip && !LOOPBACK.test(ip)
+        ? s.get(usage).hitWindow({ ip }, 'refused', REFUSED_REQUESTS_PER_MINUTE.ip, what)
+        : undefined,
+    ]);
+  };
 
 // Presenting jobs, and what ended jobs and batches tell their webhook endpoints.
 /** A job as the API shows it; without the bucket (the sweeper) a job has no link. */
@@ -372,6 +402,18 @@ export const pdfJobs = (s: Services) =>
     webhooks: webhookEndpointsOf(s.get(endpoints)),
     ...(s.parts.eInvoices ? { eInvoices: s.parts.eInvoices } : {}),
     signingKeys: s.get(signingKeys),
+  });
+/** Previews (issue 40): a render's path without a job, a unit or a usage record. */
+export const previews = (s: Services) =>
+  createPreviews({
+    usage: s.get(usage),
+    prepare: s.get(pdfJobs).prepare,
+    resolver: s.get(resolver),
+    render: renderCallWith(s, s.get(storage)),
+    storage: s.get(storage),
+    parser: templateParser,
+    limits: { perMinute: PREVIEWS_PER_ACCOUNT.minute, perDay: PREVIEWS_PER_ACCOUNT.day },
+    clock: s.clock,
   });
 export const asyncRenders = (s: Services) =>
   createAsyncRenders({

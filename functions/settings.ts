@@ -272,3 +272,22 @@ export const TEMPLATE_WRITES_PER_MINUTE = 60;
  * account to all its endpoints. Events of renders and batches are not counted: they follow work.
  */
 export const WEBHOOK_SENDS_PER_MINUTE = { endpoint: 5, account: 20 } as const;
+
+/**
+ * Requests of a rate-limited route refused before any work (401, 403, 400, 413, 422: issue 40) a
+ * minute, per account and per client address: they do not spend the plan's render window, so a
+ * typing mistake costs nothing, but a flood of them is bounded here (higher than any plan's
+ * render rate on the free plan, and the address's higher than the account's: several accounts
+ * may share an office's address). Past either, 429 USAGE_LIMIT_EXCEEDED.
+ */
+export const REFUSED_REQUESTS_PER_MINUTE = { account: 120, ip: 600 } as const;
+
+/**
+ * Previews (POST /v1/previews, the dashboard's editor) per account: a minute's and a UTC day's.
+ * A preview charges no unit, so these and its PREVIEW mark on every page are what keep it from
+ * being a free render (docs/api/previews.md).
+ */
+export const PREVIEWS_PER_ACCOUNT = { minute: 30, day: 600 } as const;
+
+/** The editor's variable checks (POST /v1/previews/variables) a minute, per account: a parse each. */
+export const VARIABLE_CHECKS_PER_MINUTE = 120;

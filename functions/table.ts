@@ -26,6 +26,8 @@ export const PARTITION_PREFIXES = {
   account: 'ACCOUNT#',
   template: 'TEMPLATE#',
   apiKey: 'APIKEY#',
+  /** A client address's windows of refused requests (issue 40). */
+  ip: 'IP#',
 } as const;
 export type PartitionPrefix = (typeof PARTITION_PREFIXES)[keyof typeof PARTITION_PREFIXES];
 

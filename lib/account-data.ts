@@ -3,7 +3,8 @@
  * layout (functions/adapters/dynamodb/keys.ts), never a scan: its own partition (account, jobs,
  * usage, rate windows, idempotency records, API key refs and slots), the API key items its refs
  * point to, its templates' partitions (record, versions, chunks) through GSI1, and its PDFs
- * under `pdf/<account>/` with the orders of its async renders under `orders/<account>/`. The admin
+ * under `pdf/<account>/` with the orders of its async renders under `orders/<account>/` and its
+ * previews (kept a day) under `previews/<account>/`. The admin
  * command's `export` and `delete` (lib/admin.ts) read it.
  */
 import {
@@ -31,6 +32,7 @@ import {
 } from '../functions/adapters/dynamodb/keys.js';
 import { pdfObjectKey } from '../functions/domain/jobs/jobs.js';
 import { orderObjectKey } from '../functions/domain/renders/async-renders.js';
+import { previewObjectKey } from '../functions/domain/renders/previews.js';
 
 export type Item = Record<string, unknown>;
 
@@ -113,14 +115,22 @@ export const collectAccountItems = async (
 export const accountOrderPrefix = (accountId: string): string =>
   orderObjectKey(accountId, '').replace(/\.json$/, '');
 
-/** The account's PDFs, and the orders of its async renders still in flight (they hold its variables). */
+/** The prefix of the account's previews (issue 40; the bucket deletes them after a day). */
+export const accountPreviewPrefix = (accountId: string): string =>
+  previewObjectKey(accountId, '').replace(/\.pdf$/, '');
+
+/** The account's PDFs, its previews, and the orders of its async renders still in flight (they hold its variables). */
 export const listAccountObjects = async (
   s3: S3Client,
   bucketName: string,
   accountId: string,
 ): Promise<StoredObject[]> => {
   const objects: StoredObject[] = [];
-  for (const prefix of [accountObjectPrefix(accountId), accountOrderPrefix(accountId)]) {
+  for (const prefix of [
+    accountObjectPrefix(accountId),
+    accountOrderPrefix(accountId),
+    accountPreviewPrefix(accountId),
+  ]) {
     let token: string | undefined;
     do {
       const out = await s3.send(

@@ -19,6 +19,8 @@ import { Construct } from 'constructs';
 export const PDF_KEY_PREFIX = 'pdf/';
 /** Async renders' orders: `orders/<accountId>/<jobId>.json` (functions/domain/renders/async-renders.ts). */
 export const ORDER_KEY_PREFIX = 'orders/';
+/** The editor's previews: `previews/<accountId>/<previewId>.pdf` (functions/domain/renders/previews.ts), kept a day. */
+export const PREVIEW_KEY_PREFIX = 'previews/';
 
 export interface PdfBucketProps {
   /** Days after which a PDF is deleted; its job then shows `download_url: null`. */
@@ -60,6 +62,8 @@ export class PdfBucket extends Construct {
           prefix: ORDER_KEY_PREFIX,
           expiration: Duration.days(props.orderRetentionDays ?? 14),
         },
+        // A preview is looked at once, in the editor: nothing keeps it longer.
+        { id: 'expire-previews', prefix: PREVIEW_KEY_PREFIX, expiration: Duration.days(1) },
         // A renderer that dies mid-upload must not leave invisible parts that are billed forever.
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],

@@ -3,7 +3,9 @@
  * is its declarations plus one function per route that makes one call into the domain; this
  * stack does the rest, in the contract's order: request id → credentials (401) → credential
  * type (403) → body size and JSON (413/400) → render rate limit (429) → validation (422) → the
- * route. Errors become answers here and only here (responses.ts).
+ * route. Errors become answers here and only here (responses.ts). On a rate-limited route, a
+ * request refused before any work (401, 403, 400, 413, 422) is not counted in the route's window
+ * but in the refused-requests windows of its account and its address (issue 40, `refused`).
  */
 
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
@@ -50,8 +52,8 @@ export type Implementations<R extends AnyResource> = {
 
 /**
  * Counts a request of a rate-limited route (throws 429 USAGE_LIMIT_EXCEEDED past the limit),
- * given who asks and the route's parsed body (its command), or undefined when the request is
- * invalid: the count comes before the 422 (contract order), so it may see either.
+ * given who asks and the route's parsed body (its command). An invalid request (422) is not
+ * counted here but as refused (RefusedCounter); `command` is undefined only for a route without a body.
  */
 export type RateLimitCounter<C = unknown> = (
   principal: Principal,
@@ -70,11 +72,22 @@ export class Reply {
   ) {}
 }
 
+/**
+ * Counts a request of a rate-limited route refused before any work, in the windows of its account
+ * (when known) and of its client address; throws 429 USAGE_LIMIT_EXCEEDED past their caps.
+ */
+export type RefusedCounter = (who: {
+  readonly principal?: Principal | undefined;
+  readonly ip?: string | undefined;
+}) => Promise<void>;
+
 export interface HttpDeps {
   readonly authenticate: Authenticate;
   readonly settings: Settings;
   /** Counts a request of a rate-limited route; throws 429 USAGE_LIMIT_EXCEEDED past the limit. */
   readonly rateLimit?: RateLimitCounter;
+  /** Counts a rate-limited route's requests refused before any work. Absent: not counted. */
+  readonly refused?: RefusedCounter;
 }
 
 /** What the stack learns about a request as it goes, kept with that request only. */
@@ -150,13 +163,54 @@ const responder = (): MiddlewareObj<Event, Result> => {
   };
 };
 
+const sourceIp = (event: Event): string | undefined => event.requestContext?.http?.sourceIp;
+
+/**
+ * A refusal before any work on a rate-limited route: counted in the refused-requests windows; past
+ * their cap the answer is their 429 instead of the refusal.
+ */
+const countRefused = async (refused: RefusedCounter | undefined, request: Request<Event, Result>) => {
+  try {
+    await refused?.({ principal: stateOf(request).principal, ip: sourceIp(request.event) });
+  } catch (e) {
+    // Past the cap: its 429. A store that failed to count does not turn the refusal into a 500.
+    if (e instanceof ServiceError && e.code === 'USAGE_LIMIT_EXCEEDED') throw e;
+    logger.warn('a refused request was not counted', { error: e });
+  }
+};
+
+const isRefusal = (e: unknown) =>
+  e instanceof ServiceError && ['INVALID_JSON', 'REQUEST_TOO_LARGE'].includes(e.code);
+
 const credentials = (
   declaration: RouteDeclaration,
   authenticate: Authenticate,
+  refused: RefusedCounter | undefined,
 ): MiddlewareObj<Event, Result> => ({
   before: async (request) => {
-    const principal = await authenticate(request.event.headers?.authorization, declaration.credentials);
+    let principal: Principal;
+    try {
+      principal = await authenticate(request.event.headers?.authorization, declaration.credentials);
+    } catch (e) {
+      if (e instanceof ServiceError) await countRefused(refused, request);
+      throw e;
+    }
     stateOf(request).principal = principal;
+  },
+});
+
+/** The body's refusals (413, 400) counted as refused requests: the json middleware's before, wrapped. */
+const countingRefusals = (
+  inner: MiddlewareObj<Event, Result>,
+  refused: RefusedCounter | undefined,
+): MiddlewareObj<Event, Result> => ({
+  before: async (request) => {
+    try {
+      await inner.before?.(request);
+    } catch (e) {
+      if (isRefusal(e)) await countRefused(refused, request);
+      throw e;
+    }
   },
 });
 
@@ -220,11 +274,12 @@ const parseRequest = (declaration: RouteDeclaration, settings: Settings): Middle
 };
 
 /**
- * The render rate limit: counted after credentials and body parsing, before validation's answer; its
- * window's headers go on every answer after that, errors included. Counting is the last `before`,
- * the headers the last `after`/`onError` (after the responder has made the error answer).
+ * The render rate limit: counted after credentials and body parsing, for a valid request only (an
+ * invalid one is counted as refused, issue 40); its window's headers go on every answer after
+ * that, errors included. Counting is the last `before`, the headers the last `after`/`onError`
+ * (after the responder has made the error answer).
  */
-const rateLimit = (hit: RateLimitCounter) => {
+const rateLimit = (hit: RateLimitCounter, refused: RefusedCounter | undefined) => {
   const decorate = (request: Request<Event, Result>) => {
     const window = stateOf(request).rateLimit;
     if (window && request.response) {
@@ -239,10 +294,11 @@ const rateLimit = (hit: RateLimitCounter) => {
       before: async (request) => {
         const state = stateOf(request);
         const parsed = state.parsed;
-        state.rateLimit = await hit(
-          state.principal as Principal,
-          parsed && 'body' in parsed ? parsed.body : undefined,
-        );
+        if (parsed && 'invalid' in parsed) {
+          await countRefused(refused, request);
+          return;
+        }
+        state.rateLimit = await hit(state.principal as Principal, parsed?.body);
       },
     } satisfies MiddlewareObj<Event, Result>,
     headers: { after: decorate, onError: decorate } satisfies MiddlewareObj<Event, Result>,
@@ -254,13 +310,14 @@ const routeHandler = (
   implementation: RouteImplementation<unknown, unknown>,
   deps: HttpDeps,
 ): LambdaHandler => {
-  const limited = declaration.rateLimited ? rateLimit(requireRateLimit(deps)) : undefined;
+  const limited = declaration.rateLimited ? rateLimit(requireRateLimit(deps), deps.refused) : undefined;
+  const refused = limited ? deps.refused : undefined;
   const chain = middy<Event, Result>();
   if (tracer) chain.use(captureLambdaHandler(tracer));
   chain.use(injectLambdaContext(logger)).use(logMetrics(metrics, { captureColdStartMetric: true }));
   if (limited) chain.use(limited.headers);
-  chain.use(responder()).use(credentials(declaration, deps.authenticate));
-  if (declaration.body) chain.use(jsonBody(deps.settings.maxRequestBodyBytes));
+  chain.use(responder()).use(credentials(declaration, deps.authenticate, refused));
+  if (declaration.body) chain.use(countingRefusals(jsonBody(deps.settings.maxRequestBodyBytes), refused));
   chain.use(parseRequest(declaration, deps.settings));
   if (limited) chain.use(limited.count);
   return chain.handler(async (event, context) => {

@@ -10,8 +10,10 @@ import { REPLAYED } from '../core/responses.js';
 import type { Renderer } from '../domain/common/ports.js';
 import { wiringOf } from '../route-declaration.js';
 import * as build from '../services.js';
+import { VARIABLE_CHECKS_PER_MINUTE } from '../settings.js';
 import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';
+import { previewResponse, variablesResponse } from './preview-schemas.js';
 import { prefersAsync } from './request.js';
 import { pdfResource } from './routes.js';
 import { jobResponse } from './schemas.js';
@@ -29,6 +31,7 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
   );
   const pdfJobs = services.get(build.pdfJobs);
   const asyncRenders = services.get(build.asyncRenders);
+  const previews = services.get(build.previews);
 
   return createResourceHandler(pdfResource, services.get(build.http)(pdfJobs.countRequest), {
     createPdf: async ({ principal, body, headers }) => {
@@ -47,6 +50,9 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
       const { job, replayed } = await pdfJobs.create(principal, body);
       return replayed ? new Reply(jobResponse(job), REPLAYED) : jobResponse(job);
     },
+    createPreview: async ({ principal, body }) => previewResponse(await previews.create(principal, body)),
+    checkPreviewVariables: async ({ principal, body }) =>
+      variablesResponse(await previews.variables(principal, body, VARIABLE_CHECKS_PER_MINUTE)),
     listPdfs: async ({ principal, query }) => (await pdfJobs.list(principal, query)).map(jobResponse),
     getPdf: async ({ principal, pathParameters }) =>
       jobResponse(await pdfJobs.get(principal, pathParameters.job_id ?? '')),

@@ -84,7 +84,7 @@ const pageLoadSchema = z.strictObject(
 );
 
 /** HTML given inline: a non-blank string without NUL of at most `maxBytes` of UTF-8. */
-const inlineHtml = (maxBytes: number) =>
+export const inlineHtml = (maxBytes: number) =>
   z.string({ error: 'must be a non-blank string' }).check((ctx) => {
     const html = ctx.value;
     if (html.trim() === '') {
@@ -101,7 +101,7 @@ const inlineHtml = (maxBytes: number) =>
     }
   });
 
-const headerFooterHtml = (where: 'top' | 'bottom') =>
+export const headerFooterHtml = (where: 'top' | 'bottom') =>
   inlineHtml(MAX_HEADER_FOOTER_BYTES)
     .nullable()
     .optional()

@@ -1,8 +1,10 @@
 /** The PDF job routes (spec: /v1/pdf). */
 import { type Page, pageQuerySchema } from '../core/page-query.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/renders/idempotency.js';
+import type { VariablesRequest } from '../domain/renders/previews.js';
 import type { RenderCommand } from '../domain/renders/render-command.js';
-import { KEY_OR_SESSION, resource, route } from '../route-declaration.js';
+import { KEY_OR_SESSION, resource, route, SESSION_ONLY } from '../route-declaration.js';
+import { previewSchema, variablesRequestSchema, variablesSchema } from './preview-schemas.js';
 import { createPdfSchema, parseCreatePdf } from './request.js';
 import { jobSchema } from './schemas.js';
 
@@ -10,7 +12,7 @@ const pdfJob = { name: 'PdfJob', schema: jobSchema };
 
 export const pdfResource = resource({
   name: 'pdf',
-  description: 'The pdf API: render, list and get PDF jobs',
+  description: 'The pdf API: render, list and get PDF jobs; previews for the dashboard',
   needs: { table: 'readWrite', pdfBucket: true, renderer: true, renderQueue: true, webhookQueue: true },
   routes: {
     createPdf: route<RenderCommand>({
@@ -73,6 +75,55 @@ export const pdfResource = resource({
         'PDF_TOO_COMPLEX',
         'SERVICE_BUSY',
       ],
+    }),
+    // Issue 40: the editor's previews, in this Lambda (it has the renderer and the bucket already).
+    createPreview: route<RenderCommand>({
+      method: 'POST',
+      path: '/v1/previews',
+      credentials: SESSION_ONLY,
+      body: {
+        schema: (settings) =>
+          createPdfSchema(settings).meta({
+            oneOf: [
+              { required: ['html'], properties: { html: { type: 'string' } } },
+              { required: ['template_id'], properties: { template_id: { type: 'string' } } },
+            ],
+          }),
+        parse: parseCreatePdf,
+      },
+      summary:
+        'Preview a render (the dashboard): the body of POST /v1/pdf, rendered the same way with a PREVIEW mark on every page; no job, no quota unit, not in usage; capped per account per minute and per day (async, webhook_id and Idempotency-Key are ignored; protection, signature and e_invoice are left out)',
+      success: { status: 200, description: 'the preview', body: { name: 'Preview', schema: previewSchema } },
+      errors: [
+        'INVALID_PDF_OPTIONS',
+        'INVALID_HTML_CONTENT',
+        'HTML_CONTENT_TOO_LARGE',
+        'INVALID_HTML_TEMPLATE',
+        'INVALID_PAGE_LOAD_OPTIONS',
+        'VALIDATION_ERROR',
+        'PDF_TEMPLATE_NOT_FOUND',
+        'USAGE_LIMIT_EXCEEDED',
+        'PDF_RENDERING_TIMEOUT',
+        'PDF_RENDERING_FAILED',
+        'PDF_STORAGE_FAILED',
+        'PDF_TOO_LARGE',
+        'PDF_TOO_MANY_PAGES',
+        'SERVICE_BUSY',
+      ],
+    }),
+    checkPreviewVariables: route<VariablesRequest>({
+      method: 'POST',
+      path: '/v1/previews/variables',
+      credentials: SESSION_ONLY,
+      body: { schema: variablesRequestSchema },
+      summary:
+        "The variables a template's parts read, by the introspection renders check with (the dashboard's editor lists the sample's missing ones from it)",
+      success: {
+        status: 200,
+        description: 'the variables',
+        body: { name: 'TemplateVariables', schema: variablesSchema },
+      },
+      errors: ['INVALID_HTML_TEMPLATE', 'HTML_CONTENT_TOO_LARGE', 'VALIDATION_ERROR', 'USAGE_LIMIT_EXCEEDED'],
     }),
     listPdfs: route<undefined, Page>({
       method: 'GET',

@@ -99,6 +99,46 @@ export const usageContract = (backend: StoreBackend<UsageStore>): void => {
       await usage.hitWebhookSendLimit(account, 'wh_a', limits);
     });
 
+    it('counts windows apart from renders per minute or per UTC day, per account and per client address', async () => {
+      const { usage, account, clock } = setup();
+      const other = unique('acct');
+      expect(await usage.hitWindow({ accountId: account }, 'previews', 2, 'previews')).toEqual({
+        limit: 2,
+        remaining: 1,
+        resetSeconds: 45,
+      });
+      await usage.hitWindow({ accountId: account }, 'previews', 2, 'previews');
+      const refused = await refusal(usage.hitWindow({ accountId: account }, 'previews', 2, 'previews'));
+      expect(refused).toEqual({ code: 'USAGE_LIMIT_EXCEEDED', retryAfterSeconds: 45 });
+      // The day's window: until 2026-11-29T00:00:00Z.
+      const day = Math.ceil(
+        (Date.parse('2026-11-29T00:00:00.000Z') - Date.parse('2026-11-28T10:00:15.000Z')) / 1000,
+      );
+      expect(await usage.hitWindow({ accountId: account }, 'previews_day', 1, 'previews')).toEqual({
+        limit: 1,
+        remaining: 0,
+        resetSeconds: day,
+      });
+      expect(await refusal(usage.hitWindow({ accountId: account }, 'previews_day', 1, 'previews'))).toEqual({
+        code: 'USAGE_LIMIT_EXCEEDED',
+        retryAfterSeconds: day,
+      });
+      // Apart: another window, another account, a client address, renders' own window.
+      await usage.hitWindow({ accountId: account }, 'refused', 1, 'refused requests');
+      await usage.hitWindow({ accountId: other }, 'previews', 2, 'previews');
+      await usage.hitWindow({ ip: '203.0.113.7' }, 'refused', 1, 'refused requests');
+      expect((await refusal(usage.hitWindow({ ip: '203.0.113.7' }, 'refused', 1, 'x')))?.code).toBe(
+        'USAGE_LIMIT_EXCEEDED',
+      );
+      expect(await usage.readRateLimit(account, PLAN)).toMatchObject({ remaining: 2 });
+      // The next minute's window is fresh; the day's is not.
+      clock.advance(45_000);
+      await usage.hitWindow({ accountId: account }, 'previews', 2, 'previews');
+      expect((await refusal(usage.hitWindow({ accountId: account }, 'previews_day', 1, 'x')))?.code).toBe(
+        'USAGE_LIMIT_EXCEEDED',
+      );
+    });
+
     it('holds a fresh month to the plan as any other: a plan of 0 renders or 0 a minute refuses the first', async () => {
       const { usage, account } = setup();
       const none: Plan = { monthlyRenders: 0, rendersPerMinute: 0, concurrentRenders: 1 };

@@ -190,6 +190,21 @@ describe('npm run admin -- export / delete', () => {
     );
     expect(listed.Contents ?? []).toEqual([]);
   });
+
+  it("deletes the account's previews with it (issue 40: kept a day, but not a day past the account)", async () => {
+    const accountId = `preview-leaving-${Math.random().toString(36).slice(2, 10)}`;
+    const token = await local.sessionToken(accountId);
+    const made = await local.api('/v1/previews', { method: 'POST', token, body: { html: '<p>mine</p>' } });
+    expect(made.status, made.text).toBe(200);
+    const planned = await admin(['delete', '--account', accountId]);
+    expect(JSON.parse(planned.stdout)).toMatchObject({ bucket_objects: 1 });
+    const deleted = await admin(['delete', '--account', accountId, '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    const listed = await s3Client(local.stack).send(
+      new ListObjectsV2Command({ Bucket: local.stack.bucketName, Prefix: `previews/${accountId}/` }),
+    );
+    expect(listed.Contents ?? []).toEqual([]);
+  });
 });
 
 describe('npm run admin -- export / delete on a stopped local stack', () => {

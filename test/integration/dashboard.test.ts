@@ -74,6 +74,8 @@ const downloadedPdfs: { page: string; bytes: Buffer }[] = [];
 const tokenRequests: string[] = [];
 /** Answers to POST /v1/pdf the page got: status and whether the API replayed it. */
 const renders: { status: number; replayed: boolean }[] = [];
+/** Answers to POST /v1/previews the page got (issue 40: the editor previews there, for free). */
+const previews: { page: string; status: number }[] = [];
 
 const shot = (p: Page, name: string) => p.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
 
@@ -89,6 +91,9 @@ const observe = (p: Page, name: string) => {
     }
     if (url.endsWith('/v1/pdf') && r.request().method() === 'POST') {
       renders.push({ status: r.status(), replayed: r.headers()['idempotent-replayed'] === 'true' });
+    }
+    if (url.endsWith('/v1/previews') && r.request().method() === 'POST') {
+      previews.push({ page: name, status: r.status() });
     }
   });
   p.on('request', (r) => {
@@ -228,6 +233,15 @@ const signIn = async (p: Page, email: string) => {
   await p.waitForSelector('nav[aria-label="Dashboard"]');
 };
 
+/** A PDF's text without the PREVIEW mark a preview carries, its spaces made one. */
+const withoutMark = (text: string) => text.replaceAll('PREVIEW', '').replace(/\s+/g, ' ').trim();
+
+/** What an account's renders have left behind: its units used and its jobs. */
+const ledger = async (token: string) => ({
+  rendersUsed: (await local.api('/v1/usage', { token })).json.renders_used as number,
+  jobs: ((await local.api('/v1/pdf?limit=100', { token })).json as { id: string }[]).map((j) => j.id),
+});
+
 const storedUser = (p: Page) =>
   p.evaluate(() => {
     const key = Object.keys(sessionStorage).find((k) => k.startsWith('oidc.user:'));
@@ -361,6 +375,8 @@ describe('the dashboard', () => {
   });
 
   it('creates a template in the editor and previews its PDF with the variables beside it', async () => {
+    const ada = await sessionFor(ADA);
+    const before = await ledger(ada);
     await goTo(page, '#/templates', 'Templates');
     await page.click('a[href="#/templates/new"]');
     await waitForText(page, 'h1', 'New template');
@@ -388,6 +404,8 @@ describe('the dashboard', () => {
     await page.waitForFunction(() => !document.querySelector('[data-field=missing-variables]'));
     const pdf = await waitForPdf('ada', ['Hello Grace Hopper', 'Order A-42']);
     expect(pdf.pageCount).toBe(1);
+    // A preview says so on its page.
+    expect(pdf.text).toContain('PREVIEW');
     await waitForText(page, '.preview-status', /^Showing the editor’s text: 1 page/);
     expect(await page.$eval('iframe.pdf-frame', (e) => (e as HTMLIFrameElement).src)).toMatch(/^blob:/);
     await shot(page, '05-template-new');
@@ -403,22 +421,24 @@ describe('the dashboard', () => {
       variables: ['customer', 'order'],
       sample_variables: { customer: 'Grace Hopper', order: 'A-42' },
     });
-    // Reopened, the same preview is asked for again: the API replays it instead of rendering.
     await page.waitForFunction(() =>
       document.querySelector('.preview-status')?.textContent?.startsWith('Showing'),
     );
-    await expect.poll(() => renders.some((r) => r.replayed), { timeout: 10_000 }).toBe(true);
 
     // A reload forgets everything the page held: the sample comes back from the API, and renders.
-    const before = downloadedPdfs.length;
+    const downloaded = downloadedPdfs.length;
     await page.reload({ waitUntil: 'networkidle0' });
     await waitForText(page, 'h1', 'Edit “Welcome letter”');
     expect(JSON.parse(await page.$eval('#tpl-variables', (e) => (e as HTMLInputElement).value))).toEqual({
       customer: 'Grace Hopper',
       order: 'A-42',
     });
-    const preview = await waitForPdf('ada', ['Hello Grace Hopper', 'Order A-42'], 30_000, before);
+    const preview = await waitForPdf('ada', ['Hello Grace Hopper', 'Order A-42'], 30_000, downloaded);
     expect(await page.$('[data-field=missing-variables]')).toBeNull();
+    // Issue 40: all those previews cost nothing: no render from the page, no unit used, no job.
+    expect(previews.filter((r) => r.page === 'ada' && r.status === 200).length).toBeGreaterThanOrEqual(2);
+    expect(renders).toEqual([]);
+    expect(await ledger(ada)).toEqual(before);
 
     // The page shows the id, and code that renders the template with its sample: the curl snippet,
     // copied and run with the key, gives the preview's text.
@@ -432,7 +452,8 @@ describe('the dashboard', () => {
     const job = JSON.parse(stdout);
     expect(job).toMatchObject({ status: 'completed', template_id: templateId, template_version: 1 });
     const fromCode = await readPdf(new Uint8Array(await (await fetch(job.download_url)).arrayBuffer()));
-    expect(fromCode.text).toBe(preview.text);
+    expect(fromCode.text).not.toContain('PREVIEW');
+    expect(withoutMark(fromCode.text)).toBe(withoutMark(preview.text));
     for (const language of ['JavaScript', 'Python']) {
       await page.$$eval(
         '[data-snippets=template] label',
@@ -442,6 +463,29 @@ describe('the dashboard', () => {
       await waitForText(page, '[data-snippets=template] code', templateId);
     }
     expect(await textOf(page, '[data-snippets=template] code')).toContain('requests.post(');
+  });
+
+  it("shows no missing-variable warning for the README's invoice, and only a name a render needs (issue 40)", async () => {
+    const invoice =
+      '<h1>Invoice {{ number }}</h1>{% for l in lines %}<p>{{ l.item }}: {{ "%.2f"|format(l.price) }}</p>{% endfor %}\n' +
+      "<p>Total {{ lines|sum(attribute='price') }}</p>\n" +
+      '{% macro row(label, value) %}<p>{{ label }}: {{ value }}</p>{% endmacro %}{% set paid = true %}' +
+      '{% for k in lines %}{{ loop.index }}{% endfor %}{{ row("Paid", paid) }}\n';
+    await setEditorText(page, invoice);
+    await replaceField(page, '#tpl-variables', '{"lines": [{"item": "Pens", "price": 3.5}]}');
+    // The one name a render needs and the sample lacks: not `attribute`, `l`, `k`, `label` or `paid`.
+    await waitForText(page, '[data-field=missing-variables]', /lacks: number\./);
+    await replaceField(
+      page,
+      '#tpl-variables',
+      '{"number": "2026-0042", "lines": [{"item": "Pens", "price": 3.5}]}',
+    );
+    await waitForPdf('ada', ['Invoice 2026-0042', 'Total 3.5', 'Paid: True']);
+    expect(await page.$('[data-field=missing-variables]')).toBeNull();
+    // Put back for the tests after this one.
+    await setEditorText(page, '<h1>Hello {{ customer }}</h1>\n<p>Order {{ order }}</p>\n');
+    await replaceField(page, '#tpl-variables', '{"customer": "Grace Hopper", "order": "A-42"}');
+    await waitForPdf('ada', ['Hello Grace Hopper', 'Order A-42']);
   });
 
   it("keeps a sample's key order and numbers as sent: in the editor, its preview and a saved edit (issue 22)", async () => {
@@ -508,6 +552,13 @@ describe('the dashboard', () => {
     });
     expect(markedLine).toBe(2);
     await shot(page, '06-template-error');
+    // Saved broken: the API's message and code, once (issue 40: not "Not saved: Not saved: …").
+    await clickButton(page, 'Save');
+    await waitForText(page, '[data-field=save-error]', /INVALID_HTML_TEMPLATE/);
+    const saveError = await textOf(page, '[data-field=save-error]');
+    expect(saveError.match(/Not saved/g)).toHaveLength(1);
+    expect(saveError).toMatch(/^Not saved: .*line 2.*INVALID_HTML_TEMPLATE$/i);
+    expect(saveError).not.toContain('{');
 
     await setEditorText(page, '<h1>Dear {{ customer }}</h1>\n<p>Order {{ order }} is on its way.</p>\n');
     await waitForPdf('ada', ['Dear Grace Hopper', 'Order A-42 is on its way.']);
@@ -564,8 +615,12 @@ describe('the dashboard', () => {
     await waitForPdf('bob', ['Dear Bob', 'Order B-7 is on its way.']);
     await shot(bob, '08-public-template-other-account');
 
+    // Bob's previews of it are not jobs of his, nor renders of his month (issue 40).
     const bobJobs = await local.api('/v1/pdf', { token: await sessionFor(BOB) });
-    expect(bobJobs.json.some((j: { template_id: string | null }) => j.template_id === templateId)).toBe(true);
+    expect(bobJobs.json.some((j: { template_id: string | null }) => j.template_id === templateId)).toBe(
+      false,
+    );
+    expect((await local.api('/v1/usage', { token: await sessionFor(BOB) })).json.renders_used).toBe(0);
     await bobContext.close();
   });
 
@@ -574,6 +629,19 @@ describe('the dashboard', () => {
     const footerEditor = '>>> .cm-content';
     // The footer is the third editor (html, header, footer).
     await page.waitForFunction(() => document.querySelectorAll('.code-editor > div').length === 3);
+    // A header's and a footer's editor are as tall as their lines: no blank block under them (issue 40).
+    // Both loaded (their "Loading the editor…" gone).
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll('.code-editor.compact > div')].filter((e) =>
+          e.shadowRoot?.querySelector('.cm-editor'),
+        ).length === 2,
+    );
+    const heights = await page.$$eval('.code-editor.compact', (els) =>
+      els.map((e) => Math.round((e as HTMLElement).getBoundingClientRect().height)),
+    );
+    expect(heights).toHaveLength(2);
+    for (const h of heights) expect(h).toBeLessThan(110);
     const footer = (await page.$$('.code-editor > div'))[2];
     const content = await footer?.$(footerEditor);
     await content?.click();
@@ -590,12 +658,21 @@ describe('the dashboard', () => {
     // A5 landscape (within the point Chromium rounds by).
     expect(Math.abs((first?.widthPt ?? 0) - PAPER_SIZES_PT.A5.heightPt)).toBeLessThanOrEqual(1);
     expect(Math.abs((first?.heightPt ?? 0) - PAPER_SIZES_PT.A5.widthPt)).toBeLessThanOrEqual(1);
-    // The snippet renders with the same options.
-    expect(await textOf(page, '[data-snippets=template] code')).toMatch(
-      /"format": "A5"[\s\S]*"landscape": true/,
-    );
+    // The snippet sends no page options: the template's saved ones apply (issue 40).
+    expect(await textOf(page, '[data-snippets=template] code')).not.toMatch(/"format"|"landscape"/);
     await clickButton(page, 'Save');
     await waitForText(page, '.actions [role=status]', 'Saved: version 3.');
+    // The snippet copied now renders the template's current paper: A5 landscape, no longer Letter.
+    await clickButton(page, 'Copy curl snippet');
+    const curl = (await page.evaluate(() => navigator.clipboard.readText())) as string;
+    const { stdout } = await promisify(execFile)('bash', ['-c', curl], {
+      env: { ...process.env, [API_KEY_VARIABLE]: key },
+    });
+    const job = JSON.parse(stdout);
+    expect(job).toMatchObject({ status: 'completed', template_version: 3 });
+    const copied = await readPdf(new Uint8Array(await (await fetch(job.download_url)).arrayBuffer()));
+    expect(Math.abs((copied.pages[0]?.widthPt ?? 0) - PAPER_SIZES_PT.A5.heightPt)).toBeLessThanOrEqual(1);
+    expect(Math.abs((copied.pages[0]?.heightPt ?? 0) - PAPER_SIZES_PT.A5.widthPt)).toBeLessThanOrEqual(1);
     const saved = await local.api(`/v1/templates/${templateId}`, { token: key });
     expect(saved.json.footer_html).toBe('Page <span class="pageNumber"></span> of {{ customer }}');
     // The page options are saved with it, as the render's defaults.
@@ -790,7 +867,24 @@ describe('the dashboard', () => {
     for (const [hash, heading, name] of pages) {
       await goTo(page, hash, heading);
       await page.waitForNetworkIdle({ idleTime: 300 });
-      if (name === 'template') await waitForText(page, '.preview-status', /^Showing/);
+      if (name === 'template') {
+        await waitForText(page, '.preview-status', /^Showing/);
+        // The preview stays beside the code as the page scrolls (issue 40).
+        // Down the form, as far as the editor's layout still fills the screen below the preview.
+        await page.evaluate(() => {
+          const layout = document.querySelector('.editor-layout') as HTMLElement;
+          const bottom = layout.getBoundingClientRect().bottom + window.scrollY;
+          window.scrollTo(0, bottom - window.innerHeight - 20);
+        });
+        const pane = await page.$eval('.preview-pane', (e) => {
+          const r = (e as HTMLElement).getBoundingClientRect();
+          return { top: r.top, bottom: r.bottom, scrolled: window.scrollY };
+        });
+        expect(pane.scrolled).toBeGreaterThan(100);
+        expect(pane.top).toBeGreaterThanOrEqual(0);
+        expect(pane.top).toBeLessThan(40);
+        expect(pane.bottom).toBeLessThanOrEqual(DESKTOP.height);
+      }
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: join(README_SHOTS, `${name}-desktop.png`) });
     }
@@ -929,16 +1023,17 @@ describe('the dashboard', () => {
   });
 
   it('logged no console error, uncaught exception or failed request, beyond the two answers it caused', () => {
-    // Chromium logs every 4xx answer to fetch: the template error (422) and the refused session (401)
-    // were asked for above, once each.
-    const expected = [
-      'Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)',
-      'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
-    ];
+    // Chromium logs every 4xx answer to fetch: the template error (422) was asked for above three
+    // times (its preview, the editor's variable check, the save), the refused session (401) once.
+    const expected = {
+      'Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)': 3,
+      'Failed to load resource: the server responded with a status of 401 (Unauthorized)': 1,
+    };
     const rest = problems.filter(
-      (p) => !(p.page === 'ada' && p.kind === 'console' && expected.includes(p.text)),
+      (p) => !(p.page === 'ada' && p.kind === 'console' && Object.hasOwn(expected, p.text)),
     );
     expect(rest).toEqual([]);
-    for (const text of expected) expect(problems.filter((p) => p.text === text)).toHaveLength(1);
+    for (const [text, times] of Object.entries(expected))
+      expect(problems.filter((p) => p.text === text)).toHaveLength(times);
   });
 });

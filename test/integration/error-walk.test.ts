@@ -83,6 +83,18 @@ const NEAR_SPELLINGS: Readonly<Record<string, { body: Json; field: string; meant
     meant: 'passphrase',
     code: 'VALIDATION_ERROR',
   },
+  'POST /v1/previews': {
+    body: { html: '<p>x</p>', printBackground: true },
+    field: 'printBackground',
+    meant: 'print_background',
+    code: 'INVALID_PDF_OPTIONS',
+  },
+  'POST /v1/previews/variables': {
+    body: { html: '<p>x</p>', headerHtml: '<p>h</p>' },
+    field: 'headerHtml',
+    meant: 'header_html',
+    code: 'VALIDATION_ERROR',
+  },
   'POST /v1/merges': {
     body: { parts: [{ html: '<p>a</p>' }, { html: '<p>b</p>' }], pageNumbers: 'continuous' },
     field: 'pageNumbers',

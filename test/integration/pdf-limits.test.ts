@@ -75,7 +75,7 @@ describe.concurrent('render budget and output limits', () => {
 
 describe.concurrent('rate limit', () => {
   // A window straddling a minute's end is tried again (test/helpers/rate-window.ts).
-  it('429 USAGE_LIMIT_EXCEEDED past the plan’s renders per minute, counting invalid requests too', () =>
+  it('429 USAGE_LIMIT_EXCEEDED past the plan’s renders per minute; invalid requests do not count', () =>
     inOneRateWindow(async () => {
       const token = await local.accountOn('burst');
       const first = await post(token, { html: '<p>1</p>' });
@@ -86,7 +86,9 @@ describe.concurrent('rate limit', () => {
       expect(reset).toBeGreaterThan(0);
       expect(reset).toBeLessThanOrEqual(60);
 
-      expect((await post(token, { html: '' })).status).toBe(422); // counts: every render request does
+      // Issue 40: refused before any work, so not counted in the render window.
+      expect((await post(token, { html: '' })).status).toBe(422);
+      expect((await post(token, { html: '<p>2</p>' })).headers.get('ratelimit-remaining')).toBe('2');
       expect((await post(token, { html: '<p>3</p>' })).status).toBe(201);
       const last = await post(token, { html: '<p>4</p>' });
       expect(last.headers.get('ratelimit-remaining')).toBe('0');
@@ -96,12 +98,35 @@ describe.concurrent('rate limit', () => {
       expect(limited.json.error.code).toBe('USAGE_LIMIT_EXCEEDED');
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(limited.headers.get('ratelimit-remaining')).toBe('0');
-      // The rate limit comes before validation in the contract's precedence.
-      expect((await post(token, { html: '' })).json.error.code).toBe('USAGE_LIMIT_EXCEEDED');
+      // An invalid request is answered 422 even then: it does no work, and its own cap is higher.
+      expect((await post(token, { html: '' })).json.error.code).toBe('INVALID_HTML_CONTENT');
       // Reading jobs is not rate-limited.
       expect((await local.api('/v1/pdf', { token })).status).toBe(200);
       // Other accounts have their own window.
       expect((await post(await local.accountOn('burst'), { html: '<p>other</p>' })).status).toBe(201);
+    }));
+
+  it('six 422s in a row leave the minute’s render allowance intact (issue 40)', () =>
+    inOneRateWindow(async () => {
+      const token = await local.accountOn('burst');
+      for (const body of [
+        { html: '' },
+        { html: '<p>x</p>', format: 'A9' },
+        { html: '<p>x</p>', printBackground: true },
+        { template_id: 'tpl_x', html: '<p>x</p>' },
+        { html: '<p>x</p>', margins: { top: -1 } },
+        { variables: {} },
+      ]) {
+        const res = await post(token, body);
+        expect(res.status, res.text).toBe(422);
+      }
+      // The plan's four renders of the minute are all there.
+      for (let i = 1; i <= 4; i++) {
+        const res = await post(token, { html: `<p>${i}</p>` });
+        expect(res.status, res.text).toBe(201);
+        expect(res.headers.get('ratelimit-remaining')).toBe(String(4 - i));
+      }
+      expect((await post(token, { html: '<p>5</p>' })).status).toBe(429);
     }));
 });
 

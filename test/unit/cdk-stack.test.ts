@@ -585,6 +585,8 @@ describe('the default stack', () => {
         LifecycleConfiguration: {
           Rules: Match.arrayWith([
             Match.objectLike({ Prefix: 'pdf/', ExpirationInDays: 30, Status: 'Enabled' }),
+            // The editor's previews (issue 40) are kept a day.
+            Match.objectLike({ Prefix: 'previews/', ExpirationInDays: 1, Status: 'Enabled' }),
           ]),
         },
         // Only the dashboard's page may read PDFs from a script (its preview).

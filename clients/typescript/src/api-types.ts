@@ -18,6 +18,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/previews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Preview a render (the dashboard): the body of POST /v1/pdf, rendered the same way with a PREVIEW mark on every page; no job, no quota unit, not in usage; capped per account per minute and per day (async, webhook_id and Idempotency-Key are ignored; protection, signature and e_invoice are left out) */
+        post: operations["createPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/previews/variables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The variables a template's parts read, by the introspection renders check with (the dashboard's editor lists the sample's missing ones from it) */
+        post: operations["checkPreviewVariables"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pdf/{job_id}": {
         parameters: {
             query?: never;
@@ -770,6 +804,340 @@ export interface components {
         } | {
             template_id: string;
         });
+        Preview: {
+            /** @description presigned S3 GET of the preview PDF, valid 15 minutes by default; the file is deleted after a day. Every page carries a PREVIEW mark */
+            download_url: string;
+            page_count: number;
+            file_size_bytes: number;
+            render_duration_ms: number;
+            diagnostics: {
+                /** @description in the order they first happened */
+                entries: {
+                    /**
+                     * @description console: a console.error; page_error: an uncaught exception; resource: a request that was blocked by the egress policy, failed, or was still loading at the deadline; missing_glyph: characters no font could draw; unsafe_link: a link in the PDF whose target is not http:, https:, mailto: or in the document, removed from the PDF (its text stays)
+                     * @enum {string}
+                     */
+                    type: "console" | "page_error" | "resource" | "missing_glyph" | "unsafe_link";
+                    /** @description the text (at most 500 characters); for a resource why it did not load, e.g. "blocked: not a public http(s) address", "failed: net::ERR_CONNECTION_REFUSED", "failed: HTTP 404" */
+                    message: string;
+                    /** @description resource: its URL; unsafe_link: the removed link's target (at most 300 characters) */
+                    url?: string;
+                    /** @description how many times the same entry happened */
+                    count: number;
+                }[];
+                /** @description entries were left out to keep within 50 entries and 16384 bytes as JSON */
+                truncated: boolean;
+            } | null;
+            /** @description what is left of the per-account preview caps */
+            previews_remaining: {
+                /** @description previews left in this minute's window */
+                minute: number;
+                /** @description previews left in this UTC day's window */
+                day: number;
+            };
+        };
+        CreatePreviewRequest: {
+            html?: string | null;
+            /** @description a Jinja2 template (the same variables as html) printed in the top margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+            header_html?: string | null;
+            /** @description a Jinja2 template (the same variables as html) printed in the bottom margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+            footer_html?: string | null;
+            template_id?: string | null;
+            /** @description a saved template's version (with template_id only); default: the latest, for the caller's own templates only. Another account's (public) template needs it (else 422 VALIDATION_ERROR naming template_version), must be one of its public versions (else 404), and renders offline: its page reaches no network at all */
+            template_version?: number | null;
+            variables?: {
+                [key: string]: unknown;
+            } | null;
+            /** @enum {string} */
+            format?: "A4" | "A3" | "A5" | "LETTER" | "LEGAL";
+            landscape?: boolean;
+            print_background?: boolean;
+            margins?: {
+                top?: number;
+                right?: number;
+                bottom?: number;
+                left?: number;
+            };
+            /** @description Fill counter(page), counter(pages) and target-counter(attr(X), page) in the document's own ::before/::after content (in <style> elements) with the pages printed; prints the page again once (twice when the numbers move a target). Default: false. */
+            paged_media?: boolean;
+            /** @description PDF bookmarks from the printed h1–h6, nested by level. Default: false. */
+            outline?: boolean;
+            /** @description A tagged (accessible) PDF: a structure tree, /Lang from <html lang>, the title shown in the viewer; much larger for big tables. Default: the deployment's setting (PDF_TAGGED, off unless set). */
+            tagged?: boolean;
+            /** @description text or an image drawn under the page content, on the pages asked */
+            watermark?: {
+                /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                text?: string;
+                /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                image?: string;
+                /** @description points. Default: 72 */
+                font_size?: number;
+                /** @description the text's colour. Default: #808080 */
+                color?: string;
+                /** @description Default: 0.3 */
+                opacity?: number;
+                /** @description counter-clockwise. Default: 45 */
+                rotation_deg?: number;
+                /**
+                 * @description where on the page (half an inch from the edges). Default: center
+                 * @enum {string}
+                 */
+                position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                pages?: string;
+            };
+            /** @description text or an image drawn over the page content, on the pages asked */
+            stamp?: {
+                /** @description plain text, a Jinja2 template with the render's variables ("PAID {{ paid_on }}"); drawn as real, searchable text in the service's fonts */
+                text?: string;
+                /** @description a PNG or JPEG as a data: URI, drawn at 72 dpi (shrunk to fit the page) */
+                image?: string;
+                /** @description points. Default: 24 */
+                font_size?: number;
+                /** @description the text's colour. Default: #c00000 */
+                color?: string;
+                /** @description Default: 1 */
+                opacity?: number;
+                /** @description counter-clockwise. Default: 0 */
+                rotation_deg?: number;
+                /**
+                 * @description where on the page (half an inch from the edges). Default: center
+                 * @enum {string}
+                 */
+                position?: "center" | "top-left" | "top" | "top-right" | "left" | "right" | "bottom-left" | "bottom" | "bottom-right";
+                /** @description the pages it goes on, such as "1-3,last"; a page past the document's last fails the render (422 INVALID_PDF_OPTIONS). Default: every page */
+                pages?: string;
+            };
+            /** @description sign the PDF (PAdES baseline B-B, SHA-256) with one of your signing keys, after the marks and the document information; not with protection (encrypting would break the signature). The private key is never in the render order: it joins the renderer’s call only */
+            signature?: {
+                /** @description one of the account's signing keys (POST /v1/signing-keys); another's or an unknown one: 422 INVALID_SIGNING_KEY naming signature.key_id */
+                key_id: string;
+                /** @description why it is signed (the signature dictionary’s /Reason) */
+                reason?: string;
+                /** @description where it is signed (/Location) */
+                location?: string;
+                /** @description how to reach the signer (/ContactInfo) */
+                contact?: string;
+                /** @description a visible signature: a box on a page that shows who signed, when, and the reason and location; absent or null: an invisible signature */
+                appearance?: {
+                    /** @description 1-based; past the last page the render fails (422 INVALID_PDF_OPTIONS) */
+                    page: number;
+                    /** @description points from the page's left edge */
+                    x: number;
+                    /** @description points from the page's top edge */
+                    y: number;
+                    width: number;
+                    height: number;
+                } | null;
+            };
+            /**
+             * @description An archivable PDF/A-2b or PDF/A-3b: an sRGB output intent, XMP metadata identifying the part and mirroring the document information, every font embedded, printable link annotations, a trailer ID, no JavaScript or launch actions. Not with protection (PDF/A forbids encryption). Default: the PDF as printed.
+             * @enum {string}
+             */
+            pdf_a?: "2b" | "3b";
+            page_load?: {
+                /** @enum {string} */
+                wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+                timeout_ms?: number;
+                wait_for_selector?: string | null;
+            };
+            /** @description the PDF's document information (plain text, not templated); the creation date is always set */
+            metadata?: {
+                /** @description the PDF's title; default: the document's <title>, when it has one */
+                title?: string;
+                author?: string;
+                subject?: string;
+                keywords?: string[];
+            };
+            /** @description encrypt the PDF (AES-256, PDF 2.0 security handler revision 6), after every other step. Not kept with a saved template; sealed (AES-256-GCM) in an async render’s stored order */
+            protection?: {
+                /** @description the password that lifts every restriction: 12 to 127 bytes of UTF-8, at least 6 different characters; never stored, logged or shown */
+                owner_password: string;
+                /** @description the password that opens the document (with the permissions below); absent: it opens without one, and readers still enforce the permissions */
+                user_password?: string;
+                permissions?: {
+                    /**
+                     * @description high: print at full quality; low: degraded only; none: not at all. Default: high
+                     * @enum {string}
+                     */
+                    printing?: "high" | "low" | "none";
+                    /** @description copy or extract text and images. Default: false */
+                    copying?: boolean;
+                    /** @description change the content. Default: false */
+                    modifying?: boolean;
+                    /** @description add or change comments. Default: false */
+                    annotating?: boolean;
+                    /** @description fill in form fields. Default: false */
+                    filling_forms?: boolean;
+                    /** @description insert, rotate or delete pages. Default: false */
+                    assembling?: boolean;
+                };
+            };
+            /** @description A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b */
+            e_invoice?: {
+                /**
+                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                 * @enum {string}
+                 */
+                standard: "factur-x" | "zugferd";
+                /**
+                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                 * @enum {string}
+                 */
+                profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
+                xml?: string;
+                /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */
+                invoice?: {
+                    /** @description BT-1: invoice number */
+                    number?: string;
+                    /** @description BT-3: invoice type code, UNTDID 1001 (380 invoice, 381 credit note); default 380 */
+                    type_code?: string;
+                    /** @description BT-2: issue date */
+                    issue_date?: string;
+                    /** @description BT-9: payment due date */
+                    due_date?: string;
+                    /** @description BT-5: invoice currency, ISO 4217 (EUR) */
+                    currency?: string;
+                    /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                    buyer_reference?: string;
+                    /** @description BT-13: purchase order reference */
+                    order_reference?: string;
+                    notes?: string[];
+                    /** @description BG-4: the seller */
+                    seller?: {
+                        /** @description BT-27: seller name */
+                        name?: string;
+                        /** @description BT-31: seller VAT identifier (FR32123456789) */
+                        vat_id?: string;
+                        /** @description BT-30: seller legal registration identifier */
+                        legal_id?: string;
+                        /** @description BG-5 / BG-8: postal address */
+                        address?: {
+                            /** @description BT-35 / BT-50: address line 1 */
+                            line1?: string;
+                            /** @description BT-36 / BT-51: address line 2 */
+                            line2?: string;
+                            /** @description BT-37 / BT-52: city */
+                            city?: string;
+                            /** @description BT-38 / BT-53: post code */
+                            postcode?: string;
+                            /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                            country?: string;
+                        };
+                        /** @description BT-34: seller electronic address */
+                        email?: string;
+                    };
+                    /** @description BG-7: the buyer */
+                    buyer?: {
+                        /** @description BT-44: buyer name */
+                        name?: string;
+                        /** @description BT-48: buyer VAT identifier */
+                        vat_id?: string;
+                        /** @description BT-47: buyer legal registration */
+                        legal_id?: string;
+                        /** @description BG-5 / BG-8: postal address */
+                        address?: {
+                            /** @description BT-35 / BT-50: address line 1 */
+                            line1?: string;
+                            /** @description BT-36 / BT-51: address line 2 */
+                            line2?: string;
+                            /** @description BT-37 / BT-52: city */
+                            city?: string;
+                            /** @description BT-38 / BT-53: post code */
+                            postcode?: string;
+                            /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                            country?: string;
+                        };
+                        /** @description BT-49: buyer electronic address */
+                        email?: string;
+                    };
+                    /** @description BG-25: invoice lines (not in the minimum and basic-wl profiles) */
+                    lines?: {
+                        /** @description BT-126: line identifier; default: its position, from 1 */
+                        id?: string;
+                        /** @description BT-153: item name */
+                        name?: string;
+                        /** @description BT-154: item description */
+                        description?: string;
+                        /** @description BT-129: invoiced quantity */
+                        quantity: number;
+                        /** @description BT-130: unit of measure, UN/ECE Recommendation 20 (C62 one, HUR hour, KGM kilogram) */
+                        unit?: string;
+                        /** @description BT-146: item net price, in the invoice currency */
+                        net_price: number;
+                        /** @description BT-151: VAT category (S standard, Z zero, E exempt, AE reverse charge, K, G, O, L, M) */
+                        vat_category: string;
+                        /** @description BT-152: VAT rate, percent */
+                        vat_rate?: number;
+                        /** @description BT-131: line net amount; default: quantity x net price, rounded to cents */
+                        line_total?: number;
+                    }[];
+                    /** @description BG-23: VAT breakdown; default: from the lines, one per category and rate */
+                    vat_breakdown?: {
+                        /** @description BT-118: VAT category */
+                        category: string;
+                        /** @description BT-119: VAT rate, percent */
+                        rate?: number;
+                        /** @description BT-116: taxable amount */
+                        taxable_amount: number;
+                        /** @description BT-117: VAT amount */
+                        tax_amount: number;
+                        /** @description BT-120: VAT exemption reason text */
+                        exemption_reason?: string;
+                    }[];
+                    /** @description BG-22: document totals; each absent one is computed from the lines and the VAT breakdown */
+                    totals?: {
+                        /** @description BT-106: sum of line net amounts */
+                        line_total?: number;
+                        /** @description BT-109: total without VAT */
+                        tax_basis_total?: number;
+                        /** @description BT-110: total VAT */
+                        tax_total?: number;
+                        /** @description BT-112: total with VAT */
+                        grand_total?: number;
+                        /** @description BT-113: paid amount */
+                        prepaid?: number;
+                        /** @description BT-115: amount due for payment */
+                        due_payable?: number;
+                    };
+                    payment?: {
+                        /** @description BT-81: payment means, UNTDID 4461 (58 SEPA transfer, 30 credit transfer) */
+                        means_code?: string;
+                        /** @description BT-84: payment account identifier (IBAN) */
+                        iban?: string;
+                        /** @description BT-20: payment terms */
+                        terms?: string;
+                    };
+                };
+                /**
+                 * @description true: the render's variables are the invoice document (the shape of `invoice`): one JSON prints the PDF and builds the XML
+                 * @constant
+                 */
+                invoice_from_variables?: true;
+            };
+            /** @description true: answer 202 at once with the pending job (and a Location to poll) and render in the background; the same as the header Prefer: respond-async. @default false */
+            async?: boolean;
+            /** @description one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
+            webhook_id?: string | null;
+        } & ({
+            html: string;
+        } | {
+            template_id: string;
+        });
+        TemplateVariables: {
+            /** @description every top-level name the parts read without defining them (Jinja2's meta.find_undeclared_variables): as a saved template's variables */
+            variables: string[];
+            /** @description the names a render cannot do without (read without a guard such as `is defined` or `default`) */
+            required: string[];
+        };
+        CheckPreviewVariablesRequest: {
+            html: string;
+            /** @description a Jinja2 template (the same variables as html) printed in the top margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+            header_html?: string | null;
+            /** @description a Jinja2 template (the same variables as html) printed in the bottom margin of every page; elements of class pageNumber, totalPages, date and title are filled in; inline styles only, no network resources; at most 1048576 bytes of UTF-8; not with template_id (a saved template brings its own) */
+            footer_html?: string | null;
+        };
         Batch: {
             /** @description bat_ followed by a ULID */
             id: string;
@@ -2229,6 +2597,241 @@ export interface operations {
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description the preview */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Preview"];
+                };
+            };
+            /** @description INVALID_JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_TEMPLATE_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description REQUEST_TOO_LARGE, PDF_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, VALIDATION_ERROR, PDF_TOO_MANY_PAGES */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description USAGE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_RENDERING_FAILED, PDF_STORAGE_FAILED */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SERVICE_BUSY */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_RENDERING_TIMEOUT */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    checkPreviewVariables: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckPreviewVariablesRequest"];
+            };
+        };
+        responses: {
+            /** @description the variables */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateVariables"];
+                };
+            };
+            /** @description INVALID_JSON */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description SESSION_REQUIRED */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description REQUEST_TOO_LARGE */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_HTML_TEMPLATE, HTML_CONTENT_TOO_LARGE, VALIDATION_ERROR */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description USAGE_LIMIT_EXCEEDED */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -8,6 +8,7 @@
  *   usage (month)  PK ACCOUNT#<account>  SK USAGE#<yyyy-mm>
  *   rate window    PK ACCOUNT#<account>  SK RATE#<epoch minute>    (expires_at set)
  *   template-write window  PK ACCOUNT#<account>  SK RATE#TEMPLATE_WRITES#<epoch minute>  (expires_at set)
+ *   counted window PK ACCOUNT#<account> or IP#<address>  SK RATE#<WINDOW>#<epoch minute or day>  (expires_at set)
  *   idempotency    PK ACCOUNT#<account>  SK IDEMPOTENCY#<sha256 of the key>  (expires_at set)
  *   batch          PK ACCOUNT#<account>  SK BATCH#<batch id>        (ULID ids; expires_at set)
  *   template       PK TEMPLATE#<id>      SK TEMPLATE               (GSI1: its owner's listing; GSI2 while public)
@@ -110,6 +111,16 @@ export const templateWriteWindowKey = (accountId: string, minute: number): ItemK
 export const webhookSendWindowKey = (accountId: string, minute: number, webhookId?: string): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: `RATE#WEBHOOK_SENDS#${webhookId === undefined ? '' : `${webhookId}#`}${minute}`,
+});
+
+/** A window counted apart from renders (COUNTED_WINDOWS): an account's, or a client address's. */
+export const countedWindowKey = (
+  subject: { readonly accountId: string } | { readonly ip: string },
+  window: string,
+  index: number,
+): ItemKey => ({
+  [PK]: 'ip' in subject ? `${PARTITION_PREFIXES.ip}${subject.ip}` : accountPk(subject.accountId),
+  [SK]: `RATE#${window.toUpperCase()}#${index}`,
 });
 
 /** Idempotency keys are caller-chosen text: store a digest, so any key fits the sort key. */

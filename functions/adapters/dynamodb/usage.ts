@@ -6,17 +6,27 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { MonthUsage, RateLimitState, UnitCounters, UsageStore } from '../../domain/accounts/usage.js';
+import {
+  COUNTED_WINDOWS,
+  type CountedWindow,
+  type MonthUsage,
+  type RateLimitState,
+  type UnitCounters,
+  type UsageStore,
+  type WindowSubject,
+} from '../../domain/accounts/usage.js';
 import {
   rateLimitExceeded,
   reservationRefusal,
   secondsLeftInMinute,
+  windowAt,
 } from '../../domain/accounts/usage-limits.js';
 import { epochSeconds, minuteOf, monthOf } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
 import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
 import { isConditionFailure, withinLimit } from './conditional.js';
 import {
+  countedWindowKey,
   ENTITY,
   rateWindowKey,
   TTL,
@@ -90,6 +100,30 @@ export const hitRateWindowParams = (
       ':most': count.most,
       ':type': ENTITY.rateWindow,
       ':expires': epochSeconds(hit.now) + 180,
+    },
+    ReturnValues: 'UPDATED_NEW',
+  };
+};
+
+/** Counts one request in a window counted apart (COUNTED_WINDOWS), refused once it holds `limit`; expires after three of its spans. */
+export const hitCountedWindowParams = (
+  tableName: string,
+  hit: { subject: WindowSubject; window: CountedWindow; now: Date; limit: number },
+): UpdateCommandInput => {
+  const span = COUNTED_WINDOWS[hit.window];
+  const { index, resetSeconds } = windowAt(span, hit.now);
+  const count = withinLimit('#count', ':most', { adding: 1, limit: hit.limit });
+  return {
+    TableName: tableName,
+    Key: countedWindowKey(hit.subject, hit.window, index),
+    UpdateExpression: 'ADD #count :one SET #type = :type, #ttl = :expires',
+    ConditionExpression: count.condition,
+    ExpressionAttributeNames: { '#count': 'request_count', '#type': 'type', '#ttl': TTL },
+    ExpressionAttributeValues: {
+      ':one': 1,
+      ':most': count.most,
+      ':type': ENTITY.rateWindow,
+      ':expires': epochSeconds(hit.now) + resetSeconds + 2 * (span === 'minute' ? 60 : 86_400),
     },
     ReturnValues: 'UPDATED_NEW',
   };
@@ -314,6 +348,22 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
 
     hitRateLimit: (accountId: string, plan: Plan): Promise<RateLimitState> =>
       hitWindow({ accountId, limit: plan.rendersPerMinute }, 'render requests'),
+
+    async hitWindow(subject, window, limit, what) {
+      const now = clock.now();
+      const span = COUNTED_WINDOWS[window];
+      const { resetSeconds } = windowAt(span, now);
+      try {
+        const out = await db.send(
+          new UpdateCommand(hitCountedWindowParams(tableName, { subject, window, now, limit })),
+        );
+        const count = Number(out.Attributes?.request_count ?? 1);
+        return { limit, remaining: Math.max(0, limit - count), resetSeconds };
+      } catch (e) {
+        if (!isConditionFailure(e)) throw e;
+        throw rateLimitExceeded(limit, what, resetSeconds, span);
+      }
+    },
 
     hitTemplateWriteLimit: (accountId: string, perMinute: number): Promise<RateLimitState> =>
       hitWindow({ accountId, limit: perMinute, window: 'template_writes' }, 'template writes'),

@@ -9,11 +9,18 @@
  * the same cases against both.
  */
 
-import type { MonthUsage, RateLimitState, UnitCounters, UsageStore } from '../../domain/accounts/usage.js';
+import {
+  COUNTED_WINDOWS,
+  type MonthUsage,
+  type RateLimitState,
+  type UnitCounters,
+  type UsageStore,
+} from '../../domain/accounts/usage.js';
 import {
   rateLimitExceeded,
   reservationRefusal,
   secondsLeftInMinute,
+  windowAt,
 } from '../../domain/accounts/usage-limits.js';
 import { minuteOf, monthOf } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
@@ -79,6 +86,16 @@ export const createMemoryUsageStore = (
 
     async hitRateLimit(accountId, plan) {
       return hit(accountId, 'renders', plan.rendersPerMinute, 'render requests');
+    },
+
+    async hitWindow(subject, window, limit, what) {
+      const span = COUNTED_WINDOWS[window];
+      const { index, resetSeconds } = windowAt(span, clock.now());
+      const key = JSON.stringify(['ip' in subject ? `ip:${subject.ip}` : subject.accountId, window, index]);
+      const seen = windows.get(key) ?? 0;
+      if (seen >= limit) throw rateLimitExceeded(limit, what, resetSeconds, span);
+      windows.set(key, seen + 1);
+      return { limit, remaining: Math.max(0, limit - seen - 1), resetSeconds };
     },
 
     async hitTemplateWriteLimit(accountId, perMinute) {

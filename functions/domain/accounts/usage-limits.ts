@@ -48,11 +48,23 @@ export const reservationRefusal = (
 export const secondsLeftInMinute = (now: Date, minute: number): number =>
   Math.max(1, Math.ceil(((minute + 1) * 60_000 - now.getTime()) / 1000));
 
-/** A request past a per-minute rate limit of `limit` `what` (e.g. "render requests"). */
-export const rateLimitExceeded = (limit: number, what: string, resetSeconds: number): ServiceError =>
+/** The window of `span` that `now` falls in (epoch minutes, or epoch days), and the seconds left in it. */
+export const windowAt = (span: 'minute' | 'day', now: Date): { index: number; resetSeconds: number } => {
+  const length = span === 'minute' ? 60_000 : 86_400_000;
+  const index = Math.floor(now.getTime() / length);
+  return { index, resetSeconds: Math.max(1, Math.ceil(((index + 1) * length - now.getTime()) / 1000)) };
+};
+
+/** A request past a rate limit of `limit` `what` (e.g. "render requests") per minute (or per day). */
+export const rateLimitExceeded = (
+  limit: number,
+  what: string,
+  resetSeconds: number,
+  per: 'minute' | 'day' = 'minute',
+): ServiceError =>
   new ServiceError(
     'USAGE_LIMIT_EXCEEDED',
-    `Rate limit of ${limit} ${what} per minute exceeded; retry in ${resetSeconds} s`,
+    `Rate limit of ${limit} ${what} per ${per} exceeded; retry in ${resetSeconds} s`,
     {
       rateLimit: { limit, remaining: 0, resetSeconds },
       retryAfterSeconds: resetSeconds,

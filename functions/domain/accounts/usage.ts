@@ -38,6 +38,23 @@ export interface MonthUsage {
   readonly renderMs: number;
 }
 
+/**
+ * Windows counted apart from renders' (issue 40), each per minute or per UTC day: previews (a
+ * minute's and a day's), the editor's variable checks, and requests refused before any work (a
+ * 401 or a 422 of a render route: they no longer spend the render window, but a flood of them is
+ * bounded here, per account and per client address).
+ */
+export const COUNTED_WINDOWS = {
+  previews: 'minute',
+  previews_day: 'day',
+  variable_checks: 'minute',
+  refused: 'minute',
+} as const satisfies Record<string, 'minute' | 'day'>;
+export type CountedWindow = keyof typeof COUNTED_WINDOWS;
+
+/** Whose window: an account's, or a client address's (API Gateway's source IP). */
+export type WindowSubject = { readonly accountId: string } | { readonly ip: string };
+
 export interface UsageStore {
   /** The current window of the rate limit as it stands, without counting a request. */
   readRateLimit(accountId: string, plan: Plan): Promise<RateLimitState>;
@@ -45,6 +62,16 @@ export interface UsageStore {
   readMonth(accountId: string, month: string): Promise<MonthUsage>;
   /** Count one render request; 429 USAGE_LIMIT_EXCEEDED when the window is full. */
   hitRateLimit(accountId: string, plan: Plan): Promise<RateLimitState>;
+  /**
+   * Count one request in `subject`'s `window` (a minute's or a UTC day's, COUNTED_WINDOWS); 429
+   * USAGE_LIMIT_EXCEEDED, naming `what`, once the window holds `limit`.
+   */
+  hitWindow(
+    subject: WindowSubject,
+    window: CountedWindow,
+    limit: number,
+    what: string,
+  ): Promise<RateLimitState>;
   /**
    * Count one template write (POST or PATCH /v1/templates) in its own window, apart from renders;
    * 429 USAGE_LIMIT_EXCEEDED once the window holds `perMinute`.

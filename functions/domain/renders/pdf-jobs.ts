@@ -293,7 +293,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     /**
      * Counts this render request against the caller's per-minute rate limit, unless it will replay
      * a finished idempotent request (which renders nothing): that one only reads the window. An
-     * invalid request (no command: it will answer 422) is counted. The answer found here is the
+     * invalid request (422) never comes here: the HTTP stack counts it as refused (issue 40), apart
+     * from the render window, so typing mistakes cost no render allowance. The answer found here is the
      * one `create` replays: the idempotency record is read once.
      */
     async countRequest(principal: Principal, command: RenderCommand | undefined): Promise<RateLimitState> {

@@ -24,7 +24,10 @@ export interface RenderCallDeps {
 }
 
 export type RenderCall = (
-  accepted: Pick<AcceptedRender, 'job' | 'template' | 'options' | 'offline'>,
+  accepted: Pick<AcceptedRender, 'template' | 'options' | 'offline'> & {
+    /** The job rendered, or a preview's stand-in (previews.ts): its id, account and object key. */
+    readonly job: Pick<AcceptedRender['job'], 'id' | 'account_id' | 'object_key'>;
+  },
 ) => Promise<RenderResult>;
 
 const RENDERER_UNREACHABLE: RenderResult = {

@@ -20,6 +20,8 @@ export type Batch = Schemas['Batch'];
 export type Webhook = Schemas['Webhook'];
 export type CreatedWebhook = Schemas['CreatedWebhook'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
+export type Preview = Schemas['Preview'];
+export type TemplateVariables = Schemas['TemplateVariables'];
 
 export interface ErrorDetail {
   readonly field?: string;
@@ -127,13 +129,6 @@ export const createApiClient = (
     request: async <T>(path: string, options?: RequestOptions) => (await send<T>(path, options)).value,
     requestWithText: send,
   };
-};
-
-/** A render's Idempotency-Key from its body: an unchanged preview is replayed, not rendered or counted again. */
-export const idempotencyKeyFor = async (body: unknown): Promise<string> => {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(stringifyWithJsonText(body)));
-  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
-  return `dashboard-preview-${hex}`;
 };
 
 /** Downloads a finished job's PDF (a presigned link, no credentials) as a blob to show in the page. */

@@ -4,13 +4,14 @@
  * options (saved with it as `pdf_options`, the defaults of its renders), code that renders it (curl, JavaScript, Python), visibility, versions and deletion. A
  * public template of another account opens read-only and previews with its own sample data.
  *
- * The preview renders the editor's text (not the saved version) through POST /v1/pdf and shows the
- * PDF it downloads. Every preview is a render and counts towards the quota, so previews wait for a
- * pause in typing, never overlap, and carry an Idempotency-Key derived from their body: an unchanged
- * preview (reopening a template, undoing an edit) is replayed by the API without rendering or counting.
+ * The preview renders the editor's text (not the saved version) through POST /v1/previews and shows
+ * the PDF it downloads: the renderer a render uses, with a PREVIEW mark on every page, and no job,
+ * quota unit or usage (issue 40). Previews are capped per account, so they wait for a pause in
+ * typing and never overlap. The variables the text reads come from the API's introspection (POST
+ * /v1/previews/variables, the parse renders are checked with), never from a guess in the page.
  */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, fetchPdf, idempotencyKeyFor, type Job, type Template } from '../api.js';
+import { ApiError, fetchPdf, type Preview, type Template, type TemplateVariables } from '../api.js';
 import { CodeSnippets } from '../code-snippets.js';
 import {
   ConfirmDialog,
@@ -46,8 +47,12 @@ const STARTER_VARIABLES = {
 /** A pause in typing this long renders the preview. */
 const PREVIEW_DELAY_MS = 1200;
 
-/** A pause in typing this long looks for the variables the text reads. */
-const DETECT_DELAY_MS = 300;
+/** A pause in typing this long asks the API for the variables the text reads. */
+const DETECT_DELAY_MS = 500;
+
+/** The API's preview caps (functions/settings.ts PREVIEWS_PER_ACCOUNT; docs/api/previews.md). */
+const PREVIEWS_PER_MINUTE = 30;
+const PREVIEWS_PER_DAY = 600;
 
 const prettyJson = (value: unknown) => JSON.stringify(value, null, 2);
 
@@ -216,7 +221,7 @@ const CodeEditor = ({
   if (state === 'failed') {
     return (
       <textarea
-        class="code-fallback mono"
+        class={compact ? 'code-fallback compact mono' : 'code-fallback mono'}
         aria-labelledby={labelId}
         readOnly={readOnly}
         spellcheck={false}
@@ -227,7 +232,7 @@ const CodeEditor = ({
     );
   }
   return (
-    <div class="code-editor">
+    <div class={compact ? 'code-editor compact' : 'code-editor'}>
       {state === 'loading' && <p class="muted">Loading the editor…</p>}
       <div ref={host} />
     </div>
@@ -237,7 +242,7 @@ const CodeEditor = ({
 interface PreviewState {
   readonly status: 'idle' | 'rendering' | 'ready' | 'failed';
   readonly url?: string;
-  readonly job?: Job;
+  readonly result?: Preview;
   readonly error?: unknown;
   /** What was rendered: the editor's text, or a saved version. */
   readonly source?: string;
@@ -274,17 +279,12 @@ const usePreview = () => {
           : { template_id: source.templateId, template_version: source.version, variables, ...options };
       setPreview((p) => ({ ...p, status: 'rendering', error: undefined }));
       try {
-        const job = await api.request<Job>('v1/pdf', {
-          method: 'POST',
-          body,
-          idempotencyKey: await idempotencyKeyFor(body),
-        });
-        if (!job.download_url) throw new Error('The render finished without a file.');
-        const url = URL.createObjectURL(await fetchPdf(job.download_url));
+        const result = await api.request<Preview>('v1/previews', { method: 'POST', body });
+        const url = URL.createObjectURL(await fetchPdf(result.download_url));
         setPreview({
           status: 'ready',
           url,
-          job,
+          result,
           source: source.kind === 'draft' ? 'the editor’s text' : `saved version ${source.version}`,
         });
       } catch (error) {
@@ -331,8 +331,8 @@ const PreviewPane = ({
   name: string;
   canRenderDraft: boolean;
 }) => {
-  const job = preview.job;
-  const pages = job?.page_count ?? 0;
+  const result = preview.result;
+  const pages = result?.page_count ?? 0;
   return (
     <section class="preview-pane" aria-labelledby="preview-title">
       <h2 id="preview-title">Preview</h2>
@@ -346,14 +346,14 @@ const PreviewPane = ({
         </button>
       </div>
       <p class="hint">
-        Each preview is a render and counts towards your monthly quota; an unchanged preview is replayed and
-        not counted.
+        Previews are free: they are not counted in your quota or listed in Jobs. Each page carries a PREVIEW
+        mark; an account has {PREVIEWS_PER_MINUTE} previews a minute and {PREVIEWS_PER_DAY} a day.
       </p>
       <p role="status" class="preview-status">
         {preview.status === 'rendering'
           ? 'Rendering…'
-          : preview.status === 'ready' && job
-            ? `Showing ${preview.source}: ${pages} ${pages === 1 ? 'page' : 'pages'}, ${formatBytes(job.file_size_bytes)}, rendered in ${formatDuration(job.render_duration_ms)}.`
+          : preview.status === 'ready' && result
+            ? `Showing ${preview.source}: ${pages} ${pages === 1 ? 'page' : 'pages'}, ${formatBytes(result.file_size_bytes)}, rendered in ${formatDuration(result.render_duration_ms)}.`
             : ''}
       </p>
       {preview.status === 'failed' && (
@@ -547,16 +547,18 @@ const PageOptionsFields = ({
   </fieldset>
 );
 
-/** The template's id and code that renders it with its sample data. */
+/**
+ * The template's id and code that renders it with its sample data: only what a caller must send
+ * (the id, the version when it must be pinned, the variables), so the template's saved options
+ * apply to the render, and a change of them reaches code already copied (issue 40).
+ */
 const UseFromCode = ({
   template,
   variables,
-  options,
   pinned,
 }: {
   template: Template;
   variables: Record<string, unknown> | JsonText | undefined;
-  options: Record<string, unknown> | undefined;
   pinned: boolean;
 }) => {
   const idRef = useRef<HTMLElement>(null);
@@ -570,7 +572,10 @@ const UseFromCode = ({
         </code>{' '}
         <CopyButton text={template.id} what="template id" fallback={idRef} />
       </p>
-      {variables && options ? (
+      <p class="hint">
+        The saved template’s page options apply; an option in the request overrides its saved value.
+      </p>
+      {variables ? (
         <CodeSnippets
           id="template"
           body={{
@@ -579,11 +584,10 @@ const UseFromCode = ({
             // these renders unseen.
             ...(pinned ? { template_version: template.version } : {}),
             variables,
-            ...options,
           }}
         />
       ) : (
-        <p class="muted">Fix the sample data and the page options above to see the code.</p>
+        <p class="muted">Fix the sample data above to see the code.</p>
       )}
     </section>
   );
@@ -603,7 +607,9 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   /** The saved sample's text without whitespace (`{}`: none), to tell an edit of it. */
   const [savedSample, setSavedSample] = useState('{}');
   const [options, setOptions] = useState<PageOptions>(DEFAULT_OPTIONS);
-  const [detected, setDetected] = useState<readonly string[] | undefined>(undefined);
+  const [detected, setDetected] = useState<
+    { readonly variables: readonly string[]; readonly required: readonly string[] } | undefined
+  >(undefined);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<unknown>(undefined);
   const [saved, setSaved] = useState<string | undefined>(undefined);
@@ -655,17 +661,15 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
     : true;
   const dirty = template ? name !== template.name || contentChanged || sampleChanged || optionsChanged : true;
 
-  // What the text reads: the API's introspection for the saved text, the editor's parse while it changes.
+  // What the text reads, and what a render cannot do without: the API's introspection of the text
+  // as it is, after a pause in typing (opening the page asks once).
   useEffect(() => {
-    if (template && !contentChanged) {
-      setDetected(template.variables);
-      return;
-    }
+    if (readOnly || html.current.trim() === '') return;
     let live = true;
     const timer = setTimeout(() => {
-      import('../template-variables.js').then(
-        ({ detectVariables }) =>
-          live && setDetected(detectVariables([html.current, header.current, footer.current])),
+      api.request<TemplateVariables>('v1/previews/variables', { method: 'POST', body: draft() }).then(
+        (found) => live && setDetected({ variables: found.variables, required: found.required }),
+        // A syntax error is shown by the preview, with its line; keep the last answer meanwhile.
         () => {},
       );
     }, DETECT_DELAY_MS);
@@ -673,8 +677,10 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       live = false;
       clearTimeout(timer);
     };
-  }, [template, contentChanged, htmlVersion]);
-  const missing = detected && variables.ok ? detected.filter((n) => !Object.hasOwn(variables.value, n)) : [];
+  }, [template, htmlVersion, readOnly]);
+  // Only what a render needs is missing: a name read behind `is defined` or `default` is not.
+  const missing =
+    detected && variables.ok ? detected.required.filter((n) => !Object.hasOwn(variables.value, n)) : [];
 
   const draft = (): DraftContent => ({
     html: html.current,
@@ -709,11 +715,11 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
     setSaveError(undefined);
     setSaved(undefined);
     if (!variables.ok) {
-      setSaveError(new Error(`Not saved: ${variables.message}`));
+      setSaveError(new Error(variables.message));
       return;
     }
     if (!pageOptions.ok) {
-      setSaveError(new Error(`Not saved: ${pageOptions.message}`));
+      setSaveError(new Error(pageOptions.message));
       return;
     }
     // Only what differs from the API's defaults; none at all is saved as none.
@@ -778,10 +784,12 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
     diagnosticOf(saveError) ?? (preview.status === 'failed' ? diagnosticOf(preview.error) : undefined);
   const title = !template ? 'New template' : readOnly ? template.name : `Edit “${template.name}”`;
   headerFooterOpen.current ??= header.current !== '' || footer.current !== '';
-  const completion = detected ?? template?.variables ?? Object.keys(STARTER_VARIABLES);
+  const completion = detected?.variables ?? template?.variables ?? Object.keys(STARTER_VARIABLES);
   const onEdit = (target: { current: string }) => (value: string) => {
     target.current = value;
     setHtmlVersion((v) => v + 1);
+    // A save's template error was about the text before this edit.
+    setSaveError((e: unknown) => (diagnosticOf(e) ? undefined : e));
   };
 
   return (
@@ -947,8 +955,9 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
               </div>
             )}
             {!nameError && saveError !== undefined && (
-              <p class="error" role="alert">
+              <p class="error" role="alert" data-field="save-error">
                 Not saved: {describeError(saveError)}
+                {saveError instanceof ApiError && <code class="error-code">{saveError.code}</code>}
               </p>
             )}
           </form>
@@ -956,7 +965,6 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
             <UseFromCode
               template={template}
               variables={variables.ok ? sampleForCode(variables.value, variables.json) : undefined}
-              options={pageOptions.ok ? pageOptions.value : undefined}
               pinned={readOnly}
             />
           )}
