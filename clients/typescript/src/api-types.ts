@@ -938,6 +938,7 @@ export interface components {
             page_load?: {
                 /** @enum {string} */
                 wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+                /** @description milliseconds the page may take to load and print (default 30000): 1000 to 120000 for a sync render (clamped to the sync budget, RENDER_BUDGET_MS); for an async render (async: true, a batch) up to the async budget, ASYNC_RENDER_BUDGET_MS (600000 by default, at most 840000); past it the render fails with PDF_RENDERING_TIMEOUT */
                 timeout_ms?: number;
                 wait_for_selector?: string | null;
             };
