@@ -2,6 +2,7 @@ import type { ResourceConfig } from './core/config.js';
 import type { AccountStore } from './domain/accounts/accounts.js';
 import type { ApiKeyStore } from './domain/accounts/api-keys.js';
 import type { UsageStore } from './domain/accounts/usage.js';
+import type { UsageLedger } from './domain/accounts/usage-ledger.js';
 import type { BatchWrites } from './domain/batches/batch-acceptance.js';
 import type { BatchArchiver, BatchOutputMessage } from './domain/batches/batch-outputs.js';
 import type { BatchOrders } from './domain/batches/batch-queue.js';
@@ -65,6 +66,8 @@ export interface StoreParts {
   readonly assembler: PdfAssembler;
   /** Batches' ZIPs, read from and written to the bucket. */
   readonly archiver: BatchArchiver;
+  /** The usage ledger (issue 39). Not handed in with the other stores: none is kept. */
+  readonly usageLedger: UsageLedger;
 }
 
 /**

@@ -22,6 +22,7 @@ import { createJobStore } from './adapters/dynamodb/jobs.js';
 import { createSigningKeyStore } from './adapters/dynamodb/signing-keys.js';
 import { createTemplateStore } from './adapters/dynamodb/templates.js';
 import { createUsageStore } from './adapters/dynamodb/usage.js';
+import { createUsageLedger } from './adapters/dynamodb/usage-ledger.js';
 import { createWebhookDeliveryStore, createWebhookStore } from './adapters/dynamodb/webhooks.js';
 import { createWebhookClient, createWebhookUrlCheck } from './adapters/http/webhook-client.js';
 import { createLambdaRenderer } from './adapters/lambda/renderer-client.js';
@@ -144,6 +145,16 @@ const jobs = (s: Services) =>
   part(s, 'jobs', () => createJobStore(s.get(db), tableName(s), s.clock, recordRetention(s)));
 export const usage = (s: Services) =>
   part(s, 'usage', () => createUsageStore(s.get(db), tableName(s), s.clock));
+/**
+ * The usage ledger (issue 39): entries kept USAGE_LEDGER_RETENTION_DAYS after their job completed.
+ * A test that hands in its stores without one keeps none.
+ */
+export const usageLedger = (s: Services) =>
+  s.parts.stores
+    ? s.parts.stores.usageLedger
+    : createUsageLedger(s.get(db), tableName(s), {
+        retentionSeconds: s.settings.usageLedgerRetentionDays * 86_400,
+      });
 const templates = (s: Services) =>
   part(s, 'templates', () => createTemplateStore(s.get(db), tableName(s), s.clock, { onFault: s.onFault }));
 // A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
@@ -338,6 +349,7 @@ const lifecycleOf = (s: Services, deletesBatchOrders: boolean) =>
     limits: s.settings,
     onFault: s.onFault,
     events: jobEventsOf(s, deletesBatchOrders),
+    ledger: s.get(usageLedger),
   });
 const lifecycle = (s: Services) => lifecycleOf(s, false);
 const consumerLifecycle = (s: Services) => lifecycleOf(s, true);
@@ -418,6 +430,7 @@ export const sweeper = (s: Services) =>
     jobs: s.get(jobs),
     lifecycle: s.get(lifecycle),
     usage: s.get(usage),
+    ledger: s.get(usageLedger),
     clock: s.clock,
     onFault: s.onFault,
     renderQueue: s.get(renderQueue),

@@ -29,6 +29,7 @@
  */
 
 import { countJob, reconcileCounts, type UsageStore } from '../accounts/usage.js';
+import { type UsageLedger, usageEntryOf } from '../accounts/usage-ledger.js';
 import type { BatchStore } from '../batches/batch-counter.js';
 import type { Clock, MessageQueue } from '../common/ports.js';
 import { type RenderMessage, renderMessage } from '../renders/async-renders.js';
@@ -47,6 +48,8 @@ export interface SweeperDeps {
     'requeueExpired' | 'interruptExpired' | 'settled' | 'ended' | 'hold'
   >;
   readonly usage: UsageStore;
+  /** The usage ledger: a completed job a crash left out of it is recorded when its month is reconciled. */
+  readonly ledger?: UsageLedger;
   readonly clock: Clock;
   readonly onFault: (message: string, error: unknown) => void;
   /** The render queue, to re-queue async jobs. Absent: they fail as sync ones do. */
@@ -114,6 +117,7 @@ export const createSweeper = ({
   limits,
   overdueDeliveries,
   batches,
+  ledger,
 }: SweeperDeps) => {
   const maxAttempts = renderQueue ? limits.asyncMaxAttempts : 0;
 
@@ -186,6 +190,14 @@ export const createSweeper = ({
         }
         if (!(await lifecycle.interruptExpired(job, now))) return false;
         await tellEnded({ accountId: job.account_id, jobId: job.id });
+      }
+    }
+    // The ledger holds every completed job of the month, as the counters will (issue 39).
+    if (ledger) {
+      const recorded = new Set((await ledger.ofAccountMonth(accountId, month)).map((e) => e.job_id));
+      for (const job of monthJobs) {
+        if (job.status === 'completed' && !recorded.has(job.id))
+          await ledger.record(usageEntryOf(job, month));
       }
     }
     if (
