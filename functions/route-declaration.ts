@@ -178,6 +178,8 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     webhookQueue: r.needs.webhookQueue === true,
     batchOutputQueue: r.needs.batchOutputQueue === true,
     renderQueue: r.needs.renderQueue === true,
+    // Usage events are published by their own consumer (functions/consumers.ts), never by a route.
+    usageEventBus: false,
   };
 };
 

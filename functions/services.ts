@@ -24,6 +24,7 @@ import { createTemplateStore } from './adapters/dynamodb/templates.js';
 import { createUsageStore } from './adapters/dynamodb/usage.js';
 import { createUsageLedger } from './adapters/dynamodb/usage-ledger.js';
 import { createWebhookDeliveryStore, createWebhookStore } from './adapters/dynamodb/webhooks.js';
+import { createEventBridgeUsageBus } from './adapters/eventbridge/usage-bus.js';
 import { createWebhookClient, createWebhookUrlCheck } from './adapters/http/webhook-client.js';
 import { createLambdaRenderer } from './adapters/lambda/renderer-client.js';
 import { createS3BatchArchiver } from './adapters/s3/batch-archive.js';
@@ -50,6 +51,7 @@ import type { ResourceConfig } from './core/config.js';
 import type { HttpDeps, RateLimitCounter } from './core/http.js';
 import { logFault, systemClock } from './core/runtime.js';
 import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
+import { createUsageEventPublisher } from './domain/accounts/usage-events.js';
 import { createUsageReport } from './domain/accounts/usage-report.js';
 import {
   type BatchOutputMessage,
@@ -493,6 +495,20 @@ export const apiKeyManagement = (s: Services) =>
   createApiKeyManagement({ store: s.get(apiKeys), digest: s.get(digestApiKey) });
 export const templateManagement = (s: Services) =>
   createTemplateManagement({ store: s.get(templates), parser: templateParser });
+/** The usage events' bus: the local stack's file, or the stack's EventBridge bus. */
+const usageBus = (s: Services) =>
+  s.parts.usageBus ??
+  createEventBridgeUsageBus(
+    need(s.config.usageEventBusName, 'the usage event bus (USAGE_EVENT_BUS_NAME)'),
+    s.config.aws,
+  );
+/** The usage ledger's new entries published as usage events (the usage-events consumer). */
+export const usageEventPublisher = (s: Services) =>
+  createUsageEventPublisher({
+    ledger: need(s.get(usageLedger), 'the usage ledger'),
+    bus: s.get(usageBus),
+    onFault: s.onFault,
+  });
 export const usageReport = (s: Services) =>
   createUsageReport({ usage: s.get(usage), clock: s.clock, ...plansOf(s) });
 /**

@@ -31,6 +31,8 @@ export const BINDINGS = {
   renderQueue: { queueUrl: 'RENDER_QUEUE_URL' },
   /** The batch output queue (SQS): a completed batch whose merged PDF or ZIP is to be built. */
   batchOutputQueue: { queueUrl: 'BATCH_OUTPUT_QUEUE_URL' },
+  /** The stack's EventBridge bus of usage events (issue 39): the usage event publisher puts to it. */
+  usageEventBus: { eventBusName: 'USAGE_EVENT_BUS_NAME' },
 } as const;
 
 export type Binding = keyof typeof BINDINGS;

@@ -262,6 +262,9 @@ export class ServiceApi extends Construct {
         return fn.bindRenderQueue(props.renderQueue);
       },
       batchOutputQueue: () => fn.bindBatchOutputQueue(props.batchOutputQueue),
+      usageEventBus: () => {
+        throw new Error(`${r.name}: no route publishes usage events (the usage-events consumer does)`);
+      },
     } satisfies Record<Binding, () => ServiceFunction>;
     for (const binding of BINDING_NAMES) if (wiring[binding]) binders[binding]();
     return fn;

@@ -66,6 +66,7 @@ export default defineConfig({
           { text: 'Configuration and limits', link: '/configuration' },
           { text: 'Data retention', link: '/data-retention' },
           { text: 'Operations', link: '/operations' },
+          { text: 'Billing', link: '/billing' },
           { text: 'Runbook', link: '/runbook' },
           { text: 'Deploying to AWS', link: '/deploy' },
           { text: 'Security', link: '/security' },

@@ -23,6 +23,7 @@ const WIRING: ResourceWiring = {
   pdfBucket: false,
   renderer: false,
   webhookQueue: false,
+  usageEventBus: false,
   batchOutputQueue: false,
   renderQueue: false,
 };
