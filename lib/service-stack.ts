@@ -249,7 +249,7 @@ export class PdfServiceStack extends Stack {
       reservedConcurrency: false,
       logRemovalPolicy,
     });
-    this.usageEventBus = new EventBus(this, 'UsageEvents', {
+    this.usageEventBus = new EventBus(this, 'UsageEventBus', {
       description:
         'Usage events: one per billable job (source pdf-service.usage, detail-type Usage Recorded)',
     });
