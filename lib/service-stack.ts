@@ -167,7 +167,7 @@ export class PdfServiceStack extends Stack {
   readonly renderer: RendererFunction;
   readonly table: ServiceTable;
   /**
-   * The usage events' bus (issue 39; docs/usage-events.md): one event per billable job, put by the
+   * The usage events' bus (issue 39; docs/billing.md): one event per billable job, put by the
    * usage-events consumer alone. An operator routes them with rules of their own (docs/deploy.md).
    */
   readonly usageEventBus: EventBus;

@@ -6,7 +6,7 @@
  * it again, with the same `dedupe_key` (the job id). A job completed twice by a race has one ledger
  * entry, so one event (two only when a publish was repeated, both with the same key).
  *
- * The event's shape is docs/usage-events.md's; change it only with a new `version`.
+ * The event's shape is docs/billing.md's; change it only with a new `version`.
  */
 import type { UsageEntry, UsageLedger } from './usage-ledger.js';
 
