@@ -23,8 +23,13 @@ export const putUsageEventsParams = (
   })),
 });
 
-export const createEventBridgeUsageBus = (eventBusName: string, aws: AwsConfig): UsageEventBus => {
-  const client = traced(new EventBridgeClient(clientOptions(aws, undefined)));
+/** `endpoint`: tests only, a stand-in that answers PutEvents (the SDK also reads AWS_ENDPOINT_URL_EVENTBRIDGE). */
+export const createEventBridgeUsageBus = (
+  eventBusName: string,
+  aws: AwsConfig,
+  endpoint?: string,
+): UsageEventBus => {
+  const client = traced(new EventBridgeClient(clientOptions(aws, endpoint)));
   return {
     async publish(events) {
       if (events.length === 0) return [];
