@@ -207,7 +207,9 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
           ),
         (f) => deps.onFault('recording a completed render failed', f),
       ),
+      // A job that holds no unit of a month (none was reserved for it) is not billed.
       ledger &&
+        completed.usage_month !== undefined &&
         retried(
           () => ledger.record(usageEntryOf(completed, month)),
           (f) => deps.onFault('recording the usage entry failed', f),
