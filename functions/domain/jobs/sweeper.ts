@@ -174,6 +174,19 @@ export const createSweeper = ({
   };
 
   /** Sets one account-month's counters from its jobs, then lets its expired jobs leave the index. */
+  /**
+   * Records the ledger entry of every completed job of the month that has none: a process killed
+   * between a job's completion and its entry (issue 39). Run for every month this pass touched.
+   */
+  const catchUpLedger = async (accountId: string, month: string, monthJobs?: readonly Job[]) => {
+    if (!ledger) return;
+    const all = monthJobs ?? (await jobs.ofMonth(accountId, month));
+    const recorded = new Set((await ledger.ofAccountMonth(accountId, month)).map((e) => e.job_id));
+    for (const job of all) {
+      if (job.status === 'completed' && !recorded.has(job.id)) await ledger.record(usageEntryOf(job, month));
+    }
+  };
+
   const reconcile = async (accountId: string, month: string, now: number): Promise<boolean> => {
     const seen = await usage.readUnits(accountId, month);
     const monthJobs = await jobs.ofMonth(accountId, month);
@@ -193,13 +206,7 @@ export const createSweeper = ({
       }
     }
     // The ledger holds every completed job of the month, as the counters will (issue 39).
-    if (ledger) {
-      const recorded = new Set((await ledger.ofAccountMonth(accountId, month)).map((e) => e.job_id));
-      for (const job of monthJobs) {
-        if (job.status === 'completed' && !recorded.has(job.id))
-          await ledger.record(usageEntryOf(job, month));
-      }
-    }
+    await catchUpLedger(accountId, month, monthJobs);
     if (
       !(await usage.setUnits(accountId, month, seen, counted.counts, counted.holders, counted.queuedHolders))
     )
@@ -219,6 +226,13 @@ export const createSweeper = ({
       let requeued = 0;
       let skipped = 0;
       const months = new Map<string, { accountId: string; month: string }>();
+      // Months whose jobs were queued again (not reconciled): their ledger is caught up all the same.
+      const ledgerMonths = new Map<string, { accountId: string; month: string }>();
+      const touchLedger = (job: Job) => {
+        if (job.usage_month === undefined) return;
+        const at = { accountId: job.account_id, month: job.usage_month };
+        ledgerMonths.set(`${at.accountId}\n${at.month}`, at);
+      };
       for (const ref of refs) {
         try {
           const job = await jobs.get(ref.accountId, ref.jobId, true);
@@ -229,10 +243,12 @@ export const createSweeper = ({
           }
           if (decision.kind === 'requeue') {
             if (await requeue(job, now)) requeued++;
+            touchLedger(job);
             continue;
           }
           if (decision.kind === 'accepting' && !(await acceptanceDied(job))) {
             if (await queueAccepted(job)) requeued++;
+            touchLedger(job);
             continue;
           }
           // The job's status ends now, whatever its month's counters can be worked out to.
@@ -264,6 +280,14 @@ export const createSweeper = ({
         } catch (e) {
           deferred++;
           onFault(`reconciling ${accountId} ${month} failed`, e);
+        }
+      }
+      for (const [key, { accountId, month }] of ledgerMonths) {
+        if (months.has(key)) continue;
+        try {
+          await catchUpLedger(accountId, month);
+        } catch (e) {
+          onFault(`catching up the usage ledger of ${accountId} ${month} failed`, e);
         }
       }
       const report = { expired: refs.length, interrupted, requeued, reconciled, deferred, skipped };

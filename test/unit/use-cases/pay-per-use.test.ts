@@ -13,7 +13,7 @@ import {
 } from '../../../functions/domain/accounts/usage-events.js';
 import type { Job } from '../../../functions/domain/jobs/jobs.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
-import { pdfJobs, sweeper, usageReport } from '../../../functions/services.js';
+import { asyncRenders, pdfJobs, sweeper, usageReport } from '../../../functions/services.js';
 import { DEFAULT_PLANS, type Plan } from '../../../functions/settings.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
@@ -171,6 +171,36 @@ describe('the usage ledger', () => {
       billed: 2,
       billedAgrees: true,
     });
+  });
+});
+
+describe('the usage ledger after a crash mid-queue', () => {
+  it('records a completed async job a crash left out of it when the sweeper queues its month’s others again', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const renders = m.services.get(asyncRenders);
+    const command: RenderCommand = { ...render('<p>queued</p>'), mode: 'async' };
+    const first = await renders.create(ada, command);
+    const second = await renders.create(ada, command);
+    m.renderQueue.drain(); // both taken by a consumer that dies
+    const claim = async (id: string) => {
+      const queued = (await m.jobs.get(ada.accountId, id, true)) as Job;
+      const now = m.clock.now().getTime();
+      return (await m.jobs.claim(queued, now + m.settings.jobLeaseSeconds * 1000, now)) as Job;
+    };
+    // The first completed, and the process died before its unit was recorded; the second died mid-render.
+    await m.jobs.complete(await claim(first.job.job.id), {
+      ok: true,
+      fileSizeBytes: 700,
+      pageCount: 1,
+      renderDurationMs: 9,
+    } as never);
+    await claim(second.job.job.id);
+    expect(await m.ledger(ada.accountId)).toMatchObject({ completed: 1, billed: 0 });
+    m.clock.advance(m.settings.jobLeaseSeconds * 1000 + 1);
+    // The second goes back to the queue (its month is not reconciled), and the ledger catches up.
+    expect(await m.services.get(sweeper).sweep()).toMatchObject({ requeued: 1, reconciled: 0 });
+    expect(await m.ledger(ada.accountId)).toMatchObject({ completed: 1, billed: 1, billedAgrees: true });
   });
 });
 
