@@ -38,6 +38,8 @@ export interface ConsumerNeeds {
   readonly webhookQueue?: 'send';
   /** The batch output queue: send a completed batch whose outputs are to be built. */
   readonly batchOutputQueue?: 'send';
+  /** The stack's usage event bus: put events to it (events:PutEvents on that bus alone). */
+  readonly usageEventBus?: 'put';
 }
 
 /** Fed by an SQS event source mapping that reports partial batch failures (ReportBatchItemFailures). */
@@ -224,8 +226,39 @@ export const batchOutputs = {
   memorySizeMiB: 1024,
 } as const satisfies ConsumerDeclaration;
 
+/**
+ * Usage events (issue 39): the usage ledger's unpublished entries put to the stack's EventBridge
+ * bus, each marked published once the bus took it (at least once; the job id is the dedupe key).
+ * The only function that may put events to the bus.
+ */
+export const usageEvents = {
+  name: 'usage-events',
+  description: "Publishes the usage ledger's new entries to the usage event bus",
+  source: {
+    kind: 'schedule',
+    rateMinutes: 1,
+    retryAttempts: 0,
+    localIntervalSeconds: (settings) => settings.sweepIntervalSeconds,
+    runsBeforeLocalStart: true,
+  },
+  needs: {
+    // The outbox (GSI1) read, an entry marked published: nothing else.
+    table: ['dynamodb:Query', 'dynamodb:UpdateItem'],
+    usageEventBus: 'put',
+  },
+  // A pass puts at most 500 events, ten at a time.
+  timeoutSeconds: () => 50,
+  memorySizeMiB: 256,
+} as const satisfies ConsumerDeclaration;
+
 /** Every consumer of the service. */
-export const consumers: readonly ConsumerDeclaration[] = [renderWorker, webhookSender, sweeper, batchOutputs];
+export const consumers: readonly ConsumerDeclaration[] = [
+  renderWorker,
+  webhookSender,
+  sweeper,
+  batchOutputs,
+  usageEvents,
+];
 
 /**
  * The bindings a consumer's function is given (the wiring declaration's, as an API resource's):
@@ -241,6 +274,7 @@ export const consumerWiring = (c: ConsumerDeclaration): Readonly<Record<Binding,
   webhookQueue: c.needs.webhookQueue !== undefined,
   batchOutputQueue: c.needs.batchOutputQueue !== undefined,
   kmsSigningKeys: false,
+  usageEventBus: c.needs.usageEventBus !== undefined,
 });
 
 /** The consumer that takes `queue`'s messages; every queue has one. */

@@ -36,6 +36,7 @@ const LAMBDAS = [
   'webhook-sender',
   'batch-outputs',
   'renderer',
+  'usage-events',
 ] as const;
 
 export const FLOORS: readonly Floor[] = [

@@ -181,6 +181,8 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     batchOutputQueue: r.needs.batchOutputQueue === true,
     renderQueue: r.needs.renderQueue === true,
     kmsSigningKeys: r.needs.kmsSigningKeys === true,
+    // Usage events are published by their own consumer (functions/consumers.ts), never by a route.
+    usageEventBus: false,
   };
 };
 

@@ -2,6 +2,8 @@ import type { ResourceConfig } from './core/config.js';
 import type { AccountStore } from './domain/accounts/accounts.js';
 import type { ApiKeyStore } from './domain/accounts/api-keys.js';
 import type { UsageStore } from './domain/accounts/usage.js';
+import type { UsageEventBus } from './domain/accounts/usage-events.js';
+import type { UsageLedger } from './domain/accounts/usage-ledger.js';
 import type { BatchWrites } from './domain/batches/batch-acceptance.js';
 import type { BatchArchiver, BatchOutputMessage } from './domain/batches/batch-outputs.js';
 import type { BatchOrders } from './domain/batches/batch-queue.js';
@@ -24,6 +26,8 @@ export interface ServiceParts extends WebhookParts {
   readonly renderer?: Renderer;
   /** In place of the webhook job events (a job that names an endpoint tells it when it ends). */
   readonly events?: JobEvents;
+  /** The local stack's usage event bus (a JSON-lines file in DATA_DIR); in the cloud, EventBridge. */
+  readonly usageBus?: UsageEventBus;
   /**
    * Tests only: stores, the bucket and the render queue in place of DynamoDB, S3 and SQS (the
    * memory adapters, functions/adapters/memory, held to the same contracts as the real ones), so
@@ -71,6 +75,8 @@ export interface StoreParts {
   readonly assembler: PdfAssembler;
   /** Batches' ZIPs, read from and written to the bucket. */
   readonly archiver: BatchArchiver;
+  /** The usage ledger (issue 39). Not handed in with the other stores: none is kept. */
+  readonly usageLedger: UsageLedger;
 }
 
 /**

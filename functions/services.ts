@@ -22,7 +22,9 @@ import { createJobStore } from './adapters/dynamodb/jobs.js';
 import { createSigningKeyStore } from './adapters/dynamodb/signing-keys.js';
 import { createTemplateStore } from './adapters/dynamodb/templates.js';
 import { createUsageStore } from './adapters/dynamodb/usage.js';
+import { createUsageLedger } from './adapters/dynamodb/usage-ledger.js';
 import { createWebhookDeliveryStore, createWebhookStore } from './adapters/dynamodb/webhooks.js';
+import { createEventBridgeUsageBus } from './adapters/eventbridge/usage-bus.js';
 import { createWebhookClient, createWebhookUrlCheck } from './adapters/http/webhook-client.js';
 import { createLambdaRenderer } from './adapters/lambda/renderer-client.js';
 import { createS3BatchArchiver } from './adapters/s3/batch-archive.js';
@@ -49,6 +51,7 @@ import type { ResourceConfig } from './core/config.js';
 import type { HttpDeps, RateLimitCounter, RefusedCounter } from './core/http.js';
 import { logFault, systemClock } from './core/runtime.js';
 import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
+import { createUsageEventPublisher } from './domain/accounts/usage-events.js';
 import { createUsageReport } from './domain/accounts/usage-report.js';
 import {
   type BatchOutputMessage,
@@ -151,6 +154,16 @@ const jobs = (s: Services) =>
   part(s, 'jobs', () => createJobStore(s.get(db), tableName(s), s.clock, recordRetention(s)));
 export const usage = (s: Services) =>
   part(s, 'usage', () => createUsageStore(s.get(db), tableName(s), s.clock));
+/**
+ * The usage ledger (issue 39): entries kept USAGE_LEDGER_RETENTION_DAYS after their job completed.
+ * A test that hands in its stores without one keeps none.
+ */
+export const usageLedger = (s: Services) =>
+  s.parts.stores
+    ? s.parts.stores.usageLedger
+    : createUsageLedger(s.get(db), tableName(s), {
+        retentionSeconds: s.settings.usageLedgerRetentionDays * 86_400,
+      });
 const templates = (s: Services) =>
   part(s, 'templates', () => createTemplateStore(s.get(db), tableName(s), s.clock, { onFault: s.onFault }));
 // A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
@@ -369,6 +382,7 @@ const lifecycleOf = (s: Services, deletesBatchOrders: boolean) =>
     limits: s.settings,
     onFault: s.onFault,
     events: jobEventsOf(s, deletesBatchOrders),
+    ledger: s.get(usageLedger),
   });
 const lifecycle = (s: Services) => lifecycleOf(s, false);
 const consumerLifecycle = (s: Services) => lifecycleOf(s, true);
@@ -461,6 +475,7 @@ export const sweeper = (s: Services) =>
     jobs: s.get(jobs),
     lifecycle: s.get(lifecycle),
     usage: s.get(usage),
+    ledger: s.get(usageLedger),
     clock: s.clock,
     onFault: s.onFault,
     renderQueue: s.get(renderQueue),
@@ -532,6 +547,20 @@ export const apiKeyManagement = (s: Services) =>
   createApiKeyManagement({ store: s.get(apiKeys), digest: s.get(digestApiKey) });
 export const templateManagement = (s: Services) =>
   createTemplateManagement({ store: s.get(templates), parser: templateParser });
+/** The usage events' bus: the local stack's file, or the stack's EventBridge bus. */
+const usageBus = (s: Services) =>
+  s.parts.usageBus ??
+  createEventBridgeUsageBus(
+    need(s.config.usageEventBusName, 'the usage event bus (USAGE_EVENT_BUS_NAME)'),
+    s.config.aws,
+  );
+/** The usage ledger's new entries published as usage events (the usage-events consumer). */
+export const usageEventPublisher = (s: Services) =>
+  createUsageEventPublisher({
+    ledger: need(s.get(usageLedger), 'the usage ledger'),
+    bus: s.get(usageBus),
+    onFault: s.onFault,
+  });
 export const usageReport = (s: Services) =>
   createUsageReport({ usage: s.get(usage), clock: s.clock, ...plansOf(s) });
 /**

@@ -17,6 +17,20 @@ export const planSchema = z.strictObject({
   rendersPerMinute: z.number().int().min(0),
   /** @default DEFAULT_CONCURRENT_RENDERS (left unset, so that a deployment's PLANS reads back as given) */
   concurrentRenders: z.number().int().min(1).optional(),
+  /**
+   * Renders past `monthlyRenders` counted as overage units instead of refused, at most `max_units`
+   * of them a month (then 429 PLAN_QUOTA_EXCEEDED). Absent or not allowed: the quota is a wall.
+   */
+  overage: z.strictObject({ allowed: z.boolean(), max_units: z.number().int().min(0) }).optional(),
+  /** What the plan costs a month, in `currency`: the estimated charge's base (issue 39). */
+  monthly_price: z.number().min(0).optional(),
+  /** What one overage unit costs, in `currency`. */
+  unit_price_overage: z.number().min(0).optional(),
+  /** ISO 4217 code of the prices. @default "USD" when a price is given */
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/)
+    .optional(),
 });
 /**
  * A plan's allowance: completed renders per calendar month (UTC), render requests per minute, and
@@ -29,6 +43,10 @@ export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
   starter: { monthlyRenders: 2000, rendersPerMinute: 60, concurrentRenders: 5 },
   pro: { monthlyRenders: 25000, rendersPerMinute: 300, concurrentRenders: 10 },
 };
+
+/** Units a month past which a plan refuses: its quota, and its overage when allowed. */
+export const unitCap = (plan: Plan): number =>
+  plan.monthlyRenders + (plan.overage?.allowed ? plan.overage.max_units : 0);
 
 /** The plan new accounts start on; every plan table must define it. */
 export const DEFAULT_PLAN = 'free';
@@ -66,6 +84,11 @@ export const INTEGER_SETTINGS = {
     max: MAX_PRESIGN_SECONDS,
   },
   pdfRetentionDays: { variable: 'PDF_RETENTION_DAYS', default: 30, min: 1 },
+  /**
+   * How long a usage ledger entry (one per billable job: issue 39) is kept after its job completed:
+   * 13 months and a few days by default, so last year's same month can be billed again.
+   */
+  usageLedgerRetentionDays: { variable: 'USAGE_LEDGER_RETENTION_DAYS', default: 400, min: 1 },
   /**
    * How long a pending or rendering job stays its request's without a renewal (renewed every third
    * of it): past it, the sweeper fails the job with PDF_RENDERING_INTERRUPTED and gives its unit

@@ -36,6 +36,8 @@ export const BINDINGS = {
    * SIGNING_KEY_TAG): no variable, the keys are named at run time.
    */
   kmsSigningKeys: {},
+  /** The stack's EventBridge bus of usage events (issue 39): the usage event publisher puts to it. */
+  usageEventBus: { eventBusName: 'USAGE_EVENT_BUS_NAME' },
 } as const;
 
 export type Binding = keyof typeof BINDINGS;

@@ -10,6 +10,8 @@
  *   export --account <id> [--out <file>] [--download <dir>]
  *                                           every item and PDF of the account, as JSON lines
  *   delete --account <id> [--yes]           removes all of it; without --yes only says what it would
+ *   usage --month <yyyy-mm> [--format csv|jsonl]
+ *                                           every account's month from the usage ledger (lib/admin-usage.ts)
  *
  * Where: `--table <name> --region <region>` (or TABLE_NAME and AWS_REGION) for a deployed table,
  * with the shell's AWS credentials; `--endpoint <url>` (or DYNAMODB_ENDPOINT) for a DynamoDB
@@ -40,6 +42,7 @@ import {
   exportLine,
   readObject,
 } from './account-data.js';
+import { formatRows, MONTH_PATTERN, monthRows, USAGE_FORMATS, type UsageFormat } from './admin-usage.js';
 import { closeServer, listen } from './local/http-server.js';
 import { LOCAL_REGION } from './local/issuer.js';
 import { readDataDir } from './local/options.js';
@@ -67,6 +70,9 @@ commands:
   delete --account <id> [--yes]           removes all of that, PDFs included (its keys stop working
                                           first); without --yes only prints what it would delete.
                                           Running it again is safe. The user pool's user is not touched.
+  usage --month <yyyy-mm> [--format csv|jsonl]
+                                          every account's month from the usage ledger: renders, pages,
+                                          bytes, included and overage units, estimated charge (CSV by default)
 
 where (default: the local stack's data in DATA_DIR, .data/):
   --table <name> --region <region>        a deployed table (also TABLE_NAME, AWS_REGION), with your AWS credentials
@@ -110,6 +116,8 @@ const OPTIONS = {
   out: { type: 'string' },
   download: { type: 'string' },
   yes: { type: 'boolean' },
+  month: { type: 'string' },
+  format: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -474,6 +482,23 @@ const COMMANDS: Record<string, Command> = {
   ),
   export: exportAccount,
   delete: deleteAccount,
+  usage: withTarget(
+    (values) => {
+      const month = required(values.month, '--month');
+      if (!MONTH_PATTERN.test(month)) throw new AdminUsageError(`--month must be yyyy-mm, got "${month}"`);
+      const format = nonBlank(values.format) ?? 'csv';
+      if (!(USAGE_FORMATS as readonly string[]).includes(format)) {
+        throw new AdminUsageError(`--format must be one of ${USAGE_FORMATS.join(', ')}, got "${format}"`);
+      }
+      return { month, format: format as UsageFormat };
+    },
+    async ({ month, format }, target, env, io) => {
+      const { plans } = knownPlans(env, target.deployed);
+      const rows = await monthRows(target.db, target.tableName, month, plans);
+      io.stdout(formatRows(rows, format));
+      io.stderr(`usage ${month}: ${rows.length} accounts from ${target.description}\n`);
+    },
+  ),
 };
 
 /** Runs one admin command; resolves to the exit code (0 done, 1 refused or failed, 2 bad arguments). */

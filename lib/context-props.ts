@@ -108,6 +108,7 @@ export const stackPropsFromContext = (node: Node): ServiceAppProps => {
     renderBudgetMs: typed(node, 'renderBudgetMs', 'number'),
     downloadUrlTtlSeconds: typed(node, 'downloadUrlTtlSeconds', 'number'),
     pdfRetentionDays: typed(node, 'pdfRetentionDays', 'number'),
+    usageLedgerRetentionDays: typed(node, 'usageLedgerRetentionDays', 'number'),
     retainData: typed(node, 'retainData', 'boolean'),
     requireMfa: typed(node, 'requireMfa', 'boolean'),
     rendererMemorySizeMiB: typed(node, 'rendererMemorySizeMiB', 'number'),

@@ -263,6 +263,9 @@ export class ServiceApi extends Construct {
       },
       batchOutputQueue: () => fn.bindBatchOutputQueue(props.batchOutputQueue),
       kmsSigningKeys: () => fn.bindKmsSigningKeys(),
+      usageEventBus: () => {
+        throw new Error(`${r.name}: no route publishes usage events (the usage-events consumer does)`);
+      },
     } satisfies Record<Binding, () => ServiceFunction>;
     for (const binding of BINDING_NAMES) if (wiring[binding]) binders[binding]();
     return fn;

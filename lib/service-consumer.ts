@@ -20,7 +20,7 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { type IEventBus, Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
@@ -51,6 +51,8 @@ export interface ConsumerParts {
   readonly asyncRenderer: IFunction;
   /** Every queue of the queue table, by its name there. */
   readonly queues: ReadonlyMap<string, ServiceQueue>;
+  /** The bus usage events are put to (issue 39). */
+  readonly usageEventBus?: IEventBus;
 }
 
 export interface ServiceConsumerProps {
@@ -134,6 +136,10 @@ export class ServiceConsumer extends Construct {
     if (needs.asyncRenderer) fn.bindRenderer(parts.asyncRenderer);
     if (needs.webhookQueue === 'send') fn.bindWebhookQueue(boundAs('webhookQueue'));
     if (needs.batchOutputQueue === 'send') fn.bindBatchOutputQueue(boundAs('batchOutputQueue'));
+    if (needs.usageEventBus === 'put') {
+      if (!parts.usageEventBus) throw new Error(`${d.name}: the stack has no usage event bus`);
+      fn.bindUsageEventBus(parts.usageEventBus);
+    }
 
     const source = d.source;
     if (source.kind === 'queue') {

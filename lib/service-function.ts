@@ -9,6 +9,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, type Size } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, type IFunction, type ILayerVersion, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -283,6 +284,13 @@ export class ServiceFunction extends NodejsFunction {
   bindBatchOutputQueue(queue: IQueue): this {
     this.bindVariables('batchOutputQueue', { queueUrl: queue.queueUrl });
     queue.grantSendMessages(this);
+    return this;
+  }
+
+  /** USAGE_EVENT_BUS_NAME, and the right to put events to that bus (events:PutEvents, nothing else). */
+  bindUsageEventBus(bus: IEventBus): this {
+    this.bindVariables('usageEventBus', { eventBusName: bus.eventBusName });
+    bus.grantPutEventsTo(this);
     return this;
   }
 

@@ -66,6 +66,12 @@ export interface ServiceSettings {
    */
   readonly pdfRetentionDays?: number;
   /**
+   * Days a usage ledger entry (one per billable job, issue 39) is kept after its job completed
+   * (DynamoDB TTL); the operator's billing reads it (`npm run admin -- usage`).
+   * @default 400 days (13 months and more)
+   */
+  readonly usageLedgerRetentionDays?: number;
+  /**
    * Async renders (POST /v1/pdf with "async": true): their budget, attempts, retry backoff, how long
    * a job may wait in the queue, and how many the consumer runs at once.
    * @default budget 600,000 ms, 3 attempts, 10 s × 2^n backoff, 6 h in the queue, 10 at once
@@ -182,6 +188,9 @@ export const resolveSettings = (settings: ServiceSettings = {}): ResolvedSetting
       ? { asyncQueueLeaseSeconds: settings.asyncRenders.queueLeaseSeconds }
       : {}),
     asyncConcurrency: settings.asyncRenders?.concurrency ?? DEFAULT_CLOUD_ASYNC_CONCURRENCY,
+    ...(settings.usageLedgerRetentionDays !== undefined
+      ? { usageLedgerRetentionDays: settings.usageLedgerRetentionDays }
+      : {}),
   };
   let environment: Record<string, string>;
   let checked: Settings;

@@ -2,8 +2,10 @@
  * The PDF render service in one stack. It only composes: each construct holds its own defaults,
  * grants and cdk-nag acknowledgements (with their reasons, beside what they excuse).
  */
+
 import { type CfnElement, CfnOutput, RemovalPolicy, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { EventBus } from 'aws-cdk-lib/aws-events';
 import type { Construct } from 'constructs';
 import {
   type ConsumerDeclaration,
@@ -164,6 +166,11 @@ export class PdfServiceStack extends Stack {
   readonly api: ServiceApi;
   readonly renderer: RendererFunction;
   readonly table: ServiceTable;
+  /**
+   * The usage events' bus (issue 39; docs/billing.md): one event per billable job, put by the
+   * usage-events consumer alone. An operator routes them with rules of their own (docs/deploy.md).
+   */
+  readonly usageEventBus: EventBus;
   readonly pdfBucket: PdfBucket;
   readonly userPool: ServiceUserPool;
   readonly apiKeySecret: ApiKeySecret;
@@ -242,6 +249,10 @@ export class PdfServiceStack extends Stack {
       reservedConcurrency: false,
       logRemovalPolicy,
     });
+    this.usageEventBus = new EventBus(this, 'UsageEventBus', {
+      description:
+        'Usage events: one per billable job (source pdf-service.usage, detail-type Usage Recorded)',
+    });
     const tables = props.asyncTables ?? { queues: serviceQueues, consumers: serviceConsumers };
     this.queues = new Map(
       tables.queues.map((q) => [
@@ -265,6 +276,7 @@ export class PdfServiceStack extends Stack {
             apiKeySecret: this.apiKeySecret,
             asyncRenderer: this.asyncRenderer.function,
             queues: this.queues,
+            usageEventBus: this.usageEventBus,
           },
           environment: settings.environment,
           logRemovalPolicy,
@@ -341,6 +353,7 @@ export class PdfServiceStack extends Stack {
     });
     new CfnOutput(this, 'PdfBucketName', { value: this.pdfBucket.bucketName });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'UsageEventBusName', { value: this.usageEventBus.eventBusName });
     new CfnOutput(this, 'RendererFunctionName', { value: this.renderer.function.functionName });
     new CfnOutput(this, 'RenderQueueUrl', { value: this.queueBoundAs('renderQueue').queueUrl });
 

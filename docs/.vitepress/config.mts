@@ -68,6 +68,7 @@ export default defineConfig({
           { text: 'Memory and document size', link: '/memory' },
           { text: 'Data retention', link: '/data-retention' },
           { text: 'Operations', link: '/operations' },
+          { text: 'Billing', link: '/billing' },
           { text: 'Runbook', link: '/runbook' },
           { text: 'Deploying to AWS', link: '/deploy' },
           { text: 'Security', link: '/security' },

@@ -160,6 +160,8 @@ export interface ResourceConfig {
   readonly webhookAllowHosts: readonly string[];
   /** The render queue's URL (async renders). */
   readonly renderQueueUrl: string | undefined;
+  /** Cloud: the usage event bus's name. Unset: the local stack hands its bus in. */
+  readonly usageEventBusName: string | undefined;
 }
 
 /** The fallback function's configuration (wiring.ts FALLBACK_VARIABLES). */
@@ -189,6 +191,7 @@ export const readResourceConfig = (wiring: ResourceWiring, env: Environment): Re
     : undefined,
   webhookAllowHosts: wiring.webhookQueue ? hostPorts(env, LOCAL_VARIABLES.webhookAllowHosts) : [],
   renderQueueUrl: wiring.renderQueue ? required(env, BINDINGS.renderQueue.queueUrl) : undefined,
+  usageEventBusName: wiring.usageEventBus ? variable(env, BINDINGS.usageEventBus.eventBusName) : undefined,
 });
 
 export interface RendererConfig {

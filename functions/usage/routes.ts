@@ -22,6 +22,22 @@ export const usageSchema = z.object({
   }),
   pdf_bytes: z.number().int().describe("total size of this month's completed PDFs"),
   render_ms: z.number().int().describe("total render duration of this month's completed PDFs"),
+  included_units: z.number().int().describe("units of renders_used within the plan's monthly renders"),
+  overage_units: z
+    .number()
+    .int()
+    .describe('units of renders_used past the monthly renders (plans that allow overage; else 0)'),
+  overage_limit: z.number().int().describe('overage units the plan allows a month (0: the quota is a wall)'),
+  estimated_charge: z
+    .object({
+      currency: z.string().describe('ISO 4217'),
+      monthly_price: z.number(),
+      unit_price_overage: z.number(),
+      overage_amount: z.number().describe('overage_units × unit_price_overage'),
+      total: z.number().describe('monthly_price + overage_amount, rounded to 6 decimals'),
+    })
+    .nullable()
+    .describe("this month's charge so far, when the plan carries prices; else null"),
 });
 
 export const usageResource = resource({

@@ -13,6 +13,7 @@ import type { ConsumerDeclaration, QueueSource, ScheduleSource } from '../../fun
 import { consumerOf, consumerWiring, LOCAL_START_EVENT } from '../../functions/consumers.js';
 import type { ConsumerModule, ScheduledHandler, SqsHandler } from '../../functions/core/consumer.js';
 import type { LookupAll } from '../../functions/core/public-addresses.js';
+import type { UsageEventBus } from '../../functions/domain/accounts/usage-events.js';
 import type { Renderer } from '../../functions/domain/common/ports.js';
 import { localDeadLetterQueueName, localQueueName, type QueueDeclaration } from '../../functions/queues.js';
 import type { ResourceWiring } from '../../functions/route-declaration.js';
@@ -28,6 +29,8 @@ export interface LocalConsumerParts {
   readonly renderer?: Renderer;
   /** Tests only: the resolver webhook hosts are judged with. */
   readonly webhookLookup?: LookupAll;
+  /** The usage events' stand-in bus: a JSON-lines file in DATA_DIR (usage-events.ts). */
+  readonly usageBus?: UsageEventBus;
 }
 
 /**

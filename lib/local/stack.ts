@@ -84,6 +84,7 @@ import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
 import { startLocalSqs } from './sqs/server.js';
 import { createStorageWatch, guardLevelDb, guardS3rverWrites } from './storage-faults.js';
 import { ensureTable } from './table.js';
+import { createJsonLinesUsageBus, USAGE_EVENTS_FILE } from './usage-events.js';
 
 /**
  * The HMAC key for API key digests (Secrets Manager in the cloud): made once, kept in DATA_DIR,
@@ -290,6 +291,8 @@ const localBindings = (parts: {
   batchOutputQueue: bindingEnvironment('batchOutputQueue', { queueUrl: parts.batchOutputQueueUrl }),
   // KMS, where there is one, is the AWS SDK's (lib/local/kms.ts).
   kmsSigningKeys: {},
+  // The JSON-lines file in DATA_DIR is handed in (usageEventBus part), not put to by name.
+  usageEventBus: {},
 });
 
 /**
@@ -532,7 +535,11 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         client: sqsClient,
         region: LOCAL_REGION,
         environmentFor,
-        parts: { renderer, ...webhookParts },
+        parts: {
+          renderer,
+          ...webhookParts,
+          usageBus: createJsonLinesUsageBus(join(dataDir, USAGE_EVENTS_FILE)),
+        },
         skip: new Set([
           ...((options.asyncConsumer ?? true) ? [] : [consumerOf(renderQueue, tables.consumers).name]),
           ...(options.skipConsumers ?? []),

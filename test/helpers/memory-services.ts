@@ -11,6 +11,7 @@
  *   const view = await m.services.get(asyncRenders).create(principal, command);
  *   for (const message of m.renderQueue.drain()) await m.services.get(renderWorker).handle(message);
  */
+
 import { createMemoryAccountStore } from '../../functions/adapters/memory/accounts.js';
 import { createMemoryApiKeyStore } from '../../functions/adapters/memory/api-keys.js';
 import { createMemoryBatchArchiver } from '../../functions/adapters/memory/batch-archive.js';
@@ -28,6 +29,7 @@ import { createMemorySigningKeyStore } from '../../functions/adapters/memory/sig
 import { createMemoryTable } from '../../functions/adapters/memory/table.js';
 import { createMemoryTemplateStore } from '../../functions/adapters/memory/templates.js';
 import { createMemoryUsageStore } from '../../functions/adapters/memory/usage.js';
+import { createMemoryUsageLedger } from '../../functions/adapters/memory/usage-ledger.js';
 import {
   createMemoryWebhookDeliveryStore,
   createMemoryWebhookStore,
@@ -91,6 +93,7 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     batchOutputQueue: createMemoryQueue<BatchOutputMessage>({ name: 'batch-outputs', clock }),
     assembler: createMemoryPdfAssembler(storage, onFault, clock),
     archiver: createMemoryBatchArchiver(storage),
+    usageLedger: createMemoryUsageLedger(),
   };
   const webhookQueue = createMemoryQueue<WebhookMessage>({ name: 'webhooks', clock });
   const config: ResourceConfig = {
@@ -113,6 +116,7 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     webhookAllowHosts: options.webhookAllowHosts ?? [],
     renderQueueUrl: undefined,
     batchOutputQueueUrl: undefined,
+    usageEventBusName: undefined,
   };
   const renderer = options.renderer ?? createMemoryRenderer();
   const services = createServices(
@@ -145,7 +149,14 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
       const all = await stores.jobs.list(accountId, { limit: 10_000, offset: 0 });
       const count = (status: string) => all.filter((j) => j.status === status).length;
       const units = await stores.usage.readUnits(accountId, month);
+      // The usage ledger (issue 39): one entry per completed job of the month, and no other.
+      const billed = (await stores.usageLedger.ofAccountMonth(accountId, month)).map((e) => e.job_id);
+      const completedIds = all.filter((j) => j.status === 'completed').map((j) => j.id);
       return {
+        /** Usage ledger entries of the month. */
+        billed: billed.length,
+        /** Whether the ledger's entries are exactly the completed jobs, one for one. */
+        billedAgrees: [...billed].sort().join() === [...completedIds].sort().join(),
         open: count('pending') + count('rendering'),
         completed: count('completed'),
         failed: count('failed'),

@@ -206,6 +206,10 @@ describe('usage report', () => {
       rate_limit: { limit: 2, window_seconds: 60, remaining: 2 },
       pdf_bytes: 0,
       render_ms: 0,
+      included_units: 0,
+      overage_units: 0,
+      overage_limit: 0,
+      estimated_charge: null,
     });
     await usage.hitRateLimit(account, plans.free);
     const month = await usage.reserveRender(account, plans.free, undefined, 'job_1');

@@ -79,6 +79,10 @@ describe('GET /v1/usage', () => {
       rate_limit: { limit: 10, window_seconds: 60, remaining: 10 },
       pdf_bytes: 0,
       render_ms: 0,
+      included_units: 0,
+      overage_units: 0,
+      overage_limit: 0,
+      estimated_charge: null,
     });
     const { key } = (await local.api('/v1/api-keys', { method: 'POST', token, body: { name: 'x' } })).json;
     expect((await local.api('/v1/usage', { token: key })).json).toEqual(res.json);

@@ -5,6 +5,7 @@
  * attempt fails for good after ASYNC_MAX_ATTEMPTS with its unit back; a message delivered twice
  * (sent again by hand, at once and after the job ended) renders and counts once.
  */
+
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRendererConfig } from '../../functions/core/config.js';
@@ -16,6 +17,7 @@ import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { PROJECT_ROOT } from '../../lib/service-function.js';
 import { waitForJob } from '../helpers/async-jobs.js';
 import { useLocalStack } from '../helpers/local-stack.js';
+import { billedJobIds } from '../helpers/usage-ledger.js';
 
 /** Renders through Chromium, counting each render by its job; fails the next renders `failNext` says. */
 let chromium: RendererInstance;
@@ -62,7 +64,8 @@ const submit = async (token: string, html: string) => {
 
 describe('async renders, faults', () => {
   it('retries a retryable failure after its backoff, then completes: counted once', async () => {
-    const token = await local.sessionToken();
+    const account = `retry-${Date.now()}`;
+    const token = await local.sessionToken(account);
     let failures = 0;
     const started = Date.now();
     failNext = () => (failures++ < 1 ? CRASHED : undefined);
@@ -74,13 +77,16 @@ describe('async renders, faults', () => {
       // The first attempt's backoff: ASYNC_RETRY_BASE_SECONDS (1 s) before the second.
       expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
       expect((await local.api('/v1/usage', { token })).json.renders_used).toBe(1);
+      // Billed once (issue 39): one usage ledger entry for the job, whatever its attempts.
+      expect(await billedJobIds(local.stack, account)).toEqual([id]);
     } finally {
       failNext = () => undefined;
     }
   });
 
   it('fails for good after the last attempt, with the failure and its unit back', async () => {
-    const token = await local.sessionToken();
+    const account = `never-${Date.now()}`;
+    const token = await local.sessionToken(account);
     failNext = (r) => (r.template.source.includes('never') ? CRASHED : undefined);
     try {
       const id = await submit(token, '<p>never</p>');
@@ -88,6 +94,7 @@ describe('async renders, faults', () => {
       expect(job).toMatchObject({ status: 'failed', attempts: 3, error: { code: 'PDF_RENDERING_FAILED' } });
       expect(rendered.get(id)).toBe(3);
       expect((await local.api('/v1/usage', { token })).json.renders_used).toBe(0);
+      expect(await billedJobIds(local.stack, account)).toEqual([]);
     } finally {
       failNext = () => undefined;
     }
@@ -127,6 +134,8 @@ describe('async renders, faults', () => {
         attempts: 1,
       });
       expect((await local.api('/v1/usage', { token })).json.renders_used).toBe(1);
+      // Delivered three times, rendered and billed once: one ledger entry.
+      expect(await billedJobIds(local.stack, account)).toEqual([id]);
     } finally {
       sqs.destroy();
     }

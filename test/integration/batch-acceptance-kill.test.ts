@@ -10,11 +10,13 @@
  * test/unit/use-cases/batch-acceptance-kill.test.ts). Before
  * issue 38 such a kill left the batch partly rendered and charged (150 completed, 250 failed).
  */
+
 import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it, type TestContext } from 'vitest';
 import { type StackProcess, startStackProcess } from '../helpers/child-stack.js';
 import { type Api, createApi, createTempDataDir, type Json } from '../helpers/local-stack.js';
+import { billedJobIds } from '../helpers/usage-ledger.js';
 
 const LEASE_SECONDS = 10;
 const SWEEP_SECONDS = 1;
@@ -140,6 +142,13 @@ describe.concurrent('a stack killed while it accepts a batch, restarted on the s
           `${completed} completed, renders_used ${usage.renders_used}, settled ${Date.now() - sentAt} ms after the request`,
       );
       expect(usage.renders_used).toBe(completed);
+      // The usage ledger (issue 39): one entry per completed job, none for a failed one.
+      const completedIds = (all: Json[]) =>
+        all
+          .filter((j) => j.status === 'completed')
+          .map((j) => j.id as string)
+          .sort();
+      expect(await billedJobIds(stack as StackProcess, sub)).toEqual(completedIds(jobs));
       if (answered === 202) expect(outcome).toBe('accepted');
       if (outcome === 'accepted') {
         expect(completed).toBe(ITEMS);
@@ -174,6 +183,9 @@ describe.concurrent('a stack killed while it accepts a batch, restarted on the s
           await sleep(500);
         }
         expect(usage.renders_used).toBe(ITEMS);
+        expect(await billedJobIds(stack as StackProcess, sub)).toEqual(
+          completedIds(await allJobs(api, again)),
+        );
       }
     },
   );

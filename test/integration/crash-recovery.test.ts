@@ -19,7 +19,15 @@ import { describe, it, type TestContext } from 'vitest';
 import { type StackProcess, startStackProcess } from '../helpers/child-stack.js';
 import { type Api, createApi, createTempDataDir, type Json } from '../helpers/local-stack.js';
 import { useReachableHost } from '../helpers/reachable-host.js';
+import { billedJobIds } from '../helpers/usage-ledger.js';
 import { useWebhookReceiver } from '../helpers/webhook-receiver.js';
+
+/** The completed jobs' ids, sorted: what the usage ledger should hold, one for one. */
+const completedIds = (jobs: readonly Json[]): string[] =>
+  jobs
+    .filter((j) => j.status === 'completed')
+    .map((j) => j.id as string)
+    .sort();
 
 /**
  * Starts (and, after a kill, starts again) a stack process with `env` on a DATA_DIR of the test's
@@ -199,6 +207,8 @@ describe.concurrent('a stack killed mid-work and restarted on the same data', ()
     expect(completed).toBeGreaterThanOrEqual(completedBeforeKill.length);
     expect(jobs.every((j: Json) => j.status === 'completed' || j.status === 'failed')).toBe(true);
     expect(usage.renders_used).toBe(completed);
+    // The usage ledger (issue 39): one entry per completed job, as many as the month's units.
+    expect(await billedJobIds(stack, sub)).toEqual(completedIds(jobs));
     // An idempotent retry after the crash takes the dead claim over (after its short lease, two
     // thirds of the job's) and renders once; a second retry replays it.
     const retryStarted = Date.now();
@@ -226,6 +236,7 @@ describe.concurrent('a stack killed mid-work and restarted on the same data', ()
     expect((await api('/v1/usage', { token: restarted })).json.renders_used).toBe(completedNow + 1);
     const after: Json[] = (await api('/v1/pdf?limit=100', { token: restarted })).json;
     expect(after.filter((j) => j.status === 'completed')).toHaveLength(completedNow + 1);
+    expect(await billedJobIds(stack, sub)).toEqual(completedIds(after));
   });
 
   /**
@@ -317,6 +328,7 @@ describe.concurrent('a stack killed mid-work and restarted on the same data', ()
     );
     expect(jobs.every((j: Json) => j.status === 'completed' || j.status === 'failed')).toBe(true);
     expect(usage.renders_used).toBe(completed.length);
+    expect(await billedJobIds(stack, sub)).toEqual(completedIds(jobs));
     // No PDF lost: every completed job's file is there.
     for (const job of completed) {
       const pdf = await fetch((await api(`/v1/pdf/${job.id}`, { token: restarted })).json.download_url);
@@ -445,6 +457,7 @@ describe.concurrent('a stack killed mid-work and restarted on the same data', ()
       await sleep(500);
     }
     expect(usage.renders_used).toBe(completed.length);
+    expect(await billedJobIds(stack, sub)).toEqual(completedIds(jobs));
   });
 
   /**

@@ -772,6 +772,11 @@ describe('the dashboard', () => {
     expect(await textOf(page, '[data-field=rate-limit]')).toMatch(/^300 renders per 60 s, \d+ left/);
     expect(await textOf(page, '[data-field=pdf-bytes]')).toMatch(/KB$/);
     expect(await textOf(page, '[data-field=render-time]')).toMatch(/\d (ms|s)$/);
+    // Pay per use (issue 39): pro has no overage and no price, so every unit is included, no charge shown.
+    expect(await textOf(page, '[data-field=units]')).toBe(
+      `${usage.renders_used.toLocaleString('en-US')} included, 0 overage`,
+    );
+    expect(await page.$('[data-field=estimated-charge]')).toBeNull();
     // The plan's limits, and what to do for more.
     expect(await textOf(page, '[data-field=plan-name]')).toBe('pro');
     expect(await textOf(page, '[data-field=plan-limits]')).toMatch(

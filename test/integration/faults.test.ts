@@ -16,6 +16,7 @@ import type { RendererInstance } from '../../functions/renderer/renderer.js';
 import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
 import { type Api, createApi, dynamoDbClient, useLocalStack } from '../helpers/local-stack.js';
 import { controlMs, describeBound, type PaceBound, paceBound, since } from '../helpers/timing.js';
+import { billedJobIds } from '../helpers/usage-ledger.js';
 
 const local = useLocalStack({ plan: 'roomy' });
 
@@ -219,8 +220,11 @@ describe.concurrent('DynamoDB faults', () => {
       { id: res.json.error.job_id, status: 'failed', error: { code: 'SERVICE_BUSY' } },
     ]);
     expect(await unitsUsed(sub)).toBe(0);
-    expect((await render(viaFaults, token, 'works again')).status).toBe(201);
+    const again = await render(viaFaults, token, 'works again');
+    expect(again.status).toBe(201);
     expect(await unitsUsed(sub)).toBe(1);
+    // The job that failed is not billed; the one that completed is, once.
+    expect(await billedJobIds(local.stack, sub)).toEqual([again.json.id]);
   });
 
   it('gives up on a hanging DynamoDB within seconds, with 503 SERVICE_BUSY and nothing held', async () => {
@@ -273,7 +277,10 @@ describe.concurrent('writes that landed but whose answer was lost (the SDK sends
         }
         return 'pass';
       };
-    faults.set(loseFirst(['in_progress', '"pending"', 'ADD renders_used :one', '"completed"']));
+    // And the usage ledger's entry (issue 39): recorded once, though the SDK sends it twice.
+    faults.set(
+      loseFirst(['in_progress', '"pending"', 'ADD renders_used :one', '"completed"', 'USAGE_ENTRY#']),
+    );
     // The control: another account's render through the same path, nothing lost.
     const bystander = await local.sessionToken();
     const control = await controlMs(async () => {
@@ -288,8 +295,15 @@ describe.concurrent('writes that landed but whose answer was lost (the SDK sends
     });
     const ms = performance.now() - started;
     expect(ok.status, ok.text).toBe(201);
-    expect(faults.faulted).toEqual(['PutItem:lose', 'PutItem:lose', 'UpdateItem:lose', 'UpdateItem:lose']);
+    expect(faults.faulted).toEqual([
+      'PutItem:lose',
+      'PutItem:lose',
+      'UpdateItem:lose',
+      'UpdateItem:lose',
+      'PutItem:lose',
+    ]);
     expect(await unitsUsed(sub)).toBe(1);
+    expect(await billedJobIds(local.stack, sub)).toEqual([ok.json.id]);
     // Its own claim did not make the request wait for the claim's lease (20 s) to run out: it
     // ends before half the lease plus twice a render's time in this run (at least the lease).
     const bound: PaceBound = { expectedMs: 10_000, slackMs: 10_000, controlMs: control, factor: 2 };
@@ -315,6 +329,7 @@ describe.concurrent('writes that landed but whose answer was lost (the SDK sends
     await expectNoJobInFlight(token);
     // The refund was sent twice and counted once: the completed render's unit is still used.
     expect(await unitsUsed(sub)).toBe(1);
+    expect(await billedJobIds(local.stack, sub)).toEqual([ok.json.id]);
   });
 });
 

@@ -50,6 +50,7 @@ describe('resolveSettings', () => {
       renderBudgetMs: 5000,
       downloadUrlTtlSeconds: 60,
       pdfRetentionDays: 2,
+      usageLedgerRetentionDays: 500,
     });
     expect(parsePlans(environment.PLANS)).toEqual(plans);
     const saved = { ...process.env };
@@ -60,6 +61,7 @@ describe('resolveSettings', () => {
         renderBudgetMs: 5000,
         downloadUrlTtlSeconds: 60,
         pdfRetentionDays: 2,
+        usageLedgerRetentionDays: 500,
         // Not set here: their defaults.
         jobLeaseSeconds: 30,
         sweepIntervalSeconds: 5,

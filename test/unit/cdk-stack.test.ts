@@ -3,9 +3,22 @@
  * looked up from the constructs, never written down). Bundling is skipped: these tests are about
  * the template; test/integration/bundle-smoke.test.ts runs the bundles.
  */
+
+import { readFileSync } from 'node:fs';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { batchOutputs, renderWorker, sweeper, webhookSender } from '../../functions/consumers.js';
+import {
+  batchOutputs,
+  renderWorker,
+  sweeper,
+  usageEvents,
+  webhookSender,
+} from '../../functions/consumers.js';
+import {
+  USAGE_EVENT_DETAIL_TYPE,
+  USAGE_EVENT_SOURCE,
+  usageEventOf,
+} from '../../functions/domain/accounts/usage-events.js';
 import { batchOutputQueue, renderQueue, webhookQueue } from '../../functions/queues.js';
 import { wiringOf } from '../../functions/route-declaration.js';
 import { apiResources, resources, routeKey, routes } from '../../functions/routes.js';
@@ -69,7 +82,7 @@ describe('the default stack', () => {
     }
   });
 
-  it('has one Lambda per API resource, the fallback, the renderer, the async renderer, the sweeper, the webhook sender, the render queue consumer and the batch output builder, all on Node.js 22 or newer', () => {
+  it('has one Lambda per API resource, the fallback, the renderer, the async renderer, the sweeper, the webhook sender, the render queue consumer, the batch output builder and the usage event publisher, all on Node.js 22 or newer', () => {
     // Besides them, only aws-cdk-lib's own handler that copies the dashboard into its bucket.
     const deployHandler = s.stack.dashboard?.bucketDeploymentHandler;
     const ours = Object.keys(functions).filter((id) => id !== s.logicalId(deployHandler as never));
@@ -83,6 +96,7 @@ describe('the default stack', () => {
           s.logicalId(s.stack.consumer(webhookSender.name).function),
           workerId(),
           s.logicalId(s.stack.consumer(batchOutputs.name).function),
+          s.logicalId(s.stack.consumer(usageEvents.name).function),
         )
         .sort(),
     );
@@ -96,7 +110,7 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.queue(webhookQueue.name).queue);
     const dlqId = s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue);
     const queues = s.template.findResources('AWS::SQS::Queue');
-    // The queues and their DLQs (render, webhook, batch output) and the sweeper's failure queue.
+    // The queues and their DLQs (render, webhook, batch output) and the scheduled consumers' failure queues.
     expect(Object.keys(queues).sort()).toEqual(
       [
         dlqId,
@@ -106,6 +120,7 @@ describe('the default stack', () => {
         s.logicalId(s.stack.queue(batchOutputQueue.name).queue),
         s.logicalId(s.stack.queue(batchOutputQueue.name).deadLetterQueue),
         s.logicalId(s.stack.consumer(sweeper.name).failureDestination),
+        s.logicalId(s.stack.consumer(usageEvents.name).failureDestination),
       ].sort(),
     );
     for (const q of Object.values(queues) as Json[]) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
@@ -114,7 +129,8 @@ describe('the default stack', () => {
       maxReceiveCount: 5,
     });
     const ssl = Object.values(s.template.findResources('AWS::SQS::QueuePolicy')) as Json[];
-    expect(ssl).toHaveLength(7);
+    // One per queue: every queue refuses plain HTTP.
+    expect(ssl).toHaveLength(Object.keys(queues).length);
     for (const p of ssl) {
       expect(JSON.stringify(p.Properties.PolicyDocument)).toContain('"aws:SecureTransport":"false"');
     }
@@ -164,6 +180,8 @@ describe('the default stack', () => {
         s.logicalId(s.stack.consumer(sweeper.name).function),
         workerId(),
         s.logicalId(s.stack.consumer(batchOutputs.name).function),
+        // To its own failure queue only (asserted with the bus below).
+        s.logicalId(s.stack.consumer(usageEvents.name).function),
       ].sort(),
     );
   });
@@ -173,9 +191,14 @@ describe('the default stack', () => {
     const rules = Object.values(s.template.findResources('AWS::Events::Rule')) as {
       Properties: { ScheduleExpression: string; Targets: { Arn: unknown }[] };
     }[];
-    expect(rules.map((r) => [r.Properties.ScheduleExpression, r.Properties.Targets[0]?.Arn])).toEqual([
-      ['rate(1 minute)', { 'Fn::GetAtt': [sweeperId, 'Arn'] }],
-    ]);
+    const usageEventsId = s.logicalId(s.stack.consumer(usageEvents.name).function);
+    expect(rules.map((r) => [r.Properties.ScheduleExpression, r.Properties.Targets[0]?.Arn])).toEqual(
+      expect.arrayContaining([
+        ['rate(1 minute)', { 'Fn::GetAtt': [sweeperId, 'Arn'] }],
+        ['rate(1 minute)', { 'Fn::GetAtt': [usageEventsId, 'Arn'] }],
+      ]),
+    );
+    expect(rules).toHaveLength(2);
     const roleId = functions[sweeperId].Properties.Role['Fn::GetAtt'][0];
     const policies = Object.values(s.template.findResources('AWS::IAM::Policy')) as {
       Properties: {
@@ -200,6 +223,72 @@ describe('the default stack', () => {
     expect(functions[sweeperId].Properties.Environment.Variables.WEBHOOK_QUEUE_URL).toEqual({
       Ref: s.logicalId(s.stack.queue(webhookQueue.name).queue),
     });
+  });
+
+  it('puts usage events on a bus of its own, from the usage-events function alone: PutEvents on that bus, the ledger outbox queried and updated, nothing more', () => {
+    const buses = resourcesOf(s, 'AWS::Events::EventBus');
+    expect(Object.keys(buses)).toEqual([s.logicalId(s.stack.usageEventBus)]);
+    const busArn = { 'Fn::GetAtt': [s.logicalId(s.stack.usageEventBus), 'Arn'] };
+    const publisherId = s.logicalId(s.stack.consumer(usageEvents.name).function);
+    expect(functions[publisherId].Properties.Environment.Variables.USAGE_EVENT_BUS_NAME).toEqual({
+      Ref: s.logicalId(s.stack.usageEventBus),
+    });
+    const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0] as string;
+    const statements = statementsOfRole(s, roleOf(publisherId));
+    const putEvents = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('events:')));
+    expect(putEvents).toEqual([expect.objectContaining({ Action: 'events:PutEvents', Resource: busArn })]);
+    expect(
+      statements
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('dynamodb:'))
+        .sort(),
+    ).toEqual(['dynamodb:Query', 'dynamodb:UpdateItem']);
+    // No queue but its own failure queue, no bucket, secret or renderer.
+    const failureQueueArn = {
+      'Fn::GetAtt': [s.logicalId(s.stack.consumer(usageEvents.name).failureDestination), 'Arn'],
+    };
+    for (const st of statements.filter((st) => actionsOf(st).some((a) => a.startsWith('sqs:')))) {
+      expect(st.Resource).toEqual(failureQueueArn);
+    }
+    expect(
+      statements.flatMap(actionsOf).filter((a) => !/^(dynamodb|events|sqs|logs|xray|cloudwatch):/.test(a)),
+    ).toEqual([]);
+    // And no other function may put events anywhere.
+    for (const id of Object.keys(functions).filter((f) => f !== publisherId)) {
+      const role = functions[id].Properties.Role?.['Fn::GetAtt']?.[0];
+      if (!role) continue;
+      expect(
+        statementsOfRole(s, role)
+          .flatMap(actionsOf)
+          .filter((a) => a.startsWith('events:')),
+        id,
+      ).toEqual([]);
+    }
+    expect(s.template.findOutputs('UsageEventBusName')).not.toEqual({});
+  });
+
+  it('documents the usage event schema: its source, detail-type and every detail field', () => {
+    const doc = readFileSync(new URL('../../docs/billing.md', import.meta.url), 'utf8');
+    expect(doc).toContain(`"source": "${USAGE_EVENT_SOURCE}"`);
+    expect(doc).toContain(`"detail-type": "${USAGE_EVENT_DETAIL_TYPE}"`);
+    const event = usageEventOf({
+      account_id: 'a',
+      job_id: 'job_1',
+      month: '2026-11',
+      kind: 'render',
+      units: 1,
+      pages: 1,
+      bytes: 1,
+      render_ms: 1,
+      batch_id: null,
+      completed_at: '2026-11-28T10:00:00.000Z',
+    });
+    const example = JSON.parse(/```json\n(\{\n {2}"source"[\s\S]*?)```/.exec(doc)?.[1] ?? '{}');
+    expect(Object.keys(example).sort()).toEqual(Object.keys(event).sort());
+    expect(Object.keys(example.detail).sort()).toEqual(Object.keys(event.detail).sort());
+    // Each field is named in the field table (a row of its own, or one it shares).
+    for (const field of Object.keys(event.detail))
+      expect(doc, field).toMatch(new RegExp(`^\\|.*\`${field}\``, 'm'));
   });
 
   it('gives only the two renderers a layer: the one Chromium layer, on x86_64; the render queue consumer none', () => {
@@ -385,7 +474,7 @@ describe('the default stack', () => {
     const queueId = s.logicalId(s.stack.queue(renderQueue.name).queue);
     const dlqId = s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue);
     const queues = resourcesOf(s, 'AWS::SQS::Queue');
-    // The queues and their DLQs (render, webhook, batch output) and the sweeper's failure queue.
+    // The queues and their DLQs (render, webhook, batch output) and the scheduled consumers' failure queues.
     expect(Object.keys(queues).sort()).toEqual(
       [
         queueId,
@@ -395,6 +484,7 @@ describe('the default stack', () => {
         s.logicalId(s.stack.queue(batchOutputQueue.name).queue),
         s.logicalId(s.stack.queue(batchOutputQueue.name).deadLetterQueue),
         s.logicalId(s.stack.consumer(sweeper.name).failureDestination),
+        s.logicalId(s.stack.consumer(usageEvents.name).failureDestination),
       ].sort(),
     );
     expect(queues[queueId].Properties).toMatchObject({

@@ -1921,6 +1921,23 @@ export interface components {
             pdf_bytes: number;
             /** @description total render duration of this month's completed PDFs */
             render_ms: number;
+            /** @description units of renders_used within the plan's monthly renders */
+            included_units: number;
+            /** @description units of renders_used past the monthly renders (plans that allow overage; else 0) */
+            overage_units: number;
+            /** @description overage units the plan allows a month (0: the quota is a wall) */
+            overage_limit: number;
+            /** @description this month's charge so far, when the plan carries prices; else null */
+            estimated_charge: {
+                /** @description ISO 4217 */
+                currency: string;
+                monthly_price: number;
+                unit_price_overage: number;
+                /** @description overage_units × unit_price_overage */
+                overage_amount: number;
+                /** @description monthly_price + overage_amount, rounded to 6 decimals */
+                total: number;
+            } | null;
         };
         CreatedWebhook: {
             /** @description wh_ followed by a ULID */

@@ -23,6 +23,7 @@ import type { Job } from '../../domain/jobs/jobs.js';
 import { newJobRecord } from '../../domain/jobs/jobs.js';
 // An item key is kept as long as POST /v1/pdf's Idempotency-Key.
 import { IDEMPOTENCY_RETENTION_SECONDS } from '../../domain/renders/idempotency.js';
+import { unitCap } from '../../settings.js';
 import { isConditionFailure, withinLimit } from './conditional.js';
 import { createJobParams, toJob } from './jobs.js';
 import { batchItemKeyKey, ENTITY, jobKey, PK, SK, TTL, usageKey } from './keys.js';
@@ -198,7 +199,7 @@ export const createBatchWrites = (
       try {
         await db.send(
           new UpdateCommand(
-            reserveUnitsParams(tableName, { accountId, month, limit: plan.monthlyRenders, jobIds }),
+            reserveUnitsParams(tableName, { accountId, month, limit: unitCap(plan), jobIds }),
           ),
         );
       } catch (e) {

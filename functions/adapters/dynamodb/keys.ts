@@ -22,6 +22,7 @@
  *   signing key    PK ACCOUNT#<account>  SK SIGNKEY#<key id>      (an uploaded private key sealed, never in clear)
  *   signing key slots PK ACCOUNT#<account> SK SIGNKEY_SLOTS      (the ids of the keys, a string set)
  *   webhook delivery PK ACCOUNT#<account> SK WEBHOOK_DELIVERY#<webhook id>#<delivery id>  (attempts inside; expires_at set)
+ *   usage entry    PK ACCOUNT#<account>  SK USAGE_ENTRY#<yyyy-mm>#<job id>  (the ledger; expires_at set)
  *
  * An account item carries GSI1PK EMAIL#<lower-cased email>, GSI1SK ACCOUNT#<account> (lookup by email).
  * A job whose unit is unsettled (pending, rendering, or failed with its refund not yet done) carries
@@ -30,6 +31,10 @@
  * PENDING_DELIVERIES#<shard 0-7>, GSI1SK <next attempt, 15 digits>#<account>#<webhook>#<delivery>:
  * the sweeper re-queues those long overdue (pendingDeliveryIndexKey). A batch's job carries GSI2PK
  * BATCH#<account>#<batch>, GSI2SK JOB#<job id>: the batch's jobs in item order (batchJobIndexKey).
+ * A usage entry carries GSI2PK USAGE_MONTH#<yyyy-mm>#<shard 0-7>, GSI2SK <account>#<job>: a month's
+ * entries of every account in eight queries (usageMonthIndexKey), and, until its event is
+ * published, GSI1PK USAGE_OUTBOX#<shard 0-7>, GSI1SK <completed_at>#<account>#<yyyy-mm>#<job>
+ * (usageOutboxIndexKey).
  */
 import { createHash } from 'node:crypto';
 import { PARTITION_PREFIXES, tableSchema } from '../../table.js';
@@ -62,6 +67,7 @@ export const ENTITY = {
   signingKeySlots: 'signing_key_slots',
   batch: 'batch',
   batchItemKey: 'batch_item_key',
+  usageEntry: 'usage_entry',
 } as const;
 
 export type Entity = (typeof ENTITY)[keyof typeof ENTITY];
@@ -94,6 +100,35 @@ export const jobsPartition = (accountId: string): string => accountPk(accountId)
 export const usageKey = (accountId: string, month: string): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: `USAGE#${month}`,
+});
+
+export const USAGE_ENTRY_SK_PREFIX = 'USAGE_ENTRY#';
+export const usageEntryKey = (accountId: string, month: string, jobId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `${USAGE_ENTRY_SK_PREFIX}${month}#${jobId}`,
+});
+
+/**
+ * The ledger's month index and outbox are sharded as the open jobs are: a month's entries of
+ * every account spread over eight partitions, so no partition takes every completion's write.
+ */
+export const USAGE_SHARDS = 8;
+const usageShard = (jobId: string): number =>
+  createHash('sha256').update(jobId).digest().readUInt8(0) % USAGE_SHARDS;
+export const usageMonthPartition = (month: string, shard: number): string => `USAGE_MONTH#${month}#${shard}`;
+export const usageMonthIndexKey = (month: string, accountId: string, jobId: string) => ({
+  [GSI2.partitionKey]: usageMonthPartition(month, usageShard(jobId)),
+  [GSI2.sortKey]: `${accountId}#${jobId}`,
+});
+export const usageOutboxPartition = (shard: number): string => `USAGE_OUTBOX#${shard}`;
+export const usageOutboxIndexKey = (entry: {
+  account_id: string;
+  job_id: string;
+  month: string;
+  completed_at: string;
+}) => ({
+  [GSI1.partitionKey]: usageOutboxPartition(usageShard(entry.job_id)),
+  [GSI1.sortKey]: `${entry.completed_at}#${entry.account_id}#${entry.month}#${entry.job_id}`,
 });
 
 export const rateWindowKey = (accountId: string, minute: number): ItemKey => ({

@@ -23,7 +23,7 @@ import {
 } from '../../domain/accounts/usage-limits.js';
 import { epochSeconds, minuteOf, monthOf } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
-import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
+import { DEFAULT_CONCURRENT_RENDERS, type Plan, unitCap } from '../../settings.js';
 import { isConditionFailure, withinLimit } from './conditional.js';
 import {
   countedWindowKey,
@@ -391,7 +391,7 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
             reserveRenderParams(tableName, {
               accountId,
               month,
-              limit: plan.monthlyRenders,
+              limit: unitCap(plan),
               concurrent,
               jobId,
             }),
@@ -418,7 +418,7 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       try {
         await db.send(
           new UpdateCommand(
-            reserveQueuedParams(tableName, { accountId, month, limit: plan.monthlyRenders, jobId }),
+            reserveQueuedParams(tableName, { accountId, month, limit: unitCap(plan), jobId }),
           ),
         );
         return month;

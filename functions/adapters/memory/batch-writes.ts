@@ -14,6 +14,7 @@ import { ServiceError } from '../../domain/common/errors.js';
 import type { Clock } from '../../domain/common/ports.js';
 import { type Job, newJobRecord } from '../../domain/jobs/jobs.js';
 import { IDEMPOTENCY_RETENTION_SECONDS } from '../../domain/renders/idempotency.js';
+import { unitCap } from '../../settings.js';
 import { createMemoryTable, itemKeyKey, jobKey, type MemoryTable, monthKey, usageMonth } from './table.js';
 
 export const createMemoryBatchWrites = (
@@ -62,7 +63,7 @@ export const createMemoryBatchWrites = (
       const first = jobIds[0];
       if (first === undefined) return;
       const m = usageMonth(table, accountId, month);
-      const fits = (m.rendersUsed ?? 0) <= plan.monthlyRenders - jobIds.length;
+      const fits = (m.rendersUsed ?? 0) <= unitCap(plan) - jobIds.length;
       if (!fits || m.queued.has(first) || m.holders.has(first)) {
         // This very write, sent again?
         if (m.queued.has(first)) return;

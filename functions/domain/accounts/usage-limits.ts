@@ -4,7 +4,7 @@
  * concurrency and the per-minute rate limits. Apart from usage.ts, which the errors module reads
  * the rate-limit state's type from.
  */
-import { DEFAULT_CONCURRENT_RENDERS, type Plan } from '../../settings.js';
+import { DEFAULT_CONCURRENT_RENDERS, type Plan, unitCap } from '../../settings.js';
 import { ServiceError } from '../common/errors.js';
 import { monthPeriod } from './usage.js';
 
@@ -26,11 +26,12 @@ export const reservationRefusal = (
   now: Date,
 ): ServiceError | undefined => {
   const concurrent = plan.concurrentRenders ?? DEFAULT_CONCURRENT_RENDERS;
-  if (used >= plan.monthlyRenders) {
+  if (used >= unitCap(plan)) {
     const resetAt = monthPeriod(now).end;
+    const overage = plan.overage?.allowed ? ` and its ${plan.overage.max_units} overage units` : '';
     return new ServiceError(
       'PLAN_QUOTA_EXCEEDED',
-      `Monthly quota of ${plan.monthlyRenders} renders used up; it resets at ${resetAt.toISOString()}`,
+      `Monthly quota of ${plan.monthlyRenders} renders${overage} used up; it resets at ${resetAt.toISOString()}`,
       { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
     );
   }

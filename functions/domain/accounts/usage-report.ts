@@ -30,7 +30,44 @@ export interface UsageReport {
   readonly pdf_bytes: number;
   /** Render durations of this month's completed PDFs. */
   readonly render_ms: number;
+  /** Units within the plan's monthly renders, and past them (overage: issue 39). */
+  readonly included_units: number;
+  readonly overage_units: number;
+  readonly overage_limit: number;
+  readonly estimated_charge: EstimatedCharge | null;
 }
+
+export interface EstimatedCharge {
+  readonly currency: string;
+  readonly monthly_price: number;
+  readonly unit_price_overage: number;
+  readonly overage_amount: number;
+  readonly total: number;
+}
+
+/** Units of `used` within the plan's monthly renders, and past them. */
+export const splitUnits = (plan: Plan, used: number): { included: number; overage: number } => ({
+  included: Math.min(used, plan.monthlyRenders),
+  overage: Math.max(0, used - plan.monthlyRenders),
+});
+
+/** Amounts kept to 6 decimals: sums of binary fractions (0.1 + 0.2) never show their noise. */
+const money = (amount: number) => Math.round(amount * 1e6) / 1e6;
+
+/** A month's charge on `plan` for `overageUnits`, when the plan carries a price; else null. */
+export const estimatedCharge = (plan: Plan, overageUnits: number): EstimatedCharge | null => {
+  if (plan.monthly_price === undefined && plan.unit_price_overage === undefined) return null;
+  const monthly = plan.monthly_price ?? 0;
+  const unit = plan.unit_price_overage ?? 0;
+  const overage = money(overageUnits * unit);
+  return {
+    currency: plan.currency ?? 'USD',
+    monthly_price: monthly,
+    unit_price_overage: unit,
+    overage_amount: overage,
+    total: money(monthly + overage),
+  };
+};
 
 export interface UsageReportDeps {
   readonly usage: UsageStore;
@@ -52,6 +89,7 @@ export const createUsageReport =
       deps.usage.readMonth(principal.accountId, monthOf(now)),
       deps.usage.readRateLimit(principal.accountId, plan),
     ]);
+    const units = splitUnits(plan, month.rendersUsed);
     return {
       plan: planName,
       period_start: isoNow(start),
@@ -62,5 +100,9 @@ export const createUsageReport =
       rate_limit: { limit: window.limit, window_seconds: RATE_WINDOW_SECONDS, remaining: window.remaining },
       pdf_bytes: month.pdfBytes,
       render_ms: month.renderMs,
+      included_units: units.included,
+      overage_units: units.overage,
+      overage_limit: plan.overage?.allowed ? plan.overage.max_units : 0,
+      estimated_charge: estimatedCharge(plan, units.overage),
     };
   };

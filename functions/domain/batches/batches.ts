@@ -30,7 +30,7 @@
  * job moves the batch to `completed`, once (conditional), and only that one publishes
  * `batch.completed`.
  */
-import type { Plan } from '../../settings.js';
+import { type Plan, unitCap } from '../../settings.js';
 import { stringifyTemplateData, type TemplateData } from '../../templating/index.js';
 import { monthPeriod, planAllowance, type UsageStore } from '../accounts/usage.js';
 import { monthOf } from '../common/clock.js';
@@ -200,10 +200,10 @@ export const createBatches = (deps: BatchDeps) => {
   const quotaExceeded = (plan: Plan, used: number, wanted: number) => {
     const now = clock.now();
     const resetAt = monthPeriod(now).end;
-    const remaining = Math.max(0, plan.monthlyRenders - used);
+    const remaining = Math.max(0, unitCap(plan) - used);
     return new ServiceError(
       'PLAN_QUOTA_EXCEEDED',
-      `The batch has ${wanted} items but only ${remaining} of the monthly quota of ${plan.monthlyRenders} renders remain; the quota resets at ${resetAt.toISOString()}`,
+      `The batch has ${wanted} items but only ${remaining} of the monthly quota of ${unitCap(plan)} renders remain; the quota resets at ${resetAt.toISOString()}`,
       { retryAfterSeconds: Math.ceil((resetAt.getTime() - now.getTime()) / 1000) },
     );
   };
@@ -302,7 +302,7 @@ export const createBatches = (deps: BatchDeps) => {
       const { rendersUsed } = await usage.readMonth(principal.accountId, month);
       const keyless = command.items.filter((i) => i.idempotencyKey === undefined).length;
       // Refused from one read when even the items no key can replay are too many.
-      if (rendersUsed + keyless > plan.monthlyRenders) {
+      if (rendersUsed + keyless > unitCap(plan)) {
         throw quotaExceeded(plan, rendersUsed, command.items.length);
       }
       const batchId = newBatchId();

@@ -13,6 +13,7 @@
 
 import type { Plan } from '../../settings.js';
 import type { UsageStore } from '../accounts/usage.js';
+import { type UsageLedger, usageEntryOf } from '../accounts/usage-ledger.js';
 import { isOverload, overloaded, ServiceError } from '../common/errors.js';
 import {
   type Clock,
@@ -41,6 +42,8 @@ export interface JobLifecycleDeps {
   readonly onFault: (message: string, error: unknown) => void;
   /** Told when a job that names a webhook endpoint or a batch ends. @default NO_JOB_EVENTS */
   readonly events?: JobEvents;
+  /** Where a completed job's unit is recorded for billing (issue 39). @default none */
+  readonly ledger?: UsageLedger;
 }
 
 /** The holder renews a job's lease (and its idempotency claim) every third of the lease while it works. */
@@ -184,12 +187,34 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
     return failed;
   };
 
-  const recordCompleted = async (job: Job, month: string, bytes: number, ms: number) => {
+  /**
+   * The one place a completed job's unit is counted as consumed: the month's totals and the usage
+   * ledger's entry, side by side (each once per job, however often this runs). A crash between the
+   * job's completion and these is caught up by the sweeper's reconciliation of the month.
+   */
+  const recordCompleted = async (completed: Job, month: string) => {
+    const { ledger } = deps;
     // The unit is used either way; only the totals and the running count would be off.
-    await retried(
-      () => usage.recordRender(job.account_id, month, bytes, ms, job.id),
-      (f) => deps.onFault('recording a completed render failed', f),
-    );
+    await Promise.all([
+      retried(
+        () =>
+          usage.recordRender(
+            completed.account_id,
+            month,
+            completed.file_size_bytes ?? 0,
+            completed.render_duration_ms ?? 0,
+            completed.id,
+          ),
+        (f) => deps.onFault('recording a completed render failed', f),
+      ),
+      // A job that holds no unit of a month (none was reserved for it) is not billed.
+      ledger &&
+        completed.usage_month !== undefined &&
+        retried(
+          () => ledger.record(usageEntryOf(completed, month)),
+          (f) => deps.onFault('recording the usage entry failed', f),
+        ),
+    ]);
   };
 
   /**
@@ -198,17 +223,13 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
    * another (a batch's count is one more write).
    */
   const complete = async (
-    { job, month }: Pick<AcceptedRender, 'job' | 'month'>,
+    { month }: Pick<AcceptedRender, 'job' | 'month'>,
     rendering: Job,
     result: Extract<RenderResult, { ok: true }>,
     alongside?: (completed: Job) => Promise<unknown>,
   ): Promise<Job> => {
     const completed = await jobs.complete(rendering, result);
-    await Promise.all([
-      recordCompleted(job, month, result.fileSizeBytes, result.renderDurationMs),
-      ended(completed),
-      alongside?.(completed),
-    ]);
+    await Promise.all([recordCompleted(completed, month), ended(completed), alongside?.(completed)]);
     return completed;
   };
 
@@ -264,12 +285,7 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
     if (renewal.lost()) throw interrupted(accepted.job, cause);
     const outcome = await abandon(accepted, cause);
     if (outcome instanceof ServiceError) throw outcome;
-    await recordCompleted(
-      accepted.job,
-      accepted.month,
-      outcome.file_size_bytes ?? 0,
-      outcome.render_duration_ms ?? 0,
-    );
+    await recordCompleted(outcome, accepted.month);
     return outcome;
   };
 

@@ -38,6 +38,7 @@
  */
 
 import { countJob, reconcileCounts, type UsageStore } from '../accounts/usage.js';
+import { type UsageLedger, usageEntryOf } from '../accounts/usage-ledger.js';
 import type { BatchStore } from '../batches/batch-counter.js';
 import type { Clock, MessageQueue } from '../common/ports.js';
 import { type RenderMessage, renderMessage } from '../renders/async-renders.js';
@@ -56,6 +57,8 @@ export interface SweeperDeps {
     'requeueExpired' | 'interruptExpired' | 'settled' | 'ended' | 'hold'
   >;
   readonly usage: UsageStore;
+  /** The usage ledger: a completed job a crash left out of it is recorded when its month is reconciled. */
+  readonly ledger?: UsageLedger;
   readonly clock: Clock;
   readonly onFault: (message: string, error: unknown) => void;
   /** The render queue, to re-queue async jobs. Absent: they fail as sync ones do. */
@@ -123,6 +126,7 @@ export const createSweeper = ({
   limits,
   overdueDeliveries,
   batches,
+  ledger,
 }: SweeperDeps) => {
   const maxAttempts = renderQueue ? limits.asyncMaxAttempts : 0;
 
@@ -179,6 +183,19 @@ export const createSweeper = ({
   };
 
   /** Sets one account-month's counters from its jobs, then lets its expired jobs leave the index. */
+  /**
+   * Records the ledger entry of every completed job of the month that has none: a process killed
+   * between a job's completion and its entry (issue 39). Run for every month this pass touched.
+   */
+  const catchUpLedger = async (accountId: string, month: string, monthJobs?: readonly Job[]) => {
+    if (!ledger) return;
+    const all = monthJobs ?? (await jobs.ofMonth(accountId, month));
+    const recorded = new Set((await ledger.ofAccountMonth(accountId, month)).map((e) => e.job_id));
+    for (const job of all) {
+      if (job.status === 'completed' && !recorded.has(job.id)) await ledger.record(usageEntryOf(job, month));
+    }
+  };
+
   const reconcile = async (accountId: string, month: string, now: number): Promise<boolean> => {
     const seen = await usage.readUnits(accountId, month);
     const monthJobs = await jobs.ofMonth(accountId, month);
@@ -197,6 +214,8 @@ export const createSweeper = ({
         await tellEnded({ accountId: job.account_id, jobId: job.id });
       }
     }
+    // The ledger holds every completed job of the month, as the counters will (issue 39).
+    await catchUpLedger(accountId, month, monthJobs);
     if (
       !(await usage.setUnits(accountId, month, seen, counted.counts, counted.holders, counted.queuedHolders))
     )
@@ -221,6 +240,13 @@ export const createSweeper = ({
       let requeued = 0;
       let skipped = 0;
       const months = new Map<string, { accountId: string; month: string }>();
+      // Months whose jobs were queued again (not reconciled): their ledger is caught up all the same.
+      const ledgerMonths = new Map<string, { accountId: string; month: string }>();
+      const touchLedger = (job: Job) => {
+        if (job.usage_month === undefined) return;
+        const at = { accountId: job.account_id, month: job.usage_month };
+        ledgerMonths.set(`${at.accountId}\n${at.month}`, at);
+      };
       for (const ref of refs) {
         try {
           const job = await jobs.get(ref.accountId, ref.jobId, true);
@@ -231,10 +257,12 @@ export const createSweeper = ({
           }
           if (decision.kind === 'requeue') {
             if (await requeue(job, now)) requeued++;
+            touchLedger(job);
             continue;
           }
           if (decision.kind === 'accepting' && !(await acceptanceDied(job))) {
             if (await queueAccepted(job)) requeued++;
+            touchLedger(job);
             continue;
           }
           // The job's status ends now, whatever its month's counters can be worked out to.
@@ -266,6 +294,14 @@ export const createSweeper = ({
         } catch (e) {
           deferred++;
           onFault(`reconciling ${accountId} ${month} failed`, e);
+        }
+      }
+      for (const [key, { accountId, month }] of ledgerMonths) {
+        if (months.has(key)) continue;
+        try {
+          await catchUpLedger(accountId, month);
+        } catch (e) {
+          onFault(`catching up the usage ledger of ${accountId} ${month} failed`, e);
         }
       }
       const report = { expired: refs.length, interrupted, requeued, reconciled, deferred, skipped };

@@ -11,6 +11,7 @@ import { createJobStore } from '../../../functions/adapters/dynamodb/jobs.js';
 import { createSigningKeyStore } from '../../../functions/adapters/dynamodb/signing-keys.js';
 import { createTemplateStore } from '../../../functions/adapters/dynamodb/templates.js';
 import { createUsageStore } from '../../../functions/adapters/dynamodb/usage.js';
+import { createUsageLedger } from '../../../functions/adapters/dynamodb/usage-ledger.js';
 import {
   createWebhookDeliveryStore,
   createWebhookStore,
@@ -23,6 +24,7 @@ import { jobsContract } from '../../contract/jobs.contract.js';
 import { signingKeyStoreContract } from '../../contract/signing-keys.contract.js';
 import { templatesContract } from '../../contract/templates.contract.js';
 import { usageContract } from '../../contract/usage.contract.js';
+import { usageLedgerContract } from '../../contract/usage-ledger.contract.js';
 import { webhookStoresContract } from '../../contract/webhooks.contract.js';
 import { useTable } from '../../helpers/dynalite.js';
 
@@ -73,4 +75,9 @@ signingKeyStoreContract({
     createSigningKeyStore(table.db, table.name, (message, error) => {
       throw new Error(`${message}: ${String(error)}`);
     }),
+});
+
+usageLedgerContract({
+  name: 'dynalite',
+  create: () => createUsageLedger(table.db, table.name, { retentionSeconds: 400 * 86_400 }),
 });

@@ -13,6 +13,7 @@ import { createMemorySigningKeyStore } from '../../../functions/adapters/memory/
 import { createMemoryTable } from '../../../functions/adapters/memory/table.js';
 import { createMemoryTemplateStore } from '../../../functions/adapters/memory/templates.js';
 import { createMemoryUsageStore } from '../../../functions/adapters/memory/usage.js';
+import { createMemoryUsageLedger } from '../../../functions/adapters/memory/usage-ledger.js';
 import {
   createMemoryWebhookDeliveryStore,
   createMemoryWebhookStore,
@@ -26,6 +27,7 @@ import { ordersContract } from '../../contract/orders.contract.js';
 import { signingKeyStoreContract } from '../../contract/signing-keys.contract.js';
 import { templatesContract } from '../../contract/templates.contract.js';
 import { usageContract } from '../../contract/usage.contract.js';
+import { usageLedgerContract } from '../../contract/usage-ledger.contract.js';
 import { webhookStoresContract } from '../../contract/webhooks.contract.js';
 
 accountsContract({ name: 'memory', create: (clock) => createMemoryAccountStore(clock) });
@@ -69,3 +71,5 @@ batchesContract({
 });
 
 signingKeyStoreContract({ name: 'memory', create: () => createMemorySigningKeyStore() });
+
+usageLedgerContract({ name: 'memory', create: () => createMemoryUsageLedger() });

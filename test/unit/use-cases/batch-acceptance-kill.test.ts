@@ -155,6 +155,8 @@ describe('a batch whose acceptance is killed after any of its writes', () => {
       const ledger = await m.ledger(ada.accountId);
       expect(ledger, after).toMatchObject({ open: 0, unsettled: 0, inFlight: 0 });
       expect(ledger.rendersUsed, after).toBe(ledger.completed);
+      // The usage ledger (issue 39): one entry per completed job, whichever write the kill followed.
+      expect(ledger.billedAgrees, after).toBe(true);
       const cancelled = batchId === undefined || (await notFound(use.get(ada, batchId)));
       if (cancelled) {
         // Nothing rendered, nothing charged; no batch shown.

@@ -94,6 +94,8 @@ describe('work that died', () => {
       unsettled: 0,
       rendersUsed: 1,
       inFlight: 0,
+      billed: 1,
+      billedAgrees: true,
     });
     expect((await m.events()).map((e) => e.type)).toEqual(['job.completed']);
   });
@@ -119,6 +121,8 @@ describe('work that died', () => {
       unsettled: 0,
       rendersUsed: 1,
       inFlight: 0,
+      billed: 1,
+      billedAgrees: true,
     });
     expect((await m.services.get(batches).get(ada, view.batch.id)).batch).toMatchObject({
       status: 'completed',

@@ -68,6 +68,10 @@ describe('the usage report', () => {
       },
       pdf_bytes: bytes,
       render_ms: ms,
+      included_units: 2,
+      overage_units: 0,
+      overage_limit: 0,
+      estimated_charge: null,
     });
     expect(bytes).toBeGreaterThan(0);
   });

@@ -7,6 +7,10 @@ import { ErrorMessage, Loading, PageHeading, useAsync } from '../components.js';
 import { useDashboard } from '../context.js';
 import { formatBytes, formatDate, formatDateTime, formatDuration, formatNumber } from '../format.js';
 
+/** An amount in its currency, as the browser's locale writes it (EUR 10.50, $5.00). */
+const formatMoney = (amount: number, currency: string): string =>
+  new Intl.NumberFormat(undefined, { style: 'currency', currency, maximumFractionDigits: 6 }).format(amount);
+
 /** What the page says about changing plans when the deployment says nothing. */
 const defaultPlanContact = (environment: 'aws' | 'local'): string =>
   environment === 'local'
@@ -58,6 +62,9 @@ export const UsagePage = () => {
             </h2>
             <ul class="limits" data-field="plan-limits">
               <li>{formatNumber(usage.renders_limit)} renders a month</li>
+              {usage.overage_limit > 0 && (
+                <li>then up to {formatNumber(usage.overage_limit)} more, billed as overage</li>
+              )}
               <li>
                 {formatNumber(usage.rate_limit.limit)} renders per {usage.rate_limit.window_seconds} s at most
               </li>
@@ -79,6 +86,23 @@ export const UsagePage = () => {
                 {formatNumber(usage.rate_limit.remaining)} left in this window
               </dd>
             </div>
+            <div>
+              <dt>Units this month</dt>
+              <dd data-field="units">
+                {formatNumber(usage.included_units)} included, {formatNumber(usage.overage_units)} overage
+              </dd>
+            </div>
+            {usage.estimated_charge && (
+              <div>
+                <dt>Estimated charge</dt>
+                <dd data-field="estimated-charge">
+                  {formatMoney(usage.estimated_charge.total, usage.estimated_charge.currency)} (
+                  {formatMoney(usage.estimated_charge.monthly_price, usage.estimated_charge.currency)} plan,{' '}
+                  {formatMoney(usage.estimated_charge.overage_amount, usage.estimated_charge.currency)}{' '}
+                  overage)
+                </dd>
+              </div>
+            )}
             <div>
               <dt>PDF bytes this month</dt>
               <dd data-field="pdf-bytes">{formatBytes(usage.pdf_bytes)}</dd>
