@@ -10,17 +10,13 @@
  * xmllint-wasm starts a worker thread from a file beside its own and compiles the schema on every
  * call (200-800 ms per invoice on 2 busy cores), and a bundle holds no such file.
  *
+ * Nothing of the validators is loaded before the first e-invoice: libxml2-wasm (whose module
+ * compiles its WebAssembly as it is imported), SaxonJS and a profile's artefacts are imported on
+ * the first invoice (of the profile), so that the pdf function's cold start does not pay for them.
  * A profile's artefacts are unpacked on its first invoice and kept for the life of the process.
  */
 import { gunzipSync } from 'node:zlib';
-import {
-  XmlBufferInputProvider,
-  XmlDocument,
-  XmlLibError,
-  XmlValidateError,
-  XsdValidator,
-  xmlRegisterInputProvider,
-} from 'libxml2-wasm';
+import type { XmlBufferInputProvider, XmlDocument, XsdValidator } from 'libxml2-wasm';
 import type SaxonJSType from 'saxon-js';
 import type {
   EInvoiceCheck,
@@ -60,7 +56,19 @@ const saxonJs = (): Promise<typeof SaxonJSType> => {
   return saxon;
 };
 
+/** libxml2-wasm, imported on the first invoice (its import compiles and starts the WebAssembly). */
+type LibXml2 = typeof import('libxml2-wasm');
+let libxml2: Promise<LibXml2> | undefined;
+const libXml2 = (): Promise<LibXml2> => {
+  libxml2 ??= import('libxml2-wasm');
+  libxml2.catch(() => {
+    libxml2 = undefined;
+  });
+  return libxml2;
+};
+
 interface Loaded {
+  readonly lib: LibXml2;
   readonly xsd: XsdValidator;
   readonly rules: number;
   /** The schematron's compiled XSLT and its code lists, with SaxonJS: loaded on the first check that runs it. */
@@ -80,15 +88,17 @@ interface Blob {
 }
 
 /** One input provider for every profile's XSD files, each under its own directory. */
-const xsdFiles = new XmlBufferInputProvider({});
+let xsdFiles: XmlBufferInputProvider | undefined;
 let providerRegistered = false;
 
 const load = async (dir: ArtefactDir): Promise<Loaded> => {
-  const { artefacts } = await LOADERS[dir]();
+  const [{ artefacts }, lib] = await Promise.all([LOADERS[dir](), libXml2()]);
+  const { XmlBufferInputProvider, XmlDocument, XsdValidator, xmlRegisterInputProvider } = lib;
   const blob = JSON.parse(gunzipSync(Buffer.from(artefacts.gz, 'base64')).toString('utf8')) as Blob;
-  if (!providerRegistered) providerRegistered = xmlRegisterInputProvider(xsdFiles);
+  const files = (xsdFiles ??= new XmlBufferInputProvider({}));
+  if (!providerRegistered) providerRegistered = xmlRegisterInputProvider(files);
   for (const [name, text] of Object.entries(blob.xsd))
-    xsdFiles.addBuffer(`/factur-x/${dir}/${name}`, new TextEncoder().encode(text));
+    files.addBuffer(`/factur-x/${dir}/${name}`, new TextEncoder().encode(text));
   const main = `/factur-x/${dir}/${artefacts.mainXsd}`;
   const schema = XmlDocument.fromString(blob.xsd[artefacts.mainXsd] ?? '', { url: main });
   const xsd = XsdValidator.fromDoc(schema);
@@ -99,6 +109,7 @@ const load = async (dir: ArtefactDir): Promise<Loaded> => {
     return { sef: JSON.parse(blob.sef), baseUri, pool: { [`${baseUri}${artefacts.codedb}`]: codedb } };
   };
   return {
+    lib,
     xsd,
     rules: artefacts.rules,
     schematron: () => {
@@ -126,7 +137,8 @@ const artefactsOf = (profile: EInvoiceProfile): Promise<Loaded> => {
 /** A DOCTYPE brings entities and external loads; an invoice never has one. */
 const DOCTYPE = /<!DOCTYPE|<!ENTITY/i;
 
-const xsdFailures = (xml: string, validator: XsdValidator): RuleFailure[] => {
+const xsdFailures = (xml: string, { lib, xsd: validator }: Loaded): RuleFailure[] => {
+  const { XmlDocument, XmlLibError, XmlValidateError } = lib;
   let doc: XmlDocument;
   try {
     doc = XmlDocument.fromString(xml);
@@ -199,7 +211,7 @@ export const structuralFailures = async (xml: string, profile: EInvoiceProfile):
   if (DOCTYPE.test(xml)) {
     return [{ rule: 'XML', message: 'must not declare a DOCTYPE or entities', location: 'line 1' }];
   }
-  return xsdFailures(xml, artefacts.xsd);
+  return xsdFailures(xml, artefacts);
 };
 
 export const checkCii = async (xml: string, profile: EInvoiceProfile): Promise<EInvoiceCheck> => {
