@@ -95,7 +95,8 @@ const load = async (dir: ArtefactDir): Promise<Loaded> => {
   const [{ artefacts }, lib] = await Promise.all([LOADERS[dir](), libXml2()]);
   const { XmlBufferInputProvider, XmlDocument, XsdValidator, xmlRegisterInputProvider } = lib;
   const blob = JSON.parse(gunzipSync(Buffer.from(artefacts.gz, 'base64')).toString('utf8')) as Blob;
-  const files = (xsdFiles ??= new XmlBufferInputProvider({}));
+  xsdFiles ??= new XmlBufferInputProvider({});
+  const files = xsdFiles;
   if (!providerRegistered) providerRegistered = xmlRegisterInputProvider(files);
   for (const [name, text] of Object.entries(blob.xsd))
     files.addBuffer(`/factur-x/${dir}/${name}`, new TextEncoder().encode(text));
