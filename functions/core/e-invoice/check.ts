@@ -27,13 +27,14 @@ import type {
 import type { ProfileArtefacts } from './artefacts/artefact.js';
 import { buildCii } from './build.js';
 
-type ArtefactDir = 'minimum' | 'basicwl' | 'basic' | 'en16931';
+type ArtefactDir = 'minimum' | 'basicwl' | 'basic' | 'en16931' | 'extended';
 
 const DIRECTORY: Readonly<Record<EInvoiceProfile, ArtefactDir>> = {
   minimum: 'minimum',
   'basic-wl': 'basicwl',
   basic: 'basic',
   en16931: 'en16931',
+  extended: 'extended',
 };
 
 const LOADERS: Readonly<Record<ArtefactDir, () => Promise<{ artefacts: ProfileArtefacts }>>> = {
@@ -41,6 +42,7 @@ const LOADERS: Readonly<Record<ArtefactDir, () => Promise<{ artefacts: ProfileAr
   basicwl: () => import('./artefacts/basicwl.js'),
   basic: () => import('./artefacts/basic.js'),
   en16931: () => import('./artefacts/en16931.js'),
+  extended: () => import('./artefacts/extended.js'),
 };
 
 /**
@@ -193,9 +195,11 @@ const schematronFailures = async (xml: string, artefacts: Schematron): Promise<R
     .filter((f) => f.flag !== 'warning' && f.flag !== 'information')
     .map((f) => {
       // The Factur-X schematron names the EN 16931 rule in its text: "[BR-CO-10]-Sum of ...".
+      // EXTENDED's code-list assertions name none ("Value of 'ram:CountryID' is not allowed."):
+      // SCHEMATRON, their location says where.
       const named = /^\[([^\]]+)\]\s*-?\s*(.*)$/s.exec(f.text);
       return {
-        rule: named?.[1] ?? f.id,
+        rule: named?.[1] ?? (f.id || 'SCHEMATRON'),
         message: named?.[2] ?? f.text,
         location: f.location.replace(/\[namespace-uri\(\)='[^']*'\]/g, ''),
       };
