@@ -3,12 +3,15 @@
  * validated (the profile's official XSD and schematron) before the render is accepted; a valid one
  * is embedded as factur-x.xml in a PDF/A-3b, read back with real readers (pdfdetach, pdfinfo -meta,
  * pdffonts, qpdf); an invalid one answers 422 INVALID_E_INVOICE naming the rule, with nothing
- * charged. The embedded XML is validated again here through the same validator, as a cross-check.
+ * charged. The embedded XML is the one built from the invoice, byte for byte; the validator run in
+ * a test's own process, as a cross-check, is in the heavy tier (contract/e-invoice.saxon and
+ * e-invoice-extended: SaxonJS and a schematron take seconds to load). On batches: each item's
+ * invoice validated at acceptance (one failing refuses the batch, naming the item), each PDF an
+ * e-invoice (pdfdetach).
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCii } from '../../functions/core/e-invoice/build.js';
-import { checkCii } from '../../functions/core/e-invoice/check.js';
 import { INVALID_INVOICES, invoiceWith, validInvoice } from '../fixtures/e-invoice.js';
 import { waitForBatch, waitForJob } from '../helpers/async-jobs.js';
 import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
@@ -78,10 +81,9 @@ describe('e_invoice from an invoice document', () => {
     const xml = await pdfdetachSave(pdf, 1);
     expect(xml).toContain('<ram:ID>INV-2026-0042</ram:ID>');
     expect(xml).toContain('<ram:GrandTotalAmount>136.20</ram:GrandTotalAmount>');
-    expect(await checkCii(xml, 'en16931')).toEqual({
-      valid: true,
-      rulesChecked: res.json.e_invoice.rules_checked,
-    });
+    // The XML the stack validated (rules_checked above), byte for byte; the same XML through the
+    // validator in this process is the contract's case (contract/e-invoice.saxon, heavy tier).
+    expect(xml).toBe(buildCii(validInvoice(), 'en16931'));
     const [file] = await associatedFiles(pdf);
     expect(file?.['/AFRelationship']).toBe('/Alternative');
     expect(file?.['/F']).toBe('u:factur-x.xml');
