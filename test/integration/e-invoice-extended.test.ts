@@ -22,30 +22,30 @@ beforeAll(async () => {
 
 type Change = Parameters<typeof invoiceWith>[0];
 
-/** [what is wrong, how, the rule EXTENDED's schematron names]. */
-const INVALID_EXTENDED: readonly (readonly [string, Change, string])[] = [
-  ['totals that do not add up', (i) => Object.assign(i, { totals: { grand_total: 130 } }), 'BR-FXEXT-CO-15'],
+/** [what is wrong, the rule EXTENDED's schematron names, how]. */
+const INVALID_EXTENDED: readonly (readonly [string, string, Change])[] = [
+  ['totals that do not add up', 'BR-FXEXT-CO-15', (i) => Object.assign(i, { totals: { grand_total: 130 } })],
   [
     'line totals that do not add up',
-    (i) => Object.assign(i, { totals: { line_total: 90 } }),
     'BR-FXEXT-CO-10',
+    (i) => Object.assign(i, { totals: { line_total: 90 } }),
   ],
   [
     'a missing seller VAT identifier',
+    'BR-S-02',
     (i) => {
       delete (i.seller as { vat_id?: string }).vat_id;
     },
-    'BR-S-02',
   ],
   [
     'a missing invoice number',
+    'BR-02',
     (i) => {
       delete (i as { number?: string }).number;
     },
-    'BR-02',
   ],
   // EXTENDED's code-list assertions name no rule: SCHEMATRON, with the element in the message.
-  ['a wrong currency code', (i) => Object.assign(i, { currency: 'EURO' }), 'SCHEMATRON'],
+  ['a wrong currency code', 'SCHEMATRON', (i) => Object.assign(i, { currency: 'EURO' })],
 ];
 
 describe('the EXTENDED profile through the checker (cross-check)', () => {
@@ -55,7 +55,7 @@ describe('the EXTENDED profile through the checker (cross-check)', () => {
     expect(checked.rulesChecked).toBeGreaterThan(900);
   });
 
-  it.each(INVALID_EXTENDED)('fails %s on %s', async (_, change, rule) => {
+  it.each(INVALID_EXTENDED)('fails %s, naming %s', async (_, rule, change) => {
     const checked = await checkCii(buildCii(invoiceWith(change), 'extended'), 'extended');
     expect(checked.valid).toBe(false);
     expect(checked.valid === false && checked.failures.map((f) => f.rule)).toContain(rule);
@@ -111,7 +111,7 @@ describe('e_invoice with the EXTENDED profile over HTTP', () => {
 
   it.each(INVALID_EXTENDED)(
     'refuses %s: 422 INVALID_E_INVOICE naming %s, nothing charged',
-    async (_, change, rule) => {
+    async (_, rule, change) => {
       const usage = async () => (await local.api('/v1/usage', { token: account.session })).json.renders_used;
       const before = await usage();
       const res = await render(invoiceWith(change));
