@@ -10,13 +10,16 @@
  * xmllint-wasm starts a worker thread from a file beside its own and compiles the schema on every
  * call (200-800 ms per invoice on 2 busy cores), and a bundle holds no such file.
  *
- * Nothing of the validators is loaded before the first e-invoice: libxml2-wasm (whose module
- * compiles its WebAssembly as it is imported), SaxonJS and a profile's artefacts are imported on
- * the first invoice (of the profile), so that the pdf function's cold start does not pay for them.
- * A profile's artefacts are unpacked on its first invoice and kept for the life of the process.
+ * SaxonJS and a profile's artefacts are imported on the first invoice (of the profile), so that the
+ * pdf function's cold start does not run them; libxml2-wasm is imported with the module: its own
+ * module starts its WebAssembly with a top-level await, which never settles when esbuild's bundle
+ * initializes it lazily from a dynamic import (Node.js exits 13 on the first e-invoice; measured,
+ * a lazy import would save 18 MiB and some 15 ms of CPU at cold start). A profile's artefacts are
+ * unpacked on its first invoice and kept for the life of the process.
  */
 import { gunzipSync } from 'node:zlib';
 import type { XmlBufferInputProvider, XmlDocument, XsdValidator } from 'libxml2-wasm';
+import * as libxml2Wasm from 'libxml2-wasm';
 import type SaxonJSType from 'saxon-js';
 import type {
   EInvoiceCheck,
@@ -58,16 +61,8 @@ const saxonJs = (): Promise<typeof SaxonJSType> => {
   return saxon;
 };
 
-/** libxml2-wasm, imported on the first invoice (its import compiles and starts the WebAssembly). */
-type LibXml2 = typeof import('libxml2-wasm');
-let libxml2: Promise<LibXml2> | undefined;
-const libXml2 = (): Promise<LibXml2> => {
-  libxml2 ??= import('libxml2-wasm');
-  libxml2.catch(() => {
-    libxml2 = undefined;
-  });
-  return libxml2;
-};
+type LibXml2 = typeof libxml2Wasm;
+const libXml2 = async (): Promise<LibXml2> => libxml2Wasm;
 
 interface Loaded {
   readonly lib: LibXml2;
