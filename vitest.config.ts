@@ -73,6 +73,10 @@ const HEAVY = [
   'integration/dashboard-async-work', // the same, for work that finishes later
   'integration/chromium-check', // `npm run chromium:check`: every fixture printed, drawn and timed, twice
   'integration/docs-site', // two builds of the documentation site (VitePress), half a minute each
+  // SaxonJS and the schematrons in the test's own process: seconds before the first check. The fast
+  // tier keeps the business rules over HTTP (integration/e-invoice: the shared stack's checker).
+  'integration/contract/e-invoice.saxon', // the real checker's contract, every profile's first load
+  'integration/e-invoice-extended', // EXTENDED's schematron, the largest: some 10 s to load
   // CDK template assertions: aws-cdk-lib and a synth per file, seconds of a core each.
   'unit/cdk-consumer-fixture',
   'unit/cdk-cors',

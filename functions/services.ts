@@ -464,6 +464,7 @@ export const batches = (s: Services) =>
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
     signingKeys: s.get(signingKeys),
+    ...(s.parts.eInvoices ? { eInvoices: s.parts.eInvoices } : {}),
     digest: s.get(bodyHashDigest),
     // A batch it completes (all items replayed, or counted on a read) tells its endpoint
     // batch.completed, or has its outputs built first (the batches function has the webhook queue).

@@ -3,6 +3,7 @@
  * cases, with the render queue its jobs go to and the bucket their orders and links live in.
  */
 import { type Environment, readResourceConfig } from '../core/config.js';
+import { eInvoiceChecker } from '../core/e-invoice/check.js';
 import { createResourceHandler, type LambdaHandler } from '../core/http.js';
 import { planAllowance } from '../domain/accounts/usage.js';
 import { jobResponse } from '../pdf/schemas.js';
@@ -17,7 +18,8 @@ import { batchResponse } from './schemas.js';
 export const createHandler = (env: Environment, parts: WebhookParts = {}): LambdaHandler => {
   const services = build.createServices(
     readResourceConfig(wiringOf(batchesResource), env),
-    parts,
+    // Items with an e-invoice are validated at acceptance (its validators load on the first).
+    { eInvoices: eInvoiceChecker, ...parts },
     webhookPayloads,
   );
   const { settings } = services;

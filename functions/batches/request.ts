@@ -7,10 +7,11 @@
 import { z } from 'zod';
 import { type Exactly, parseOrThrow, without } from '../core/validation.js';
 import type { BatchCommand } from '../domain/batches/batches.js';
-import { MAX_BATCH_ITEMS } from '../domain/batches/batches.js';
+import { MAX_BATCH_ITEMS, MAX_E_INVOICE_BATCH_ITEMS } from '../domain/batches/batches.js';
 import { type ErrorCode, ServiceError } from '../domain/common/errors.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/renders/idempotency.js';
 import type { RequestedOptions } from '../domain/renders/render-options.js';
+import { eInvoiceSchema } from '../pdf/e-invoice-schema.js';
 import { variablesSchema } from '../pdf/options.js';
 import {
   checkHeaderFooterWithHtml,
@@ -54,6 +55,11 @@ export const createBatchSchema = (limits: {
               metadata: metadataSchema
                 .optional()
                 .describe("this item's PDF document information (replaces the batch's `metadata`)"),
+              e_invoice: eInvoiceSchema
+                .optional()
+                .describe(
+                  `this item's e-invoice, as a render's \`e_invoice\` (replaces the batch's): validated before the batch is accepted, a failing one answering 422 INVALID_E_INVOICE naming the item and each rule; at most ${MAX_E_INVOICE_BATCH_ITEMS} items of a batch have an e-invoice`,
+                ),
               file_name: z
                 .string({ error: fileNameIssue })
                 .regex(FILE_NAME, { error: fileNameIssue })
@@ -70,7 +76,9 @@ export const createBatchSchema = (limits: {
                   "this item's idempotency key (the Idempotency-Key header's format; unique within the batch): within 24 hours, an item with a key the account used for the same item (template, options, variables, metadata) is that earlier job again, rendered and counted once; with another item, 422 IDEMPOTENCY_KEY_REUSED",
                 ),
             },
-            { error: 'must be an object {variables?, metadata?, file_name?, idempotency_key?}' },
+            {
+              error: 'must be an object {variables?, metadata?, e_invoice?, file_name?, idempotency_key?}',
+            },
           ),
           { error: itemsIssue },
         )
@@ -171,18 +179,20 @@ const itemVariables = (text: string, body: Record<string, unknown>, count: numbe
   });
 };
 
-/** A POST /v1/batches request, parsed once into the batch command (422 in the order a render's are). */
 /**
- * An e-invoice is validated when its render is accepted, one render at a time (POST /v1/pdf); a
- * batch's items are accepted together, so a batch takes none (yet).
+ * A batch's own `e_invoice` is every item's: only `invoice_from_variables` (each item's variables
+ * are its invoice) makes sense there; an item's own XML or invoice goes in `items[i].e_invoice`.
  */
-const checkNoEInvoice = (body: Record<string, unknown>): void => {
-  if (body.e_invoice === undefined) return;
-  const issue = 'is given on POST /v1/pdf, one invoice a render, not on a batch';
-  throw new ServiceError('INVALID_PDF_OPTIONS', `e_invoice ${issue}`, {
+const checkBatchEInvoice = (eInvoice: { readonly invoice_from_variables?: true } | undefined): void => {
+  if (eInvoice === undefined || eInvoice.invoice_from_variables) return;
+  const issue =
+    "on a batch takes invoice_from_variables: true (every item's variables are its invoice); give an item's own xml or invoice as items[i].e_invoice";
+  throw new ServiceError('INVALID_E_INVOICE', `e_invoice ${issue}`, {
     details: [{ field: 'e_invoice', issue }],
   });
 };
+
+/** A POST /v1/batches request, parsed once into the batch command (422 in the order a render's are). */
 
 export const parseCreateBatch = (
   body: Record<string, unknown>,
@@ -193,7 +203,6 @@ export const parseCreateBatch = (
   checkHtmlOrTemplateId(body);
   checkVersionWithTemplateId(body);
   checkHeaderFooterWithHtml(body);
-  checkNoEInvoice(body);
   let parsed: z.output<typeof schema>;
   try {
     parsed = parseOrThrow(schema, body, (p) => batchProblemCode(p));
@@ -201,6 +210,7 @@ export const parseCreateBatch = (
     throw renamed(e);
   }
   const { html, header_html, footer_html, template_id, template_version, items, webhook_id, output } = parsed;
+  checkBatchEInvoice(parsed.e_invoice);
   const variables = itemVariables(text ?? JSON.stringify(body), body, items.length);
   return {
     source:
@@ -211,6 +221,7 @@ export const parseCreateBatch = (
     items: items.map((item, i) => ({
       variables: variables[i] as TemplateData,
       ...(item.metadata ? { metadata: item.metadata } : {}),
+      ...(item.e_invoice ? { eInvoice: item.e_invoice } : {}),
       ...(item.idempotency_key !== undefined ? { idempotencyKey: item.idempotency_key } : {}),
       ...(item.file_name !== undefined ? { fileName: item.file_name } : {}),
     })),

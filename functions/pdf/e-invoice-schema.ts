@@ -4,16 +4,26 @@
  */
 import { z } from 'zod';
 import { invoiceSchema } from '../core/e-invoice/invoice-schema.js';
-import { E_INVOICE_PROFILES, E_INVOICE_STANDARDS } from '../domain/renders/e-invoice.js';
+import {
+  E_INVOICE_PROFILES,
+  E_INVOICE_STANDARDS,
+  E_INVOICE_STANDARDS_NOT_SERVED,
+} from '../domain/renders/e-invoice.js';
 
 /** A CII invoice is small; this bounds what the validator is given. */
 export const MAX_E_INVOICE_XML_BYTES = 1024 * 1024;
+
+/** The standard's issue: a standard named in the issue but not served says why, others list the served. */
+const standardIssue = (input: unknown): string =>
+  typeof input === 'string' && input in E_INVOICE_STANDARDS_NOT_SERVED
+    ? `${input} is not supported yet: ${E_INVOICE_STANDARDS_NOT_SERVED[input as keyof typeof E_INVOICE_STANDARDS_NOT_SERVED]}; one of ${E_INVOICE_STANDARDS.join(', ')} is`
+    : `must be one of ${E_INVOICE_STANDARDS.join(', ')}`;
 
 export const eInvoiceSchema = z
   .strictObject(
     {
       standard: z
-        .enum(E_INVOICE_STANDARDS, { error: `must be one of ${E_INVOICE_STANDARDS.join(', ')}` })
+        .enum(E_INVOICE_STANDARDS, { error: (issue) => standardIssue(issue.input) })
         .describe(
           'factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml',
         ),
@@ -54,7 +64,7 @@ export const eInvoiceSchema = z
 export const savedEInvoiceSchema = z
   .strictObject(
     {
-      standard: z.enum(E_INVOICE_STANDARDS, { error: `must be one of ${E_INVOICE_STANDARDS.join(', ')}` }),
+      standard: z.enum(E_INVOICE_STANDARDS, { error: (issue) => standardIssue(issue.input) }),
       profile: z.enum(E_INVOICE_PROFILES, { error: `must be one of ${E_INVOICE_PROFILES.join(', ')}` }),
       invoice_from_variables: z.literal(true, { error: 'must be true' }),
     },

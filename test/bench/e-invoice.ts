@@ -40,7 +40,7 @@ export interface EInvoiceBench {
   readonly reportPages: number;
 }
 
-const PROFILES: readonly EInvoiceProfile[] = ['en16931', 'basic', 'basic-wl', 'minimum'];
+const PROFILES: readonly EInvoiceProfile[] = ['extended', 'en16931', 'basic', 'basic-wl', 'minimum'];
 
 const time = async (n: number, run: () => Promise<unknown>): Promise<Summary> => {
   const samples: number[] = [];

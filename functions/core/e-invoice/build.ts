@@ -20,6 +20,7 @@ export const GUIDELINE: Readonly<Record<EInvoiceProfile, string>> = {
   'basic-wl': 'urn:factur-x.eu:1p0:basicwl',
   basic: 'urn:cen.eu:en16931:2017#compliant#urn:factur-x.eu:1p0:basic',
   en16931: 'urn:cen.eu:en16931:2017',
+  extended: 'urn:cen.eu:en16931:2017#conformant#urn:factur-x.eu:1p0:extended',
 };
 
 const xmlText = (value: string): string =>
@@ -159,7 +160,7 @@ export const buildCii = (
     });
   }
   const inv = parsed.data;
-  const withLines = profile === 'basic' || profile === 'en16931';
+  const withLines = profile === 'basic' || profile === 'en16931' || profile === 'extended';
   const lines = inv.lines ?? [];
   const vat = inv.vat_breakdown ?? vatFromLines(lines);
   const currency = inv.currency ?? '';

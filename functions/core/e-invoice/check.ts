@@ -10,17 +10,16 @@
  * xmllint-wasm starts a worker thread from a file beside its own and compiles the schema on every
  * call (200-800 ms per invoice on 2 busy cores), and a bundle holds no such file.
  *
- * A profile's artefacts are unpacked on its first invoice and kept for the life of the process.
+ * SaxonJS and a profile's artefacts are imported on the first invoice (of the profile), so that the
+ * pdf function's cold start does not run them; libxml2-wasm is imported with the module: its own
+ * module starts its WebAssembly with a top-level await, which never settles when esbuild's bundle
+ * initializes it lazily from a dynamic import (Node.js exits 13 on the first e-invoice; measured,
+ * a lazy import would save 18 MiB and some 15 ms of CPU at cold start). A profile's artefacts are
+ * unpacked on its first invoice and kept for the life of the process.
  */
 import { gunzipSync } from 'node:zlib';
-import {
-  XmlBufferInputProvider,
-  XmlDocument,
-  XmlLibError,
-  XmlValidateError,
-  XsdValidator,
-  xmlRegisterInputProvider,
-} from 'libxml2-wasm';
+import type { XmlBufferInputProvider, XmlDocument, XsdValidator } from 'libxml2-wasm';
+import * as libxml2Wasm from 'libxml2-wasm';
 import type SaxonJSType from 'saxon-js';
 import type {
   EInvoiceCheck,
@@ -31,13 +30,14 @@ import type {
 import type { ProfileArtefacts } from './artefacts/artefact.js';
 import { buildCii } from './build.js';
 
-type ArtefactDir = 'minimum' | 'basicwl' | 'basic' | 'en16931';
+type ArtefactDir = 'minimum' | 'basicwl' | 'basic' | 'en16931' | 'extended';
 
 const DIRECTORY: Readonly<Record<EInvoiceProfile, ArtefactDir>> = {
   minimum: 'minimum',
   'basic-wl': 'basicwl',
   basic: 'basic',
   en16931: 'en16931',
+  extended: 'extended',
 };
 
 const LOADERS: Readonly<Record<ArtefactDir, () => Promise<{ artefacts: ProfileArtefacts }>>> = {
@@ -45,6 +45,7 @@ const LOADERS: Readonly<Record<ArtefactDir, () => Promise<{ artefacts: ProfileAr
   basicwl: () => import('./artefacts/basicwl.js'),
   basic: () => import('./artefacts/basic.js'),
   en16931: () => import('./artefacts/en16931.js'),
+  extended: () => import('./artefacts/extended.js'),
 };
 
 /**
@@ -60,7 +61,11 @@ const saxonJs = (): Promise<typeof SaxonJSType> => {
   return saxon;
 };
 
+type LibXml2 = typeof libxml2Wasm;
+const libXml2 = async (): Promise<LibXml2> => libxml2Wasm;
+
 interface Loaded {
+  readonly lib: LibXml2;
   readonly xsd: XsdValidator;
   readonly rules: number;
   /** The schematron's compiled XSLT and its code lists, with SaxonJS: loaded on the first check that runs it. */
@@ -80,15 +85,18 @@ interface Blob {
 }
 
 /** One input provider for every profile's XSD files, each under its own directory. */
-const xsdFiles = new XmlBufferInputProvider({});
+let xsdFiles: XmlBufferInputProvider | undefined;
 let providerRegistered = false;
 
 const load = async (dir: ArtefactDir): Promise<Loaded> => {
-  const { artefacts } = await LOADERS[dir]();
+  const [{ artefacts }, lib] = await Promise.all([LOADERS[dir](), libXml2()]);
+  const { XmlBufferInputProvider, XmlDocument, XsdValidator, xmlRegisterInputProvider } = lib;
   const blob = JSON.parse(gunzipSync(Buffer.from(artefacts.gz, 'base64')).toString('utf8')) as Blob;
-  if (!providerRegistered) providerRegistered = xmlRegisterInputProvider(xsdFiles);
+  xsdFiles ??= new XmlBufferInputProvider({});
+  const files = xsdFiles;
+  if (!providerRegistered) providerRegistered = xmlRegisterInputProvider(files);
   for (const [name, text] of Object.entries(blob.xsd))
-    xsdFiles.addBuffer(`/factur-x/${dir}/${name}`, new TextEncoder().encode(text));
+    files.addBuffer(`/factur-x/${dir}/${name}`, new TextEncoder().encode(text));
   const main = `/factur-x/${dir}/${artefacts.mainXsd}`;
   const schema = XmlDocument.fromString(blob.xsd[artefacts.mainXsd] ?? '', { url: main });
   const xsd = XsdValidator.fromDoc(schema);
@@ -99,6 +107,7 @@ const load = async (dir: ArtefactDir): Promise<Loaded> => {
     return { sef: JSON.parse(blob.sef), baseUri, pool: { [`${baseUri}${artefacts.codedb}`]: codedb } };
   };
   return {
+    lib,
     xsd,
     rules: artefacts.rules,
     schematron: () => {
@@ -126,7 +135,8 @@ const artefactsOf = (profile: EInvoiceProfile): Promise<Loaded> => {
 /** A DOCTYPE brings entities and external loads; an invoice never has one. */
 const DOCTYPE = /<!DOCTYPE|<!ENTITY/i;
 
-const xsdFailures = (xml: string, validator: XsdValidator): RuleFailure[] => {
+const xsdFailures = (xml: string, { lib, xsd: validator }: Loaded): RuleFailure[] => {
+  const { XmlDocument, XmlLibError, XmlValidateError } = lib;
   let doc: XmlDocument;
   try {
     doc = XmlDocument.fromString(xml);
@@ -180,9 +190,11 @@ const schematronFailures = async (xml: string, artefacts: Schematron): Promise<R
     .filter((f) => f.flag !== 'warning' && f.flag !== 'information')
     .map((f) => {
       // The Factur-X schematron names the EN 16931 rule in its text: "[BR-CO-10]-Sum of ...".
+      // EXTENDED's code-list assertions name none ("Value of 'ram:CountryID' is not allowed."):
+      // SCHEMATRON, their location says where.
       const named = /^\[([^\]]+)\]\s*-?\s*(.*)$/s.exec(f.text);
       return {
-        rule: named?.[1] ?? f.id,
+        rule: named?.[1] ?? (f.id || 'SCHEMATRON'),
         message: named?.[2] ?? f.text,
         location: f.location.replace(/\[namespace-uri\(\)='[^']*'\]/g, ''),
       };
@@ -199,7 +211,7 @@ export const structuralFailures = async (xml: string, profile: EInvoiceProfile):
   if (DOCTYPE.test(xml)) {
     return [{ rule: 'XML', message: 'must not declare a DOCTYPE or entities', location: 'line 1' }];
   }
-  return xsdFailures(xml, artefacts.xsd);
+  return xsdFailures(xml, artefacts);
 };
 
 export const checkCii = async (xml: string, profile: EInvoiceProfile): Promise<EInvoiceCheck> => {

@@ -78,6 +78,8 @@ const RENDERS_AGAIN = new Set(['INTERNAL_ERROR', 'PDF_RENDERING_INTERRUPTED', 'S
 export interface AcceptanceItem {
   readonly variables: Parameters<typeof stringifyTemplateData>[0];
   readonly metadata?: RequestedOptions['metadata'];
+  /** The item's own e-invoice (replacing the batch's). */
+  readonly eInvoice?: RequestedOptions['e_invoice'];
   readonly idempotencyKey?: string;
 }
 
@@ -132,6 +134,8 @@ export const itemBodyHash = (
         canonical(rest),
         canonical(item.metadata ?? metadata ?? null),
         stringifyTemplateData(item.variables),
+        // Only when given: the hashes of items without one stay as they were.
+        ...(item.eInvoice ? [canonical(item.eInvoice)] : []),
       ]),
     )
     .digest('hex');
@@ -189,7 +193,7 @@ export const acceptItems = async (
     readonly source: RenderSource;
     readonly options: RequestedOptions;
     readonly items: readonly AcceptanceItem[];
-    readonly job: (jobId: string) => Omit<NewJob, 'id' | 'object_key' | 'batch_item'>;
+    readonly job: (jobId: string, index: number) => Omit<NewJob, 'id' | 'object_key' | 'batch_item'>;
   },
 ): Promise<AcceptedItems> => {
   const { writes } = deps;
@@ -245,7 +249,7 @@ export const acceptItems = async (
   const jobs = await writes.createJobs(
     fresh.map((index) => {
       const id = newJobId();
-      return { ...o.job(id), id, object_key: pdfObjectKey(accountId, id), batch_item: index };
+      return { ...o.job(id, index), id, object_key: pdfObjectKey(accountId, id), batch_item: index };
     }),
     { month: o.month, leaseUntil: o.leaseUntil },
   );

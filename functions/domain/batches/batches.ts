@@ -41,6 +41,13 @@ import type { Clock } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
 import type { JobPresenter } from '../jobs/job-view.js';
 import { isOpen, type Job, type JobView } from '../jobs/jobs.js';
+import {
+  type EInvoiceChecker,
+  type EInvoiceOption,
+  type JobEInvoice,
+  type RequestedEInvoice,
+  validateEInvoice,
+} from '../renders/e-invoice.js';
 import type { RenderSource } from '../renders/render-command.js';
 import { type RenderOptions, type RequestedOptions, renderOptionsFrom } from '../renders/render-options.js';
 import { checkSigningKey, type SigningKeyResolver } from '../signing/signing-keys.js';
@@ -60,6 +67,11 @@ import type { BatchOrder, BatchOrders, BatchQueue } from './batch-queue.js';
 
 /** The most items one batch may have. */
 export const MAX_BATCH_ITEMS = 1000;
+/**
+ * The most items with an e-invoice one batch may have: each is validated at acceptance (its XSD
+ * and schematron, 20-400 ms warm on 2 busy cores), within API Gateway's 29 s.
+ */
+export const MAX_E_INVOICE_BATCH_ITEMS = 50;
 
 export * from './batch-counter.js';
 
@@ -67,6 +79,8 @@ export * from './batch-counter.js';
 export interface BatchItem {
   readonly variables: TemplateData;
   readonly metadata?: RequestedOptions['metadata'];
+  /** Its own e-invoice (replacing the batch's or its template's). */
+  readonly eInvoice?: RequestedEInvoice;
   readonly idempotencyKey?: string;
   /** Its PDF's name in the batch's ZIP (batch-outputs.ts). */
   readonly fileName?: string;
@@ -105,6 +119,8 @@ export interface BatchDeps {
   readonly digest?: (hash: string) => Promise<string>;
   /** A signature's key, checked to be the caller's before anything is held. Absent: refused. */
   readonly signingKeys?: Pick<SigningKeyResolver, 'check'>;
+  /** Builds and validates the items' e-invoices at acceptance. Absent: a batch with one is refused. */
+  readonly eInvoices?: EInvoiceChecker;
   readonly events?: BatchEvents;
   /** Fresh links to a batch's built outputs (absent: none shown). */
   readonly outputUrls?: (batch: Batch) => Promise<NonNullable<BatchView['outputUrls']>>;
@@ -150,13 +166,6 @@ export const createBatches = (deps: BatchDeps) => {
     for (const part of [template.required.html, template.required.header, template.required.footer]) {
       if (part instanceof ServiceError) throw part;
     }
-    // An e-invoice is validated as its render is accepted, one render at a time (POST /v1/pdf).
-    if (template.options.e_invoice) {
-      const issue = "declares an e-invoice (pdf_options.e_invoice), which a batch's renders do not take";
-      throw new ServiceError('INVALID_PDF_OPTIONS', `template_id ${issue}`, {
-        details: [{ field: 'template_id', issue }],
-      });
-    }
     // One key for every item: the caller's, or 422 before anything is held.
     if (template.options.signature) {
       await checkSigningKey(deps.signingKeys, principal.accountId, template.options.signature.keyId);
@@ -189,13 +198,60 @@ export const createBatches = (deps: BatchDeps) => {
     });
   };
 
-  /** The options of item `item`: the batch's, with the item's own document information. */
+  /** The options of item `item`: the batch's, with the item's own document information and e-invoice. */
   const optionsOf = (template: ResolvedTemplate, item: BatchItem): RenderOptions =>
     renderOptionsFrom(
-      item.metadata ? { ...template.requested, metadata: item.metadata } : template.requested,
+      item.metadata || item.eInvoice
+        ? {
+            ...template.requested,
+            ...(item.metadata ? { metadata: item.metadata } : {}),
+            ...(item.eInvoice ? { e_invoice: item.eInvoice } : {}),
+          }
+        : template.requested,
       budgetMs,
       budgetMs,
     );
+
+  /**
+   * Every item's e-invoice (its own, else the batch's or its template's: the item's variables are
+   * the invoice) built and validated, in item order, before anything is held: the first item
+   * whose invoice fails answers 422 INVALID_E_INVOICE naming the item (`items[i]...`) and each
+   * rule it breaks. By item index; undefined: an item without one.
+   */
+  const checkEInvoices = async (
+    template: ResolvedTemplate,
+    items: readonly BatchItem[],
+  ): Promise<({ option: EInvoiceOption; record: JobEInvoice } | undefined)[]> => {
+    const wanted = items.map((item) => optionsOf(template, item).e_invoice);
+    const count = wanted.filter((w) => w !== undefined).length;
+    if (count === 0) return [];
+    const field = items.some((i) => i.eInvoice) ? 'items' : 'e_invoice';
+    if (!deps.eInvoices) {
+      const issue = 'is not available in this deployment';
+      throw new ServiceError('INVALID_PDF_OPTIONS', `e_invoice ${issue}`, { details: [{ field, issue }] });
+    }
+    if (count > MAX_E_INVOICE_BATCH_ITEMS) {
+      const issue = `has ${count} items with an e-invoice; a batch takes at most ${MAX_E_INVOICE_BATCH_ITEMS} (each is validated before the batch is accepted)`;
+      throw new ServiceError('VALIDATION_ERROR', `items ${issue}`, { details: [{ field: 'items', issue }] });
+    }
+    const checker = deps.eInvoices;
+    const checked: ({ option: EInvoiceOption; record: JobEInvoice } | undefined)[] = [];
+    for (const [index, option] of wanted.entries()) {
+      const item = items[index] as BatchItem;
+      try {
+        checked.push(
+          option && (await validateEInvoice(checker, option, () => stringifyTemplateData(item.variables))),
+        );
+      } catch (e) {
+        if (!(e instanceof ServiceError) || !e.details) throw e;
+        const at = `items[${index}]`;
+        throw new ServiceError(e.code, `${at}: ${e.message}`, {
+          details: e.details.map((d) => ({ ...d, field: `${at}.${d.field}` })),
+        });
+      }
+    }
+    return checked;
+  };
 
   const quotaExceeded = (plan: Plan, used: number, wanted: number) => {
     const now = clock.now();
@@ -208,17 +264,32 @@ export const createBatches = (deps: BatchDeps) => {
     );
   };
 
-  /** The batch's one order: the template once, each item's variables (a replayed item's unused). */
-  const batchOrder = (template: ResolvedTemplate, command: BatchCommand): BatchOrder => ({
+  /**
+   * The batch's one order: the template once, each item's variables (a replayed item's unused),
+   * and an item's own options where it has its own document information or an e-invoice (its
+   * validated XML: the renderer embeds it as it is).
+   */
+  const batchOrder = (
+    template: ResolvedTemplate,
+    command: BatchCommand,
+    eInvoices: readonly ({ option: EInvoiceOption } | undefined)[],
+  ): BatchOrder => ({
     v: 1,
     field: template.field,
     template: { source: template.html, header: template.header, footer: template.footer },
     options: template.options,
     offline: template.offline,
-    items: command.items.map((item) => ({
-      variables: stringifyTemplateData(item.variables),
-      ...(item.metadata ? { options: optionsOf(template, item) } : {}),
-    })),
+    items: command.items.map((item, index) => {
+      const eInvoice = eInvoices[index];
+      return {
+        variables: stringifyTemplateData(item.variables),
+        ...(eInvoice
+          ? { options: { ...optionsOf(template, item), e_invoice: eInvoice.option } }
+          : item.metadata
+            ? { options: optionsOf(template, item) }
+            : {}),
+      };
+    }),
     ...(command.output
       ? { outputs: { file_names: command.items.map((item) => item.fileName ?? null) } }
       : {}),
@@ -296,6 +367,8 @@ export const createBatches = (deps: BatchDeps) => {
       for (const item of command.items) optionsOf(template, item);
 
       checkItemKeys(command.items);
+      // Before anything is held: a failing invoice costs nothing (422 naming the item and rule).
+      const eInvoices = await checkEInvoices(template, command.items);
 
       const plan = planOf(principal);
       const month = monthOf(clock.now());
@@ -315,7 +388,7 @@ export const createBatches = (deps: BatchDeps) => {
       // concurrent render took the units, a fault) is left to the bucket's lifecycle rule.
       let storing: Promise<void> = Promise.resolve();
       const storeOrder = () => {
-        storing = deps.orders.put(principal.accountId, batchId, batchOrder(template, command));
+        storing = deps.orders.put(principal.accountId, batchId, batchOrder(template, command, eInvoices));
         storing.catch(() => {});
       };
       let accepted: Awaited<ReturnType<typeof acceptItems>>;
@@ -340,14 +413,18 @@ export const createBatches = (deps: BatchDeps) => {
             source: command.source,
             options: command.options,
             items: command.items,
-            job: () => ({
-              account_id: principal.accountId,
-              template_id: command.source.kind === 'saved' ? command.source.templateId : null,
-              template_version: template.version,
-              mode: 'async',
-              webhook_id: null,
-              batch_id: batchId,
-            }),
+            job: (_jobId, index) => {
+              const eInvoice = eInvoices[index];
+              return {
+                account_id: principal.accountId,
+                template_id: command.source.kind === 'saved' ? command.source.templateId : null,
+                template_version: template.version,
+                mode: 'async',
+                webhook_id: null,
+                batch_id: batchId,
+                ...(eInvoice ? { e_invoice: eInvoice.record } : {}),
+              };
+            },
           },
         );
       } catch (e) {

@@ -11,24 +11,33 @@
 import { ServiceError } from '../common/errors.js';
 
 /**
- * Factur-X 1.0 and ZUGFeRD 2.x (one format since ZUGFeRD 2.1). XRechnung's CII is not served:
- * its own schematron (KoSIT's) is not among the artefacts this deployment carries.
+ * Factur-X 1.0 and ZUGFeRD 2.x (one format since ZUGFeRD 2.1). XRechnung's CII is not served
+ * (E_INVOICE_STANDARDS_NOT_SERVED says why).
  */
 export type EInvoiceStandard = 'factur-x' | 'zugferd';
 /**
- * Factur-X's profiles but EXTENDED: SaxonJS 2.7 stops on its schematron (XPTY0004, a decimal
- * multiplied by the double a sum gives, at line 3283 of Factur-X_1.09_EXTENDED.xsl), so it
- * cannot be validated here.
+ * Factur-X's five profiles. EXTENDED's official schematron is run with a two-character patch
+ * (vendor/factur-x-1.09/README.md: SaxonJS's compiler mistypes `sum(...) * xs:decimal(100)`).
  */
-export type EInvoiceProfile = 'minimum' | 'basic-wl' | 'basic' | 'en16931';
+export type EInvoiceProfile = 'minimum' | 'basic-wl' | 'basic' | 'en16931' | 'extended';
 
 /** The standards and profiles served, in the order the API lists them. */
 export const E_INVOICE_STANDARDS = ['factur-x', 'zugferd'] as const satisfies readonly EInvoiceStandard[];
+/**
+ * Standards the issue names that are refused with a 422 saying why. XRechnung's CII needs KoSIT's
+ * XRechnung schematron (the CIUS rules BR-DE-*, with the Peppol rules it merges in) on top of EN
+ * 16931's, built from its sources with SchXslt: not among the artefacts this deployment carries.
+ */
+export const E_INVOICE_STANDARDS_NOT_SERVED = {
+  'xrechnung-cii':
+    "XRechnung's own validation artefacts (KoSIT's XRechnung schematron) are not among those this service validates against",
+} as const;
 export const E_INVOICE_PROFILES = [
   'minimum',
   'basic-wl',
   'basic',
   'en16931',
+  'extended',
 ] as const satisfies readonly EInvoiceProfile[];
 
 /**

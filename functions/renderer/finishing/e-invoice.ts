@@ -10,6 +10,7 @@ const CONFORMANCE: Readonly<Record<EInvoiceOption['profile'], string>> = {
   'basic-wl': 'BASIC WL',
   basic: 'BASIC',
   en16931: 'EN 16931',
+  extended: 'EXTENDED',
 };
 
 const facturX = (option: EInvoiceOption): FacturXXmp => ({

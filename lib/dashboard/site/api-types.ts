@@ -663,7 +663,7 @@ export interface components {
                  * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
                  * @enum {string}
                  */
-                profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
                 /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
                 xml?: string;
                 /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */
@@ -1321,7 +1321,7 @@ export interface components {
                  * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
                  * @enum {string}
                  */
-                profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
                 /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
                 xml?: string;
                 /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */
@@ -1477,6 +1477,149 @@ export interface components {
                     subject?: string;
                     keywords?: string[];
                 };
+                /** @description this item's e-invoice, as a render's `e_invoice` (replaces the batch's): validated before the batch is accepted, a failing one answering 422 INVALID_E_INVOICE naming the item and each rule; at most 50 items of a batch have an e-invoice */
+                e_invoice?: {
+                    /**
+                     * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                     * @enum {string}
+                     */
+                    standard: "factur-x" | "zugferd";
+                    /**
+                     * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                     * @enum {string}
+                     */
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
+                    /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
+                    xml?: string;
+                    /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */
+                    invoice?: {
+                        /** @description BT-1: invoice number */
+                        number?: string;
+                        /** @description BT-3: invoice type code, UNTDID 1001 (380 invoice, 381 credit note); default 380 */
+                        type_code?: string;
+                        /** @description BT-2: issue date */
+                        issue_date?: string;
+                        /** @description BT-9: payment due date */
+                        due_date?: string;
+                        /** @description BT-5: invoice currency, ISO 4217 (EUR) */
+                        currency?: string;
+                        /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                        buyer_reference?: string;
+                        /** @description BT-13: purchase order reference */
+                        order_reference?: string;
+                        notes?: string[];
+                        /** @description BG-4: the seller */
+                        seller?: {
+                            /** @description BT-27: seller name */
+                            name?: string;
+                            /** @description BT-31: seller VAT identifier (FR32123456789) */
+                            vat_id?: string;
+                            /** @description BT-30: seller legal registration identifier */
+                            legal_id?: string;
+                            /** @description BG-5 / BG-8: postal address */
+                            address?: {
+                                /** @description BT-35 / BT-50: address line 1 */
+                                line1?: string;
+                                /** @description BT-36 / BT-51: address line 2 */
+                                line2?: string;
+                                /** @description BT-37 / BT-52: city */
+                                city?: string;
+                                /** @description BT-38 / BT-53: post code */
+                                postcode?: string;
+                                /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                                country?: string;
+                            };
+                            /** @description BT-34: seller electronic address */
+                            email?: string;
+                        };
+                        /** @description BG-7: the buyer */
+                        buyer?: {
+                            /** @description BT-44: buyer name */
+                            name?: string;
+                            /** @description BT-48: buyer VAT identifier */
+                            vat_id?: string;
+                            /** @description BT-47: buyer legal registration */
+                            legal_id?: string;
+                            /** @description BG-5 / BG-8: postal address */
+                            address?: {
+                                /** @description BT-35 / BT-50: address line 1 */
+                                line1?: string;
+                                /** @description BT-36 / BT-51: address line 2 */
+                                line2?: string;
+                                /** @description BT-37 / BT-52: city */
+                                city?: string;
+                                /** @description BT-38 / BT-53: post code */
+                                postcode?: string;
+                                /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
+                                country?: string;
+                            };
+                            /** @description BT-49: buyer electronic address */
+                            email?: string;
+                        };
+                        /** @description BG-25: invoice lines (not in the minimum and basic-wl profiles) */
+                        lines?: {
+                            /** @description BT-126: line identifier; default: its position, from 1 */
+                            id?: string;
+                            /** @description BT-153: item name */
+                            name?: string;
+                            /** @description BT-154: item description */
+                            description?: string;
+                            /** @description BT-129: invoiced quantity */
+                            quantity: number;
+                            /** @description BT-130: unit of measure, UN/ECE Recommendation 20 (C62 one, HUR hour, KGM kilogram) */
+                            unit?: string;
+                            /** @description BT-146: item net price, in the invoice currency */
+                            net_price: number;
+                            /** @description BT-151: VAT category (S standard, Z zero, E exempt, AE reverse charge, K, G, O, L, M) */
+                            vat_category: string;
+                            /** @description BT-152: VAT rate, percent */
+                            vat_rate?: number;
+                            /** @description BT-131: line net amount; default: quantity x net price, rounded to cents */
+                            line_total?: number;
+                        }[];
+                        /** @description BG-23: VAT breakdown; default: from the lines, one per category and rate */
+                        vat_breakdown?: {
+                            /** @description BT-118: VAT category */
+                            category: string;
+                            /** @description BT-119: VAT rate, percent */
+                            rate?: number;
+                            /** @description BT-116: taxable amount */
+                            taxable_amount: number;
+                            /** @description BT-117: VAT amount */
+                            tax_amount: number;
+                            /** @description BT-120: VAT exemption reason text */
+                            exemption_reason?: string;
+                        }[];
+                        /** @description BG-22: document totals; each absent one is computed from the lines and the VAT breakdown */
+                        totals?: {
+                            /** @description BT-106: sum of line net amounts */
+                            line_total?: number;
+                            /** @description BT-109: total without VAT */
+                            tax_basis_total?: number;
+                            /** @description BT-110: total VAT */
+                            tax_total?: number;
+                            /** @description BT-112: total with VAT */
+                            grand_total?: number;
+                            /** @description BT-113: paid amount */
+                            prepaid?: number;
+                            /** @description BT-115: amount due for payment */
+                            due_payable?: number;
+                        };
+                        payment?: {
+                            /** @description BT-81: payment means, UNTDID 4461 (58 SEPA transfer, 30 credit transfer) */
+                            means_code?: string;
+                            /** @description BT-84: payment account identifier (IBAN) */
+                            iban?: string;
+                            /** @description BT-20: payment terms */
+                            terms?: string;
+                        };
+                    };
+                    /**
+                     * @description true: the render's variables are the invoice document (the shape of `invoice`): one JSON prints the PDF and builds the XML
+                     * @constant
+                     */
+                    invoice_from_variables?: true;
+                };
                 /** @description this item's PDF's name in the batch's ZIP (output.zip); default: `{n}-{job_id}.pdf`. A name used twice gets ` (2)`, ` (3)`… before .pdf */
                 file_name?: string;
                 /** @description this item's idempotency key (the Idempotency-Key header's format; unique within the batch): within 24 hours, an item with a key the account used for the same item (template, options, variables, metadata) is that earlier job again, rendered and counted once; with another item, 422 IDEMPOTENCY_KEY_REUSED */
@@ -1603,7 +1746,7 @@ export interface components {
                     /** @enum {string} */
                     standard: "factur-x" | "zugferd";
                     /** @enum {string} */
-                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
                     /** @constant */
                     invoice_from_variables: true;
                 };
@@ -1732,7 +1875,7 @@ export interface components {
                     /** @enum {string} */
                     standard: "factur-x" | "zugferd";
                     /** @enum {string} */
-                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
                     /** @constant */
                     invoice_from_variables: true;
                 };
@@ -1847,7 +1990,7 @@ export interface components {
                     /** @enum {string} */
                     standard: "factur-x" | "zugferd";
                     /** @enum {string} */
-                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
                     /** @constant */
                     invoice_from_variables: true;
                 };
@@ -2163,7 +2306,7 @@ export interface components {
                      * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
                      * @enum {string}
                      */
-                    profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                    profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
                     /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
                     xml?: string;
                     /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */

@@ -8,11 +8,12 @@
  * and the embedded file are read over HTTP (test/integration/e-invoice.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_E_INVOICE_BATCH_ITEMS } from '../../../functions/domain/batches/batches.js';
 import { ServiceError } from '../../../functions/domain/common/errors.js';
 import type { RequestedEInvoice } from '../../../functions/domain/renders/e-invoice.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
-import { asyncRenders, pdfJobs } from '../../../functions/services.js';
-import { readTemplateDataText } from '../../../functions/templating/index.js';
+import { asyncRenders, batches, pdfJobs } from '../../../functions/services.js';
+import { parseTemplateData, readTemplateDataText } from '../../../functions/templating/index.js';
 import { validInvoice } from '../../fixtures/e-invoice.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
@@ -123,6 +124,82 @@ describe('a render with e_invoice', () => {
     expect(e.code).toBe('INVALID_E_INVOICE');
     expect(e.details?.[0]?.field).toMatch(/^variables\./);
     expect(await m.ledger(ada.accountId)).toMatchObject({ completed: 1, failed: 0, rendersUsed: 1 });
+  });
+});
+
+describe('a batch with e-invoices', () => {
+  const batch = (
+    items: { variables: string; eInvoice?: RequestedEInvoice }[],
+    eInvoice?: RequestedEInvoice,
+  ) => ({
+    source: {
+      kind: 'inline' as const,
+      html: '<h1>Invoice {{ number }}</h1>',
+      headerHtml: null,
+      footerHtml: null,
+    },
+    options: eInvoice ? { e_invoice: eInvoice } : {},
+    items: items.map((i) => ({
+      variables: parseTemplateData(i.variables),
+      ...(i.eInvoice ? { eInvoice: i.eInvoice } : {}),
+    })),
+    webhookId: null,
+  });
+  const fromVariables = { standard: 'factur-x', profile: 'en16931', invoice_from_variables: true } as const;
+
+  it('records each item’s checked e-invoice on its job and puts its XML in the item’s order', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const view = await m.services
+      .get(batches)
+      .create(
+        ada,
+        batch(
+          [
+            { variables: JSON.stringify(validInvoice()) },
+            { variables: JSON.stringify({ ...validInvoice(), number: 'INV-2026-0043' }) },
+          ],
+          fromVariables,
+        ),
+      );
+    const jobs = await m.services.get(batches).listJobs(ada, view.batch.id, { offset: 0, limit: 10 });
+    expect(jobs.map((j) => j.job.e_invoice)).toEqual([
+      { standard: 'factur-x', profile: 'en16931', valid: true, rules_checked: 0 },
+      { standard: 'factur-x', profile: 'en16931', valid: true, rules_checked: 0 },
+    ]);
+  });
+
+  it('refuses the whole batch when one item’s XML fails, naming the item, with nothing charged', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const xml = createXml().replace('<ram:TypeCode>380</ram:TypeCode>', '<ram:KindCode>380</ram:KindCode>');
+    const e = await failure(
+      m.services
+        .get(batches)
+        .create(
+          ada,
+          batch([
+            { variables: '{"number": 1}' },
+            { variables: '{"number": 2}', eInvoice: { standard: 'factur-x', profile: 'en16931', xml } },
+          ]),
+        ),
+    );
+    expect(e.code).toBe('INVALID_E_INVOICE');
+    expect(e.message).toMatch(/^items\[1\]: The e-invoice breaks 1 rule/);
+    expect(e.details?.[0]).toMatchObject({ field: 'items[1].e_invoice.xml', rule: 'XSD' });
+    await nothingDone(ada.accountId);
+  });
+
+  it(`refuses more than ${MAX_E_INVOICE_BATCH_ITEMS} items with an e-invoice, naming items`, async () => {
+    m = memoryServices();
+    const ada = caller();
+    const items = Array.from({ length: MAX_E_INVOICE_BATCH_ITEMS + 1 }, () => ({
+      variables: JSON.stringify(validInvoice()),
+    }));
+    const e = await failure(m.services.get(batches).create(ada, batch(items, fromVariables)));
+    expect(e.code).toBe('VALIDATION_ERROR');
+    expect(e.details?.[0]?.field).toBe('items');
+    await nothingDone(ada.accountId);
   });
 });
 
