@@ -985,7 +985,7 @@ export interface components {
                  * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
                  * @enum {string}
                  */
-                profile: "minimum" | "basic-wl" | "basic" | "en16931";
+                profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
                 /** @description the UN/CEFACT Cross Industry Invoice XML (rsm:CrossIndustryInvoice), as it will be embedded */
                 xml?: string;
                 /** @description an invoice by EN 16931 business terms, built into the CII XML of the profile */
