@@ -60,7 +60,6 @@ import {
 } from './domain/batches/batch-outputs.js';
 import { createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
 import { type Batch, createBatchCounter, createBatches } from './domain/batches/batches.js';
-import { ServiceError } from './domain/common/errors.js';
 import type { JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
@@ -532,16 +531,7 @@ export const signingKeyManagement = (s: Services) =>
   createSigningKeyManagement({
     store: s.get(signingKeyStore),
     box: () => s.get(signingKeySecrets),
-    importKey: createSigningKeyImport(
-      s.parts.kmsPublicKey ??
-        (async () => {
-          throw new ServiceError(
-            'INVALID_SIGNING_KEY',
-            'kms_key_arn cannot be registered here: this function reads no AWS KMS keys',
-            { details: [{ field: 'kms_key_arn', issue: 'cannot be read here' }] },
-          );
-        }),
-    ),
+    importKey: createSigningKeyImport(s.parts.kmsPublicKey),
     clock: s.clock,
   });
 export const apiKeyManagement = (s: Services) =>

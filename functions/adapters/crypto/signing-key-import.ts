@@ -283,9 +283,14 @@ const fromKms = async (
   };
 };
 
+/** A function handed no KMS (every one but signing-keys): a KMS key is refused. */
+const noKms: KmsPublicKey = async () => {
+  throw refuse('kms_key_arn', 'cannot be registered here: this function reads no AWS KMS keys');
+};
+
 /** The upload check, with the KMS keys' public halves read through `kmsPublicKey`. */
 export const createSigningKeyImport =
-  (kmsPublicKey: KmsPublicKey): KeyImport =>
+  (kmsPublicKey: KmsPublicKey = noKms): KeyImport =>
   async (upload: SigningKeyUpload, now: Date) => {
     switch (upload.kind) {
       case 'pem':
