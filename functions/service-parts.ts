@@ -13,6 +13,7 @@ import type { RenderMessage, RenderOrders } from './domain/renders/async-renders
 import type { EInvoiceChecker } from './domain/renders/e-invoice.js';
 import type { IdempotencyStore } from './domain/renders/idempotency.js';
 import type { SigningKeyStore } from './domain/signing/signing-keys.js';
+import type { AssetBlobs, AssetStore } from './domain/assets/assets.js';
 import type { TemplateStore } from './domain/templates/templates.js';
 import type { WebhookDeliveryStore, WebhookStore } from './domain/webhooks/webhooks.js';
 import type { Settings } from './settings.js';
@@ -55,6 +56,9 @@ export interface StoreParts {
   readonly endpoints: WebhookStore;
   readonly deliveries: WebhookDeliveryStore;
   readonly signingKeys: SigningKeyStore;
+  /** Account assets: what the table knows of them, and their bytes in the bucket. */
+  readonly assets: AssetStore;
+  readonly assetBlobs: AssetBlobs;
   /** The PDF bucket, for sync and async renders alike. */
   readonly storage: PdfStorage;
   readonly renderOrders: RenderOrders;

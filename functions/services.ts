@@ -11,6 +11,7 @@
  * into the HTTP resources' wire schemas.
  */
 
+import { createHash } from 'node:crypto';
 import { importSigningKey } from './adapters/crypto/signing-key-import.js';
 import { createAccountStore } from './adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from './adapters/dynamodb/api-keys.js';
@@ -20,6 +21,9 @@ import { createDocumentClient } from './adapters/dynamodb/client.js';
 import { createIdempotencyStore } from './adapters/dynamodb/idempotency.js';
 import { createJobStore } from './adapters/dynamodb/jobs.js';
 import { createSigningKeyStore } from './adapters/dynamodb/signing-keys.js';
+import { createAssetStore } from './adapters/dynamodb/assets.js';
+import { inspectAsset } from './adapters/assets/inspect.js';
+import { createS3AssetBlobs } from './adapters/s3/asset-blobs.js';
 import { createTemplateStore } from './adapters/dynamodb/templates.js';
 import { createUsageStore } from './adapters/dynamodb/usage.js';
 import { createWebhookDeliveryStore, createWebhookStore } from './adapters/dynamodb/webhooks.js';
@@ -70,6 +74,8 @@ import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createRenderCall } from './domain/renders/render-call.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
 import { createSigningKeyManagement, createSigningKeyResolver } from './domain/signing/signing-keys.js';
+import { createAssetManagement, createAssetResolver } from './domain/assets/assets.js';
+import { newAssetUploadId } from './domain/common/ids.js';
 import { createTemplateResolver } from './domain/templates/render-template.js';
 import { createTemplateManagement } from './domain/templates/template-management.js';
 import {
@@ -171,6 +177,18 @@ const deliveries = (s: Services) =>
   part(s, 'deliveries', () => createWebhookDeliveryStore(s.get(db), tableName(s), s.clock));
 const signingKeyStore = (s: Services) =>
   part(s, 'signingKeys', () => createSigningKeyStore(s.get(db), tableName(s), s.onFault));
+const assetStore = (s: Services) =>
+  part(s, 'assets', () => createAssetStore(s.get(db), tableName(s), s.onFault));
+/** Assets' bytes; the renderer's links live as long as the longest render's budget, and five minutes more. */
+const assetBlobs = (s: Services) =>
+  part(s, 'assetBlobs', () =>
+    createS3AssetBlobs(s.get(s3), bucketName(s), {
+      readUrlTtlSeconds: Math.ceil(s.settings.asyncRenderBudgetMs / 1000) + 300,
+      downloadUrlTtlSeconds: s.settings.downloadUrlTtlSeconds,
+    }),
+  );
+/** The assets a render's page may load: the rendering account's (domain/assets/assets.ts). */
+const assetResolver = (s: Services) => createAssetResolver({ store: s.get(assetStore), blobs: s.get(assetBlobs) });
 /** The bucket, whose upload links live as long as a render's budget, and five minutes more. */
 const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
   part(s, 'storage', () =>
@@ -351,6 +369,7 @@ const renderCallWith = (s: Services, to: PdfStorage) =>
     limits: s.settings,
     onFault: s.onFault,
     signingKeys: s.get(signingKeys),
+    assets: s.get(assetResolver),
   });
 
 // Use cases.
@@ -475,6 +494,16 @@ export const signingKeyManagement = (s: Services) =>
     box: () => s.get(signingKeySecrets),
     importKey: importSigningKey,
     clock: s.clock,
+  });
+export const assetManagement = (s: Services) =>
+  createAssetManagement({
+    store: s.get(assetStore),
+    blobs: s.get(assetBlobs),
+    inspect: inspectAsset,
+    clock: s.clock,
+    newUploadId: newAssetUploadId,
+    digest: (bytes) => createHash('sha256').update(bytes).digest('hex'),
+    onFault: s.onFault,
   });
 export const apiKeyManagement = (s: Services) =>
   createApiKeyManagement({ store: s.get(apiKeys), digest: s.get(digestApiKey) });
