@@ -2,6 +2,7 @@ import type { ResourceConfig } from './core/config.js';
 import type { AccountStore } from './domain/accounts/accounts.js';
 import type { ApiKeyStore } from './domain/accounts/api-keys.js';
 import type { UsageStore } from './domain/accounts/usage.js';
+import type { AssetBlobs, AssetStore } from './domain/assets/assets.js';
 import type { BatchWrites } from './domain/batches/batch-acceptance.js';
 import type { BatchArchiver, BatchOutputMessage } from './domain/batches/batch-outputs.js';
 import type { BatchOrders } from './domain/batches/batch-queue.js';
@@ -13,7 +14,6 @@ import type { RenderMessage, RenderOrders } from './domain/renders/async-renders
 import type { EInvoiceChecker } from './domain/renders/e-invoice.js';
 import type { IdempotencyStore } from './domain/renders/idempotency.js';
 import type { SigningKeyStore } from './domain/signing/signing-keys.js';
-import type { AssetBlobs, AssetStore } from './domain/assets/assets.js';
 import type { TemplateStore } from './domain/templates/templates.js';
 import type { WebhookDeliveryStore, WebhookStore } from './domain/webhooks/webhooks.js';
 import type { Settings } from './settings.js';

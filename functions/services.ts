@@ -12,23 +12,23 @@
  */
 
 import { createHash } from 'node:crypto';
+import { inspectAsset } from './adapters/assets/inspect.js';
 import { importSigningKey } from './adapters/crypto/signing-key-import.js';
 import { createAccountStore } from './adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from './adapters/dynamodb/api-keys.js';
+import { createAssetStore } from './adapters/dynamodb/assets.js';
 import { createBatchWrites } from './adapters/dynamodb/batch-writes.js';
 import { createBatchStore } from './adapters/dynamodb/batches.js';
 import { createDocumentClient } from './adapters/dynamodb/client.js';
 import { createIdempotencyStore } from './adapters/dynamodb/idempotency.js';
 import { createJobStore } from './adapters/dynamodb/jobs.js';
 import { createSigningKeyStore } from './adapters/dynamodb/signing-keys.js';
-import { createAssetStore } from './adapters/dynamodb/assets.js';
-import { inspectAsset } from './adapters/assets/inspect.js';
-import { createS3AssetBlobs } from './adapters/s3/asset-blobs.js';
 import { createTemplateStore } from './adapters/dynamodb/templates.js';
 import { createUsageStore } from './adapters/dynamodb/usage.js';
 import { createWebhookDeliveryStore, createWebhookStore } from './adapters/dynamodb/webhooks.js';
 import { createWebhookClient, createWebhookUrlCheck } from './adapters/http/webhook-client.js';
 import { createLambdaRenderer } from './adapters/lambda/renderer-client.js';
+import { createS3AssetBlobs } from './adapters/s3/asset-blobs.js';
 import { createS3BatchArchiver } from './adapters/s3/batch-archive.js';
 import { createS3BatchOrders } from './adapters/s3/batch-orders.js';
 import { createS3Client } from './adapters/s3/client.js';
@@ -54,6 +54,7 @@ import type { HttpDeps, RateLimitCounter } from './core/http.js';
 import { logFault, systemClock } from './core/runtime.js';
 import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
 import { createUsageReport } from './domain/accounts/usage-report.js';
+import { createAssetManagement, createAssetResolver } from './domain/assets/assets.js';
 import {
   type BatchOutputMessage,
   completionEvents,
@@ -61,6 +62,7 @@ import {
 } from './domain/batches/batch-outputs.js';
 import { createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
 import { type Batch, createBatchCounter, createBatches } from './domain/batches/batches.js';
+import { newAssetUploadId } from './domain/common/ids.js';
 import type { JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
@@ -74,8 +76,6 @@ import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createRenderCall } from './domain/renders/render-call.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
 import { createSigningKeyManagement, createSigningKeyResolver } from './domain/signing/signing-keys.js';
-import { createAssetManagement, createAssetResolver } from './domain/assets/assets.js';
-import { newAssetUploadId } from './domain/common/ids.js';
 import { createTemplateResolver } from './domain/templates/render-template.js';
 import { createTemplateManagement } from './domain/templates/template-management.js';
 import {
@@ -188,7 +188,8 @@ const assetBlobs = (s: Services) =>
     }),
   );
 /** The assets a render's page may load: the rendering account's (domain/assets/assets.ts). */
-const assetResolver = (s: Services) => createAssetResolver({ store: s.get(assetStore), blobs: s.get(assetBlobs) });
+const assetResolver = (s: Services) =>
+  createAssetResolver({ store: s.get(assetStore), blobs: s.get(assetBlobs) });
 /** The bucket, whose upload links live as long as a render's budget, and five minutes more. */
 const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
   part(s, 'storage', () =>

@@ -298,7 +298,9 @@ export const interceptRequests = async (
             { name: 'Access-Control-Allow-Origin', value: '*' },
             { name: 'Cache-Control', value: 'no-store' },
           ],
-          body: Buffer.from(asset ? asset.body : new TextEncoder().encode('asset not found')).toString('base64'),
+          body: Buffer.from(asset ? asset.body : new TextEncoder().encode('asset not found')).toString(
+            'base64',
+          ),
         });
       })
       .catch(noop);

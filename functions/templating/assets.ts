@@ -23,7 +23,8 @@ export const assetNameOf = (url: string): string | undefined => {
 
 export const assetGlobal = (): Value =>
   new PyCallable('asset', (args, kwargs) => {
-    if (kwargs.size || args.length !== 1) throw typeError('asset() takes exactly one argument: the asset name');
+    if (kwargs.size || args.length !== 1)
+      throw typeError('asset() takes exactly one argument: the asset name');
     const name = args[0] as Value;
     if (name instanceof Undefined) name.fail();
     if (typeof name !== 'string') throw typeError('asset() takes the asset name, a string');

@@ -24,6 +24,8 @@ import { createMemoryPdfAssembler } from '../../functions/adapters/memory/pdf-as
 import { createMemoryPdfStorage } from '../../functions/adapters/memory/pdf-storage.js';
 import { createMemoryQueue } from '../../functions/adapters/memory/queue.js';
 import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
+import { createMemoryAssetBlobs } from '../../functions/adapters/memory/asset-blobs.js';
+import { createMemoryAssetStore } from '../../functions/adapters/memory/assets.js';
 import { createMemorySigningKeyStore } from '../../functions/adapters/memory/signing-keys.js';
 import { createMemoryTable } from '../../functions/adapters/memory/table.js';
 import { createMemoryTemplateStore } from '../../functions/adapters/memory/templates.js';
@@ -83,6 +85,8 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     batchWrites: createMemoryBatchWrites(clock, retention, table),
     endpoints: createMemoryWebhookStore(),
     signingKeys: createMemorySigningKeyStore(),
+    assets: createMemoryAssetStore(),
+    assetBlobs: createMemoryAssetBlobs(),
     deliveries: createMemoryWebhookDeliveryStore(clock),
     storage,
     renderOrders: createMemoryRenderOrders(),

@@ -106,11 +106,19 @@ describe('uploads', () => {
     expectError(script, 422, 'INVALID_ASSET', 'body');
     expect(script.json.error.message).toContain('<script>');
     expectError(await put('s.svg', svg('', ' onload="alert(1)"'), 'image/svg+xml'), 422, 'INVALID_ASSET');
-    const external = await put('s.svg', svg('<image xlink:href="https://example.com/x.png"/>'), 'image/svg+xml');
+    const external = await put(
+      's.svg',
+      svg('<image xlink:href="https://example.com/x.png"/>'),
+      'image/svg+xml',
+    );
     expectError(external, 422, 'INVALID_ASSET', 'body');
     expect(external.json.error.message).toContain('refers to another file');
     expectError(
-      await put('s.svg', svg('<foreignObject><p xmlns="http://www.w3.org/1999/xhtml">x</p></foreignObject>'), 'image/svg+xml'),
+      await put(
+        's.svg',
+        svg('<foreignObject><p xmlns="http://www.w3.org/1999/xhtml">x</p></foreignObject>'),
+        'image/svg+xml',
+      ),
       422,
       'INVALID_ASSET',
     );
@@ -153,7 +161,7 @@ describe('renders', () => {
     expect((await local.api('/v1/assets', { token: stranger.key })).json).toEqual([]);
     // The stranger's page asks for the very URL the owner's asset() gives.
     const { job, pdf } = await render(stranger.key, {
-      html: `<img src="${ASSET_ORIGIN}/logo.png" style="width:60px;height:60px;display:block"><p style="font-family: Brand">x</p>`,
+      html: `<style>@page { margin: 0 } body { margin: 0 }</style><img src="${ASSET_ORIGIN}/logo.png" style="width:60px;height:60px;display:block"><p style="font-family: Brand">x</p>`,
     });
     expect(await hasLogo(pdf)).toBe(false);
     expect(JSON.stringify(job.diagnostics)).toContain('asset not found: logo.png');
@@ -187,7 +195,7 @@ describe('renders', () => {
 
   it('a deleted asset is gone from the next render', async () => {
     expect((await put('temp.png', logo, 'image/png')).status).toBe(200);
-    const html = `<img src="{{ asset('temp.png') }}" style="width:60px;height:60px;display:block">`;
+    const html = `<style>@page { margin: 0 } body { margin: 0 }</style><img src="{{ asset('temp.png') }}" style="width:60px;height:60px;display:block">`;
     expect(await hasLogo((await render(owner.key, { html })).pdf)).toBe(true);
     const deleted = await local.api('/v1/assets/temp.png', { method: 'DELETE', token: owner.session });
     expect(deleted.status).toBe(200);

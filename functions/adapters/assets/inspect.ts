@@ -92,7 +92,7 @@ export const svgProblem = (text: string): string | undefined => {
     if (doc.find('//processing-instruction()').length > 0) return 'it has a processing instruction (<?…?>)';
     for (const node of doc.find('//*')) {
       const element = node as unknown as { name: string; namespaceUri: string; content: string };
-      const local = element.name.includes(':') ? element.name.split(':').pop() ?? '' : element.name;
+      const local = element.name.includes(':') ? (element.name.split(':').pop() ?? '') : element.name;
       if (element.namespaceUri !== SVG_NS) return `it has a <${element.name}> element outside SVG`;
       if (ACTIVE_ELEMENTS.has(local)) return `it has a <${local}> element`;
       if (local === 'style' && (/@import/i.test(element.content) || FOREIGN_URL.test(element.content)))
@@ -135,7 +135,8 @@ export const inspectAsset = async (bytes: Uint8Array, contentType: string): Prom
       `Content-Type must be the file's type: ${ACCEPTED} (got ${declared || 'none'})`,
     );
   }
-  if (bytes.byteLength === 0) throw invalid('body', 'is empty', 'The request body must be the file: it is empty');
+  if (bytes.byteLength === 0)
+    throw invalid('body', 'is empty', 'The request body must be the file: it is empty');
   const found = sniff(bytes);
   if (found !== named) {
     throw invalid(

@@ -64,8 +64,10 @@ const giveBackParams = (
   TableName: tableName,
   Key: assetUsageKey(accountId),
   UpdateExpression: name === undefined ? 'ADD #bytes :less' : 'ADD #bytes :less DELETE #names :names',
-  ExpressionAttributeNames: name === undefined ? { '#bytes': 'bytes' } : { '#bytes': 'bytes', '#names': 'names' },
-  ExpressionAttributeValues: name === undefined ? { ':less': -bytes } : { ':less': -bytes, ':names': new Set([name]) },
+  ExpressionAttributeNames:
+    name === undefined ? { '#bytes': 'bytes' } : { '#bytes': 'bytes', '#names': 'names' },
+  ExpressionAttributeValues:
+    name === undefined ? { ':less': -bytes } : { ':less': -bytes, ':names': new Set([name]) },
 });
 
 export const createAssetStore = (
@@ -91,11 +93,17 @@ export const createAssetStore = (
       } catch (e) {
         if (!isConditionFailure(e)) throw e;
         const usage = await db.send(
-          new GetCommand({ TableName: tableName, Key: assetUsageKey(asset.account_id), ConsistentRead: true }),
+          new GetCommand({
+            TableName: tableName,
+            Key: assetUsageKey(asset.account_id),
+            ConsistentRead: true,
+          }),
         );
         const usedBytes = Number(usage.Item?.bytes ?? 0);
-        const names = usage.Item?.names instanceof Set ? (usage.Item.names as Set<string>) : new Set<string>();
-        if (usedBytes + asset.size_bytes > limits.maxAccountBytes) return { kind: 'quotaExceeded', usedBytes };
+        const names =
+          usage.Item?.names instanceof Set ? (usage.Item.names as Set<string>) : new Set<string>();
+        if (usedBytes + asset.size_bytes > limits.maxAccountBytes)
+          return { kind: 'quotaExceeded', usedBytes };
         if (!names.has(asset.name) && names.size >= limits.maxAssets) return { kind: 'limitReached' };
         return { kind: 'quotaExceeded', usedBytes };
       }
@@ -120,7 +128,12 @@ export const createAssetStore = (
         throw e;
       }
       if (replaced) {
-        await giveBack(asset.account_id, replaced.size_bytes, undefined, "a replaced asset's room not given back");
+        await giveBack(
+          asset.account_id,
+          replaced.size_bytes,
+          undefined,
+          "a replaced asset's room not given back",
+        );
       }
       return { kind: 'stored', replaced };
     },

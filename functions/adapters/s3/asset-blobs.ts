@@ -13,7 +13,9 @@ export const createS3AssetBlobs = (
   options: { readUrlTtlSeconds: number; downloadUrlTtlSeconds: number },
 ): AssetBlobs => ({
   async put(objectKey, bytes, contentType) {
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: objectKey, Body: bytes, ContentType: contentType }));
+    await s3.send(
+      new PutObjectCommand({ Bucket: bucket, Key: objectKey, Body: bytes, ContentType: contentType }),
+    );
   },
   async delete(objectKey) {
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey }));

@@ -100,7 +100,6 @@ export interface AssetBlobs {
  */
 export type AssetInspector = (bytes: Uint8Array, contentType: string) => Promise<AssetType>;
 
-
 const sizeOf = (bytes: number): string =>
   `${bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${Math.round(bytes / 1024)} KiB`} (${bytes.toLocaleString('en-US')} bytes)`;
 
@@ -111,7 +110,9 @@ const invalidName = (name: string) =>
   new ServiceError(
     'INVALID_ASSET',
     'The asset name must be 1-100 letters, digits, ".", "_" or "-", starting with a letter or digit',
-    { details: [{ field: 'name', issue: `${JSON.stringify(name.slice(0, 120))} is not a valid asset name` }] },
+    {
+      details: [{ field: 'name', issue: `${JSON.stringify(name.slice(0, 120))} is not a valid asset name` }],
+    },
   );
 
 /** The 413 of a file over the per-file limit, which it names. */
@@ -140,7 +141,11 @@ export interface AssetDeps {
   readonly digest: (bytes: Uint8Array) => string;
   readonly onFault: (message: string, error: unknown) => void;
   /** @default MAX_ASSET_BYTES, MAX_ACCOUNT_ASSET_BYTES, MAX_ASSETS */
-  readonly limits?: { readonly maxBytes?: number; readonly maxAccountBytes?: number; readonly maxAssets?: number };
+  readonly limits?: {
+    readonly maxBytes?: number;
+    readonly maxAccountBytes?: number;
+    readonly maxAssets?: number;
+  };
 }
 
 /** An asset with its download link (GET /v1/assets/{name}), valid as PDF links are. */
@@ -236,7 +241,10 @@ export const createAssetResolver = (deps: Pick<AssetDeps, 'store' | 'blobs'>) =>
   async forRender(accountId: string): Promise<Record<string, RenderAsset>> {
     const found = await deps.store.list(accountId);
     const entries = await Promise.all(
-      found.map(async (a) => [a.name, { url: await deps.blobs.readUrl(a.object_key), contentType: a.content_type }] as const),
+      found.map(
+        async (a) =>
+          [a.name, { url: await deps.blobs.readUrl(a.object_key), contentType: a.content_type }] as const,
+      ),
     );
     return Object.fromEntries(entries);
   },

@@ -5,8 +5,8 @@
  * the render queue's consumer (render-worker.ts) call it the same way.
  */
 import { MAX_HEADER_FOOTER_BYTES } from '../../settings.js';
-import type { PdfStorage, Renderer, RenderResult } from '../common/ports.js';
 import { type AssetResolver, namesAssets } from '../assets/assets.js';
+import type { PdfStorage, Renderer, RenderResult } from '../common/ports.js';
 import type { SigningKeyResolver } from '../signing/signing-keys.js';
 import type { AcceptedRender } from './render-order.js';
 
@@ -57,7 +57,9 @@ export const createRenderCall =
     const { source, header, footer } = accepted.template;
     // The job's account's assets, whoever wrote the template (domain/assets/assets.ts).
     const pageAssets =
-      assets && namesAssets(source, header, footer) ? await assets.forRender(accepted.job.account_id) : undefined;
+      assets && namesAssets(source, header, footer)
+        ? await assets.forRender(accepted.job.account_id)
+        : undefined;
     const upload = await storage.uploadTarget(accepted.job.object_key);
     return renderer
       .render({
