@@ -10,6 +10,7 @@
  *   export --account <id> [--out <file>] [--download <dir>]
  *                                           every item and PDF of the account, as JSON lines
  *   delete --account <id> [--yes]           removes all of it; without --yes only says what it would
+ *   seed-starters                           creates or revises the starter templates (lib/starters)
  *
  * Where: `--table <name> --region <region>` (or TABLE_NAME and AWS_REGION) for a deployed table,
  * with the shell's AWS credentials; `--endpoint <url>` (or DYNAMODB_ENDPOINT) for a DynamoDB
@@ -52,6 +53,7 @@ import {
   RUNNING_STACK_FILE,
   type RunningStack,
 } from './local/stack.js';
+import { seedStarters } from './starters/seed.js';
 
 export const ADMIN_USAGE = `usage: npm run --silent admin -- <command> [options]
 
@@ -67,6 +69,8 @@ commands:
   delete --account <id> [--yes]           removes all of that, PDFs included (its keys stop working
                                           first); without --yes only prints what it would delete.
                                           Running it again is safe. The user pool's user is not touched.
+  seed-starters                           creates the starter templates (public templates of the account
+                                          system:starters) or revises those that changed; safe to run again
 
 where (default: the local stack's data in DATA_DIR, .data/):
   --table <name> --region <region>        a deployed table (also TABLE_NAME, AWS_REGION), with your AWS credentials
@@ -474,6 +478,16 @@ const COMMANDS: Record<string, Command> = {
   ),
   export: exportAccount,
   delete: deleteAccount,
+  'seed-starters': withTarget(
+    () => ({}),
+    async (_args, target, _env, io) => {
+      const outcome = await seedStarters(target.db, target.tableName);
+      io.stderr(
+        `starter templates in ${target.description}: ${outcome.created.length} created, ${outcome.revised.length} revised, ${outcome.unchanged.length} unchanged\n`,
+      );
+      io.stdout(json(outcome));
+    },
+  ),
 };
 
 /** Runs one admin command; resolves to the exit code (0 done, 1 refused or failed, 2 bad arguments). */

@@ -13,6 +13,8 @@
  */
 import { createMemoryAccountStore } from '../../functions/adapters/memory/accounts.js';
 import { createMemoryApiKeyStore } from '../../functions/adapters/memory/api-keys.js';
+import { createMemoryAssetBlobs } from '../../functions/adapters/memory/asset-blobs.js';
+import { createMemoryAssetStore } from '../../functions/adapters/memory/assets.js';
 import { createMemoryBatchArchiver } from '../../functions/adapters/memory/batch-archive.js';
 import { createMemoryBatchWrites } from '../../functions/adapters/memory/batch-writes.js';
 import { createMemoryBatchStore } from '../../functions/adapters/memory/batches.js';
@@ -24,8 +26,6 @@ import { createMemoryPdfAssembler } from '../../functions/adapters/memory/pdf-as
 import { createMemoryPdfStorage } from '../../functions/adapters/memory/pdf-storage.js';
 import { createMemoryQueue } from '../../functions/adapters/memory/queue.js';
 import { createMemoryRenderer } from '../../functions/adapters/memory/renderer.js';
-import { createMemoryAssetBlobs } from '../../functions/adapters/memory/asset-blobs.js';
-import { createMemoryAssetStore } from '../../functions/adapters/memory/assets.js';
 import { createMemorySigningKeyStore } from '../../functions/adapters/memory/signing-keys.js';
 import { createMemoryTable } from '../../functions/adapters/memory/table.js';
 import { createMemoryTemplateStore } from '../../functions/adapters/memory/templates.js';
