@@ -8,8 +8,6 @@
  */
 
 export interface Starter {
-  /** The thumbnail's file name (without .png); the dashboard finds it from the template's name. */
-  readonly slug: string;
   readonly name: string;
   readonly html: string;
   readonly header_html?: string;
@@ -45,7 +43,6 @@ const BASE_CSS = `
 const money = `{% macro money(v) %}{{ currency }} {{ "{:,.2f}".format(v) }}{% endmacro %}`;
 
 const invoice: Starter = {
-  slug: 'invoice',
   name: 'Invoice',
   html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Invoice {{ number }}</title><style>${BASE_CSS}</style></head><body>
 ${money}
@@ -89,7 +86,6 @@ ${money}
 };
 
 const receipt: Starter = {
-  slug: 'receipt',
   name: 'Receipt',
   html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Receipt {{ number }}</title><style>${BASE_CSS}
   body { font-family: Cousine, monospace; font-size: 9.5pt; max-width: 3.2in; margin: 0 auto } h1 { font-size: 14pt; text-align: center } .center { text-align: center }
@@ -121,7 +117,6 @@ ${money}
 };
 
 const quote: Starter = {
-  slug: 'quote',
   name: 'Quote',
   html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Quote {{ number }}</title><style>${BASE_CSS}
   .band { background: #f0f4f8; padding: 12pt 14pt; border-radius: 6pt } .opt td { color: #627d98; font-style: italic }</style></head><body>
@@ -163,7 +158,6 @@ ${money}
 };
 
 const statement: Starter = {
-  slug: 'statement',
   name: 'Account statement',
   html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Statement {{ period }}</title><style>${BASE_CSS}
   nav a { display: block; color: #243b53; text-decoration: none; padding: 3pt 0; border-bottom: .5pt dotted #bcccdc }
@@ -230,7 +224,6 @@ ${money}
 };
 
 const certificate: Starter = {
-  slug: 'certificate',
   name: 'Certificate',
   html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Certificate</title><style>
   @page { margin: 0 } body { margin: 0; font-family: Tinos, 'Times New Roman', serif; color: #102a43 }
@@ -267,7 +260,6 @@ const certificate: Starter = {
 };
 
 const letter: Starter = {
-  slug: 'letter',
   name: 'Business letter',
   html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{ subject }}</title><style>${BASE_CSS}
   body { font-family: Tinos, 'Times New Roman', serif; font-size: 11.5pt } .sender { text-align: right } .date { margin: 24pt 0 } p { margin: 0 0 10pt }</style></head><body>
@@ -304,7 +296,6 @@ const letter: Starter = {
 };
 
 const label: Starter = {
-  slug: 'shipping-label',
   name: 'Shipping label',
   html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Label {{ tracking }}</title><style>
   @page { margin: 0 } body { margin: 0; font-family: Arimo, Arial, sans-serif; color: #000 }
@@ -336,7 +327,6 @@ const label: Starter = {
 };
 
 const report: Starter = {
-  slug: 'report',
   name: 'Multi-page report',
   html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{ title }}</title><style>${BASE_CSS}
   .cover { height: 9.2in; display: flex; flex-direction: column; justify-content: center; border-left: 10pt solid #2f6fde; padding-left: 24pt }

@@ -4,6 +4,7 @@ import type { DashboardConfig } from '../config.js';
 import { createApiClient } from './api.js';
 import { ErrorMessage, Loading } from './components.js';
 import { Dashboard } from './context.js';
+import { AssetsPage } from './pages/assets.js';
 import { JobsPage } from './pages/jobs.js';
 import { KeysPage } from './pages/keys.js';
 import { TemplateEditorPage } from './pages/template-editor.js';
@@ -17,6 +18,7 @@ const NAV: readonly { readonly label: string; readonly href: string; readonly pa
   { label: 'Templates', href: href.templates, pages: ['templates', 'template'] },
   { label: 'Jobs', href: href.jobs, pages: ['jobs'] },
   { label: 'Batches', href: href.batches, pages: ['batches', 'batch'] },
+  { label: 'Assets', href: href.assets, pages: ['assets'] },
   { label: 'Webhooks', href: href.webhooks, pages: ['webhooks', 'webhook'] },
   { label: 'Usage', href: href.usage, pages: ['usage'] },
 ];
@@ -115,6 +117,8 @@ const Page = ({ route }: { route: Route }) => {
       return <LaterPage route={route} />;
     case 'usage':
       return <UsagePage />;
+    case 'assets':
+      return <AssetsPage />;
   }
 };
 
