@@ -40,7 +40,6 @@ try {
     const slug = starterSlug(starter.name);
     const pdf = join(dataDir, `${slug}.pdf`);
     await writeFile(pdf, Buffer.from(await (await fetch(job.download_url)).arrayBuffer()));
-    const slug = starterSlug(starter.name);
     execFileSync('pdftoppm', ['-png', '-r', '30', '-f', '1', '-l', '1', '-singlefile', pdf, join(OUT, slug)]);
     process.stdout.write(`${slug}.png\n`);
   }
