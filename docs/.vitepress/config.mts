@@ -46,6 +46,7 @@ export default defineConfig({
           { text: 'Batches', link: '/api/batches' },
           { text: 'Merges', link: '/api/merges' },
           { text: 'Templates', link: '/api/templates' },
+          { text: 'Assets', link: '/api/assets' },
           { text: 'API keys', link: '/api/api-keys' },
           { text: 'Account and usage', link: '/api/account' },
           { text: 'Errors', link: '/api/errors' },

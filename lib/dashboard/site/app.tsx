@@ -4,7 +4,6 @@ import type { DashboardConfig } from '../config.js';
 import { createApiClient } from './api.js';
 import { ErrorMessage, Loading } from './components.js';
 import { Dashboard } from './context.js';
-import { AssetsPage } from './pages/assets.js';
 import { JobsPage } from './pages/jobs.js';
 import { KeysPage } from './pages/keys.js';
 import { TemplateEditorPage } from './pages/template-editor.js';
@@ -74,7 +73,7 @@ const SignIn = ({
 };
 
 type LaterPages = typeof import('./pages/later.js');
-type LaterRoute = Extract<Route, { page: 'batches' | 'batch' | 'webhooks' | 'webhook' }>;
+type LaterRoute = Extract<Route, { page: 'batches' | 'batch' | 'webhooks' | 'webhook' | 'assets' }>;
 
 /** The batches and webhooks pages, loaded the first time one opens (pages/later.ts). */
 const LaterPage = ({ route }: { route: LaterRoute }) => {
@@ -96,6 +95,8 @@ const LaterPage = ({ route }: { route: LaterRoute }) => {
       return <pages.WebhooksPage />;
     case 'webhook':
       return <pages.WebhookPage key={route.id} id={route.id} />;
+    case 'assets':
+      return <pages.AssetsPage />;
   }
 };
 
@@ -118,7 +119,7 @@ const Page = ({ route }: { route: Route }) => {
     case 'usage':
       return <UsagePage />;
     case 'assets':
-      return <AssetsPage />;
+      return <LaterPage route={route} />;
   }
 };
 
