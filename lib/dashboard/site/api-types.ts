@@ -112,7 +112,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every account's public templates, newest created first; a page stops early when the next template would take the answer past 5 MiB, so page on until an empty one */
+        /** Every account's public templates, newest created first; a page stops early when the next template would take the answer past 5 MiB, so page on until an empty one; starters=true: only the starter templates (invoice, receipt, quote, ...) of the service's own account */
         get: operations["listPublicTemplates"];
         put?: never;
         post?: never;
@@ -2860,6 +2860,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                starters?: unknown;
             };
             header?: never;
             path?: never;
