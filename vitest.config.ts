@@ -71,6 +71,7 @@ const HEAVY = [
   'integration/start-bundle', // builds `npm start`'s bundle
   'integration/dashboard', // the dashboard in Chromium, driven as a user would
   'integration/dashboard-async-work', // the same, for work that finishes later
+  'integration/dashboard-assets', // the starters and the Assets page in Chromium (issue 40)
   'integration/chromium-check', // `npm run chromium:check`: every fixture printed, drawn and timed, twice
   'integration/docs-site', // two builds of the documentation site (VitePress), half a minute each
   // SaxonJS and the schematrons in the test's own process: seconds before the first check. The fast

@@ -29,7 +29,11 @@ export interface ConsumerNeeds {
   /** The API-key HMAC key (webhook signing secrets are sealed under a key derived from it). */
   readonly apiKeySecret?: true;
   /** BUCKET_NAME and PDF links signed; `consumeOrders`: async renders' orders read and deleted. */
-  readonly pdfBucket?: { readonly consumeOrders?: true };
+  readonly pdfBucket?: {
+    readonly consumeOrders?: true;
+    /** Account assets (assets/) read: it signs the links its renders' pages load them through. */
+    readonly readAssets?: true;
+  };
   /** Invokes the renderer of async renders (the sync one is the API's). */
   readonly asyncRenderer?: true;
   /** The render queue: send to it, or hold its messages back (ChangeMessageVisibility) as its consumer. */
@@ -110,7 +114,7 @@ export const renderWorker = {
   },
   needs: {
     table: 'readWrite',
-    pdfBucket: { consumeOrders: true },
+    pdfBucket: { consumeOrders: true, readAssets: true },
     asyncRenderer: true,
     // An order's `protection` passwords are sealed under a key derived from it (order-secrets.ts).
     apiKeySecret: true,

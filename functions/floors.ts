@@ -31,6 +31,7 @@ const LAMBDAS = [
   'webhooks',
   'merges',
   'signing-keys',
+  'assets',
   'render-worker',
   'sweeper',
   'webhook-sender',

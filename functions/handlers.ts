@@ -6,6 +6,8 @@
  */
 import { createHandler as createApiKeysHandler } from './api-keys/index.js';
 import { apiKeysResource } from './api-keys/routes.js';
+import { createHandler as createAssetsHandler } from './assets/index.js';
+import { assetsResource } from './assets/routes.js';
 import { createHandler as createBatchesHandler } from './batches/index.js';
 import { batchesResource } from './batches/routes.js';
 import type { Environment } from './core/config.js';
@@ -55,6 +57,7 @@ export const handlerFactories: ReadonlyMap<string, CreateHandler> = new Map<stri
   [webhooksResource.name, createWebhooksHandler],
   [mergesResource.name, createMergesHandler],
   [signingKeysResource.name, createSigningKeysHandler],
+  [assetsResource.name, createAssetsHandler],
   [FALLBACK_RESOURCE, createFallbackHandler],
 ]);
 

@@ -60,6 +60,7 @@ const errorCodesOf = (d: RouteDeclaration): ErrorCode[] => [
   'INVALID_SESSION_TOKEN',
   ...(d.credentials.includes('apiKey') ? [] : (['SESSION_REQUIRED'] as const)),
   ...(d.body ? (['INVALID_JSON', 'REQUEST_TOO_LARGE'] as const) : []),
+  ...(d.rawBody ? (['REQUEST_TOO_LARGE'] as const) : []),
   ...(d.rateLimited ? (['USAGE_LIMIT_EXCEEDED'] as const) : []),
   ...(d.query ? (['VALIDATION_ERROR'] as const) : []),
   ...d.errors,
@@ -188,6 +189,17 @@ export const openApiDocument = (all: readonly AnyResource[] = resources) => {
             })),
           ],
           ...(d.body ? { requestBody: { required: true, content: json(ref(requestName)) } } : {}),
+          ...(d.rawBody
+            ? {
+                requestBody: {
+                  required: true,
+                  description: d.rawBody.description,
+                  content: Object.fromEntries(
+                    d.rawBody.mediaTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]),
+                  ),
+                },
+              }
+            : {}),
           responses: {
             [String(d.success.status)]: {
               description: d.success.description,

@@ -60,6 +60,11 @@ export interface RouteDeclaration<B = unknown, Q = unknown> {
   readonly path: string;
   readonly credentials: readonly CredentialKind[];
   readonly body?: BodyDeclaration<B> | CommandDeclaration<B>;
+  /**
+   * The body is a file, not JSON (PUT /v1/assets/{name}): handed to the route as bytes
+   * (ApiRequest.rawBody) with its Content-Type; the route checks both.
+   */
+  readonly rawBody?: { readonly description: string; readonly mediaTypes: readonly string[] };
   /** Query parameters as strings in, parsed values out; problems answer VALIDATION_ERROR. */
   readonly query?: z.ZodType<Q, Readonly<Record<string, string | undefined>>>;
   /** Request headers the route reads (documented; the route checks them). */
@@ -101,6 +106,11 @@ export interface ResourceNeeds {
   readonly table: TableAccess;
   /** Signs PDF download and upload links. */
   readonly pdfBucket?: boolean;
+  /**
+   * Account assets in the bucket (assets/): `manage`, written, read and deleted (the assets
+   * resource); `read`, links to them signed for the renderer (what renders).
+   */
+  readonly assets?: 'manage' | 'read';
   /** Invokes the renderer. */
   readonly renderer?: boolean;
   /** Computes API key digests to store them (it issues keys), besides checking presented ones. */
@@ -175,7 +185,7 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     // Every authenticated route looks a presented key up, also where keys are refused: a valid
     // key answers 403 SESSION_REQUIRED there, an unknown or revoked one 401 (contract precedence).
     apiKeySecret: authenticated || r.needs.issuesApiKeys === true,
-    pdfBucket: r.needs.pdfBucket === true,
+    pdfBucket: r.needs.pdfBucket === true || r.needs.assets !== undefined,
     renderer: r.needs.renderer === true,
     webhookQueue: r.needs.webhookQueue === true,
     batchOutputQueue: r.needs.batchOutputQueue === true,

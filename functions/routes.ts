@@ -4,6 +4,7 @@
  * document all read it; a resource added here exists everywhere and nowhere else.
  */
 import { apiKeysResource } from './api-keys/routes.js';
+import { assetsResource } from './assets/routes.js';
 import { batchesResource } from './batches/routes.js';
 import { meResource } from './me/routes.js';
 import { mergesResource } from './merges/routes.js';
@@ -27,6 +28,7 @@ export const resources: readonly AnyResource[] = [
   webhooksResource,
   mergesResource,
   signingKeysResource,
+  assetsResource,
 ];
 
 /** The Lambda behind API Gateway's `$default` route: 404 and 405 for what no route matches. */

@@ -4,6 +4,7 @@ import type { ApiKeyStore } from './domain/accounts/api-keys.js';
 import type { UsageStore } from './domain/accounts/usage.js';
 import type { UsageEventBus } from './domain/accounts/usage-events.js';
 import type { UsageLedger } from './domain/accounts/usage-ledger.js';
+import type { AssetBlobs, AssetStore } from './domain/assets/assets.js';
 import type { BatchWrites } from './domain/batches/batch-acceptance.js';
 import type { BatchArchiver, BatchOutputMessage } from './domain/batches/batch-outputs.js';
 import type { BatchOrders } from './domain/batches/batch-queue.js';
@@ -65,6 +66,9 @@ export interface StoreParts {
   readonly endpoints: WebhookStore;
   readonly deliveries: WebhookDeliveryStore;
   readonly signingKeys: SigningKeyStore;
+  /** Account assets: what the table knows of them, and their bytes in the bucket. */
+  readonly assets: AssetStore;
+  readonly assetBlobs: AssetBlobs;
   /** The PDF bucket, for sync and async renders alike. */
   readonly storage: PdfStorage;
   readonly renderOrders: RenderOrders;

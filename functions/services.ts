@@ -11,9 +11,13 @@
  * into the HTTP resources' wire schemas.
  */
 
+import { createHash } from 'node:crypto';
+import { inspectAsset } from './adapters/assets/inspect.js';
 import { createSigningKeyImport } from './adapters/crypto/signing-key-import.js';
+
 import { createAccountStore } from './adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from './adapters/dynamodb/api-keys.js';
+import { createAssetStore } from './adapters/dynamodb/assets.js';
 import { createBatchWrites } from './adapters/dynamodb/batch-writes.js';
 import { createBatchStore } from './adapters/dynamodb/batches.js';
 import { createDocumentClient } from './adapters/dynamodb/client.js';
@@ -27,6 +31,7 @@ import { createWebhookDeliveryStore, createWebhookStore } from './adapters/dynam
 import { createEventBridgeUsageBus } from './adapters/eventbridge/usage-bus.js';
 import { createWebhookClient, createWebhookUrlCheck } from './adapters/http/webhook-client.js';
 import { createLambdaRenderer } from './adapters/lambda/renderer-client.js';
+import { createS3AssetBlobs } from './adapters/s3/asset-blobs.js';
 import { createS3BatchArchiver } from './adapters/s3/batch-archive.js';
 import { createS3BatchOrders } from './adapters/s3/batch-orders.js';
 import { createS3Client } from './adapters/s3/client.js';
@@ -53,6 +58,7 @@ import { logFault, systemClock } from './core/runtime.js';
 import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
 import { createUsageEventPublisher } from './domain/accounts/usage-events.js';
 import { createUsageReport } from './domain/accounts/usage-report.js';
+import { createAssetManagement, createAssetResolver } from './domain/assets/assets.js';
 import {
   type BatchOutputMessage,
   completionEvents,
@@ -60,6 +66,7 @@ import {
 } from './domain/batches/batch-outputs.js';
 import { createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
 import { type Batch, createBatchCounter, createBatches } from './domain/batches/batches.js';
+import { newAssetUploadId } from './domain/common/ids.js';
 import type { JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
@@ -190,6 +197,19 @@ const deliveries = (s: Services) =>
   part(s, 'deliveries', () => createWebhookDeliveryStore(s.get(db), tableName(s), s.clock));
 const signingKeyStore = (s: Services) =>
   part(s, 'signingKeys', () => createSigningKeyStore(s.get(db), tableName(s), s.onFault));
+const assetStore = (s: Services) =>
+  part(s, 'assets', () => createAssetStore(s.get(db), tableName(s), s.onFault));
+/** Assets' bytes; the renderer's links live as long as the longest render's budget, and five minutes more. */
+const assetBlobs = (s: Services) =>
+  part(s, 'assetBlobs', () =>
+    createS3AssetBlobs(s.get(s3), bucketName(s), {
+      readUrlTtlSeconds: Math.ceil(s.settings.asyncRenderBudgetMs / 1000) + 300,
+      downloadUrlTtlSeconds: s.settings.downloadUrlTtlSeconds,
+    }),
+  );
+/** The assets a render's page may load: the rendering account's (domain/assets/assets.ts). */
+const assetResolver = (s: Services) =>
+  createAssetResolver({ store: s.get(assetStore), blobs: s.get(assetBlobs) });
 /** The bucket, whose upload links live as long as a render's budget, and five minutes more. */
 const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
   part(s, 'storage', () =>
@@ -395,6 +415,7 @@ const renderCallWith = (s: Services, to: PdfStorage) =>
     limits: s.settings,
     onFault: s.onFault,
     signingKeys: s.get(signingKeys),
+    assets: s.get(assetResolver),
   });
 
 // Use cases.
@@ -533,6 +554,16 @@ export const signingKeyManagement = (s: Services) =>
     box: () => s.get(signingKeySecrets),
     importKey: createSigningKeyImport(s.parts.kmsPublicKey),
     clock: s.clock,
+  });
+export const assetManagement = (s: Services) =>
+  createAssetManagement({
+    store: s.get(assetStore),
+    blobs: s.get(assetBlobs),
+    inspect: inspectAsset,
+    clock: s.clock,
+    newUploadId: newAssetUploadId,
+    digest: (bytes) => createHash('sha256').update(bytes).digest('hex'),
+    onFault: s.onFault,
   });
 export const apiKeyManagement = (s: Services) =>
   createApiKeyManagement({ store: s.get(apiKeys), digest: s.get(digestApiKey) });

@@ -12,6 +12,7 @@
  *   delete --account <id> [--yes]           removes all of it; without --yes only says what it would
  *   usage --month <yyyy-mm> [--format csv|jsonl]
  *                                           every account's month from the usage ledger (lib/admin-usage.ts)
+ *   seed-starters                           creates or revises the starter templates (lib/starters)
  *
  * Where: `--table <name> --region <region>` (or TABLE_NAME and AWS_REGION) for a deployed table,
  * with the shell's AWS credentials; `--endpoint <url>` (or DYNAMODB_ENDPOINT) for a DynamoDB
@@ -55,6 +56,7 @@ import {
   RUNNING_STACK_FILE,
   type RunningStack,
 } from './local/stack.js';
+import { seedStarters } from './starters/seed.js';
 
 export const ADMIN_USAGE = `usage: npm run --silent admin -- <command> [options]
 
@@ -73,6 +75,8 @@ commands:
   usage --month <yyyy-mm> [--format csv|jsonl]
                                           every account's month from the usage ledger: renders, pages,
                                           bytes, included and overage units, estimated charge (CSV by default)
+  seed-starters                           creates the starter templates (public templates of the account
+                                          system:starters) or revises those that changed; safe to run again
 
 where (default: the local stack's data in DATA_DIR, .data/):
   --table <name> --region <region>        a deployed table (also TABLE_NAME, AWS_REGION), with your AWS credentials
@@ -497,6 +501,16 @@ const COMMANDS: Record<string, Command> = {
       const rows = await monthRows(target.db, target.tableName, month, plans);
       io.stdout(formatRows(rows, format));
       io.stderr(`usage ${month}: ${rows.length} accounts from ${target.description}\n`);
+    },
+  ),
+  'seed-starters': withTarget(
+    () => ({}),
+    async (_args, target, _env, io) => {
+      const outcome = await seedStarters(target.db, target.tableName);
+      io.stderr(
+        `starter templates in ${target.description}: ${outcome.created.length} created, ${outcome.revised.length} revised, ${outcome.unchanged.length} unchanged\n`,
+      );
+      io.stdout(json(outcome));
     },
   ),
 };

@@ -17,6 +17,8 @@ import { Construct } from 'constructs';
 
 /** Object keys are `pdf/<accountId>/<jobId>.pdf`. */
 export const PDF_KEY_PREFIX = 'pdf/';
+/** Account assets: `assets/<accountId>/<upload id>` (functions/domain/assets/assets.ts). */
+export const ASSET_KEY_PREFIX = 'assets/';
 /** Async renders' orders: `orders/<accountId>/<jobId>.json` (functions/domain/renders/async-renders.ts). */
 export const ORDER_KEY_PREFIX = 'orders/';
 /** The editor's previews: `previews/<accountId>/<previewId>.pdf` (functions/domain/renders/previews.ts), kept a day. */
@@ -116,6 +118,18 @@ export class PdfBucket extends Construct {
       grantee,
       actions: ['s3:GetObject', 's3:DeleteObject'],
       resourceArns: [this.bucket.arnForObjects(`${ORDER_KEY_PREFIX}*`)],
+    });
+  }
+
+  /**
+   * Account assets: `manage`, s3:PutObject, s3:GetObject and s3:DeleteObject (the assets
+   * function); `read`, s3:GetObject, what signing the renderer's links needs (what renders).
+   */
+  grantAssets(grantee: IGrantable, mode: 'manage' | 'read'): Grant {
+    return Grant.addToPrincipal({
+      grantee,
+      actions: mode === 'manage' ? ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'] : ['s3:GetObject'],
+      resourceArns: [this.bucket.arnForObjects(`${ASSET_KEY_PREFIX}*`)],
     });
   }
 

@@ -254,7 +254,8 @@ export class ServiceApi extends Construct {
       },
       userPool: () => fn.bindUserPool(props.userPool),
       apiKeySecret: () => fn.bindApiKeySecret(props.apiKeySecret),
-      pdfBucket: () => fn.bindPdfBucket(props.pdfBucket),
+      pdfBucket: () =>
+        r.needs.pdfBucket ? fn.bindPdfBucket(props.pdfBucket) : fn.bindBucketName(props.pdfBucket),
       renderer: () => fn.bindRenderer(props.renderer),
       webhookQueue: () => fn.bindWebhookQueue(props.webhookQueue),
       renderQueue: () => {
@@ -268,6 +269,7 @@ export class ServiceApi extends Construct {
       },
     } satisfies Record<Binding, () => ServiceFunction>;
     for (const binding of BINDING_NAMES) if (wiring[binding]) binders[binding]();
+    if (r.needs.assets) props.pdfBucket.grantAssets(fn, r.needs.assets);
     return fn;
   }
 }

@@ -123,6 +123,7 @@ export class ServiceConsumer extends Construct {
     if (needs.pdfBucket) {
       fn.bindPdfBucket(parts.pdfBucket);
       if (needs.pdfBucket.consumeOrders) parts.pdfBucket.grantConsumeOrders(fn);
+      if (needs.pdfBucket.readAssets) parts.pdfBucket.grantAssets(fn, 'read');
     }
     /** The queue whose URL the binding carries (functions/queues.ts). */
     const boundAs = (binding: QueueDeclaration['binding']): IQueue => {

@@ -244,6 +244,11 @@ export class ServiceFunction extends NodejsFunction {
    * BUCKET_NAME, and the right to sign S3 GET and PUT URLs for PDFs (the renderer uploads
    * through the PUT URL; callers download through the GET URL).
    */
+  /** BUCKET_NAME only: the grant is the caller's (assets, PdfBucket.grantAssets). */
+  bindBucketName(bucket: PdfBucket): this {
+    return this.bindVariables('pdfBucket', { bucketName: bucket.bucketName });
+  }
+
   bindPdfBucket(bucket: PdfBucket): this {
     this.bindVariables('pdfBucket', { bucketName: bucket.bucketName });
     bucket.grantPresignPdfObjects(this);

@@ -429,6 +429,9 @@ export class PdfServiceStack extends Stack {
       [`Resource::${arnOf(this.pdfBucket.bucket)}/orders/*`]:
         "Async renders' orders are orders/<accountId>/<jobId>.json, known only per job; the API may only put " +
         'them, the render queue consumer only get and delete them, under the orders/ prefix of this bucket.',
+      [`Resource::${arnOf(this.pdfBucket.bucket)}/assets/*`]:
+        'Account assets are assets/<accountId>/<uploadId>, known only per upload; only the assets function ' +
+        "may put, get and delete them, and what renders only get them (to sign the renderer's links), under the assets/ prefix of this bucket.",
       [`Resource::${arnOf(this.renderer.function)}:*`]:
         "grantInvoke names the renderer and its versions (<renderer>:*): still this one function's code only.",
       [`Resource::${arnOf(this.asyncRenderer.function)}:*`]:

@@ -47,6 +47,7 @@ export default defineConfig({
           { text: 'Merges', link: '/api/merges' },
           { text: 'Templates', link: '/api/templates' },
           { text: 'Previews', link: '/api/previews' },
+          { text: 'Assets', link: '/api/assets' },
           { text: 'API keys', link: '/api/api-keys' },
           { text: 'Account and usage', link: '/api/account' },
           { text: 'Errors', link: '/api/errors' },

@@ -38,6 +38,8 @@ export interface ApiRequest<B, Q> {
   readonly pathParameters: Readonly<Record<string, string | undefined>>;
   /** Lower-cased names, as API Gateway v2 delivers them. */
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /** A route with a file body (rawBody): its bytes. */
+  readonly rawBody?: Uint8Array;
 }
 
 /** A route's one call into the domain: returns the body of the declared success answer. */
@@ -324,7 +326,14 @@ const routeHandler = (
     const state = stateOf({ event, context });
     const parsed = state.parsed ?? { body: undefined, query: undefined };
     if ('invalid' in parsed) throw parsed.invalid;
+    const { body: sent, isBase64Encoded } = event;
+    const raw = declaration.rawBody
+      ? sent === undefined
+        ? new Uint8Array()
+        : new Uint8Array(Buffer.from(sent, isBase64Encoded ? 'base64' : 'utf8'))
+      : undefined;
     const request: ApiRequest<unknown, unknown> = {
+      ...(raw ? { rawBody: raw } : {}),
       requestId: state.requestId,
       principal: state.principal as Principal,
       body: parsed.body,

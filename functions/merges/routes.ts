@@ -7,7 +7,7 @@ import { createMergeSchema, parseCreateMerge } from './request.js';
 export const mergesResource = resource({
   name: 'merges',
   description: 'The merges API: PDFs put together into one, with page numbers across the whole',
-  needs: { table: 'readWrite', pdfBucket: true, renderer: true },
+  needs: { table: 'readWrite', pdfBucket: true, assets: 'read', renderer: true },
   routes: {
     createMerge: route<MergeCommand>({
       method: 'POST',

@@ -13,7 +13,14 @@ const pdfJob = { name: 'PdfJob', schema: jobSchema };
 export const pdfResource = resource({
   name: 'pdf',
   description: 'The pdf API: render, list and get PDF jobs; previews for the dashboard',
-  needs: { table: 'readWrite', pdfBucket: true, renderer: true, renderQueue: true, webhookQueue: true },
+  needs: {
+    table: 'readWrite',
+    pdfBucket: true,
+    assets: 'read',
+    renderer: true,
+    renderQueue: true,
+    webhookQueue: true,
+  },
   routes: {
     createPdf: route<RenderCommand>({
       method: 'POST',

@@ -30,7 +30,17 @@
  * render in progress when there is one (always, in Lambda), else answered uncharged.
  */
 import type { Browser, Protocol } from 'puppeteer-core';
+import { assetNameOf } from '../templating/assets.js';
 import type { EgressPolicy, EgressVerdict } from './egress.js';
+
+/** An account asset's bytes, as the page is answered with them. */
+export interface ServedAsset {
+  readonly body: Uint8Array;
+  readonly contentType: string;
+}
+
+/** Loads the render's asset `name` from storage; undefined when the account has none such. */
+export type AssetSource = (name: string) => Promise<ServedAsset | undefined>;
 
 const noop = (): void => {};
 
@@ -84,6 +94,12 @@ export interface PageGuard {
    * Only requests known to come from this render's page are told: never another render's.
    */
   onBlocked(listener: (url: string, reason: string) => void): void;
+  /**
+   * Where the page's requests to the asset origin (templating/assets.ts) are answered from: the
+   * rendering account's assets. Until set, and for a request no render surely made, they
+   * answer 404: an asset is never served to a page that is not its account's render.
+   */
+  serveAssets(source: AssetSource): void;
 }
 
 export interface Interceptor {
@@ -108,6 +124,7 @@ class Guard implements PageGuard {
   readonly frames = new Set<string>();
   #fail: (e: Error) => void = noop;
   #blocked: (url: string, reason: string) => void = noop;
+  assets: AssetSource | undefined;
 
   constructor(
     readonly contextId: string | undefined,
@@ -143,6 +160,10 @@ class Guard implements PageGuard {
 
   onBlocked(listener: (url: string, reason: string) => void): void {
     this.#blocked = listener;
+  }
+
+  serveAssets(source: AssetSource): void {
+    this.assets = source;
   }
 
   blocked(url: string, reason: string): void {
@@ -257,6 +278,34 @@ export const interceptRequests = async (
     guard?.fail(new PageCrashedError(status));
   });
 
+  /**
+   * A request to the asset origin: answered from the render's own assets (never the network),
+   * with CORS open so that @font-face loads it; 404 for a name the account has not, or when the
+   * request is not surely the render's.
+   */
+  const answerAsset = (requestId: string, url: string, name: string, guard: Guard | undefined): void => {
+    const source = guard?.assets;
+    const found = source ? source(name).catch(() => undefined) : Promise.resolve(undefined);
+    found
+      .then((asset) => {
+        if (guard?.ended) return;
+        if (!asset) guard?.blocked(url, `asset not found: ${name} is not one of the account's assets`);
+        return session.send('Fetch.fulfillRequest', {
+          requestId,
+          responseCode: asset ? 200 : 404,
+          responseHeaders: [
+            { name: 'Content-Type', value: asset ? asset.contentType : 'text/plain' },
+            { name: 'Access-Control-Allow-Origin', value: '*' },
+            { name: 'Cache-Control', value: 'no-store' },
+          ],
+          body: Buffer.from(asset ? asset.body : new TextEncoder().encode('asset not found')).toString(
+            'base64',
+          ),
+        });
+      })
+      .catch(noop);
+  };
+
   session.on(
     'Fetch.requestPaused',
     ({ requestId, request, resourceType, frameId }: Protocol.Fetch.RequestPausedEvent) => {
@@ -264,6 +313,11 @@ export const interceptRequests = async (
       // Over budget or over: left paused, no round trip; the context's close discards it.
       if (guard && !guard.charge()) return;
       const navigation = resourceType === 'Document' && targets.get(frameId)?.type === 'page';
+      const assetName = navigation ? undefined : assetNameOf(request.url);
+      if (assetName !== undefined) {
+        answerAsset(requestId, request.url, assetName, certain ? guard : undefined);
+        return;
+      }
       const verdict: Promise<EgressVerdict | { allowed: false; reason: 'navigation' }> = navigation
         ? Promise.resolve({ allowed: false, reason: 'navigation' })
         : offlineFor(guard)

@@ -26,7 +26,7 @@ import type {
   WaitUntil,
 } from './contract.js';
 import { type FinishingContext, finish } from './finishing/index.js';
-import { RequestBudgetError } from './interception.js';
+import { type AssetSource, RequestBudgetError, type ServedAsset } from './interception.js';
 import { jobLogger } from './log.js';
 import type { MemoryBudgetError, MemoryWatch } from './memory-watch.js';
 import { padForNumbering, pageRangesOf } from './navigation/page-numbering.js';
@@ -461,6 +461,7 @@ const renderJob = async (
   }
   const { session } = opened;
   const { watch } = session;
+  if (request.assets) session.guard.serveAssets(assetSource(request.assets, log));
 
   let printed: Printed;
   // A page that timed out, crashed or went over its budget is stopped before it is closed.
@@ -531,6 +532,41 @@ const renderJob = async (
   const stored = await storePdf(printed, request, log, { fontsDir, kms, templated: templatedMarks });
   const diagnostics = await done;
   return { ...stored, diagnostics };
+};
+
+/** An asset's bytes at most, as the renderer fetches them (the API holds uploads to 4 MiB). */
+const MAX_ASSET_FETCH_BYTES = 8 * 1024 * 1024;
+/** How long fetching one asset from storage may take. */
+const ASSET_FETCH_MS = 10_000;
+
+/**
+ * The render's assets, each fetched from storage (its presigned link) once, when the page first
+ * asks for it: what the interceptor answers the page's asset requests with.
+ */
+const assetSource = (assets: NonNullable<RenderRequest['assets']>, log: Logger): AssetSource => {
+  const loaded = new Map<string, Promise<ServedAsset | undefined>>();
+  const load = async (name: string): Promise<ServedAsset | undefined> => {
+    const asset = Object.hasOwn(assets, name) ? assets[name] : undefined;
+    if (!asset) return undefined;
+    try {
+      const res = await fetch(asset.url, { signal: AbortSignal.timeout(ASSET_FETCH_MS) });
+      if (!res.ok) throw new Error(`storage answered ${res.status}`);
+      const body = new Uint8Array(await res.arrayBuffer());
+      if (body.byteLength > MAX_ASSET_FETCH_BYTES) throw new Error('the asset is over its size limit');
+      return { body, contentType: asset.contentType };
+    } catch (e) {
+      log.error('asset-fetch-failed', describeError(e));
+      return undefined;
+    }
+  };
+  return (name) => {
+    let found = loaded.get(name);
+    if (!found) {
+      found = load(name);
+      loaded.set(name, found);
+    }
+    return found;
+  };
 };
 
 /** Each link removed from the PDF (pdf-links.ts), in the render's diagnostics. */

@@ -23,7 +23,8 @@ export const createHandler = (env: Environment): LambdaHandler => {
   return createResourceHandler(templatesResource, services.get(build.http)(countWrite), {
     createTemplate: ({ principal, body }) => templates.create(principal, body),
     listTemplates: ({ principal, query }) => templates.listOwn(principal, query),
-    listPublicTemplates: ({ query }) => templates.listPublic(query),
+    listPublicTemplates: ({ query: { starters, ...page } }) =>
+      starters ? templates.listStarters(page) : templates.listPublic(page),
     getTemplate: ({ principal, pathParameters }) => templates.get(principal, id(pathParameters)),
     updateTemplate: ({ principal, pathParameters, body }) =>
       templates.update(principal, id(pathParameters), body),

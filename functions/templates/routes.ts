@@ -73,6 +73,16 @@ export const templateSchema = z.object({
 });
 
 const pdfTemplate = { name: 'PdfTemplate', schema: templateSchema };
+
+/** The public listing's query: a page, and `starters=true` for the starter templates only (issue 40). */
+const publicQuerySchema = pageQuerySchema.extend({
+  starters: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .optional()
+    .transform((v) => v === 'true')
+    .describe("true: only the starter templates, the service's own public templates to begin from"),
+});
+export type PublicPage = Page & { readonly starters: boolean };
 const pageNote =
   'newest created first; a page stops early when the next template would take the answer past 5 MiB, so page on until an empty one';
 
@@ -103,12 +113,12 @@ export const templatesResource = resource({
       success: { status: 200, description: 'templates', body: { ...pdfTemplate, array: true } },
       errors: [],
     }),
-    listPublicTemplates: route<undefined, Page>({
+    listPublicTemplates: route<undefined, PublicPage>({
       method: 'GET',
       path: '/v1/templates/public',
       credentials: KEY_OR_SESSION,
-      query: pageQuerySchema,
-      summary: `Every account's public templates, ${pageNote}`,
+      query: publicQuerySchema,
+      summary: `Every account's public templates, ${pageNote}; starters=true: only the starter templates (invoice, receipt, quote, ...) of the service's own account`,
       success: { status: 200, description: 'templates', body: { ...pdfTemplate, array: true } },
       errors: [],
     }),

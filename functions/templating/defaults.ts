@@ -1,4 +1,5 @@
 /** Jinja2 3.1's default globals (jinja2/defaults.py): range, dict, lipsum, cycler, joiner, namespace. */
+import { assetGlobal } from './assets.js';
 import { truthy } from './protocols.js';
 import { bind, type RenderState } from './runtime.js';
 import { pyCapitalize } from './str-functions.js';
@@ -32,6 +33,8 @@ const MAX_RANGE = 100_000;
 
 export const GLOBALS = (state: RenderState): Map<string, Value> =>
   new Map<string, Value>([
+    // The service's own (templating/assets.ts): an account asset's URL.
+    ['asset', assetGlobal()],
     [
       'range',
       new PyCallable('range', (args, kwargs) => {

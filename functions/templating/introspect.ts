@@ -13,7 +13,7 @@ import { analyseSymbols, type DeclaredNames } from './meta.js';
 import type { CallArgs, Expr, MacroDef, Stmt, Target } from './nodes.js';
 import { TESTS } from './tests.js';
 
-const GLOBAL_NAMES = new Set(['range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespace', 'self']);
+const GLOBAL_NAMES = new Set(['range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespace', 'self', 'asset']);
 const GUARD_TESTS = new Set(['defined', 'undefined']);
 const GUARD_FILTERS = new Set(['default', 'd']);
 /** Filters that take an undefined value without failing (`items` gives nothing, `pprint` its repr). */

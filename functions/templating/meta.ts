@@ -92,7 +92,7 @@ class Symbols {
 }
 
 /** The environment's globals, which find_undeclared_variables leaves out; `self` is declared for the template. */
-const GLOBALS = new Set(['range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespace', 'self']);
+const GLOBALS = new Set(['range', 'dict', 'lipsum', 'cycler', 'joiner', 'namespace', 'self', 'asset']);
 
 /** A frame to analyse once its parent is complete: the compiler visits nested frames after the parent's analysis. */
 type Pending = () => void;

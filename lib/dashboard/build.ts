@@ -7,7 +7,7 @@
  * config.json cannot.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,8 @@ export const SITE_SOURCE_DIR = fileURLToPath(new URL('./site/', import.meta.url)
 export const ASSETS_DIR = 'assets';
 /** Files at the site root besides index.html (config.json is written by whoever serves the site). */
 const STATIC_FILES = ['favicon.svg'];
+/** The starter templates' thumbnails, at the site root's starters/<slug>.png. */
+export const STARTER_THUMBNAILS_DIR = 'starters';
 /** The API reference page: Scalar's viewer showing the API's /openapi.json, on this page only. */
 export const REFERENCE_PAGE = 'reference.html';
 /**
@@ -40,6 +42,7 @@ const CONTENT_TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
+  '.png': 'image/png',
   '.json': 'application/json; charset=utf-8',
   '.txt': 'text/plain; charset=utf-8',
 };
@@ -150,6 +153,14 @@ const assemble = (
   ];
   files.set('index.html', new TextEncoder().encode(template.replace('<!-- assets -->', tags.join('\n    '))));
   for (const name of STATIC_FILES) files.set(name, readFileSync(join(SITE_SOURCE_DIR, name)));
+  // The starter templates' thumbnails (lib/starters, `npm run starters:thumbnails`).
+  for (const name of readdirSync(join(SITE_SOURCE_DIR, STARTER_THUMBNAILS_DIR)).filter((n) =>
+    n.endsWith('.png'),
+  ))
+    files.set(
+      `${STARTER_THUMBNAILS_DIR}/${name}`,
+      readFileSync(join(SITE_SOURCE_DIR, STARTER_THUMBNAILS_DIR, name)),
+    );
   /** Hashed as esbuild names the rest, so that every script in `assets/` can be cached for good. */
   const hashed = (name: string, contents: Uint8Array): string => {
     const path = `${ASSETS_DIR}/${name}-${createHash('sha256').update(contents).digest('hex').slice(0, 8).toUpperCase()}.js`;

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2, Context } from 'aws-lambda';
 import { tooLargeMessage } from '../../functions/core/request-body.js';
+import { assetTooLarge } from '../../functions/domain/assets/assets.js';
 import { createMatcher } from '../../functions/route-declaration.js';
 import { FALLBACK_RESOURCE, type Route, routeKey, routes } from '../../functions/routes.js';
 import type { CorsPolicy } from '../cors.js';
@@ -288,8 +289,17 @@ const errorAnswer = (statusCode: number, code: string, message: string, requestI
  * API Gateway's 413 (a body past its 10 MiB) and Lambda's (an event past its 6 MiB), in the
  * service's words: the limit a client can keep to is Lambda's, whichever refused.
  */
-const tooLarge = (requestId: string, bytes?: number): HttpAnswer =>
-  errorAnswer(413, 'REQUEST_TOO_LARGE', tooLargeMessage(MAX_LAMBDA_PAYLOAD_BYTES, bytes), requestId);
+const tooLarge = (requestId: string, bytes?: number, key?: string): HttpAnswer => {
+  // An asset upload's 413 names the asset's own limit, which the file is over too (issue 40).
+  if (key === 'PUT /v1/assets/{name}') {
+    const e = assetTooLarge(bytes);
+    const answer = errorAnswer(413, e.code, e.message, requestId);
+    const body = JSON.parse(answer.body.toString('utf8')) as { error: Record<string, unknown> };
+    body.error.details = e.details;
+    return { ...answer, body: Buffer.from(JSON.stringify(body)) };
+  }
+  return errorAnswer(413, 'REQUEST_TOO_LARGE', tooLargeMessage(MAX_LAMBDA_PAYLOAD_BYTES, bytes), requestId);
+};
 
 const internalError = (requestId: string): HttpAnswer =>
   errorAnswer(500, 'INTERNAL_ERROR', 'An internal error occurred.', requestId);
@@ -425,16 +435,19 @@ export const createLocalHttpServer = (options: LocalHttpServerOptions): Server =
   const logError = options.logError ?? ((message: string, error: unknown) => console.error(message, error));
   const answer = async (req: IncomingMessage, requestId: string): Promise<HttpAnswer | undefined> => {
     if (options.cors && isPreflight(req)) return preflightAnswer(options.cors, req, requestId);
-    const body = await readBody(req, MAX_REQUEST_BODY_BYTES);
-    if (body === 'aborted') return undefined;
-    if (body === 'too-large') return tooLarge(requestId);
-    await options.ready;
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const match = route(req.method ?? 'GET', q === -1 ? url : url.slice(0, q));
+    const body = await readBody(req, MAX_REQUEST_BODY_BYTES);
+    if (body === 'aborted') return undefined;
+    if (body === 'too-large') {
+      const declared = Number(req.headers['content-length']);
+      return tooLarge(requestId, Number.isSafeInteger(declared) ? declared : undefined, match.routeKey);
+    }
+    await options.ready;
     const event = buildEvent({ req, body, match, requestId, now: new Date() });
     if (eventPayloadBytes(event) > MAX_LAMBDA_PAYLOAD_BYTES)
-      return tooLarge(requestId, Buffer.byteLength(body));
+      return tooLarge(requestId, Buffer.byteLength(body), match.routeKey);
     let answered: HttpAnswer;
     try {
       const handler = await load(match.resource);

@@ -23,6 +23,7 @@ import { createServer } from 'node:http';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import {
@@ -54,6 +55,7 @@ import {
   REGION_VARIABLES,
 } from '../../functions/wiring.js';
 import { corsPolicy } from '../cors.js';
+import { seedStarters } from '../starters/seed.js';
 import { ensureLocalQueues, startLocalConsumers } from './consumers.js';
 import { LOCAL_CREDENTIALS } from './credentials.js';
 import {
@@ -469,6 +471,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     });
     try {
       await ensureTable(setup, LOCAL_TABLE_NAME, dataDir);
+      // The starter templates, as a fresh stack's GET /v1/templates/public lists them (issue 40).
+      await seedStarters(DynamoDBDocumentClient.from(setup), LOCAL_TABLE_NAME);
     } finally {
       setup.destroy();
     }

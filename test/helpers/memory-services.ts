@@ -14,6 +14,8 @@
 
 import { createMemoryAccountStore } from '../../functions/adapters/memory/accounts.js';
 import { createMemoryApiKeyStore } from '../../functions/adapters/memory/api-keys.js';
+import { createMemoryAssetBlobs } from '../../functions/adapters/memory/asset-blobs.js';
+import { createMemoryAssetStore } from '../../functions/adapters/memory/assets.js';
 import { createMemoryBatchArchiver } from '../../functions/adapters/memory/batch-archive.js';
 import { createMemoryBatchWrites } from '../../functions/adapters/memory/batch-writes.js';
 import { createMemoryBatchStore } from '../../functions/adapters/memory/batches.js';
@@ -85,6 +87,8 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     batchWrites: createMemoryBatchWrites(clock, retention, table),
     endpoints: createMemoryWebhookStore(),
     signingKeys: createMemorySigningKeyStore(),
+    assets: createMemoryAssetStore(),
+    assetBlobs: createMemoryAssetBlobs(),
     deliveries: createMemoryWebhookDeliveryStore(clock),
     storage,
     renderOrders: createMemoryRenderOrders(),

@@ -35,6 +35,7 @@ const DOCS_IN_ORDER = [
   'docs/api/merges.md',
   'docs/api/templates.md',
   'docs/api/previews.md',
+  'docs/api/assets.md',
   'docs/api/api-keys.md',
   'docs/webhooks.md',
   'docs/api/account.md',

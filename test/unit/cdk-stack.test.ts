@@ -429,7 +429,7 @@ describe('the default stack', () => {
     }
   });
 
-  it('lets only the pdf, batches and merges functions, the render queue consumer and the batch output builder sign PDF URLs (GetObject and PutObject under pdf/), the first two put orders, the consumers read and delete them', () => {
+  it('lets only the pdf, batches and merges functions, the render queue consumer and the batch output builder sign PDF URLs (GetObject and PutObject under pdf/), the first two put orders, the consumers read and delete them; the assets function alone writes and deletes assets/, and what renders (pdf, merges, the render queue consumer) only reads them', () => {
     const bucketId = s.logicalId(s.stack.pdfBucket.bucket);
     const s3Users = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).filter((roleId) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
@@ -443,8 +443,9 @@ describe('the default stack', () => {
     const mergesRole = functions[fnId('merges')].Properties.Role['Fn::GetAtt'][0];
     const builderRole =
       functions[s.logicalId(s.stack.consumer(batchOutputs.name).function)].Properties.Role['Fn::GetAtt'][0];
+    const assetsRole = functions[fnId('assets')].Properties.Role['Fn::GetAtt'][0];
     expect(s3Users.filter((id) => id !== deployRole).sort()).toEqual(
-      [pdfRole, batchesRole, workerRole, mergesRole, builderRole].sort(),
+      [pdfRole, batchesRole, workerRole, mergesRole, builderRole, assetsRole].sort(),
     );
     expect(JSON.stringify(statementsOfRole(s, deployRole))).not.toContain(bucketId);
     const under = (prefix: string) => ({
@@ -452,21 +453,37 @@ describe('the default stack', () => {
     });
     const s3Statements = (roleId: string) =>
       statementsOfRole(s, roleId).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
-    for (const role of [pdfRole, batchesRole]) {
-      expect(s3Statements(role)).toEqual([
-        { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
-        { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
-      ]);
-    }
-    for (const role of [workerRole, builderRole]) {
-      expect(s3Statements(role)).toEqual([
-        { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
-        { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },
-      ]);
-    }
-    // A merge reads its parts and writes the merged PDF under pdf/, and nothing else.
+    const readAssets = { Effect: 'Allow', Action: 's3:GetObject', Resource: under('assets') };
+    expect(s3Statements(pdfRole)).toEqual([
+      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+      { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
+      readAssets,
+    ]);
+    expect(s3Statements(batchesRole)).toEqual([
+      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+      { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
+    ]);
+    expect(s3Statements(workerRole)).toEqual([
+      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+      { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },
+      readAssets,
+    ]);
+    expect(s3Statements(builderRole)).toEqual([
+      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+      { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },
+    ]);
+    // A merge reads its parts and writes the merged PDF under pdf/, and reads assets for its parts' renders.
     expect(s3Statements(mergesRole)).toEqual([
       { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+      readAssets,
+    ]);
+    // The assets function: its own prefix only, nothing of pdf/ or orders/.
+    expect(s3Statements(assetsRole)).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'],
+        Resource: under('assets'),
+      },
     ]);
   });
 

@@ -21,6 +21,8 @@
  *   webhook slots  PK ACCOUNT#<account>  SK WEBHOOK_SLOTS         (the ids of the endpoints, a string set)
  *   signing key    PK ACCOUNT#<account>  SK SIGNKEY#<key id>      (an uploaded private key sealed, never in clear)
  *   signing key slots PK ACCOUNT#<account> SK SIGNKEY_SLOTS      (the ids of the keys, a string set)
+ *   asset          PK ACCOUNT#<account>  SK ASSET#<name>           (what is known of an uploaded image or font)
+ *   asset usage    PK ACCOUNT#<account>  SK ASSET_USAGE            (the assets' bytes together, and their names)
  *   webhook delivery PK ACCOUNT#<account> SK WEBHOOK_DELIVERY#<webhook id>#<delivery id>  (attempts inside; expires_at set)
  *   usage entry    PK ACCOUNT#<account>  SK USAGE_ENTRY#<yyyy-mm>#<job id>  (the ledger; expires_at set)
  *
@@ -65,6 +67,8 @@ export const ENTITY = {
   webhookDelivery: 'webhook_delivery',
   signingKey: 'signing_key',
   signingKeySlots: 'signing_key_slots',
+  asset: 'asset',
+  assetUsage: 'asset_usage',
   batch: 'batch',
   batchItemKey: 'batch_item_key',
   usageEntry: 'usage_entry',
@@ -246,6 +250,18 @@ export const signingKeyKey = (accountId: string, keyId: string): ItemKey => ({
 export const signingKeySlotsKey = (accountId: string): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: 'SIGNKEY_SLOTS',
+});
+
+/** An account's assets (issue 40), by name. */
+export const ASSET_SK_PREFIX = 'ASSET#';
+export const assetKey = (accountId: string, name: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `${ASSET_SK_PREFIX}${name}`,
+});
+/** The account's assets' bytes together and their names, whose limits a write is held to. */
+export const assetUsageKey = (accountId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: 'ASSET_USAGE',
 });
 
 /** GSI1, the secondary listings index (functions/table.ts). */

@@ -44,3 +44,5 @@ export const newBatchId = (): string => `bat_${ulid()}`;
 /** `sk_` and a ULID: a signing key (POST /v1/signing-keys). */
 export const newSigningKeyId = (): string => `sk_${ulid()}`;
 export const SIGNING_KEY_ID = /^sk_[0-9A-HJKMNP-TV-Z]{26}$/;
+/** A ULID: one upload of an asset (its bytes' key in the bucket, assets/<account>/<id>). */
+export const newAssetUploadId = (): string => ulid();

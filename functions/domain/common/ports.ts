@@ -49,6 +49,12 @@ export interface RenderRequest extends RenderOptions {
    * uploaded private key, or the KMS key the renderer asks kms:Sign). Never stored, never logged.
    */
   readonly signingKey?: SigningMaterial;
+  /**
+   * The rendering account's assets by name, each with a link to its bytes: the renderer answers
+   * the page's requests to the asset origin (templating/assets.ts) from these, and 404 for any
+   * other name. Never the network's: the page itself makes no request for them.
+   */
+  readonly assets?: Readonly<Record<string, RenderAsset>>;
   /** Where to put the PDF: a presigned S3 PUT. The renderer sends exactly these headers. */
   readonly upload: { readonly url: string; readonly headers: Readonly<Record<string, string>> };
   readonly limits: {
@@ -100,6 +106,14 @@ export type RenderResult =
       /** SERVICE_BUSY: when the renderer expects to have room again. */
       readonly retryAfterSeconds?: number;
     };
+
+/** An account asset a render's page may load (domain/assets/assets.ts), by name. */
+export interface RenderAsset {
+  /** Where the renderer fetches its bytes: a presigned GET (a `data:` URL on memory parts). */
+  readonly url: string;
+  /** image/png, image/jpeg, image/webp, image/svg+xml, font/ttf, font/otf or font/woff2. */
+  readonly contentType: string;
+}
 
 /** The templates a render executes besides its html. */
 export type TemplatePart = 'header' | 'footer';

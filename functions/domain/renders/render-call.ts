@@ -5,6 +5,7 @@
  * the render queue's consumer (render-worker.ts) call it the same way.
  */
 import { MAX_HEADER_FOOTER_BYTES } from '../../settings.js';
+import { type AssetResolver, namesAssets } from '../assets/assets.js';
 import type { PdfStorage, Renderer, RenderResult } from '../common/ports.js';
 import type { SigningKeyResolver } from '../signing/signing-keys.js';
 import type { AcceptedRender } from './render-order.js';
@@ -21,6 +22,11 @@ export interface RenderCallDeps {
   readonly onFault: (message: string, error: unknown) => void;
   /** The keys a render's signature names, opened for the call. Absent: a signed render fails. */
   readonly signingKeys?: Pick<SigningKeyResolver, 'material'> | undefined;
+  /**
+   * The rendering account's assets, listed when the render's templates name `asset(`. Absent:
+   * a page's asset requests answer 404.
+   */
+  readonly assets?: Pick<AssetResolver, 'forRender'> | undefined;
 }
 
 export type RenderCall = (
@@ -43,7 +49,7 @@ const SIGNING_KEY_GONE: RenderResult = {
 };
 
 export const createRenderCall =
-  ({ storage, renderer, limits, onFault, signingKeys }: RenderCallDeps): RenderCall =>
+  ({ storage, renderer, limits, onFault, signingKeys, assets }: RenderCallDeps): RenderCall =>
   async (accepted) => {
     const { signature } = accepted.options;
     // Read when the render starts: a key deleted since the request was accepted signs nothing.
@@ -51,6 +57,12 @@ export const createRenderCall =
       ? await signingKeys?.material(accepted.job.account_id, signature.keyId)
       : undefined;
     if (signature && !signingKey) return SIGNING_KEY_GONE;
+    const { source, header, footer } = accepted.template;
+    // The job's account's assets, whoever wrote the template (domain/assets/assets.ts).
+    const pageAssets =
+      assets && namesAssets(source, header, footer)
+        ? await assets.forRender(accepted.job.account_id)
+        : undefined;
     const upload = await storage.uploadTarget(accepted.job.object_key);
     return renderer
       .render({
@@ -59,6 +71,7 @@ export const createRenderCall =
         ...accepted.options,
         ...(signingKey ? { signingKey } : {}),
         ...(accepted.offline ? { offline: true } : {}),
+        ...(pageAssets && Object.keys(pageAssets).length > 0 ? { assets: pageAssets } : {}),
         upload,
         limits: {
           maxPdfBytes: limits.maxPdfBytes,

@@ -17,7 +17,7 @@ import type {
   UpdateTemplateCommand as UpdateTemplateBody,
 } from './template-commands.js';
 import { contentPayloadBytes, type TemplateContent } from './template-content.js';
-import { type Template, type TemplateStore, templateNotFound } from './templates.js';
+import { STARTER_ACCOUNT_ID, type Template, type TemplateStore, templateNotFound } from './templates.js';
 
 /** The parts of a template's content, each a Jinja2 template (header and footer optional). */
 interface Parts {
@@ -146,6 +146,10 @@ export const createTemplateManagement = ({ store, parser }: TemplateManagementDe
       store.listOwned(principal.accountId, page),
 
     listPublic: (page: Page): Promise<Template[]> => store.listPublic(page),
+
+    /** The starter templates (STARTER_ACCOUNT_ID's public ones), newest created first. */
+    listStarters: async (page: Page): Promise<Template[]> =>
+      (await store.listOwned(STARTER_ACCOUNT_ID, page)).filter((t) => t.is_public),
 
     async get(principal: Principal, templateId: string): Promise<Template> {
       checkId(templateId);

@@ -31,6 +31,13 @@ export interface Template extends TemplateContent {
   readonly pdf_options: TemplatePdfOptions | null;
 }
 
+/**
+ * The system account whose public templates are the starters (issue 40; lib/starters): seeded,
+ * never signed in to (no session or key is ever issued for it; a Cognito sub is a UUID, never
+ * this), listed alone by GET /v1/templates/public?starters=true.
+ */
+export const STARTER_ACCOUNT_ID = 'system:starters';
+
 export const templateNotFound = (templateId: string) =>
   new ServiceError('PDF_TEMPLATE_NOT_FOUND', `Template ${templateId} was not found`);
 

@@ -22,6 +22,7 @@ export type CreatedWebhook = Schemas['CreatedWebhook'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type Preview = Schemas['Preview'];
 export type TemplateVariables = Schemas['TemplateVariables'];
+export type Asset = Schemas['Asset'];
 
 export interface ErrorDetail {
   readonly field?: string;
@@ -51,9 +52,11 @@ export class ApiError extends Error {
 }
 
 export interface RequestOptions {
-  readonly method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  readonly method?: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   /** Written as JSON; a JsonText inside it (sample data, variables) as its text. */
   readonly body?: unknown;
+  /** Sent as it is, with its own type (an asset's upload): instead of `body`. */
+  readonly file?: Blob;
   readonly idempotencyKey?: string;
 }
 
@@ -80,7 +83,7 @@ export const createApiClient = (
   const base = new URL(apiUrl, location.href);
   const send = async <T>(
     path: string,
-    { method = 'GET', body, idempotencyKey }: RequestOptions = {},
+    { method = 'GET', body, file, idempotencyKey }: RequestOptions = {},
   ): Promise<{ value: T; text: string }> => {
     const bearer = token();
     if (bearer === undefined) {
@@ -89,13 +92,14 @@ export const createApiClient = (
     }
     const headers: Record<string, string> = { authorization: `Bearer ${bearer}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
+    if (file !== undefined) headers['content-type'] = file.type || 'application/octet-stream';
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
     let res: Response;
     try {
       res = await fetch(new URL(path.replace(/^\//, ''), base), {
         method,
         headers,
-        body: body === undefined ? undefined : stringifyWithJsonText(body),
+        body: file ?? (body === undefined ? undefined : stringifyWithJsonText(body)),
       });
     } catch {
       throw new ApiError(

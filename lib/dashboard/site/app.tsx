@@ -17,6 +17,7 @@ const NAV: readonly { readonly label: string; readonly href: string; readonly pa
   { label: 'Templates', href: href.templates, pages: ['templates', 'template'] },
   { label: 'Jobs', href: href.jobs, pages: ['jobs'] },
   { label: 'Batches', href: href.batches, pages: ['batches', 'batch'] },
+  { label: 'Assets', href: href.assets, pages: ['assets'] },
   { label: 'Webhooks', href: href.webhooks, pages: ['webhooks', 'webhook'] },
   { label: 'Usage', href: href.usage, pages: ['usage'] },
 ];
@@ -72,7 +73,7 @@ const SignIn = ({
 };
 
 type LaterPages = typeof import('./pages/later.js');
-type LaterRoute = Extract<Route, { page: 'batches' | 'batch' | 'webhooks' | 'webhook' }>;
+type LaterRoute = Extract<Route, { page: 'batches' | 'batch' | 'webhooks' | 'webhook' | 'assets' }>;
 
 /** The batches and webhooks pages, loaded the first time one opens (pages/later.ts). */
 const LaterPage = ({ route }: { route: LaterRoute }) => {
@@ -94,6 +95,8 @@ const LaterPage = ({ route }: { route: LaterRoute }) => {
       return <pages.WebhooksPage />;
     case 'webhook':
       return <pages.WebhookPage key={route.id} id={route.id} />;
+    case 'assets':
+      return <pages.AssetsPage />;
   }
 };
 
@@ -115,6 +118,8 @@ const Page = ({ route }: { route: Route }) => {
       return <LaterPage route={route} />;
     case 'usage':
       return <UsagePage />;
+    case 'assets':
+      return <LaterPage route={route} />;
   }
 };
 

@@ -11,6 +11,7 @@ export type Route =
   | { readonly page: 'batch'; readonly id: string }
   | { readonly page: 'webhooks' }
   | { readonly page: 'webhook'; readonly id: string }
+  | { readonly page: 'assets' }
   | { readonly page: 'usage' };
 
 export const parseRoute = (hash: string): Route => {
@@ -27,6 +28,8 @@ export const parseRoute = (hash: string): Route => {
       return parts[1] ? { page: 'webhook', id: parts[1] } : { page: 'webhooks' };
     case 'usage':
       return { page: 'usage' };
+    case 'assets':
+      return { page: 'assets' };
     default:
       return { page: 'keys' };
   }
@@ -43,4 +46,5 @@ export const href = {
   webhooks: '#/webhooks',
   webhook: (id: string) => `#/webhooks/${encodeURIComponent(id)}`,
   usage: '#/usage',
+  assets: '#/assets',
 } as const;

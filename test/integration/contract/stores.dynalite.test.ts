@@ -4,6 +4,7 @@
  */
 import { createAccountStore } from '../../../functions/adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from '../../../functions/adapters/dynamodb/api-keys.js';
+import { createAssetStore } from '../../../functions/adapters/dynamodb/assets.js';
 import { createBatchWrites } from '../../../functions/adapters/dynamodb/batch-writes.js';
 import { createBatchStore } from '../../../functions/adapters/dynamodb/batches.js';
 import { createIdempotencyStore } from '../../../functions/adapters/dynamodb/idempotency.js';
@@ -18,6 +19,7 @@ import {
 } from '../../../functions/adapters/dynamodb/webhooks.js';
 import { accountsContract } from '../../contract/accounts.contract.js';
 import { apiKeysContract } from '../../contract/api-keys.contract.js';
+import { assetStoreContract } from '../../contract/assets.contract.js';
 import { batchesContract } from '../../contract/batches.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
 import { jobsContract } from '../../contract/jobs.contract.js';
@@ -80,4 +82,11 @@ signingKeyStoreContract({
 usageLedgerContract({
   name: 'dynalite',
   create: () => createUsageLedger(table.db, table.name, { retentionSeconds: 400 * 86_400 }),
+});
+assetStoreContract({
+  name: 'dynalite',
+  create: () =>
+    createAssetStore(table.db, table.name, (message, error) => {
+      throw new Error(`${message}: ${String(error)}`);
+    }),
 });

@@ -1,6 +1,7 @@
 /** The store contracts (test/contract/*.contract.ts) on the memory stores (functions/adapters/memory). */
 import { createMemoryAccountStore } from '../../../functions/adapters/memory/accounts.js';
 import { createMemoryApiKeyStore } from '../../../functions/adapters/memory/api-keys.js';
+import { createMemoryAssetStore } from '../../../functions/adapters/memory/assets.js';
 import { createMemoryBatchWrites } from '../../../functions/adapters/memory/batch-writes.js';
 import { createMemoryBatchStore } from '../../../functions/adapters/memory/batches.js';
 import { createMemoryIdempotencyStore } from '../../../functions/adapters/memory/idempotency.js';
@@ -20,6 +21,7 @@ import {
 } from '../../../functions/adapters/memory/webhooks.js';
 import { accountsContract } from '../../contract/accounts.contract.js';
 import { apiKeysContract } from '../../contract/api-keys.contract.js';
+import { assetStoreContract } from '../../contract/assets.contract.js';
 import { batchesContract } from '../../contract/batches.contract.js';
 import { idempotencyContract } from '../../contract/idempotency.contract.js';
 import { jobsContract } from '../../contract/jobs.contract.js';
@@ -73,3 +75,4 @@ batchesContract({
 signingKeyStoreContract({ name: 'memory', create: () => createMemorySigningKeyStore() });
 
 usageLedgerContract({ name: 'memory', create: () => createMemoryUsageLedger() });
+assetStoreContract({ name: 'memory', create: () => createMemoryAssetStore() });

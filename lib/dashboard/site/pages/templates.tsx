@@ -6,6 +6,7 @@ import { useDashboard } from '../context.js';
 import { formatDateTime } from '../format.js';
 import { href } from '../routes.js';
 import { usePages } from './paging.js';
+import { StarterGallery } from './starters.js';
 
 const TemplateTable = ({
   caption,
@@ -54,8 +55,18 @@ const TemplateList = ({ path, own, title }: { path: string; own: boolean; title:
       <h2 id={id}>{title}</h2>
       {list.loading && list.items.length === 0 && <Loading what="templates" />}
       <ErrorMessage error={list.error} />
-      {!list.loading && !list.error && list.items.length === 0 && (
-        <p class="muted">{own ? 'No templates yet.' : 'No public templates yet.'}</p>
+      {!list.loading && !list.error && list.items.length === 0 && !own && (
+        <p class="muted">No public templates yet.</p>
+      )}
+      {!list.loading && !list.error && list.items.length === 0 && own && (
+        <>
+          <p data-field="empty-templates">
+            No templates yet. Pick a starter below (an invoice, a receipt, a report…): it is copied into your
+            templates with its sample data, ready to preview and edit. Or write your own with{' '}
+            <a href={href.newTemplate}>New template</a>.
+          </p>
+          <StarterGallery />
+        </>
       )}
       {list.items.length > 0 && <TemplateTable caption={title} templates={list.items} own={own} />}
       {list.more && (
@@ -69,6 +80,7 @@ const TemplateList = ({ path, own, title }: { path: string; own: boolean; title:
 
 export const TemplatesPage = () => {
   const [tab, setTab] = useState<'own' | 'public'>('own');
+  const [gallery, setGallery] = useState(false);
   return (
     <>
       <PageHeading>Templates</PageHeading>
@@ -78,8 +90,12 @@ export const TemplatesPage = () => {
       <p>
         <a class="button primary" href={href.newTemplate}>
           New template
-        </a>
+        </a>{' '}
+        <button type="button" aria-expanded={gallery} onClick={() => setGallery(!gallery)}>
+          New from starter
+        </button>
       </p>
+      {gallery && <StarterGallery />}
       <fieldset class="segmented">
         <legend class="visually-hidden">Which templates</legend>
         <label>
