@@ -84,6 +84,8 @@ export interface PageGuard {
    * Only requests known to come from this render's page are told: never another render's.
    */
   onBlocked(listener: (url: string, reason: string) => void): void;
+  /** The origins this render's requests were let through to: where its page could have stored something. */
+  readonly origins: ReadonlySet<string>;
 }
 
 export interface Interceptor {
@@ -106,6 +108,7 @@ class Guard implements PageGuard {
   subframes = 0;
   ended = false;
   readonly frames = new Set<string>();
+  readonly origins = new Set<string>();
   #fail: (e: Error) => void = noop;
   #blocked: (url: string, reason: string) => void = noop;
 
@@ -273,9 +276,10 @@ export const interceptRequests = async (
         .then((v) => {
           if (guard?.ended) return; // the render ended while the policy looked the host up
           const ok = v.allowed;
-          if (ok && options.recordOrigins) {
+          if (ok) {
             const origin = originOf(request.url);
-            if (origin) origins.add(origin);
+            if (origin && options.recordOrigins) origins.add(origin);
+            if (origin) guard?.origins.add(origin);
           }
           if (!v.allowed && certain) guard?.blocked(request.url, `blocked: ${v.reason}`);
           return ok

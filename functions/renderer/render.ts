@@ -47,7 +47,12 @@ export interface RenderParts {
   readonly fontsDir?: string | undefined;
   /** AWS KMS's signing, for a signature with a KMS key. */
   readonly kms?: KmsSign | undefined;
+  /** Where the render's session comes from: a batch run's kept page (run.ts). @default browser */
+  readonly sessions?: SessionSource | undefined;
 }
+
+/** Where a render takes its session from, and hands it back to. */
+export type SessionSource = Pick<BrowserHost, 'takeSession' | 'releaseUnused' | 'prepareSpare'>;
 
 const fail = (code: RenderFailureCode, message: string, diagnostics?: Diagnostics): RenderResult => ({
   ok: false,
@@ -187,6 +192,8 @@ const writeWithoutSourceUrl = (page: Page, cdp: CDPSession): void => {
     throw new Error('puppeteer-core changed: Frame.setFrameContent is gone (see writeWithoutSourceUrl)');
   }
   Object.defineProperty(frame, 'setFrameContent', {
+    // Redefined for each render on a batch run's kept page (run.ts), with that render's session.
+    configurable: true,
     value: async (html: string): Promise<void> => {
       const { exceptionDetails } = await cdp.send('Runtime.evaluate', {
         expression: `document.open(); document.write(${JSON.stringify(html)}); document.close();`,
@@ -374,12 +381,13 @@ const isTemplatePart = (name: string | undefined): name is TemplatePart =>
   name === 'header' || name === 'footer';
 
 const renderJob = async (
-  { browser, templating, taggedPdf, fontsDir, kms }: RenderParts,
+  { browser: host, sessions, templating, taggedPdf, fontsDir, kms }: RenderParts,
   request: RenderRequest,
   log: Logger,
   templated_: (ms: number) => void,
 ): Promise<RenderResult> => {
   const deadline = performance.now() + request.pageLoad.timeoutMs;
+  const browser = sessions ?? host;
   const { source, variables } = request.template;
   const parts = templatingParts(request);
   const templatingStarted = performance.now();
