@@ -91,9 +91,21 @@ export interface ConsumerDeclaration {
 /** Above its async budget, the render worker's own start, templating and upload. */
 export const RENDER_WORKER_OVERHEAD_SECONDS = 60;
 
-/** The render worker's timeout: the async render budget and its own work. */
+/**
+ * Batch runs (issue 43, domain/renders/render-run.ts): the render worker takes this many messages
+ * at once, and a batch's items among them render as one run in one browser context.
+ */
+export const RENDER_RUN_MAX_ITEMS = 10;
+/**
+ * No item of a run starts after this: a run holds its consumer at most this plus one item's
+ * budget (docs/batch-runs.md). Measured: 1 s is 10-20 invoices, enough to spread a context's
+ * start over them, and short beside any item's budget.
+ */
+export const RENDER_RUN_SLICE_MS = 1_000;
+
+/** The render worker's timeout: the async render budget, a run's slice and its own work. */
 export const renderWorkerTimeoutSeconds = (settings: Pick<Settings, 'asyncRenderBudgetMs'>): number =>
-  Math.ceil(settings.asyncRenderBudgetMs / 1000) + RENDER_WORKER_OVERHEAD_SECONDS;
+  Math.ceil((settings.asyncRenderBudgetMs + RENDER_RUN_SLICE_MS) / 1000) + RENDER_WORKER_OVERHEAD_SECONDS;
 
 export const renderWorker = {
   name: 'render-worker',
@@ -101,8 +113,8 @@ export const renderWorker = {
   source: {
     kind: 'queue',
     queue: renderQueue,
-    // A consumer renders one document at once.
-    batchSize: 1,
+    // A consumer renders one document at once; a batch's items among its messages as one run.
+    batchSize: RENDER_RUN_MAX_ITEMS,
     maxConcurrency: (settings) => settings.asyncConcurrency,
     recordsInParallel: false,
   },

@@ -44,6 +44,7 @@ import {
 } from './adapters/secrets-manager/webhook-secret-box.js';
 import { createSqsClient } from './adapters/sqs/client.js';
 import { createSqsQueue } from './adapters/sqs/queue.js';
+import { RENDER_RUN_SLICE_MS } from './consumers.js';
 import { createAuthenticator } from './core/auth.js';
 import type { ResourceConfig } from './core/config.js';
 import type { HttpDeps, RateLimitCounter } from './core/http.js';
@@ -67,7 +68,8 @@ import { createAsyncRenders, type RenderMessage } from './domain/renders/async-r
 import { keyedIdempotency } from './domain/renders/idempotency.js';
 import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-secrets.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
-import { createRenderCall } from './domain/renders/render-call.js';
+import { createRenderCall, createRunCall } from './domain/renders/render-call.js';
+import { createRunWorker } from './domain/renders/render-run.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
 import { createSigningKeyManagement, createSigningKeyResolver } from './domain/signing/signing-keys.js';
 import { createTemplateResolver } from './domain/templates/render-template.js';
@@ -182,7 +184,8 @@ const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
 /** The bucket as a sync render uses it. */
 const storage = (s: Services) => pdfStorage(s, s.settings.renderBudgetMs);
 /** The bucket as the render queue's consumer uses it (an async render's budget). */
-const asyncStorage = (s: Services) => pdfStorage(s, s.settings.asyncRenderBudgetMs);
+// A batch run's upload links are signed when the run starts: valid through its slice too.
+const asyncStorage = (s: Services) => pdfStorage(s, s.settings.asyncRenderBudgetMs + RENDER_RUN_SLICE_MS);
 // Orders keep a `protection`'s passwords sealed (domain/renders/order-secrets.ts).
 const orderSecrets = (s: Services) => createOrderSecretBox(apiKeySecret(s), s.config.aws);
 const renderOrders = (s: Services) =>
@@ -389,6 +392,21 @@ export const renderWorker = (s: Services) =>
     batchOrders: createBatchOrderReader(s.get(batchOrders)),
     clock: s.clock,
     limits: s.settings,
+    onFault: s.onFault,
+  });
+/** Batch runs (issue 43): a batch's items among the consumer's messages rendered as one run. */
+export const runWorker = (s: Services) =>
+  createRunWorker({
+    worker: s.get(renderWorker),
+    run: createRunCall({
+      storage: s.get(asyncStorage),
+      renderer: s.get(renderer),
+      limits: s.settings,
+      onFault: s.onFault,
+      signingKeys: s.get(signingKeys),
+    }),
+    lifecycle: s.get(consumerLifecycle),
+    sliceMs: RENDER_RUN_SLICE_MS,
     onFault: s.onFault,
   });
 export const batches = (s: Services) =>

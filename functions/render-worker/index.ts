@@ -4,6 +4,7 @@
  * names an async job, which domain/render-worker.ts renders once. A message to retry is held back
  * by its backoff (ChangeMessageVisibility) and comes back; every other one is acknowledged.
  */
+import type { SQSRecord } from 'aws-lambda';
 import { changeVisibility } from '../adapters/sqs/queue.js';
 import { renderWorker } from '../consumers.js';
 import type { ResourceConfig } from '../core/config.js';
@@ -12,7 +13,7 @@ import { logger } from '../core/logger.js';
 import { logFault } from '../core/runtime.js';
 import type { JobEvents, Renderer } from '../domain/common/ports.js';
 import { parseRenderMessage, type RenderMessage } from '../domain/renders/async-renders.js';
-import { retryDelaySeconds } from '../domain/renders/render-worker.js';
+import { retryDelaySeconds, type WorkOutcome } from '../domain/renders/render-worker.js';
 import * as build from '../services.js';
 import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';
@@ -35,32 +36,58 @@ const createMessageHandler = (
   const sqs = services.get(build.sqs);
   const worker = services.get(build.renderWorker);
 
+  const runs = services.get(build.runWorker);
+
+  /** The message comes back: after its backoff, or now (a run's item never started). */
+  const comeBack = async (
+    message: RenderMessage,
+    record: SQSRecord,
+    delaySeconds: number,
+  ): Promise<RetryMessage> => {
+    await changeVisibility(sqs, queueUrl, record.receiptHandle, delaySeconds).catch((e) =>
+      logFault('render queue: holding a message back failed (it comes back after its visibility timeout)', e),
+    );
+    return new RetryMessage(`job ${message.job_id} is retried in ${delaySeconds} s`);
+  };
+
+  /** What a message's outcome asks of the queue: nothing (acknowledged), or its return. */
+  const settle = async (
+    message: RenderMessage,
+    record: SQSRecord,
+    outcome: WorkOutcome | { readonly error: unknown },
+  ): Promise<RetryMessage | undefined> => {
+    let delaySeconds: number;
+    if ('error' in outcome) {
+      // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
+      logFault(`render queue: job ${message.job_id} could not be handled`, outcome.error);
+      const received = Number(record.attributes.ApproximateReceiveCount) || 1;
+      delaySeconds = retryDelaySeconds(settings.asyncRetryBaseSeconds, received);
+    } else if (outcome.kind === 'done') {
+      logger.info('render queue: message done', { jobId: message.job_id, why: outcome.why });
+      return undefined;
+    } else {
+      delaySeconds = outcome.delaySeconds;
+    }
+    return comeBack(message, record, delaySeconds);
+  };
+
   return {
     parse: parseRenderMessage,
     // Nothing can ever process it: acknowledged and logged, not left to poison the queue.
     invalid: { level: 'error', message: 'render queue: a message that names no job' },
     async handle(message, record) {
-      let delaySeconds: number;
-      try {
-        const outcome = await worker.handle(message);
-        if (outcome.kind === 'done') {
-          logger.info('render queue: message done', { jobId: message.job_id, why: outcome.why });
-          return;
-        }
-        delaySeconds = outcome.delaySeconds;
-      } catch (e) {
-        // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
-        logFault(`render queue: job ${message.job_id} could not be handled`, e);
-        const received = Number(record.attributes.ApproximateReceiveCount) || 1;
-        delaySeconds = retryDelaySeconds(settings.asyncRetryBaseSeconds, received);
-      }
-      await changeVisibility(sqs, queueUrl, record.receiptHandle, delaySeconds).catch((e) =>
-        logFault(
-          'render queue: holding a message back failed (it comes back after its visibility timeout)',
-          e,
+      const outcome = await worker.handle(message).catch((error: unknown) => ({ error }));
+      const back = await settle(message, record, outcome);
+      if (back) throw back;
+    },
+    // A batch's items among the messages render as one run (domain/renders/render-run.ts).
+    async handleAll(items) {
+      const outcomes = await runs.handleRun(items.map((i) => i.message));
+      return Promise.all(
+        items.map(({ message, record }, i) =>
+          settle(message, record, outcomes[i] ?? { error: new Error('no outcome') }),
         ),
       );
-      throw new RetryMessage(`job ${message.job_id} is retried in ${delaySeconds} s`);
     },
   };
 };

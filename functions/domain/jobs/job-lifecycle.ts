@@ -286,6 +286,8 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
     hold: (job: Job) => jobs.hold(job, queueLeaseUntil()),
     /** Back to the queue after a retryable failure, held back `delaySeconds`; undefined if taken over. */
     requeue: (job: Job, delaySeconds: number) => jobs.requeue(job, queueLeaseUntil(delaySeconds)),
+    /** A batch run's item it never started: back to the queue now, its claim undone (render-run.ts). */
+    release: (job: Job) => jobs.release(job, queueLeaseUntil()),
     /** The sweeper sends a job whose lease ran out before `now` back to the queue; undefined if it was not. */
     requeueExpired: (job: Job, now: number) => jobs.requeue(job, now + queueLeaseMs, now),
     /** The sweeper fails a job whose lease ran out before `now`; false if it was not (its holder renewed it). */
