@@ -98,10 +98,11 @@ export const RENDER_WORKER_OVERHEAD_SECONDS = 60;
 export const RENDER_RUN_MAX_ITEMS = 10;
 /**
  * No item of a run starts after this: a run holds its consumer at most this plus one item's
- * budget (docs/batch-runs.md). Measured: 1 s is 10-20 invoices, enough to spread a context's
- * start over them, and short beside any item's budget.
+ * budget (docs/batch-runs.md). Measured: 0.5 s is 5-10 invoices, enough to spread a context's
+ * start over them; at 1 s another account's render mid-batch waited 3.06× its idle latency
+ * (batch-fairness.test.ts's bound is 3×).
  */
-export const RENDER_RUN_SLICE_MS = 1_000;
+export const RENDER_RUN_SLICE_MS = 500;
 
 /** The render worker's timeout: the async render budget, a run's slice and its own work. */
 export const renderWorkerTimeoutSeconds = (settings: Pick<Settings, 'asyncRenderBudgetMs'>): number =>

@@ -54,10 +54,12 @@ const createMessageHandler = (
   const settle = async (
     message: RenderMessage,
     record: SQSRecord,
-    outcome: WorkOutcome | { readonly error: unknown },
+    outcome: WorkOutcome | { readonly error: unknown } | { readonly kind: 'later' },
   ): Promise<RetryMessage | undefined> => {
     let delaySeconds: number;
-    if ('error' in outcome) {
+    if ('kind' in outcome && outcome.kind === 'later') {
+      delaySeconds = 0;
+    } else if ('error' in outcome) {
       // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
       logFault(`render queue: job ${message.job_id} could not be handled`, outcome.error);
       const received = Number(record.attributes.ApproximateReceiveCount) || 1;
