@@ -58,8 +58,10 @@ const createMessageHandler = (
   ): Promise<RetryMessage | undefined> => {
     let delaySeconds: number;
     if ('kind' in outcome && outcome.kind === 'later') {
-      delaySeconds = 0;
-    } else if ('error' in outcome) {
+      // Made visible again when the run began (handleAll's handBack).
+      return new RetryMessage(`job ${message.job_id} was not taken by this run`);
+    }
+    if ('error' in outcome) {
       // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
       logFault(`render queue: job ${message.job_id} could not be handled`, outcome.error);
       const received = Number(record.attributes.ApproximateReceiveCount) || 1;
@@ -84,7 +86,17 @@ const createMessageHandler = (
     },
     // A batch's items among the messages render as one run (domain/renders/render-run.ts).
     async handleAll(items) {
-      const outcomes = await runs.handleRun(items.map((i) => i.message));
+      const outcomes = await runs.handleRun(
+        items.map((i) => i.message),
+        async (indexes) => {
+          await Promise.all(
+            indexes.map((i) => {
+              const item = items[i];
+              return item ? changeVisibility(sqs, queueUrl, item.record.receiptHandle, 0) : undefined;
+            }),
+          );
+        },
+      );
       return Promise.all(
         items.map(({ message, record }, i) =>
           settle(message, record, outcomes[i] ?? { error: new Error('no outcome') }),

@@ -112,18 +112,27 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
 
   return {
     /** Each message's outcome, in order; a message whose handling threw has its error instead. */
-    async handleRun(messages: readonly RenderMessage[]): Promise<RunOutcomes> {
+    async handleRun(
+      messages: readonly RenderMessage[],
+      /** Told at once of the messages this run does not take, so that they come back now, not when it ends. */
+      handBack: (indexes: readonly number[]) => Promise<void> = async () => {},
+    ): Promise<RunOutcomes> {
       const outcomes: RunOutcomes = messages.map(() => ({ error: new Error('not handled') }));
       const byAccount = new Map<string, number[]>();
       for (const [i, m] of messages.entries()) {
         byAccount.set(m.account_id, [...(byAccount.get(m.account_id) ?? []), i]);
       }
       // An account with one message waits for no one's run.
+      const cap = takes();
       const accounts = [...byAccount.values()].sort((a, b) => a.length - b.length);
+      // Handed back before anything is claimed: a consumer that dies mid-run leaves none of them
+      // invisible for the queue's visibility timeout (measured: a stack killed mid-run did).
+      const later = accounts.flatMap((indexes) => indexes.slice(cap));
+      for (const index of later) outcomes[index] = { kind: 'later' };
+      if (later.length > 0) await handBack(later).catch((e) => onFault('handing messages back failed', e));
       for (const indexes of accounts) {
         const claimed: Claimed[] = [];
-        for (const index of indexes.slice(takes())) outcomes[index] = { kind: 'later' };
-        for (const index of indexes.slice(0, takes())) {
+        for (const index of indexes.slice(0, cap)) {
           try {
             const taken = await take(messages[index] as RenderMessage);
             if ('outcome' in taken) outcomes[index] = taken.outcome;
