@@ -4,8 +4,10 @@
  * names an async job, which domain/render-worker.ts renders once. A message to retry is held back
  * by its backoff (ChangeMessageVisibility) and comes back; every other one is acknowledged.
  */
+
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
-import { changeVisibility } from '../adapters/sqs/queue.js';
+import { changeVisibility, sendMessageParams } from '../adapters/sqs/queue.js';
 import { renderWorker } from '../consumers.js';
 import type { ResourceConfig } from '../core/config.js';
 import { type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
@@ -50,6 +52,21 @@ const createMessageHandler = (
     return new RetryMessage(`job ${message.job_id} is retried in ${delaySeconds} s`);
   };
 
+  /**
+   * Messages of jobs a batch run did not take or released, sent again as new messages (the job's
+   * account its group): a returned message would spend a receive (render-run.ts). Sent before the
+   * received one is acknowledged; a duplicate is dropped at claim.
+   */
+  const sendAgain = async (messages: readonly (RenderMessage | undefined)[]): Promise<void> => {
+    await Promise.all(
+      messages.map((m) =>
+        m
+          ? sqs.send(new SendMessageCommand(sendMessageParams(queueUrl, m, { groupId: m.account_id })))
+          : undefined,
+      ),
+    );
+  };
+
   /** What a message's outcome asks of the queue: nothing (acknowledged), or its return. */
   const settle = async (
     message: RenderMessage,
@@ -58,8 +75,8 @@ const createMessageHandler = (
   ): Promise<RetryMessage | undefined> => {
     let delaySeconds: number;
     if ('kind' in outcome && outcome.kind === 'later') {
-      // Made visible again when the run began (handleAll's handBack).
-      return new RetryMessage(`job ${message.job_id} was not taken by this run`);
+      // Sent again afresh (handBack): this one is acknowledged.
+      return undefined;
     }
     if ('error' in outcome) {
       // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
@@ -88,18 +105,23 @@ const createMessageHandler = (
     async handleAll(items) {
       const outcomes = await runs.handleRun(
         items.map((i) => i.message),
-        async (indexes) => {
-          await Promise.all(
-            indexes.map((i) => {
-              const item = items[i];
-              return item ? changeVisibility(sqs, queueUrl, item.record.receiptHandle, 0) : undefined;
-            }),
-          );
-        },
+        (indexes) => sendAgain(indexes.map((i) => items[i]?.message)),
       );
+      // A run's released items are queued again before their messages are acknowledged.
+      const released = items.flatMap(({ message }, i) => {
+        const outcome = outcomes[i];
+        return outcome && 'kind' in outcome && outcome.kind === 'later' ? [message] : [];
+      });
+      const handedBack = new Set(released);
+      await sendAgain(released).catch((e: unknown) => {
+        logFault('render queue: sending released jobs again failed (the sweeper sends them)', e);
+        handedBack.clear();
+      });
       return Promise.all(
         items.map(({ message, record }, i) =>
-          settle(message, record, outcomes[i] ?? { error: new Error('no outcome') }),
+          released.includes(message) && !handedBack.has(message)
+            ? comeBack(message, record, 0)
+            : settle(message, record, outcomes[i] ?? { error: new Error('no outcome') }),
         ),
       );
     },

@@ -35,7 +35,9 @@ export interface RunWorkerDeps {
 
 /**
  * What became of each message, in order: an outcome, the error that left it undecided, or `later`:
- * not taken by this run (nothing written), its message back at once.
+ * not taken by this run, or released by it; its message is sent again afresh (a returned message
+ * would spend one of the queue's receives, its maxReceiveCount being the attempts: measured, a
+ * batch's items handed back three times went to the dead-letter queue and stayed pending).
  */
 export type RunOutcomes = (WorkOutcome | { readonly error: unknown } | { readonly kind: 'later' })[];
 
@@ -67,7 +69,7 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
     if (result === null) {
       // Never started: pending again with its attempt given back, and its message back now.
       const back = await lifecycle.release(c.claimed);
-      return back ? ({ kind: 'retry', delaySeconds: 0, job: back } as const) : done('taken over', c.claimed);
+      return back ? ({ kind: 'later' } as const) : done('taken over', c.claimed);
     }
     try {
       return await settle(accepted, result);
@@ -114,7 +116,7 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
     /** Each message's outcome, in order; a message whose handling threw has its error instead. */
     async handleRun(
       messages: readonly RenderMessage[],
-      /** Told at once of the messages this run does not take, so that they come back now, not when it ends. */
+      /** Told at once of the messages this run does not take, so that they are queued again now, not when it ends. */
       handBack: (indexes: readonly number[]) => Promise<void> = async () => {},
     ): Promise<RunOutcomes> {
       const outcomes: RunOutcomes = messages.map(() => ({ error: new Error('not handled') }));
@@ -129,7 +131,12 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
       // invisible for the queue's visibility timeout (measured: a stack killed mid-run did).
       const later = accounts.flatMap((indexes) => indexes.slice(cap));
       for (const index of later) outcomes[index] = { kind: 'later' };
-      if (later.length > 0) await handBack(later).catch((e) => onFault('handing messages back failed', e));
+      if (later.length > 0) {
+        await handBack(later).catch((e: unknown) => {
+          // Not queued again: they come back as undecided messages do.
+          for (const index of later) outcomes[index] = { error: e };
+        });
+      }
       for (const indexes of accounts) {
         const claimed: Claimed[] = [];
         for (const index of indexes.slice(0, cap)) {
