@@ -104,9 +104,12 @@ export const RENDER_RUN_MAX_ITEMS = 10;
  */
 export const RENDER_RUN_SLICE_MS = 500;
 
-/** The render worker's timeout: the async render budget, a run's slice and its own work. */
+/**
+ * The render worker's timeout: the async render budget and its own work; a batch run's slice
+ * (0.5 s) is within its own minute (the budget's largest, 840 s, leaves Lambda's 900 s no more).
+ */
 export const renderWorkerTimeoutSeconds = (settings: Pick<Settings, 'asyncRenderBudgetMs'>): number =>
-  Math.ceil((settings.asyncRenderBudgetMs + RENDER_RUN_SLICE_MS) / 1000) + RENDER_WORKER_OVERHEAD_SECONDS;
+  Math.ceil(settings.asyncRenderBudgetMs / 1000) + RENDER_WORKER_OVERHEAD_SECONDS;
 
 export const renderWorker = {
   name: 'render-worker',
