@@ -97,7 +97,23 @@ export interface ConsumerDeclaration {
 /** Above its async budget, the render worker's own start, templating and upload. */
 export const RENDER_WORKER_OVERHEAD_SECONDS = 60;
 
-/** The render worker's timeout: the async render budget and its own work. */
+/**
+ * Batch runs (issue 43, domain/renders/render-run.ts): the render worker takes this many messages
+ * at once, and a batch's items among them render as one run in one browser context.
+ */
+export const RENDER_RUN_MAX_ITEMS = 10;
+/**
+ * No item of a run starts after this: a run holds its consumer at most this plus one item's
+ * budget (docs/batch-runs.md). Measured: 0.5 s is 5-10 invoices, enough to spread a context's
+ * start over them; at 1 s another account's render mid-batch waited 3.06× its idle latency
+ * (batch-fairness.test.ts's bound is 3×).
+ */
+export const RENDER_RUN_SLICE_MS = 500;
+
+/**
+ * The render worker's timeout: the async render budget and its own work; a batch run's slice
+ * (0.5 s) is within its own minute (the budget's largest, 840 s, leaves Lambda's 900 s no more).
+ */
 export const renderWorkerTimeoutSeconds = (settings: Pick<Settings, 'asyncRenderBudgetMs'>): number =>
   Math.ceil(settings.asyncRenderBudgetMs / 1000) + RENDER_WORKER_OVERHEAD_SECONDS;
 
@@ -107,8 +123,8 @@ export const renderWorker = {
   source: {
     kind: 'queue',
     queue: renderQueue,
-    // A consumer renders one document at once.
-    batchSize: 1,
+    // A consumer renders one document at once; a batch's items among its messages as one run.
+    batchSize: RENDER_RUN_MAX_ITEMS,
     maxConcurrency: (settings) => settings.asyncConcurrency,
     recordsInParallel: false,
   },

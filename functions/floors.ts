@@ -74,6 +74,7 @@ export const FLOORS: readonly Floor[] = [
       'handlers.ts',
       'openapi.ts',
       'services.ts',
+      'services-stores.ts',
       'service-parts.ts',
       'webhook-payloads.ts',
       ...LAMBDAS.flatMap((lambda) => [`${lambda}/index.ts`, `${lambda}/handler.ts`]),

@@ -14,51 +14,22 @@
 import { createHash } from 'node:crypto';
 import { inspectAsset } from './adapters/assets/inspect.js';
 import { createSigningKeyImport } from './adapters/crypto/signing-key-import.js';
-
-import { createAccountStore } from './adapters/dynamodb/accounts.js';
-import { createApiKeyStore } from './adapters/dynamodb/api-keys.js';
-import { createAssetStore } from './adapters/dynamodb/assets.js';
-import { createBatchWrites } from './adapters/dynamodb/batch-writes.js';
-import { createBatchStore } from './adapters/dynamodb/batches.js';
-import { createDocumentClient } from './adapters/dynamodb/client.js';
-import { createIdempotencyStore } from './adapters/dynamodb/idempotency.js';
-import { createJobStore } from './adapters/dynamodb/jobs.js';
-import { createSigningKeyStore } from './adapters/dynamodb/signing-keys.js';
-import { createTemplateStore } from './adapters/dynamodb/templates.js';
-import { createUsageStore } from './adapters/dynamodb/usage.js';
-import { createUsageLedger } from './adapters/dynamodb/usage-ledger.js';
-import { createWebhookDeliveryStore, createWebhookStore } from './adapters/dynamodb/webhooks.js';
 import { createEventBridgeUsageBus } from './adapters/eventbridge/usage-bus.js';
 import { createWebhookClient, createWebhookUrlCheck } from './adapters/http/webhook-client.js';
-import { createLambdaRenderer } from './adapters/lambda/renderer-client.js';
-import { createS3AssetBlobs } from './adapters/s3/asset-blobs.js';
 import { createS3BatchArchiver } from './adapters/s3/batch-archive.js';
-import { createS3BatchOrders } from './adapters/s3/batch-orders.js';
-import { createS3Client } from './adapters/s3/client.js';
 import { createS3PdfAssembler } from './adapters/s3/pdf-assembly.js';
-import { createS3PdfStorage } from './adapters/s3/pdf-storage.js';
-import { createS3RenderOrders } from './adapters/s3/render-orders.js';
-import {
-  createApiKeyDigester,
-  createApiKeyResolver,
-  createApiKeyRevocation,
-} from './adapters/secrets-manager/api-key-digest.js';
-import {
-  createBodyHashDigest,
-  createOrderSecretBox,
-  createSigningKeySecretBox,
-  createWebhookSecretBox,
-} from './adapters/secrets-manager/webhook-secret-box.js';
-import { createSqsClient } from './adapters/sqs/client.js';
+import { createApiKeyResolver, createApiKeyRevocation } from './adapters/secrets-manager/api-key-digest.js';
 import { createSqsQueue } from './adapters/sqs/queue.js';
+import { RENDER_RUN_SLICE_MS } from './consumers.js';
 import { createAuthenticator } from './core/auth.js';
 import type { ResourceConfig } from './core/config.js';
 import type { HttpDeps, RateLimitCounter, RefusedCounter } from './core/http.js';
+import { countRefusedRequests } from './core/refused-requests.js';
 import { logFault, systemClock } from './core/runtime.js';
 import { createApiKeyManagement } from './domain/accounts/api-key-management.js';
 import { createUsageEventPublisher } from './domain/accounts/usage-events.js';
 import { createUsageReport } from './domain/accounts/usage-report.js';
-import { createAssetManagement, createAssetResolver } from './domain/assets/assets.js';
+import { createAssetManagement } from './domain/assets/assets.js';
 import {
   type BatchOutputMessage,
   completionEvents,
@@ -67,20 +38,19 @@ import {
 import { createBatchOrderReader, createBatchQueue } from './domain/batches/batch-queue.js';
 import { type Batch, createBatchCounter, createBatches } from './domain/batches/batches.js';
 import { newAssetUploadId } from './domain/common/ids.js';
-import type { JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
+import type { JobEvents, MessageQueue, PdfStorage } from './domain/common/ports.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
-import { type Job, jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
+import type { Job } from './domain/jobs/jobs.js';
 import { createSweeper } from './domain/jobs/sweeper.js';
 import { createMerges } from './domain/merges/merges.js';
-import { createAsyncRenders, type RenderMessage } from './domain/renders/async-renders.js';
-import { keyedIdempotency } from './domain/renders/idempotency.js';
-import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-secrets.js';
+import { createAsyncRenders } from './domain/renders/async-renders.js';
 import { createPdfJobs } from './domain/renders/pdf-jobs.js';
 import { createPreviews } from './domain/renders/previews.js';
-import { createRenderCall } from './domain/renders/render-call.js';
+import { createRenderCall, createRunCall } from './domain/renders/render-call.js';
+import { createRunWorker } from './domain/renders/render-run.js';
 import { createRenderWorker } from './domain/renders/render-worker.js';
-import { createSigningKeyManagement, createSigningKeyResolver } from './domain/signing/signing-keys.js';
+import { createSigningKeyManagement } from './domain/signing/signing-keys.js';
 import { createTemplateResolver } from './domain/templates/render-template.js';
 import { createTemplateManagement } from './domain/templates/template-management.js';
 import {
@@ -95,17 +65,48 @@ import {
   createWebhookSender,
   ENDPOINT_CONCURRENCY,
 } from './domain/webhooks/webhook-sender.js';
-import type { WebhookMessage } from './domain/webhooks/webhooks.js';
-import type { ServiceParts, Services, StoreParts, WebhookPresenters } from './service-parts.js';
+import type { ServiceParts, Services, WebhookPresenters } from './service-parts.js';
 import {
-  DEFAULT_PLAN,
-  PREVIEWS_PER_ACCOUNT,
-  REFUSED_REQUESTS_PER_MINUTE,
-  WEBHOOK_SENDS_PER_MINUTE,
-} from './settings.js';
+  accounts,
+  apiKeys,
+  assetBlobs,
+  assetResolver,
+  assetStore,
+  asyncStorage,
+  batchOrders,
+  batchStore,
+  batchWrites,
+  bodyHashDigest,
+  bucketName,
+  deliveries,
+  digestApiKey,
+  endpoints,
+  idempotency,
+  jobs,
+  need,
+  part,
+  plansOf,
+  renderer,
+  renderOrders,
+  renderQueue,
+  s3,
+  signingKeySecrets,
+  signingKeyStore,
+  signingKeys,
+  sqs,
+  storage,
+  templates,
+  usage,
+  usageLedger,
+  webhookQueue,
+  webhookSecrets,
+} from './services-stores.js';
+import { PREVIEWS_PER_ACCOUNT, WEBHOOK_SENDS_PER_MINUTE } from './settings.js';
 import { templateParser } from './templating/parse-pool.js';
 
 export type { ServiceParts, Services, StoreParts, WebhookPresenters } from './service-parts.js';
+/** The stores a function's index.ts reads directly (services-stores.ts). */
+export { accounts, sqs, usage, usageLedger } from './services-stores.js';
 
 export const createServices = (
   config: ResourceConfig,
@@ -128,142 +129,6 @@ export const createServices = (
   return services;
 };
 
-const need = <T>(value: T | undefined, what: string): T => {
-  if (value === undefined) throw new Error(`this function is not wired with ${what}`);
-  return value;
-};
-
-/** The part handed in for `name`, or what `build` makes. */
-const part = <K extends keyof StoreParts>(s: Services, name: K, build: () => StoreParts[K]): StoreParts[K] =>
-  s.parts.stores?.[name] ?? build();
-
-const tableName = (s: Services) => need(s.config.tableName, 'the table (TABLE_NAME)');
-const bucketName = (s: Services) => need(s.config.bucketName, 'the PDF bucket (BUCKET_NAME)');
-const apiKeySecret = (s: Services) => need(s.config.apiKeySecret, 'the API key secret');
-const recordRetention = (s: Services) => ({
-  recordRetentionSeconds: jobRecordRetentionSeconds(s.settings.pdfRetentionDays),
-});
-const plansOf = (s: Services) => ({ plans: s.settings.plans, defaultPlan: DEFAULT_PLAN });
-
-// Clients.
-const db = (s: Services) => createDocumentClient(s.config.aws);
-const s3 = (s: Services) => createS3Client(s.config.aws);
-/** The SQS client, for what a consumer does to its own messages (holding one back). */
-export const sqs = (s: Services) => createSqsClient(s.config.aws);
-
-// Stores.
-export const accounts = (s: Services) =>
-  part(s, 'accounts', () => createAccountStore(s.get(db), tableName(s), s.clock));
-const apiKeys = (s: Services) =>
-  part(s, 'apiKeys', () => createApiKeyStore(s.get(db), tableName(s), s.clock, s.onFault));
-const jobs = (s: Services) =>
-  part(s, 'jobs', () => createJobStore(s.get(db), tableName(s), s.clock, recordRetention(s)));
-export const usage = (s: Services) =>
-  part(s, 'usage', () => createUsageStore(s.get(db), tableName(s), s.clock));
-/**
- * The usage ledger (issue 39): entries kept USAGE_LEDGER_RETENTION_DAYS after their job completed.
- * A test that hands in its stores without one keeps none.
- */
-export const usageLedger = (s: Services) =>
-  s.parts.stores
-    ? s.parts.stores.usageLedger
-    : createUsageLedger(s.get(db), tableName(s), {
-        retentionSeconds: s.settings.usageLedgerRetentionDays * 86_400,
-      });
-const templates = (s: Services) =>
-  part(s, 'templates', () => createTemplateStore(s.get(db), tableName(s), s.clock, { onFault: s.onFault }));
-// A claim's lease is two of its renewals (every third of the job's lease), so a dead request's
-// key is taken over that soon; a twin of a live one waits as long as the longest render.
-// Body hashes keyed (HMAC) before the store keeps them: a body may hold passwords (idempotency.ts).
-const idempotency = (s: Services) => keyedIdempotency(s.get(idempotencyStore), s.get(bodyHashDigest));
-const bodyHashDigest = (s: Services) => createBodyHashDigest(apiKeySecret(s), s.config.aws);
-const idempotencyStore = (s: Services) =>
-  part(s, 'idempotency', () =>
-    createIdempotencyStore(
-      s.get(db),
-      tableName(s),
-      s.clock,
-      Math.ceil((2 * s.settings.jobLeaseSeconds * 1000) / 3),
-      s.settings.renderBudgetMs + 30_000,
-    ),
-  );
-const batchStore = (s: Services) =>
-  part(s, 'batchStore', () => createBatchStore(s.get(db), tableName(s), s.clock, recordRetention(s)));
-const batchWrites = (s: Services) =>
-  part(s, 'batchWrites', () => createBatchWrites(s.get(db), tableName(s), s.clock, recordRetention(s)));
-const endpoints = (s: Services) =>
-  part(s, 'endpoints', () => createWebhookStore(s.get(db), tableName(s), s.onFault));
-const deliveries = (s: Services) =>
-  part(s, 'deliveries', () => createWebhookDeliveryStore(s.get(db), tableName(s), s.clock));
-const signingKeyStore = (s: Services) =>
-  part(s, 'signingKeys', () => createSigningKeyStore(s.get(db), tableName(s), s.onFault));
-const assetStore = (s: Services) =>
-  part(s, 'assets', () => createAssetStore(s.get(db), tableName(s), s.onFault));
-/** Assets' bytes; the renderer's links live as long as the longest render's budget, and five minutes more. */
-const assetBlobs = (s: Services) =>
-  part(s, 'assetBlobs', () =>
-    createS3AssetBlobs(s.get(s3), bucketName(s), {
-      readUrlTtlSeconds: Math.ceil(s.settings.asyncRenderBudgetMs / 1000) + 300,
-      downloadUrlTtlSeconds: s.settings.downloadUrlTtlSeconds,
-    }),
-  );
-/** The assets a render's page may load: the rendering account's (domain/assets/assets.ts). */
-const assetResolver = (s: Services) =>
-  createAssetResolver({ store: s.get(assetStore), blobs: s.get(assetBlobs) });
-/** The bucket, whose upload links live as long as a render's budget, and five minutes more. */
-const pdfStorage = (s: Services, budgetMs: number): PdfStorage =>
-  part(s, 'storage', () =>
-    createS3PdfStorage(s.get(s3), bucketName(s), {
-      downloadUrlTtlSeconds: s.settings.downloadUrlTtlSeconds,
-      uploadUrlTtlSeconds: Math.ceil(budgetMs / 1000) + 300,
-    }),
-  );
-/** The bucket as a sync render uses it. */
-const storage = (s: Services) => pdfStorage(s, s.settings.renderBudgetMs);
-/** The bucket as the render queue's consumer uses it (an async render's budget). */
-const asyncStorage = (s: Services) => pdfStorage(s, s.settings.asyncRenderBudgetMs);
-// Orders keep a `protection`'s passwords sealed (domain/renders/order-secrets.ts).
-const orderSecrets = (s: Services) => createOrderSecretBox(apiKeySecret(s), s.config.aws);
-const renderOrders = (s: Services) =>
-  sealedRenderOrders(
-    part(s, 'renderOrders', () => createS3RenderOrders(s.get(s3), bucketName(s))),
-    () => s.get(orderSecrets),
-  );
-const batchOrders = (s: Services) =>
-  sealedBatchOrders(
-    part(s, 'batchOrders', () => createS3BatchOrders(s.get(s3), bucketName(s))),
-    () => s.get(orderSecrets),
-  );
-
-// Queues, secrets, the renderer.
-const renderQueue = (s: Services) =>
-  part(s, 'renderQueue', () =>
-    createSqsQueue<RenderMessage>(
-      s.get(sqs),
-      need(s.config.renderQueueUrl, 'the render queue (RENDER_QUEUE_URL)'),
-    ),
-  );
-const webhookQueue = (s: Services): MessageQueue<WebhookMessage> => {
-  if (s.parts.webhookQueue) return s.parts.webhookQueue;
-  if (!s.config.webhookQueueUrl) throw new Error('webhooks need WEBHOOK_QUEUE_URL, or a queue handed in');
-  return createSqsQueue<WebhookMessage>(s.get(sqs), s.config.webhookQueueUrl);
-};
-const digestApiKey = (s: Services) => createApiKeyDigester(apiKeySecret(s), s.config.aws);
-// Uploaded signing keys' private keys, sealed under their own derived key (domain/signing/signing-keys.ts).
-const signingKeySecrets = (s: Services) => createSigningKeySecretBox(apiKeySecret(s), s.config.aws);
-/** The keys a render's signature names: checked at acceptance, opened when the renderer is called. */
-const signingKeys = (s: Services) =>
-  createSigningKeyResolver({ store: s.get(signingKeyStore), box: () => s.get(signingKeySecrets) });
-const webhookSecrets = (s: Services) => createWebhookSecretBox(apiKeySecret(s), s.config.aws);
-const renderer = (s: Services): Renderer => {
-  if (s.parts.renderer) return s.parts.renderer;
-  if (!s.config.rendererFunctionName) {
-    throw new Error('this function needs RENDERER_FUNCTION_NAME, or a renderer handed in');
-  }
-  return createLambdaRenderer(s.config.rendererFunctionName, s.config.aws);
-};
-
-// The HTTP stack's dependencies.
 const authenticate = (s: Services) =>
   createAuthenticator(
     need(s.config.auth, 'the user pool'),
@@ -280,29 +145,8 @@ export const http =
     ...(rateLimit ? { rateLimit: rateLimit as RateLimitCounter, refused: s.get(refusedRequests) } : {}),
   });
 
-const LOOPBACK = /^(127\.|::1$)/;
 /** Requests refused before any work, counted per account and per client address (issue 40). */
-export const refusedRequests =
-  (s: Services): RefusedCounter =>
-  async ({ principal, ip }) => {
-    const what = 'refused requests (401, 403, 400, 413, 422)';
-    await Promise.all([
-      principal
-        ? s
-            .get(usage)
-            .hitWindow(
-              { accountId: principal.accountId },
-              'refused',
-              REFUSED_REQUESTS_PER_MINUTE.account,
-              what,
-            )
-        : undefined,
-      // A loopback address is the local stack's own clients (its tests, all on one address): no cap by address there.
-      ip && !LOOPBACK.test(ip)
-        ? s.get(usage).hitWindow({ ip }, 'refused', REFUSED_REQUESTS_PER_MINUTE.ip, what)
-        : undefined,
-    ]);
-  };
+export const refusedRequests = (s: Services): RefusedCounter => countRefusedRequests(s.get(usage));
 
 // Presenting jobs, and what ended jobs and batches tell their webhook endpoints.
 /** A job as the API shows it; without the bucket (the sweeper) a job has no link. */
@@ -408,15 +252,16 @@ const consumerLifecycle = (s: Services) => lifecycleOf(s, true);
 /** Every template a render or a batch names, looked up and parsed (bounded, off the thread when large). */
 const resolver = (s: Services) =>
   createTemplateResolver({ templates: s.get(templates), parser: templateParser, limits: s.settings });
-const renderCallWith = (s: Services, to: PdfStorage) =>
-  createRenderCall({
-    storage: to,
-    renderer: s.get(renderer),
-    limits: s.settings,
-    onFault: s.onFault,
-    signingKeys: s.get(signingKeys),
-    assets: s.get(assetResolver),
-  });
+/** What a render call (single or a batch run) renders with, uploading to `to`. */
+const renderDepsWith = (s: Services, to: PdfStorage) => ({
+  storage: to,
+  renderer: s.get(renderer),
+  limits: s.settings,
+  onFault: s.onFault,
+  signingKeys: s.get(signingKeys),
+  assets: s.get(assetResolver),
+});
+const renderCallWith = (s: Services, to: PdfStorage) => createRenderCall(renderDepsWith(s, to));
 
 // Use cases.
 export const pdfJobs = (s: Services) =>
@@ -466,6 +311,15 @@ export const renderWorker = (s: Services) =>
     batchOrders: createBatchOrderReader(s.get(batchOrders)),
     clock: s.clock,
     limits: s.settings,
+    onFault: s.onFault,
+  });
+/** Batch runs (issue 43): a batch's items among the consumer's messages rendered as one run. */
+export const runWorker = (s: Services) =>
+  createRunWorker({
+    worker: s.get(renderWorker),
+    run: createRunCall(renderDepsWith(s, s.get(asyncStorage))),
+    lifecycle: s.get(consumerLifecycle),
+    sliceMs: RENDER_RUN_SLICE_MS,
     onFault: s.onFault,
   });
 export const batches = (s: Services) =>

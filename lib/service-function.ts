@@ -271,11 +271,13 @@ export class ServiceFunction extends NodejsFunction {
 
   /**
    * RENDER_QUEUE_URL, and the rights of the queue's consumer: receive, delete, and hold a message
-   * back (ChangeMessageVisibility, its retry backoff).
+   * back (ChangeMessageVisibility, its retry backoff); and send, for a batch run's items it did
+   * not take, queued again afresh (functions/domain/renders/render-run.ts).
    */
   bindRenderQueueConsumer(queue: IQueue): this {
     this.bindVariables('renderQueue', { queueUrl: queue.queueUrl });
     queue.grantConsumeMessages(this);
+    queue.grantSendMessages(this);
     return this;
   }
 

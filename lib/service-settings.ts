@@ -10,6 +10,7 @@
  */
 import {
   renderWorkerTimeoutSeconds as consumerTimeout,
+  RENDER_RUN_SLICE_MS,
   RENDER_WORKER_OVERHEAD_SECONDS,
 } from '../functions/consumers.js';
 import {
@@ -224,7 +225,9 @@ export const resolveSettings = (settings: ServiceSettings = {}): ResolvedSetting
   }
   return {
     renderWorkerTimeoutSeconds,
-    asyncRendererTimeoutSeconds: Math.ceil(checked.asyncRenderBudgetMs / 1000) + RENDERER_OVERHEAD_SECONDS,
+    // A batch run (issue 43) starts no item past its slice, and each item has the budget.
+    asyncRendererTimeoutSeconds:
+      Math.ceil((checked.asyncRenderBudgetMs + RENDER_RUN_SLICE_MS) / 1000) + RENDERER_OVERHEAD_SECONDS,
     asyncMaxAttempts: checked.asyncMaxAttempts,
     asyncConcurrency: checked.asyncConcurrency,
     renderBudgetMs: checked.renderBudgetMs,

@@ -74,6 +74,7 @@ export default defineConfig({
           { text: 'Deploying to AWS', link: '/deploy' },
           { text: 'Security', link: '/security' },
           { text: 'Speed and cost', link: '/benchmarks' },
+          { text: 'Batch runs', link: '/batch-runs' },
         ],
       },
       {

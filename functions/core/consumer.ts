@@ -52,6 +52,11 @@ export interface MessageHandler<M> {
   readonly invalid: { readonly level: 'error' | 'warn'; readonly message: string };
   /** Throws for the record to come back (after its visibility timeout, or the delay it set). */
   handle(message: M, record: SQSRecord): Promise<void>;
+  /**
+   * The batch's valid messages at once, instead of `handle` one by one (the render worker's batch
+   * runs, issue 43): each record's outcome in order, an error for one that comes back.
+   */
+  handleAll?(items: readonly { message: M; record: SQSRecord }[]): Promise<readonly (Error | undefined)[]>;
 }
 
 export type SqsHandler = (event: SQSEvent, context?: Context) => Promise<SQSBatchResponse>;
@@ -140,7 +145,32 @@ export const sqsHandler = <M>(declaration: ConsumerDeclaration, messages: Messag
       throw e;
     }
   };
+  /** A consumer that takes its batch at once: the records it fails come back, the rest are deleted. */
+  const handleAll = async (event: SQSEvent, all: NonNullable<MessageHandler<M>['handleAll']>) => {
+    const items: { message: M; record: SQSRecord }[] = [];
+    for (const record of event.Records) {
+      const message = messages.parse(record.body);
+      if (message === undefined)
+        logger[messages.invalid.level](messages.invalid.message, { messageId: record.messageId });
+      else items.push({ message, record });
+    }
+    const outcomes = items.length === 0 ? [] : await all(items);
+    const batchItemFailures = items.flatMap(({ record }, i) => {
+      const error = outcomes[i];
+      if (error === undefined) return [];
+      if (!(error instanceof RetryMessage))
+        logger.error(`${declaration.name}: a message failed; it comes back`, { error });
+      return [{ itemIdentifier: record.messageId }];
+    });
+    return { batchItemFailures };
+  };
   return withStack<SQSEvent, SQSBatchResponse>(declaration, async (event, context, metrics) => {
+    if (messages.handleAll) {
+      const response = await handleAll(event, messages.handleAll);
+      metrics.addMetric('ConsumedMessages', MetricUnit.Count, event.Records.length);
+      metrics.addMetric('RetriedMessages', MetricUnit.Count, response.batchItemFailures.length);
+      return response;
+    }
     // A processor per batch: it holds the batch's outcomes, and the local stack runs batches at once.
     const response = await processPartialResponse(event, handleRecord, new BatchProcessor(EventType.SQS), {
       context,

@@ -4,7 +4,10 @@
  * names an async job, which domain/render-worker.ts renders once. A message to retry is held back
  * by its backoff (ChangeMessageVisibility) and comes back; every other one is acknowledged.
  */
-import { changeVisibility } from '../adapters/sqs/queue.js';
+
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSRecord } from 'aws-lambda';
+import { changeVisibility, sendMessageParams } from '../adapters/sqs/queue.js';
 import { renderWorker } from '../consumers.js';
 import type { ResourceConfig } from '../core/config.js';
 import { type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
@@ -12,7 +15,7 @@ import { logger } from '../core/logger.js';
 import { logFault } from '../core/runtime.js';
 import type { JobEvents, Renderer } from '../domain/common/ports.js';
 import { parseRenderMessage, type RenderMessage } from '../domain/renders/async-renders.js';
-import { retryDelaySeconds } from '../domain/renders/render-worker.js';
+import { retryDelaySeconds, type WorkOutcome } from '../domain/renders/render-worker.js';
 import * as build from '../services.js';
 import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';
@@ -35,32 +38,92 @@ const createMessageHandler = (
   const sqs = services.get(build.sqs);
   const worker = services.get(build.renderWorker);
 
+  const runs = services.get(build.runWorker);
+
+  /** The message comes back: after its backoff, or now (a run's item never started). */
+  const comeBack = async (
+    message: RenderMessage,
+    record: SQSRecord,
+    delaySeconds: number,
+  ): Promise<RetryMessage> => {
+    await changeVisibility(sqs, queueUrl, record.receiptHandle, delaySeconds).catch((e) =>
+      logFault('render queue: holding a message back failed (it comes back after its visibility timeout)', e),
+    );
+    return new RetryMessage(`job ${message.job_id} is retried in ${delaySeconds} s`);
+  };
+
+  /**
+   * Messages of jobs a batch run did not take or released, sent again as new messages (the job's
+   * account its group): a returned message would spend a receive (render-run.ts). Sent before the
+   * received one is acknowledged; a duplicate is dropped at claim.
+   */
+  const sendAgain = async (messages: readonly (RenderMessage | undefined)[]): Promise<void> => {
+    await Promise.all(
+      messages.map((m) =>
+        m
+          ? sqs.send(new SendMessageCommand(sendMessageParams(queueUrl, m, { groupId: m.account_id })))
+          : undefined,
+      ),
+    );
+  };
+
+  /** What a message's outcome asks of the queue: nothing (acknowledged), or its return. */
+  const settle = async (
+    message: RenderMessage,
+    record: SQSRecord,
+    outcome: WorkOutcome | { readonly error: unknown } | { readonly kind: 'later' },
+  ): Promise<RetryMessage | undefined> => {
+    let delaySeconds: number;
+    if ('kind' in outcome && outcome.kind === 'later') {
+      // Sent again afresh (handBack): this one is acknowledged.
+      return undefined;
+    }
+    if ('error' in outcome) {
+      // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
+      logFault(`render queue: job ${message.job_id} could not be handled`, outcome.error);
+      const received = Number(record.attributes.ApproximateReceiveCount) || 1;
+      delaySeconds = retryDelaySeconds(settings.asyncRetryBaseSeconds, received);
+    } else if (outcome.kind === 'done') {
+      logger.info('render queue: message done', { jobId: message.job_id, why: outcome.why });
+      return undefined;
+    } else {
+      delaySeconds = outcome.delaySeconds;
+    }
+    return comeBack(message, record, delaySeconds);
+  };
+
   return {
     parse: parseRenderMessage,
     // Nothing can ever process it: acknowledged and logged, not left to poison the queue.
     invalid: { level: 'error', message: 'render queue: a message that names no job' },
     async handle(message, record) {
-      let delaySeconds: number;
-      try {
-        const outcome = await worker.handle(message);
-        if (outcome.kind === 'done') {
-          logger.info('render queue: message done', { jobId: message.job_id, why: outcome.why });
-          return;
-        }
-        delaySeconds = outcome.delaySeconds;
-      } catch (e) {
-        // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
-        logFault(`render queue: job ${message.job_id} could not be handled`, e);
-        const received = Number(record.attributes.ApproximateReceiveCount) || 1;
-        delaySeconds = retryDelaySeconds(settings.asyncRetryBaseSeconds, received);
-      }
-      await changeVisibility(sqs, queueUrl, record.receiptHandle, delaySeconds).catch((e) =>
-        logFault(
-          'render queue: holding a message back failed (it comes back after its visibility timeout)',
-          e,
+      const outcome = await worker.handle(message).catch((error: unknown) => ({ error }));
+      const back = await settle(message, record, outcome);
+      if (back) throw back;
+    },
+    // A batch's items among the messages render as one run (domain/renders/render-run.ts).
+    async handleAll(items) {
+      const outcomes = await runs.handleRun(
+        items.map((i) => i.message),
+        (indexes) => sendAgain(indexes.map((i) => items[i]?.message)),
+      );
+      // A run's released items are queued again before their messages are acknowledged.
+      const released = items.flatMap(({ message }, i) => {
+        const outcome = outcomes[i];
+        return outcome && 'kind' in outcome && outcome.kind === 'later' ? [message] : [];
+      });
+      const handedBack = new Set(released);
+      await sendAgain(released).catch((e: unknown) => {
+        logFault('render queue: sending released jobs again failed (the sweeper sends them)', e);
+        handedBack.clear();
+      });
+      return Promise.all(
+        items.map(({ message, record }, i) =>
+          released.includes(message) && !handedBack.has(message)
+            ? comeBack(message, record, 0)
+            : settle(message, record, outcomes[i] ?? { error: new Error('no outcome') }),
         ),
       );
-      throw new RetryMessage(`job ${message.job_id} is retried in ${delaySeconds} s`);
     },
   };
 };

@@ -8,6 +8,7 @@
 
 import { lambdaEnvironment, readRendererConfig } from '../core/config.js';
 import { metrics } from '../core/metrics.js';
+import type { RenderRun, RunResults } from '../domain/common/ports.js';
 import type { RenderRequest, RenderResult } from './contract.js';
 import { createRenderer } from './renderer.js';
 
@@ -16,8 +17,12 @@ import { createRenderer } from './renderer.js';
 const renderer = createRenderer(readRendererConfig(lambdaEnvironment()), { spareSessions: 1 });
 renderer.prewarm();
 
-export const handler = async (event: RenderRequest): Promise<RenderResult> => {
+/** A render, or a batch run's items (`{ run }`, issue 43: one context, wiped between items). */
+export const handler = async (
+  event: RenderRequest | { readonly run: RenderRun },
+): Promise<RenderResult | { readonly results: RunResults }> => {
   try {
+    if ('run' in event) return { results: await renderer.renderRun(event.run) };
     return await renderer.render(event);
   } finally {
     // The render's metrics, as embedded-metric log lines: the role needs no more than its logs.

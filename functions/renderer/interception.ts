@@ -100,6 +100,8 @@ export interface PageGuard {
    * answer 404: an asset is never served to a page that is not its account's render.
    */
   serveAssets(source: AssetSource): void;
+  /** The origins this render's requests were let through to: where its page could have stored something. */
+  readonly origins: ReadonlySet<string>;
 }
 
 export interface Interceptor {
@@ -122,6 +124,7 @@ class Guard implements PageGuard {
   subframes = 0;
   ended = false;
   readonly frames = new Set<string>();
+  readonly origins = new Set<string>();
   #fail: (e: Error) => void = noop;
   #blocked: (url: string, reason: string) => void = noop;
   assets: AssetSource | undefined;
@@ -327,9 +330,10 @@ export const interceptRequests = async (
         .then((v) => {
           if (guard?.ended) return; // the render ended while the policy looked the host up
           const ok = v.allowed;
-          if (ok && options.recordOrigins) {
+          if (ok) {
             const origin = originOf(request.url);
-            if (origin) origins.add(origin);
+            if (origin && options.recordOrigins) origins.add(origin);
+            if (origin) guard?.origins.add(origin);
           }
           if (!v.allowed && certain) guard?.blocked(request.url, `blocked: ${v.reason}`);
           return ok

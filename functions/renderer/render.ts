@@ -16,6 +16,7 @@ import { type CDPSession, type Page, TimeoutError } from 'puppeteer-core';
 import { uploadPdf } from '../adapters/http/pdf-upload.js';
 import { countWith, MetricUnit, metrics } from '../core/metrics.js';
 import type { KmsSign } from '../domain/signing/signing-keys.js';
+import { assetSource } from './asset-source.js';
 import type { BrowserHost, RenderSession } from './browser.js';
 import type {
   Diagnostics,
@@ -26,7 +27,7 @@ import type {
   WaitUntil,
 } from './contract.js';
 import { type FinishingContext, finish } from './finishing/index.js';
-import { type AssetSource, RequestBudgetError, type ServedAsset } from './interception.js';
+import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
 import type { MemoryBudgetError, MemoryWatch } from './memory-watch.js';
 import { padForNumbering, pageRangesOf } from './navigation/page-numbering.js';
@@ -51,7 +52,12 @@ export interface RenderParts {
   readonly kms?: KmsSign | undefined;
   /** The renderer's memory budget, watched while a page loads and prints (memory-watch.ts). */
   readonly memory?: MemoryWatch | undefined;
+  /** Where the render's session comes from: a batch run's kept page (run.ts). @default browser */
+  readonly sessions?: SessionSource | undefined;
 }
+
+/** Where a render takes its session from, and hands it back to. */
+export type SessionSource = Pick<BrowserHost, 'takeSession' | 'releaseUnused' | 'prepareSpare'>;
 
 const fail = (code: RenderFailureCode, message: string, diagnostics?: Diagnostics): RenderResult => ({
   ok: false,
@@ -198,6 +204,8 @@ const writeWithoutSourceUrl = (page: Page, cdp: CDPSession): void => {
     throw new Error('puppeteer-core changed: Frame.setFrameContent is gone (see writeWithoutSourceUrl)');
   }
   Object.defineProperty(frame, 'setFrameContent', {
+    // Redefined for each render on a batch run's kept page (run.ts), with that render's session.
+    configurable: true,
     value: async (html: string): Promise<void> => {
       const { exceptionDetails } = await cdp.send('Runtime.evaluate', {
         expression: `document.open(); document.write(${JSON.stringify(html)}); document.close();`,
@@ -397,12 +405,13 @@ const isTemplatePart = (name: string | undefined): name is TemplatePart =>
   name === 'header' || name === 'footer';
 
 const renderJob = async (
-  { browser, templating, taggedPdf, fontsDir, kms, memory }: RenderParts,
+  { browser: host, sessions, templating, taggedPdf, fontsDir, kms, memory }: RenderParts,
   request: RenderRequest,
   log: Logger,
   templated_: (ms: number) => void,
 ): Promise<RenderResult> => {
   const deadline = performance.now() + request.pageLoad.timeoutMs;
+  const browser = sessions ?? host;
   const { source, variables } = request.template;
   const parts = templatingParts(request);
   const templatingStarted = performance.now();
@@ -532,41 +541,6 @@ const renderJob = async (
   const stored = await storePdf(printed, request, log, { fontsDir, kms, templated: templatedMarks });
   const diagnostics = await done;
   return { ...stored, diagnostics };
-};
-
-/** An asset's bytes at most, as the renderer fetches them (the API holds uploads to 4 MiB). */
-const MAX_ASSET_FETCH_BYTES = 8 * 1024 * 1024;
-/** How long fetching one asset from storage may take. */
-const ASSET_FETCH_MS = 10_000;
-
-/**
- * The render's assets, each fetched from storage (its presigned link) once, when the page first
- * asks for it: what the interceptor answers the page's asset requests with.
- */
-const assetSource = (assets: NonNullable<RenderRequest['assets']>, log: Logger): AssetSource => {
-  const loaded = new Map<string, Promise<ServedAsset | undefined>>();
-  const load = async (name: string): Promise<ServedAsset | undefined> => {
-    const asset = Object.hasOwn(assets, name) ? assets[name] : undefined;
-    if (!asset) return undefined;
-    try {
-      const res = await fetch(asset.url, { signal: AbortSignal.timeout(ASSET_FETCH_MS) });
-      if (!res.ok) throw new Error(`storage answered ${res.status}`);
-      const body = new Uint8Array(await res.arrayBuffer());
-      if (body.byteLength > MAX_ASSET_FETCH_BYTES) throw new Error('the asset is over its size limit');
-      return { body, contentType: asset.contentType };
-    } catch (e) {
-      log.error('asset-fetch-failed', describeError(e));
-      return undefined;
-    }
-  };
-  return (name) => {
-    let found = loaded.get(name);
-    if (!found) {
-      found = load(name);
-      loaded.set(name, found);
-    }
-    return found;
-  };
 };
 
 /** Each link removed from the PDF (pdf-links.ts), in the render's diagnostics. */

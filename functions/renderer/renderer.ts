@@ -14,6 +14,7 @@ import { type BrowserHost, createBrowserHost } from './browser.js';
 import type { Renderer, RenderRequest, RenderResult } from './contract.js';
 import { createMemoryWatch, type MemoryWatch } from './memory-watch.js';
 import { render } from './render.js';
+import { type ContextRecord, renderRun } from './run.js';
 import { createTemplatingPool, type TemplatingPool, type TemplatingPoolOptions } from './templating-pool.js';
 
 export interface RendererOptions {
@@ -39,6 +40,9 @@ export interface RendererInstance extends Renderer {
   readonly admission: Admission;
   /** Its memory budget and what it has used (memory-watch.ts). */
   readonly memory: MemoryWatch;
+  /** The contexts batch runs' items rendered in, newest last (run.ts): tests check isolation by it. */
+  readonly runContexts: readonly ContextRecord[];
+  renderRun: NonNullable<Renderer['renderRun']>;
   /** Starts the browser and a templating worker ahead of the first render. */
   prewarm(): void;
   /** Closes the browser, the egress proxy and the templating workers. A later render starts them again. */
@@ -62,12 +66,15 @@ export const createRenderer = (config: RendererConfig, options: RendererOptions 
     maxConcurrent: config.maxConcurrentRenders,
     maxQueued: options.maxQueuedRenders ?? config.maxConcurrentRenders,
   });
+  const runContexts: ContextRecord[] = [];
   return {
     config,
     browser,
     templating,
     admission,
     memory: parts.memory,
+    runContexts,
+    renderRun: (run) => renderRun(parts, run, admission, config.maxPageRequests, runContexts),
     render: async (request: RenderRequest): Promise<RenderResult> => {
       const outcome = await admission.run(() => render(parts, request));
       if (outcome.admitted) return outcome.value;

@@ -310,3 +310,154 @@ export const openSession = async (
   else warm.kill('opening a page timed out');
   throw new OpenTimeoutError();
 };
+
+/**
+ * A batch run's page (issue 43): the items of one run of one batch render one after another on
+ * one page of one context, instead of a context each. A fresh context's renderer process costs
+ * about 50 ms of Chromium's CPU to start and 20-25 ms to end, more than loading and printing an
+ * invoice (measured: 108 ms of Chromium CPU per invoice with a context each, 96 ms with a page
+ * each in one context, 37 ms with one page). Between items everything an item could leave is
+ * wiped (wipeItem): the next item never sees it. Multi-process only (a single-process browser's
+ * renders already take turns in one wiped context, each on a new page).
+ */
+export interface RunPage {
+  /** A session for the run's next item: the page as the last item left it, wiped; or none yet. */
+  take(maxRequests: number, offline: boolean): Promise<RenderSession | undefined>;
+  /** Keeps `session` (the run's first) for the next items: its close now wipes instead. */
+  keep(session: RenderSession): RenderSession;
+  /** Closes the context (the run is over). */
+  close(): Promise<void>;
+  /** The contexts this run used, in order (one unless an item spoiled its page). */
+  readonly contexts: readonly string[];
+}
+
+/** How long wiping a page between items may take before its context is dropped instead. */
+const WIPE_TIMEOUT_MS = 3_000;
+
+/**
+ * What one item may have left in its context, wiped before the next item gets the page: other
+ * pages closed, the page taken to a new blank document (a new window and a new opaque origin,
+ * so its frames' partitioned storage is out of reach), the context's cookies and HTTP cache
+ * cleared, every kind of storage (local and session storage, IndexedDB, Cache Storage, service
+ * workers, file systems) cleared for every origin the item's requests reached, service workers
+ * stopped, permission overrides reset. The item's own DevTools session (its caps' scripts and
+ * bindings) is detached.
+ */
+const wipeItem = async (item: RenderSession, origins: readonly string[]): Promise<void> => {
+  const { context, page, cdp } = item;
+  await cdp.detach().catch(noop);
+  if (!context) throw new Error('a run page needs a context of its own');
+  const others = (await context.pages()).filter((p) => p !== page);
+  await Promise.all(others.map((p) => p.close()));
+  const wiper = await page.createCDPSession();
+  try {
+    await wiper.send('Page.navigate', { url: 'about:blank' });
+    await Promise.all([
+      wiper.send('Network.clearBrowserCookies'),
+      wiper.send('Network.clearBrowserCache'),
+      ...origins.map((origin) => wiper.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
+      context.clearPermissionOverrides(),
+    ]);
+    await wiper.send('ServiceWorker.enable');
+    await wiper.send('ServiceWorker.stopAllWorkers');
+    await wiper.send('ServiceWorker.disable');
+    // The blank document has committed: a later item's content goes into it, not the one before.
+    const { result } = await wiper.send('Runtime.evaluate', {
+      expression:
+        'document.URL + "|" + document.childElementCount + "|" + (document.body?.childElementCount ?? 0)',
+      returnByValue: true,
+    });
+    if (result.value !== 'about:blank|1|0')
+      throw new Error(`the page was not blank after the wipe: ${result.value}`);
+  } finally {
+    await wiper.detach().catch(noop);
+  }
+};
+
+/** A session for one more item on a kept page: a guard, a DevTools session and caps of its own. */
+const openItem = async (
+  first: RenderSession,
+  maxRequests: number,
+  onClose: (item: RenderSession, spoiled: boolean) => Promise<void>,
+): Promise<RenderSession> => {
+  const { warm, context, page, offline } = first;
+  const guard = warm.interceptor.guard(context?.id, maxRequests, offline);
+  try {
+    const cdp = await unlessFailed(page.createCDPSession(), guard);
+    await unlessFailed(attach(page, guard, cdp), guard);
+    const watch = await unlessFailed(watchPage(page, cdp, guard), guard);
+    const item: RenderSession = {
+      warm,
+      context,
+      page,
+      cdp,
+      guard,
+      watch,
+      offline,
+      close: (spoiled) => onClose(item, spoiled),
+    };
+    return item;
+  } catch (e) {
+    guard.end();
+    throw e;
+  }
+};
+
+export const createRunPage = (): RunPage => {
+  /** The run's first session (its context and page), while the page is kept. */
+  let first: RenderSession | undefined;
+  /** Resolves true once the last item's page is wiped and may take the next item. */
+  let ready: Promise<boolean> = Promise.resolve(true);
+  const contexts: string[] = [];
+
+  const drop = (spoiled: boolean): Promise<void> => {
+    const dropped = first;
+    first = undefined;
+    return dropped ? dropped.close(spoiled) : Promise.resolve();
+  };
+
+  /** An item's end: a spoiled page ends the context; else the page is wiped for the next item. */
+  const onClose = (item: RenderSession, spoiled: boolean): Promise<void> => {
+    item.guard.end();
+    if (spoiled || !first || !usable(item)) {
+      ready = Promise.resolve(false);
+      return drop(spoiled);
+    }
+    const wiping = within(
+      wipeItem(item, [...item.guard.origins]).then(
+        () => true,
+        () => false,
+      ),
+      WIPE_TIMEOUT_MS,
+    ).then((wiped) => wiped === true);
+    ready = wiping;
+    return wiping.then(async (wiped) => {
+      if (!wiped) await drop(true);
+    });
+  };
+
+  return {
+    contexts,
+    async take(maxRequests, offline) {
+      if (!first) return undefined;
+      const kept = first;
+      if (!(await ready) || first !== kept || !usable(kept) || kept.offline !== offline) {
+        if (first === kept) await drop(true);
+        return undefined;
+      }
+      return openItem(kept, maxRequests, onClose);
+    },
+    keep(session) {
+      if (session.context === undefined || first !== undefined) return session;
+      first = session;
+      contexts.push(session.context.id ?? '');
+      ready = Promise.resolve(true);
+      // The first item's own close wipes too: its guard, session and caps are its own.
+      return { ...session, close: (spoiled) => onClose(session, spoiled) };
+    },
+    async close() {
+      await ready.catch(noop);
+      await drop(false);
+    },
+  };
+};

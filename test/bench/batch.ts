@@ -8,7 +8,9 @@
  *   BATCH_BENCH_ITEMS=200 BATCH_BENCH_CONCURRENCY=2 npx tsx test/bench/batch.ts
  */
 import { loadavg } from 'node:os';
+import { RENDER_RUN_MAX_ITEMS, renderWorker } from '../../functions/consumers.js';
 import { startStackProcess } from '../helpers/child-stack.js';
+import { PRICES, readMemorySettings } from './cost.js';
 import { INVOICE_TEMPLATE, invoiceVariables } from './fixtures/invoice.js';
 import { cpuByKind } from './lib/proc.js';
 
@@ -125,6 +127,34 @@ try {
   console.info(`  batch throughput / sync throughput: ${(syncMs / batchMs).toFixed(3)}`);
   console.info(`  sync:  ${cpu(sync)}`);
   console.info(`  batch: ${cpu(batch)}`);
+  const stackCpu = (m: typeof batch) => m.nodeMsPerItem + m.chromiumMsPerItem;
+  console.info(
+    `  the stack's CPU per invoice: batch ${stackCpu(batch).toFixed(1)} ms, sync ${stackCpu(sync).toFixed(1)} ms ` +
+      `(batch / sync ${(stackCpu(batch) / stackCpu(sync)).toFixed(3)}); target ≤ 80 ms, throughput ≥ 2× sync`,
+  );
+  // The Lambda cost of 1,000 batch invoices (issue 43). A render is CPU-bound: the async renderer
+  // is billed, per item, the stack's CPU per item here (an upper bound: it counts the API, the
+  // table and the bucket emulators too) on the share of a vCPU its memory buys (a full one from
+  // 1,769 MiB); the render worker waits for it as long. One invocation of each per run of up to
+  // RENDER_RUN_MAX_ITEMS items.
+  const { rendererMiB } = readMemorySettings();
+  const vcpu = Math.min(1, rendererMiB / 1769);
+  const lambdaPer1000 = (cpuMsPerItem: number, itemsPerInvoke: number) => {
+    const seconds = (1000 * cpuMsPerItem) / vcpu / 1000;
+    const renderer = seconds * (rendererMiB / 1024) * PRICES.lambdaX86PerGbSecond;
+    const consumer = seconds * (renderWorker.memorySizeMiB / 1024) * PRICES.lambdaArmPerGbSecond;
+    const requests = ((2 * 1000) / itemsPerInvoke) * (PRICES.lambdaPerMillionRequests / 1e6);
+    return { total: renderer + consumer + requests, renderer, consumer, requests };
+  };
+  const dollars = (x: number) => `$${x.toFixed(4)}`;
+  const asBatch = lambdaPer1000(stackCpu(batch), RENDER_RUN_MAX_ITEMS);
+  const asSingles = lambdaPer1000(stackCpu(sync), 1);
+  console.info(
+    `  Lambda per 1,000 batch invoices (renderer ${rendererMiB} MiB, render worker ${renderWorker.memorySizeMiB} MiB, ` +
+      `${PRICES.region} list prices): ${dollars(asBatch.total)} (renderer ${dollars(asBatch.renderer)}, ` +
+      `render worker ${dollars(asBatch.consumer)}, requests ${dollars(asBatch.requests)}); ` +
+      `at sync's CPU per item, one invocation each: ${dollars(asSingles.total)}`,
+  );
 } finally {
   await stack.stop();
 }

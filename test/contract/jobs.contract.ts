@@ -199,6 +199,22 @@ export const jobsContract = (backend: StoreBackend<JobStore, { recordRetentionSe
       });
     });
 
+    it("releases a run's item it never started: pending, its attempt given back, fenced by it", async () => {
+      const { jobs, account } = setup();
+      const job = await jobs.hold(
+        await jobs.create(newJob(account, { mode: 'async' }), { month: '2026-11', leaseUntil: t0 + 1000 }),
+        t0 + 60_000,
+      );
+      const claimed = (await jobs.claim(job, t0 + 10_000, t0)) as Job;
+      expect(claimed.attempts).toBe(1);
+      expect(await jobs.release(job, t0 + 70_000)).toBeUndefined(); // a stale attempt
+      const back = await jobs.release(claimed, t0 + 70_000);
+      expect(back).toMatchObject({ status: 'pending', attempts: 0, unit: 'held', lease_until: t0 + 70_000 });
+      expect(await jobs.release(claimed, t0 + 70_000)).toBeUndefined(); // not twice
+      const again = (await jobs.claim(back as Job, t0 + 10_000, t0)) as Job;
+      expect(again.attempts).toBe(1);
+    });
+
     it('fails a job whose lease ran out as interrupted, refunding and still in the index; never one whose lease runs', async () => {
       const { jobs, account } = setup();
       const job = await jobs.markRendering(

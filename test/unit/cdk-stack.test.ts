@@ -307,16 +307,18 @@ describe('the default stack', () => {
       MemorySize: 2048,
       Timeout: 28,
     });
-    // Sized for large documents: the async budget (600 s) and the renderer's 3 s, 3,008 MiB; no
-    // reserved concurrency (the consumer's event source mapping bounds it).
+    // Sized for large documents: the async budget (600 s), a batch run's slice (0.5 s, rounded up
+    // with it) and the renderer's 3 s, 3,008 MiB; no reserved concurrency (the consumer's event
+    // source mapping bounds it).
     expect(functions[asyncRendererId()].Properties).toMatchObject({
       Layers: [{ Ref: layerId }],
       Architectures: ['x86_64'],
       MemorySize: 3008,
-      Timeout: 603,
+      Timeout: 604,
     });
     expect(functions[asyncRendererId()].Properties.ReservedConcurrentExecutions).toBeUndefined();
-    // The consumer waits on the async renderer: its timeout is the budget and a minute.
+    // The consumer waits on the async renderer: its timeout is the budget and a minute (a batch
+    // run's slice within it).
     expect(functions[workerId()].Properties).toMatchObject({ MemorySize: 512, Timeout: 660 });
     expect(functions[workerId()].Properties.Layers).toBeUndefined();
     s.template.hasResourceProperties('AWS::Lambda::LayerVersion', {
@@ -528,7 +530,8 @@ describe('the default stack', () => {
     s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: workerId() },
       EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
-      BatchSize: 1,
+      // A batch's items among its messages render as one run (issue 43).
+      BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: 10 },
     });

@@ -175,6 +175,27 @@ export const requeueJobParams = (
   };
 };
 
+/** A run's item never started: pending again, its claim undone (issue 43), fenced by its attempt. */
+export const releaseJobParams = (
+  tableName: string,
+  job: Pick<Job, 'account_id' | 'id' | 'attempts'>,
+  leaseUntil: number,
+  at: string,
+): UpdateCommandInput =>
+  transitionJobParams(
+    tableName,
+    job,
+    ['rendering'],
+    {
+      status: 'pending',
+      ...leaseFields(job, leaseUntil),
+      attempts: Math.max(0, (job.attempts ?? 0) - 1),
+      updated_at: at,
+    },
+    [],
+    job.attempts ?? 0,
+  );
+
 /** A failed job whose unit came back leaves the index (only a `refunding` one: never a live job). */
 export const settledJobParams = (
   tableName: string,
@@ -406,6 +427,8 @@ export const createJobStore = (
 
     requeue: (job, leaseUntil, expiredBefore) =>
       conditional(requeueJobParams(tableName, job, leaseUntil, now(), expiredBefore)),
+
+    release: (job, leaseUntil) => conditional(releaseJobParams(tableName, job, leaseUntil, now())),
 
     async renew(job, leaseUntil) {
       try {

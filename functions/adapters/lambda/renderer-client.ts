@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/client-lambda';
 import type { AwsConfig } from '../../core/config.js';
 import { traced } from '../../core/tracing.js';
-import type { Renderer, RenderResult } from '../../domain/common/ports.js';
+import type { Renderer, RenderResult, RunResults } from '../../domain/common/ports.js';
 import { clientOptions } from '../client-options.js';
 
 const failed = (message: string): RenderResult => ({ ok: false, code: 'PDF_RENDERING_FAILED', message });
@@ -35,7 +35,7 @@ export const createLambdaRenderer = (functionName: string, aws: AwsConfig): Rend
   // render answers as the local renderer does at capacity: SERVICE_BUSY (503 with Retry-After),
   // its quota unit given back, for the caller to retry.
   const client = traced(new LambdaClient({ ...clientOptions(aws, aws.lambdaEndpoint), maxAttempts: 1 }));
-  return {
+  const renderer: Renderer = {
     async render(request) {
       let out: InvokeCommandOutput;
       try {
@@ -63,5 +63,37 @@ export const createLambdaRenderer = (functionName: string, aws: AwsConfig): Rend
       }
       return JSON.parse(new TextDecoder().decode(out.Payload)) as RenderResult;
     },
+
+    /**
+     * A batch run (issue 43): one invoke of the renderer with `{ run }` (renderer/handler.ts), its
+     * items in one warm renderer, one context. A run over Lambda's request payload renders its
+     * items one invoke each. A refused invoke leaves every item unstarted (back to the queue); a
+     * renderer that crashed or timed out fails every item as a single render's crash (retried):
+     * which item was slow is not known, so none is failed for good by it.
+     */
+    async renderRun(run) {
+      const payload = new TextEncoder().encode(JSON.stringify({ run }));
+      if (payload.byteLength > MAX_RUN_PAYLOAD_BYTES) {
+        const results: RenderResult[] = [];
+        for (const request of run.requests) results.push(await renderer.render(request));
+        return results;
+      }
+      let out: InvokeCommandOutput;
+      try {
+        out = await client.send(new InvokeCommand({ FunctionName: functionName, Payload: payload }));
+      } catch (e) {
+        if (e instanceof TooManyRequestsException) return run.requests.map(() => null);
+        throw e;
+      }
+      if (out.FunctionError || !out.Payload) {
+        return run.requests.map(() => failed('The renderer failed before producing a PDF.'));
+      }
+      const { results } = JSON.parse(new TextDecoder().decode(out.Payload)) as { results: RunResults };
+      return results;
+    },
   };
+  return renderer;
 };
+
+/** Lambda's synchronous request payload is at most 6 MB. */
+const MAX_RUN_PAYLOAD_BYTES = 6_000_000;

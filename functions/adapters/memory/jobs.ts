@@ -130,6 +130,21 @@ export const createMemoryJobStore = (
       );
     },
 
+    async release(job, leaseUntil) {
+      const seen = job.attempts ?? 0;
+      return update(
+        job,
+        (stored) => seen > 0 && inState(['rendering'], seen)(stored),
+        (stored, at) => ({
+          ...stored,
+          status: 'pending',
+          attempts: seen - 1,
+          lease_until: leaseUntil,
+          updated_at: at,
+        }),
+      );
+    },
+
     async renew(job, leaseUntil) {
       return (
         update(job, inState(OPEN, fenceOf(job)), (stored, at) => ({

@@ -121,7 +121,25 @@ export type TemplatePart = 'header' | 'footer';
 /** Renders a PDF; a failed render is a result, never a rejection of its own making. */
 export interface Renderer {
   render(request: RenderRequest): Promise<RenderResult>;
+  /**
+   * A run of one batch's items (issue 43), rendered one after another in one browser context of
+   * the run's own, wiped between items. Absent: each item is rendered on its own.
+   */
+  renderRun?(run: RenderRun): Promise<RunResults>;
 }
+
+/** The items of one run: one batch's, of one account, all offline or none. */
+export interface RenderRun {
+  readonly requests: readonly RenderRequest[];
+  /**
+   * No item after the first starts once the run has lasted this long: those come back unrendered
+   * (null), to go back to the queue. What bounds how long a run holds a consumer (docs/batch-runs.md).
+   */
+  readonly sliceMs: number;
+}
+
+/** Each item's result in order; null for an item the run did not start. */
+export type RunResults = readonly (RenderResult | null)[];
 
 /** Where PDFs live: presigned links only, never the bytes. */
 export interface PdfStorage {

@@ -302,6 +302,13 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
     hold: (job: Job) => jobs.hold(job, queueLeaseUntil()),
     /** Back to the queue after a retryable failure, held back `delaySeconds`; undefined if taken over. */
     requeue: (job: Job, delaySeconds: number) => jobs.requeue(job, queueLeaseUntil(delaySeconds)),
+    /**
+     * A batch run's item it never started: back to the queue now, its claim undone (render-run.ts).
+     * Its message comes back at once; with a claim's lease, not the queue's, so that a consumer
+     * that dies before the message is made visible again leaves it to the sweeper within a lease
+     * (measured: with the queue's lease, a stack killed mid-run left 10 such items for minutes).
+     */
+    release: (job: Job) => jobs.release(job, leaseUntil()),
     /** The sweeper sends a job whose lease ran out before `now` back to the queue; undefined if it was not. */
     requeueExpired: (job: Job, now: number) => jobs.requeue(job, now + queueLeaseMs, now),
     /** The sweeper fails a job whose lease ran out before `now`; false if it was not (its holder renewed it). */

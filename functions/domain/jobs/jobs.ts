@@ -205,6 +205,12 @@ export interface JobStore {
    * lease ran out before then. Undefined: the job was not in that state any more.
    */
   requeue(job: Job, leaseUntil: number, expiredBefore?: number): Promise<Job | undefined>;
+  /**
+   * A batch run's item its run never started (issue 43): back to the queue as `requeue` does, its
+   * claim undone (`attempts - 1`), fenced by `attempts`: a run that did not render an item spends
+   * none of its attempts. Its holder writes nothing more for it. Undefined: it was taken over.
+   */
+  release(job: Job, leaseUntil: number): Promise<Job | undefined>;
   /** Extends the lease of a pending or rendering job; false when the job is no longer either (lost). */
   renew(job: Job, leaseUntil: number): Promise<boolean>;
   /** rendering → completed; the unit is settled (it stays used). */

@@ -18,7 +18,7 @@
  */
 
 import type { BatchOrderReader } from '../batches/batch-queue.js';
-import type { Clock, RenderFailureCode } from '../common/ports.js';
+import type { Clock, RenderFailureCode, RenderResult } from '../common/ports.js';
 import { FAULT, type JobLifecycle } from '../jobs/job-lifecycle.js';
 import { isOpen, type Job, type JobError, type JobStore } from '../jobs/jobs.js';
 import type { RenderMessage, RenderOrders, StoredOrder } from './async-renders.js';
@@ -97,36 +97,94 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
     return done(why, outcome ?? job);
   };
 
+  /** The claimed job's order, as the render call takes it; undefined when it is missing. */
+  const acceptedOf = async (claimed: Job, month: string, reading: Promise<StoredOrder | undefined>) => {
+    const order = await reading;
+    if (!order) return undefined;
+    const { v: _, ...rest } = order;
+    return { job: claimed, month, ...rest };
+  };
+  type Accepted = NonNullable<Awaited<ReturnType<typeof acceptedOf>>>;
+
+  /** A claimed job whose order is missing fails (its unit given back). */
+  const orderMissing = async (claimed: Job, month: string): Promise<WorkOutcome> =>
+    ended(claimed, await lifecycle.fail(claimed, month, ORDER_MISSING), 'order missing');
+
   const render = async (
     claimed: Job,
     month: string,
     reading: Promise<StoredOrder | undefined>,
   ): Promise<WorkOutcome> => {
-    const order = await reading;
-    if (!order) return ended(claimed, await lifecycle.fail(claimed, month, ORDER_MISSING), 'order missing');
-    const { v: _, ...rest } = order;
-    const accepted = { job: claimed, month, ...rest };
+    const accepted = await acceptedOf(claimed, month, reading);
+    if (!accepted) return orderMissing(claimed, month);
     const renewal = lifecycle.renewing(claimed);
     try {
-      const result = await deps.render(accepted);
-      if (result.ok) return ended(claimed, await lifecycle.complete(accepted, claimed, result), 'completed');
-      if (RETRYABLE_FAILURES.has(result.code) && (claimed.attempts ?? 1) < maxAttempts) {
-        deps.onFault(
-          `async render attempt ${claimed.attempts} failed (${result.code}): retrying`,
-          result.message,
-        );
-        return await retry(claimed);
-      }
-      await lifecycle.failRender(accepted, claimed, result);
-      return ended(claimed, await jobs.get(claimed.account_id, claimed.id, true), 'failed');
+      return await settle(accepted, await deps.render(accepted));
     } catch (e) {
-      // A fault of ours (table, bucket): another attempt if one is left, else the job fails now.
-      deps.onFault(`async render of ${claimed.id} failed`, e);
-      if ((claimed.attempts ?? 1) < maxAttempts) return await retry(claimed);
-      return ended(claimed, await lifecycle.fail(claimed, month, FAULT), 'failed by a fault');
+      return await faulted(claimed, month, e);
     } finally {
       renewal.stop();
     }
+  };
+
+  /** What a render's result makes of its job: completed, retried, or failed. */
+  const settle = async (accepted: Accepted, result: RenderResult): Promise<WorkOutcome> => {
+    const claimed = accepted.job;
+    if (result.ok) return ended(claimed, await lifecycle.complete(accepted, claimed, result), 'completed');
+    if (RETRYABLE_FAILURES.has(result.code) && (claimed.attempts ?? 1) < maxAttempts) {
+      deps.onFault(
+        `async render attempt ${claimed.attempts} failed (${result.code}): retrying`,
+        result.message,
+      );
+      return await retry(claimed);
+    }
+    await lifecycle.failRender(accepted, claimed, result);
+    return ended(claimed, await jobs.get(claimed.account_id, claimed.id, true), 'failed');
+  };
+
+  /** A fault of ours (table, bucket): another attempt if one is left, else the job fails now. */
+  const faulted = async (claimed: Job, month: string, e: unknown): Promise<WorkOutcome> => {
+    deps.onFault(`async render of ${claimed.id} failed`, e);
+    if ((claimed.attempts ?? 1) < maxAttempts) return await retry(claimed);
+    return ended(claimed, await lifecycle.fail(claimed, month, FAULT), 'failed by a fault');
+  };
+
+  /**
+   * The job a message names, claimed for a render; or what became of the message when it is not
+   * to be rendered. Throws only when nothing could be decided.
+   */
+  const take = async (
+    message: RenderMessage,
+  ): Promise<
+    | { readonly outcome: WorkOutcome }
+    | { readonly claimed: Job; readonly month: string; readonly reading: Promise<StoredOrder | undefined> }
+  > => {
+    let job = await jobs.get(message.account_id, message.job_id, true);
+    if (!job) return { outcome: done('no such job') };
+    // A batch's job is queued by its message: one is sent only once its batch was accepted
+    // (batches.ts), so the job is held here (the queue's lease) before it is claimed.
+    if (job.status === 'pending' && job.unit === 'reserving' && job.batch_id) {
+      try {
+        job = await lifecycle.hold(job);
+      } catch (e) {
+        if ((e as Error | undefined)?.name !== 'ConditionalCheckFailedException') throw e;
+        job = await jobs.get(message.account_id, message.job_id, true);
+        if (!job) return { outcome: done('no such job') };
+      }
+    }
+    if (!isOpen(job)) return { outcome: done(`already ${job.status}`, job) };
+    const now = clock.now().getTime();
+    if (job.status === 'rendering' && (job.lease_until ?? 0) >= now)
+      return { outcome: done('rendering elsewhere', job) };
+    // Still being accepted (its unit not yet held), or no attempt left: the sweeper's to settle.
+    if (job.unit !== 'held' || job.usage_month === undefined) return { outcome: done('not queued', job) };
+    if ((job.attempts ?? 0) >= maxAttempts) return { outcome: done('no attempt left', job) };
+    // The order is read beside the claim (the claim decides whether it is used).
+    const reading = orderOf(job);
+    reading.catch(() => {});
+    const claimed = await lifecycle.claim(job, now);
+    if (!claimed) return { outcome: done('claimed elsewhere', job) };
+    return { claimed, month: job.usage_month, reading };
   };
 
   return {
@@ -134,33 +192,13 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
 
     /** Renders the job a message names, at most once per attempt; throws only when nothing could be decided. */
     async handle(message: RenderMessage): Promise<WorkOutcome> {
-      let job = await jobs.get(message.account_id, message.job_id, true);
-      if (!job) return done('no such job');
-      // A batch's job is queued by its message: one is sent only once its batch was accepted
-      // (batches.ts), so the job is held here (the queue's lease) before it is claimed.
-      if (job.status === 'pending' && job.unit === 'reserving' && job.batch_id) {
-        try {
-          job = await lifecycle.hold(job);
-        } catch (e) {
-          if ((e as Error | undefined)?.name !== 'ConditionalCheckFailedException') throw e;
-          job = await jobs.get(message.account_id, message.job_id, true);
-          if (!job) return done('no such job');
-        }
-      }
-      if (!isOpen(job)) return done(`already ${job.status}`, job);
-      const now = clock.now().getTime();
-      if (job.status === 'rendering' && (job.lease_until ?? 0) >= now)
-        return done('rendering elsewhere', job);
-      // Still being accepted (its unit not yet held), or no attempt left: the sweeper's to settle.
-      if (job.unit !== 'held' || job.usage_month === undefined) return done('not queued', job);
-      if ((job.attempts ?? 0) >= maxAttempts) return done('no attempt left', job);
-      // The order is read beside the claim (the claim decides whether it is used).
-      const reading = orderOf(job);
-      reading.catch(() => {});
-      const claimed = await lifecycle.claim(job, now);
-      if (!claimed) return done('claimed elsewhere', job);
-      return render(claimed, job.usage_month, reading);
+      const taken = await take(message);
+      if ('outcome' in taken) return taken.outcome;
+      return render(taken.claimed, taken.month, taken.reading);
     },
+
+    /** For a batch run (render-run.ts): the same steps as `handle`, one by one. */
+    steps: { take, acceptedOf, orderMissing, settle, faulted, done },
   };
 };
 

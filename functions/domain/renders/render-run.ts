@@ -1,0 +1,156 @@
+/**
+ * Batch runs (issue 43): the render queue's consumer takes up to RENDER_RUN_MAX_ITEMS messages (consumers.ts) at once,
+ * and a batch's items among them render as one run: one renderer call (RunCall), one browser
+ * context of the run's own, wiped between items. Everything else about an item stays as it is for
+ * a single message (render-worker.ts): its claim (attempt + 1, fenced), its lease renewed while
+ * it waits and renders, its unit, its result settled on its own (completed, retried with its
+ * backoff, or failed), its order deleted or kept with its batch.
+ *
+ * - Messages are grouped by account; an account's claimed jobs by batch. Accounts with one message
+ *   go first, and jobs outside a batch render alone (their own context), as before.
+ * - A run starts no item after `sliceMs` (the renderer stops, run.ts): the items it did not start
+ *   are released (pending again, their claim undone: no attempt spent) and come back at once.
+ *   So a run holds its consumer at most `sliceMs` plus one item's own budget, where a single
+ *   item holds it at most that budget (docs/batch-runs.md states and measures the bound).
+ * - A renderer that fails or dies during the run fails every item not yet settled as a single
+ *   render's crash does (retried while attempts remain); nothing was completed, so nothing is
+ *   charged twice. A crash of the consumer itself leaves its claimed items to their leases: the
+ *   sweeper sends them back to the queue, as for a single message.
+ */
+import type { RenderResult } from '../common/ports.js';
+import type { JobLifecycle } from '../jobs/job-lifecycle.js';
+import type { Job } from '../jobs/jobs.js';
+import type { RenderMessage, StoredOrder } from './async-renders.js';
+import type { RunCall } from './render-call.js';
+import type { RenderWorker, WorkOutcome } from './render-worker.js';
+
+export interface RunWorkerDeps {
+  readonly worker: RenderWorker;
+  readonly run: RunCall;
+  readonly lifecycle: Pick<JobLifecycle, 'renewing' | 'release'>;
+  /** No item of a run starts after this (settings.batchRunSliceMs). */
+  readonly sliceMs: number;
+  readonly onFault: (message: string, error: unknown) => void;
+}
+
+/**
+ * What became of each message, in order: an outcome, the error that left it undecided, or `later`:
+ * not taken by this run, or released by it; its message is sent again afresh (a returned message
+ * would spend one of the queue's receives, its maxReceiveCount being the attempts: measured, a
+ * batch's items handed back three times went to the dead-letter queue and stayed pending).
+ */
+export type RunOutcomes = (WorkOutcome | { readonly error: unknown } | { readonly kind: 'later' })[];
+
+interface Claimed {
+  readonly index: number;
+  readonly claimed: Job;
+  readonly month: string;
+  readonly reading: Promise<StoredOrder | undefined>;
+}
+
+export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: RunWorkerDeps) => {
+  const { take, acceptedOf, orderMissing, settle, faulted, done } = worker.steps;
+  /** A claimed item's outcome, its faults caught as a single message's are. */
+  const settled = async (c: Claimed, result: RenderResult | null, accepted: Parameters<typeof settle>[0]) => {
+    if (result === null) {
+      // Never started: pending again with its attempt given back, and its message back now.
+      const back = await lifecycle.release(c.claimed);
+      return back ? ({ kind: 'later' } as const) : done('taken over', c.claimed);
+    }
+    try {
+      return await settle(accepted, result);
+    } catch (e) {
+      return await faulted(c.claimed, c.month, e);
+    }
+  };
+
+  /** One batch's claimed items, as one run. */
+  const renderRun = async (items: readonly Claimed[], outcomes: RunOutcomes): Promise<void> => {
+    const ready: { c: Claimed; accepted: NonNullable<Awaited<ReturnType<typeof acceptedOf>>> }[] = [];
+    for (const c of items) {
+      const accepted = await acceptedOf(c.claimed, c.month, c.reading);
+      if (accepted) ready.push({ c, accepted });
+      else outcomes[c.index] = await orderMissing(c.claimed, c.month);
+    }
+    if (ready.length === 0) return;
+    const renewals = ready.map(({ c }) => lifecycle.renewing(c.claimed));
+    try {
+      let results: readonly (RenderResult | null)[];
+      try {
+        results = await run(
+          ready.map((r) => r.accepted),
+          sliceMs,
+        );
+      } catch (e) {
+        for (const { c } of ready) outcomes[c.index] = await faulted(c.claimed, c.month, e);
+        return;
+      }
+      await Promise.all(
+        ready.map(async ({ c, accepted }, i) => {
+          renewals[i]?.stop();
+          outcomes[c.index] = await settled(c, results[i] ?? null, accepted);
+        }),
+      );
+    } finally {
+      for (const r of renewals) r.stop();
+    }
+  };
+
+  return {
+    /** Each message's outcome, in order; a message whose handling threw has its error instead. */
+    async handleRun(
+      messages: readonly RenderMessage[],
+      /** Told at once of the messages this run does not take, so that they are queued again now, not when it ends. */
+      handBack: (indexes: readonly number[]) => Promise<void> = async () => {},
+    ): Promise<RunOutcomes> {
+      const outcomes: RunOutcomes = messages.map(() => ({ error: new Error('not handled') }));
+      const byAccount = new Map<string, number[]>();
+      for (const [i, m] of messages.entries()) {
+        byAccount.set(m.account_id, [...(byAccount.get(m.account_id) ?? []), i]);
+      }
+      // An account with one message waits for no one's run.
+      // Every message is taken: measured, taking only what a slice renders at the last runs' pace
+      // (and sending the rest again) cost more of the stack's CPU than it saved (210 ms per invoice
+      // against 98 ms, 300 invoices at a load of 30).
+      const cap = messages.length;
+      const accounts = [...byAccount.values()].sort((a, b) => a.length - b.length);
+      // Handed back before anything is claimed: a consumer that dies mid-run leaves none of them
+      // invisible for the queue's visibility timeout (measured: a stack killed mid-run did).
+      const later = accounts.flatMap((indexes) => indexes.slice(cap));
+      for (const index of later) outcomes[index] = { kind: 'later' };
+      if (later.length > 0) {
+        await handBack(later).catch((e: unknown) => {
+          // Not queued again: they come back as undecided messages do.
+          for (const index of later) outcomes[index] = { error: e };
+        });
+      }
+      for (const indexes of accounts) {
+        const claimed: Claimed[] = [];
+        for (const index of indexes.slice(0, cap)) {
+          try {
+            const taken = await take(messages[index] as RenderMessage);
+            if ('outcome' in taken) outcomes[index] = taken.outcome;
+            else claimed.push({ index, ...taken });
+          } catch (e) {
+            outcomes[index] = { error: e };
+          }
+        }
+        const byBatch = new Map<string, Claimed[]>();
+        for (const c of claimed) {
+          const key = c.claimed.batch_id ?? `job:${c.claimed.id}`;
+          byBatch.set(key, [...(byBatch.get(key) ?? []), c]);
+        }
+        for (const items of [...byBatch.values()].sort((a, b) => a.length - b.length)) {
+          try {
+            await renderRun(items, outcomes);
+          } catch (e) {
+            onFault('a batch run could not be settled', e);
+            for (const c of items)
+              if (!('kind' in (outcomes[c.index] ?? {}))) outcomes[c.index] = { error: e };
+          }
+        }
+      }
+      return outcomes;
+    },
+  };
+};

@@ -1,0 +1,87 @@
+/**
+ * A batch run (issue 43): the items of one run of one batch, rendered one after another on one
+ * page of one browser context of the run's own (session.ts, createRunPage), wiped between items.
+ * The run's context is opened for it (or is the spare, never used before) and closed when the run
+ * ends: no other run, batch, account or single render ever has it. An item that spoils the page
+ * (timed out, crashed, over its budget) ends the context; the next item opens a fresh one.
+ *
+ * Items go through the renderer's admission one at a time, as single renders do. After `sliceMs`
+ * no further item starts: those come back unrendered (null) and their consumer puts them back on
+ * the queue, so that a run holds a consumer no longer than its slice and one item's own budget.
+ */
+import type { RenderRun, RunResults } from '../domain/common/ports.js';
+import type { Admission } from './admission.js';
+import type { RenderResult } from './contract.js';
+import { log } from './log.js';
+import { type RenderParts, render, type SessionSource } from './render.js';
+import { createRunPage } from './session.js';
+
+/** The renderer's own record of the contexts items rendered in (tests read it; the newest kept). */
+export interface ContextRecord {
+  readonly jobId: string;
+  /** The browser context the item's page was in; undefined in a single-process browser. */
+  readonly contextId: string | undefined;
+  /** The run it was part of (each run has its own). */
+  readonly run: number;
+}
+
+/** How many entries the record keeps. */
+const RECORD_SIZE = 5_000;
+
+let runs = 0;
+
+export const renderRun = async (
+  parts: RenderParts,
+  run: RenderRun,
+  admission: Admission,
+  maxRequests: number,
+  record: ContextRecord[],
+): Promise<RunResults> => {
+  const started = performance.now();
+  const runId = ++runs;
+  const page = createRunPage();
+  let contextId: string | undefined;
+  const sessions: SessionSource = {
+    takeSession: async ({ offline = false } = {}) => {
+      const session =
+        (await page.take(maxRequests, offline)) ?? page.keep(await parts.browser.takeSession({ offline }));
+      contextId = session.context?.id;
+      return session;
+    },
+    // A session no content reached is wiped and kept all the same (a kept page), or closed.
+    releaseUnused: (session) => {
+      session.close(false).catch(() => {});
+    },
+    // The spare is opened once the run ends, not between its items.
+    prepareSpare: () => {},
+  };
+  const results: (RenderResult | null)[] = [];
+  try {
+    for (const [i, request] of run.requests.entries()) {
+      if (i > 0 && performance.now() - started >= run.sliceMs) {
+        results.push(null);
+        continue;
+      }
+      contextId = undefined;
+      const outcome = await admission.run(() => render({ ...parts, sessions }, request));
+      if (!outcome.admitted) {
+        // Busy: this item and the rest go back to the queue unrendered.
+        results.push(...run.requests.slice(i).map(() => null));
+        break;
+      }
+      results.push(outcome.value);
+      record.push({ jobId: request.jobId, contextId, run: runId });
+      if (record.length > RECORD_SIZE) record.splice(0, record.length - RECORD_SIZE);
+    }
+  } finally {
+    await page.close();
+    parts.browser.prepareSpare();
+  }
+  log('INFO', 'batch-run', {
+    items: run.requests.length,
+    rendered: results.filter((r) => r !== null).length,
+    contexts: page.contexts.length,
+    ms: Math.round(performance.now() - started),
+  });
+  return results;
+};
