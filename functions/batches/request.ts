@@ -9,6 +9,7 @@ import { type Exactly, parseOrThrow, without } from '../core/validation.js';
 import type { BatchCommand } from '../domain/batches/batches.js';
 import { MAX_BATCH_ITEMS } from '../domain/batches/batches.js';
 import { type ErrorCode, ServiceError } from '../domain/common/errors.js';
+import { renderFileName } from '../domain/renders/file-name.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/renders/idempotency.js';
 import type { RequestedOptions } from '../domain/renders/render-options.js';
 import { variablesSchema } from '../pdf/options.js';
@@ -17,6 +18,7 @@ import {
   checkHtmlOrTemplateId,
   checkVersionWithTemplateId,
   createPdfSchema,
+  fileNameTemplateSchema,
   metadataSchema,
   pdfProblemCode,
 } from '../pdf/request.js';
@@ -25,6 +27,10 @@ import { parseTemplateData, type TemplateData, TemplateDataError } from '../temp
 import type { PyDict } from '../templating/values.js';
 
 const itemsIssue = `must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
+
+/** The most characters of an item's `reference`. */
+export const MAX_REFERENCE_CHARACTERS = 200;
+const referenceIssue = `must be a string of 1-${MAX_REFERENCE_CHARACTERS} characters without control characters`;
 
 const fileNameIssue =
   'must be a file name of 1-200 characters ending in .pdf, without / or \\, control characters or a leading dot';
@@ -62,6 +68,15 @@ export const createBatchSchema = (limits: {
                 .describe(
                   "this item's PDF's name in the batch's ZIP (output.zip); default: `{n}-{job_id}.pdf`. A name used twice gets ` (2)`, ` (3)`… before .pdf",
                 ),
+              reference: z
+                .string({ error: referenceIssue })
+                .min(1, { error: referenceIssue })
+                .max(MAX_REFERENCE_CHARACTERS, { error: referenceIssue })
+                .refine((r) => !hasControlCharacters(r), { error: referenceIssue })
+                .optional()
+                .describe(
+                  "the caller's string for this item (an invoice number, a customer id), echoed on its job, its webhook events and the ZIP's manifest.json",
+                ),
               idempotency_key: z
                 .string({ error: 'must be 1-255 printable ASCII characters' })
                 .regex(IDEMPOTENCY_KEY_PATTERN, { error: 'must be 1-255 printable ASCII characters' })
@@ -70,7 +85,7 @@ export const createBatchSchema = (limits: {
                   "this item's idempotency key (the Idempotency-Key header's format; unique within the batch): within 24 hours, an item with a key the account used for the same item (template, options, variables, metadata) is that earlier job again, rendered and counted once; with another item, 422 IDEMPOTENCY_KEY_REUSED",
                 ),
             },
-            { error: 'must be an object {variables?, metadata?, file_name?, idempotency_key?}' },
+            { error: 'must be an object {variables?, metadata?, file_name?, reference?, idempotency_key?}' },
           ),
           { error: itemsIssue },
         )
@@ -104,8 +119,11 @@ export const createBatchSchema = (limits: {
         .nullable()
         .optional()
         .describe(
-          "one of the account's webhook endpoints, told batch.completed when every job ended; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
+          "one of the account's webhook endpoints, told batch.completed when every job ended, and each item's job.completed, job.failed or job.cancelled when it subscribed to them; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
         ),
+      file_name: fileNameTemplateSchema.describe(
+        "each item's PDF's name (its download's, and in the ZIP), made of the item's variables as a render's `file_name` is; an item's own `file_name` wins. Default: `{job_id}.pdf` to download, `{n}-{job_id}.pdf` in the ZIP",
+      ),
     });
 
 /** A batch body's fields that are not its options: what it renders, its items, and whom it tells. */
@@ -118,6 +136,7 @@ const NOT_OPTIONS = [
   'items',
   'webhook_id',
   'output',
+  'file_name',
 ] as const;
 
 /** A parsed batch body's options (every item's): the rest of it. */
@@ -128,6 +147,19 @@ const _options: Exactly<
   BatchOptionsOf<z.output<ReturnType<typeof createBatchSchema>>>,
   RequestedOptions
 > = true;
+
+/** Item `index`'s name from the batch's `file_name` and its variables; 422 naming the item. */
+const batchFileName = (template: string, variables: unknown, index: number): string => {
+  try {
+    return renderFileName(template, variables ?? {});
+  } catch (e) {
+    if (!(e instanceof ServiceError)) throw e;
+    const issue = `for items[${index}]: ${e.details?.[0]?.issue ?? e.message}`;
+    throw new ServiceError('INVALID_FILE_NAME', `file_name ${issue}`, {
+      details: [{ field: 'file_name', issue }],
+    });
+  }
+};
 
 /** `items.3.variables` as a caller reads it: `items[3].variables`. */
 const itemPath = (field: string): string => field.replace(/^items\.(\d+)/, 'items[$1]');
@@ -140,7 +172,7 @@ const batchProblemCode = (problem: { field: string }): ErrorCode =>
   problem.field === 'items' ||
   problem.field === 'output' ||
   problem.field.startsWith('output.') ||
-  /^items\.\d+\.(idempotency_key|file_name)$/.test(problem.field)
+  /^items\.\d+\.(idempotency_key|file_name|reference)$/.test(problem.field)
     ? 'VALIDATION_ERROR'
     : pdfProblemCode({ field: problem.field.replace(/^items\.\d+\./, '') });
 
@@ -200,7 +232,18 @@ export const parseCreateBatch = (
   } catch (e) {
     throw renamed(e);
   }
-  const { html, header_html, footer_html, template_id, template_version, items, webhook_id, output } = parsed;
+  const {
+    html,
+    header_html,
+    footer_html,
+    template_id,
+    template_version,
+    items,
+    webhook_id,
+    output,
+    file_name,
+  } = parsed;
+  const bodyItems = body.items as readonly { readonly variables?: unknown }[];
   const variables = itemVariables(text ?? JSON.stringify(body), body, items.length);
   return {
     source:
@@ -212,7 +255,12 @@ export const parseCreateBatch = (
       variables: variables[i] as TemplateData,
       ...(item.metadata ? { metadata: item.metadata } : {}),
       ...(item.idempotency_key !== undefined ? { idempotencyKey: item.idempotency_key } : {}),
-      ...(item.file_name !== undefined ? { fileName: item.file_name } : {}),
+      ...(item.file_name !== undefined
+        ? { fileName: item.file_name }
+        : file_name !== undefined && file_name !== null
+          ? { fileName: batchFileName(file_name, bodyItems[i]?.variables, i) }
+          : {}),
+      ...(item.reference !== undefined ? { reference: item.reference } : {}),
     })),
     webhookId: webhook_id ?? null,
     ...(output && (output.merged_pdf || output.zip)

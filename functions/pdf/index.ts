@@ -8,6 +8,7 @@ import { eInvoiceChecker } from '../core/e-invoice/check.js';
 import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.js';
 import { REPLAYED } from '../core/responses.js';
 import type { Renderer } from '../domain/common/ports.js';
+import { pollAfterSeconds } from '../domain/jobs/jobs.js';
 import { wiringOf } from '../route-declaration.js';
 import * as build from '../services.js';
 import { webhookPayloads } from '../webhook-payloads.js';
@@ -34,10 +35,12 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     createPdf: async ({ principal, body, headers }) => {
       if (body.mode === 'async') {
         const { job, replayed } = await asyncRenders.create(principal, body);
+        const retry = pollAfterSeconds(job.job);
         return new Reply(
           jobResponse(job),
           {
             Location: `/v1/pdf/${job.job.id}`,
+            ...(retry === undefined ? {} : { 'Retry-After': String(retry) }),
             ...(prefersAsync(headers.prefer) ? { 'Preference-Applied': 'respond-async' } : {}),
             ...(replayed ? REPLAYED : {}),
           },
@@ -48,7 +51,14 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
       return replayed ? new Reply(jobResponse(job), REPLAYED) : jobResponse(job);
     },
     listPdfs: async ({ principal, query }) => (await pdfJobs.list(principal, query)).map(jobResponse),
-    getPdf: async ({ principal, pathParameters }) =>
-      jobResponse(await pdfJobs.get(principal, pathParameters.job_id ?? '')),
+    getPdf: async ({ principal, pathParameters }) => {
+      const job = await pdfJobs.get(principal, pathParameters.job_id ?? '');
+      const retry = pollAfterSeconds(job.job);
+      return retry === undefined
+        ? jobResponse(job)
+        : new Reply(jobResponse(job), { 'Retry-After': String(retry) });
+    },
+    cancelPdf: async ({ principal, pathParameters }) =>
+      jobResponse(await pdfJobs.cancel(principal, pathParameters.job_id ?? '')),
   });
 };

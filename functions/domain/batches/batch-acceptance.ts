@@ -189,7 +189,8 @@ export const acceptItems = async (
     readonly source: RenderSource;
     readonly options: RequestedOptions;
     readonly items: readonly AcceptanceItem[];
-    readonly job: (jobId: string) => Omit<NewJob, 'id' | 'object_key' | 'batch_item'>;
+    /** Item `index`'s job (its id is `jobId`). */
+    readonly job: (jobId: string, index: number) => Omit<NewJob, 'id' | 'object_key' | 'batch_item'>;
   },
 ): Promise<AcceptedItems> => {
   const { writes } = deps;
@@ -245,7 +246,7 @@ export const acceptItems = async (
   const jobs = await writes.createJobs(
     fresh.map((index) => {
       const id = newJobId();
-      return { ...o.job(id), id, object_key: pdfObjectKey(accountId, id), batch_item: index };
+      return { ...o.job(id, index), id, object_key: pdfObjectKey(accountId, id), batch_item: index };
     }),
     { month: o.month, leaseUntil: o.leaseUntil },
   );

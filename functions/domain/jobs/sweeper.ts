@@ -189,7 +189,15 @@ export const createSweeper = ({
       }
     }
     if (
-      !(await usage.setUnits(accountId, month, seen, counted.counts, counted.holders, counted.queuedHolders))
+      !(await usage.setUnits(
+        accountId,
+        month,
+        seen,
+        counted.counts,
+        counted.holders,
+        counted.queuedHolders,
+        counted.asyncHolders,
+      ))
     )
       return false;
     for (const job of expired) await lifecycle.settled(job);
