@@ -53,6 +53,7 @@ const HEAVY = [
   'integration/webhook-isolation', // a webhook delivery beside a 9 s and a silent receiver: a ratio
   'integration/template-parsing', // parses that block, against an idle control: a ratio
   'integration/async-large-document', // peak memory and async against sync: a ratio
+  'integration/job-queue', // issue 37: 20 four-second async renders, a batch of 200 cancelled mid-way (~75 s)
   'unit/template-parser', // a parse's longest event-loop gap against one in place: a ratio
   // Crashes, faults and signals: kill, hang and restart processes, with bounds on the waits.
   'integration/crash-recovery', // kills and restarts stacks; bounds from the settings' waits
