@@ -344,6 +344,8 @@ export const batches = (s: Services) =>
     // batch.completed, or has its outputs built first (the batches function has the webhook queue).
     events: s.get(batchCompletion),
     outputUrls: s.get(batchOutputUrls),
+    // Its cancel: each pending job through the lifecycle (a conditional write, its unit back, its events).
+    cancelJob: (job) => s.get(lifecycle).cancel(job),
   });
 export const sweeper = (s: Services) =>
   createSweeper({

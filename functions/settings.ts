@@ -12,6 +12,9 @@ const MiB = 1024 * 1024;
 /** A plan that does not say how many renders it may run at once gets this many. */
 export const DEFAULT_CONCURRENT_RENDERS = 5;
 
+/** A plan that does not say how many async renders it may queue gets this many (issue 37). */
+export const DEFAULT_QUEUED_RENDERS = 100;
+
 export const planSchema = z.strictObject({
   monthlyRenders: z.number().int().min(0),
   rendersPerMinute: z.number().int().min(0),
@@ -31,6 +34,11 @@ export const planSchema = z.strictObject({
     .string()
     .regex(/^[A-Z]{3}$/)
     .optional(),
+  /**
+   * Async renders (POST /v1/pdf, not a batch's items) the account may have queued or running at
+   * once; past it: 429 QUEUE_DEPTH_EXCEEDED. @default DEFAULT_QUEUED_RENDERS
+   */
+  queuedRenders: z.number().int().min(1).optional(),
 });
 /**
  * A plan's allowance: completed renders per calendar month (UTC), render requests per minute, and
@@ -39,9 +47,9 @@ export const planSchema = z.strictObject({
 export type Plan = z.output<typeof planSchema>;
 
 export const DEFAULT_PLANS: Readonly<Record<string, Plan>> = {
-  free: { monthlyRenders: 100, rendersPerMinute: 10, concurrentRenders: 2 },
-  starter: { monthlyRenders: 2000, rendersPerMinute: 60, concurrentRenders: 5 },
-  pro: { monthlyRenders: 25000, rendersPerMinute: 300, concurrentRenders: 10 },
+  free: { monthlyRenders: 100, rendersPerMinute: 10, concurrentRenders: 2, queuedRenders: 20 },
+  starter: { monthlyRenders: 2000, rendersPerMinute: 60, concurrentRenders: 5, queuedRenders: 100 },
+  pro: { monthlyRenders: 25000, rendersPerMinute: 300, concurrentRenders: 10, queuedRenders: 500 },
 };
 
 /** Units a month past which a plan refuses: its quota, and its overage when allowed. */

@@ -53,6 +53,8 @@ export const corsPolicy = (
     allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
     exposeHeaders: [
       'idempotent-replayed',
+      // GET /v1/batches/{id}/jobs: whether another page follows (issue 37).
+      'has-more',
       'ratelimit-limit',
       'ratelimit-remaining',
       'ratelimit-reset',

@@ -4,7 +4,7 @@
  */
 import { type Environment, readResourceConfig } from '../core/config.js';
 import { eInvoiceChecker } from '../core/e-invoice/check.js';
-import { createResourceHandler, type LambdaHandler } from '../core/http.js';
+import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.js';
 import { planAllowance } from '../domain/accounts/usage.js';
 import { jobResponse } from '../pdf/schemas.js';
 import { wiringOf } from '../route-declaration.js';
@@ -37,8 +37,18 @@ export const createHandler = (env: Environment, parts: WebhookParts = {}): Lambd
       listBatches: async ({ principal, query }) => (await batches.list(principal, query)).map(batchResponse),
       getBatch: async ({ principal, pathParameters }) =>
         batchResponse(await batches.get(principal, pathParameters.batch_id ?? '')),
-      listBatchJobs: async ({ principal, pathParameters, query }) =>
-        (await batches.listJobs(principal, pathParameters.batch_id ?? '', query)).map(jobResponse),
+      listBatchJobs: async ({ principal, pathParameters, query }) => {
+        const { status, ...page } = query;
+        const { jobs, hasMore } = await batches.listJobsPage(
+          principal,
+          pathParameters.batch_id ?? '',
+          page,
+          status,
+        );
+        return new Reply(jobs.map(jobResponse), { 'Has-More': String(hasMore) });
+      },
+      cancelBatch: async ({ principal, pathParameters }) =>
+        batchResponse(await batches.cancel(principal, pathParameters.batch_id ?? '')),
     },
   );
 };

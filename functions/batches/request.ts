@@ -9,6 +9,7 @@ import { type Exactly, parseOrThrow, without } from '../core/validation.js';
 import type { BatchCommand } from '../domain/batches/batches.js';
 import { MAX_BATCH_ITEMS, MAX_E_INVOICE_BATCH_ITEMS } from '../domain/batches/batches.js';
 import { type ErrorCode, ServiceError } from '../domain/common/errors.js';
+import { renderFileName } from '../domain/renders/file-name.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../domain/renders/idempotency.js';
 import type { RequestedOptions } from '../domain/renders/render-options.js';
 import { eInvoiceSchema } from '../pdf/e-invoice-schema.js';
@@ -18,6 +19,7 @@ import {
   checkHtmlOrTemplateId,
   checkVersionWithTemplateId,
   createPdfSchema,
+  fileNameTemplateSchema,
   metadataSchema,
   pdfProblemCode,
 } from '../pdf/request.js';
@@ -26,6 +28,10 @@ import { parseTemplateData, type TemplateData, TemplateDataError } from '../temp
 import type { PyDict } from '../templating/values.js';
 
 const itemsIssue = `must be an array of 1 to ${MAX_BATCH_ITEMS} items`;
+
+/** The most characters of an item's `reference`. */
+export const MAX_REFERENCE_CHARACTERS = 200;
+const referenceIssue = `must be a string of 1-${MAX_REFERENCE_CHARACTERS} characters without control characters`;
 
 const fileNameIssue =
   'must be a file name of 1-200 characters ending in .pdf, without / or \\, control characters or a leading dot';
@@ -68,6 +74,15 @@ export const createBatchSchema = (limits: {
                 .describe(
                   "this item's PDF's name in the batch's ZIP (output.zip); default: `{n}-{job_id}.pdf`. A name used twice gets ` (2)`, ` (3)`… before .pdf",
                 ),
+              reference: z
+                .string({ error: referenceIssue })
+                .min(1, { error: referenceIssue })
+                .max(MAX_REFERENCE_CHARACTERS, { error: referenceIssue })
+                .refine((r) => !hasControlCharacters(r), { error: referenceIssue })
+                .optional()
+                .describe(
+                  "the caller's string for this item (an invoice number, a customer id), echoed on its job, its webhook events and the ZIP's manifest.json",
+                ),
               idempotency_key: z
                 .string({ error: 'must be 1-255 printable ASCII characters' })
                 .regex(IDEMPOTENCY_KEY_PATTERN, { error: 'must be 1-255 printable ASCII characters' })
@@ -77,7 +92,8 @@ export const createBatchSchema = (limits: {
                 ),
             },
             {
-              error: 'must be an object {variables?, metadata?, e_invoice?, file_name?, idempotency_key?}',
+              error:
+                'must be an object {variables?, metadata?, e_invoice?, file_name?, reference?, idempotency_key?}',
             },
           ),
           { error: itemsIssue },
@@ -112,8 +128,11 @@ export const createBatchSchema = (limits: {
         .nullable()
         .optional()
         .describe(
-          "one of the account's webhook endpoints, told batch.completed when every job ended; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
+          "one of the account's webhook endpoints, told batch.completed when every job ended, and each item's job.completed, job.failed or job.cancelled when it subscribed to them; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
         ),
+      file_name: fileNameTemplateSchema.describe(
+        "each item's PDF's name (its download's, and in the ZIP), made of the item's variables as a render's `file_name` is; an item's own `file_name` wins. Default: `{job_id}.pdf` to download, `{n}-{job_id}.pdf` in the ZIP",
+      ),
     });
 
 /** A batch body's fields that are not its options: what it renders, its items, and whom it tells. */
@@ -126,6 +145,7 @@ const NOT_OPTIONS = [
   'items',
   'webhook_id',
   'output',
+  'file_name',
 ] as const;
 
 /** A parsed batch body's options (every item's): the rest of it. */
@@ -136,6 +156,19 @@ const _options: Exactly<
   BatchOptionsOf<z.output<ReturnType<typeof createBatchSchema>>>,
   RequestedOptions
 > = true;
+
+/** Item `index`'s name from the batch's `file_name` and its variables; 422 naming the item. */
+const batchFileName = (template: string, variables: unknown, index: number): string => {
+  try {
+    return renderFileName(template, variables ?? {});
+  } catch (e) {
+    if (!(e instanceof ServiceError)) throw e;
+    const issue = `for items[${index}]: ${e.details?.[0]?.issue ?? e.message}`;
+    throw new ServiceError('INVALID_FILE_NAME', `file_name ${issue}`, {
+      details: [{ field: 'file_name', issue }],
+    });
+  }
+};
 
 /** `items.3.variables` as a caller reads it: `items[3].variables`. */
 const itemPath = (field: string): string => field.replace(/^items\.(\d+)/, 'items[$1]');
@@ -148,7 +181,7 @@ const batchProblemCode = (problem: { field: string }): ErrorCode =>
   problem.field === 'items' ||
   problem.field === 'output' ||
   problem.field.startsWith('output.') ||
-  /^items\.\d+\.(idempotency_key|file_name)$/.test(problem.field)
+  /^items\.\d+\.(idempotency_key|file_name|reference)$/.test(problem.field)
     ? 'VALIDATION_ERROR'
     : pdfProblemCode({ field: problem.field.replace(/^items\.\d+\./, '') });
 
@@ -209,7 +242,18 @@ export const parseCreateBatch = (
   } catch (e) {
     throw renamed(e);
   }
-  const { html, header_html, footer_html, template_id, template_version, items, webhook_id, output } = parsed;
+  const {
+    html,
+    header_html,
+    footer_html,
+    template_id,
+    template_version,
+    items,
+    webhook_id,
+    output,
+    file_name,
+  } = parsed;
+  const bodyItems = body.items as readonly { readonly variables?: unknown }[];
   checkBatchEInvoice(parsed.e_invoice);
   const variables = itemVariables(text ?? JSON.stringify(body), body, items.length);
   return {
@@ -223,7 +267,12 @@ export const parseCreateBatch = (
       ...(item.metadata ? { metadata: item.metadata } : {}),
       ...(item.e_invoice ? { eInvoice: item.e_invoice } : {}),
       ...(item.idempotency_key !== undefined ? { idempotencyKey: item.idempotency_key } : {}),
-      ...(item.file_name !== undefined ? { fileName: item.file_name } : {}),
+      ...(item.file_name !== undefined
+        ? { fileName: item.file_name }
+        : file_name !== undefined && file_name !== null
+          ? { fileName: batchFileName(file_name, bodyItems[i]?.variables, i) }
+          : {}),
+      ...(item.reference !== undefined ? { reference: item.reference } : {}),
     })),
     webhookId: webhook_id ?? null,
     ...(output && (output.merged_pdf || output.zip)

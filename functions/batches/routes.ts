@@ -1,4 +1,5 @@
 /** The batch routes: many renders of one template, each item a normal async job. */
+import { z } from 'zod';
 import { type Page, pageQuerySchema } from '../core/page-query.js';
 import type { BatchCommand } from '../domain/batches/batches.js';
 import { jobSchema } from '../pdf/schemas.js';
@@ -7,6 +8,19 @@ import { createBatchSchema, parseCreateBatch } from './request.js';
 import { batchSchema } from './schemas.js';
 
 const batch = { name: 'Batch', schema: batchSchema };
+
+/** A batch's jobs' page, and the status to keep (absent: every job). */
+export type BatchJobsQuery = Page & {
+  readonly status?: 'pending' | 'rendering' | 'completed' | 'failed' | 'cancelled';
+};
+
+const batchJobsQuerySchema = pageQuerySchema.extend({
+  status: z
+    .enum(['pending', 'rendering', 'completed', 'failed', 'cancelled'], {
+      error: 'must be one of pending, rendering, completed, failed, cancelled',
+    })
+    .optional(),
+}) satisfies z.ZodType<BatchJobsQuery, Readonly<Record<string, string | undefined>>>;
 
 export const batchesResource = resource({
   name: 'batches',
@@ -76,14 +90,33 @@ export const batchesResource = resource({
       success: { status: 200, description: 'the batch', body: batch },
       errors: ['BATCH_NOT_FOUND'],
     }),
-    listBatchJobs: route<undefined, Page>({
+    listBatchJobs: route<undefined, BatchJobsQuery>({
       method: 'GET',
       path: '/v1/batches/{batch_id}/jobs',
       credentials: KEY_OR_SESSION,
-      query: pageQuerySchema,
+      query: batchJobsQuerySchema,
       summary:
-        "A batch's jobs in item order (the first item's job first), each as GET /v1/pdf/{job_id} shows it",
-      success: { status: 200, description: 'jobs', body: { name: 'PdfJob', schema: jobSchema, array: true } },
+        "A batch's jobs in item order (the first item's job first), each as GET /v1/pdf/{job_id} shows it; `status` keeps only the jobs in that status",
+      success: {
+        status: 200,
+        description:
+          'jobs; the Has-More header says (true or false) whether jobs follow this page (with `status`: jobs in that status)',
+        body: { name: 'PdfJob', schema: jobSchema, array: true },
+      },
+      errors: ['BATCH_NOT_FOUND'],
+    }),
+    cancelBatch: route({
+      method: 'POST',
+      path: '/v1/batches/{batch_id}/cancel',
+      credentials: KEY_OR_SESSION,
+      summary:
+        "Cancel every job of the batch still pending: each ends `cancelled`, its render unit given back (job.cancelled to the batch's endpoint when it subscribed); a job already rendering runs to its end",
+      success: {
+        status: 200,
+        description:
+          'the batch as it is then (counts.cancelled); it completes once its last rendering job ended. A batch that completed already answers as it is',
+        body: batch,
+      },
       errors: ['BATCH_NOT_FOUND'],
     }),
   },

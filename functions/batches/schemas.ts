@@ -12,7 +12,7 @@ export const batchSchema = z.object({
     .describe('completed once every job of the batch ended (completed or failed)'),
   total: count.describe('its jobs, one per item'),
   counts: z
-    .object({ pending: count, rendering: count, completed: count, failed: count })
+    .object({ pending: count, rendering: count, completed: count, failed: count, cancelled: count })
     .describe('its jobs by status; they add up to total'),
   template_id: z.string().nullable(),
   template_version: z.number().int().nullable(),

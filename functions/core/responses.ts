@@ -64,6 +64,12 @@ export const errorStatus = {
   PDF_RENDERING_INTERRUPTED: 503,
   SERVICE_BUSY: 503,
   INSUFFICIENT_STORAGE: 507,
+  // Issue 37.
+  /** The job is rendering or ended already (or a sync render, which ends with its request). */
+  JOB_NOT_CANCELLABLE: 409,
+  /** The account's queued async renders are at its plan's queue depth: retry once some ended. */
+  QUEUE_DEPTH_EXCEEDED: 429,
+  INVALID_FILE_NAME: 422,
 } as const satisfies Record<ErrorCode, number>;
 
 export const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({

@@ -8,6 +8,7 @@ import { eInvoiceChecker } from '../core/e-invoice/check.js';
 import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.js';
 import { REPLAYED } from '../core/responses.js';
 import type { Renderer } from '../domain/common/ports.js';
+import { pollAfterSeconds } from '../domain/jobs/jobs.js';
 import { wiringOf } from '../route-declaration.js';
 import * as build from '../services.js';
 import { VARIABLE_CHECKS_PER_MINUTE } from '../settings.js';
@@ -37,10 +38,12 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     createPdf: async ({ principal, body, headers }) => {
       if (body.mode === 'async') {
         const { job, replayed } = await asyncRenders.create(principal, body);
+        const retry = pollAfterSeconds(job.job);
         return new Reply(
           jobResponse(job),
           {
             Location: `/v1/pdf/${job.job.id}`,
+            ...(retry === undefined ? {} : { 'Retry-After': String(retry) }),
             ...(prefersAsync(headers.prefer) ? { 'Preference-Applied': 'respond-async' } : {}),
             ...(replayed ? REPLAYED : {}),
           },
@@ -54,7 +57,14 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     checkPreviewVariables: async ({ principal, body }) =>
       variablesResponse(await previews.variables(principal, body, VARIABLE_CHECKS_PER_MINUTE)),
     listPdfs: async ({ principal, query }) => (await pdfJobs.list(principal, query)).map(jobResponse),
-    getPdf: async ({ principal, pathParameters }) =>
-      jobResponse(await pdfJobs.get(principal, pathParameters.job_id ?? '')),
+    getPdf: async ({ principal, pathParameters }) => {
+      const job = await pdfJobs.get(principal, pathParameters.job_id ?? '');
+      const retry = pollAfterSeconds(job.job);
+      return retry === undefined
+        ? jobResponse(job)
+        : new Reply(jobResponse(job), { 'Retry-After': String(retry) });
+    },
+    cancelPdf: async ({ principal, pathParameters }) =>
+      jobResponse(await pdfJobs.cancel(principal, pathParameters.job_id ?? '')),
   });
 };

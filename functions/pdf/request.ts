@@ -9,6 +9,11 @@ import { z } from 'zod';
 import { type Exactly, parseOrThrow, without } from '../core/validation.js';
 import { type ErrorCode, ServiceError } from '../domain/common/errors.js';
 import type { WaitUntil } from '../domain/common/ports.js';
+import {
+  MAX_FILE_NAME_CHARACTERS,
+  MAX_FILE_NAME_TEMPLATE_CHARACTERS,
+  renderFileName,
+} from '../domain/renders/file-name.js';
 import { checkIdempotencyKey } from '../domain/renders/idempotency.js';
 import type { RenderCommand } from '../domain/renders/render-command.js';
 import {
@@ -190,6 +195,9 @@ export const createPdfSchema = (limits: {
         .describe(
           "one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
         ),
+      file_name: fileNameTemplateSchema.describe(
+        `the name the PDF downloads as (its link's Content-Disposition), made of the variables: \`{{ name }}\` or \`{{ customer.name }}\` placeholders only (no Jinja2 tags or filters), then made safe (characters no file system takes become _, \`.pdf\` added), at most ${MAX_FILE_NAME_CHARACTERS} characters; a bad one: 422 INVALID_FILE_NAME. Default: \`{job_id}.pdf\``,
+      ),
     },
     { error: 'must be a JSON object' },
   );
@@ -206,6 +214,7 @@ const NOT_OPTIONS = [
   'variables',
   'async',
   'webhook_id',
+  'file_name',
 ] as const;
 
 /** A parsed render body's options: the rest of it. */
@@ -216,8 +225,19 @@ export type RenderOptionsOf<Body> = Omit<Body, (typeof NOT_OPTIONS)[number]>;
 // here (test/types/render-options.ts proves it).
 const _options: Exactly<RenderOptionsOf<CreatePdfBody>, RequestedOptions> = true;
 
+/** `file_name` as sent: a template of `{{ variable }}` placeholders (domain/renders/file-name.ts). */
+export const fileNameTemplateSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, { error: 'must not be empty' })
+  .max(MAX_FILE_NAME_TEMPLATE_CHARACTERS, {
+    error: `must be at most ${MAX_FILE_NAME_TEMPLATE_CHARACTERS} characters`,
+  })
+  .nullable()
+  .optional();
+
 /** The code a problem with `field` answers with (contract.md: PDF endpoint choices). */
 export const pdfProblemCode = (problem: { field: string }): ErrorCode => {
+  if (problem.field === 'file_name' || problem.field.endsWith('.file_name')) return 'INVALID_FILE_NAME';
   if (problem.field === 'html' || problem.field === 'header_html' || problem.field === 'footer_html')
     return 'INVALID_HTML_CONTENT';
   if (problem.field === 'page_load' || problem.field.startsWith('page_load.'))
@@ -326,6 +346,7 @@ export const parseCreatePdf = (
     template_version,
     async: asyncBody,
     webhook_id,
+    file_name,
   } = parsed;
   const variables = templateVariables(text ?? JSON.stringify(body), body) ?? readTemplateDataText('{}');
   return {
@@ -340,5 +361,7 @@ export const parseCreatePdf = (
     idempotency: key === undefined ? null : { key, bodyHash: bodyHash(parsed, variables) },
     mode: asyncBody === true || prefersAsync(headers.prefer) ? 'async' : 'sync',
     webhookId: webhook_id ?? null,
+    fileName:
+      file_name === undefined || file_name === null ? null : renderFileName(file_name, body.variables ?? {}),
   };
 };

@@ -61,6 +61,10 @@ export const pdfResource = resource({
         headers: {
           Location: { description: 'the job: /v1/pdf/{job_id}' },
           'Preference-Applied': { description: 'respond-async, when the request asked with Prefer' },
+          'Retry-After': {
+            description:
+              "seconds to wait before polling the Location (2 for a new job); a pending or rendering job's GET carries it too, growing with the job's age up to 10",
+          },
         },
       },
       errors: [
@@ -146,8 +150,26 @@ export const pdfResource = resource({
       path: '/v1/pdf/{job_id}',
       credentials: KEY_OR_SESSION,
       summary: 'One job, with a freshly signed download link',
-      success: { status: 200, description: 'the job', body: pdfJob },
+      success: {
+        status: 200,
+        description:
+          'the job; while it is pending or rendering the answer carries Retry-After: the seconds to wait before the next poll (1 to 10, growing with its age)',
+        body: pdfJob,
+      },
       errors: ['PDF_JOB_NOT_FOUND'],
+    }),
+    cancelPdf: route({
+      method: 'DELETE',
+      path: '/v1/pdf/{job_id}',
+      credentials: KEY_OR_SESSION,
+      summary:
+        'Cancel a pending async job: it ends `cancelled`, its render unit is given back and its webhook endpoint is told job.cancelled; a job already rendering runs to its end (409)',
+      success: {
+        status: 200,
+        description: 'the job, cancelled (a job cancelled already answers as it is)',
+        body: pdfJob,
+      },
+      errors: ['PDF_JOB_NOT_FOUND', 'JOB_NOT_CANCELLABLE'],
     }),
   },
 });

@@ -47,7 +47,11 @@ const timestamp = z.string().describe('ISO 8601 UTC with milliseconds, e.g. 2026
 /** A job as the API shows it (spec fields plus template_id, template_version, page_count, error, diagnostics). */
 export const jobSchema = z.object({
   id: z.string().describe('job_ followed by a ULID'),
-  status: z.enum(['pending', 'rendering', 'completed', 'failed']),
+  status: z
+    .enum(['pending', 'rendering', 'completed', 'failed', 'cancelled'])
+    .describe(
+      "cancelled: a pending async job cancelled (DELETE /v1/pdf/{job_id}, or its batch's cancel); its unit was given back",
+    ),
   download_url: z
     .string()
     .nullable()
@@ -104,6 +108,30 @@ export const jobSchema = z.object({
     .optional()
     .describe('the e-invoice embedded in the PDF (factur-x.xml), validated before the render; absent: none'),
   created_at: timestamp,
+  // Issue 37: follow a job, and a batch's items.
+  queued_at: timestamp
+    .nullable()
+    .describe('async jobs: when the job was queued (its 202); null for a sync render'),
+  started_at: timestamp
+    .nullable()
+    .describe(
+      'when its render began (its last attempt, for an async job retried); null until then, and for a job cancelled before',
+    ),
+  completed_at: timestamp
+    .nullable()
+    .describe('when the job ended (completed, failed or cancelled); null while it is pending or rendering'),
+  reference: z.string().nullable().describe("a batch item's `reference`, as the caller sent it; null: none"),
+  item_index: z
+    .number()
+    .int()
+    .min(0)
+    .nullable()
+    .describe("a batch's job: its item's index in the batch's `items` (0-based); null: not a batch's job"),
+  file_name: z
+    .string()
+    .describe(
+      "the name the PDF downloads as (Content-Disposition) and has in a batch's ZIP: `file_name` as rendered, else `{id}.pdf`",
+    ),
 });
 
 export type PdfJobResponse = z.output<typeof jobSchema>;
@@ -130,4 +158,14 @@ export const jobResponse = ({ job, downloadUrl, fileExpiresAt, fileExpired }: Jo
   kind: job.kind ?? 'render',
   ...(job.e_invoice ? { e_invoice: job.e_invoice } : {}),
   created_at: job.created_at,
+  queued_at: job.mode === 'async' ? job.created_at : null,
+  started_at: job.started_at ?? null,
+  completed_at:
+    job.completed_at ??
+    (job.status === 'completed' || job.status === 'failed' || job.status === 'cancelled'
+      ? job.updated_at
+      : null),
+  reference: job.reference ?? null,
+  item_index: job.batch_id ? (job.batch_item ?? null) : null,
+  file_name: job.file_name ?? `${job.id}.pdf`,
 });

@@ -60,6 +60,8 @@ export const REFERENCE_STYLE_HASHES: readonly string[] = [
   'sha256-XpStNa4BYN0JJ6GCgxhCkaaB/OMuiO2PoQgWJD8Ya6o=',
   // And one for the document with signing keys and the signature option (issue 34, h-sign).
   'sha256-F0/rMvXlZaicoHD1WSHTNYehbxI2Cllpk56amnJp9UY=',
+  // And one for the document with cancel, queue depth, file_name and batch items (issue 37, h-queue).
+  'sha256-dbY21zBN0iLVUdNu5rGThACh85rR3V9idDbAu3vLUJo=',
 ];
 
 /**

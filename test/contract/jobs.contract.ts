@@ -146,6 +146,31 @@ export const jobsContract = (backend: StoreBackend<JobStore, { recordRetentionSe
       expect(await rejectionName(jobs.fail(refunding, error))).toBe('ConditionalCheckFailedException');
     });
 
+    it('cancels only a pending job, refunding until settled; then a claim is refused, and a claimed job cannot be cancelled (issue 37)', async () => {
+      const { jobs, account } = setup();
+      const queued = await jobs.hold(
+        await jobs.create(newJob(account, { mode: 'async' }), { month: '2026-11', leaseUntil: t0 + 1000 }),
+        t0 + 5000,
+      );
+      const cancelled = await jobs.cancel(queued, t0 + 3000);
+      expect(cancelled).toMatchObject({ status: 'cancelled', unit: 'refunding', lease_until: t0 + 3000 });
+      expect(cancelled.completed_at).toBe(cancelled.updated_at);
+      expect(await jobs.claim(queued, t0 + 9000, t0)).toBeUndefined();
+      expect(await rejectionName(jobs.cancel(queued, t0 + 3000))).toBe('ConditionalCheckFailedException');
+      await jobs.settled(cancelled);
+      expect(await mine(jobs, account, t0 + 1e9)).toEqual([]);
+      expect(await jobs.get(account, queued.id, true)).toMatchObject({ status: 'cancelled' });
+
+      const other = await jobs.hold(
+        await jobs.create(newJob(account, { mode: 'async' }), { month: '2026-11', leaseUntil: t0 + 1000 }),
+        t0 + 5000,
+      );
+      const claimed = await jobs.claim(other, t0 + 9000, t0);
+      expect(claimed).toMatchObject({ status: 'rendering', attempts: 1 });
+      expect(claimed?.started_at).toBe(claimed?.updated_at);
+      expect(await rejectionName(jobs.cancel(other, t0 + 3000))).toBe('ConditionalCheckFailedException');
+    });
+
     it('fences an async job by its attempt: one claim per attempt, a stale holder’s writes refused', async () => {
       const { jobs, account } = setup();
       const job = await jobs.create(newJob(account, { mode: 'async' }), {

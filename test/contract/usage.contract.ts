@@ -153,6 +153,38 @@ export const usageContract = (backend: StoreBackend<UsageStore>): void => {
       expect(await usage.readMonth(account, MONTH)).toMatchObject({ rendersUsed: 0 });
     });
 
+    it('holds an async render’s unit against the quota and the queue depth, not the concurrency (issue 37)', async () => {
+      const { usage, account } = setup();
+      const plan: Plan = { monthlyRenders: 4, rendersPerMinute: 2, concurrentRenders: 1, queuedRenders: 2 };
+      await usage.reserveRender(account, plan, MONTH, 'job_sync');
+      expect(await usage.reserveAsync(account, plan, MONTH, 'job_a1')).toBe(MONTH);
+      expect(await usage.reserveAsync(account, plan, MONTH, 'job_a1')).toBe(MONTH);
+      expect(await usage.reserveAsync(account, plan, MONTH, 'job_a2')).toBe(MONTH);
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 3, inFlight: 1 });
+      expect(await refusal(usage.reserveAsync(account, plan, MONTH, 'job_a3'))).toEqual({
+        code: 'QUEUE_DEPTH_EXCEEDED',
+        retryAfterSeconds: 5,
+      });
+      // One ends (given back, or recorded): its place is free again.
+      await usage.releaseRender(account, MONTH, 'job_a1');
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 2, inFlight: 1 });
+      expect(await usage.reserveAsync(account, plan, MONTH, 'job_a3')).toBe(MONTH);
+      await usage.recordRender(account, MONTH, 5, 2, 'job_a2');
+      expect(await usage.reserveAsync(account, plan, MONTH, 'job_a4')).toBe(MONTH);
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 4, inFlight: 1 });
+      // The quota's refusal wins.
+      expect((await refusal(usage.reserveAsync(account, plan, MONTH, 'job_a5')))?.code).toBe(
+        'PLAN_QUOTA_EXCEEDED',
+      );
+      // A queued render's check leaves the concurrency out.
+      const other = unique('acct');
+      await usage.reserveRender(other, plan, MONTH, 'job_s');
+      expect((await refusal(usage.checkReservable(other, plan, MONTH)))?.code).toBe(
+        'CONCURRENCY_LIMIT_EXCEEDED',
+      );
+      expect(await usage.checkReservable(other, plan, MONTH, undefined, false)).toBeUndefined();
+    });
+
     it('holds a queued job’s unit against the quota only', async () => {
       const { usage, account } = setup();
       await usage.reserveRender(account, PLAN, MONTH, 'job_r1');

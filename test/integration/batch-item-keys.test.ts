@@ -41,7 +41,7 @@ describe('batch item idempotency keys', () => {
     expect(again.json).toMatchObject({
       status: 'completed',
       total: 3,
-      counts: { pending: 0, rendering: 0, completed: 3, failed: 0 },
+      counts: { pending: 0, rendering: 0, completed: 3, failed: 0, cancelled: 0 },
     });
     const againJobs = (await local.api(`/v1/batches/${again.json.id}/jobs`, { token })).json;
     expect(againJobs.map((j: Json) => j.id)).toEqual(firstJobs.map((j: Json) => j.id));
@@ -65,7 +65,7 @@ describe('batch item idempotency keys', () => {
     expect(mixed.status, mixed.text).toBe(202);
     expect(mixed.json.total).toBe(3);
     const done = await waitForBatch(local.api, token, mixed.json.id);
-    expect(done.counts).toEqual({ pending: 0, rendering: 0, completed: 3, failed: 0 });
+    expect(done.counts).toEqual({ pending: 0, rendering: 0, completed: 3, failed: 0, cancelled: 0 });
     const mixedJobs = (await local.api(`/v1/batches/${mixed.json.id}/jobs`, { token })).json;
     expect(mixedJobs).toHaveLength(3);
     expect(mixedJobs[1].id).toBe(firstJobs[1].id);
@@ -101,7 +101,7 @@ describe('batch item idempotency keys', () => {
     const ms = since(started);
     const bound: PaceBound = { expectedMs: 0, slackMs: 25_000, controlMs: control, factor: 3 };
     expect(ms, describeBound(ms, bound)).toBeLessThan(paceBound(bound));
-    expect(done.counts).toEqual({ pending: 0, rendering: 0, completed: 2, failed: 0 });
+    expect(done.counts).toEqual({ pending: 0, rendering: 0, completed: 2, failed: 0, cancelled: 0 });
     const ids = async (id: string) =>
       (await local.api(`/v1/batches/${id}/jobs`, { token })).json.map((j: Json) => j.id);
     expect(await ids(second.json.id)).toEqual(await ids(first.json.id));

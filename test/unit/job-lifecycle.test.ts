@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  cancelJobParams,
   failExpiredJobParams,
   monthJobsParams,
   openBeforeParams,
@@ -20,6 +21,7 @@ import {
 import {
   releaseQueuedParams,
   releaseRenderParams,
+  reserveAsyncParams,
   reserveQueuedParams,
   setUnitsParams,
 } from '../../functions/adapters/dynamodb/usage.js';
@@ -65,6 +67,7 @@ describe('reconciling a month from its jobs', () => {
       expired: 2,
       holders: ['job_live'],
       queuedHolders: [],
+      asyncHolders: [],
     });
   });
 
@@ -83,6 +86,22 @@ describe('reconciling a month from its jobs', () => {
       expired: 0,
       holders: ['job_sync'],
       queuedHolders: ['job_item'],
+      asyncHolders: [],
+    });
+    // An async render of its own is queued too, but counted against the queue depth (issue 37).
+    expect(
+      reconcileCounts(
+        [{ id: 'job_async', status: 'pending', unit: 'held', lease_until: NOW + 5, mode: 'async' }],
+        NOW,
+      ),
+    ).toMatchObject({ counts: { rendersUsed: 1, inFlight: 0 }, holders: [], asyncHolders: ['job_async'] });
+    expect(
+      reserveAsyncParams(TABLE, { accountId: 'a', month: '2026-11', limit: 5, depth: 20, jobId: 'job_1' }),
+    ).toMatchObject({
+      UpdateExpression: 'ADD renders_used :one, #async :job SET #type = :type',
+      ConditionExpression:
+        '(attribute_not_exists(renders_used) OR renders_used <= :most) AND (attribute_not_exists(#async) OR size(#async) <= :mostQueued) AND NOT contains(#async, :jobId) AND NOT contains(#holders, :jobId)',
+      ExpressionAttributeValues: expect.objectContaining({ ':mostQueued': 19 }),
     });
     expect(
       reserveQueuedParams(TABLE, { accountId: 'a', month: '2026-11', limit: 5, jobId: 'job_1' }),
@@ -98,7 +117,7 @@ describe('reconciling a month from its jobs', () => {
       setUnitsParams(TABLE, 'a', '2026-11', {}, { rendersUsed: 2, inFlight: 1 }, ['job_1'], ['job_2']),
     ).toMatchObject({
       UpdateExpression:
-        'SET renders_used = :used, in_flight = :running, #type = :type, #holders = :holders, #queued = :queued',
+        'SET renders_used = :used, in_flight = :running, #type = :type, #holders = :holders, #queued = :queued REMOVE #async',
       ExpressionAttributeValues: { ':holders': new Set(['job_1']), ':queued': new Set(['job_2']) },
     });
   });
@@ -112,6 +131,7 @@ describe('reconciling a month from its jobs', () => {
       expired: 0,
       holders: [],
       queuedHolders: [],
+      asyncHolders: [],
     });
   });
 
@@ -126,7 +146,7 @@ describe('reconciling a month from its jobs', () => {
       ),
     ).toMatchObject({
       UpdateExpression:
-        'SET renders_used = :used, in_flight = :running, #type = :type REMOVE #holders, #queued',
+        'SET renders_used = :used, in_flight = :running, #type = :type REMOVE #holders, #queued, #async',
       ConditionExpression: 'renders_used = :seenUsed AND attribute_not_exists(in_flight)',
       ExpressionAttributeValues: { ':used': 2, ':running': 0, ':seenUsed': 4 },
     });
@@ -138,7 +158,7 @@ describe('reconciling a month from its jobs', () => {
       setUnitsParams(TABLE, 'a', '2026-11', {}, { rendersUsed: 3, inFlight: 2 }, ['job_1', 'job_2']),
     ).toMatchObject({
       UpdateExpression:
-        'SET renders_used = :used, in_flight = :running, #type = :type, #holders = :holders REMOVE #queued',
+        'SET renders_used = :used, in_flight = :running, #type = :type, #holders = :holders REMOVE #queued, #async',
       ExpressionAttributeValues: { ':holders': new Set(['job_1', 'job_2']) },
     });
   });
@@ -204,11 +224,20 @@ describe('lease requests', () => {
     });
   });
 
-  it('lets only a failed job leave the index', () => {
+  it('lets only a failed or cancelled job leave the index', () => {
     expect(settledJobParams(TABLE, ref)).toMatchObject({
       UpdateExpression: 'REMOVE #r0, #r1, #r2, #r3',
-      ConditionExpression: '#status = :failed',
+      ConditionExpression: '#status IN (:failed, :cancelled)',
     });
+  });
+
+  it('cancels only a pending job, its unit refunding until it is settled (issue 37)', () => {
+    const params = cancelJobParams(TABLE, ref, NOW + 1000, '2026-11-28T10:00:00.000Z');
+    expect(params.ConditionExpression).toBe('#status IN (:from0)');
+    expect(params.ExpressionAttributeValues).toMatchObject({ ':from0': 'pending' });
+    expect(Object.values(params.ExpressionAttributeValues ?? {})).toEqual(
+      expect.arrayContaining(['cancelled', 'refunding', NOW + 1000]),
+    );
   });
 
   it('reads expired entries keys-only, and a month’s jobs consistently by their ULID range', () => {

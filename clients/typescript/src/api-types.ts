@@ -63,7 +63,8 @@ export interface paths {
         get: operations["getPdf"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Cancel a pending async job: it ends `cancelled`, its render unit is given back and its webhook endpoint is told job.cancelled; a job already rendering runs to its end (409) */
+        delete: operations["cancelPdf"];
         options?: never;
         head?: never;
         patch?: never;
@@ -111,10 +112,27 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A batch's jobs in item order (the first item's job first), each as GET /v1/pdf/{job_id} shows it */
+        /** A batch's jobs in item order (the first item's job first), each as GET /v1/pdf/{job_id} shows it; `status` keeps only the jobs in that status */
         get: operations["listBatchJobs"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel every job of the batch still pending: each ends `cancelled`, its render unit given back (job.cancelled to the batch's endpoint when it subscribed); a job already rendering runs to its end */
+        post: operations["cancelBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -444,7 +462,7 @@ export interface components {
         Error: {
             error: {
                 /** @enum {string} */
-                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "SIGNING_KEY_NOT_FOUND" | "ASSET_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "SIGNING_KEY_LIMIT_REACHED" | "ASSET_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "ASSET_TOO_LARGE" | "ASSET_QUOTA_EXCEEDED" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "INVALID_E_INVOICE" | "INVALID_SIGNING_KEY" | "SIGNING_KEY_PASSPHRASE_INCORRECT" | "SIGNING_CERTIFICATE_EXPIRED" | "INVALID_ASSET" | "PDF_TOO_MANY_PAGES" | "PDF_TOO_COMPLEX" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE";
+                code: "INVALID_JSON" | "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_SESSION_TOKEN" | "SESSION_REQUIRED" | "NOT_FOUND" | "PDF_JOB_NOT_FOUND" | "PDF_TEMPLATE_NOT_FOUND" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "BATCH_NOT_FOUND" | "API_KEY_NOT_FOUND" | "WEBHOOK_DELIVERY_NOT_FOUND" | "SIGNING_KEY_NOT_FOUND" | "ASSET_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "API_KEY_LIMIT_REACHED" | "WEBHOOK_LIMIT_REACHED" | "SIGNING_KEY_LIMIT_REACHED" | "ASSET_LIMIT_REACHED" | "REQUEST_TOO_LARGE" | "ASSET_TOO_LARGE" | "ASSET_QUOTA_EXCEEDED" | "PDF_TOO_LARGE" | "VALIDATION_ERROR" | "INVALID_HTML_CONTENT" | "HTML_CONTENT_TOO_LARGE" | "INVALID_HTML_TEMPLATE" | "INVALID_PDF_OPTIONS" | "INVALID_PAGE_LOAD_OPTIONS" | "INVALID_E_INVOICE" | "INVALID_SIGNING_KEY" | "SIGNING_KEY_PASSPHRASE_INCORRECT" | "SIGNING_CERTIFICATE_EXPIRED" | "INVALID_ASSET" | "PDF_TOO_MANY_PAGES" | "PDF_TOO_COMPLEX" | "INVALID_TEMPLATE_NAME" | "WEBHOOK_URL_NOT_ALLOWED" | "IDEMPOTENCY_KEY_REUSED" | "USAGE_LIMIT_EXCEEDED" | "PLAN_QUOTA_EXCEEDED" | "CONCURRENCY_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "PDF_RENDERING_FAILED" | "PDF_STORAGE_FAILED" | "PDF_RENDERING_TIMEOUT" | "PDF_RENDERING_INTERRUPTED" | "SERVICE_BUSY" | "INSUFFICIENT_STORAGE" | "JOB_NOT_CANCELLABLE" | "QUEUE_DEPTH_EXCEEDED" | "INVALID_FILE_NAME";
                 message: string;
                 details?: {
                     field: string;
@@ -486,8 +504,11 @@ export interface components {
         PdfJob: {
             /** @description job_ followed by a ULID */
             id: string;
-            /** @enum {string} */
-            status: "pending" | "rendering" | "completed" | "failed";
+            /**
+             * @description cancelled: a pending async job cancelled (DELETE /v1/pdf/{job_id}, or its batch's cancel); its unit was given back
+             * @enum {string}
+             */
+            status: "pending" | "rendering" | "completed" | "failed" | "cancelled";
             /** @description presigned S3 GET, valid 15 minutes by default, signed afresh on each read; null until the job completes, for a failed job, and once the PDF has expired (file_expired) */
             download_url: string | null;
             /** @description completed jobs: when the PDF is deleted (the deployment's PDF retention after created_at); null otherwise */
@@ -549,6 +570,18 @@ export interface components {
             };
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
+            /** @description async jobs: when the job was queued (its 202); null for a sync render */
+            queued_at: string | null;
+            /** @description when its render began (its last attempt, for an async job retried); null until then, and for a job cancelled before */
+            started_at: string | null;
+            /** @description when the job ended (completed, failed or cancelled); null while it is pending or rendering */
+            completed_at: string | null;
+            /** @description a batch item's `reference`, as the caller sent it; null: none */
+            reference: string | null;
+            /** @description a batch's job: its item's index in the batch's `items` (0-based); null: not a batch's job */
+            item_index: number | null;
+            /** @description the name the PDF downloads as (Content-Disposition) and has in a batch's ZIP: `file_name` as rendered, else `{id}.pdf` */
+            file_name: string;
         };
         CreatePdfRequest: {
             html?: string | null;
@@ -835,6 +868,8 @@ export interface components {
             async?: boolean;
             /** @description one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+            /** @description the name the PDF downloads as (its link's Content-Disposition), made of the variables: `{{ name }}` or `{{ customer.name }}` placeholders only (no Jinja2 tags or filters), then made safe (characters no file system takes become _, `.pdf` added), at most 200 characters; a bad one: 422 INVALID_FILE_NAME. Default: `{job_id}.pdf` */
+            file_name?: string | null;
         } & ({
             html: string;
         } | {
@@ -1157,6 +1192,8 @@ export interface components {
             async?: boolean;
             /** @description one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+            /** @description the name the PDF downloads as (its link's Content-Disposition), made of the variables: `{{ name }}` or `{{ customer.name }}` placeholders only (no Jinja2 tags or filters), then made safe (characters no file system takes become _, `.pdf` added), at most 200 characters; a bad one: 422 INVALID_FILE_NAME. Default: `{job_id}.pdf` */
+            file_name?: string | null;
         } & ({
             html: string;
         } | {
@@ -1191,6 +1228,7 @@ export interface components {
                 rendering: number;
                 completed: number;
                 failed: number;
+                cancelled: number;
             };
             template_id: string | null;
             template_version: number | null;
@@ -1489,8 +1527,10 @@ export interface components {
                  */
                 invoice_from_variables?: true;
             };
-            /** @description one of the account's webhook endpoints, told batch.completed when every job ended; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
+            /** @description one of the account's webhook endpoints, told batch.completed when every job ended, and each item's job.completed, job.failed or job.cancelled when it subscribed to them; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+            /** @description each item's PDF's name (its download's, and in the ZIP), made of the item's variables as a render's `file_name` is; an item's own `file_name` wins. Default: `{job_id}.pdf` to download, `{n}-{job_id}.pdf` in the ZIP */
+            file_name?: string | null;
             /** @description every item's PDF document information, unless the item gives its own */
             metadata?: {
                 /** @description the PDF's title; default: the document's <title>, when it has one */
@@ -1658,6 +1698,8 @@ export interface components {
                 };
                 /** @description this item's PDF's name in the batch's ZIP (output.zip); default: `{n}-{job_id}.pdf`. A name used twice gets ` (2)`, ` (3)`… before .pdf */
                 file_name?: string;
+                /** @description the caller's string for this item (an invoice number, a customer id), echoed on its job, its webhook events and the ZIP's manifest.json */
+                reference?: string;
                 /** @description this item's idempotency key (the Idempotency-Key header's format; unique within the batch): within 24 hours, an item with a key the account used for the same item (template, options, variables, metadata) is that earlier job again, rendered and counted once; with another item, 422 IDEMPOTENCY_KEY_REUSED */
                 idempotency_key?: string;
             }[];
@@ -2123,7 +2165,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("job.completed" | "job.failed" | "batch.completed")[];
+            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled")[];
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
             /** @description the Standard Webhooks signing secret, whsec_ and base64: shown in this answer only, never again */
@@ -2141,14 +2183,14 @@ export interface components {
              * @description the events to send (default: all of them); webhook.test is sent on request whatever this says
              * @default null
              */
-            events: ("job.completed" | "job.failed" | "batch.completed")[] | null;
+            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled")[] | null;
         };
         Webhook: {
             /** @description wh_ followed by a ULID */
             id: string;
             url: string;
             description: string | null;
-            events: ("job.completed" | "job.failed" | "batch.completed")[];
+            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled")[];
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
         };
@@ -2157,7 +2199,7 @@ export interface components {
             id: string;
             webhook_id: string;
             /** @enum {string} */
-            event_type: "job.completed" | "job.failed" | "batch.completed" | "webhook.test";
+            event_type: "job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "webhook.test";
             /**
              * @description pending: an attempt is due; failed: the retry window closed without a 2xx
              * @enum {string}
@@ -2474,6 +2516,8 @@ export interface components {
                      */
                     invoice_from_variables?: true;
                 };
+                /** @description the name the PDF downloads as (its link's Content-Disposition), made of the variables: `{{ name }}` or `{{ customer.name }}` placeholders only (no Jinja2 tags or filters), then made safe (characters no file system takes become _, `.pdf` added), at most 200 characters; a bad one: 422 INVALID_FILE_NAME. Default: `{job_id}.pdf` */
+                file_name?: string | null;
                 /** @description the part's top entry in the outline; default: the part's own document title, else "Part N" */
                 title?: string;
             })[];
@@ -2687,6 +2731,8 @@ export interface operations {
                     Location?: string;
                     /** @description respond-async, when the request asked with Prefer */
                     "Preference-Applied"?: string;
+                    /** @description seconds to wait before polling the Location (2 for a new job); a pending or rendering job's GET carries it too, growing with the job's age up to 10 */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3082,7 +3128,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description the job */
+            /** @description the job; while it is pending or rendering the answer carries Retry-After: the seconds to wait before the next poll (1 to 10, growing with its age) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3105,6 +3151,70 @@ export interface operations {
             };
             /** @description PDF_JOB_NOT_FOUND */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelPdf: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the job, cancelled (a job cancelled already answers as it is) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfJob"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PDF_JOB_NOT_FOUND */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description JOB_NOT_CANCELLABLE */
+            409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -3374,6 +3484,7 @@ export interface operations {
             query?: {
                 limit?: number;
                 offset?: number;
+                status?: "pending" | "rendering" | "completed" | "failed" | "cancelled";
             };
             header?: never;
             path: {
@@ -3383,7 +3494,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description jobs */
+            /** @description jobs; the Has-More header says (true or false) whether jobs follow this page (with `status`: jobs in that status) */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3416,6 +3527,60 @@ export interface operations {
             };
             /** @description VALIDATION_ERROR */
             422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INTERNAL_ERROR */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the batch as it is then (counts.cancelled); it completes once its last rendering job ended. A batch that completed already answers as it is */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_SESSION_TOKEN */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description BATCH_NOT_FOUND */
+            404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

@@ -70,7 +70,7 @@ export interface WaitOptions {
   readonly maxDelayMs?: number;
 }
 
-const ENDED_JOB = new Set(['completed', 'failed']);
+const ENDED_JOB = new Set(['completed', 'failed', 'cancelled']);
 
 /** Retry-After as seconds or an HTTP date, in milliseconds; undefined when absent or unreadable. */
 export const retryAfterMs = (header: string | null, now = Date.now()): number | undefined => {
@@ -127,8 +127,12 @@ export const createClient = (options: ClientOptions) => {
     }
   };
 
+  /**
+   * Reads until `ended`; between reads, the answer's Retry-After when it has one (an open job's
+   * GET says how long to wait), else a delay growing by half each time.
+   */
   const poll = async <T extends { status: string }>(
-    read: () => Promise<T>,
+    read: () => Promise<{ data: T; headers: Headers }>,
     ended: (value: T) => boolean,
     what: string,
     wait: WaitOptions = {},
@@ -136,10 +140,12 @@ export const createClient = (options: ClientOptions) => {
     const deadline = Date.now() + (wait.timeoutMs ?? 600_000);
     let delay = wait.initialDelayMs ?? 500;
     for (;;) {
-      const value = await read();
+      const { data: value, headers } = await read();
       if (ended(value)) return value;
-      if (Date.now() + delay > deadline) throw new Error(`${what} had not ended in time (${value.status})`);
-      await sleep(delay);
+      const asked = retryAfterMs(headers.get('retry-after'));
+      const next = asked ?? delay;
+      if (Date.now() + next > deadline) throw new Error(`${what} had not ended in time (${value.status})`);
+      await sleep(next);
       delay = Math.min(Math.ceil(delay * 1.5), wait.maxDelayMs ?? 5000);
     }
   };
@@ -167,10 +173,16 @@ export const createClient = (options: ClientOptions) => {
       ).data,
     getJob: async (jobId: string): Promise<Job> =>
       (await request<Job>('GET', `/v1/pdf/${encodeURIComponent(jobId)}`)).data,
-    /** Polls a job until it is completed or failed (a failed job is returned, not thrown). */
+    /** `DELETE /v1/pdf/{job_id}`: a pending async job, cancelled (409 once its render began). */
+    cancelJob: async (jobId: string): Promise<Job> =>
+      (await request<Job>('DELETE', `/v1/pdf/${encodeURIComponent(jobId)}`)).data,
+    /**
+     * Polls a job until it is completed, failed or cancelled (returned, not thrown), as often as
+     * its Retry-After says.
+     */
     waitForJob: (jobId: string, wait?: WaitOptions): Promise<Job> =>
       poll(
-        () => client.getJob(jobId),
+        () => request<Job>('GET', `/v1/pdf/${encodeURIComponent(jobId)}`),
         (job) => ENDED_JOB.has(job.status),
         `job ${jobId}`,
         wait,
@@ -190,11 +202,14 @@ export const createClient = (options: ClientOptions) => {
     /** Polls a batch until every job ended (and its outputs, when asked for, are built or failed). */
     waitForBatch: (batchId: string, wait?: WaitOptions): Promise<Batch> =>
       poll(
-        () => client.getBatch(batchId),
+        () => request<Batch>('GET', `/v1/batches/${encodeURIComponent(batchId)}`),
         (b) => b.status === 'completed' && (b.output_status ?? 'ready') !== 'pending',
         `batch ${batchId}`,
         wait,
       ),
+    /** `POST /v1/batches/{batch_id}/cancel`: every pending job cancelled; the batch as it is then. */
+    cancelBatch: async (batchId: string): Promise<Batch> =>
+      (await request<Batch>('POST', `/v1/batches/${encodeURIComponent(batchId)}/cancel`)).data,
     /** A batch's jobs in item order. */
     batchJobs: async (batchId: string, page: { limit?: number; offset?: number } = {}): Promise<Job[]> =>
       (

@@ -22,6 +22,7 @@ import {
   type BatchJobStatus,
   type BatchOutputs,
   type BatchStore,
+  type EndedHow,
   endedAtCreation,
   type NewBatch,
   newBatchRecord,
@@ -58,6 +59,7 @@ const BATCH_FIELDS = [
   'total',
   'completed',
   'failed',
+  'cancelled',
   'template_id',
   'template_version',
   'webhook_id',
@@ -86,7 +88,7 @@ export const getBatchParams = (tableName: string, accountId: string, batchId: st
 /** Job `jobId` ended (`how`): counted once, refused if it was counted already or there is no batch. */
 export const countEndedParams = (
   tableName: string,
-  end: { accountId: string; batchId: string; jobId: string; how: 'completed' | 'failed'; at: string },
+  end: { accountId: string; batchId: string; jobId: string; how: EndedHow; at: string },
 ): UpdateCommandInput => ({
   TableName: tableName,
   Key: batchKey(end.accountId, end.batchId),

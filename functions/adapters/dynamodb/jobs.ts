@@ -137,6 +137,7 @@ export const claimJobParams = (
       unit: 'held',
       ...leaseFields(job, leaseUntil),
       updated_at: at,
+      started_at: at,
     },
     [],
     seen,
@@ -196,7 +197,7 @@ export const releaseJobParams = (
     job.attempts ?? 0,
   );
 
-/** A failed job whose unit came back leaves the index (only a `refunding` one: never a live job). */
+/** A failed or cancelled job whose unit came back leaves the index (never a live job). */
 export const settledJobParams = (
   tableName: string,
   job: Pick<Job, 'account_id' | 'id'>,
@@ -204,13 +205,32 @@ export const settledJobParams = (
   TableName: tableName,
   Key: jobKey(job.account_id, job.id),
   UpdateExpression: `REMOVE ${SETTLED_REMOVES.map((_, i) => `#r${i}`).join(', ')}`,
-  ConditionExpression: '#status = :failed',
+  ConditionExpression: '#status IN (:failed, :cancelled)',
   ExpressionAttributeNames: {
     '#status': 'status',
     ...Object.fromEntries(SETTLED_REMOVES.map((a, i) => [`#r${i}`, a])),
   },
-  ExpressionAttributeValues: { ':failed': 'failed' },
+  ExpressionAttributeValues: { ':failed': 'failed', ':cancelled': 'cancelled' },
 });
+
+/**
+ * A pending job is cancelled: only while it is pending (the consumer's claim is conditional on the
+ * same status, so one of the two wins), its unit `refunding` and in the sweeper's index until
+ * `settleBy` (its return is the caller's next write; the sweeper reconciles one that died).
+ */
+export const cancelJobParams = (
+  tableName: string,
+  job: Pick<Job, 'account_id' | 'id'>,
+  settleBy: number,
+  at: string,
+): UpdateCommandInput =>
+  transitionJobParams(tableName, job, ['pending'], {
+    status: 'cancelled',
+    unit: 'refunding',
+    ...leaseFields(job, settleBy),
+    updated_at: at,
+    completed_at: at,
+  });
 
 /**
  * The sweeper's take-over: a pending or rendering job whose lease ran out before `now` fails with
@@ -228,6 +248,7 @@ export const failExpiredJobParams = (
     error: INTERRUPTED,
     unit: 'refunding',
     updated_at: at,
+    completed_at: at,
   });
   return {
     ...base,
@@ -417,6 +438,7 @@ export const createJobStore = (
       transition(job, ['pending'], {
         status: 'rendering',
         attempts: 1,
+        started_at: now(),
         ...(leaseUntil !== undefined ? { unit: 'held', ...leaseFields(job, leaseUntil) } : {}),
       }),
 
@@ -469,10 +491,23 @@ export const createJobStore = (
           error,
           render_duration_ms: null,
           diagnostics,
+          completed_at: now(),
           ...(settleBy !== undefined ? { unit: 'refunding', ...leaseFields(job, settleBy) } : {}),
         },
         settleBy !== undefined ? [] : SETTLED_REMOVES,
       ),
+
+    async cancel(job, settleBy) {
+      const at = now();
+      return orLanded(
+        async () =>
+          toJob(
+            (await db.send(new UpdateCommand(cancelJobParams(tableName, job, settleBy, at)))).Attributes ??
+              {},
+          ),
+        () => written(job, at, 'cancelled'),
+      );
+    },
 
     async settled(job) {
       await db.send(new UpdateCommand(settledJobParams(tableName, job)));

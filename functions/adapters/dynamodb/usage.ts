@@ -16,6 +16,7 @@ import {
   type WindowSubject,
 } from '../../domain/accounts/usage.js';
 import {
+  queuedRefusal,
   rateLimitExceeded,
   reservationRefusal,
   secondsLeftInMinute,
@@ -23,7 +24,7 @@ import {
 } from '../../domain/accounts/usage-limits.js';
 import { epochSeconds, minuteOf, monthOf } from '../../domain/common/clock.js';
 import type { Clock } from '../../domain/common/ports.js';
-import { DEFAULT_CONCURRENT_RENDERS, type Plan, unitCap } from '../../settings.js';
+import { DEFAULT_CONCURRENT_RENDERS, DEFAULT_QUEUED_RENDERS, type Plan, unitCap } from '../../settings.js';
 import { isConditionFailure, withinLimit } from './conditional.js';
 import {
   countedWindowKey,
@@ -47,6 +48,13 @@ export const HOLDERS = 'unit_holders';
  * unit is not a running render, so moving it leaves `in_flight` alone.
  */
 export const QUEUED_HOLDERS = 'queued_unit_holders';
+
+/**
+ * Async renders of their own holding a unit (reserveAsync, issue 37): apart from HOLDERS (they do
+ * not count in `in_flight`) and from QUEUED_HOLDERS (a batch's items), because the plan's queue
+ * depth bounds this set's size.
+ */
+export const ASYNC_HOLDERS = 'async_unit_holders';
 
 const count = (value: unknown): number => (typeof value === 'number' && value > 0 ? value : 0);
 
@@ -182,15 +190,49 @@ export const reserveQueuedParams = (
 };
 
 /**
- * Where a job's unit is held: `running` (HOLDERS, with a running render counted in `in_flight`)
- * or `queued` (QUEUED_HOLDERS, reserveQueued: the unit only).
+ * Holds one unit of `month`'s quota for async render `jobId` (not counted in `in_flight`), while
+ * the account's async renders holding one are fewer than `depth`; refused once `limit` units are
+ * held, the queue is that deep, or the job holds one already.
  */
-type UnitHeld = 'running' | 'queued';
+export const reserveAsyncParams = (
+  tableName: string,
+  reserve: { accountId: string; month: string; limit: number; depth: number; jobId: string },
+): UpdateCommandInput => {
+  const units = withinLimit('renders_used', ':most', { adding: 1, limit: reserve.limit });
+  const queued = withinLimit('size(#async)', ':mostQueued', {
+    adding: 1,
+    limit: reserve.depth,
+    attribute: '#async',
+  });
+  return {
+    TableName: tableName,
+    Key: usageKey(reserve.accountId, reserve.month),
+    UpdateExpression: 'ADD renders_used :one, #async :job SET #type = :type',
+    ConditionExpression: `${units.condition} AND ${queued.condition} AND NOT contains(#async, :jobId) AND NOT contains(#holders, :jobId)`,
+    ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS, '#async': ASYNC_HOLDERS },
+    ExpressionAttributeValues: {
+      ':one': 1,
+      ':most': units.most,
+      ':mostQueued': queued.most,
+      ':type': ENTITY.usage,
+      ':job': new Set([reserve.jobId]),
+      ':jobId': reserve.jobId,
+    },
+  };
+};
+
+/**
+ * Where a job's unit is held: `running` (HOLDERS, with a running render counted in `in_flight`),
+ * `queued` (QUEUED_HOLDERS, reserveQueued: the unit only) or `async` (ASYNC_HOLDERS, reserveAsync).
+ */
+type UnitHeld = 'running' | 'queued' | 'async';
 
 const heldIn = (held: UnitHeld): { set: string; names: Record<string, string>; stopsRunning: string } =>
   held === 'running'
     ? { set: '#holders', names: { '#holders': HOLDERS }, stopsRunning: ', in_flight :minusOne' }
-    : { set: '#queued', names: { '#queued': QUEUED_HOLDERS }, stopsRunning: '' };
+    : held === 'queued'
+      ? { set: '#queued', names: { '#queued': QUEUED_HOLDERS }, stopsRunning: '' }
+      : { set: '#async', names: { '#async': ASYNC_HOLDERS }, stopsRunning: '' };
 
 /** Gives back the unit job `jobId` holds where `held` says (and its running render); refused if it holds none there. */
 const releaseParams = (
@@ -232,6 +274,16 @@ const recordParams = (
   };
 };
 
+/** Gives back the unit an async render holds (reserveAsync); refused if it holds none. */
+export const releaseAsyncParams = (tableName: string, accountId: string, month: string, jobId: string) =>
+  releaseParams(tableName, { accountId, month, jobId }, 'async');
+
+/** Async render `jobId` completed: its output joins the totals; refused if it holds no unit. */
+export const recordAsyncParams = (
+  tableName: string,
+  record: { accountId: string; month: string; pdfBytes: number; renderMs: number; jobId: string },
+) => recordParams(tableName, record, 'async');
+
 /** Gives back the unit a queued job holds (reserveQueued); refused if it holds none. */
 export const releaseQueuedParams = (tableName: string, accountId: string, month: string, jobId: string) =>
   releaseParams(tableName, { accountId, month, jobId }, 'queued');
@@ -264,6 +316,7 @@ export const setUnitsParams = (
   next: Required<UnitCounters>,
   holders: readonly string[] = [],
   queuedHolders: readonly string[] = [],
+  asyncHolders: readonly string[] = [],
 ): UpdateCommandInput => {
   const held = (name: string, value: number | undefined, as: string) =>
     value === undefined ? `attribute_not_exists(${name})` : `${name} = ${as}`;
@@ -274,18 +327,25 @@ export const setUnitsParams = (
   (queuedHolders.length > 0 ? sets : removes).push(
     queuedHolders.length > 0 ? '#queued = :queued' : '#queued',
   );
+  (asyncHolders.length > 0 ? sets : removes).push(asyncHolders.length > 0 ? '#async = :async' : '#async');
   return {
     TableName: tableName,
     Key: usageKey(accountId, month),
     UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
     ConditionExpression: `${held('renders_used', seen.rendersUsed, ':seenUsed')} AND ${held('in_flight', seen.inFlight, ':seenRunning')}`,
-    ExpressionAttributeNames: { '#type': 'type', '#holders': HOLDERS, '#queued': QUEUED_HOLDERS },
+    ExpressionAttributeNames: {
+      '#type': 'type',
+      '#holders': HOLDERS,
+      '#queued': QUEUED_HOLDERS,
+      '#async': ASYNC_HOLDERS,
+    },
     ExpressionAttributeValues: {
       ':used': next.rendersUsed,
       ':running': next.inFlight,
       ':type': ENTITY.usage,
       ...(holders.length > 0 ? { ':holders': new Set(holders) } : {}),
       ...(queuedHolders.length > 0 ? { ':queued': new Set(queuedHolders) } : {}),
+      ...(asyncHolders.length > 0 ? { ':async': new Set(asyncHolders) } : {}),
       ...(seen.rendersUsed !== undefined ? { ':seenUsed': seen.rendersUsed } : {}),
       ...(seen.inFlight !== undefined ? { ':seenRunning': seen.inFlight } : {}),
     },
@@ -407,11 +467,37 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       }
     },
 
-    async checkReservable(accountId: string, plan: Plan, month: string, seen?: UnitCounters): Promise<void> {
-      if (seen && !refusal(plan, count(seen.rendersUsed), count(seen.inFlight))) return;
+    async checkReservable(
+      accountId: string,
+      plan: Plan,
+      month: string,
+      seen?: UnitCounters,
+      running = true,
+    ): Promise<void> {
+      const inFlight = (n: unknown) => (running ? count(n) : 0);
+      if (seen && !refusal(plan, count(seen.rendersUsed), inFlight(seen.inFlight))) return;
       const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
-      const refused = refusal(plan, count(out.Item?.renders_used), count(out.Item?.in_flight));
+      const refused = refusal(plan, count(out.Item?.renders_used), inFlight(out.Item?.in_flight));
       if (refused) throw refused;
+    },
+
+    async reserveAsync(accountId: string, plan: Plan, month: string, jobId: string): Promise<string> {
+      const depth = plan.queuedRenders ?? DEFAULT_QUEUED_RENDERS;
+      const params = reserveAsyncParams(tableName, {
+        accountId,
+        month,
+        limit: plan.monthlyRenders,
+        depth,
+        jobId,
+      });
+      if (await applied(params)) return month;
+      const out = await db.send(new GetCommand(getMonthUsageParams(tableName, accountId, month)));
+      const held = out.Item?.[ASYNC_HOLDERS] as Set<string> | undefined;
+      // An attempt the SDK retried had landed: the job holds its unit.
+      if (held?.has(jobId)) return month;
+      const refused = queuedRefusal(plan, count(out.Item?.renders_used), held?.size ?? 0, clock.now());
+      if (refused) throw refused;
+      throw new Error(`job ${jobId} holds a running render's unit already`);
     },
 
     async reserveQueued(accountId: string, plan: Plan, month: string, jobId: string): Promise<string> {
@@ -436,6 +522,7 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
     async releaseRender(accountId: string, month: string, jobId: string): Promise<void> {
       // A running render's unit, else a queued job's (reserveQueued): one of the two holds it, if any.
       if (await applied(releaseRenderParams(tableName, accountId, month, jobId))) return;
+      if (await applied(releaseAsyncParams(tableName, accountId, month, jobId))) return;
       // The job holds no unit: given back already (a retried attempt had landed), or never held.
       await applied(releaseQueuedParams(tableName, accountId, month, jobId));
     },
@@ -449,6 +536,7 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
     ): Promise<void> {
       const record = { accountId, month, pdfBytes, renderMs, jobId };
       if (await applied(recordRenderParams(tableName, record))) return;
+      if (await applied(recordAsyncParams(tableName, record))) return;
       // Recorded already (a retried attempt had landed), or never held.
       await applied(recordQueuedParams(tableName, record));
     },
@@ -459,10 +547,12 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       return { rendersUsed: raw(out.Item?.renders_used), inFlight: raw(out.Item?.in_flight) };
     },
 
-    async setUnits(accountId, month, seen, next, holders, queuedHolders): Promise<boolean> {
+    async setUnits(accountId, month, seen, next, holders, queuedHolders, asyncHolders): Promise<boolean> {
       try {
         await db.send(
-          new UpdateCommand(setUnitsParams(tableName, accountId, month, seen, next, holders, queuedHolders)),
+          new UpdateCommand(
+            setUnitsParams(tableName, accountId, month, seen, next, holders, queuedHolders, asyncHolders),
+          ),
         );
         return true;
       } catch (e) {

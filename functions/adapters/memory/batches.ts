@@ -78,7 +78,7 @@ export const createMemoryBatchStore = (
         return undefined;
       }
       stored.ended.add(jobId);
-      stored.batch = { ...stored.batch, [how]: stored.batch[how] + 1, updated_at: now() };
+      stored.batch = { ...stored.batch, [how]: (stored.batch[how] ?? 0) + 1, updated_at: now() };
       return read(accountId, batchId);
     },
 

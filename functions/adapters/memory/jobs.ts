@@ -95,6 +95,7 @@ export const createMemoryJobStore = (
         ...stored,
         status: 'rendering',
         attempts: 1,
+        started_at: isoNow(clock.now()),
         ...(leaseUntil !== undefined ? { unit: 'held' as const, lease_until: leaseUntil } : {}),
       })),
 
@@ -115,6 +116,7 @@ export const createMemoryJobStore = (
           unit: 'held',
           lease_until: leaseUntil,
           updated_at: at,
+          started_at: at,
         }),
       );
     },
@@ -175,12 +177,30 @@ export const createMemoryJobStore = (
         error: structuredClone(error),
         render_duration_ms: null,
         diagnostics: structuredClone(diagnostics),
+        completed_at: isoNow(clock.now()),
       })),
+
+    async cancel(job, settleBy) {
+      const done = update(
+        job,
+        (stored) => stored.status === 'pending',
+        (stored, at) => ({
+          ...stored,
+          status: 'cancelled',
+          unit: 'refunding',
+          lease_until: settleBy,
+          updated_at: at,
+          completed_at: at,
+        }),
+      );
+      if (!done) throw conditionFailed();
+      return done;
+    },
 
     async settled(job) {
       const done = update(
         job,
-        (stored) => stored.status === 'failed',
+        (stored) => stored.status === 'failed' || stored.status === 'cancelled',
         (stored) => settledOf(stored),
       );
       if (!done) throw conditionFailed();
@@ -198,6 +218,7 @@ export const createMemoryJobStore = (
             error: INTERRUPTED,
             unit: 'refunding',
             updated_at: at,
+            completed_at: at,
           }),
         ) !== undefined
       );

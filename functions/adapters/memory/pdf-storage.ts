@@ -15,7 +15,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import contentDisposition from 'content-disposition';
 import type { Clock, PdfStorage } from '../../domain/common/ports.js';
+import { asciiFileName } from '../../domain/renders/file-name.js';
 
 const PDF = 'application/pdf';
 
@@ -148,7 +150,7 @@ export const createMemoryPdfStorage = (options: MemoryPdfStorageOptions): Memory
         method: 'GET',
         key: objectKey,
         expires: expiry(options.downloadUrlTtlSeconds),
-        extra: `attachment; filename="${filename}"`,
+        extra: contentDisposition(filename, { fallback: asciiFileName(filename) }),
       });
     },
     object: (objectKey) => objects.get(objectKey),

@@ -24,6 +24,8 @@ export interface UsageMonth {
   holders: Set<string>;
   /** Jobs holding a queued job's unit (reserveQueued, BatchWrites.reserveUnits). */
   queued: Set<string>;
+  /** Async renders of their own holding a unit (reserveAsync): the plan's queue depth bounds them. */
+  async: Set<string>;
 }
 
 /** A batch's record, the ids of its jobs counted as ended, and when it expires. */
@@ -74,7 +76,7 @@ export const usageMonth = (table: MemoryTable, accountId: string, month: string)
   const key = monthKey(accountId, month);
   let found = table.months.get(key);
   if (!found) {
-    found = { pdfBytes: 0, renderMs: 0, holders: new Set(), queued: new Set() };
+    found = { pdfBytes: 0, renderMs: 0, holders: new Set(), queued: new Set(), async: new Set() };
     table.months.set(key, found);
   }
   return found;

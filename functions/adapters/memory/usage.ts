@@ -17,6 +17,7 @@ import {
   type UsageStore,
 } from '../../domain/accounts/usage.js';
 import {
+  queuedRefusal,
   rateLimitExceeded,
   reservationRefusal,
   secondsLeftInMinute,
@@ -55,11 +56,12 @@ export const createMemoryUsageStore = (
   };
 
   /** Where job `jobId` holds a unit of the month, taken out of there; undefined when it holds none. */
-  const take = (m: UsageMonth | undefined, jobId: string): 'running' | 'queued' | undefined => {
+  const take = (m: UsageMonth | undefined, jobId: string): 'running' | 'queued' | 'async' | undefined => {
     if (m?.holders.delete(jobId)) {
       m.inFlight = (m.inFlight ?? 0) - 1;
       return 'running';
     }
+    if (m?.async.delete(jobId)) return 'async';
     return m?.queued.delete(jobId) ? 'queued' : undefined;
   };
 
@@ -119,11 +121,23 @@ export const createMemoryUsageStore = (
       return month;
     },
 
-    async checkReservable(accountId, plan, month, seen) {
-      if (seen && !refusal(plan, count(seen.rendersUsed), count(seen.inFlight))) return;
+    async checkReservable(accountId, plan, month, seen, running = true) {
+      const inFlight = (n: number | undefined) => (running ? count(n) : 0);
+      if (seen && !refusal(plan, count(seen.rendersUsed), inFlight(seen.inFlight))) return;
       const m = peek(accountId, month);
-      const refused = refusal(plan, count(m?.rendersUsed), count(m?.inFlight));
+      const refused = refusal(plan, count(m?.rendersUsed), inFlight(m?.inFlight));
       if (refused) throw refused;
+    },
+
+    async reserveAsync(accountId, plan, month, jobId) {
+      const m = monthOfAccount(accountId, month);
+      if (m.async.has(jobId)) return month;
+      const refused = queuedRefusal(plan, count(m.rendersUsed), m.async.size, clock.now());
+      if (refused) throw refused;
+      if (m.holders.has(jobId)) throw new Error(`job ${jobId} holds a running render's unit already`);
+      m.rendersUsed = (m.rendersUsed ?? 0) + 1;
+      m.async.add(jobId);
+      return month;
     },
 
     async reserveQueued(accountId, plan, month, jobId) {
@@ -154,7 +168,7 @@ export const createMemoryUsageStore = (
       return { rendersUsed: m?.rendersUsed, inFlight: m?.inFlight };
     },
 
-    async setUnits(accountId, month, seen, next, holders = [], queuedHolders = []) {
+    async setUnits(accountId, month, seen, next, holders = [], queuedHolders = [], asyncHolders = []) {
       const m = peek(accountId, month);
       // Absent counters (never written) are undefined on both sides.
       if (m?.rendersUsed !== seen.rendersUsed || m?.inFlight !== seen.inFlight) return false;
@@ -163,6 +177,7 @@ export const createMemoryUsageStore = (
       target.inFlight = next.inFlight;
       target.holders = new Set(holders);
       target.queued = new Set(queuedHolders);
+      target.async = new Set(asyncHolders);
       return true;
     },
   };

@@ -1,6 +1,8 @@
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import contentDisposition from 'content-disposition';
 import type { PdfStorage } from '../../domain/common/ports.js';
+import { asciiFileName } from '../../domain/renders/file-name.js';
 
 const PDF = 'application/pdf';
 
@@ -26,7 +28,8 @@ export const createS3PdfStorage = (
         Bucket: bucket,
         Key: objectKey,
         ResponseContentType: PDF,
-        ResponseContentDisposition: `attachment; filename="${filename}"`,
+        // RFC 6266: an ASCII filename for old clients, filename* (UTF-8) when the name is not ASCII.
+        ResponseContentDisposition: contentDisposition(filename, { fallback: asciiFileName(filename) }),
       }),
       { expiresIn: options.downloadUrlTtlSeconds },
     );

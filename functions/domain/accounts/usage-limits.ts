@@ -4,7 +4,7 @@
  * concurrency and the per-minute rate limits. Apart from usage.ts, which the errors module reads
  * the rate-limit state's type from.
  */
-import { DEFAULT_CONCURRENT_RENDERS, type Plan, unitCap } from '../../settings.js';
+import { DEFAULT_CONCURRENT_RENDERS, DEFAULT_QUEUED_RENDERS, type Plan, unitCap } from '../../settings.js';
 import { ServiceError } from '../common/errors.js';
 import { monthPeriod } from './usage.js';
 
@@ -43,6 +43,30 @@ export const reservationRefusal = (
     );
   }
   return undefined;
+};
+
+/** A refused async render waits for a queued one to end: about a render of a page or two per slot. */
+export const QUEUE_DEPTH_RETRY_SECONDS = 5;
+
+/**
+ * Which limit refuses a queued async render's reservation: the quota first (as for a running
+ * render), then the plan's queue depth (`queued`: the account's async renders not yet ended).
+ */
+export const queuedRefusal = (
+  plan: Plan,
+  used: number,
+  queued: number,
+  now: Date,
+): ServiceError | undefined => {
+  const quota = reservationRefusal(plan, used, 0, now);
+  if (quota) return quota;
+  const depth = plan.queuedRenders ?? DEFAULT_QUEUED_RENDERS;
+  if (queued < depth) return undefined;
+  return new ServiceError(
+    'QUEUE_DEPTH_EXCEEDED',
+    `The plan queues at most ${depth} async renders at once for an account (queued or running); retry in ${QUEUE_DEPTH_RETRY_SECONDS} s, once some ended`,
+    { retryAfterSeconds: QUEUE_DEPTH_RETRY_SECONDS },
+  );
 };
 
 /** Seconds left at `now` in the rate window of `minute` (minuteOf), at least 1. */

@@ -101,7 +101,14 @@ export interface UsageStore {
    * trusted when they allow a reservation (the reservation decides anyway); a refusal they imply is
    * confirmed by a fresh read, so a unit given back since then is not refused.
    */
-  checkReservable(accountId: string, plan: Plan, month: string, seen?: UnitCounters): Promise<void>;
+  checkReservable(
+    accountId: string,
+    plan: Plan,
+    month: string,
+    seen?: UnitCounters,
+    /** false: a queued render's check (the quota only: the concurrency does not refuse it). @default true */
+    running?: boolean,
+  ): Promise<void>;
   /**
    * Hold one unit of `month`'s quota for job `jobId`, a job that waits in the render queue (a
    * batch's item): refused (429 PLAN_QUOTA_EXCEEDED) by the quota alone. A queued job is not a
@@ -109,6 +116,14 @@ export interface UsageStore {
    * account's jobs fairly among the others'). Released and recorded as reserveRender's units are.
    */
   reserveQueued(accountId: string, plan: Plan, month: string, jobId: string): Promise<string>;
+  /**
+   * Hold one unit of `month`'s quota for async render `jobId` (POST /v1/pdf, not a batch's item):
+   * refused by the quota (429 PLAN_QUOTA_EXCEEDED) or, once the account has the plan's
+   * `queuedRenders` async renders not yet ended, by its queue depth (429 QUEUE_DEPTH_EXCEEDED). The
+   * plan's concurrency neither refuses nor counts it: it limits the renders a request waits for
+   * (sync), while the render queue runs queued ones. Released and recorded as reserveRender's are.
+   */
+  reserveAsync(accountId: string, plan: Plan, month: string, jobId: string): Promise<string>;
   /** Give back the unit job `jobId` holds (it failed), and its concurrent render; nothing if it holds none. */
   releaseRender(accountId: string, month: string, jobId: string): Promise<void>;
   /** Add job `jobId`'s output to the month's totals; it no longer runs (nothing if it holds no unit). */
@@ -132,6 +147,7 @@ export interface UsageStore {
     next: Required<UnitCounters>,
     holders?: readonly string[],
     queuedHolders?: readonly string[],
+    asyncHolders?: readonly string[],
   ): Promise<boolean>;
 }
 
@@ -147,11 +163,14 @@ export type JobCount = 'completed' | 'running' | 'ended' | 'expired' | 'unsure';
 
 export interface CountedJob {
   readonly id?: string;
-  readonly status: 'pending' | 'rendering' | 'completed' | 'failed';
+  readonly status: 'pending' | 'rendering' | 'completed' | 'failed' | 'cancelled';
   readonly unit?: 'reserving' | 'held' | 'refunding' | undefined;
   readonly lease_until?: number | undefined;
   /** A batch's item: its unit was held by reserveQueued, so it is not counted as running. */
   readonly batch_id?: string | null | undefined;
+  /** An async render (not a batch's item, not a merge): its unit was held by reserveAsync. */
+  readonly mode?: 'sync' | 'async' | undefined;
+  readonly kind?: 'render' | 'merge' | undefined;
 }
 
 /**
@@ -167,7 +186,8 @@ export interface CountedJob {
 export const countJob = (job: CountedJob, now: number): JobCount => {
   if (job.status === 'completed') return 'completed';
   const live = job.lease_until !== undefined && job.lease_until >= now;
-  if (job.status === 'failed') {
+  // A cancelled job gives its unit back as a failed one does.
+  if (job.status === 'failed' || job.status === 'cancelled') {
     if (job.unit !== 'refunding') return 'ended';
     return live ? 'unsure' : 'expired';
   }
@@ -189,12 +209,14 @@ export const reconcileCounts = (
       readonly expired: number;
       readonly holders: readonly string[];
       readonly queuedHolders: readonly string[];
+      readonly asyncHolders: readonly string[];
     }
   | undefined => {
   let completed = 0;
   let expired = 0;
   const holders: string[] = [];
   const queuedHolders: string[] = [];
+  const asyncHolders: string[] = [];
   let running = 0;
   let queued = 0;
   for (const job of jobs) {
@@ -204,6 +226,9 @@ export const reconcileCounts = (
     else if (count === 'running' && job.batch_id) {
       queued++;
       if (job.id !== undefined) queuedHolders.push(job.id);
+    } else if (count === 'running' && isQueuedAsync(job)) {
+      queued++;
+      if (job.id !== undefined) asyncHolders.push(job.id);
     } else if (count === 'running') {
       running++;
       if (job.id !== undefined) holders.push(job.id);
@@ -214,5 +239,10 @@ export const reconcileCounts = (
     expired,
     holders,
     queuedHolders,
+    asyncHolders,
   };
 };
+
+/** A job whose unit reserveAsync holds: an async render of its own (not a batch's item, not a merge). */
+export const isQueuedAsync = (job: Pick<CountedJob, 'mode' | 'kind' | 'batch_id'>): boolean =>
+  job.mode === 'async' && !job.batch_id && job.kind !== 'merge';

@@ -193,6 +193,7 @@ export const acceptItems = async (
     readonly source: RenderSource;
     readonly options: RequestedOptions;
     readonly items: readonly AcceptanceItem[];
+    /** Item `index`'s job (its id is `jobId`). */
     readonly job: (jobId: string, index: number) => Omit<NewJob, 'id' | 'object_key' | 'batch_item'>;
   },
 ): Promise<AcceptedItems> => {

@@ -6,10 +6,10 @@
 
 import type { Page } from '../common/pagination.js';
 import type { JobEvents } from '../common/ports.js';
-import type { Job } from '../jobs/jobs.js';
+import { isEnded, type Job, type JobStatus } from '../jobs/jobs.js';
 import type { BatchOrders } from './batch-queue.js';
 
-/** processing: some job has not ended yet; completed: every job ended (completed or failed). */
+/** processing: some job has not ended yet; completed: every job ended (completed, failed or cancelled). */
 export type BatchStatus = 'processing' | 'completed';
 
 export interface Batch {
@@ -21,6 +21,8 @@ export interface Batch {
   /** Jobs that ended, counted once each. */
   readonly completed: number;
   readonly failed: number;
+  /** Jobs cancelled while pending (POST /v1/batches/{id}/cancel). Absent on batches made before cancel: 0. */
+  readonly cancelled?: number;
   readonly template_id: string | null;
   readonly template_version: number | null;
   /** The account's webhook endpoint told `batch.completed`; null: none. */
@@ -54,6 +56,13 @@ export interface BatchOutputs {
   readonly error: string | null;
   readonly built_at: string;
 }
+
+/** How a job of a batch ended, as the batch counts it. */
+export type EndedHow = Exclude<JobStatus, 'pending' | 'rendering'>;
+
+/** The batch's jobs counted as ended, however they ended. */
+export const endedCount = (batch: Pick<Batch, 'completed' | 'failed' | 'cancelled'>): number =>
+  batch.completed + batch.failed + (batch.cancelled ?? 0);
 
 export const wantsOutputs = (batch: Pick<Batch, 'output'>): boolean =>
   batch.output?.merged_pdf === true || batch.output?.zip === true;
@@ -89,6 +98,7 @@ export interface BatchCounts {
   readonly rendering: number;
   readonly completed: number;
   readonly failed: number;
+  readonly cancelled: number;
 }
 
 export interface BatchView {
@@ -115,12 +125,7 @@ export interface BatchStore {
    * Counts job `jobId` as ended (`how`) once: undefined when it was counted already (or there is
    * no such batch), else the batch as this count left it.
    */
-  countEnded(
-    accountId: string,
-    batchId: string,
-    jobId: string,
-    how: 'completed' | 'failed',
-  ): Promise<Batch | undefined>;
+  countEnded(accountId: string, batchId: string, jobId: string, how: EndedHow): Promise<Batch | undefined>;
   /** processing → completed; undefined when it was completed already (another count did it). */
   complete(batch: Batch): Promise<Batch | undefined>;
   /**
@@ -162,18 +167,24 @@ export const createBatchCounter = (deps: {
   const events = deps.events ?? NO_BATCH_EVENTS;
   /** Counts from the batch's counters, and its open jobs split by what its index says of them. */
   const view = async (batch: Batch, statuses?: readonly BatchJobStatus[]): Promise<BatchView> => {
-    const open = batch.total - batch.completed - batch.failed;
+    const open = batch.total - endedCount(batch);
     const rendering =
       open === 0 || !statuses ? 0 : Math.min(open, statuses.filter((s) => s.status === 'rendering').length);
     return {
       batch,
-      counts: { pending: open - rendering, rendering, completed: batch.completed, failed: batch.failed },
+      counts: {
+        pending: open - rendering,
+        rendering,
+        completed: batch.completed,
+        failed: batch.failed,
+        cancelled: batch.cancelled ?? 0,
+      },
     };
   };
 
   /** The batch completed by this count, if it did: moved once, and told once. */
   const completeIfDone = async (batch: Batch): Promise<Batch> => {
-    if (batch.status !== 'processing' || batch.completed + batch.failed < batch.total) return batch;
+    if (batch.status !== 'processing' || endedCount(batch) < batch.total) return batch;
     const completed = await batches.complete(batch);
     if (!completed) return (await batches.get(batch.account_id, batch.id)) ?? batch;
     // A batch with outputs keeps its order (its items' file names) for their builder, which deletes it.
@@ -193,8 +204,8 @@ export const createBatchCounter = (deps: {
 
   /** One ended job of a batch, counted once (whoever calls it, however often). */
   const jobEnded = async (job: Pick<Job, 'account_id' | 'id' | 'status' | 'batch_id'>): Promise<void> => {
-    if (!job.batch_id || (job.status !== 'completed' && job.status !== 'failed')) return;
-    const counted = await batches.countEnded(job.account_id, job.batch_id, job.id, job.status);
+    if (!job.batch_id || !isEnded(job.status)) return;
+    const counted = await batches.countEnded(job.account_id, job.batch_id, job.id, job.status as EndedHow);
     if (counted) await completeIfDone(counted);
   };
 

@@ -166,6 +166,7 @@ export const createBatchOutputs = (deps: BatchOutputDeps) => {
           job_id: job?.id ?? null,
           status: job?.status ?? 'missing',
           file_name: job?.status === 'completed' ? names[index] : null,
+          reference: job?.reference ?? null,
           error: job?.error ?? (job ? null : { code: 'INTERNAL_ERROR', message: 'the job is gone' }),
         })),
       };

@@ -40,7 +40,7 @@ import type { Page } from '../common/pagination.js';
 import type { Clock } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
 import type { JobPresenter } from '../jobs/job-view.js';
-import { isOpen, type Job, type JobView } from '../jobs/jobs.js';
+import { isEnded, isOpen, type Job, type JobView } from '../jobs/jobs.js';
 import {
   type EInvoiceChecker,
   type EInvoiceOption,
@@ -62,6 +62,8 @@ import {
   type BatchStore,
   type BatchView,
   createBatchCounter,
+  type EndedHow,
+  endedCount,
 } from './batch-counter.js';
 import type { BatchOrder, BatchOrders, BatchQueue } from './batch-queue.js';
 
@@ -82,8 +84,13 @@ export interface BatchItem {
   /** Its own e-invoice (replacing the batch's or its template's). */
   readonly eInvoice?: RequestedEInvoice;
   readonly idempotencyKey?: string;
-  /** Its PDF's name in the batch's ZIP (batch-outputs.ts). */
+  /**
+   * Its PDF's name: its download's and in the batch's ZIP (batch-outputs.ts); the item's own, or
+   * the batch's `file_name` made of its variables (file-name.ts).
+   */
   readonly fileName?: string;
+  /** The caller's string for the item, echoed on its job, its events and the ZIP's manifest. */
+  readonly reference?: string;
 }
 
 /** POST /v1/batches as the edge parsed it. */
@@ -124,8 +131,19 @@ export interface BatchDeps {
   readonly events?: BatchEvents;
   /** Fresh links to a batch's built outputs (absent: none shown). */
   readonly outputUrls?: (batch: Batch) => Promise<NonNullable<BatchView['outputUrls']>>;
+  /** Cancels a pending job (job-lifecycle.ts): POST /v1/batches/{id}/cancel. Absent: refused. */
+  readonly cancelJob?: (job: Pick<Job, 'account_id' | 'id'>) => Promise<{ readonly cancelled: boolean }>;
   readonly onFault: (message: string, error: unknown) => void;
 }
+
+/** A page of a batch's jobs, and whether more follow it. */
+export interface BatchJobsPage {
+  readonly jobs: readonly JobView[];
+  readonly hasMore: boolean;
+}
+
+/** Jobs cancelled at once by a batch's cancel (each a conditional write, a release and its events). */
+const CANCEL_PARALLEL = 8;
 
 const BATCH_ID = /^bat_[0-9A-HJKMNP-TV-Z]{26}$/;
 
@@ -320,9 +338,9 @@ export const createBatches = (deps: BatchDeps) => {
   const current = async (batch: Batch): Promise<BatchView> => {
     if (batch.status === 'completed') return withLinks(await view(batch));
     const statuses = await statusesOf(batch);
-    const ended = statuses.filter((s) => s.status === 'completed' || s.status === 'failed');
+    const ended = statuses.filter((s) => isEnded(s.status));
     let latest = batch;
-    if (ended.length > batch.completed + batch.failed) {
+    if (ended.length > endedCount(batch)) {
       // Only the jobs whose own count is overdue: one that just ended is being counted by its holder.
       const already = await batches.counted(batch.account_id, batch.id);
       const overdue = clock.now().getTime() - REPAIR_AFTER_MS;
@@ -330,12 +348,7 @@ export const createBatches = (deps: BatchDeps) => {
       const replayed = new Set(Object.values(batch.replayed ?? {}));
       for (const s of ended) {
         if (already.has(s.id) || (Date.parse(s.updated_at) > overdue && !replayed.has(s.id))) continue;
-        const counted = await batches.countEnded(
-          batch.account_id,
-          batch.id,
-          s.id,
-          s.status as 'completed' | 'failed',
-        );
+        const counted = await batches.countEnded(batch.account_id, batch.id, s.id, s.status as EndedHow);
         if (counted) latest = counted;
       }
       latest = await completeIfDone(latest);
@@ -348,6 +361,39 @@ export const createBatches = (deps: BatchDeps) => {
     const batch = await batches.get(principal.accountId, batchId);
     if (!batch) throw batchNotFound(batchId);
     return batch;
+  };
+
+  /** The batch's jobs in item order: its own (by its index) with the replayed ones at their places. */
+  const listJobs = async (principal: Principal, batch: Batch, page: Page): Promise<JobView[]> => {
+    const replayed = batch.replayed ?? {};
+    const at = Object.keys(replayed)
+      .map(Number)
+      .sort((a, b) => a - b);
+    if (at.length === 0) {
+      return Promise.all((await batches.jobs(principal.accountId, batch.id, page)).map(presentJob));
+    }
+    // Item order: the batch's own jobs (its index, in item order) with the replayed ones at their places.
+    const end = Math.min(batch.total, page.offset + page.limit);
+    const within = at.filter((i) => i >= page.offset && i < end);
+    const ownLimit = end - page.offset - within.length;
+    const own =
+      ownLimit > 0
+        ? await batches.jobs(principal.accountId, batch.id, {
+            offset: page.offset - at.filter((i) => i < page.offset).length,
+            limit: ownLimit,
+          })
+        : [];
+    const others = await deps.writes.getJobs(
+      principal.accountId,
+      within.map((i) => replayed[String(i)] as string),
+    );
+    const out: Job[] = [];
+    for (let i = page.offset; i < end; i++) {
+      const id = replayed[String(i)];
+      const job = id === undefined ? own.shift() : others.get(id);
+      if (job) out.push(job);
+    }
+    return Promise.all(out.map(presentJob));
   };
 
   return {
@@ -415,13 +461,18 @@ export const createBatches = (deps: BatchDeps) => {
             items: command.items,
             job: (_jobId, index) => {
               const eInvoice = eInvoices[index];
+              const item = command.items[index];
               return {
                 account_id: principal.accountId,
                 template_id: command.source.kind === 'saved' ? command.source.templateId : null,
                 template_version: template.version,
                 mode: 'async',
-                webhook_id: null,
+                // The batch's endpoint hears of each item too (job.completed, job.failed,
+                // job.cancelled), when it subscribed to them; batch.completed as ever.
+                webhook_id: webhookId,
                 batch_id: batchId,
+                ...(item?.reference !== undefined ? { reference: item.reference } : {}),
+                ...(item?.fileName !== undefined ? { file_name: item.fileName } : {}),
                 ...(eInvoice ? { e_invoice: eInvoice.record } : {}),
               };
             },
@@ -486,37 +537,65 @@ export const createBatches = (deps: BatchDeps) => {
       return Promise.all((await batches.list(principal.accountId, page)).map(current));
     },
 
-    async listJobs(principal: Principal, batchId: string, page: Page): Promise<JobView[]> {
+    /**
+     * POST /v1/batches/{id}/cancel: every job of the batch still pending is cancelled (its unit
+     * given back, job.cancelled told when its endpoint subscribed); one that began rendering runs
+     * to its end. Each job's cancel is conditional on `pending`, as the consumer's claim is, so a
+     * job is either rendered or cancelled, never both. Answers the batch as it is then (counts
+     * include `cancelled`; it completes once its last rendering job ended). Items that replayed
+     * another batch's job are that batch's, and are left alone.
+     */
+    async cancel(principal: Principal, batchId: string): Promise<BatchView> {
       const batch = await find(principal, batchId);
-      const replayed = batch.replayed ?? {};
-      const at = Object.keys(replayed)
-        .map(Number)
-        .sort((a, b) => a - b);
-      if (at.length === 0) {
-        return Promise.all((await batches.jobs(principal.accountId, batch.id, page)).map(presentJob));
+      const cancelJob = deps.cancelJob;
+      if (!cancelJob) throw new Error('batch cancel is not wired in this function');
+      if (batch.status === 'processing') {
+        const pending = (await batches.statuses(batch.account_id, batch.id)).filter(
+          (s) => s.status === 'pending',
+        );
+        let next = 0;
+        const worker = async () => {
+          while (next < pending.length) {
+            const s = pending[next++] as BatchJobStatus;
+            await cancelJob({ account_id: batch.account_id, id: s.id });
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(CANCEL_PARALLEL, pending.length) }, worker));
       }
-      // Item order: the batch's own jobs (its index, in item order) with the replayed ones at their places.
-      const end = Math.min(batch.total, page.offset + page.limit);
-      const within = at.filter((i) => i >= page.offset && i < end);
-      const ownLimit = end - page.offset - within.length;
-      const own =
-        ownLimit > 0
-          ? await batches.jobs(principal.accountId, batch.id, {
-              offset: page.offset - at.filter((i) => i < page.offset).length,
-              limit: ownLimit,
-            })
-          : [];
-      const others = await deps.writes.getJobs(
-        principal.accountId,
-        within.map((i) => replayed[String(i)] as string),
-      );
-      const out: Job[] = [];
-      for (let i = page.offset; i < end; i++) {
-        const id = replayed[String(i)];
-        const job = id === undefined ? own.shift() : others.get(id);
-        if (job) out.push(job);
+      return current((await batches.get(batch.account_id, batch.id)) ?? batch);
+    },
+
+    /** A page of the batch's jobs in item order (GET /v1/batches/{id}/jobs without a filter). */
+    async listJobs(principal: Principal, batchId: string, page: Page): Promise<JobView[]> {
+      return listJobs(principal, await find(principal, batchId), page);
+    },
+
+    /** A page of the batch's jobs in item order, only those in `status` when given. */
+    async listJobsPage(
+      principal: Principal,
+      batchId: string,
+      page: Page,
+      status?: Job['status'],
+    ): Promise<BatchJobsPage> {
+      if (status === undefined) {
+        const batch = await find(principal, batchId);
+        const jobs = await listJobs(principal, batch, page);
+        return { jobs, hasMore: page.offset + page.limit < batch.total };
       }
-      return Promise.all(out.map(presentJob));
+      const batch = await find(principal, batchId);
+      // The index says which jobs are in `status` (it may lag a moment behind a job): those of the
+      // page are read, and one whose status moved on meanwhile is left out.
+      const ids = (await statusesOf(batch)).filter((s) => s.status === status).map((s) => s.id);
+      const wanted = ids.slice(page.offset, page.offset + page.limit);
+      const read = await deps.writes.getJobs(batch.account_id, wanted);
+      const jobs = wanted.flatMap((id) => {
+        const job = read.get(id);
+        return job && job.status === status ? [job] : [];
+      });
+      return {
+        jobs: await Promise.all(jobs.map(presentJob)),
+        hasMore: page.offset + page.limit < ids.length,
+      };
     },
   };
 };

@@ -58,6 +58,10 @@ export const ERROR_CODES = [
   'PDF_RENDERING_INTERRUPTED',
   'SERVICE_BUSY',
   'INSUFFICIENT_STORAGE',
+  // Issue 37 (queues, cancel, file names).
+  'JOB_NOT_CANCELLABLE',
+  'QUEUE_DEPTH_EXCEEDED',
+  'INVALID_FILE_NAME',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

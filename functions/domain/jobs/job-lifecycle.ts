@@ -12,7 +12,7 @@
  */
 
 import type { Plan } from '../../settings.js';
-import type { UsageStore } from '../accounts/usage.js';
+import { isQueuedAsync, type UsageStore } from '../accounts/usage.js';
 import { type UsageLedger, usageEntryOf } from '../accounts/usage-ledger.js';
 import { isOverload, overloaded, ServiceError } from '../common/errors.js';
 import {
@@ -114,7 +114,10 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
   const open = async (job: NewJob, plan: Plan, month: string): Promise<Job> => {
     const created = await jobs.create(job, { month, leaseUntil: leaseUntil() });
     try {
-      await usage.reserveRender(created.account_id, plan, month, created.id);
+      // An async render of its own waits in the queue: its plan's queue depth bounds it, not the
+      // concurrency (which bounds the renders requests wait for).
+      if (isQueuedAsync(created)) await usage.reserveAsync(created.account_id, plan, month, created.id);
+      else await usage.reserveRender(created.account_id, plan, month, created.id);
     } catch (e) {
       if (e instanceof ServiceError) {
         // Refused: nothing is held. A job left behind (the delete failed) is swept as unsure.
@@ -289,9 +292,40 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
     return outcome;
   };
 
+  /**
+   * A pending job is cancelled, its unit given back and its end told (its webhook's
+   * job.cancelled, its batch's count), in that order, as `fail` does. The write is conditional on
+   * `pending`, as the consumer's claim is: a job claimed first is not cancelled (it renders and
+   * completes or fails; answered `cancelled: false` with the job as it is), and a job cancelled
+   * first is never claimed, so never rendered nor charged. A step after the write that does not go
+   * through leaves the job in the sweeper's index (unit `refunding`), which gives the unit back.
+   */
+  const cancel = async (
+    job: Pick<Job, 'account_id' | 'id'>,
+  ): Promise<{ readonly cancelled: boolean; readonly job: Job | undefined }> => {
+    let cancelled: Job;
+    try {
+      cancelled = await jobs.cancel(job, leaseUntil());
+    } catch (e) {
+      if (!isConditionFailure(e)) throw e;
+      return { cancelled: false, job: await jobs.get(job.account_id, job.id, true) };
+    }
+    if (cancelled.usage_month !== undefined) {
+      const month = cancelled.usage_month;
+      const refunded = await retried(
+        () => usage.releaseRender(job.account_id, month, job.id),
+        (f) => deps.onFault('quota release failed', f),
+      );
+      if (refunded) await jobs.settled(job).catch((f) => deps.onFault('settling the job failed', f));
+    }
+    await ended(cancelled);
+    return { cancelled: true, job: cancelled };
+  };
+
   return {
     leaseUntil,
     queueLeaseUntil,
+    cancel,
     open,
     renewing,
     /** pending → rendering for its render (its unit held), the lease moved. */

@@ -25,7 +25,7 @@ export const createJobPresenter =
       job,
       downloadUrl:
         storage && expires !== null && !expired
-          ? await storage.downloadUrl(job.object_key, `${job.id}.pdf`)
+          ? await storage.downloadUrl(job.object_key, job.file_name ?? `${job.id}.pdf`)
           : null,
       fileExpiresAt: expires?.toISOString() ?? null,
       fileExpired: expired,

@@ -13,7 +13,10 @@ import type { Page } from '../common/pagination.js';
 import type { JobEInvoice } from '../renders/e-invoice.js';
 import type { Diagnostics } from './diagnostics.js';
 
-export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed';
+export type JobStatus = 'pending' | 'rendering' | 'completed' | 'failed' | 'cancelled';
+
+/** A job that ended: it never moves again. */
+export const isEnded = (status: JobStatus): boolean => !(status === 'pending' || status === 'rendering');
 
 /**
  * sync: the request renders and answers the ended job. async: the request answers 202 with the
@@ -48,7 +51,14 @@ export interface Job {
   readonly diagnostics?: Diagnostics | null;
   readonly created_at: string;
   readonly updated_at: string;
+  /** When the job ended (completed, failed or cancelled); null while it is open. */
   readonly completed_at: string | null;
+  /** When its (last) render attempt began: the claim, or a sync render's start. Absent: not yet. */
+  readonly started_at?: string | null;
+  /** A batch's item: the caller's string for it (`items[i].reference`). Absent: none. */
+  readonly reference?: string;
+  /** The download's file name (`file_name`, templated and sanitised at acceptance). Absent: `{id}.pdf`. */
+  readonly file_name?: string;
   /** Epoch ms: while the unit is unsettled, when the sweeper may take the job over. Absent once settled. */
   readonly lease_until?: number;
   /** The month (`yyyy-mm`) whose quota unit the job holds or held. */
@@ -132,7 +142,10 @@ export const jobRecordRetentionSeconds = (pdfRetentionDays: number): number =>
 export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/${accountId}/${jobId}.pdf`;
 
 export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'> &
-  Pick<Job, 'mode' | 'webhook_id' | 'batch_id' | 'batch_item' | 'kind' | 'e_invoice'>;
+  Pick<
+    Job,
+    'mode' | 'webhook_id' | 'batch_id' | 'batch_item' | 'kind' | 'e_invoice' | 'reference' | 'file_name'
+  >;
 
 /**
  * A new job as every store writes it (`JobStore.create`, `BatchWrites.createJobs`): pending; with a
@@ -158,6 +171,7 @@ export const newJobRecord = (
   created_at: at,
   updated_at: at,
   completed_at: null,
+  started_at: null,
 });
 
 /**
@@ -166,6 +180,24 @@ export const newJobRecord = (
  */
 export const fenceOf = (job: Pick<Job, 'mode' | 'attempts'>): number | undefined =>
   job.mode === 'async' && job.attempts !== undefined ? job.attempts : undefined;
+
+/**
+ * How long a client polling an open job should wait before its next GET (the `Retry-After` of a
+ * 202 and of a pending or rendering job's GET); undefined once the job ended. A render of a page
+ * or two takes about a second, so a new job is worth a look after 2 s (1 s once it renders); the
+ * longer it waits or renders, the longer the interval (a tenth of its age), up to 10 s, so that a
+ * deep queue or a thousand-page document is not polled every second for minutes.
+ */
+export const pollAfterSeconds = (
+  job: Pick<Job, 'status' | 'created_at'> & { readonly started_at?: string | null },
+  now: Date = new Date(),
+): number | undefined => {
+  if (job.status !== 'pending' && job.status !== 'rendering') return undefined;
+  const since = job.status === 'rendering' && job.started_at ? job.started_at : job.created_at;
+  const ageSeconds = Math.max(0, (now.getTime() - Date.parse(since)) / 1000);
+  const least = job.status === 'rendering' ? 1 : 2;
+  return Math.min(10, Math.max(least, Math.ceil(ageSeconds / 10)));
+};
 
 /** A job still waiting for or under a render. */
 export const isOpen = (job: Pick<Job, 'status'>): boolean =>
@@ -221,7 +253,14 @@ export interface JobStore {
    * it holds nothing and leaves the sweeper's index at once.
    */
   fail(job: Job, error: JobError, diagnostics?: Diagnostics | null, settleBy?: number): Promise<Job>;
-  /** The failed job's unit came back: it leaves the open jobs. */
+  /**
+   * pending → cancelled (never a rendering job: it finishes), its unit `refunding` until
+   * `settleBy` (the caller gives it back and calls `settled`, or the sweeper reconciles the month).
+   * Rejects (ConditionalCheckFailedException) when the job is no longer pending: the consumer's
+   * claim and this write are conditional on the same status, so exactly one of them wins.
+   */
+  cancel(job: Pick<Job, 'account_id' | 'id'>, settleBy: number): Promise<Job>;
+  /** The failed or cancelled job's unit came back: it leaves the open jobs. */
   settled(job: Pick<Job, 'account_id' | 'id'>): Promise<void>;
   /** Fails a pending or rendering job whose lease ran out before `now`; false if it was not. */
   failExpired(job: Pick<Job, 'account_id' | 'id'>, now: number): Promise<boolean>;

@@ -217,7 +217,15 @@ export const createSweeper = ({
     // The ledger holds every completed job of the month, as the counters will (issue 39).
     await catchUpLedger(accountId, month, monthJobs);
     if (
-      !(await usage.setUnits(accountId, month, seen, counted.counts, counted.holders, counted.queuedHolders))
+      !(await usage.setUnits(
+        accountId,
+        month,
+        seen,
+        counted.counts,
+        counted.holders,
+        counted.queuedHolders,
+        counted.asyncHolders,
+      ))
     )
       return false;
     for (const job of expired) await lifecycle.settled(job);

@@ -136,7 +136,9 @@ export const createAsyncRenders = (deps: AsyncRenderDeps) => {
      */
     async create(principal: Principal, command: RenderCommand): Promise<Rendered> {
       const run: RenderRun = async (p, order): Promise<JobView> =>
-        pdfJobs.present(await submit(p, order, { webhookId: command.webhookId, batchId: null }));
+        pdfJobs.present(
+          await submit(p, order, { webhookId: command.webhookId, batchId: null, fileName: command.fileName }),
+        );
       return pdfJobs.create(principal, command, run);
     },
   };

@@ -172,7 +172,13 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     const month = monthOf(clock.now());
     // One read refuses a flood before any write; the reservation in `open` stays the one that decides.
     const seen = early?.month === month ? await early.units : undefined;
-    await usage.checkReservable(principal.accountId, planOf(principal), month, seen);
+    await usage.checkReservable(
+      principal.accountId,
+      planOf(principal),
+      month,
+      seen,
+      placement.mode !== 'async',
+    );
     const jobId = newJobId();
     const job = await lifecycle.open(
       {
@@ -184,6 +190,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         mode: placement.mode,
         webhook_id: placement.webhookId,
         batch_id: placement.batchId,
+        ...(placement.fileName ? { file_name: placement.fileName } : {}),
         ...(eInvoice ? { e_invoice: eInvoice.record } : {}),
       },
       planOf(principal),
@@ -270,9 +277,9 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   const finished = new WeakMap<RenderCommand, StoredAnswer>();
 
   const renderOnce =
-    (webhookId: string | null): RenderRun =>
+    ({ webhookId, fileName }: Pick<RenderCommand, 'webhookId' | 'fileName'>): RenderRun =>
     async (principal, order, renewAlso, onCompleted) =>
-      execute(await accept(principal, order, { ...SYNC, webhookId }), renewAlso, onCompleted);
+      execute(await accept(principal, order, { ...SYNC, webhookId, fileName }), renewAlso, onCompleted);
 
   /**
    * Our faults: the claim is given up (the job failed, its unit back) so that a retry renders. A
@@ -319,7 +326,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     async create(
       principal: Principal,
       command: RenderCommand,
-      run: RenderRun = renderOnce(command.webhookId),
+      run: RenderRun = renderOnce(command),
     ): Promise<Rendered> {
       const order = prepare(command);
       const { idempotency } = command;
@@ -365,6 +372,37 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const job = await jobs.get(principal.accountId, jobId);
       if (!job) throw jobNotFound(jobId);
       return present(job);
+    },
+
+    /**
+     * DELETE /v1/pdf/{job_id}: a pending async job is cancelled (its unit given back, job.cancelled
+     * told); one cancelled already answers as it is (a cancel sent twice is one). A job rendering
+     * finishes (409 JOB_NOT_CANCELLABLE: the render is not stopped, so what was rendered is
+     * what is charged), as does an ended one and a sync render (which ends with its request).
+     */
+    async cancel(principal: Principal, jobId: string): Promise<JobView> {
+      if (!JOB_ID.test(jobId)) throw jobNotFound(jobId);
+      const job = await jobs.get(principal.accountId, jobId, true);
+      if (!job) throw jobNotFound(jobId);
+      const refuse = (status: string, why: string) =>
+        new ServiceError('JOB_NOT_CANCELLABLE', `PDF job ${jobId} is ${status}: ${why}`, { jobId });
+      if (job.status === 'cancelled') return present(job);
+      if (job.mode !== 'async' || job.kind === 'merge')
+        throw refuse(job.status, 'only a pending async render can be cancelled');
+      // Still being accepted (its unit not yet held): the 202 that names it has not been sent.
+      if (job.status === 'pending' && job.unit === 'reserving' && !job.batch_id)
+        throw refuse('being accepted', 'retry in a moment');
+      if (job.status !== 'pending')
+        throw refuse(
+          job.status,
+          job.status === 'rendering'
+            ? 'a render that began runs to its end (completed or failed)'
+            : 'it ended already',
+        );
+      const out = await lifecycle.cancel(job);
+      if (out.job?.status === 'cancelled') return present(out.job);
+      // Claimed by the consumer first: it renders.
+      throw refuse(out.job?.status ?? 'gone', 'a render that began runs to its end (completed or failed)');
     },
 
     async list(principal: Principal, page: Page): Promise<JobView[]> {

@@ -69,6 +69,8 @@ export interface Placement {
   readonly mode: JobMode;
   readonly webhookId: string | null;
   readonly batchId: string | null;
+  /** The download's name (RenderCommand.fileName); absent or null: `{job_id}.pdf`. */
+  readonly fileName?: string | null | undefined;
 }
 
 export const SYNC: Placement = { mode: 'sync', webhookId: null, batchId: null };

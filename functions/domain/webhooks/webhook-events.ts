@@ -9,7 +9,7 @@
 import type { BatchEvents, BatchView } from '../batches/batches.js';
 import { eventDeliveryId, newWebhookDeliveryId, WEBHOOK_ID } from '../common/ids.js';
 import type { JobEvents, WebhookEndpoints } from '../common/ports.js';
-import type { Job } from '../jobs/jobs.js';
+import { isEnded, type Job } from '../jobs/jobs.js';
 import type { WebhookEmitter } from './webhook-management.js';
 import type { StoredWebhookDelivery, SubscribableEventType, WebhookStore } from './webhooks.js';
 
@@ -64,8 +64,8 @@ export const createWebhookJobEvents = (deps: WebhookJobEventsDeps): JobEvents =>
   const notifier = createWebhookNotifier(deps);
   return {
     async ended(job: Job): Promise<void> {
-      if (!job.webhook_id || (job.status !== 'completed' && job.status !== 'failed')) return;
-      const type = job.status === 'completed' ? 'job.completed' : 'job.failed';
+      if (!job.webhook_id || !isEnded(job.status)) return;
+      const type = `job.${job.status}` as 'job.completed' | 'job.failed' | 'job.cancelled';
       // The job's end is one event, whoever tells it and however often (its last write's time).
       const at = Date.parse(job.updated_at);
       const id = Number.isFinite(at)

@@ -9,7 +9,12 @@
 import type { Page } from '../common/pagination.js';
 
 /** The events an endpoint can subscribe to (`webhook.test` is sent on request only). */
-export const WEBHOOK_EVENT_TYPES = ['job.completed', 'job.failed', 'batch.completed'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'job.completed',
+  'job.failed',
+  'batch.completed',
+  'job.cancelled',
+] as const;
 export type SubscribableEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export type WebhookEventType = SubscribableEventType | 'webhook.test';
 

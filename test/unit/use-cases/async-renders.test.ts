@@ -10,7 +10,7 @@ import { ServiceError } from '../../../functions/domain/common/errors.js';
 import { newWebhookId } from '../../../functions/domain/common/ids.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
 import type { StoredWebhookEndpoint } from '../../../functions/domain/webhooks/webhooks.js';
-import { asyncRenders, pdfJobs } from '../../../functions/services.js';
+import { asyncRenders, pdfJobs, renderWorker } from '../../../functions/services.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
@@ -43,7 +43,7 @@ const endpoint = async (m: MemoryServices, accountId: string): Promise<string> =
     account_id: accountId,
     url: 'https://example.com/hook',
     description: null,
-    events: ['job.completed', 'job.failed'],
+    events: ['job.completed', 'job.failed', 'job.cancelled'],
     created_at: '2026-11-28T10:00:00.000Z',
     sealed_secret: 'sealed',
   };
@@ -72,13 +72,13 @@ describe('an async render, submitted', () => {
       account_id: ada.accountId,
     });
     expect(job.downloadUrl).toBeNull();
-    // Held in the queue with a long lease; its unit counts against the plan's concurrency from
-    // acceptance to its end (docs/contract.md), unlike a batch's queued jobs.
+    // Held in the queue with a long lease; its unit counts against the plan's queue depth from
+    // acceptance to its end, not its concurrency (issue 37: a queued render is not a running one).
     expect(await m.jobs.get(ada.accountId, job.job.id, true)).toMatchObject({
       unit: 'held',
       lease_until: m.clock.now().getTime() + m.settings.asyncQueueLeaseSeconds * 1000,
     });
-    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: 1 });
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: undefined });
     expect(await m.renderOrders.get(ada.accountId, job.job.id)).toMatchObject({
       v: 1,
       template: { source: '<p>Invoice {{ n }}</p>', variables: '{"n":7}' },
@@ -104,7 +104,7 @@ describe('an async render, submitted', () => {
       job: { job: { id: first.job.job.id, status: 'pending' } },
     });
     expect(m.renderQueue.messages()).toHaveLength(1);
-    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: 1 });
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: undefined });
     const other = command('<p>other</p>', { idempotency: { key: 'k-1', bodyHash: 'h2' } });
     expect((await failure(renders.create(ada, other))).code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
@@ -123,7 +123,7 @@ describe('an async render, submitted', () => {
     expect(await m.jobs.list(ada.accountId, { limit: 10, offset: 0 })).toHaveLength(1);
     expect(m.renderQueue.messages()).toHaveLength(1);
     expect(m.renderOrders.size()).toBe(1);
-    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: 1 });
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: undefined });
   });
 
   it('fails the job and gives its unit back when its message cannot be sent; the endpoint hears job.failed', async () => {
@@ -138,7 +138,7 @@ describe('an async render, submitted', () => {
     const failed = await m.jobs.get(ada.accountId, e.jobId as string, true);
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'INTERNAL_ERROR' } });
     expect(failed).not.toHaveProperty('unit');
-    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 0, inFlight: 0 });
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 0, inFlight: undefined });
     expect(m.renderQueue.messages()).toEqual([]);
     expect(m.faults.map((f) => f.message)).toEqual(['queueing an async render failed']);
     expect(await m.events()).toEqual([
@@ -146,7 +146,7 @@ describe('an async render, submitted', () => {
     ]);
     // The queue is back: the next render is accepted.
     expect((await renders.create(ada, command('<p>y</p>'))).job.job.status).toBe('pending');
-    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: 1 });
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: undefined });
   });
 
   it('fails the job and gives its unit back when its order cannot be stored; nothing is queued', async () => {
@@ -156,7 +156,7 @@ describe('an async render, submitted', () => {
     const e = await failure(m.services.get(asyncRenders).create(ada, command('<p>x</p>')));
     expect(e.code).toBe('INTERNAL_ERROR');
     expect(await m.jobs.get(ada.accountId, e.jobId as string, true)).toMatchObject({ status: 'failed' });
-    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 0, inFlight: 0 });
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 0, inFlight: undefined });
     expect(m.renderQueue.messages()).toEqual([]);
   });
 
@@ -172,7 +172,80 @@ describe('an async render, submitted', () => {
     expect(retried.replayed).toBe(false);
     expect(retried.job.job.id).not.toBe(e.jobId);
     expect(m.renderQueue.messages()).toHaveLength(1);
-    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: 1 });
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: undefined });
+  });
+});
+
+describe('a queue that queues (issue 37)', () => {
+  const plans = {
+    free: { monthlyRenders: 100, rendersPerMinute: 100, concurrentRenders: 1, queuedRenders: 3 },
+  };
+
+  it("queues past the plan's concurrency up to its queue depth; one more is 429 QUEUE_DEPTH_EXCEEDED with nothing held, until one ends", async () => {
+    m = memoryServices({ settings: { plans } });
+    const ada = caller();
+    const renders = m.services.get(asyncRenders);
+    const queued = [];
+    for (let i = 0; i < 3; i++) queued.push((await renders.create(ada, command(`<p>${i}</p>`))).job.job);
+    const refused = await failure(renders.create(ada, command('<p>past the depth</p>')));
+    expect(refused.code).toBe('QUEUE_DEPTH_EXCEEDED');
+    expect(refused.retryAfterSeconds).toBeGreaterThan(0);
+    expect(refused.jobId).toBeUndefined();
+    expect(await m.jobs.list(ada.accountId, { limit: 10, offset: 0 })).toHaveLength(3);
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 3, inFlight: undefined });
+    // One renders and completes: its place in the queue is free again.
+    const [first] = m.renderQueue.drain();
+    expect(await m.services.get(renderWorker).handle(first as never)).toMatchObject({ why: 'completed' });
+    expect((await renders.create(ada, command('<p>now</p>'))).job.job.status).toBe('pending');
+  });
+});
+
+describe('cancelling an async job (issue 37)', () => {
+  it('cancels a pending job once: its unit back, job.cancelled told once, and its message renders nothing', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const webhookId = await endpoint(m, ada.accountId);
+    const { job } = await m.services.get(asyncRenders).create(ada, command('<p>x</p>', { webhookId }));
+    const jobs = m.services.get(pdfJobs);
+    const cancelled = await jobs.cancel(ada, job.job.id);
+    expect(cancelled.job).toMatchObject({ status: 'cancelled', error: null });
+    expect(cancelled.job.completed_at).toBe(cancelled.job.updated_at);
+    // Twice is once.
+    expect((await jobs.cancel(ada, job.job.id)).job.status).toBe('cancelled');
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 0, inFlight: undefined });
+    expect(await m.jobs.get(ada.accountId, job.job.id, true)).not.toHaveProperty('unit');
+    const render = vi.spyOn(m.renderer, 'render');
+    const [message] = m.renderQueue.drain();
+    expect(await m.services.get(renderWorker).handle(message as never)).toMatchObject({
+      kind: 'done',
+      why: 'already cancelled',
+    });
+    expect(render).not.toHaveBeenCalled();
+    expect(await m.events()).toEqual([
+      { type: 'job.cancelled', data: expect.objectContaining({ id: job.job.id, status: 'cancelled' }) },
+    ]);
+  });
+
+  it('refuses a job that began rendering (it runs to its end), a sync render and an unknown id', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const { job } = await m.services.get(asyncRenders).create(ada, command('<p>x</p>'));
+    const claimed = await m.jobs.claim(
+      (await m.jobs.get(ada.accountId, job.job.id, true)) as never,
+      Date.now() + 60_000,
+      Date.now(),
+    );
+    expect(claimed?.status).toBe('rendering');
+    const jobs = m.services.get(pdfJobs);
+    const refused = await failure(jobs.cancel(ada, job.job.id));
+    expect(refused.code).toBe('JOB_NOT_CANCELLABLE');
+    expect(refused.message).toContain('runs to its end');
+    expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: undefined });
+    const sync = await jobs.create(ada, command('<p>sync</p>', { mode: 'sync' }));
+    expect((await failure(jobs.cancel(ada, sync.job.job.id))).code).toBe('JOB_NOT_CANCELLABLE');
+    expect((await failure(jobs.cancel(ada, 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'))).code).toBe(
+      'PDF_JOB_NOT_FOUND',
+    );
   });
 
   it('may wait past 120 s, up to the async budget (page_load.timeout_ms); a sync render may not, and neither may more than the budget', async () => {

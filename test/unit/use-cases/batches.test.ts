@@ -87,7 +87,7 @@ describe('a batch', () => {
     const ada = caller();
     const view = await m.services.get(batches).create(ada, batchOf(three()));
     expect(view.batch).toMatchObject({ status: 'processing', total: 3, completed: 0, failed: 0 });
-    expect(view.counts).toEqual({ pending: 3, rendering: 0, completed: 0, failed: 0 });
+    expect(view.counts).toEqual({ pending: 3, rendering: 0, completed: 0, failed: 0, cancelled: 0 });
     const jobs = await m.batchStore.jobs(ada.accountId, view.batch.id, { limit: 10, offset: 0 });
     // Accepted by the batch's record, the last write: a job is held in the queue by its consumer.
     expect(jobs.map((j) => [j.status, j.unit, j.batch_item])).toEqual([
@@ -112,7 +112,7 @@ describe('a batch', () => {
     expect(await work()).toEqual(['completed', 'completed', 'completed']);
     const done = await m.services.get(batches).get(ada, batch.id);
     expect(done.batch).toMatchObject({ status: 'completed', completed: 3, failed: 0 });
-    expect(done.counts).toEqual({ pending: 0, rendering: 0, completed: 3, failed: 0 });
+    expect(done.counts).toEqual({ pending: 0, rendering: 0, completed: 3, failed: 0, cancelled: 0 });
     expect(m.batchOrders.size()).toBe(0);
     const listed = await m.services.get(batches).listJobs(ada, batch.id, { limit: 10, offset: 0 });
     expect(listed.map((v) => [v.job.batch_item, v.job.status])).toEqual([
@@ -127,17 +127,23 @@ describe('a batch', () => {
       rendersUsed: 3,
       inFlight: 0,
     });
-    // A batch's jobs tell no endpoint of their own; the batch tells its endpoint once.
-    expect(await m.events()).toEqual([
-      {
-        type: 'batch.completed',
-        data: expect.objectContaining({
-          id: batch.id,
-          status: 'completed',
-          counts: { pending: 0, rendering: 0, completed: 3, failed: 0 },
-        }),
-      },
+    // Each job tells the batch's endpoint (it subscribed to job.completed: issue 37); the batch
+    // tells it once.
+    const told = await m.events();
+    expect(told.map((e) => `${e.type} ${e.data.item_index ?? '-'}`).sort()).toEqual([
+      'batch.completed -',
+      'job.completed 0',
+      'job.completed 1',
+      'job.completed 2',
     ]);
+    expect(told.find((e) => e.type === 'batch.completed')).toEqual({
+      type: 'batch.completed',
+      data: expect.objectContaining({
+        id: batch.id,
+        status: 'completed',
+        counts: { pending: 0, rendering: 0, completed: 3, failed: 0, cancelled: 0 },
+      }),
+    });
     expect(m.faults).toEqual([]);
   });
 
@@ -196,7 +202,7 @@ describe('a batch', () => {
     );
     const earlier = await m.batchStore.jobs(ada.accountId, first.batch.id, { limit: 10, offset: 0 });
     expect(again.batch.replayed).toEqual({ '0': earlier[1]?.id });
-    expect(again.counts).toEqual({ pending: 1, rendering: 0, completed: 1, failed: 0 });
+    expect(again.counts).toEqual({ pending: 1, rendering: 0, completed: 1, failed: 0, cancelled: 0 });
     expect(m.renderQueue.messages()).toHaveLength(1);
     expect(await m.ledger(ada.accountId)).toMatchObject({ rendersUsed: 3, inFlight: 0 });
     await work();

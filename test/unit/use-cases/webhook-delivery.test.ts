@@ -81,12 +81,12 @@ describe('an endpoint', () => {
     expect(m.faults).toEqual([]);
   });
 
-  it('receives a batch’s batch.completed once, with its counts, and none of its jobs’ own events', async () => {
+  it('receives a batch’s batch.completed once, with its counts, and none of its jobs’ own events when it subscribed to batch.completed only', async () => {
     m = setup();
     const ada: Principal = caller();
     const endpoint = await m.services
       .get(webhookManagement)
-      .create(ada, { url: receiver.url('/ok/batch'), description: null, events: null });
+      .create(ada, { url: receiver.url('/ok/batch'), description: null, events: ['batch.completed'] });
     const { batch } = await m.services.get(batches).create(ada, {
       source: { kind: 'inline', html: '<p>{{ 10 / d }}</p>', headerHtml: null, footerHtml: null },
       options: {},
@@ -104,5 +104,39 @@ describe('an endpoint', () => {
       },
     });
     expect(await m.ledger(ada.accountId)).toMatchObject({ open: 0, completed: 2, failed: 1, rendersUsed: 2 });
+  });
+
+  it('receives each batch item’s job.completed or job.failed, with its reference and item_index, when it subscribed to them (issue 37)', async () => {
+    m = setup();
+    const ada: Principal = caller();
+    const endpoint = await m.services
+      .get(webhookManagement)
+      .create(ada, { url: receiver.url('/ok/items'), description: null, events: null });
+    await m.services.get(batches).create(ada, {
+      source: { kind: 'inline', html: '<p>{{ 10 / d }}</p>', headerHtml: null, footerHtml: null },
+      options: {},
+      items: ['{"d": 1}', '{"d": 0}'].map((v, i) => ({
+        variables: parseTemplateData(v),
+        reference: `invoice-${i}`,
+      })),
+      webhookId: endpoint.id,
+    });
+    expect(await deliver()).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    const requests = await receiver.waitFor('/ok/items', 3);
+    const events = requests.map(
+      (r) =>
+        new Webhook(endpoint.secret).verify(r.body ?? '', r.headers as Record<string, string>) as {
+          type: string;
+          data: Record<string, unknown>;
+        },
+    );
+    const byType = (type: string) => events.filter((e) => e.type === type).map((e) => e.data);
+    expect(byType('job.completed')).toEqual([
+      expect.objectContaining({ reference: 'invoice-0', item_index: 0, status: 'completed' }),
+    ]);
+    expect(byType('job.failed')).toEqual([
+      expect.objectContaining({ reference: 'invoice-1', item_index: 1, status: 'failed' }),
+    ]);
+    expect(byType('batch.completed')).toHaveLength(1);
   });
 });

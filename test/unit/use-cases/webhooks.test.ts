@@ -68,7 +68,7 @@ describe('webhook endpoints', () => {
       events: null,
     });
     expect(created.secret).toMatch(/^whsec_/);
-    expect(created.events).toEqual(['job.completed', 'job.failed', 'batch.completed']);
+    expect(created.events).toEqual(['job.completed', 'job.failed', 'batch.completed', 'job.cancelled']);
     const listed = await management.list(ADA);
     expect(listed).toEqual([
       {

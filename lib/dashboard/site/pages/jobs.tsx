@@ -18,6 +18,7 @@ export const STATUS_LABEL: Record<Job['status'], string> = {
   rendering: 'Rendering',
   completed: 'Completed',
   failed: 'Failed',
+  cancelled: 'Cancelled',
 };
 
 export const Download = ({ job }: { job: Job }) => {

@@ -26,6 +26,7 @@ const EVENTS: readonly { readonly type: EventType; readonly what: string }[] = [
   { type: 'job.completed', what: 'an async render finished: its PDF can be downloaded' },
   { type: 'job.failed', what: 'an async render failed' },
   { type: 'batch.completed', what: 'every job of a batch ended' },
+  { type: 'job.cancelled', what: 'a pending async render was cancelled' },
 ];
 
 const NewSecret = ({ created, onDone }: { created: CreatedWebhook; onDone: () => void }) => {
