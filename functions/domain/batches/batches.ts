@@ -1,8 +1,6 @@
 /**
  * Batches (POST /v1/batches): one template and up to 1,000 items, each with its own variables,
- * every item a normal async job (`batch_id` on it) that the render queue's consumer renders as it
- * renders any async job (render-worker.ts). The store is a port; the DynamoDB adapter is
- * functions/adapters/dynamodb/batches.ts.
+ * every item an async job (`batch_id` on it) rendered as any async job is (render-worker.ts).
  *
  * Acceptance decides everything before a message is sent: the template is read and parsed once,
  * each item's variables are checked against it (a missing variable answers 422 naming
@@ -22,7 +20,7 @@
  * jobs queued: those whose message did not go are sent again by the sweeper at the same time.
  *
  * Item keys (`items[i].idempotency_key`, batch-acceptance.ts): an item whose key replays is an
- * earlier item's job, in this batch at its place (`replayed`), counted as it ends.
+ * earlier item's job, at its place in this batch (`replayed`), counted as it ends.
  *
  * Counts: each job that ends is counted once on the batch (a set of ended job ids, conditional),
  * by JobEvents when it ends (the consumer's, the sweeper's), or by a read of the batch that finds
@@ -69,10 +67,7 @@ import type { BatchOrder, BatchOrders, BatchQueue } from './batch-queue.js';
 
 /** The most items one batch may have. */
 export const MAX_BATCH_ITEMS = 1000;
-/**
- * The most items with an e-invoice one batch may have: each is validated at acceptance (its XSD
- * and schematron, 20-400 ms warm on 2 busy cores), within API Gateway's 29 s.
- */
+/** Items with an e-invoice, at most: each is validated at acceptance (20-400 ms), within API Gateway's 29 s. */
 export const MAX_E_INVOICE_BATCH_ITEMS = 50;
 
 export * from './batch-counter.js';
