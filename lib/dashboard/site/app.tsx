@@ -8,7 +8,6 @@ import { JobsPage } from './pages/jobs.js';
 import { KeysPage } from './pages/keys.js';
 import { TemplateEditorPage } from './pages/template-editor.js';
 import { TemplatesPage } from './pages/templates.js';
-import { UsagePage } from './pages/usage.js';
 import { href, parseRoute, type Route } from './routes.js';
 import type { Session } from './session.js';
 
@@ -73,9 +72,9 @@ const SignIn = ({
 };
 
 type LaterPages = typeof import('./pages/later.js');
-type LaterRoute = Extract<Route, { page: 'batches' | 'batch' | 'webhooks' | 'webhook' | 'assets' }>;
+type LaterRoute = Extract<Route, { page: 'batches' | 'batch' | 'webhooks' | 'webhook' | 'assets' | 'usage' }>;
 
-/** The batches and webhooks pages, loaded the first time one opens (pages/later.ts). */
+/** The batches, webhooks, assets and usage pages, loaded the first time one opens (pages/later.ts). */
 const LaterPage = ({ route }: { route: LaterRoute }) => {
   const [state, setState] = useState<{ pages?: LaterPages; error?: unknown }>({});
   useEffect(() => {
@@ -97,6 +96,8 @@ const LaterPage = ({ route }: { route: LaterRoute }) => {
       return <pages.WebhookPage key={route.id} id={route.id} />;
     case 'assets':
       return <pages.AssetsPage />;
+    case 'usage':
+      return <pages.UsagePage />;
   }
 };
 
@@ -117,7 +118,6 @@ const Page = ({ route }: { route: Route }) => {
       // Kept mounted from one of these pages to the next: the chunk is asked for once per visit.
       return <LaterPage route={route} />;
     case 'usage':
-      return <UsagePage />;
     case 'assets':
       return <LaterPage route={route} />;
   }

@@ -134,12 +134,13 @@ describe('the sweeper', () => {
         },
         { month: MONTH, leaseUntil: now() + 30_000 },
       );
-      await usage.reserveRender(ACCOUNT, PLAN, MONTH, id);
+      // An async render holds a unit and a place in the queue depth, not a running render (issue 37).
+      await usage.reserveAsync(ACCOUNT, PLAN, MONTH, id);
       return jobs.hold(created, now() + 300_000);
     };
     const rendering = (await jobs.claim(await asyncJob(), now() + 30_000, now())) as Job;
     const queued = await asyncJob();
-    expect(await usage.readUnits(ACCOUNT, MONTH)).toEqual({ rendersUsed: 3, inFlight: 3 });
+    expect(await usage.readUnits(ACCOUNT, MONTH)).toEqual({ rendersUsed: 3, inFlight: 1 });
     // Every lease still runs: a pass on the timer leaves them all.
     expect(await sweeper.sweep()).toMatchObject({ expired: 0, interrupted: 0 });
     // The pass at the start does not wait for the dead holders' leases.
@@ -155,7 +156,7 @@ describe('the sweeper', () => {
       status: 'pending',
       lease_until: queued.lease_until,
     });
-    // The dead sync render's slot and unit are free now; the two async jobs keep theirs.
-    expect(await usage.readUnits(ACCOUNT, MONTH)).toEqual({ rendersUsed: 2, inFlight: 2 });
+    // The dead sync render's slot and unit are free now; the two async jobs keep their units.
+    expect(await usage.readUnits(ACCOUNT, MONTH)).toEqual({ rendersUsed: 2, inFlight: 0 });
   });
 });
