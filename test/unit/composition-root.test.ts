@@ -66,7 +66,9 @@ describe('the composition root', () => {
   it('builds stores, clients and queues only in the composition root', () => {
     const outside = files.filter(
       ({ file }) =>
-        file !== COMPOSITION_ROOT && file !== COMPOSITION_ROOT_STORES && !file.startsWith('functions/adapters/'),
+        file !== COMPOSITION_ROOT &&
+        file !== COMPOSITION_ROOT_STORES &&
+        !file.startsWith('functions/adapters/'),
     );
     const built = outside.flatMap(({ file, text }) => [
       ...adapterValueImports(text)
