@@ -32,6 +32,7 @@ import {
   consumers as serviceConsumers,
 } from '../../functions/consumers.js';
 import type { LookupAll } from '../../functions/core/public-addresses.js';
+import { withoutBatchRuns } from '../../functions/domain/renders/render-call.js';
 import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
 import {
   batchOutputQueue,
@@ -540,7 +541,8 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         region: LOCAL_REGION,
         environmentFor,
         parts: {
-          renderer,
+          // Batch runs are off for now (withoutBatchRuns, functions/domain/renders/render-call.ts).
+          renderer: withoutBatchRuns(renderer),
           ...webhookParts,
           usageBus: createJsonLinesUsageBus(join(dataDir, USAGE_EVENTS_FILE)),
         },

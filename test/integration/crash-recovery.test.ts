@@ -440,6 +440,7 @@ describe.concurrent('a stack killed mid-work and restarted on the same data', ()
       rendering: 0,
       completed: completed.length,
       failed: failed.length,
+      cancelled: 0,
     });
     // Nothing completed is lost: every job completed before the kill still is, with its PDF.
     for (const id of completedBeforeKill) {

@@ -352,7 +352,7 @@ describe('the dashboard, for work that finishes later', () => {
     expect(endpoints[0]).toMatchObject({
       url: receiver.url('/ok/dashboard'),
       description: 'Order system',
-      events: ['job.completed', 'job.failed'],
+      events: ['job.completed', 'job.failed', 'job.cancelled'],
     });
 
     await clickButton('I have copied the secret');
