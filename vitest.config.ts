@@ -96,17 +96,24 @@ const HEAVY = [
   'unit/cdk-synth-imports',
 ].map((name) => `test/${name}.test.ts`);
 
+/**
+ * The long hostile sweeps: the fast tier runs a sample of each (every kind of case), the full tier
+ * the rest too, in the `sweeps` project (test/helpers/sweep-part.ts).
+ */
+const SWEEPS = ['template-injection', 'hostile-input'].map((name) => `test/integration/${name}.test.ts`);
+
 const OWN_PROCESS_FAST = OWN_PROCESS.filter((file) => !HEAVY.includes(file));
 
 /**
- * Four projects in two tiers. The fast tier (`npm test`, before every commit): `unit` needs no
+ * Five projects in two tiers. The fast tier (`npm test`, before every commit): `unit` needs no
  * network and no Chromium (`npm run test:unit`; the memory adapters' contract tests too); the
  * integration projects run against real local stacks (dynalite, s3rver, Chromium): `integration`
  * against one shared stack for the whole run, started by its global setup in a process of its own
  * (test/helpers/shared-stack.ts), or a file's own stack with other settings in a child process
  * (a bundled stack starts for about a quarter of the CPU of one loaded into the test process),
  * and the local adapters' contract tests; `integration-own` against stacks in each file's own
- * process. The full tier (`npm run test:all`, CI) adds `heavy`, after all of them (HEAVY above).
+ * process. The full tier (`npm run test:all`, CI) adds `sweeps` beside `integration` (the rest of
+ * the two long hostile sweeps, SWEEPS above) and `heavy`, after all of them (HEAVY above).
  *
  * A test file's own process costs about 1.5 s of CPU before its first test (Node, the worker, the
  * service's and the SDK's modules), more than many files' tests. So `unit` and `integration` run
@@ -161,6 +168,18 @@ export default defineConfig({
           globalSetup: ['test/helpers/shared-stack.ts'],
           pool: 'threads',
           isolate: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        // The full tier's part of the two long hostile sweeps (test/helpers/sweep-part.ts): the
+        // cases the fast tier's sample leaves out, on the shared stack, beside `integration`.
+        extends: true,
+        test: {
+          name: 'sweeps',
+          include: SWEEPS,
+          env: { POWERTOOLS_DEV: 'true', POWERTOOLS_LOG_LEVEL: 'WARN', SWEEP_PART: 'rest' },
+          globalSetup: ['test/helpers/shared-stack.ts'],
           sequence: { groupOrder: 1 },
         },
       },

@@ -10,7 +10,6 @@ import {
   type GetCommandInput,
   PutCommand,
   type PutCommandInput,
-  QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
@@ -28,6 +27,7 @@ import {
   ITEM_ABSENT,
   ITEM_EXISTS,
 } from './keys.js';
+import { queryAll } from './pagination.js';
 
 const toAccount = (item: Record<string, unknown>): Account => ({
   id: String(item.id),
@@ -172,16 +172,11 @@ export const createAccountStore = (
 
     /** Accounts whose email is `email` (case-insensitive), oldest first. Reads GSI1, never scans. */
     async findByEmail(email: string): Promise<Account[]> {
-      const found: Account[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const out = await db.send(
-          new QueryCommand({ ...findAccountsByEmailParams(tableName, email), ExclusiveStartKey: startKey }),
-        );
-        for (const item of out.Items ?? []) if (item.type === ENTITY.account) found.push(toAccount(item));
-        startKey = out.LastEvaluatedKey;
-      } while (startKey);
-      return found.sort((a, b) => a.created_at.localeCompare(b.created_at));
+      const items = await queryAll(db, findAccountsByEmailParams(tableName, email));
+      return items
+        .filter((item) => item.type === ENTITY.account)
+        .map(toAccount)
+        .sort((a, b) => a.created_at.localeCompare(b.created_at));
     },
   };
 };

@@ -26,7 +26,6 @@ import {
   GetCommand,
   PutCommand,
   type PutCommandInput,
-  QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
@@ -55,6 +54,7 @@ import {
   PK,
   SK,
 } from './keys.js';
+import { queryAll } from './pagination.js';
 
 const LAST_USED_RESOLUTION_MS = 60_000;
 /**
@@ -199,18 +199,10 @@ export const createApiKeyStore = (
 
   /** The account's refs (id → digest), newest first. */
   const refs = async (accountId: string): Promise<{ id: string; digest: string }[]> => {
-    const found: { id: string; digest: string }[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await db.send(
-        new QueryCommand({ ...listApiKeyRefsParams(tableName, accountId), ExclusiveStartKey: startKey }),
-      );
-      for (const item of out.Items ?? []) {
-        if (item.type === ENTITY.apiKeyRef) found.push({ id: String(item.id), digest: String(item.digest) });
-      }
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return found;
+    const items = await queryAll(db, listApiKeyRefsParams(tableName, accountId));
+    return items
+      .filter((item) => item.type === ENTITY.apiKeyRef)
+      .map((item) => ({ id: String(item.id), digest: String(item.digest) }));
   };
 
   /** The records behind `digests` that belong to `accountId`, by key id. */

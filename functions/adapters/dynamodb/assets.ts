@@ -14,12 +14,12 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
-  QueryCommand,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { AssetStore, StoredAsset } from '../../domain/assets/assets.js';
 import { ASSET_SK_PREFIX, accountPartition, assetKey, assetUsageKey, ENTITY, PK, SK } from './keys.js';
+import { queryAll } from './pagination.js';
 
 const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
 
@@ -141,23 +141,14 @@ export const createAssetStore = (
     get,
 
     async list(accountId) {
-      const found: StoredAsset[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const out = await db.send(
-          new QueryCommand({
-            TableName: tableName,
-            KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-            ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-            ExpressionAttributeValues: { ':pk': accountPartition(accountId), ':prefix': ASSET_SK_PREFIX },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of out.Items ?? []) if (item.type === ENTITY.asset) found.push(toAsset(item));
-        startKey = out.LastEvaluatedKey;
-      } while (startKey);
-      return found;
+      const items = await queryAll(db, {
+        TableName: tableName,
+        KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+        ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+        ExpressionAttributeValues: { ':pk': accountPartition(accountId), ':prefix': ASSET_SK_PREFIX },
+        ConsistentRead: true,
+      });
+      return items.filter((item) => item.type === ENTITY.asset).map(toAsset);
     },
 
     async delete(accountId, name) {

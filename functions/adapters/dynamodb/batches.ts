@@ -12,7 +12,6 @@ import {
   type GetCommandInput,
   PutCommand,
   type PutCommandInput,
-  QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
@@ -46,7 +45,7 @@ import {
   TTL,
   withoutKeys,
 } from './keys.js';
-import { queryPage } from './pagination.js';
+import { queryAll, queryPage } from './pagination.js';
 
 /** The ids of the batch's jobs counted as ended (a string set). */
 const ENDED = 'ended_jobs';
@@ -240,17 +239,6 @@ export const createBatchStore = (
     }
   };
 
-  const queryAll = async (query: QueryCommandInput): Promise<Record<string, unknown>[]> => {
-    const items: Record<string, unknown>[] = [];
-    let next: Record<string, unknown> | undefined;
-    do {
-      const out = await db.send(new QueryCommand({ ...query, ExclusiveStartKey: next }));
-      items.push(...(out.Items ?? []));
-      next = out.LastEvaluatedKey;
-    } while (next);
-    return items;
-  };
-
   /** `limit` items of `query` after `offset` (read as keys only; offsets are capped by the API). */
   const page = (query: QueryCommandInput, at: { limit: number; offset: number }) =>
     // LastEvaluatedKey carries every key attribute, whatever the projection.
@@ -339,7 +327,7 @@ export const createBatchStore = (
     },
 
     async statuses(accountId, batchId): Promise<BatchJobStatus[]> {
-      const items = await queryAll({
+      const items = await queryAll(db, {
         ...batchJobsParams(tableName, accountId, batchId),
         ProjectionExpression: 'id, #status, updated_at',
         ExpressionAttributeNames: { '#pk': GSI2.partitionKey, '#status': 'status' },

@@ -10,7 +10,6 @@ import {
   type GetCommandInput,
   PutCommand,
   type PutCommandInput,
-  QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
@@ -49,7 +48,7 @@ import {
   TTL,
   withoutKeys,
 } from './keys.js';
-import { queryPage, queryShards } from './pagination.js';
+import { queryAll, queryPage, queryShards } from './pagination.js';
 
 /**
  * A new job's item, written only if no item has its key; open (in the sweeper's index) while
@@ -540,15 +539,7 @@ export const createJobStore = (
     },
 
     async ofMonth(accountId, month) {
-      const items: Record<string, unknown>[] = [];
-      let next: Record<string, unknown> | undefined;
-      do {
-        const out = await db.send(
-          new QueryCommand({ ...monthJobsParams(tableName, accountId, month), ExclusiveStartKey: next }),
-        );
-        items.push(...(out.Items ?? []));
-        next = out.LastEvaluatedKey;
-      } while (next);
+      const items = await queryAll(db, monthJobsParams(tableName, accountId, month));
       return items.map(toJob);
     },
 

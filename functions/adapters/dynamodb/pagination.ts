@@ -1,6 +1,21 @@
 /** Offset paging on DynamoDB, which cannot skip items. */
 import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 
+/** Every item of `query`, page after page (for queries an account's own items bound). */
+export const queryAll = async (
+  db: DynamoDBDocumentClient,
+  query: QueryCommandInput,
+): Promise<Record<string, unknown>[]> => {
+  const items: Record<string, unknown>[] = [];
+  let next: Record<string, unknown> | undefined;
+  do {
+    const out = await db.send(new QueryCommand({ ...query, ExclusiveStartKey: next }));
+    items.push(...(out.Items ?? []));
+    next = out.LastEvaluatedKey;
+  } while (next);
+  return items;
+};
+
 /**
  * Where a page at `offset` starts. DynamoDB cannot skip items: this reads `offset` items of
  * `query` (give it a keys-only ProjectionExpression) and answers the key to start after, or that

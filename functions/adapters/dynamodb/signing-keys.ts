@@ -16,7 +16,6 @@ import {
   GetCommand,
   PutCommand,
   type PutCommandInput,
-  QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
@@ -33,6 +32,7 @@ import {
   signingKeyKey,
   signingKeySlotsKey,
 } from './keys.js';
+import { queryAll } from './pagination.js';
 
 const isConditionFailure = (e: unknown) => (e as Error).name === 'ConditionalCheckFailedException';
 
@@ -128,16 +128,8 @@ export const createSigningKeyStore = (
   },
 
   async list(accountId) {
-    const found: StoredSigningKey[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await db.send(
-        new QueryCommand({ ...listSigningKeysParams(tableName, accountId), ExclusiveStartKey: startKey }),
-      );
-      for (const item of out.Items ?? []) if (item.type === ENTITY.signingKey) found.push(toKey(item));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return found;
+    const items = await queryAll(db, listSigningKeysParams(tableName, accountId));
+    return items.filter((item) => item.type === ENTITY.signingKey).map(toKey);
   },
 
   async delete(accountId, keyId) {

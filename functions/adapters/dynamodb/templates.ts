@@ -61,7 +61,7 @@ import {
   templateVersionPartition,
   templateVersionSk,
 } from './keys.js';
-import { skipItems } from './pagination.js';
+import { queryAll, skipItems } from './pagination.js';
 
 /** The record item as stored, without its content. */
 interface TemplateRecord extends Omit<Template, keyof TemplateContent | 'renders_offline_for_others'> {
@@ -189,26 +189,15 @@ export const createTemplateStore = (
   };
 
   /** Every item of one version (header first), or of all versions: their keys and data. */
-  const queryVersionItems = async (templateId: string, prefix: string, keysOnly: boolean) => {
-    const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await db.send(
-        new QueryCommand({
-          TableName: tableName,
-          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-          ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
-          ExpressionAttributeValues: { ':pk': templateVersionPartition(templateId), ':prefix': prefix },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-          ...(keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
-        }),
-      );
-      items.push(...(out.Items ?? []));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return items;
-  };
+  const queryVersionItems = (templateId: string, prefix: string, keysOnly: boolean) =>
+    queryAll(db, {
+      TableName: tableName,
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
+      ExpressionAttributeNames: { '#pk': PK, '#sk': SK },
+      ExpressionAttributeValues: { ':pk': templateVersionPartition(templateId), ':prefix': prefix },
+      ConsistentRead: true,
+      ...(keysOnly ? { ProjectionExpression: '#pk, #sk' } : {}),
+    });
 
   /** A version's content, or undefined when it was never (completely) written or is deleted. */
   const readVersion = async (templateId: string, version: number): Promise<TemplateContent | undefined> => {

@@ -3,7 +3,6 @@ import {
   type DynamoDBDocumentClient,
   PutCommand,
   type PutCommandInput,
-  QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
@@ -29,7 +28,7 @@ import {
   usageOutboxPartition,
   withoutKeys,
 } from './keys.js';
-import { queryShards } from './pagination.js';
+import { queryAll, queryShards } from './pagination.js';
 
 const ENTRY_FIELDS = [
   'account_id',
@@ -114,17 +113,6 @@ export const markPublishedParams = (
   ConditionExpression: `attribute_exists(${PK})`,
   ExpressionAttributeNames: { '#gpk': GSI1.partitionKey, '#gsk': GSI1.sortKey },
 });
-
-const queryAll = async (db: DynamoDBDocumentClient, params: QueryCommandInput) => {
-  const items: Record<string, unknown>[] = [];
-  let next: Record<string, unknown> | undefined;
-  do {
-    const out = await db.send(new QueryCommand({ ...params, ExclusiveStartKey: next }));
-    items.push(...(out.Items ?? []));
-    next = out.LastEvaluatedKey;
-  } while (next);
-  return items;
-};
 
 const byJob = (a: UsageEntry, b: UsageEntry) =>
   a.account_id === b.account_id ? (a.job_id < b.job_id ? -1 : 1) : a.account_id < b.account_id ? -1 : 1;

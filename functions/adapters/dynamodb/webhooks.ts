@@ -25,7 +25,6 @@ import {
   type GetCommandInput,
   PutCommand,
   type PutCommandInput,
-  QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
@@ -64,7 +63,7 @@ import {
   webhookSlotsKey,
   webhooksPartition,
 } from './keys.js';
-import { queryPage, queryShards } from './pagination.js';
+import { queryAll, queryPage, queryShards } from './pagination.js';
 
 /** How long a delivery and its attempts stay readable after its last run of attempts began. */
 export const DELIVERY_RETENTION_DAYS = 30;
@@ -447,16 +446,8 @@ export const createWebhookStore = (
   },
 
   async list(accountId) {
-    const found: StoredWebhookEndpoint[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await db.send(
-        new QueryCommand({ ...listWebhooksParams(tableName, accountId), ExclusiveStartKey: startKey }),
-      );
-      for (const item of out.Items ?? []) if (item.type === ENTITY.webhook) found.push(toEndpoint(item));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey);
-    return found;
+    const items = await queryAll(db, listWebhooksParams(tableName, accountId));
+    return items.filter((item) => item.type === ENTITY.webhook).map(toEndpoint);
   },
 
   async delete(accountId, webhookId) {
