@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it, onTestFinished } from 'vitest';
 import type { MessageQueue } from '../../functions/domain/common/ports.js';
 import { sleep, waitUntil } from './wait.js';
 
@@ -45,13 +45,11 @@ interface Received {
 }
 
 export const queueContract = (backend: QueueBackend): void => {
-  const open: QueueUnderTest<unknown>[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((q) => q.close()));
-  });
+  // Each case has a queue of its own, closed when the case ends: the cases run side by side (they
+  // mostly wait out visibility timeouts and delays).
   const create = async (settings: QueueSettings) => {
     const q = await backend.create<{ n: number; pad?: string }>(settings);
-    open.push(q as QueueUnderTest<unknown>);
+    onTestFinished(() => q.close());
     return q;
   };
   const s = backend.secondMs;
@@ -80,8 +78,10 @@ export const queueContract = (backend: QueueBackend): void => {
     return { log, consumer };
   };
 
-  describe(`the queue port on ${backend.name}`, () => {
-    it("delivers every message once, its body as JSON in Lambda's SQS shape, also those sent many at a time", async () => {
+  describe.concurrent(`the queue port on ${backend.name}`, () => {
+    it("delivers every message once, its body as JSON in Lambda's SQS shape, also those sent many at a time", async ({
+      expect,
+    }) => {
       const q = await create({ visibilityTimeoutSeconds: 1 });
       const { log, consumer } = logging();
       await q.queue.send({ n: 0 });
@@ -98,7 +98,7 @@ export const queueContract = (backend: QueueBackend): void => {
       expect(new Set(log.map((r) => r.record.messageId)).size).toBe(24);
     });
 
-    it('holds a message back its DelaySeconds', async () => {
+    it('holds a message back its DelaySeconds', async ({ expect }) => {
       const q = await create({ visibilityTimeoutSeconds: 5 });
       const { log, consumer } = logging();
       q.consume(consumer);
@@ -110,7 +110,9 @@ export const queueContract = (backend: QueueBackend): void => {
       expect((log[1]?.at ?? 0) - sentAt).toBeGreaterThanOrEqual(1.9 * s);
     });
 
-    it('brings back a record named in batchItemFailures after the visibility timeout, its receive count up, and only that record', async () => {
+    it('brings back a record named in batchItemFailures after the visibility timeout, its receive count up, and only that record', async ({
+      expect,
+    }) => {
       const q = await create({ visibilityTimeoutSeconds: 1 });
       const { log, consumer } = logging((r) => (r.body.n === 1 && r.receives === 1 ? 'fail' : 'ok'));
       await q.queue.sendMany?.([{ n: 1 }, { n: 2 }]);
@@ -124,7 +126,7 @@ export const queueContract = (backend: QueueBackend): void => {
       expect(log.filter((r) => r.body.n === 2).map((r) => r.receives)).toEqual([1]);
     });
 
-    it('brings back the whole batch of a consumer that throws', async () => {
+    it('brings back the whole batch of a consumer that throws', async ({ expect }) => {
       const q = await create({ visibilityTimeoutSeconds: 1 });
       const { log, consumer } = logging((r) => (r.receives === 1 ? 'throw' : 'ok'));
       await q.queue.send({ n: 1 });
@@ -134,7 +136,7 @@ export const queueContract = (backend: QueueBackend): void => {
       expect(log.map((r) => r.receives)).toEqual([1, 2]);
     });
 
-    it('moves a message received maxReceiveCount times to the dead-letter queue', async () => {
+    it('moves a message received maxReceiveCount times to the dead-letter queue', async ({ expect }) => {
       const q = await create({ visibilityTimeoutSeconds: 1, maxReceiveCount: 2 });
       const { log, consumer } = logging(() => 'fail');
       await q.queue.send({ n: 9 });
@@ -149,7 +151,7 @@ export const queueContract = (backend: QueueBackend): void => {
       expect(log.map((r) => r.receives)).toEqual([1, 2]);
     });
 
-    it("serves a group that waits ahead of another group's backlog", async () => {
+    it("serves a group that waits ahead of another group's backlog", async ({ expect }) => {
       const q = await create({ visibilityTimeoutSeconds: 5 });
       const { log, consumer } = logging();
       await q.queue.sendMany?.(
@@ -163,7 +165,7 @@ export const queueContract = (backend: QueueBackend): void => {
       expect(log.find((r) => r.body.n === 100)?.record.attributes.MessageGroupId).toBe('quiet');
     });
 
-    it('refuses a body over 256 KiB and a delay over 900 s, as SQS does', async () => {
+    it('refuses a body over 256 KiB and a delay over 900 s, as SQS does', async ({ expect }) => {
       const q = await create({ visibilityTimeoutSeconds: 1 });
       await expect(q.queue.send({ n: 1, pad: 'x'.repeat(262_144) })).rejects.toThrow();
       await expect(q.queue.send({ n: 1 }, { delaySeconds: 901 })).rejects.toThrow();
