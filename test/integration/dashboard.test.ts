@@ -703,8 +703,9 @@ describe('the dashboard', () => {
     await waitForText(page, '[data-field=protection-note]', /with each render/);
     await page.click('#tpl-watermark-on');
     await page.type('#tpl-watermark-text', 'DRAFT COPY');
-    // Level, so that the text layer reads it in one piece.
+    // Level and low, clear of the PREVIEW mark's slant, so that the text layer reads it in one piece.
     await page.type('#tpl-watermark-rotation_deg', '0');
+    await page.select('#tpl-watermark-position', 'bottom');
     await page.click('#tpl-stamp-on');
     await page.type('#tpl-stamp-text', 'PAID {{ customer }}');
     await page.select('#tpl-stamp-position', 'top-right');
@@ -738,7 +739,7 @@ describe('the dashboard', () => {
     expect(saved.json.pdf_options).toEqual({
       format: 'A5',
       landscape: true,
-      watermark: { text: 'DRAFT COPY', rotation_deg: 0 },
+      watermark: { text: 'DRAFT COPY', rotation_deg: 0, position: 'bottom' },
       stamp: { text: 'PAID {{ customer }}', position: 'top-right', pages: '1' },
       signature: {
         key_id: registered.json.id,

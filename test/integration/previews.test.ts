@@ -46,7 +46,8 @@ describe.concurrent('a preview', () => {
     const res = await preview(token, {
       html: '{% for i in range(2) %}<h1 style="break-after: page">Page {{ i + 1 }}</h1>{% endfor %}',
       variables: { paid_on: '2026-11-29' },
-      watermark: { text: 'CONFIDENTIAL', pages: '2' },
+      // Level and low, clear of the PREVIEW mark's slant (pdftotext would read the two interleaved).
+      watermark: { text: 'CONFIDENTIAL', pages: '2', rotation_deg: 0, position: 'bottom' },
       stamp: { text: 'PAID {{ paid_on }}', position: 'top-right' },
       // Not drawn on a preview: it would not open in the browser's viewer.
       protection: { owner_password: 'k7#Tq9!vLm2$Xe' },
