@@ -75,7 +75,7 @@ interface SignatureFields {
   readonly box: Readonly<Record<(typeof BOX)[number], string>>;
 }
 
-interface Fields {
+export interface Fields {
   readonly watermark: MarkFields;
   readonly stamp: MarkFields;
   readonly signature: SignatureFields;
@@ -140,6 +140,13 @@ const signatureBody = (s: SignatureFields): Record<string, unknown> | undefined 
   return body;
 };
 
+/** The fields as they show a saved template's options. */
+export const fieldsOf = (saved: FinishingBody): Fields => ({
+  watermark: markFields(saved.watermark),
+  stamp: markFields(saved.stamp),
+  signature: signatureFields(saved.signature),
+});
+
 export const finishingBody = (f: Fields): FinishingBody => {
   const body: FinishingBody = {};
   const watermark = markBody(f.watermark);
@@ -152,28 +159,18 @@ export const finishingBody = (f: Fields): FinishingBody => {
 };
 
 /** JSON with every object's keys sorted: the same options, in whatever order the API gives them back. */
-const canonical = (value: unknown): string =>
+export const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
       : v,
   );
 
-/** The finishing part of a template's saved `pdf_options`. */
-export const savedFinishing = (saved: Record<string, unknown> | null | undefined): FinishingBody => {
-  const body: FinishingBody = {};
-  for (const field of FINISHING_FIELDS) {
-    const value = saved?.[field];
-    if (value && typeof value === 'object') body[field] = value as Record<string, unknown>;
-  }
-  return body;
-};
-
 /**
  * The API's field errors (a 422's details) by the option's field, `pdf_options.` taken off (a
  * save names it, a preview does not).
  */
-const fieldErrors = (errors: readonly unknown[]): Map<string, string> => {
+export const fieldErrors = (errors: readonly unknown[]): Map<string, string> => {
   const found = new Map<string, string>();
   for (const error of errors) {
     if (!(error instanceof ApiError)) continue;
@@ -537,11 +534,7 @@ export const FinishingOptions = ({
   errors: readonly unknown[];
   onChange: (change: FinishingChange) => void;
 }) => {
-  const [fields, setFields] = useState<Fields>(() => ({
-    watermark: markFields(saved.watermark),
-    stamp: markFields(saved.stamp),
-    signature: signatureFields(saved.signature),
-  }));
+  const [fields, setFields] = useState<Fields>(() => fieldsOf(saved));
   useEffect(() => {
     const body = finishingBody(fields);
     onChange({ body, changed: canonical(body) !== canonical(saved) });
