@@ -1,18 +1,21 @@
 /**
- * The template editor's finishing options (issue 34; lib/dashboard/site/pages/finishing-options.tsx):
+ * The template editor's finishing options (issue 34; lib/dashboard/site/pages/finishing-body.ts):
  * what the fields send is what the API saves (a saved template reopens with nothing unsaved), a
  * number that is not one is sent as typed for the API to name, and the API's 422 field errors
  * find their fields, from a save (`pdf_options.` before them) or a preview.
  */
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../lib/dashboard/site/api.js';
 import {
   canonical,
   type FinishingBody,
   fieldErrors,
   fieldsOf,
   finishingBody,
-} from '../../lib/dashboard/site/pages/finishing-options.js';
+} from '../../lib/dashboard/site/pages/finishing-body.js';
+
+/** An error as the dashboard's client makes it from a 422 (api.ts ApiError: a message and the details). */
+const answered = (message: string, details: readonly { field: string; issue: string }[] = []) =>
+  Object.assign(new Error(message), { details });
 
 describe("the editor's finishing options", () => {
   it('send back what a template saved, field for field', () => {
@@ -40,18 +43,14 @@ describe("the editor's finishing options", () => {
   });
 
   it("put the API's field errors by their field, from a save or a preview", () => {
-    const save = new ApiError(422, 'INVALID_PDF_OPTIONS', 'pdf_options.stamp.pages: bad', [
+    const save = answered('pdf_options.stamp.pages: bad', [
       { field: 'pdf_options.stamp.pages', issue: 'must be pages like 1-3,last' },
       { field: 'pdf_options.format', issue: 'not ours' },
     ]);
-    const preview = new ApiError(422, 'INVALID_SIGNING_KEY', 'unknown key', [
+    const preview = answered('unknown key', [
       { field: 'signature.key_id', issue: 'is not one of your signing keys' },
     ]);
-    const rendered = new ApiError(
-      422,
-      'INVALID_PDF_OPTIONS',
-      'watermark.pages names page 9, but the PDF has 1 page.',
-    );
+    const rendered = answered('watermark.pages names page 9, but the PDF has 1 page.');
     const errors = fieldErrors([save, preview, rendered, undefined, new Error('network')]);
     expect(Object.fromEntries(errors)).toEqual({
       'stamp.pages': 'must be pages like 1-3,last',
