@@ -10,6 +10,7 @@
  * Screenshots of each page go to test/artifacts/dashboard/ (ignored by git).
  */
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,8 @@ import { localSubFor } from '../../lib/local/dashboard.js';
 import { launchTestBrowser, type PageProblem, watchPage } from '../helpers/browser.js';
 import { putAccountOnPlan, useLocalStack } from '../helpers/local-stack.js';
 import { PAPER_SIZES_PT, readPdf } from '../helpers/pdf.js';
+import { pdfText } from '../helpers/pdf-readers.js';
+import { certificateFor } from '../helpers/signing-keys.js';
 
 /*
  * Browser globals, for the functions this file runs in the page (page.evaluate and the like): typed
@@ -680,6 +683,83 @@ describe('the dashboard', () => {
     await shot(page, '08b-template-footer-options');
   });
 
+  it('sets a watermark and a stamp, previews both, and saves them with a signing key from the list (issue 34)', async () => {
+    // A signing key of Ada's (the editor lists the account's keys when it opens).
+    const ada = await sessionFor(ADA);
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const registered = await local.api('/v1/signing-keys', {
+      method: 'POST',
+      token: ada,
+      body: {
+        name: 'Ada signs',
+        certificate_pem: await certificateFor(privateKey, '/CN=Ada Lovelace'),
+        private_key_pem: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+      },
+    });
+    expect(registered.status, registered.text).toBe(201);
+    await goTo(page, '#/templates', 'Templates');
+    await goTo(page, `#/templates/${templateId}`, 'Edit “Welcome letter”');
+    // Protection is not offered: a template cannot keep it; the page says where it goes.
+    await waitForText(page, '[data-field=protection-note]', /with each render/);
+    await page.click('#tpl-watermark-on');
+    await page.type('#tpl-watermark-text', 'DRAFT COPY');
+    // Level and low, clear of the PREVIEW mark's slant, so that the text layer reads it in one piece.
+    await page.type('#tpl-watermark-rotation_deg', '0');
+    await page.select('#tpl-watermark-position', 'bottom');
+    await page.click('#tpl-stamp-on');
+    await page.type('#tpl-stamp-text', 'PAID {{ customer }}');
+    await page.select('#tpl-stamp-position', 'top-right');
+    // A bad value: the API's own message, beside the field it names.
+    await page.type('#tpl-stamp-pages', '0');
+    await waitForText(page, '[data-error-for="stamp.pages"]', /\S/);
+    expect(await page.$eval('#tpl-stamp-pages', (e) => e.getAttribute('aria-invalid'))).toBe('true');
+    await replaceField(page, '#tpl-stamp-pages', '1');
+    await page.waitForFunction(() => !document.querySelector('[data-error-for="stamp.pages"]'));
+    // The preview draws both, under and over the content, and its PREVIEW mark over them (poppler reads it).
+    const before = downloadedPdfs.length;
+    await waitForPdf('ada', ['DRAFT COPY', 'PAID Grace Hopper'], 30_000, before);
+    const read = await Promise.all(
+      downloadedPdfs
+        .slice(before)
+        .filter((d) => d.page === 'ada')
+        .map(async (d) => (await pdfText(new Uint8Array(d.bytes))).stdout),
+    );
+    const both = read.find((text) => text.includes('DRAFT COPY') && text.includes('PAID Grace Hopper'));
+    expect(both, JSON.stringify(read)).toBeDefined();
+    expect(both?.replace(/\s+/g, '')).toContain('PREVIEW');
+    // The key from the list, a reason and a visible box.
+    await page.waitForSelector(`#tpl-signature-key option[value="${registered.json.id}"]`);
+    await page.select('#tpl-signature-key', registered.json.id);
+    await page.type('#tpl-signature-reason', 'Approved');
+    await page.click('#tpl-signature-visible');
+    await shot(page, '08c-template-finishing');
+    await clickButton(page, 'Save');
+    await waitForText(page, '.actions [role=status]', 'Saved: version 4.');
+    const saved = await local.api(`/v1/templates/${templateId}`, { token: key });
+    expect(saved.json.pdf_options).toEqual({
+      format: 'A5',
+      landscape: true,
+      watermark: { text: 'DRAFT COPY', rotation_deg: 0, position: 'bottom' },
+      stamp: { text: 'PAID {{ customer }}', position: 'top-right', pages: '1' },
+      signature: {
+        key_id: registered.json.id,
+        reason: 'Approved',
+        appearance: { page: 1, x: 36, y: 36, width: 200, height: 60 },
+      },
+    });
+    // Reopened, the fields show what was saved, and nothing is unsaved.
+    await goTo(page, '#/templates', 'Templates');
+    await goTo(page, `#/templates/${templateId}`, 'Edit “Welcome letter”');
+    await page.waitForSelector('#tpl-stamp-text');
+    expect(await page.$eval('#tpl-stamp-text', (e) => (e as HTMLInputElement).value)).toBe(
+      'PAID {{ customer }}',
+    );
+    expect(await page.$eval('#tpl-signature-key', (e) => (e as HTMLInputElement).value)).toBe(
+      registered.json.id,
+    );
+    expect(await textOf(page, '.actions [role=status]')).not.toContain('Unsaved');
+  });
+
   it('lists jobs with status, size, pages, duration, errors and a download', async () => {
     // A render through the key that fails while the template runs: its job lists the error.
     const failed = await local.api('/v1/pdf', {
@@ -1029,9 +1109,10 @@ describe('the dashboard', () => {
 
   it('logged no console error, uncaught exception or failed request, beyond the two answers it caused', () => {
     // Chromium logs every 4xx answer to fetch: the template error (422) was asked for above three
-    // times (its preview, the editor's variable check, the save), the refused session (401) once.
+    // times (its preview, the editor's variable check, the save), a stamp's bad pages once (its
+    // preview), the refused session (401) once.
     const expected = {
-      'Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)': 3,
+      'Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)': 4,
       'Failed to load resource: the server responded with a status of 401 (Unauthorized)': 1,
     };
     const rest = problems.filter(

@@ -1,11 +1,13 @@
 /**
  * Previews over HTTP against the local stack (issue 40): the real renderer prints the PREVIEW mark
- * on every page (read back with poppler), a saved template's paper applies, and a preview uses
+ * on every page (read back with poppler), over the caller's own stamp and watermark, which it
+ * draws as a render would (issue 34), a saved template's paper applies, and a preview uses
  * none of the account's quota, rate window or Jobs; session credentials only.
  */
 import { describe, expect, it } from 'vitest';
 import { useLocalStack } from '../helpers/local-stack.js';
-import { pdfinfo, pdfText } from '../helpers/pdf-readers.js';
+import { pageImage, pdfinfo, pdfText } from '../helpers/pdf-readers.js';
+import { pngDataUri, solidPng } from '../helpers/png.js';
 import { inOneRateWindow } from '../helpers/rate-window.js';
 
 const local = useLocalStack();
@@ -38,6 +40,51 @@ describe.concurrent('a preview', () => {
       expect(after.rate_limit.remaining).toBe(before.rate_limit.remaining);
       expect((await local.api('/v1/pdf', { token })).json).toEqual([]);
     }));
+
+  it("draws the caller's watermark and stamp, and the PREVIEW mark over the stamp (issue 34)", async () => {
+    const token = await local.sessionToken();
+    const res = await preview(token, {
+      html: '{% for i in range(2) %}<h1 style="break-after: page">Page {{ i + 1 }}</h1>{% endfor %}',
+      variables: { paid_on: '2026-11-29' },
+      // Level and low, clear of the PREVIEW mark's slant (pdftotext would read the two interleaved).
+      watermark: { text: 'CONFIDENTIAL', pages: '2', rotation_deg: 0, position: 'bottom' },
+      stamp: { text: 'PAID {{ paid_on }}', position: 'top-right' },
+      // Not drawn on a preview: it would not open in the browser's viewer.
+      protection: { owner_password: 'k7#Tq9!vLm2$Xe' },
+    });
+    expect(res.status, res.text).toBe(200);
+    const pdf = await download(res.json.download_url);
+    for (const page of [1, 2]) {
+      const { stdout } = await pdfText(pdf, { first: page, last: page });
+      expect(stdout).toContain('PAID 2026-11-29');
+      expect(stdout.replace(/\s+/g, '')).toContain('PREVIEW');
+      expect(stdout.includes('CONFIDENTIAL')).toBe(page === 2);
+    }
+    // No password: poppler reads it without one (above), and it is not encrypted.
+    expect((await pdfinfo(pdf)).Encrypted).toMatch(/^no/);
+
+    // An opaque blue square stamped at the centre: the PREVIEW mark (red, a quarter opaque,
+    // across the centre) tints some of it, so it lies over the stamp; the rest stays blue.
+    const square = await preview(token, {
+      html: '<p>x</p>',
+      stamp: { image: pngDataUri(solidPng(144, 144, [0, 0, 255])), opacity: 1 },
+    });
+    expect(square.status, square.text).toBe(200);
+    const image = await pageImage(await download(square.json.download_url), 1, 36);
+    const cx = image.width / 2;
+    const cy = image.height / 2;
+    let blue = 0;
+    let tinted = 0;
+    // The square is 2 in (72 px at 36 dpi): its middle 60 px each way.
+    for (let dx = -30; dx <= 30; dx += 2)
+      for (let dy = -30; dy <= 30; dy += 2) {
+        const [r, g, b] = image.at(cx + dx, cy + dy);
+        if (r === 0 && g === 0 && b === 255) blue++;
+        else if (r > 0 && b > 100) tinted++;
+      }
+    expect(blue).toBeGreaterThan(50);
+    expect(tinted).toBeGreaterThan(20);
+  });
 
   it("prints a saved template's paper, the request's own over it", async () => {
     const token = await local.sessionToken();

@@ -51,7 +51,8 @@ describe('the dashboard build', () => {
   it('puts the batches and webhooks pages in a chunk the page imports when one opens, apart from the editor', () => {
     expect(site.laterPageScripts.length).toBeGreaterThan(0);
     const laterInputs = site.laterPageScripts.flatMap(inputsOf);
-    for (const page of ['pages/batches.tsx', 'pages/webhooks.tsx']) {
+    // The template editor's finishing options too (issue 34): the editor imports them from there.
+    for (const page of ['pages/batches.tsx', 'pages/webhooks.tsx', 'pages/finishing-options.tsx']) {
       expect(laterInputs, page).toContain(page);
       expect(site.initialScripts.flatMap(inputsOf), page).not.toContain(page);
     }

@@ -38,6 +38,11 @@ export const FINISHING_STEPS = [
     excludes: [],
   },
   {
+    name: 'preview_mark',
+    does: "draws a preview's PREVIEW mark over the content and the stamp, on every page (POST /v1/previews only: no request gives it)",
+    excludes: [],
+  },
+  {
     name: 'metadata',
     does: 'sets the document information (title, author, subject, keywords, dates) by an incremental update',
     excludes: [],

@@ -8,7 +8,8 @@
  *
  * Left out of a preview, because they finish a document rather than show it: a password
  * (`protection`: the browser's viewer could not open it), a signature and an e-invoice attachment.
- * The caller's own `stamp` gives way to the PREVIEW mark; its `watermark` stays.
+ * The caller's `watermark` and `stamp` are drawn as a render draws them (a designer sees them), and
+ * the PREVIEW mark over both, on every page (the `preview_mark` finishing step, after `stamp`).
  *
  * The editor's variable check (`variables`) is the render's own introspection (the parser port):
  * what the editor lists as missing is what a render would need.
@@ -86,8 +87,8 @@ export interface VariablesRequest {
 
 /** A preview's options: the render's, finished only as far as a viewer can show (module comment). */
 export const previewOptions = (options: RenderOptions): RenderOptions => {
-  const { protection: _p, signature: _s, e_invoice: _e, stamp: _stamp, ...shown } = options;
-  return { ...shown, stamp: PREVIEW_MARK };
+  const { protection: _p, signature: _s, e_invoice: _e, ...shown } = options;
+  return { ...shown, preview_mark: PREVIEW_MARK };
 };
 
 export const createPreviews = (deps: PreviewDeps) => {

@@ -149,6 +149,11 @@ export interface RenderOptions {
   readonly protection?: PdfProtection;
   readonly watermark?: PdfMark;
   readonly stamp?: PdfMark;
+  /**
+   * A preview's own mark (previews.ts), drawn over the stamp on every page: set by the preview
+   * route only, never by a request (no schema has it).
+   */
+  readonly preview_mark?: PdfMark;
   /** A PDF/A of this level (a finishing step). Absent: the PDF as printed. */
   readonly pdf_a?: PdfALevel;
   /** An e-invoice embedded in a PDF/A-3b (a finishing step); its XML validated at acceptance. */

@@ -7,6 +7,7 @@ import { FINISHING_STEPS, type FinishingStepName } from '../../domain/renders/fi
 import { eInvoice } from './e-invoice.js';
 import { metadata } from './metadata.js';
 import { pdfA } from './pdf-a.js';
+import { previewMark } from './preview-mark.js';
 import { protection } from './protection.js';
 import { signature } from './signature.js';
 import { stamp } from './stamp.js';
@@ -20,6 +21,7 @@ type Implementations = { readonly [K in FinishingStepName]: FinishingStep<K> };
 export const FINISHING: Implementations = {
   watermark,
   stamp,
+  preview_mark: previewMark,
   metadata,
   pdf_a: pdfA,
   e_invoice: eInvoice,

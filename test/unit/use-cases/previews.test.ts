@@ -77,8 +77,9 @@ describe('a preview', () => {
       day: PREVIEWS_PER_ACCOUNT.day - 1,
     });
     const [request] = requests;
-    // The caller's stamp gives way to the mark; the watermark stays; no password on a preview.
-    expect(request?.stamp).toEqual(PREVIEW_MARK);
+    // The caller's stamp and watermark are drawn, the PREVIEW mark over them; no password on a preview.
+    expect(request?.stamp?.text).toBe('PAID');
+    expect(request?.preview_mark).toEqual(PREVIEW_MARK);
     expect(request?.watermark?.text).toBe('DRAFT');
     expect(request?.protection).toBeUndefined();
     expect(await m.jobs.list(who.accountId, { limit: 10, offset: 0 })).toEqual([]);

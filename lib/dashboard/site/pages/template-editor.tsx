@@ -1,7 +1,8 @@
 /**
  * One template: edit its html, header and footer (CodeMirror, loaded on demand) with a live PDF
  * preview beside it, its sample data (saved with it as `sample_variables`), its page and navigation
- * options (saved with it as `pdf_options`, the defaults of its renders), code that renders it (curl, JavaScript, Python), visibility, versions and deletion. A
+ * options (saved with it as `pdf_options`, the defaults of its renders), its watermark, stamp and
+ * signature (finishing-options.tsx, loaded with the later pages' chunk), code that renders it (curl, JavaScript, Python), visibility, versions and deletion. A
  * public template of another account opens read-only and previews with its own sample data.
  *
  * The preview renders the editor's text (not the saved version) through POST /v1/previews and shows
@@ -26,6 +27,7 @@ import type { EditorDiagnostic, TemplateEditor } from '../editor.js';
 import { formatBytes, formatDateTime, formatDuration } from '../format.js';
 import { compactJson, JsonText, sampleForCode } from '../json-text.js';
 import { href } from '../routes.js';
+import type { FinishingBody, FinishingChange, FinishingOptions } from './finishing-options.js';
 
 const STARTER_HTML = `<style>
   body { font-family: sans-serif; }
@@ -133,6 +135,14 @@ const optionsBody = (o: PageOptions): OptionsBody => {
 };
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** The watermark, stamp and signature of a template's saved `pdf_options` (finishing-options.tsx edits them). */
+const savedFinishingOf = (saved: Template['pdf_options'] | undefined): FinishingBody => {
+  const body: Record<string, unknown> = {};
+  for (const field of ['watermark', 'stamp', 'signature'] as const)
+    if (saved?.[field]) body[field] = saved[field];
+  return body as FinishingBody;
+};
 
 /**
  * The sample as typed: `value` for what the page reads of it (its names), `json` its text as sent
@@ -347,7 +357,8 @@ const PreviewPane = ({
       </div>
       <p class="hint">
         Previews are free: they are not counted in your quota or listed in Jobs. Each page carries a PREVIEW
-        mark; an account has {PREVIEWS_PER_MINUTE} previews a minute and {PREVIEWS_PER_DAY} a day.
+        mark, over the content and your stamp; previews are never signed or encrypted; an account has{' '}
+        {PREVIEWS_PER_MINUTE} previews a minute and {PREVIEWS_PER_DAY} a day.
       </p>
       <p role="status" class="preview-status">
         {preview.status === 'rendering'
@@ -607,6 +618,8 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
   /** The saved sample's text without whitespace (`{}`: none), to tell an edit of it. */
   const [savedSample, setSavedSample] = useState('{}');
   const [options, setOptions] = useState<PageOptions>(DEFAULT_OPTIONS);
+  const [finishing, setFinishing] = useState<FinishingChange>({ body: {}, changed: false });
+  const [Finishing, setFinishingFields] = useState<typeof FinishingOptions | undefined>(undefined);
   const [detected, setDetected] = useState<
     { readonly variables: readonly string[]; readonly required: readonly string[] } | undefined
   >(undefined);
@@ -638,6 +651,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
         setVariablesText(sample);
         setSavedSample(compactJson(sample));
         setOptions(optionsOf(t.pdf_options));
+        setFinishing({ body: savedFinishingOf(t.pdf_options), changed: false });
         setLoaded(true);
       },
       (e: unknown) => {
@@ -646,6 +660,18 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       },
     );
   }, [api, id]);
+
+  // The watermark, stamp and signature fields: the later pages' chunk, not the first load.
+  useEffect(() => {
+    let live = true;
+    import('./later.js').then(
+      ({ FinishingOptions }) => live && setFinishingFields(() => FinishingOptions),
+      () => {},
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
 
   const readOnly = template !== undefined && template.owner_user_id !== accountId;
   const variables = parseVariables(variablesText);
@@ -657,7 +683,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
     : true;
   const sampleChanged = template ? !variables.ok || variables.json.text !== savedSample : true;
   const optionsChanged = template
-    ? !sameJson(pageOptions, optionsBody(optionsOf(template.pdf_options)))
+    ? !sameJson(pageOptions, optionsBody(optionsOf(template.pdf_options))) || finishing.changed
     : true;
   const dirty = template ? name !== template.name || contentChanged || sampleChanged || optionsChanged : true;
 
@@ -695,8 +721,8 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
     // Another account's template renders by id, as its users' requests do.
     if (readOnly && template)
       render({ kind: 'saved', templateId: template.id, version: template.version }, v.json, o.value);
-    else render({ kind: 'draft', ...draft() }, v.json, o.value);
-  }, [variablesText, options, readOnly, template, render]);
+    else render({ kind: 'draft', ...draft() }, v.json, { ...o.value, ...finishing.body });
+  }, [variablesText, options, finishing.body, readOnly, template, render]);
 
   // Another account's page runs only when asked to: opening it renders nothing.
   useEffect(() => {
@@ -708,7 +734,7 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
     if (!auto || !loaded || loadError) return;
     const timer = setTimeout(renderDraft, PREVIEW_DELAY_MS);
     return () => clearTimeout(timer);
-  }, [auto, loaded, loadError, htmlVersion, variablesText, options, renderDraft]);
+  }, [auto, loaded, loadError, htmlVersion, variablesText, options, finishing.body, renderDraft]);
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -723,7 +749,8 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       return;
     }
     // Only what differs from the API's defaults; none at all is saved as none.
-    const pdfOptions = Object.keys(pageOptions.value).length > 0 ? pageOptions.value : null;
+    const chosen = { ...pageOptions.value, ...finishing.body };
+    const pdfOptions = Object.keys(chosen).length > 0 ? chosen : null;
     if (template && !dirty) {
       setSaved('No changes to save.');
       return;
@@ -944,6 +971,17 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
               onChange={setOptions}
               error={pageOptions.ok ? undefined : pageOptions.message}
             />
+            {!readOnly &&
+              (Finishing ? (
+                <Finishing
+                  key={template?.id ?? 'new'}
+                  saved={savedFinishingOf(template?.pdf_options)}
+                  errors={[saveError, preview.status === 'failed' ? preview.error : undefined]}
+                  onChange={setFinishing}
+                />
+              ) : (
+                <p class="muted">Loading the watermark, stamp and signature options…</p>
+              ))}
             {!readOnly && (
               <div class="actions">
                 <button type="submit" class="primary" disabled={saving}>
