@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { describe, it, onTestFinished } from 'vitest';
+import { describe, it, type TestContext } from 'vitest';
 import type { MessageQueue } from '../../functions/domain/common/ports.js';
 import { sleep, waitUntil } from './wait.js';
 
@@ -47,9 +47,9 @@ interface Received {
 export const queueContract = (backend: QueueBackend): void => {
   // Each case has a queue of its own, closed when the case ends: the cases run side by side (they
   // mostly wait out visibility timeouts and delays).
-  const create = async (settings: QueueSettings) => {
+  const create = async (settings: QueueSettings, onFinished: TestContext['onTestFinished']) => {
     const q = await backend.create<{ n: number; pad?: string }>(settings);
-    onTestFinished(() => q.close());
+    onFinished(() => q.close());
     return q;
   };
   const s = backend.secondMs;
@@ -81,8 +81,9 @@ export const queueContract = (backend: QueueBackend): void => {
   describe.concurrent(`the queue port on ${backend.name}`, () => {
     it("delivers every message once, its body as JSON in Lambda's SQS shape, also those sent many at a time", async ({
       expect,
+      onTestFinished,
     }) => {
-      const q = await create({ visibilityTimeoutSeconds: 1 });
+      const q = await create({ visibilityTimeoutSeconds: 1 }, onTestFinished);
       const { log, consumer } = logging();
       await q.queue.send({ n: 0 });
       await q.queue.sendMany?.(Array.from({ length: 23 }, (_, i) => ({ n: i + 1 })));
@@ -98,8 +99,8 @@ export const queueContract = (backend: QueueBackend): void => {
       expect(new Set(log.map((r) => r.record.messageId)).size).toBe(24);
     });
 
-    it('holds a message back its DelaySeconds', async ({ expect }) => {
-      const q = await create({ visibilityTimeoutSeconds: 5 });
+    it('holds a message back its DelaySeconds', async ({ expect, onTestFinished }) => {
+      const q = await create({ visibilityTimeoutSeconds: 5 }, onTestFinished);
       const { log, consumer } = logging();
       q.consume(consumer);
       const sentAt = Date.now();
@@ -112,8 +113,9 @@ export const queueContract = (backend: QueueBackend): void => {
 
     it('brings back a record named in batchItemFailures after the visibility timeout, its receive count up, and only that record', async ({
       expect,
+      onTestFinished,
     }) => {
-      const q = await create({ visibilityTimeoutSeconds: 1 });
+      const q = await create({ visibilityTimeoutSeconds: 1 }, onTestFinished);
       const { log, consumer } = logging((r) => (r.body.n === 1 && r.receives === 1 ? 'fail' : 'ok'));
       await q.queue.sendMany?.([{ n: 1 }, { n: 2 }]);
       q.consume(consumer, 10);
@@ -126,8 +128,8 @@ export const queueContract = (backend: QueueBackend): void => {
       expect(log.filter((r) => r.body.n === 2).map((r) => r.receives)).toEqual([1]);
     });
 
-    it('brings back the whole batch of a consumer that throws', async ({ expect }) => {
-      const q = await create({ visibilityTimeoutSeconds: 1 });
+    it('brings back the whole batch of a consumer that throws', async ({ expect, onTestFinished }) => {
+      const q = await create({ visibilityTimeoutSeconds: 1 }, onTestFinished);
       const { log, consumer } = logging((r) => (r.receives === 1 ? 'throw' : 'ok'));
       await q.queue.send({ n: 1 });
       q.consume(consumer);
@@ -136,8 +138,11 @@ export const queueContract = (backend: QueueBackend): void => {
       expect(log.map((r) => r.receives)).toEqual([1, 2]);
     });
 
-    it('moves a message received maxReceiveCount times to the dead-letter queue', async ({ expect }) => {
-      const q = await create({ visibilityTimeoutSeconds: 1, maxReceiveCount: 2 });
+    it('moves a message received maxReceiveCount times to the dead-letter queue', async ({
+      expect,
+      onTestFinished,
+    }) => {
+      const q = await create({ visibilityTimeoutSeconds: 1, maxReceiveCount: 2 }, onTestFinished);
       const { log, consumer } = logging(() => 'fail');
       await q.queue.send({ n: 9 });
       q.consume(consumer);
@@ -151,8 +156,8 @@ export const queueContract = (backend: QueueBackend): void => {
       expect(log.map((r) => r.receives)).toEqual([1, 2]);
     });
 
-    it("serves a group that waits ahead of another group's backlog", async ({ expect }) => {
-      const q = await create({ visibilityTimeoutSeconds: 5 });
+    it("serves a group that waits ahead of another group's backlog", async ({ expect, onTestFinished }) => {
+      const q = await create({ visibilityTimeoutSeconds: 5 }, onTestFinished);
       const { log, consumer } = logging();
       await q.queue.sendMany?.(
         Array.from({ length: 12 }, (_, i) => ({ n: i })),
@@ -165,8 +170,11 @@ export const queueContract = (backend: QueueBackend): void => {
       expect(log.find((r) => r.body.n === 100)?.record.attributes.MessageGroupId).toBe('quiet');
     });
 
-    it('refuses a body over 256 KiB and a delay over 900 s, as SQS does', async ({ expect }) => {
-      const q = await create({ visibilityTimeoutSeconds: 1 });
+    it('refuses a body over 256 KiB and a delay over 900 s, as SQS does', async ({
+      expect,
+      onTestFinished,
+    }) => {
+      const q = await create({ visibilityTimeoutSeconds: 1 }, onTestFinished);
       await expect(q.queue.send({ n: 1, pad: 'x'.repeat(262_144) })).rejects.toThrow();
       await expect(q.queue.send({ n: 1 }, { delaySeconds: 901 })).rejects.toThrow();
       await expect(q.queue.send({ n: 1, pad: 'x'.repeat(200_000) })).resolves.toBeUndefined();

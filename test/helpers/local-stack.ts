@@ -30,7 +30,7 @@ import {
 } from './child-stack-options.js';
 import { type CapturedOutput, captureFileOutput, captureOutput } from './process-output.js';
 import { probeBuiltInPrototypes, type ThreadPrototypes } from './prototype-probe.js';
-import { SHARED_STACK_ENV, type SharedPlan } from './shared-stack.js';
+import { SHARED_STACK_ENV, type SharedPlan, type SharedStackDescription } from './shared-stack.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are checked by assertions, not by types
 export type Json = any;
@@ -200,11 +200,22 @@ export const startTestStack = async (options: TestStackOptions = {}): Promise<Te
 };
 
 /**
+ * The shared stack of the calling worker (by VITEST_POOL_ID, so that the files of one worker use
+ * one stack and the workers spread over all of them), or undefined when the run has none.
+ */
+export const sharedStackOfThisWorker = (): SharedStackDescription | undefined => {
+  const stacks = inject('sharedStacks');
+  if (!stacks || stacks.length === 0) return undefined;
+  const worker = Number(process.env.VITEST_POOL_ID ?? '1');
+  return stacks[(Number.isInteger(worker) && worker > 0 ? worker - 1 : 0) % stacks.length];
+};
+
+/**
  * The run's shared stack (started by shared-stack.ts in a process of its own), or undefined when
  * this run has none. Its tokens are signed here with the key in its DATA_DIR.
  */
 const sharedTestStack = async (plan?: string): Promise<TestStack | undefined> => {
-  const description = inject('sharedStack');
+  const description = sharedStackOfThisWorker();
   if (!description) return undefined;
   const { outputFile, canary: _canary, prototypeProbeUrl, ...stack } = description;
   const issuer = await loadOrCreateIssuer(stack.dataDir);

@@ -49,10 +49,21 @@ export type SharedStackDescription = StackDescription & {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The shared stack's description, or undefined when the run has none (a unit-only run). */
-    sharedStack: SharedStackDescription | undefined;
+    /**
+     * The shared stacks' descriptions (SHARED_STACKS of them), or undefined when the run has none
+     * (a unit-only run). A file takes one of them: sharedStackOfThisWorker().
+     */
+    sharedStacks: readonly SharedStackDescription[] | undefined;
   }
 }
+
+/**
+ * How many shared stacks the run starts. Each is one Node process whose handlers, DynamoDB, S3
+ * and queues share one event loop: with one, that loop was the run's bottleneck (busy 41 of the
+ * 43 s template-injection took, while the test workers waited on it). Two, one per core, each
+ * serving the files of some workers.
+ */
+export const SHARED_STACKS = 2;
 
 /**
  * One shared stack for the run, though two projects take it (`integration`, and `heavy` after
@@ -61,7 +72,7 @@ declare module 'vitest' {
  */
 const RUN_WIDE = Symbol.for('pdf-render-service.shared-stack');
 interface RunWide {
-  readonly started: Promise<{ description: SharedStackDescription; stop: () => Promise<void> }>;
+  readonly started: Promise<{ description: SharedStackDescription; stop: () => Promise<void> }[]>;
   users: number;
 }
 
@@ -93,13 +104,19 @@ const startShared = async (project: TestProject) => {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const global = globalThis as { [RUN_WIDE]?: RunWide };
-  global[RUN_WIDE] ??= { started: startShared(project), users: 0 };
+  global[RUN_WIDE] ??= {
+    started: Promise.all(Array.from({ length: SHARED_STACKS }, () => startShared(project))),
+    users: 0,
+  };
   const shared = global[RUN_WIDE];
   shared.users++;
-  project.provide('sharedStack', (await shared.started).description);
+  project.provide(
+    'sharedStacks',
+    (await shared.started).map((s) => s.description),
+  );
   return async () => {
     if (--shared.users > 0) return;
     delete global[RUN_WIDE];
-    await (await shared.started).stop();
+    await Promise.all((await shared.started).map((s) => s.stop()));
   };
 }

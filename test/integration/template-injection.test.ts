@@ -21,9 +21,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, type ExpectStatic, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, type ExpectStatic, it } from 'vitest';
 import { lanes } from '../helpers/lanes.js';
-import { useLocalStack } from '../helpers/local-stack.js';
+import { sharedStackOfThisWorker, useLocalStack } from '../helpers/local-stack.js';
 import { CANARY_VARIABLE } from '../helpers/shared-stack.js';
 import { inThisPart, SWEEP_PART } from '../helpers/sweep-part.js';
 import { pdfText, sleep, type TimedApi, type TimedResponse, timedApi } from '../helpers/template-abuse.js';
@@ -33,7 +33,7 @@ import { pdfText, sleep, type TimedApi, type TimedResponse, timedApi } from '../
 // shared stack runs in a process of its own, started before this file: its environment holds a
 // canary of its own (shared-stack.ts), the one to look for; a stack started here has this one.
 
-const SECRET = inject('sharedStack')?.canary ?? `envcanary${randomBytes(12).toString('hex')}`;
+const SECRET = sharedStackOfThisWorker()?.canary ?? `envcanary${randomBytes(12).toString('hex')}`;
 process.env[CANARY_VARIABLE] = SECRET;
 const canaryDir = mkdtempSync(join(tmpdir(), 'template-canary-'));
 const CANARY_CONTENT = `filecanary${randomBytes(12).toString('hex')}`;

@@ -17,34 +17,30 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { describe, it, onTestFinished } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startPoller } from '../../lib/local/sqs/poller.js';
 import { openLocalQueues, queueArn } from '../../lib/local/sqs/queues.js';
-import { startLocalSqs } from '../../lib/local/sqs/server.js';
+import { type RunningLocalSqs, startLocalSqs } from '../../lib/local/sqs/server.js';
 import { controlMs, describeBound, type PaceBound, paceBound, since } from '../helpers/timing.js';
 
-// Each case starts servers of its own, stopped (and their directories removed) when it ends: the
-// cases run side by side, as most of their time is waiting out visibility timeouts and delays.
+const dirs: string[] = [];
+const running: RunningLocalSqs[] = [];
+afterEach(async () => {
+  for (const s of running.splice(0)) await s.close();
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
 const start = async (dir?: string) => {
   const dataDir = dir ?? (await mkdtemp(join(tmpdir(), 'local-sqs-')));
-  if (!dir) onTestFinished(() => rm(dataDir, { recursive: true, force: true }));
+  if (!dir) dirs.push(dataDir);
   const sqs = await startLocalSqs(dataDir);
-  let crashed = false;
-  onTestFinished(async () => {
-    if (!crashed) await sqs.close();
-  });
-  /** Stops with no clean shutdown: the journal is all there is (as after a SIGKILL, whose writes the kernel keeps). */
-  const crash = () => {
-    crashed = true;
-    sqs.server.closeAllConnections();
-    sqs.server.close();
-  };
+  running.push(sqs);
   const client = new SQSClient({
     region: 'us-east-1',
     endpoint: sqs.endpoint,
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  return { sqs, client, dataDir, crash };
+  return { sqs, client, dataDir };
 };
 
 const queue = async (client: SQSClient, name: string, attributes: Record<string, string> = {}) =>
@@ -69,10 +65,8 @@ const receive = async (
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.concurrent('local SQS', () => {
-  it('sends and receives with the SDK (MD5 checked by the SDK), and a deleted message is gone', async ({
-    expect,
-  }) => {
+describe('local SQS', () => {
+  it('sends and receives with the SDK (MD5 checked by the SDK), and a deleted message is gone', async () => {
     const { client } = await start();
     const url = await queue(client, 'basic');
     const sent = await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: '{"v":1,"é":"ü"}' }));
@@ -84,9 +78,7 @@ describe.concurrent('local SQS', () => {
     expect(await receive(client, url)).toEqual([]);
   });
 
-  it('redelivers a message whose visibility timeout ran out (at least once), not before', async ({
-    expect,
-  }) => {
+  it('redelivers a message whose visibility timeout ran out (at least once), not before', async () => {
     const { client } = await start();
     const url = await queue(client, 'visibility', { VisibilityTimeout: '1' });
     await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x' }));
@@ -98,7 +90,7 @@ describe.concurrent('local SQS', () => {
     expect(again?.ReceiptHandle).not.toBe(first?.ReceiptHandle);
   });
 
-  it('ChangeMessageVisibility moves the time a message comes back (0: at once)', async ({ expect }) => {
+  it('ChangeMessageVisibility moves the time a message comes back (0: at once)', async () => {
     const { client } = await start();
     const url = await queue(client, 'change', { VisibilityTimeout: '60' });
     await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'x' }));
@@ -139,7 +131,7 @@ describe.concurrent('local SQS', () => {
     ).rejects.toThrow();
   });
 
-  it('DelaySeconds holds a new message back (per message and per queue)', async ({ expect }) => {
+  it('DelaySeconds holds a new message back (per message and per queue)', async () => {
     const { client } = await start();
     const url = await queue(client, 'delay');
     await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: 'late', DelaySeconds: 1 }));
@@ -160,7 +152,7 @@ describe.concurrent('local SQS', () => {
     expect(await receive(client, delayed, { wait: 3 })).toHaveLength(1);
   });
 
-  it('long polling answers as soon as a message arrives, and empty at the wait time', async ({ expect }) => {
+  it('long polling answers as soon as a message arrives, and empty at the wait time', async () => {
     const { client } = await start();
     const url = await queue(client, 'long');
     // The control: a send and a receive that answers at once.
@@ -183,9 +175,7 @@ describe.concurrent('local SQS', () => {
     expect(Date.now() - emptyStarted).toBeGreaterThanOrEqual(900);
   });
 
-  it('moves a message received more than maxReceiveCount times to the dead-letter queue', async ({
-    expect,
-  }) => {
+  it('moves a message received more than maxReceiveCount times to the dead-letter queue', async () => {
     const { client } = await start();
     const dlq = await queue(client, 'render-dlq');
     const url = await queue(client, 'render', {
@@ -209,9 +199,7 @@ describe.concurrent('local SQS', () => {
     expect(dead?.Body).toBe('poison');
   });
 
-  it('delivers fairly across message groups: one group with many messages does not hold back another', async ({
-    expect,
-  }) => {
+  it('delivers fairly across message groups: one group with many messages does not hold back another', async () => {
     const { client } = await start();
     const url = await queue(client, 'fair');
     for (let b = 0; b < 3; b++) {
@@ -240,9 +228,7 @@ describe.concurrent('local SQS', () => {
     expect(order.filter((b) => b.startsWith('big-'))[0]).toBe('big-0'); // in order within a group
   });
 
-  it('keeps every acknowledged message across a restart, in flight ones invisible until their time', async ({
-    expect,
-  }) => {
+  it('keeps every acknowledged message across a restart, in flight ones invisible until their time', async () => {
     const first = await start();
     const url = await queue(first.client, 'durable', { VisibilityTimeout: '1' });
     for (let i = 0; i < 5; i++) {
@@ -254,7 +240,10 @@ describe.concurrent('local SQS', () => {
     await first.client.send(
       new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: deleted?.ReceiptHandle }),
     );
-    first.crash();
+    // No clean shutdown: the journal is all there is (as after a SIGKILL, whose writes the kernel keeps).
+    running.splice(running.indexOf(first.sqs), 1);
+    first.sqs.server.closeAllConnections();
+    first.sqs.server.close();
 
     const second = await start(first.dataDir);
     const url2 = (await second.client.send(new CreateQueueCommand({ QueueName: 'durable' })))
@@ -267,11 +256,9 @@ describe.concurrent('local SQS', () => {
     expect(later[0]?.Attributes?.ApproximateReceiveCount).toBe('2');
   });
 
-  it('returnInFlight: messages received and not deleted (their consumers gone) are visible again at once, delayed ones are not', async ({
-    expect,
-  }) => {
+  it('returnInFlight: messages received and not deleted (their consumers gone) are visible again at once, delayed ones are not', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'local-sqs-'));
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    dirs.push(dir);
     const queues = await openLocalQueues(dir);
     queues.createQueue('died');
     queues.send('died', 'in-flight');
@@ -288,11 +275,9 @@ describe.concurrent('local SQS', () => {
     await reopened.close();
   });
 
-  it('compacts its journal once it has grown well past the live state, losing nothing', async ({
-    expect,
-  }) => {
+  it('compacts its journal once it has grown well past the live state, losing nothing', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'local-sqs-'));
-    onTestFinished(() => rm(dir, { recursive: true, force: true }));
+    dirs.push(dir);
     const queues = await openLocalQueues(dir);
     queues.createQueue('churn');
     // Held back for the whole test: the churn below never receives it.
@@ -315,9 +300,7 @@ describe.concurrent('local SQS', () => {
     await reopened.close();
   });
 
-  it('the poller hands the consumer an SQSEvent and deletes all but the batchItemFailures', async ({
-    expect,
-  }) => {
+  it('the poller hands the consumer an SQSEvent and deletes all but the batchItemFailures', async () => {
     const { client, sqs } = await start();
     const url = await queue(client, 'consumer', { VisibilityTimeout: '1' });
     const seen: string[] = [];
