@@ -11,6 +11,7 @@
  * requests (interception.ts stops answering them), not closing it (session.ts, in the background).
  */
 
+import { randomBytes } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type CDPSession, type Page, TimeoutError } from 'puppeteer-core';
 import { uploadPdf } from '../adapters/http/pdf-upload.js';
@@ -198,21 +199,52 @@ const crashOf = (page: Page): Promise<never> => {
  * the document is written (all its inline scripts') showed it, in the PDF and the diagnostics. This
  * script has no URL: its frame shows as `<anonymous>`. Puppeteer's lifecycle wait is kept.
  */
-const writeWithoutSourceUrl = (page: Page, cdp: CDPSession): void => {
+const writeWithoutSourceUrl = (page: Page, cdp: CDPSession, itemNonce: string | undefined): void => {
   const frame = page.mainFrame() as unknown as { setFrameContent?: (html: string) => Promise<void> };
   if (typeof frame.setFrameContent !== 'function') {
     throw new Error('puppeteer-core changed: Frame.setFrameContent is gone (see writeWithoutSourceUrl)');
   }
+  // A batch run's item marks the document it writes with its own nonce (proveItemDocument).
+  const mark =
+    itemNonce === undefined
+      ? ''
+      : ` Object.defineProperty(document, ${JSON.stringify(ITEM_KEY)}, { value: ${JSON.stringify(itemNonce)} });`;
   Object.defineProperty(frame, 'setFrameContent', {
     // Redefined for each render on a batch run's kept page (run.ts), with that render's session.
     configurable: true,
     value: async (html: string): Promise<void> => {
       const { exceptionDetails } = await cdp.send('Runtime.evaluate', {
-        expression: `document.open(); document.write(${JSON.stringify(html)}); document.close();`,
+        expression: `document.open(); document.write(${JSON.stringify(html)}); document.close();${mark}`,
       });
       if (exceptionDetails) throw new Error('writing the document failed');
     },
   });
+};
+
+/** The property of a batch run item's document that holds its nonce: the renderer's own name. */
+const ITEM_KEY = `__item_${randomBytes(8).toString('hex')}`;
+
+/** A batch run's item found its page without its own document (another item's, or a blank one). */
+class ItemDocumentError extends Error {
+  constructor(readonly when: 'before' | 'after') {
+    super(`the page did not hold the item's document ${when} printing`);
+    this.name = 'ItemDocumentError';
+  }
+}
+
+/**
+ * A batch run's item (issue 43): the page holds the document this item wrote, proven by its
+ * nonce, checked before it is printed and again after (a page wiped or written by anything else
+ * meanwhile has a new document, without it). Single renders have a page of their own: no check.
+ */
+const proveItemDocument = async (session: RenderSession, when: 'before' | 'after'): Promise<void> => {
+  const nonce = session.itemNonce;
+  if (nonce === undefined) return;
+  const { result } = await session.cdp.send('Runtime.evaluate', {
+    expression: `document[${JSON.stringify(ITEM_KEY)}] === ${JSON.stringify(nonce)}`,
+    returnByValue: true,
+  });
+  if (result.value !== true) throw new ItemDocumentError(when);
 };
 
 const loadAndPrint = async (
@@ -226,7 +258,7 @@ const loadAndPrint = async (
   const { page, guard, cdp } = session;
   const { pdf: options, pageLoad, limits } = request;
   dismissDialogs(page);
-  writeWithoutSourceUrl(page, cdp);
+  writeWithoutSourceUrl(page, cdp, session.itemNonce);
   // The page's renderer dying (killed for the memory budget too), or the page going over its
   // request budget, ends the wait at once.
   const failed = Promise.race([crashOf(page), guard.failed]);
@@ -338,13 +370,16 @@ const loadAndPrint = async (
     }
     return { pdf, renderDurationMs: Math.round(performance.now() - started), removedLinks };
   };
-  return printNavigated<Extract<Printed, { pdf: Uint8Array }>, RenderResult>(
+  await until(proveItemDocument(session, 'before'), deadline, 'print');
+  const result = await printNavigated<Extract<Printed, { pdf: Uint8Array }>, RenderResult>(
     session.cdp,
     options,
     taggedByDefault,
     printOnce,
     (p) => until(p, deadline, 'print'),
   );
+  await until(proveItemDocument(session, 'after'), deadline, 'print');
+  return result;
 };
 
 /** `error`, not `message`: the logger keeps `message` for the event and drops a second one. */
@@ -503,6 +538,10 @@ const renderJob = async (
         'PDF_RENDERING_FAILED',
         `The page sent more than ${PROTOCOL_EVENT_LIMIT.toLocaleString('en-US')} console messages or errors, the most one render may send.`,
       );
+    } else if (e instanceof ItemDocumentError) {
+      // Never expected: the run hands its page to one item at a time (run.ts). Not printed.
+      log.error('item-document-lost', { when: e.when });
+      printed = fail('PDF_RENDERING_FAILED', 'The renderer lost the page of this item. Try again.');
     } else if (e instanceof HeaderFooterPrintError) {
       spoiled = false;
       printed = fail('PDF_RENDERING_FAILED', HEADER_FOOTER_PRINT_FAILED);
