@@ -11,7 +11,6 @@
  * requests (interception.ts stops answering them), not closing it (session.ts, in the background).
  */
 
-import { randomBytes } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type CDPSession, type Page, TimeoutError } from 'puppeteer-core';
 import { uploadPdf } from '../adapters/http/pdf-upload.js';
@@ -39,6 +38,7 @@ import { glyphCheckNeeded, type PageWatch } from './page-diagnostics.js';
 import { ESTIMATE_MARGIN, estimatePages } from './page-estimate.js';
 import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
 import { countPdfPages } from './pdf-pages.js';
+import { ItemDocumentError, itemMark, proveItemDocument } from './run-item.js';
 import type { RenderPart, TemplatingPool } from './templating-pool.js';
 
 /** What a render runs on: its renderer's browser and templating pool, and how it prints. */
@@ -204,11 +204,8 @@ const writeWithoutSourceUrl = (page: Page, cdp: CDPSession, itemNonce: string | 
   if (typeof frame.setFrameContent !== 'function') {
     throw new Error('puppeteer-core changed: Frame.setFrameContent is gone (see writeWithoutSourceUrl)');
   }
-  // A batch run's item marks the document it writes with its own nonce (proveItemDocument).
-  const mark =
-    itemNonce === undefined
-      ? ''
-      : ` Object.defineProperty(document, ${JSON.stringify(ITEM_KEY)}, { value: ${JSON.stringify(itemNonce)} });`;
+  // A batch run's item marks the document it writes with its own nonce (run-item.ts).
+  const mark = itemMark(itemNonce);
   Object.defineProperty(frame, 'setFrameContent', {
     // Redefined for each render on a batch run's kept page (run.ts), with that render's session.
     configurable: true,
@@ -219,32 +216,6 @@ const writeWithoutSourceUrl = (page: Page, cdp: CDPSession, itemNonce: string | 
       if (exceptionDetails) throw new Error('writing the document failed');
     },
   });
-};
-
-/** The property of a batch run item's document that holds its nonce: the renderer's own name. */
-const ITEM_KEY = `__item_${randomBytes(8).toString('hex')}`;
-
-/** A batch run's item found its page without its own document (another item's, or a blank one). */
-class ItemDocumentError extends Error {
-  constructor(readonly when: 'before' | 'after') {
-    super(`the page did not hold the item's document ${when} printing`);
-    this.name = 'ItemDocumentError';
-  }
-}
-
-/**
- * A batch run's item (issue 43): the page holds the document this item wrote, proven by its
- * nonce, checked before it is printed and again after (a page wiped or written by anything else
- * meanwhile has a new document, without it). Single renders have a page of their own: no check.
- */
-const proveItemDocument = async (session: RenderSession, when: 'before' | 'after'): Promise<void> => {
-  const nonce = session.itemNonce;
-  if (nonce === undefined) return;
-  const { result } = await session.cdp.send('Runtime.evaluate', {
-    expression: `document[${JSON.stringify(ITEM_KEY)}] === ${JSON.stringify(nonce)}`,
-    returnByValue: true,
-  });
-  if (result.value !== true) throw new ItemDocumentError(when);
 };
 
 const loadAndPrint = async (
