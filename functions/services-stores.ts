@@ -38,7 +38,6 @@ import { jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
 import type { RenderMessage } from './domain/renders/async-renders.js';
 import { keyedIdempotency } from './domain/renders/idempotency.js';
 import { sealedBatchOrders, sealedRenderOrders } from './domain/renders/order-secrets.js';
-import { withoutBatchRuns } from './domain/renders/render-call.js';
 import { createSigningKeyResolver } from './domain/signing/signing-keys.js';
 import type { WebhookMessage } from './domain/webhooks/webhooks.js';
 import type { Services, StoreParts } from './service-parts.js';
@@ -181,7 +180,7 @@ export const renderer = (s: Services): Renderer => {
   if (!s.config.rendererFunctionName) {
     throw new Error('this function needs RENDERER_FUNCTION_NAME, or a renderer handed in');
   }
-  return withoutBatchRuns(createLambdaRenderer(s.config.rendererFunctionName, s.config.aws));
+  return createLambdaRenderer(s.config.rendererFunctionName, s.config.aws);
 };
 
 // The HTTP stack's dependencies.

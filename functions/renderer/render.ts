@@ -38,6 +38,7 @@ import { glyphCheckNeeded, type PageWatch } from './page-diagnostics.js';
 import { ESTIMATE_MARGIN, estimatePages } from './page-estimate.js';
 import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
 import { countPdfPages } from './pdf-pages.js';
+import { ItemDocumentError, itemMark, proveItemDocument } from './run-item.js';
 import type { RenderPart, TemplatingPool } from './templating-pool.js';
 
 /** What a render runs on: its renderer's browser and templating pool, and how it prints. */
@@ -198,17 +199,19 @@ const crashOf = (page: Page): Promise<never> => {
  * the document is written (all its inline scripts') showed it, in the PDF and the diagnostics. This
  * script has no URL: its frame shows as `<anonymous>`. Puppeteer's lifecycle wait is kept.
  */
-const writeWithoutSourceUrl = (page: Page, cdp: CDPSession): void => {
+const writeWithoutSourceUrl = (page: Page, cdp: CDPSession, itemNonce: string | undefined): void => {
   const frame = page.mainFrame() as unknown as { setFrameContent?: (html: string) => Promise<void> };
   if (typeof frame.setFrameContent !== 'function') {
     throw new Error('puppeteer-core changed: Frame.setFrameContent is gone (see writeWithoutSourceUrl)');
   }
+  // A batch run's item marks the document it writes with its own nonce (run-item.ts).
+  const mark = itemMark(itemNonce);
   Object.defineProperty(frame, 'setFrameContent', {
     // Redefined for each render on a batch run's kept page (run.ts), with that render's session.
     configurable: true,
     value: async (html: string): Promise<void> => {
       const { exceptionDetails } = await cdp.send('Runtime.evaluate', {
-        expression: `document.open(); document.write(${JSON.stringify(html)}); document.close();`,
+        expression: `document.open(); document.write(${JSON.stringify(html)}); document.close();${mark}`,
       });
       if (exceptionDetails) throw new Error('writing the document failed');
     },
@@ -226,7 +229,7 @@ const loadAndPrint = async (
   const { page, guard, cdp } = session;
   const { pdf: options, pageLoad, limits } = request;
   dismissDialogs(page);
-  writeWithoutSourceUrl(page, cdp);
+  writeWithoutSourceUrl(page, cdp, session.itemNonce);
   // The page's renderer dying (killed for the memory budget too), or the page going over its
   // request budget, ends the wait at once.
   const failed = Promise.race([crashOf(page), guard.failed]);
@@ -338,13 +341,16 @@ const loadAndPrint = async (
     }
     return { pdf, renderDurationMs: Math.round(performance.now() - started), removedLinks };
   };
-  return printNavigated<Extract<Printed, { pdf: Uint8Array }>, RenderResult>(
+  await until(proveItemDocument(session, 'before'), deadline, 'print');
+  const result = await printNavigated<Extract<Printed, { pdf: Uint8Array }>, RenderResult>(
     session.cdp,
     options,
     taggedByDefault,
     printOnce,
     (p) => until(p, deadline, 'print'),
   );
+  await until(proveItemDocument(session, 'after'), deadline, 'print');
+  return result;
 };
 
 /** `error`, not `message`: the logger keeps `message` for the event and drops a second one. */
@@ -503,6 +509,10 @@ const renderJob = async (
         'PDF_RENDERING_FAILED',
         `The page sent more than ${PROTOCOL_EVENT_LIMIT.toLocaleString('en-US')} console messages or errors, the most one render may send.`,
       );
+    } else if (e instanceof ItemDocumentError) {
+      // Never expected: the run hands its page to one item at a time (run.ts). Not printed.
+      log.error('item-document-lost', { when: e.when });
+      printed = fail('PDF_RENDERING_FAILED', 'The renderer lost the page of this item. Try again.');
     } else if (e instanceof HeaderFooterPrintError) {
       spoiled = false;
       printed = fail('PDF_RENDERING_FAILED', HEADER_FOOTER_PRINT_FAILED);

@@ -14,7 +14,7 @@ import type { Admission } from './admission.js';
 import type { RenderResult } from './contract.js';
 import { log } from './log.js';
 import { type RenderParts, render, type SessionSource } from './render.js';
-import { createRunPage } from './session.js';
+import { createRunPage, OPEN_TIMEOUT_MS, within } from './session.js';
 
 /** The renderer's own record of the contexts items rendered in (tests read it; the newest kept). */
 export interface ContextRecord {
@@ -30,6 +30,9 @@ const RECORD_SIZE = 5_000;
 
 let runs = 0;
 
+/** How long the run's end waits for its last session to be handed back: opened, then wiped. */
+const HAND_BACK_TIMEOUT_MS = OPEN_TIMEOUT_MS + 5_000;
+
 export const renderRun = async (
   parts: RenderParts,
   run: RenderRun,
@@ -41,12 +44,37 @@ export const renderRun = async (
   const runId = ++runs;
   const page = createRunPage();
   let contextId: string | undefined;
+  /**
+   * Resolves once the session last handed out is handed back (closed, and its page wiped or
+   * dropped). An item's session is taken only then: one item at a time has the run's page. A
+   * render hands back a session it never used (its templating failed, it timed out opening) when
+   * the session opens, after its answer: without this wait the next item took the same page
+   * meanwhile, and the wipe of the unused session blanked the next item's document before it
+   * was printed (a page printed without its item's content, issue 43).
+   */
+  let handedBack: Promise<void> = Promise.resolve();
   const sessions: SessionSource = {
     takeSession: async ({ offline = false } = {}) => {
-      const session =
-        (await page.take(maxRequests, offline)) ?? page.keep(await parts.browser.takeSession({ offline }));
-      contextId = session.context?.id;
-      return session;
+      const before = handedBack;
+      let back: () => void = () => {};
+      handedBack = new Promise<void>((resolve) => {
+        back = resolve;
+      });
+      try {
+        await before;
+        const session =
+          (await page.take(maxRequests, offline)) ?? page.keep(await parts.browser.takeSession({ offline }));
+        contextId = session.context?.id;
+        let closing: Promise<void> | undefined;
+        const close = (spoiled: boolean): Promise<void> => {
+          closing ??= session.close(spoiled).finally(back);
+          return closing;
+        };
+        return { ...session, close };
+      } catch (e) {
+        back();
+        throw e;
+      }
     },
     // A session no content reached is wiped and kept all the same (a kept page), or closed.
     releaseUnused: (session) => {
@@ -74,6 +102,8 @@ export const renderRun = async (
       if (record.length > RECORD_SIZE) record.splice(0, record.length - RECORD_SIZE);
     }
   } finally {
+    // The last item's session is handed back first (an unused one may still be opening).
+    await within(handedBack, HAND_BACK_TIMEOUT_MS);
     await page.close();
     parts.browser.prepareSpare();
   }

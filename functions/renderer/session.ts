@@ -15,6 +15,7 @@
  * its renderer process fails it at once, while it opens too: a renderer killed while its page
  * opened used to leave newPage waiting for the open timeout (10 s).
  */
+import { randomUUID } from 'node:crypto';
 import type { BrowserContext, CDPSession, Page, Target } from 'puppeteer-core';
 import type { PageGuard } from './interception.js';
 import { type PageWatch, watchPage } from './page-diagnostics.js';
@@ -58,6 +59,12 @@ export interface RenderSession {
   readonly watch: PageWatch;
   /** Opened for an offline render (SessionOptions.offline): never handed to another render. */
   readonly offline: boolean;
+  /**
+   * A batch run's item (a kept page, createRunPage): its own nonce, written into its document
+   * with its content and checked before and after printing (render.ts, proveItemDocument), so
+   * that an item is never printed from a page that does not hold its own document.
+   */
+  readonly itemNonce?: string;
   /**
    * Hands the session back (closeContext or closeTurn), never to be awaited by an answer. A
    * `spoiled` page (timed out, crashed, over budget) is stopped first.
@@ -394,6 +401,7 @@ const openItem = async (
       guard,
       watch,
       offline,
+      itemNonce: randomUUID(),
       close: (spoiled) => onClose(item, spoiled),
     };
     return item;
@@ -453,7 +461,7 @@ export const createRunPage = (): RunPage => {
       contexts.push(session.context.id ?? '');
       ready = Promise.resolve(true);
       // The first item's own close wipes too: its guard, session and caps are its own.
-      return { ...session, close: (spoiled) => onClose(session, spoiled) };
+      return { ...session, itemNonce: randomUUID(), close: (spoiled) => onClose(session, spoiled) };
     },
     async close() {
       await ready.catch(noop);

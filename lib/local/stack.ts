@@ -32,7 +32,6 @@ import {
   consumers as serviceConsumers,
 } from '../../functions/consumers.js';
 import type { LookupAll } from '../../functions/core/public-addresses.js';
-import { withoutBatchRuns } from '../../functions/domain/renders/render-call.js';
 import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
 import {
   batchOutputQueue,
@@ -541,8 +540,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
         region: LOCAL_REGION,
         environmentFor,
         parts: {
-          // Batch runs are off for now (withoutBatchRuns, functions/domain/renders/render-call.ts).
-          renderer: withoutBatchRuns(renderer),
+          renderer,
           ...webhookParts,
           usageBus: createJsonLinesUsageBus(join(dataDir, USAGE_EVENTS_FILE)),
         },

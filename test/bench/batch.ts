@@ -6,6 +6,7 @@
  *
  *   npx tsx test/bench/batch.ts            # 1,000 items, concurrency 2
  *   BATCH_BENCH_ITEMS=200 BATCH_BENCH_CONCURRENCY=2 npx tsx test/bench/batch.ts
+ *   BATCH_BENCH_SYNC=0 npx tsx test/bench/batch.ts  # the batch alone (profiling); no ratio
  */
 import { loadavg } from 'node:os';
 import { RENDER_RUN_MAX_ITEMS, renderWorker } from '../../functions/consumers.js';
@@ -17,6 +18,8 @@ import { cpuByKind } from './lib/proc.js';
 const ITEMS = Number(process.env.BATCH_BENCH_ITEMS ?? 1000);
 const CONCURRENCY = Number(process.env.BATCH_BENCH_CONCURRENCY ?? 2);
 const WARM_UP = 10;
+/** BATCH_BENCH_SYNC=0: the batch alone, without the sync run it is compared with. */
+const WITH_SYNC = process.env.BATCH_BENCH_SYNC !== '0';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -113,6 +116,16 @@ try {
   const cpu = (m: Awaited<ReturnType<typeof measured>>) =>
     `CPU per item ${m.nodeMsPerItem.toFixed(1)} ms Node + ${m.chromiumMsPerItem.toFixed(1)} ms Chromium; load average ${m.load}`;
 
+  if (!WITH_SYNC) {
+    await batchRun(WARM_UP);
+    const batch = await measured(() => batchRun(ITEMS));
+    console.info(`${ITEMS} invoices as a batch: ${(batch.ms / 1000).toFixed(1)} s; ${cpu(batch)}`);
+    console.info(
+      `  the stack's CPU per invoice: ${(batch.nodeMsPerItem + batch.chromiumMsPerItem).toFixed(1)} ms`,
+    );
+    await stack.stop();
+    process.exit(0);
+  }
   await syncRun(WARM_UP);
   const sync = await measured(() => syncRun(ITEMS));
   const syncMs = sync.ms;

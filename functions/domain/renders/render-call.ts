@@ -106,16 +106,6 @@ export const createRenderCall =
  */
 export type RunCall = (items: readonly RenderInput[], sliceMs: number) => Promise<RunResults>;
 
-/**
- * Batch runs are off in the deployed and local renderers for now (issue 43): once, in a CI run, a
- * run's item printed without its own content (batch-outputs: a page lacked its item's text).
- * Until that is understood, every item renders in a fresh context of its own, one after another
- * within the run's slice; the run path stays tested on its own (batch-run-isolation, batch-runs).
- */
-export const withoutBatchRuns = (renderer: Renderer): Renderer => ({
-  render: (request) => renderer.render(request),
-});
-
 export const createRunCall =
   (deps: RenderCallDeps): RunCall =>
   async (items, sliceMs) => {
