@@ -8,9 +8,9 @@
  * cases for the real one alone (`businessRules`).
  */
 import { describe, expect, it } from 'vitest';
+import { XRECHNUNG_GUIDELINE } from '../../functions/core/e-invoice/build.js';
 import { ServiceError } from '../../functions/domain/common/errors.js';
 import type { EInvoiceChecker } from '../../functions/domain/renders/e-invoice.js';
-import { XRECHNUNG_GUIDELINE } from '../../functions/core/e-invoice/build.js';
 import { INVALID_INVOICES, invoiceWith, validInvoice, validXRechnungInvoice } from '../fixtures/e-invoice.js';
 
 export interface EInvoiceCheckerBackend {
