@@ -42,7 +42,9 @@ export const eInvoiceSchema = z
         ),
       profile: z
         .enum(E_INVOICE_PROFILES, { error: `must be one of ${E_INVOICE_PROFILES.join(', ')}` })
-        .describe('the Factur-X profile the XML conforms to, validated against its XSD and schematron'),
+        .describe(
+          'the Factur-X profile the XML conforms to, validated against its XSD and schematron (xrechnung-cii: en16931 only)',
+        ),
       xml: z
         .string({ error: 'must be a string of CII XML' })
         .min(1, { error: 'must be a string of CII XML' })
@@ -71,7 +73,7 @@ export const eInvoiceSchema = z
   })
   .superRefine(profileOfStandard)
   .describe(
-    "A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b",
+    "A Factur-X / ZUGFeRD (or XRechnung) e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron (and, for xrechnung-cii, KoSIT's XRechnung schematron) before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml (xrechnung.xml) in a PDF/A-3b",
   );
 
 /** What a saved template keeps in its pdf_options: its variables are the invoice. */

@@ -169,8 +169,15 @@ interface SvrlFailure {
 
 const SVRL = 'http://purl.oclc.org/dsdl/svrl';
 
-/** Failed assertions of the schematron (warnings are not failures: the invoice may still go). */
-const schematronFailures = async (xml: string, artefacts: Schematron): Promise<RuleFailure[]> => {
+/**
+ * Failed assertions of the schematron (warnings are not failures: the invoice may still go), and
+ * the warnings whose ids are in `errors`.
+ */
+const schematronFailures = async (
+  xml: string,
+  artefacts: Schematron,
+  errors: readonly string[] = [],
+): Promise<RuleFailure[]> => {
   const SaxonJS = await saxonJs();
   const { principalResult } = await SaxonJS.transform(
     {
@@ -188,7 +195,7 @@ const schematronFailures = async (xml: string, artefacts: Schematron): Promise<R
     { namespaceContext: { svrl: SVRL } },
   ) as SvrlFailure[];
   return found
-    .filter((f) => f.flag !== 'warning' && f.flag !== 'information')
+    .filter((f) => (f.flag !== 'warning' && f.flag !== 'information') || errors.includes(f.id))
     .map((f) => {
       // The Factur-X schematron names the EN 16931 rule in its text: "[BR-CO-10]-Sum of ...".
       // EXTENDED's code-list assertions name none ("Value of 'ram:CountryID' is not allowed."):
@@ -247,6 +254,13 @@ const xrechnungArtefacts = (): Promise<{ readonly rules: number; readonly schema
 const facturXGuidelineAssertion = (f: RuleFailure): boolean =>
   f.rule === 'FX-SCH-A-000026' && f.location.includes('GuidelineSpecifiedDocumentContextParameter');
 
+/**
+ * BR-DE-21 (BT-24 is XRechnung's identifier) is a warning in KoSIT's schematron, so that a plain
+ * EN 16931 invoice may still be received; here it is a failure: the XML is embedded as ZUGFeRD's
+ * XRECHNUNG profile, whose invoices carry XRechnung's identifier.
+ */
+const XRECHNUNG_ERRORS = ['BR-DE-21'];
+
 /** SchXslt writes locations with Q{namespace}name steps; the Factur-X schematron's read *:name. */
 const plainLocation = (f: RuleFailure): RuleFailure => ({
   ...f,
@@ -273,7 +287,7 @@ export const checkCii = async (
     const cius = await xrechnungArtefacts();
     failures = [
       ...failures.filter((f) => !facturXGuidelineAssertion(f)),
-      ...(await schematronFailures(xml, cius.schematron)).map(plainLocation),
+      ...(await schematronFailures(xml, cius.schematron, XRECHNUNG_ERRORS)).map(plainLocation),
     ];
     rules += cius.rules - 1;
   }
