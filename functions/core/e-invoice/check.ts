@@ -3,7 +3,9 @@
  * against the official Factur-X 1.09 artefacts of its profile (vendor/factur-x-1.09/, compiled by
  * bin/e-invoice-artefacts.ts): first the XSD, with libxml2 in WebAssembly (libxml2-wasm), then
  * the schematron (the EN 16931 business rules and the profile's own), with SaxonJS running the
- * schematron's XSLT. No Java, no network, no files: the artefacts are in the bundle.
+ * schematron's XSLT. No Java, no network, no files: the artefacts are in the bundle. For
+ * xrechnung-cii, KoSIT's XRechnung schematron (vendor/xrechnung-schematron-2.5.0/) runs after the
+ * EN 16931 profile's, the same way.
  *
  * Why libxml2-wasm rather than xmllint-wasm: it runs in the calling thread with the schema
  * compiled once (measured, the EN 16931 XSD: 25 ms to compile, under 1-30 ms per invoice), where
