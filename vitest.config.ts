@@ -80,6 +80,7 @@ const HEAVY = [
   // tier keeps the business rules over HTTP (integration/e-invoice: the shared stack's checker).
   'integration/contract/e-invoice.saxon', // the real checker's contract, every profile's first load
   'integration/e-invoice-extended', // EXTENDED's schematron, the largest: some 10 s to load
+  'integration/e-invoice-xrechnung', // KoSIT's XRechnung schematron on top of EN 16931's
   // CDK template assertions: aws-cdk-lib and a synth per file, seconds of a core each.
   'unit/cdk-consumer-fixture',
   'unit/cdk-cors',

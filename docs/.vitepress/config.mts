@@ -16,7 +16,7 @@ export default defineConfig({
   ignoreDeadLinks: [
     // Files of the repository outside the site (docs/ as GitHub shows it links to them).
     /\/templates\/e-invoice$/,
-    /\/vendor\/factur-x-1\.09\/README$/,
+    /\/vendor\/(factur-x-1\.09|xrechnung-schematron-2\.5\.0)\/README$/,
     /\/clients\/(typescript|python)\/README$/,
     // The local stack's and the dev server's own addresses.
     /^https?:\/\/(localhost|127\.0\.0\.1)[:/]/,

@@ -21,7 +21,7 @@ import { eInvoice } from '../../functions/renderer/finishing/e-invoice.js';
 import { pdfA } from '../../functions/renderer/finishing/pdf-a.js';
 import type { FinishingContext } from '../../functions/renderer/finishing/step.js';
 import { renderTemplate } from '../../functions/templating/index.js';
-import { validInvoice } from '../fixtures/e-invoice.js';
+import { validInvoice, validXRechnungInvoice } from '../fixtures/e-invoice.js';
 import { launchTestBrowser } from '../helpers/browser.js';
 import { INVOICE_TEMPLATE, invoiceVariables } from './fixtures/invoice.js';
 import { REPORT_TEMPLATE, reportVariables } from './fixtures/report.js';
@@ -33,6 +33,9 @@ export interface EInvoiceBench {
   readonly firstCheckMs: Readonly<Partial<Record<EInvoiceProfile, number>>>;
   /** ms per invoice, warm: build + XSD + schematron. */
   readonly check: Readonly<Partial<Record<EInvoiceProfile, Summary>>>;
+  /** xrechnung-cii (en16931's XSD and schematron, then KoSIT's XRechnung schematron): first, and warm. */
+  readonly xrechnungFirstCheckMs: number;
+  readonly xrechnungCheck: Summary;
   /** ms per PDF: the finishing steps on Chromium's output. */
   readonly pdfAInvoice: Summary;
   readonly pdfAReport: Summary;
@@ -65,6 +68,14 @@ export const measureEInvoice = async (iterations = 20): Promise<EInvoiceBench> =
     check[profile] = await time(iterations, () => checkCii(buildCii(validInvoice(), profile), profile));
   }
 
+  const xrechnungXml = () =>
+    buildCii(validXRechnungInvoice(), 'en16931', 'e_invoice.invoice', 'xrechnung-cii');
+  const xrStarted = performance.now();
+  const xrFirst = await checkCii(xrechnungXml(), 'en16931', 'xrechnung-cii');
+  if (!xrFirst.valid) throw new Error(`the bench XRechnung fails: ${JSON.stringify(xrFirst)}`);
+  const xrechnungFirstCheckMs = Math.round(performance.now() - xrStarted);
+  const xrechnungCheck = await time(iterations, () => checkCii(xrechnungXml(), 'en16931', 'xrechnung-cii'));
+
   const browser = await launchTestBrowser();
   let invoicePdf: Uint8Array;
   let reportPdf: Uint8Array;
@@ -92,6 +103,8 @@ export const measureEInvoice = async (iterations = 20): Promise<EInvoiceBench> =
     iterations,
     firstCheckMs,
     check,
+    xrechnungFirstCheckMs,
+    xrechnungCheck,
     pdfAInvoice: await time(steps, async () => ok(await pdfA(invoicePdf, '2b', context({ pdf_a: '2b' })))),
     pdfAReport: await time(steps, async () => ok(await pdfA(reportPdf, '2b', context({ pdf_a: '2b' })))),
     eInvoiceStep: await time(steps, async () =>
@@ -110,6 +123,9 @@ export const eInvoiceLines = (r: EInvoiceBench): string[] => [
   `e_invoice validation, first invoice of a profile in a process: ${PROFILES.map(
     (p) => `${p} ${r.firstCheckMs[p]} ms`,
   ).join(', ')}`,
+  `xrechnung-cii validation per invoice (en16931 + KoSIT's XRechnung schematron, warm, n=${r.iterations}): ${ms(
+    r.xrechnungCheck,
+  )}; first in a process (after en16931's): ${r.xrechnungFirstCheckMs} ms`,
   `finishing steps on Chromium's PDFs: pdf_a invoice (1 page) ${ms(r.pdfAInvoice)}; pdf_a report (${
     r.reportPages
   } pages, tagged) ${ms(r.pdfAReport)}; e_invoice (attach + PDF/A-3b) invoice ${ms(r.eInvoiceStep)}`,

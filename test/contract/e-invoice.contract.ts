@@ -8,9 +8,10 @@
  * cases for the real one alone (`businessRules`).
  */
 import { describe, expect, it } from 'vitest';
+import { XRECHNUNG_GUIDELINE } from '../../functions/core/e-invoice/build.js';
 import { ServiceError } from '../../functions/domain/common/errors.js';
 import type { EInvoiceChecker } from '../../functions/domain/renders/e-invoice.js';
-import { INVALID_INVOICES, invoiceWith, validInvoice } from '../fixtures/e-invoice.js';
+import { INVALID_INVOICES, invoiceWith, validInvoice, validXRechnungInvoice } from '../fixtures/e-invoice.js';
 
 export interface EInvoiceCheckerBackend {
   readonly name: string;
@@ -33,6 +34,22 @@ export const eInvoiceCheckerContract = (backend: EInvoiceCheckerBackend): void =
         if (backend.businessRules) expect(checked.rulesChecked).toBeGreaterThan(100);
       },
     );
+
+    it('builds an XRechnung (xrechnung-cii) with its guideline, process and seller contact, and finds it valid', async () => {
+      const xml = checker.build(validXRechnungInvoice(), 'en16931', 'e_invoice.invoice', 'xrechnung-cii');
+      expect(xml).toContain(`<ram:ID>${XRECHNUNG_GUIDELINE}</ram:ID>`);
+      expect(xml).toContain('<ram:BuyerReference>991-01234-44</ram:BuyerReference>');
+      expect(xml).toMatch(/<ram:DefinedTradeContact>\s*<ram:PersonName>Ada Lovelace<\/ram:PersonName>/);
+      const checked = await checker.check(xml, 'en16931', 'xrechnung-cii');
+      expect(checked).toMatchObject({ valid: true });
+      if (backend.businessRules) {
+        const en16931 = await checker.check(
+          checker.build(validInvoice(), 'en16931', 'e_invoice.invoice'),
+          'en16931',
+        );
+        expect(checked.rulesChecked).toBeGreaterThan(en16931.rulesChecked);
+      }
+    });
 
     it('refuses to build what is not an invoice document, naming the field under where it was given', () => {
       let thrown: unknown;

@@ -16,6 +16,7 @@ let checking: Promise<typeof import('../../core/e-invoice/check.js')> | undefine
 
 export const createMemoryEInvoiceChecker = (): EInvoiceChecker => ({
   build: buildCii,
+  // The XSD is the profile's for every standard (xrechnung-cii: en16931's); no schematron runs.
   async check(xml, profile) {
     checking ??= import('../../core/e-invoice/check.js');
     const failures = await (await checking).structuralFailures(xml, profile);

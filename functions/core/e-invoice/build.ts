@@ -11,7 +11,7 @@
  * are computed from the lines (rounded to cents); given ones are written as given.
  */
 import { ServiceError } from '../../domain/common/errors.js';
-import type { EInvoiceProfile } from '../../domain/renders/e-invoice.js';
+import type { EInvoiceProfile, EInvoiceStandard } from '../../domain/renders/e-invoice.js';
 import { type InvoiceDocument, type InvoiceLine, invoiceSchema } from './invoice-schema.js';
 
 /** BT-24, the specification identifier, by profile (Factur-X 1.09). */
@@ -22,6 +22,14 @@ export const GUIDELINE: Readonly<Record<EInvoiceProfile, string>> = {
   en16931: 'urn:cen.eu:en16931:2017',
   extended: 'urn:cen.eu:en16931:2017#conformant#urn:factur-x.eu:1p0:extended',
 };
+
+/**
+ * BT-24 of XRechnung 3.0 (KoSIT's common.sch, XR-CIUS-ID; BR-DE-21 requires it), as ZUGFeRD 2.x
+ * names its XRECHNUNG profile.
+ */
+export const XRECHNUNG_GUIDELINE = 'urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0';
+/** BT-23 written for XRechnung when the invoice names none (Peppol's rule R001, merged into XRechnung's). */
+export const XRECHNUNG_DEFAULT_PROCESS = 'urn:fdc:peppol.eu:2017:poacc:billing:01:1.0';
 
 const xmlText = (value: string): string =>
   value.replace(
@@ -92,7 +100,17 @@ const party = (
         ? wrap('PostalTradeAddress', el('CountryID', given.address.country))
         : ''
       : address(given.address);
-  return `<ram:${tag}>${el('Name', given.name ?? '')}${wrap('SpecifiedLegalOrganization', el('ID', given.legal_id))}${postal}${
+  const contact = given.contact;
+  const definedContact =
+    minimal || !contact
+      ? ''
+      : wrap(
+          'DefinedTradeContact',
+          el('PersonName', contact.name) +
+            wrap('TelephoneUniversalCommunication', el('CompleteNumber', contact.phone)) +
+            wrap('EmailURIUniversalCommunication', el('URIID', contact.email)),
+        );
+  return `<ram:${tag}>${el('Name', given.name ?? '')}${wrap('SpecifiedLegalOrganization', el('ID', given.legal_id))}${definedContact}${postal}${
     minimal || !given.email
       ? ''
       : wrap('URIUniversalCommunication', el('URIID', given.email, ' schemeID="EM"'))
@@ -150,6 +168,7 @@ export const buildCii = (
   profile: EInvoiceProfile,
   /** Where the request gave the document, for a 422's field. */
   at = 'e_invoice.invoice',
+  standard: EInvoiceStandard = 'factur-x',
 ): string => {
   const parsed = invoiceSchema.safeParse(invoice);
   if (!parsed.success) {
@@ -171,6 +190,9 @@ export const buildCii = (
   const prepaid = inv.totals?.prepaid;
   const due = inv.totals?.due_payable ?? round(grand - (prepaid ?? 0));
   const minimal = profile === 'minimum';
+  const xrechnung = standard === 'xrechnung-cii';
+  const guideline = xrechnung ? XRECHNUNG_GUIDELINE : GUIDELINE[profile];
+  const process = inv.business_process ?? (xrechnung ? XRECHNUNG_DEFAULT_PROCESS : undefined);
   const payment = inv.payment;
   const paymentMeans =
     minimal || !payment?.means_code
@@ -190,7 +212,7 @@ export const buildCii = (
     (
       `<?xml version="1.0" encoding="UTF-8"?>\n` +
       `<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100" xmlns:qdt="urn:un:unece:uncefact:data:standard:QualifiedDataType:100" xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100" xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100">` +
-      `<rsm:ExchangedDocumentContext>${wrap('GuidelineSpecifiedDocumentContextParameter', el('ID', GUIDELINE[profile]))}</rsm:ExchangedDocumentContext>` +
+      `<rsm:ExchangedDocumentContext>${wrap('BusinessProcessSpecifiedDocumentContextParameter', el('ID', process))}${wrap('GuidelineSpecifiedDocumentContextParameter', el('ID', guideline))}</rsm:ExchangedDocumentContext>` +
       `<rsm:ExchangedDocument>${el('ID', inv.number ?? '')}${el('TypeCode', inv.type_code ?? '380')}${dateTime(
         'IssueDateTime',
         inv.issue_date ?? '',

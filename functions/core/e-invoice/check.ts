@@ -3,7 +3,9 @@
  * against the official Factur-X 1.09 artefacts of its profile (vendor/factur-x-1.09/, compiled by
  * bin/e-invoice-artefacts.ts): first the XSD, with libxml2 in WebAssembly (libxml2-wasm), then
  * the schematron (the EN 16931 business rules and the profile's own), with SaxonJS running the
- * schematron's XSLT. No Java, no network, no files: the artefacts are in the bundle.
+ * schematron's XSLT. No Java, no network, no files: the artefacts are in the bundle. For
+ * xrechnung-cii, KoSIT's XRechnung schematron (vendor/xrechnung-schematron-2.5.0/) runs after the
+ * EN 16931 profile's, the same way.
  *
  * Why libxml2-wasm rather than xmllint-wasm: it runs in the calling thread with the schema
  * compiled once (measured, the EN 16931 XSD: 25 ms to compile, under 1-30 ms per invoice), where
@@ -25,9 +27,10 @@ import type {
   EInvoiceCheck,
   EInvoiceChecker,
   EInvoiceProfile,
+  EInvoiceStandard,
   RuleFailure,
 } from '../../domain/renders/e-invoice.js';
-import type { ProfileArtefacts } from './artefacts/artefact.js';
+import type { CiusArtefacts, ProfileArtefacts } from './artefacts/artefact.js';
 import { buildCii } from './build.js';
 
 type ArtefactDir = 'minimum' | 'basicwl' | 'basic' | 'en16931' | 'extended';
@@ -168,8 +171,15 @@ interface SvrlFailure {
 
 const SVRL = 'http://purl.oclc.org/dsdl/svrl';
 
-/** Failed assertions of the schematron (warnings are not failures: the invoice may still go). */
-const schematronFailures = async (xml: string, artefacts: Schematron): Promise<RuleFailure[]> => {
+/**
+ * Failed assertions of the schematron (warnings are not failures: the invoice may still go), and
+ * the warnings whose ids are in `errors`.
+ */
+const schematronFailures = async (
+  xml: string,
+  artefacts: Schematron,
+  errors: readonly string[] = [],
+): Promise<RuleFailure[]> => {
   const SaxonJS = await saxonJs();
   const { principalResult } = await SaxonJS.transform(
     {
@@ -187,7 +197,7 @@ const schematronFailures = async (xml: string, artefacts: Schematron): Promise<R
     { namespaceContext: { svrl: SVRL } },
   ) as SvrlFailure[];
   return found
-    .filter((f) => f.flag !== 'warning' && f.flag !== 'information')
+    .filter((f) => (f.flag !== 'warning' && f.flag !== 'information') || errors.includes(f.id))
     .map((f) => {
       // The Factur-X schematron names the EN 16931 rule in its text: "[BR-CO-10]-Sum of ...".
       // EXTENDED's code-list assertions name none ("Value of 'ram:CountryID' is not allowed."):
@@ -214,14 +224,78 @@ export const structuralFailures = async (xml: string, profile: EInvoiceProfile):
   return xsdFailures(xml, artefacts);
 };
 
-export const checkCii = async (xml: string, profile: EInvoiceProfile): Promise<EInvoiceCheck> => {
+/**
+ * XRechnung's CIUS schematron (KoSIT's, with the Peppol rules it merges in; built by
+ * bin/e-invoice-artefacts.ts from vendor/xrechnung-schematron-2.5.0/), loaded on the first
+ * xrechnung-cii invoice and kept. It reads no code-list file: its lists are in its variables.
+ */
+let xrechnung: Promise<{ readonly rules: number; readonly schematron: Schematron }> | undefined;
+const xrechnungArtefacts = (): Promise<{ readonly rules: number; readonly schematron: Schematron }> => {
+  xrechnung ??= import('./artefacts/xrechnung.js').then(({ artefacts }: { artefacts: CiusArtefacts }) => {
+    const { sef } = JSON.parse(gunzipSync(Buffer.from(artefacts.gz, 'base64')).toString('utf8')) as {
+      sef: string;
+    };
+    return {
+      rules: artefacts.rules,
+      schematron: { sef: JSON.parse(sef), baseUri: 'file:///xrechnung/', pool: {} },
+    };
+  });
+  xrechnung.catch(() => {
+    xrechnung = undefined;
+  });
+  return xrechnung;
+};
+
+/**
+ * Factur-X EN 16931's code-list assertion on BT-24 (FX-SCH-A-000026 on the guideline's ID) admits
+ * only Factur-X's own identifier, urn:cen.eu:en16931:2017; an XRechnung invoice carries XRechnung's
+ * (urn:cen.eu:en16931:2017#compliant#urn:xeinkauf.de:kosit:xrechnung_3.0), which XRechnung's BR-DE-21
+ * checks instead. So for xrechnung-cii that one assertion is not counted (its id also names a
+ * country-code assertion elsewhere: matched by location too).
+ */
+const facturXGuidelineAssertion = (f: RuleFailure): boolean =>
+  f.rule === 'FX-SCH-A-000026' && f.location.includes('GuidelineSpecifiedDocumentContextParameter');
+
+/**
+ * BR-DE-21 (BT-24 is XRechnung's identifier) is a warning in KoSIT's schematron, so that a plain
+ * EN 16931 invoice may still be received; here it is a failure: the XML is embedded as ZUGFeRD's
+ * XRECHNUNG profile, whose invoices carry XRechnung's identifier.
+ */
+const XRECHNUNG_ERRORS = ['BR-DE-21'];
+
+/** SchXslt writes locations with Q{namespace}name steps; the Factur-X schematron's read *:name. */
+const plainLocation = (f: RuleFailure): RuleFailure => ({
+  ...f,
+  location: f.location.replace(/Q\{[^}]*\}/g, '*:'),
+});
+
+/**
+ * The XSD and schematron of the profile; for `xrechnung-cii` (profile en16931), XRechnung's CIUS
+ * rules (BR-DE-*, and Peppol's PEPPOL-EN16931-R* it merges in) as well, after EN 16931's: every
+ * failure of both is listed, and the rules checked are both schematrons' assertions (less the one
+ * facturXGuidelineAssertion replaces).
+ */
+export const checkCii = async (
+  xml: string,
+  profile: EInvoiceProfile,
+  standard: EInvoiceStandard = 'factur-x',
+): Promise<EInvoiceCheck> => {
   const structural = await structuralFailures(xml, profile);
   if (structural.length > 0) return { valid: false, rulesChecked: 0, failures: structural };
   const artefacts = await artefactsOf(profile);
-  const failures = await schematronFailures(xml, await artefacts.schematron());
+  let failures = await schematronFailures(xml, await artefacts.schematron());
+  let rules = artefacts.rules;
+  if (standard === 'xrechnung-cii') {
+    const cius = await xrechnungArtefacts();
+    failures = [
+      ...failures.filter((f) => !facturXGuidelineAssertion(f)),
+      ...(await schematronFailures(xml, cius.schematron, XRECHNUNG_ERRORS)).map(plainLocation),
+    ];
+    rules += cius.rules - 1;
+  }
   return failures.length > 0
-    ? { valid: false, rulesChecked: artefacts.rules, failures }
-    : { valid: true, rulesChecked: artefacts.rules };
+    ? { valid: false, rulesChecked: rules, failures }
+    : { valid: true, rulesChecked: rules };
 };
 
 export const eInvoiceChecker: EInvoiceChecker = { check: checkCii, build: buildCii };

@@ -29,6 +29,30 @@ const address = z
   )
   .describe('BG-5 / BG-8: postal address');
 
+const contact = (who: 'seller' | 'buyer') =>
+  z
+    .strictObject(
+      {
+        name: text(
+          who === 'seller' ? 'BT-41: seller contact point' : 'BT-56: buyer contact point',
+        ).optional(),
+        phone: text(
+          who === 'seller'
+            ? 'BT-42: seller contact telephone number'
+            : 'BT-57: buyer contact telephone number',
+        ).optional(),
+        email: text(
+          who === 'seller' ? 'BT-43: seller contact email address' : 'BT-58: buyer contact email address',
+        ).optional(),
+      },
+      { error: 'must be an object {name?, phone?, email?}' },
+    )
+    .describe(
+      who === 'seller'
+        ? 'BG-6: seller contact (XRechnung requires it, with name, telephone and email: BR-DE-2, -5, -6, -7)'
+        : 'BG-9: buyer contact',
+    );
+
 const party = (who: 'seller' | 'buyer') =>
   z
     .strictObject(
@@ -43,11 +67,12 @@ const party = (who: 'seller' | 'buyer') =>
             : 'BT-47: buyer legal registration',
         ).optional(),
         address: address.optional(),
+        contact: contact(who).optional(),
         email: text(
           who === 'seller' ? 'BT-34: seller electronic address' : 'BT-49: buyer electronic address',
         ).optional(),
       },
-      { error: 'must be an object {name?, vat_id?, legal_id?, address?, email?}' },
+      { error: 'must be an object {name?, vat_id?, legal_id?, address?, contact?, email?}' },
     )
     .describe(who === 'seller' ? 'BG-4: the seller' : 'BG-7: the buyer');
 
@@ -91,7 +116,12 @@ export const invoiceSchema = z
       issue_date: date('BT-2: issue date').optional(),
       due_date: date('BT-9: payment due date').optional(),
       currency: text('BT-5: invoice currency, ISO 4217 (EUR)').optional(),
-      buyer_reference: text('BT-10: buyer reference (Leitweg-ID for XRechnung)').optional(),
+      buyer_reference: text(
+        'BT-10: buyer reference (the Leitweg-ID for XRechnung, which requires it: BR-DE-15)',
+      ).optional(),
+      business_process: text(
+        'BT-23: business process type; default for xrechnung-cii urn:fdc:peppol.eu:2017:poacc:billing:01:1.0, none otherwise',
+      ).optional(),
       order_reference: text('BT-13: purchase order reference').optional(),
       notes: z
         .array(text('BT-22: invoice note'), { error: 'must be an array of strings' })

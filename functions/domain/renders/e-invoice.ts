@@ -11,10 +11,11 @@
 import { ServiceError } from '../common/errors.js';
 
 /**
- * Factur-X 1.0 and ZUGFeRD 2.x (one format since ZUGFeRD 2.1). XRechnung's CII is not served
- * (E_INVOICE_STANDARDS_NOT_SERVED says why).
+ * Factur-X 1.0 and ZUGFeRD 2.x (one format since ZUGFeRD 2.1), and XRechnung's CII syntax
+ * (`xrechnung-cii`: Germany's CIUS of EN 16931, checked against KoSIT's XRechnung schematron on top
+ * of the EN 16931 profile's XSD and rules, embedded as ZUGFeRD 2.x's XRECHNUNG profile).
  */
-export type EInvoiceStandard = 'factur-x' | 'zugferd';
+export type EInvoiceStandard = 'factur-x' | 'zugferd' | 'xrechnung-cii';
 /**
  * Factur-X's five profiles. EXTENDED's official schematron is run with a two-character patch
  * (vendor/factur-x-1.09/README.md: SaxonJS's compiler mistypes `sum(...) * xs:decimal(100)`).
@@ -22,16 +23,20 @@ export type EInvoiceStandard = 'factur-x' | 'zugferd';
 export type EInvoiceProfile = 'minimum' | 'basic-wl' | 'basic' | 'en16931' | 'extended';
 
 /** The standards and profiles served, in the order the API lists them. */
-export const E_INVOICE_STANDARDS = ['factur-x', 'zugferd'] as const satisfies readonly EInvoiceStandard[];
+export const E_INVOICE_STANDARDS = [
+  'factur-x',
+  'zugferd',
+  'xrechnung-cii',
+] as const satisfies readonly EInvoiceStandard[];
 /**
- * Standards the issue names that are refused with a 422 saying why. XRechnung's CII needs KoSIT's
- * XRechnung schematron (the CIUS rules BR-DE-*, with the Peppol rules it merges in) on top of EN
- * 16931's, built from its sources with SchXslt: not among the artefacts this deployment carries.
+ * The profiles a standard is served with, where not all five. XRechnung 3.0 is a CIUS of EN 16931:
+ * its invoice is an EN 16931 one with more required (profile en16931). XRechnung's extension
+ * (urn:xeinkauf.de:kosit:extension:xrechnung_3.0, on Factur-X EXTENDED's XSD) is not served.
  */
-export const E_INVOICE_STANDARDS_NOT_SERVED = {
-  'xrechnung-cii':
-    "XRechnung's own validation artefacts (KoSIT's XRechnung schematron) are not among those this service validates against",
-} as const;
+export const E_INVOICE_PROFILES_OF: Readonly<Partial<Record<EInvoiceStandard, readonly EInvoiceProfile[]>>> =
+  {
+    'xrechnung-cii': ['en16931'],
+  };
 export const E_INVOICE_PROFILES = [
   'minimum',
   'basic-wl',
@@ -89,12 +94,18 @@ export type EInvoiceCheck =
 
 /** The checker: builds and validates CII XML for a profile (functions/core/e-invoice/). */
 export interface EInvoiceChecker {
-  check(xml: string, profile: EInvoiceProfile): Promise<EInvoiceCheck>;
+  /** `standard` xrechnung-cii adds XRechnung's CIUS rules to the profile's (factur-x by default). */
+  check(xml: string, profile: EInvoiceProfile, standard?: EInvoiceStandard): Promise<EInvoiceCheck>;
   /**
    * The CII XML of an invoice document (the shape the API publishes); throws 422 INVALID_E_INVOICE
    * naming the field under `field` (where the request gave the document) when it is not one.
    */
-  build(invoice: Readonly<Record<string, unknown>>, profile: EInvoiceProfile, field: string): string;
+  build(
+    invoice: Readonly<Record<string, unknown>>,
+    profile: EInvoiceProfile,
+    field: string,
+    standard?: EInvoiceStandard,
+  ): string;
 }
 
 /** What a job records of its e-invoice. */
@@ -123,9 +134,10 @@ export const validateEInvoice = async (
     : option.invoice;
   const field =
     option.xml !== undefined ? 'e_invoice.xml' : option.fromVariables ? 'variables' : 'e_invoice.invoice';
-  const xml = option.xml ?? (invoice ? checker.build(invoice, option.profile, field) : undefined);
+  const xml =
+    option.xml ?? (invoice ? checker.build(invoice, option.profile, field, option.standard) : undefined);
   if (xml === undefined) throw new Error('e_invoice without xml or invoice passed the edge');
-  const checked = await checker.check(xml, option.profile);
+  const checked = await checker.check(xml, option.profile, option.standard);
   if (!checked.valid) {
     const { failures } = checked;
     throw new ServiceError(

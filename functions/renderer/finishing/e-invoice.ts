@@ -3,8 +3,14 @@ import type { EInvoiceOption } from '../../domain/renders/e-invoice.js';
 import { type FacturXXmp, makePdfA, setXmp } from './pdf-a-document.js';
 import type { FinishingStep } from './step.js';
 
-/** The Factur-X 1.0 / ZUGFeRD 2.x names (they are one standard since ZUGFeRD 2.1). */
+/**
+ * The Factur-X 1.0 / ZUGFeRD 2.x names (they are one standard since ZUGFeRD 2.1); XRechnung is
+ * ZUGFeRD 2.x's profile XRECHNUNG, embedded as xrechnung.xml (ZUGFeRD 2.1's specification, as
+ * Mustang, the reference implementation, writes and reads it).
+ */
 const FILE_NAME = 'factur-x.xml';
+const XRECHNUNG_FILE_NAME = 'xrechnung.xml';
+const XRECHNUNG_CONFORMANCE = 'XRECHNUNG';
 const CONFORMANCE: Readonly<Record<EInvoiceOption['profile'], string>> = {
   minimum: 'MINIMUM',
   'basic-wl': 'BASIC WL',
@@ -13,17 +19,22 @@ const CONFORMANCE: Readonly<Record<EInvoiceOption['profile'], string>> = {
   extended: 'EXTENDED',
 };
 
+const xrechnungOf = (option: EInvoiceOption): boolean => option.standard === 'xrechnung-cii';
+const fileName = (option: EInvoiceOption): string => (xrechnungOf(option) ? XRECHNUNG_FILE_NAME : FILE_NAME);
+const conformance = (option: EInvoiceOption): string =>
+  xrechnungOf(option) ? XRECHNUNG_CONFORMANCE : CONFORMANCE[option.profile];
+
 const facturX = (option: EInvoiceOption): FacturXXmp => ({
   namespace: 'urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#',
   prefix: 'fx',
-  documentFileName: FILE_NAME,
-  conformanceLevel: CONFORMANCE[option.profile],
+  documentFileName: fileName(option),
+  conformanceLevel: conformance(option),
   version: '1.0',
 });
 
 /**
  * `e_invoice`: the validated CII XML (the API validated it before accepting the render) embedded
- * as factur-x.xml, an associated file of the document (/AF) with AFRelationship Alternative (Data
+ * as factur-x.xml (xrechnung.xml, conformance level XRECHNUNG, for xrechnung-cii), an associated file of the document (/AF) with AFRelationship Alternative (Data
  * for minimum and basic-wl, whose XML is not the whole invoice), in a PDF/A-3b whose XMP carries
  * the Factur-X extension schema. A PDF/A already made by `pdf_a` (which runs before) is kept as
  * it is, its XMP extended.
@@ -38,9 +49,11 @@ export const eInvoice: FinishingStep<'e_invoice'> = async (pdf, option, { reques
     if (!made.ok) return { ok: false, code: 'PDF_RENDERING_FAILED', message: made.message };
   }
   const minimal = option.profile === 'minimum' || option.profile === 'basic-wl';
-  await doc.attach(new TextEncoder().encode(option.xml), FILE_NAME, {
+  await doc.attach(new TextEncoder().encode(option.xml), fileName(option), {
     mimeType: 'text/xml',
-    description: `Factur-X invoice, profile ${CONFORMANCE[option.profile]}`,
+    description: xrechnungOf(option)
+      ? 'XRechnung invoice (ZUGFeRD profile XRECHNUNG)'
+      : `Factur-X invoice, profile ${CONFORMANCE[option.profile]}`,
     creationDate: now,
     modificationDate: now,
     afRelationship: minimal ? AFRelationship.Data : AFRelationship.Alternative,

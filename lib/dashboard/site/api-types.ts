@@ -721,15 +721,15 @@ export interface components {
                     assembling?: boolean;
                 };
             };
-            /** @description A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b */
+            /** @description A Factur-X / ZUGFeRD (or XRechnung) e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron (and, for xrechnung-cii, KoSIT's XRechnung schematron) before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml (xrechnung.xml) in a PDF/A-3b */
             e_invoice?: {
                 /**
-                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml; xrechnung-cii (XRechnung 3.0 in CII syntax, Germany, with profile en16931): also checked against KoSIT's XRechnung schematron (BR-DE-*), embedded as xrechnung.xml (ZUGFeRD 2.x profile XRECHNUNG)
                  * @enum {string}
                  */
-                standard: "factur-x" | "zugferd";
+                standard: "factur-x" | "zugferd" | "xrechnung-cii";
                 /**
-                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron (xrechnung-cii: en16931 only)
                  * @enum {string}
                  */
                 profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
@@ -747,8 +747,10 @@ export interface components {
                     due_date?: string;
                     /** @description BT-5: invoice currency, ISO 4217 (EUR) */
                     currency?: string;
-                    /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                    /** @description BT-10: buyer reference (the Leitweg-ID for XRechnung, which requires it: BR-DE-15) */
                     buyer_reference?: string;
+                    /** @description BT-23: business process type; default for xrechnung-cii urn:fdc:peppol.eu:2017:poacc:billing:01:1.0, none otherwise */
+                    business_process?: string;
                     /** @description BT-13: purchase order reference */
                     order_reference?: string;
                     notes?: string[];
@@ -773,6 +775,15 @@ export interface components {
                             /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
                             country?: string;
                         };
+                        /** @description BG-6: seller contact (XRechnung requires it, with name, telephone and email: BR-DE-2, -5, -6, -7) */
+                        contact?: {
+                            /** @description BT-41: seller contact point */
+                            name?: string;
+                            /** @description BT-42: seller contact telephone number */
+                            phone?: string;
+                            /** @description BT-43: seller contact email address */
+                            email?: string;
+                        };
                         /** @description BT-34: seller electronic address */
                         email?: string;
                     };
@@ -796,6 +807,15 @@ export interface components {
                             postcode?: string;
                             /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
                             country?: string;
+                        };
+                        /** @description BG-9: buyer contact */
+                        contact?: {
+                            /** @description BT-56: buyer contact point */
+                            name?: string;
+                            /** @description BT-57: buyer contact telephone number */
+                            phone?: string;
+                            /** @description BT-58: buyer contact email address */
+                            email?: string;
                         };
                         /** @description BT-49: buyer electronic address */
                         email?: string;
@@ -1045,15 +1065,15 @@ export interface components {
                     assembling?: boolean;
                 };
             };
-            /** @description A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b */
+            /** @description A Factur-X / ZUGFeRD (or XRechnung) e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron (and, for xrechnung-cii, KoSIT's XRechnung schematron) before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml (xrechnung.xml) in a PDF/A-3b */
             e_invoice?: {
                 /**
-                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml; xrechnung-cii (XRechnung 3.0 in CII syntax, Germany, with profile en16931): also checked against KoSIT's XRechnung schematron (BR-DE-*), embedded as xrechnung.xml (ZUGFeRD 2.x profile XRECHNUNG)
                  * @enum {string}
                  */
-                standard: "factur-x" | "zugferd";
+                standard: "factur-x" | "zugferd" | "xrechnung-cii";
                 /**
-                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron (xrechnung-cii: en16931 only)
                  * @enum {string}
                  */
                 profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
@@ -1071,8 +1091,10 @@ export interface components {
                     due_date?: string;
                     /** @description BT-5: invoice currency, ISO 4217 (EUR) */
                     currency?: string;
-                    /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                    /** @description BT-10: buyer reference (the Leitweg-ID for XRechnung, which requires it: BR-DE-15) */
                     buyer_reference?: string;
+                    /** @description BT-23: business process type; default for xrechnung-cii urn:fdc:peppol.eu:2017:poacc:billing:01:1.0, none otherwise */
+                    business_process?: string;
                     /** @description BT-13: purchase order reference */
                     order_reference?: string;
                     notes?: string[];
@@ -1097,6 +1119,15 @@ export interface components {
                             /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
                             country?: string;
                         };
+                        /** @description BG-6: seller contact (XRechnung requires it, with name, telephone and email: BR-DE-2, -5, -6, -7) */
+                        contact?: {
+                            /** @description BT-41: seller contact point */
+                            name?: string;
+                            /** @description BT-42: seller contact telephone number */
+                            phone?: string;
+                            /** @description BT-43: seller contact email address */
+                            email?: string;
+                        };
                         /** @description BT-34: seller electronic address */
                         email?: string;
                     };
@@ -1120,6 +1151,15 @@ export interface components {
                             postcode?: string;
                             /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
                             country?: string;
+                        };
+                        /** @description BG-9: buyer contact */
+                        contact?: {
+                            /** @description BT-56: buyer contact point */
+                            name?: string;
+                            /** @description BT-57: buyer contact telephone number */
+                            phone?: string;
+                            /** @description BT-58: buyer contact email address */
+                            email?: string;
                         };
                         /** @description BT-49: buyer electronic address */
                         email?: string;
@@ -1384,15 +1424,15 @@ export interface components {
                     assembling?: boolean;
                 };
             };
-            /** @description A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b */
+            /** @description A Factur-X / ZUGFeRD (or XRechnung) e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron (and, for xrechnung-cii, KoSIT's XRechnung schematron) before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml (xrechnung.xml) in a PDF/A-3b */
             e_invoice?: {
                 /**
-                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                 * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml; xrechnung-cii (XRechnung 3.0 in CII syntax, Germany, with profile en16931): also checked against KoSIT's XRechnung schematron (BR-DE-*), embedded as xrechnung.xml (ZUGFeRD 2.x profile XRECHNUNG)
                  * @enum {string}
                  */
-                standard: "factur-x" | "zugferd";
+                standard: "factur-x" | "zugferd" | "xrechnung-cii";
                 /**
-                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                 * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron (xrechnung-cii: en16931 only)
                  * @enum {string}
                  */
                 profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
@@ -1410,8 +1450,10 @@ export interface components {
                     due_date?: string;
                     /** @description BT-5: invoice currency, ISO 4217 (EUR) */
                     currency?: string;
-                    /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                    /** @description BT-10: buyer reference (the Leitweg-ID for XRechnung, which requires it: BR-DE-15) */
                     buyer_reference?: string;
+                    /** @description BT-23: business process type; default for xrechnung-cii urn:fdc:peppol.eu:2017:poacc:billing:01:1.0, none otherwise */
+                    business_process?: string;
                     /** @description BT-13: purchase order reference */
                     order_reference?: string;
                     notes?: string[];
@@ -1436,6 +1478,15 @@ export interface components {
                             /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
                             country?: string;
                         };
+                        /** @description BG-6: seller contact (XRechnung requires it, with name, telephone and email: BR-DE-2, -5, -6, -7) */
+                        contact?: {
+                            /** @description BT-41: seller contact point */
+                            name?: string;
+                            /** @description BT-42: seller contact telephone number */
+                            phone?: string;
+                            /** @description BT-43: seller contact email address */
+                            email?: string;
+                        };
                         /** @description BT-34: seller electronic address */
                         email?: string;
                     };
@@ -1459,6 +1510,15 @@ export interface components {
                             postcode?: string;
                             /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
                             country?: string;
+                        };
+                        /** @description BG-9: buyer contact */
+                        contact?: {
+                            /** @description BT-56: buyer contact point */
+                            name?: string;
+                            /** @description BT-57: buyer contact telephone number */
+                            phone?: string;
+                            /** @description BT-58: buyer contact email address */
+                            email?: string;
                         };
                         /** @description BT-49: buyer electronic address */
                         email?: string;
@@ -1556,12 +1616,12 @@ export interface components {
                 /** @description this item's e-invoice, as a render's `e_invoice` (replaces the batch's): validated before the batch is accepted, a failing one answering 422 INVALID_E_INVOICE naming the item and each rule; at most 50 items of a batch have an e-invoice */
                 e_invoice?: {
                     /**
-                     * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                     * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml; xrechnung-cii (XRechnung 3.0 in CII syntax, Germany, with profile en16931): also checked against KoSIT's XRechnung schematron (BR-DE-*), embedded as xrechnung.xml (ZUGFeRD 2.x profile XRECHNUNG)
                      * @enum {string}
                      */
-                    standard: "factur-x" | "zugferd";
+                    standard: "factur-x" | "zugferd" | "xrechnung-cii";
                     /**
-                     * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                     * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron (xrechnung-cii: en16931 only)
                      * @enum {string}
                      */
                     profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
@@ -1579,8 +1639,10 @@ export interface components {
                         due_date?: string;
                         /** @description BT-5: invoice currency, ISO 4217 (EUR) */
                         currency?: string;
-                        /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                        /** @description BT-10: buyer reference (the Leitweg-ID for XRechnung, which requires it: BR-DE-15) */
                         buyer_reference?: string;
+                        /** @description BT-23: business process type; default for xrechnung-cii urn:fdc:peppol.eu:2017:poacc:billing:01:1.0, none otherwise */
+                        business_process?: string;
                         /** @description BT-13: purchase order reference */
                         order_reference?: string;
                         notes?: string[];
@@ -1605,6 +1667,15 @@ export interface components {
                                 /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
                                 country?: string;
                             };
+                            /** @description BG-6: seller contact (XRechnung requires it, with name, telephone and email: BR-DE-2, -5, -6, -7) */
+                            contact?: {
+                                /** @description BT-41: seller contact point */
+                                name?: string;
+                                /** @description BT-42: seller contact telephone number */
+                                phone?: string;
+                                /** @description BT-43: seller contact email address */
+                                email?: string;
+                            };
                             /** @description BT-34: seller electronic address */
                             email?: string;
                         };
@@ -1628,6 +1699,15 @@ export interface components {
                                 postcode?: string;
                                 /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
                                 country?: string;
+                            };
+                            /** @description BG-9: buyer contact */
+                            contact?: {
+                                /** @description BT-56: buyer contact point */
+                                name?: string;
+                                /** @description BT-57: buyer contact telephone number */
+                                phone?: string;
+                                /** @description BT-58: buyer contact email address */
+                                email?: string;
                             };
                             /** @description BT-49: buyer electronic address */
                             email?: string;
@@ -1822,7 +1902,7 @@ export interface components {
                 /** @description Every render of the template embeds an e-invoice built from its variables (the shape of POST /v1/pdf's e_invoice.invoice), validated before the render is accepted; a render's own e_invoice replaces it */
                 e_invoice?: {
                     /** @enum {string} */
-                    standard: "factur-x" | "zugferd";
+                    standard: "factur-x" | "zugferd" | "xrechnung-cii";
                     /** @enum {string} */
                     profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
                     /** @constant */
@@ -1951,7 +2031,7 @@ export interface components {
                 /** @description Every render of the template embeds an e-invoice built from its variables (the shape of POST /v1/pdf's e_invoice.invoice), validated before the render is accepted; a render's own e_invoice replaces it */
                 e_invoice?: {
                     /** @enum {string} */
-                    standard: "factur-x" | "zugferd";
+                    standard: "factur-x" | "zugferd" | "xrechnung-cii";
                     /** @enum {string} */
                     profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
                     /** @constant */
@@ -2066,7 +2146,7 @@ export interface components {
                 /** @description Every render of the template embeds an e-invoice built from its variables (the shape of POST /v1/pdf's e_invoice.invoice), validated before the render is accepted; a render's own e_invoice replaces it */
                 e_invoice?: {
                     /** @enum {string} */
-                    standard: "factur-x" | "zugferd";
+                    standard: "factur-x" | "zugferd" | "xrechnung-cii";
                     /** @enum {string} */
                     profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
                     /** @constant */
@@ -2373,15 +2453,15 @@ export interface components {
                         assembling?: boolean;
                     };
                 };
-                /** @description A Factur-X / ZUGFeRD e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml in a PDF/A-3b */
+                /** @description A Factur-X / ZUGFeRD (or XRechnung) e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron (and, for xrechnung-cii, KoSIT's XRechnung schematron) before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml (xrechnung.xml) in a PDF/A-3b */
                 e_invoice?: {
                     /**
-                     * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml
+                     * @description factur-x (Factur-X 1.0, France) or zugferd (ZUGFeRD 2.x, Germany): one format since ZUGFeRD 2.1, embedded as factur-x.xml; xrechnung-cii (XRechnung 3.0 in CII syntax, Germany, with profile en16931): also checked against KoSIT's XRechnung schematron (BR-DE-*), embedded as xrechnung.xml (ZUGFeRD 2.x profile XRECHNUNG)
                      * @enum {string}
                      */
-                    standard: "factur-x" | "zugferd";
+                    standard: "factur-x" | "zugferd" | "xrechnung-cii";
                     /**
-                     * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron
+                     * @description the Factur-X profile the XML conforms to, validated against its XSD and schematron (xrechnung-cii: en16931 only)
                      * @enum {string}
                      */
                     profile: "minimum" | "basic-wl" | "basic" | "en16931" | "extended";
@@ -2399,8 +2479,10 @@ export interface components {
                         due_date?: string;
                         /** @description BT-5: invoice currency, ISO 4217 (EUR) */
                         currency?: string;
-                        /** @description BT-10: buyer reference (Leitweg-ID for XRechnung) */
+                        /** @description BT-10: buyer reference (the Leitweg-ID for XRechnung, which requires it: BR-DE-15) */
                         buyer_reference?: string;
+                        /** @description BT-23: business process type; default for xrechnung-cii urn:fdc:peppol.eu:2017:poacc:billing:01:1.0, none otherwise */
+                        business_process?: string;
                         /** @description BT-13: purchase order reference */
                         order_reference?: string;
                         notes?: string[];
@@ -2425,6 +2507,15 @@ export interface components {
                                 /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
                                 country?: string;
                             };
+                            /** @description BG-6: seller contact (XRechnung requires it, with name, telephone and email: BR-DE-2, -5, -6, -7) */
+                            contact?: {
+                                /** @description BT-41: seller contact point */
+                                name?: string;
+                                /** @description BT-42: seller contact telephone number */
+                                phone?: string;
+                                /** @description BT-43: seller contact email address */
+                                email?: string;
+                            };
                             /** @description BT-34: seller electronic address */
                             email?: string;
                         };
@@ -2448,6 +2539,15 @@ export interface components {
                                 postcode?: string;
                                 /** @description BT-40 / BT-55: country, ISO 3166-1 alpha-2 (FR, DE) */
                                 country?: string;
+                            };
+                            /** @description BG-9: buyer contact */
+                            contact?: {
+                                /** @description BT-56: buyer contact point */
+                                name?: string;
+                                /** @description BT-57: buyer contact telephone number */
+                                phone?: string;
+                                /** @description BT-58: buyer contact email address */
+                                email?: string;
                             };
                             /** @description BT-49: buyer electronic address */
                             email?: string;

@@ -14,7 +14,7 @@ import type { RequestedEInvoice } from '../../../functions/domain/renders/e-invo
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
 import { asyncRenders, batches, pdfJobs } from '../../../functions/services.js';
 import { parseTemplateData, readTemplateDataText } from '../../../functions/templating/index.js';
-import { validInvoice } from '../../fixtures/e-invoice.js';
+import { validInvoice, validXRechnungInvoice } from '../../fixtures/e-invoice.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
 let m: MemoryServices;
@@ -72,6 +72,24 @@ describe('a render with e_invoice', () => {
       profile: 'en16931',
       valid: true,
       // The memory checker runs the XSD, not the schematron's rules.
+      rules_checked: 0,
+    });
+  });
+
+  it('records an XRechnung (xrechnung-cii) on the job as its standard', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const { job } = await m.services
+      .get(pdfJobs)
+      .create(
+        ada,
+        render({ standard: 'xrechnung-cii', profile: 'en16931', invoice: validXRechnungInvoice() }),
+      );
+    expect(job.job.status).toBe('completed');
+    expect((await m.jobs.get(ada.accountId, job.job.id))?.e_invoice).toEqual({
+      standard: 'xrechnung-cii',
+      profile: 'en16931',
+      valid: true,
       rules_checked: 0,
     });
   });

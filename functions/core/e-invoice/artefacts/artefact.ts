@@ -11,3 +11,16 @@ export interface ProfileArtefacts {
   /** gzip, base64: JSON {xsd: {file: text}, codedb: text, sef: SaxonJS's compiled stylesheet}. */
   readonly gz: string;
 }
+
+/**
+ * A CIUS's own schematron on top of a profile's (XRechnung's on EN 16931's), as
+ * bin/e-invoice-artefacts.ts writes it: its XSD and EN 16931 rules are the profile's.
+ */
+export interface CiusArtefacts {
+  /** The schematron and version the SEF was built from (vendor/). */
+  readonly source: string;
+  /** Its assertions (with the Peppol rules merged in). */
+  readonly rules: number;
+  /** gzip, base64: JSON {sef: SaxonJS's compiled stylesheet}. */
+  readonly gz: string;
+}
