@@ -7,6 +7,7 @@
  *   refuses it. `faults` injects a failure for the next calls (tests of retries).
  */
 import { createHash } from 'node:crypto';
+import type { DeliveryRecords, JobDelivery } from '../../domain/destinations/deliveries.js';
 import {
   type DestinationFailure,
   type DestinationStore,
@@ -114,6 +115,29 @@ export const createMemoryDestinationWriter = (): MemoryDestinationWriter => {
       const bucket = reach(target);
       if (bucket.mayDelete === false) throw new DestinationWriteError('delete_denied', 'AccessDenied');
       bucket.objects.delete(key);
+    },
+  };
+};
+
+/** A job's delivery records (domain/destinations/deliveries.ts) in memory, with the same fence. */
+export const createMemoryDeliveryRecords = (): DeliveryRecords => {
+  const records = new Map<string, JobDelivery>();
+  const id = (accountId: string, jobId: string) => `${accountId}\n${jobId}`;
+  return {
+    async get(accountId, jobId) {
+      const found = records.get(id(accountId, jobId));
+      return found ? structuredClone(found) : undefined;
+    },
+    async put(accountId, jobId, next, afterAttempts) {
+      const current = records.get(id(accountId, jobId));
+      if (
+        afterAttempts === null
+          ? current !== undefined
+          : current?.status !== 'pending' || current.attempts !== afterAttempts
+      )
+        return false;
+      records.set(id(accountId, jobId), structuredClone(next));
+      return true;
     },
   };
 };
