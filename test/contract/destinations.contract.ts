@@ -5,6 +5,7 @@
  */
 import { monotonicFactory } from 'ulid';
 import { describe, expect, it } from 'vitest';
+import type { DeliveryRecords, JobDelivery } from '../../functions/domain/destinations/deliveries.js';
 import {
   type DestinationStore,
   type DestinationTarget,
@@ -144,6 +145,54 @@ export const destinationWriterContract = (backend: DestinationWriterBackend): vo
       expect(await reasonOf(writer.put(missing, 'k.pdf', new Uint8Array([1]), 'application/pdf'))).toBe(
         'bucket_not_found',
       );
+    });
+  });
+};
+
+export interface DeliveryRecordsBackend {
+  readonly name: string;
+  /** The records, and a job of `accountId` made to hold one (the DynamoDB records live on the job's item). */
+  create(): { records: DeliveryRecords; job(accountId: string, jobId: string): Promise<void> };
+}
+
+const pending = (attempts: number, over: Partial<JobDelivery> = {}): JobDelivery => ({
+  status: 'pending',
+  destination_id: 'dst_01JABCDEFGHJKMNPQRSTVWXYZ0',
+  bucket: 'customer-invoices',
+  key: null,
+  etag: null,
+  delivered_at: null,
+  attempts,
+  error: null,
+  window_started_at: 1_764_324_000_000,
+  ...over,
+});
+
+export const deliveryRecordsContract = (backend: DeliveryRecordsBackend): void => {
+  describe(`the delivery records on ${backend.name}`, () => {
+    it('records a delivery once, then moves it one attempt at a time, each write fenced by the attempts before it', async () => {
+      const { records, job } = backend.create();
+      const account = unique('acct');
+      const jobId = `job_${nextUlid()}`;
+      await job(account, jobId);
+      expect(await records.get(account, jobId)).toBeUndefined();
+      expect(await records.put(account, jobId, pending(0), null)).toBe(true);
+      expect(await records.put(account, jobId, pending(0), null)).toBe(false);
+      const failed = pending(1, { key: 'pdf/a.pdf', error: 'unreachable: try again (InjectedFault)' });
+      // Two handlers of the same message: one wins.
+      const both = await Promise.all([
+        records.put(account, jobId, failed, 0),
+        records.put(account, jobId, failed, 0),
+      ]);
+      expect(both.filter(Boolean)).toHaveLength(1);
+      expect(await records.get(account, jobId)).toEqual(failed);
+      const delivered = { ...failed, status: 'delivered' as const, attempts: 2, etag: '"abc"', error: null };
+      expect(await records.put(account, jobId, delivered, 0)).toBe(false);
+      expect(await records.put(account, jobId, delivered, 1)).toBe(true);
+      // Ended: nothing moves it again.
+      expect(await records.put(account, jobId, pending(3), 2)).toBe(false);
+      expect(await records.get(account, jobId)).toEqual(delivered);
+      expect(await records.get(unique('acct'), jobId)).toBeUndefined();
     });
   });
 };

@@ -48,7 +48,10 @@ export interface JobDelivery {
   readonly window_started_at: number;
 }
 
-/** Where a job's delivery is kept (the job's item in the table; a memory store for tests). */
+/**
+ * Where a job's delivery is kept: the job's item in the table (adapters/dynamodb/deliveries.ts),
+ * memory for tests; held to test/contract/destinations.contract.ts.
+ */
 export interface DeliveryRecords {
   get(accountId: string, jobId: string): Promise<JobDelivery | undefined>;
   /**

@@ -5,7 +5,9 @@
  */
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll } from 'vitest';
+import { createDeliveryRecords } from '../../../functions/adapters/dynamodb/deliveries.js';
 import { createDestinationStore } from '../../../functions/adapters/dynamodb/destinations.js';
+import { createJobStore } from '../../../functions/adapters/dynamodb/jobs.js';
 import { createStsDestinationWriter } from '../../../functions/adapters/sts/destination-writer.js';
 import type {
   DestinationTarget,
@@ -13,8 +15,12 @@ import type {
 } from '../../../functions/domain/destinations/destinations.js';
 import { LOCAL_CREDENTIALS } from '../../../lib/local/credentials.js';
 import { type LocalSts, startLocalSts } from '../../../lib/local/sts.js';
-import { destinationStoreContract, destinationWriterContract } from '../../contract/destinations.contract.js';
-import { useTable } from '../../helpers/dynalite.js';
+import {
+  deliveryRecordsContract,
+  destinationStoreContract,
+  destinationWriterContract,
+} from '../../contract/destinations.contract.js';
+import { testClock, useTable } from '../../helpers/dynalite.js';
 import { useBucket } from '../../helpers/s3rver.js';
 
 const table = useTable();
@@ -24,6 +30,25 @@ destinationStoreContract({
     createDestinationStore(table.db, table.name, (message, error) => {
       throw new Error(`${message}: ${String(error)}`);
     }),
+});
+
+deliveryRecordsContract({
+  name: 'dynalite (on the job item)',
+  create: () => ({
+    records: createDeliveryRecords(table.db, table.name),
+    job: async (accountId, jobId) => {
+      const jobs = createJobStore(table.db, table.name, testClock('2026-11-28T10:00:00.000Z'), {
+        recordRetentionSeconds: 86_400,
+      });
+      await jobs.create({
+        id: jobId,
+        account_id: accountId,
+        template_id: null,
+        template_version: null,
+        object_key: `pdf/${accountId}/${jobId}.pdf`,
+      });
+    },
+  }),
 });
 
 const bucket = useBucket('customer-bucket');

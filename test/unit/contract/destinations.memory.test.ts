@@ -1,10 +1,15 @@
 /** The destination contracts (test/contract/destinations.contract.ts) on the memory store and writer. */
 import {
+  createMemoryDeliveryRecords,
   createMemoryDestinationStore,
   createMemoryDestinationWriter,
 } from '../../../functions/adapters/memory/destinations.js';
 import type { DestinationTarget } from '../../../functions/domain/destinations/destinations.js';
-import { destinationStoreContract, destinationWriterContract } from '../../contract/destinations.contract.js';
+import {
+  deliveryRecordsContract,
+  destinationStoreContract,
+  destinationWriterContract,
+} from '../../contract/destinations.contract.js';
 
 destinationStoreContract({ name: 'memory', create: () => createMemoryDestinationStore() });
 
@@ -24,4 +29,9 @@ writer.addBucket(target.bucket, {
 destinationWriterContract({
   name: 'memory',
   world: () => ({ writer, target, read: async (key) => writer.objects(target.bucket).get(key) }),
+});
+
+deliveryRecordsContract({
+  name: 'memory',
+  create: () => ({ records: createMemoryDeliveryRecords(), job: async () => {} }),
 });
