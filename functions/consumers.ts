@@ -294,6 +294,7 @@ export const consumerWiring = (c: ConsumerDeclaration): Readonly<Record<Binding,
   webhookQueue: c.needs.webhookQueue !== undefined,
   batchOutputQueue: c.needs.batchOutputQueue !== undefined,
   kmsSigningKeys: false,
+  destinationRoles: false,
   usageEventBus: c.needs.usageEventBus !== undefined,
 });
 

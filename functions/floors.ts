@@ -38,6 +38,7 @@ const LAMBDAS = [
   'batch-outputs',
   'renderer',
   'usage-events',
+  'destinations',
 ] as const;
 
 export const FLOORS: readonly Floor[] = [

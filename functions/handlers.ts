@@ -13,7 +13,10 @@ import { batchesResource } from './batches/routes.js';
 import type { Environment } from './core/config.js';
 import type { LambdaHandler } from './core/http.js';
 import type { LookupAll } from './core/public-addresses.js';
+import { createHandler as createDestinationsHandler } from './destinations/index.js';
+import { destinationsResource } from './destinations/routes.js';
 import type { MessageQueue, Renderer } from './domain/common/ports.js';
+import type { DestinationWriter } from './domain/destinations/destinations.js';
 import type { KmsPublicKey } from './domain/signing/signing-keys.js';
 import type { WebhookMessage } from './domain/webhooks/webhooks.js';
 import { createHandler as createFallbackHandler } from './fallback/index.js';
@@ -43,6 +46,8 @@ export interface HandlerParts {
   readonly webhookLookup?: LookupAll;
   /** The local stack's stand-in for kms:GetPublicKey (it has no KMS); in the cloud, KMS's. */
   readonly kmsPublicKey?: KmsPublicKey;
+  /** The local stack's destination writer (its STS stand-in and S3 server); in the cloud, AWS's. */
+  readonly destinationWriter?: DestinationWriter;
 }
 
 export type CreateHandler = (env: Environment, parts: HandlerParts) => LambdaHandler;
@@ -58,6 +63,7 @@ export const handlerFactories: ReadonlyMap<string, CreateHandler> = new Map<stri
   [mergesResource.name, createMergesHandler],
   [signingKeysResource.name, createSigningKeysHandler],
   [assetsResource.name, createAssetsHandler],
+  [destinationsResource.name, createDestinationsHandler],
   [FALLBACK_RESOURCE, createFallbackHandler],
 ]);
 

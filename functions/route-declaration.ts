@@ -123,6 +123,8 @@ export interface ResourceNeeds {
   readonly batchOutputQueue?: boolean;
   /** Reads the public half of KMS signing keys (registering one checks its certificate). */
   readonly kmsSigningKeys?: boolean;
+  /** Assumes customers' destination roles (sts:AssumeRole with the service's external id). */
+  readonly destinationRoles?: boolean;
 }
 
 export interface ResourceDeclaration<R extends Readonly<Record<string, RouteDeclaration>>> {
@@ -191,6 +193,7 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     batchOutputQueue: r.needs.batchOutputQueue === true,
     renderQueue: r.needs.renderQueue === true,
     kmsSigningKeys: r.needs.kmsSigningKeys === true,
+    destinationRoles: r.needs.destinationRoles === true,
     // Usage events are published by their own consumer (functions/consumers.ts), never by a route.
     usageEventBus: false,
   };

@@ -6,6 +6,7 @@
 import { apiKeysResource } from './api-keys/routes.js';
 import { assetsResource } from './assets/routes.js';
 import { batchesResource } from './batches/routes.js';
+import { destinationsResource } from './destinations/routes.js';
 import { meResource } from './me/routes.js';
 import { mergesResource } from './merges/routes.js';
 import { pdfResource } from './pdf/routes.js';
@@ -29,6 +30,7 @@ export const resources: readonly AnyResource[] = [
   mergesResource,
   signingKeysResource,
   assetsResource,
+  destinationsResource,
 ];
 
 /** The Lambda behind API Gateway's `$default` route: 404 and 405 for what no route matches. */

@@ -10,6 +10,7 @@ import type { BatchArchiver, BatchOutputMessage } from './domain/batches/batch-o
 import type { BatchOrders } from './domain/batches/batch-queue.js';
 import type { BatchStore, BatchView } from './domain/batches/batches.js';
 import type { Clock, JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
+import type { DestinationStore, DestinationWriter } from './domain/destinations/destinations.js';
 import type { JobStore, JobView } from './domain/jobs/jobs.js';
 import type { PdfAssembler } from './domain/merges/merges.js';
 import type { RenderMessage, RenderOrders } from './domain/renders/async-renders.js';
@@ -51,6 +52,11 @@ export interface ServiceParts extends WebhookParts {
    * certificate certifies it. Absent: registering a KMS key is refused.
    */
   readonly kmsPublicKey?: KmsPublicKey;
+  /**
+   * The writer into customers' buckets (issue 36): the local stack's, through its STS stand-in
+   * and S3 server (lib/local/sts.ts), or a test's memory writer. @default STS and S3 on AWS
+   */
+  readonly destinationWriter?: DestinationWriter;
 }
 
 /** The ports the composition root otherwise builds on AWS, by the name of their builder. */
@@ -81,6 +87,8 @@ export interface StoreParts {
   readonly archiver: BatchArchiver;
   /** The usage ledger (issue 39). Not handed in with the other stores: none is kept. */
   readonly usageLedger: UsageLedger;
+  /** Destinations (issue 36): customers' buckets. */
+  readonly destinations: DestinationStore;
 }
 
 /**

@@ -9,6 +9,7 @@ import { createAssetStore } from './adapters/dynamodb/assets.js';
 import { createBatchWrites } from './adapters/dynamodb/batch-writes.js';
 import { createBatchStore } from './adapters/dynamodb/batches.js';
 import { createDocumentClient } from './adapters/dynamodb/client.js';
+import { createDestinationStore } from './adapters/dynamodb/destinations.js';
 import { createIdempotencyStore } from './adapters/dynamodb/idempotency.js';
 import { createJobStore } from './adapters/dynamodb/jobs.js';
 import { createSigningKeyStore } from './adapters/dynamodb/signing-keys.js';
@@ -25,12 +26,14 @@ import { createS3RenderOrders } from './adapters/s3/render-orders.js';
 import { createApiKeyDigester } from './adapters/secrets-manager/api-key-digest.js';
 import {
   createBodyHashDigest,
+  createExternalIdDigest,
   createOrderSecretBox,
   createSigningKeySecretBox,
   createWebhookSecretBox,
 } from './adapters/secrets-manager/webhook-secret-box.js';
 import { createSqsClient } from './adapters/sqs/client.js';
 import { createSqsQueue } from './adapters/sqs/queue.js';
+import { createStsDestinationWriter } from './adapters/sts/destination-writer.js';
 import { RENDER_RUN_SLICE_MS } from './consumers.js';
 import { createAssetResolver } from './domain/assets/assets.js';
 import type { MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
@@ -184,3 +187,11 @@ export const renderer = (s: Services): Renderer => {
 };
 
 // The HTTP stack's dependencies.
+
+// Destinations (issue 36): customers' buckets, reached through their roles.
+export const destinationStore = (s: Services) =>
+  part(s, 'destinations', () => createDestinationStore(s.get(db), tableName(s), s.onFault));
+/** STS and S3 on AWS (the local stack hands its own in: its STS stand-in and S3 server). */
+export const destinationWriter = (s: Services) => s.parts.destinationWriter ?? createStsDestinationWriter();
+/** A destination's external id: keyed by the API-key secret, a function of the account and the role. */
+export const externalIds = (s: Services) => createExternalIdDigest(apiKeySecret(s), s.config.aws);

@@ -39,6 +39,7 @@ import { createBatchOrderReader, createBatchQueue } from './domain/batches/batch
 import { type Batch, createBatchCounter, createBatches } from './domain/batches/batches.js';
 import { newAssetUploadId } from './domain/common/ids.js';
 import type { JobEvents, MessageQueue, PdfStorage } from './domain/common/ports.js';
+import { createDestinationManagement } from './domain/destinations/destinations.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
 import type { Job } from './domain/jobs/jobs.js';
@@ -79,8 +80,11 @@ import {
   bodyHashDigest,
   bucketName,
   deliveries,
+  destinationStore,
+  destinationWriter,
   digestApiKey,
   endpoints,
+  externalIds,
   idempotency,
   jobs,
   need,
@@ -479,3 +483,12 @@ export const batchOutputBuilder = (s: Services) => {
     onFault: s.onFault,
   });
 };
+
+/** The destinations resource's use cases (issue 36). */
+export const destinationManagement = (s: Services) =>
+  createDestinationManagement({
+    store: s.get(destinationStore),
+    writer: () => s.get(destinationWriter),
+    externalIds: s.get(externalIds),
+    clock: s.clock,
+  });

@@ -38,6 +38,11 @@ export const BINDINGS = {
   kmsSigningKeys: {},
   /** The stack's EventBridge bus of usage events (issue 39): the usage event publisher puts to it. */
   usageEventBus: { eventBusName: 'USAGE_EVENT_BUS_NAME' },
+  /**
+   * Customers' roles of destinations (issue 36): sts:AssumeRole on roles in other accounts, only
+   * with an external id of DESTINATION_EXTERNAL_ID_PREFIX. No variable: the roles are named at run time.
+   */
+  destinationRoles: {},
 } as const;
 
 export type Binding = keyof typeof BINDINGS;
@@ -151,3 +156,10 @@ export const SERVICE_METRICS = {
  * their role may sign with this account's keys in its region that have it, and with nothing else.
  */
 export const SIGNING_KEY_TAG = { key: 'pdf-service:signing', value: 'true' } as const;
+
+/**
+ * The prefix of every external id the service generates for a destination's role (issue 36,
+ * domain/destinations/destinations.ts): the service's own sts:AssumeRole is allowed only when the
+ * request carries an external id that starts so (lib/service-function.ts).
+ */
+export const DESTINATION_EXTERNAL_ID_PREFIX = 'pdf-service-';

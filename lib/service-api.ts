@@ -264,6 +264,7 @@ export class ServiceApi extends Construct {
       },
       batchOutputQueue: () => fn.bindBatchOutputQueue(props.batchOutputQueue),
       kmsSigningKeys: () => fn.bindKmsSigningKeys(),
+      destinationRoles: () => fn.bindDestinationRoles(),
       usageEventBus: () => {
         throw new Error(`${r.name}: no route publishes usage events (the usage-events consumer does)`);
       },

@@ -19,6 +19,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { TableAccess } from '../functions/table.js';
 import { type Binding, type BindingValues, bindingEnvironment } from '../functions/wiring.js';
+import { grantDestinationRoles } from './destination-roles-grant.js';
 import type { PdfBucket } from './pdf-bucket.js';
 import { grantTaggedSigningKeys } from './signing-keys-grant.js';
 import type { UserPoolIds } from './user-pool.js';
@@ -284,6 +285,12 @@ export class ServiceFunction extends NodejsFunction {
   /** kms:GetPublicKey on the deployment's tagged signing keys (lib/signing-keys-grant.ts), and nothing else of KMS. */
   bindKmsSigningKeys(): this {
     grantTaggedSigningKeys(this, 'kms:GetPublicKey');
+    return this;
+  }
+
+  /** sts:AssumeRole on customers' destination roles, with the service's external id only (lib/destination-roles-grant.ts). */
+  bindDestinationRoles(): this {
+    grantDestinationRoles(this);
     return this;
   }
 

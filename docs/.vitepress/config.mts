@@ -49,6 +49,7 @@ export default defineConfig({
           { text: 'Previews', link: '/api/previews' },
           { text: 'Assets', link: '/api/assets' },
           { text: 'API keys', link: '/api/api-keys' },
+          { text: 'Destinations', link: '/api/destinations' },
           { text: 'Account and usage', link: '/api/account' },
           { text: 'Errors', link: '/api/errors' },
         ],

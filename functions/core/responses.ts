@@ -70,6 +70,12 @@ export const errorStatus = {
   /** The account's queued async renders are at its plan's queue depth: retry once some ended. */
   QUEUE_DEPTH_EXCEEDED: 429,
   INVALID_FILE_NAME: 422,
+  // Issue 36.
+  DESTINATION_NOT_FOUND: 404,
+  DESTINATION_LIMIT_REACHED: 409,
+  INVALID_DESTINATION: 422,
+  /** Creating it assumed the role and wrote a probe object: which step the customer's side refused. */
+  DESTINATION_UNREACHABLE: 422,
 } as const satisfies Record<ErrorCode, number>;
 
 export const rateLimitHeaders = (state: RateLimitState): Record<string, string> => ({

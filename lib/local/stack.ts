@@ -26,6 +26,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
+import { createStsDestinationWriter } from '../../functions/adapters/sts/destination-writer.js';
 import {
   type ConsumerDeclaration,
   consumerOf,
@@ -85,6 +86,7 @@ import { startLocalRenderer } from './local-renderer.js';
 import { DEFAULT_DATA_DIR, readServiceEnvironment } from './options.js';
 import { startLocalSqs } from './sqs/server.js';
 import { createStorageWatch, guardLevelDb, guardS3rverWrites } from './storage-faults.js';
+import { LOCAL_ROLES_FILE, startLocalSts } from './sts.js';
 import { ensureTable } from './table.js';
 import { createJsonLinesUsageBus, USAGE_EVENTS_FILE } from './usage-events.js';
 
@@ -293,6 +295,8 @@ const localBindings = (parts: {
   batchOutputQueue: bindingEnvironment('batchOutputQueue', { queueUrl: parts.batchOutputQueueUrl }),
   // KMS, where there is one, is the AWS SDK's (lib/local/kms.ts).
   kmsSigningKeys: {},
+  // The local STS stand-in is handed in (the destination writer, lib/local/sts.ts).
+  destinationRoles: {},
   // The JSON-lines file in DATA_DIR is handed in (usageEventBus part), not put to by name.
   usageEventBus: {},
 });
@@ -514,8 +518,23 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       return environment;
     };
 
+    // Destinations' roles go through the STS stand-in (the trust policies of LOCAL_ROLES_FILE),
+    // their buckets are the local S3 server's.
+    const sts = await startLocalSts({ rolesFile: join(dataDir, LOCAL_ROLES_FILE) });
+    cleanups.push(() => sts.close());
+    const destinationWriter = createStsDestinationWriter({
+      stsEndpoint: sts.endpoint,
+      s3Endpoint,
+      credentials: LOCAL_CREDENTIALS,
+    });
+
     // Every handler is made now, as Lambda runs a function's init before its first request.
-    const handlers = makeHandlers(common, bindings, { renderer, ...webhookParts, ...localKmsParts() });
+    const handlers = makeHandlers(common, bindings, {
+      renderer,
+      ...webhookParts,
+      ...localKmsParts(),
+      destinationWriter,
+    });
     loadHandler = async (resource) => {
       const handler = handlers.get(resource);
       if (!handler) throw new Error(`no handler for the resource "${resource}"`);

@@ -19,6 +19,10 @@ import { createMemoryAssetStore } from '../../functions/adapters/memory/assets.j
 import { createMemoryBatchArchiver } from '../../functions/adapters/memory/batch-archive.js';
 import { createMemoryBatchWrites } from '../../functions/adapters/memory/batch-writes.js';
 import { createMemoryBatchStore } from '../../functions/adapters/memory/batches.js';
+import {
+  createMemoryDestinationStore,
+  createMemoryDestinationWriter,
+} from '../../functions/adapters/memory/destinations.js';
 import { createMemoryEInvoiceChecker } from '../../functions/adapters/memory/e-invoice.js';
 import { createMemoryIdempotencyStore } from '../../functions/adapters/memory/idempotency.js';
 import { createMemoryJobStore } from '../../functions/adapters/memory/jobs.js';
@@ -98,7 +102,10 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     assembler: createMemoryPdfAssembler(storage, onFault, clock),
     archiver: createMemoryBatchArchiver(storage),
     usageLedger: createMemoryUsageLedger(),
+    destinations: createMemoryDestinationStore(),
   };
+  /** Customers' buckets and roles (issue 36): a test adds them, then reads what was delivered. */
+  const destinationWriter = createMemoryDestinationWriter();
   const webhookQueue = createMemoryQueue<WebhookMessage>({ name: 'webhooks', clock });
   const config: ResourceConfig = {
     settings,
@@ -130,6 +137,7 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
       webhookQueue,
       // Build and XSD, no schematron: rules_checked 0 (the real checker's contract, test/contract).
       eInvoices: createMemoryEInvoiceChecker(),
+      destinationWriter,
       ...(options.webhookLookup ? { webhookLookup: options.webhookLookup } : {}),
       stores,
       clock,
@@ -145,6 +153,7 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     faults,
     ...stores,
     webhookQueue,
+    destinationWriter,
     /**
      * An account's jobs and units as its month's record has them: every job should end completed
      * or failed, and every unit be consumed by a completed render or given back.

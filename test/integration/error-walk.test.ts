@@ -87,6 +87,12 @@ const NEAR_SPELLINGS: Readonly<Record<string, { body: Json; field: string; meant
     meant: 'passphrase',
     code: 'VALIDATION_ERROR',
   },
+  'POST /v1/destinations': {
+    body: { name: 'walk', bucket: 'walk-bucket', region: 'eu-west-1', key_templte: '{{ job.id }}.pdf' },
+    field: 'key_templte',
+    meant: 'key_template',
+    code: 'VALIDATION_ERROR',
+  },
   'POST /v1/previews': {
     body: { html: '<p>x</p>', printBackground: true },
     field: 'printBackground',

@@ -37,6 +37,7 @@ const DOCS_IN_ORDER = [
   'docs/api/previews.md',
   'docs/api/assets.md',
   'docs/api/api-keys.md',
+  'docs/api/destinations.md',
   'docs/webhooks.md',
   'docs/api/account.md',
   'docs/api/errors.md',

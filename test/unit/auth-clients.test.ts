@@ -24,6 +24,7 @@ const WIRING: ResourceWiring = {
   renderer: false,
   webhookQueue: false,
   kmsSigningKeys: false,
+  destinationRoles: false,
   usageEventBus: false,
   batchOutputQueue: false,
   renderQueue: false,

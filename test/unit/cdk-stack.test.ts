@@ -23,6 +23,7 @@ import { batchOutputQueue, renderQueue, webhookQueue } from '../../functions/que
 import { wiringOf } from '../../functions/route-declaration.js';
 import { apiResources, resources, routeKey, routes } from '../../functions/routes.js';
 import { tableSchema } from '../../functions/table.js';
+import { DESTINATION_EXTERNAL_ID_PREFIX } from '../../functions/wiring.js';
 import { type Synthesized, synthServiceStack } from '../helpers/cdk-synth.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation JSON is inspected by the assertions
@@ -396,6 +397,40 @@ describe('the default stack', () => {
       [roleOf(asyncRendererId())]: [tagged('kms:Sign')],
       [roleOf(fnId('signing-keys'))]: [tagged('kms:GetPublicKey')],
     });
+  });
+
+  it("lets the destinations function sts:AssumeRole only with the service's external id, and no role anything else of STS or of another account (issue 36)", () => {
+    const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0];
+    const stsStatements = Object.keys(resourcesOf(s, 'AWS::IAM::Role'))
+      .map(
+        (roleId) =>
+          [
+            roleId,
+            statementsOfRole(s, roleId).filter((st) => actionsOf(st).some((a) => a.startsWith('sts:'))),
+          ] as const,
+      )
+      .filter(([, statements]) => statements.length > 0);
+    expect(Object.fromEntries(stsStatements)).toEqual({
+      [roleOf(fnId('destinations'))]: [
+        {
+          Effect: 'Allow',
+          Action: 'sts:AssumeRole',
+          Resource: 'arn:aws:iam::*:role/*',
+          Condition: {
+            StringLike: { 'sts:ExternalId': `${DESTINATION_EXTERNAL_ID_PREFIX}*` },
+            Null: { 'sts:ExternalId': 'false' },
+          },
+        },
+      ],
+    });
+    // No S3 right in the customer's bucket on our side: the assumed role's credentials carry them.
+    const own = statementsOfRole(s, roleOf(fnId('destinations')));
+    expect(own.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')))).toEqual([]);
+    // Of every role, only that statement names any account's resources.
+    const anyAccount = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).flatMap((roleId) =>
+      statementsOfRole(s, roleId).filter((st) => JSON.stringify(st.Resource ?? '').includes('::*:')),
+    );
+    expect(anyAccount.map((st) => st.Action)).toEqual(['sts:AssumeRole']);
   });
 
   it('lets the pdf and merges functions invoke the renderer, the render queue consumer the async renderer, and nothing else', () => {

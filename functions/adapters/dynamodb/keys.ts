@@ -67,6 +67,8 @@ export const ENTITY = {
   webhookDelivery: 'webhook_delivery',
   signingKey: 'signing_key',
   signingKeySlots: 'signing_key_slots',
+  destination: 'destination',
+  destinationSlots: 'destination_slots',
   asset: 'asset',
   assetUsage: 'asset_usage',
   batch: 'batch',
@@ -250,6 +252,18 @@ export const signingKeyKey = (accountId: string, keyId: string): ItemKey => ({
 export const signingKeySlotsKey = (accountId: string): ItemKey => ({
   [PK]: accountPk(accountId),
   [SK]: 'SIGNKEY_SLOTS',
+});
+
+/** An account's destinations (issue 36); ULID ids, so SK order = creation order. */
+export const DESTINATION_SK_PREFIX = 'DEST#';
+export const destinationKey = (accountId: string, id: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: `${DESTINATION_SK_PREFIX}${id}`,
+});
+/** The set of an account's destination ids, whose size caps them. */
+export const destinationSlotsKey = (accountId: string): ItemKey => ({
+  [PK]: accountPk(accountId),
+  [SK]: 'DEST_SLOTS',
 });
 
 /** An account's assets (issue 40), by name. */

@@ -88,3 +88,29 @@ export const createBodyHashDigest = (source: ApiKeySecretSource, aws: AwsConfig)
       .digest('hex');
   };
 };
+
+const EXTERNAL_ID_KEY_INFO = 'pdf-service destination external ids v1';
+
+/**
+ * A destination's external id (domain/destinations/destinations.ts): an HMAC of the account and
+ * the role under a key derived from the API-key secret, so that the same account naming the same
+ * role gets the same id (the customer writes it into the role's trust policy, then creates the
+ * destination again), and another account naming that role gets another.
+ */
+export const createExternalIdDigest = (source: ApiKeySecretSource, aws: AwsConfig) => {
+  const load = secretLoader(source, aws);
+  let key: Promise<Buffer> | undefined;
+  return async (accountId: string, roleArn: string): Promise<string> => {
+    key ??= load().then(
+      (secret) => deriveKey(secret, EXTERNAL_ID_KEY_INFO),
+      (e: unknown) => {
+        key = undefined;
+        throw e;
+      },
+    );
+    return createHmac('sha256', await key)
+      .update(`${accountId}\n${roleArn}`)
+      .digest('hex')
+      .slice(0, 40);
+  };
+};

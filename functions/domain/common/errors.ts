@@ -62,6 +62,11 @@ export const ERROR_CODES = [
   'JOB_NOT_CANCELLABLE',
   'QUEUE_DEPTH_EXCEEDED',
   'INVALID_FILE_NAME',
+  // Issue 36 (destinations).
+  'DESTINATION_NOT_FOUND',
+  'DESTINATION_LIMIT_REACHED',
+  'INVALID_DESTINATION',
+  'DESTINATION_UNREACHABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -46,3 +46,6 @@ export const newSigningKeyId = (): string => `sk_${ulid()}`;
 export const SIGNING_KEY_ID = /^sk_[0-9A-HJKMNP-TV-Z]{26}$/;
 /** A ULID: one upload of an asset (its bytes' key in the bucket, assets/<account>/<id>). */
 export const newAssetUploadId = (): string => ulid();
+/** `dst_` and a ULID: a destination (POST /v1/destinations, issue 36). */
+export const newDestinationId = (): string => `dst_${ulid()}`;
+export const DESTINATION_ID = /^dst_[0-9A-HJKMNP-TV-Z]{26}$/;

@@ -23,6 +23,7 @@ export type WebhookDelivery = Schemas['WebhookDelivery'];
 export type Preview = Schemas['Preview'];
 export type TemplateVariables = Schemas['TemplateVariables'];
 export type Asset = Schemas['Asset'];
+export type Destination = Schemas['Destination'];
 
 export interface ErrorDetail {
   readonly field?: string;

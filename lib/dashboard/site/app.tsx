@@ -18,6 +18,7 @@ const NAV: readonly { readonly label: string; readonly href: string; readonly pa
   { label: 'Batches', href: href.batches, pages: ['batches', 'batch'] },
   { label: 'Assets', href: href.assets, pages: ['assets'] },
   { label: 'Webhooks', href: href.webhooks, pages: ['webhooks', 'webhook'] },
+  { label: 'Destinations', href: href.destinations, pages: ['destinations'] },
   { label: 'Usage', href: href.usage, pages: ['usage'] },
 ];
 
@@ -72,7 +73,10 @@ const SignIn = ({
 };
 
 type LaterPages = typeof import('./pages/later.js');
-type LaterRoute = Extract<Route, { page: 'batches' | 'batch' | 'webhooks' | 'webhook' | 'assets' | 'usage' }>;
+type LaterRoute = Extract<
+  Route,
+  { page: 'batches' | 'batch' | 'webhooks' | 'webhook' | 'assets' | 'usage' | 'destinations' }
+>;
 
 /** The batches, webhooks, assets and usage pages, loaded the first time one opens (pages/later.ts). */
 const LaterPage = ({ route }: { route: LaterRoute }) => {
@@ -98,6 +102,8 @@ const LaterPage = ({ route }: { route: LaterRoute }) => {
       return <pages.AssetsPage />;
     case 'usage':
       return <pages.UsagePage />;
+    case 'destinations':
+      return <pages.DestinationsPage />;
   }
 };
 
@@ -119,6 +125,7 @@ const Page = ({ route }: { route: Route }) => {
       return <LaterPage route={route} />;
     case 'usage':
     case 'assets':
+    case 'destinations':
       return <LaterPage route={route} />;
   }
 };

@@ -12,7 +12,8 @@ export type Route =
   | { readonly page: 'webhooks' }
   | { readonly page: 'webhook'; readonly id: string }
   | { readonly page: 'assets' }
-  | { readonly page: 'usage' };
+  | { readonly page: 'usage' }
+  | { readonly page: 'destinations' };
 
 export const parseRoute = (hash: string): Route => {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -30,6 +31,8 @@ export const parseRoute = (hash: string): Route => {
       return { page: 'usage' };
     case 'assets':
       return { page: 'assets' };
+    case 'destinations':
+      return { page: 'destinations' };
     default:
       return { page: 'keys' };
   }
@@ -47,4 +50,5 @@ export const href = {
   webhook: (id: string) => `#/webhooks/${encodeURIComponent(id)}`,
   usage: '#/usage',
   assets: '#/assets',
+  destinations: '#/destinations',
 } as const;
