@@ -34,6 +34,11 @@ export interface QueueUnderTest<T> {
 export interface QueueBackend {
   readonly name: string;
   readonly secondMs: number;
+  /**
+   * Runs the cases side by side: for a backend in real seconds, whose cases mostly wait out
+   * visibility timeouts and delays. (The memory queue's tenth-seconds leave no room for that.)
+   */
+  readonly concurrent?: boolean;
   create<T>(settings: QueueSettings): Promise<QueueUnderTest<T>>;
 }
 
@@ -45,8 +50,8 @@ interface Received {
 }
 
 export const queueContract = (backend: QueueBackend): void => {
-  // Each case has a queue of its own, closed when the case ends: the cases run side by side (they
-  // mostly wait out visibility timeouts and delays).
+  // Each case has a queue of its own, closed when the case ends (through its own context: the cases
+  // may run side by side).
   const create = async (settings: QueueSettings, onFinished: TestContext['onTestFinished']) => {
     const q = await backend.create<{ n: number; pad?: string }>(settings);
     onFinished(() => q.close());
@@ -78,7 +83,7 @@ export const queueContract = (backend: QueueBackend): void => {
     return { log, consumer };
   };
 
-  describe.concurrent(`the queue port on ${backend.name}`, () => {
+  (backend.concurrent ? describe.concurrent : describe)(`the queue port on ${backend.name}`, () => {
     it("delivers every message once, its body as JSON in Lambda's SQS shape, also those sent many at a time", async ({
       expect,
       onTestFinished,
