@@ -428,7 +428,11 @@ export const assetManagement = (s: Services) =>
 export const apiKeyManagement = (s: Services) =>
   createApiKeyManagement({ store: s.get(apiKeys), digest: s.get(digestApiKey) });
 export const templateManagement = (s: Services) =>
-  createTemplateManagement({ store: s.get(templates), parser: templateParser });
+  createTemplateManagement({
+    store: s.get(templates),
+    parser: templateParser,
+    signingKeys: s.get(signingKeys),
+  });
 /** The usage events' bus: the local stack's file, or the stack's EventBridge bus. */
 const usageBus = (s: Services) =>
   s.parts.usageBus ??

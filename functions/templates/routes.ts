@@ -102,7 +102,13 @@ export const templatesResource = resource({
       rateLimited: true,
       summary: `Save a template (version 1); its html is checked for syntax, never run. At most ${TEMPLATE_WRITES_PER_MINUTE} template writes (create and edit) per account per minute`,
       success: { status: 201, description: 'the template', body: pdfTemplate },
-      errors: ['INVALID_TEMPLATE_NAME', ...HTML_CODES, 'INVALID_PDF_OPTIONS', 'VALIDATION_ERROR'],
+      errors: [
+        'INVALID_TEMPLATE_NAME',
+        ...HTML_CODES,
+        'INVALID_PDF_OPTIONS',
+        'INVALID_SIGNING_KEY',
+        'VALIDATION_ERROR',
+      ],
     }),
     listTemplates: route<undefined, Page>({
       method: 'GET',
@@ -146,6 +152,7 @@ export const templatesResource = resource({
         'INVALID_TEMPLATE_NAME',
         ...HTML_CODES,
         'INVALID_PDF_OPTIONS',
+        'INVALID_SIGNING_KEY',
         'VALIDATION_ERROR',
         ...NOT_FOUND,
       ],

@@ -760,6 +760,41 @@ describe('the dashboard', () => {
     expect(await textOf(page, '.actions [role=status]')).not.toContain('Unsaved');
   });
 
+  it('keeps the saved options it does not show (pdf_a, e_invoice) when a save changes the watermark', async () => {
+    const ada = await sessionFor(ADA);
+    const hidden = {
+      pdf_a: '3b',
+      e_invoice: { standard: 'factur-x', profile: 'en16931', invoice_from_variables: true },
+    };
+    // Set through the API: options the editor has no fields for.
+    const created = await local.api('/v1/templates', {
+      method: 'POST',
+      token: ada,
+      body: {
+        name: 'Archived invoice',
+        html: '<h1>Invoice {{ number }}</h1>',
+        sample_variables: { number: 'F-1' },
+        pdf_options: { ...hidden, format: 'A5', watermark: { text: 'OLD COPY' } },
+        is_public: false,
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.json.id as string;
+    try {
+      await goTo(page, '#/templates', 'Templates');
+      await goTo(page, `#/templates/${id}`, 'Edit “Archived invoice”');
+      await page.waitForSelector('#tpl-watermark-text');
+      expect(await page.$eval('#tpl-watermark-text', (e) => (e as HTMLInputElement).value)).toBe('OLD COPY');
+      await replaceField(page, '#tpl-watermark-text', 'NEW COPY');
+      await clickButton(page, 'Save');
+      await waitForText(page, '.actions [role=status]', 'Saved: version 2.');
+      const saved = await local.api(`/v1/templates/${id}`, { token: ada });
+      expect(saved.json.pdf_options).toEqual({ ...hidden, format: 'A5', watermark: { text: 'NEW COPY' } });
+    } finally {
+      await local.api(`/v1/templates/${id}`, { method: 'DELETE', token: ada });
+    }
+  });
+
   it('lists jobs with status, size, pages, duration, errors and a download', async () => {
     // A render through the key that fails while the template runs: its job lists the error.
     const failed = await local.api('/v1/pdf', {

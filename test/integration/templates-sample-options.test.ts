@@ -4,11 +4,13 @@
  * listed too), versioned with the html, checked like POST /v1/pdf's own fields, and a template_id
  * render taking the saved options as defaults under its own.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { templateSchema } from '../../functions/templates/routes.js';
 import { type ApiResponse, useLocalStack } from '../helpers/local-stack.js';
 import { PAPER_SIZES_PT, readPdf } from '../helpers/pdf.js';
 import { readNavigation } from '../helpers/pdf-navigation.js';
+import { certificateFor } from '../helpers/signing-keys.js';
 import { newAccount, type TestAccount } from '../helpers/template-fixtures.js';
 
 const local = useLocalStack();
@@ -287,5 +289,66 @@ describe('pdf_options', () => {
     expect(await outlineOf(1)).toEqual(['Dear Grace Hopper']);
     // The latest: outline off, as version 2 set it and version 3 kept it.
     expect(await outlineOf(undefined)).toEqual([]);
+  });
+});
+
+describe('pdf_options.signature', () => {
+  /** A PEM key registered with POST /v1/signing-keys by `token`'s account: its id. */
+  const registerKey = async (token: string): Promise<string> => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const res = await local.api('/v1/signing-keys', {
+      method: 'POST',
+      token,
+      body: {
+        name: 'letters',
+        private_key_pem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+        certificate_pem: await certificateFor(privateKey, '/CN=Letters'),
+      },
+    });
+    expect(res.status, res.text).toBe(201);
+    return res.json.id;
+  };
+  const signed = (key_id: string) => ({ signature: { key_id, reason: 'Approved' } });
+
+  it("refuses a key that is another account's or unknown at save (422 naming pdf_options.signature.key_id), nothing saved; a key deleted later fails the render", async () => {
+    const [own, others] = await Promise.all([registerKey(owner.session), registerKey(other.session)]);
+    const listed = async () =>
+      (await local.api('/v1/templates?limit=100', { token: owner.session })).json.map(
+        (t: { id: string }) => t.id,
+      );
+    const before = await listed();
+    for (const key_id of [others, 'sk_01JAAAAAAAAAAAAAAAAAAAAAAA']) {
+      expectError(
+        await create({ pdf_options: signed(key_id) }),
+        'INVALID_SIGNING_KEY',
+        'pdf_options.signature.key_id',
+        'is not one of your signing keys',
+      );
+    }
+    expect(await listed()).toEqual(before);
+
+    const t = await created({ sample_variables: SAMPLE, pdf_options: signed(own) });
+    expect(t.pdf_options).toEqual(signed(own));
+    for (const body of [
+      { pdf_options: signed(others) },
+      { html: '<p>{{ customer }}</p>', pdf_options: signed(others) },
+    ]) {
+      expectError(await patch(t.id, body), 'INVALID_SIGNING_KEY', 'pdf_options.signature.key_id');
+    }
+    expect((await local.api(`/v1/templates/${t.id}`, { token: owner.session })).json).toMatchObject({
+      version: 1,
+      html: HTML,
+      pdf_options: signed(own),
+    });
+
+    // The key deleted: the template keeps it, and its renders are refused (before any charge).
+    expect(
+      (await local.api(`/v1/signing-keys/${own}`, { method: 'DELETE', token: owner.session })).status,
+    ).toBe(200);
+    expectError(
+      await render({ template_id: t.id, variables: SAMPLE }),
+      'INVALID_SIGNING_KEY',
+      'signature.key_id',
+    );
   });
 });

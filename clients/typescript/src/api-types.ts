@@ -3910,7 +3910,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PDF_OPTIONS, VALIDATION_ERROR */
+            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PDF_OPTIONS, INVALID_SIGNING_KEY, VALIDATION_ERROR */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4218,7 +4218,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PDF_OPTIONS, VALIDATION_ERROR */
+            /** @description INVALID_TEMPLATE_NAME, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PDF_OPTIONS, INVALID_SIGNING_KEY, VALIDATION_ERROR */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -10,6 +10,7 @@ import type { JsonText } from '../common/json-text.js';
 import type { Page } from '../common/pagination.js';
 import type { Principal } from '../common/principal.js';
 import { renderOptionsFrom, type TemplatePdfOptions } from '../renders/render-options.js';
+import { checkSigningKey, type SigningKeyResolver } from '../signing/signing-keys.js';
 import type { TemplateParser } from './template-check.js';
 import type {
   CreateTemplateCommand as CreateTemplateBody,
@@ -55,9 +56,29 @@ export interface TemplateManagementDeps {
   readonly store: TemplateStore;
   /** The parser port (template-check.ts): saved templates parse as renders do, bounded. */
   readonly parser: TemplateParser;
+  /** The account's signing keys: a saved signature names one of them (none given: every key is unknown). */
+  readonly signingKeys?: Pick<SigningKeyResolver, 'check'> | undefined;
 }
 
-export const createTemplateManagement = ({ store, parser }: TemplateManagementDeps) => {
+export const createTemplateManagement = ({ store, parser, signingKeys }: TemplateManagementDeps) => {
+  /**
+   * Saved options that sign name a key of the saver's, as a render's do (422 INVALID_SIGNING_KEY
+   * naming `pdf_options.signature.key_id`, nothing saved). A key deleted later is the render's to
+   * refuse (render time, the same error).
+   */
+  const checkSignature = async (principal: Principal, options: TemplatePdfOptions | null | undefined) => {
+    const keyId = options?.signature?.key_id;
+    if (keyId === undefined) return;
+    try {
+      await checkSigningKey(signingKeys, principal.accountId, keyId);
+    } catch (e) {
+      if (!(e instanceof ServiceError) || e.code !== 'INVALID_SIGNING_KEY') throw e;
+      throw new ServiceError(e.code, `pdf_options.${e.message}`, {
+        details: (e.details ?? []).map((d) => ({ ...d, field: `pdf_options.${d.field}` })),
+      });
+    }
+  };
+
   /**
    * Parses one part (syntax only: nothing runs; a large one in a worker, bounded: parse-pool.ts)
    * for the variables it reads. `parsed` keeps one request's answers: an edit's new parts are
@@ -131,6 +152,7 @@ export const createTemplateManagement = ({ store, parser }: TemplateManagementDe
         },
         { sample_variables: body.sample_variables ?? null, pdf_options: body.pdf_options ?? null },
       );
+      await checkSignature(principal, body.pdf_options);
       return store.create(
         {
           id: newTemplateId(),
@@ -175,6 +197,8 @@ export const createTemplateManagement = ({ store, parser }: TemplateManagementDe
       await checkParts(given, parsed);
       if (givenData.pdf_options !== undefined) checkPdfOptions(givenData.pdf_options);
       checkId(templateId);
+      // Only options the body gives: a key deleted since the last save fails at render, not here.
+      await checkSignature(principal, givenData.pdf_options);
       const givenCount = Object.keys(given).length + Object.keys(givenData).length;
       if (givenCount === 0) {
         return store.rename(templateId, principal.accountId, body.name as string);

@@ -8,6 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../functions/domain/common/errors.js';
+import { newSigningKeyId } from '../../../functions/domain/common/ids.js';
 import { templateManagement } from '../../../functions/services.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
@@ -23,6 +24,34 @@ const setup = () => {
   m = memoryServices({ at: '2026-11-28T10:00:00.000Z' });
   return { clock: m.clock, store: m.templates, templates: m.services.get(templateManagement) };
 };
+
+/** A signing key of the account's in the memory store (what POST /v1/signing-keys stores; no crypto read here). */
+const storeSigningKey = async (accountId: string): Promise<string> => {
+  const id = newSigningKeyId();
+  await m.signingKeys.create(
+    {
+      id,
+      account_id: accountId,
+      name: 'Key',
+      kind: 'uploaded',
+      algorithm: 'RSA',
+      certificate_pem: '-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n',
+      certificate_subject: 'CN=Test',
+      certificate_expires_at: '2030-01-01T00:00:00.000Z',
+      kms_key_arn: null,
+      created_at: '2026-11-28T10:00:00.000Z',
+      sealed_private_key: 'sealed',
+    },
+    10,
+  );
+  return id;
+};
+
+const errorOf = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (x: unknown) => x as ServiceError,
+  );
 
 const codeOf = (p: Promise<unknown>) =>
   p.then(
@@ -100,5 +129,56 @@ describe('template management', () => {
     expect(await codeOf(templates.remove(BOB, t.id))).toBe('PDF_TEMPLATE_NOT_FOUND');
     await templates.remove(ADA, t.id);
     expect(await codeOf(templates.get(ADA, t.id))).toBe('PDF_TEMPLATE_NOT_FOUND');
+  });
+
+  it("refuses a signature whose key is unknown or another account's, naming pdf_options.signature.key_id, and saves nothing", async () => {
+    const { templates, store } = setup();
+    const adas = await storeSigningKey(ADA.accountId);
+    const bobs = await storeSigningKey(BOB.accountId);
+    const signed = (key_id: string) => ({ signature: { key_id, reason: 'Approved' } });
+    for (const key_id of [bobs, newSigningKeyId(), 'not-a-key']) {
+      const e = await errorOf(
+        templates.create(ADA, { name: 'T', html: '<p>x</p>', pdf_options: signed(key_id), is_public: false }),
+      );
+      expect(e?.code).toBe('INVALID_SIGNING_KEY');
+      expect(e?.message).toContain(`pdf_options.signature.key_id ${key_id}`);
+      expect(e?.details).toEqual([
+        { field: 'pdf_options.signature.key_id', issue: 'is not one of your signing keys' },
+      ]);
+    }
+    expect(await store.listOwned(ADA.accountId, { limit: 10, offset: 0 })).toEqual([]);
+
+    const t = await templates.create(ADA, {
+      name: 'T',
+      html: '<p>x</p>',
+      pdf_options: signed(adas),
+      is_public: false,
+    });
+    expect(t.pdf_options).toEqual(signed(adas));
+    // A new version (options alone, or with a rename) is refused as a create is, and nothing changes.
+    for (const body of [
+      { pdf_options: signed(bobs) },
+      { name: 'Renamed', html: '<p>y</p>', pdf_options: signed(bobs) },
+    ]) {
+      const e = await errorOf(templates.update(ADA, t.id, body));
+      expect(e?.code).toBe('INVALID_SIGNING_KEY');
+      expect(e?.details?.[0]?.field).toBe('pdf_options.signature.key_id');
+    }
+    expect(await templates.get(ADA, t.id)).toMatchObject({
+      name: 'T',
+      version: 1,
+      pdf_options: signed(adas),
+    });
+
+    // Its key deleted later: the saved options stay (a render refuses them), and an edit that
+    // gives no options is still saved; one that gives them again is refused.
+    await m.signingKeys.delete(ADA.accountId, adas);
+    expect(await templates.update(ADA, t.id, { html: '<p>z</p>' })).toMatchObject({
+      version: 2,
+      pdf_options: signed(adas),
+    });
+    expect(await codeOf(templates.update(ADA, t.id, { pdf_options: signed(adas) }))).toBe(
+      'INVALID_SIGNING_KEY',
+    );
   });
 });

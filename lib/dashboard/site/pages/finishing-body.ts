@@ -5,8 +5,11 @@
  * unit tests read it (test/unit/dashboard-finishing-options.test.ts).
  */
 
+import { FINISHING_FIELDS } from './saved-options.js';
+
 /** The options this part of the editor owns, as a template's `pdf_options` holds them. */
-export const FINISHING_FIELDS = ['watermark', 'stamp', 'signature'] as const;
+export { FINISHING_FIELDS };
+
 type FinishingField = (typeof FINISHING_FIELDS)[number];
 export type FinishingBody = Partial<Record<FinishingField, Record<string, unknown>>>;
 

@@ -28,6 +28,7 @@ import { formatBytes, formatDateTime, formatDuration } from '../format.js';
 import { compactJson, JsonText, sampleForCode } from '../json-text.js';
 import { href } from '../routes.js';
 import type { FinishingBody, FinishingChange, FinishingOptions } from './finishing-options.js';
+import { FINISHING_FIELDS, optionsToSave } from './saved-options.js';
 
 const STARTER_HTML = `<style>
   body { font-family: sans-serif; }
@@ -139,8 +140,7 @@ const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringif
 /** The watermark, stamp and signature of a template's saved `pdf_options` (finishing-options.tsx edits them). */
 const savedFinishingOf = (saved: Template['pdf_options'] | undefined): FinishingBody => {
   const body: Record<string, unknown> = {};
-  for (const field of ['watermark', 'stamp', 'signature'] as const)
-    if (saved?.[field]) body[field] = saved[field];
+  for (const field of FINISHING_FIELDS) if (saved?.[field]) body[field] = saved[field];
   return body as FinishingBody;
 };
 
@@ -748,9 +748,12 @@ export const TemplateEditorPage = ({ id }: { id: string | undefined }) => {
       setSaveError(new Error(pageOptions.message));
       return;
     }
-    // Only what differs from the API's defaults; none at all is saved as none.
-    const chosen = { ...pageOptions.value, ...finishing.body };
-    const pdfOptions = Object.keys(chosen).length > 0 ? chosen : null;
+    // Only what differs from the API's defaults; none at all is saved as none. A PATCH replaces
+    // pdf_options whole: the saved options the page does not show go back as they were.
+    const pdfOptions = optionsToSave(template?.pdf_options, Object.keys(DEFAULT_OPTIONS), {
+      ...pageOptions.value,
+      ...finishing.body,
+    });
     if (template && !dirty) {
       setSaved('No changes to save.');
       return;
