@@ -137,6 +137,18 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     requested: options,
   });
 
+  /** What acceptance checks before anything is held: the variables, an e-invoice, a signing key. */
+  const checked = async (principal: Principal, order: RenderOrder, template: ResolvedTemplate) => {
+    checkVariables(template, order);
+    // Before anything is held: a failing invoice costs nothing (422 INVALID_E_INVOICE).
+    const eInvoice = await checkedEInvoice(template.options, order.variables);
+    const options = eInvoice ? { ...template.options, e_invoice: eInvoice.option } : template.options;
+    // Before anything is held: another account's key or an unknown one costs nothing (422).
+    if (options.signature)
+      await checkSigningKey(deps.signingKeys, principal.accountId, options.signature.keyId);
+    return { template, eInvoice, options };
+  };
+
   /**
    * Step 1: template lookup and parsing, quota, job (run as `placement` says: sync by default).
    * Throws 404/422/429 with nothing held.
@@ -160,14 +172,11 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     ) {
       throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
     }
-    const template = resolved ?? (await resolver.resolve(principal, order, placement.mode, early?.template));
-    checkVariables(template, order);
-    // Before anything is held: a failing invoice costs nothing (422 INVALID_E_INVOICE).
-    const eInvoice = await checkedEInvoice(template.options, order.variables);
-    const options = eInvoice ? { ...template.options, e_invoice: eInvoice.option } : template.options;
-    // Before anything is held: another account's key or an unknown one costs nothing (422).
-    if (options.signature)
-      await checkSigningKey(deps.signingKeys, principal.accountId, options.signature.keyId);
+    const { template, eInvoice, options } = await checked(
+      principal,
+      order,
+      resolved ?? (await resolver.resolve(principal, order, placement.mode, early?.template)),
+    );
 
     const month = monthOf(clock.now());
     // One read refuses a flood before any write; the reservation in `open` stays the one that decides.
@@ -293,6 +302,13 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   return {
     accept,
+    /**
+     * Acceptance's checks alone (template lookup and parsing, variables, e-invoice, signing key),
+     * nothing held: an async merge's render parts are checked so before its 202 (merges.ts).
+     */
+    async check(principal: Principal, order: RenderOrder, mode: JobMode): Promise<void> {
+      await checked(principal, order, await resolver.resolve(principal, order, mode));
+    },
     execute,
     prepare,
     present,
@@ -387,8 +403,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const refuse = (status: string, why: string) =>
         new ServiceError('JOB_NOT_CANCELLABLE', `PDF job ${jobId} is ${status}: ${why}`, { jobId });
       if (job.status === 'cancelled') return present(job);
-      if (job.mode !== 'async' || job.kind === 'merge')
-        throw refuse(job.status, 'only a pending async render can be cancelled');
+      if (job.mode !== 'async') throw refuse(job.status, 'only a pending async render or merge can be cancelled');
       // Still being accepted (its unit not yet held): the 202 that names it has not been sent.
       if (job.status === 'pending' && job.unit === 'reserving' && !job.batch_id)
         throw refuse('being accepted', 'retry in a moment');

@@ -72,6 +72,8 @@ const merge = (
   pageNumbers,
   outline: true,
   metadata: undefined,
+  async: false,
+  webhookId: null,
 });
 
 const failure = async (p: Promise<unknown>): Promise<ServiceError> => {
