@@ -12,7 +12,11 @@ import {
   type PutObjectCommandInput,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { type AnyStoredOrder, orderObjectKey, type RenderOrders } from '../../domain/renders/async-renders.js';
+import {
+  type AnyStoredOrder,
+  orderObjectKey,
+  type RenderOrders,
+} from '../../domain/renders/async-renders.js';
 
 export const putOrderParams = (
   bucket: string,

@@ -37,7 +37,11 @@ export interface StoredMergeOrder {
   readonly v: 1;
   readonly kind: 'merge';
   /** Whose merge: the caller's account and plan when it was accepted. */
-  readonly principal: { readonly accountId: string; readonly plan: string; readonly credential: CredentialKind };
+  readonly principal: {
+    readonly accountId: string;
+    readonly plan: string;
+    readonly credential: CredentialKind;
+  };
   readonly parts: readonly (StoredRenderPart | StoredJobPart)[];
   readonly pageNumbers: 'continuous' | 'per_part';
   readonly outline: boolean;

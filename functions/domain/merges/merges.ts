@@ -25,6 +25,7 @@
  * again), a part's or the assembly's failure failing it with its unit given back.
  */
 import type { Plan } from '../../settings.js';
+import { readTemplateDataText } from '../../templating/index.js';
 import type { UsageStore } from '../accounts/usage.js';
 import { planAllowance } from '../accounts/usage.js';
 import { monthOf } from '../common/clock.js';
@@ -42,12 +43,16 @@ import type { Principal } from '../common/principal.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { JobPresenter } from '../jobs/job-view.js';
 import { fileExpiresAt, type Job, type JobStore, type JobView, pdfObjectKey } from '../jobs/jobs.js';
-import { type RenderMessage, type RenderOrders, renderMessage, storedOrder } from '../renders/async-renders.js';
+import {
+  type RenderMessage,
+  type RenderOrders,
+  renderMessage,
+  storedOrder,
+} from '../renders/async-renders.js';
 import type { PdfJobs } from '../renders/pdf-jobs.js';
 import type { RenderCall } from '../renders/render-call.js';
 import type { RenderCommand } from '../renders/render-command.js';
 import type { AcceptedRender, RenderOrder } from '../renders/render-order.js';
-import { readTemplateDataText } from '../../templating/index.js';
 import type { StoredMergeOrder, StoredRenderPart } from './merge-order.js';
 
 export const MIN_MERGE_PARTS = 2;
@@ -179,7 +184,6 @@ interface ReadyPart {
   readonly accepted?: AcceptedRender;
 }
 
-
 /**
  * Failures of an async merge's attempt that another attempt may not repeat (our faults, the
  * renderer's or the bucket's capacity, the plan's concurrency): the consumer retries the merge
@@ -230,7 +234,11 @@ export const createMerges = (deps: MergeDeps) => {
   };
 
   /** A render part: its options, template and variables checked as a render's; nothing held. */
-  const renderPart = async (principal: Principal, index: number, render: RenderCommand): Promise<RenderOrder> => {
+  const renderPart = async (
+    principal: Principal,
+    index: number,
+    render: RenderCommand,
+  ): Promise<RenderOrder> => {
     try {
       const order = pdfJobs.prepare(render);
       await pdfJobs.check(principal, order, render.mode);
@@ -329,7 +337,11 @@ export const createMerges = (deps: MergeDeps) => {
       for (const [i, part] of command.parts.entries())
         orders.push(part.kind === 'render' ? await renderPart(principal, i, part.render) : undefined);
       const { webhookId } = command;
-      if (webhookId !== null && deps.webhooks && !(await deps.webhooks.exists(principal.accountId, webhookId))) {
+      if (
+        webhookId !== null &&
+        deps.webhooks &&
+        !(await deps.webhooks.exists(principal.accountId, webhookId))
+      ) {
         throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`, {
           details: [{ field: 'webhook_id', issue: 'no such webhook endpoint of this account' }],
         });

@@ -14,11 +14,11 @@ import type { MessageQueue } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { Job, JobView } from '../jobs/jobs.js';
-import type { ResolvedTemplate } from '../templates/render-template.js';
 import type { StoredMergeOrder } from '../merges/merge-order.js';
+import type { ResolvedTemplate } from '../templates/render-template.js';
 import type { AcceptedRender, PdfJobs, Placement, Rendered, RenderOrder, RenderRun } from './pdf-jobs.js';
-import type { StoredOrder } from './render-order.js';
 import type { RenderCommand } from './render-command.js';
+import type { StoredOrder } from './render-order.js';
 
 /** The render queue's message: which job to render. Versioned, as a message outlives a deployment. */
 export interface RenderMessage {

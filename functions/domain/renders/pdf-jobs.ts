@@ -403,7 +403,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const refuse = (status: string, why: string) =>
         new ServiceError('JOB_NOT_CANCELLABLE', `PDF job ${jobId} is ${status}: ${why}`, { jobId });
       if (job.status === 'cancelled') return present(job);
-      if (job.mode !== 'async') throw refuse(job.status, 'only a pending async render or merge can be cancelled');
+      if (job.mode !== 'async')
+        throw refuse(job.status, 'only a pending async render or merge can be cancelled');
       // Still being accepted (its unit not yet held): the 202 that names it has not been sent.
       if (job.status === 'pending' && job.unit === 'reserving' && !job.batch_id)
         throw refuse('being accepted', 'retry in a moment');
