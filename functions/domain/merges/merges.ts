@@ -42,7 +42,14 @@ import type {
 import type { Principal } from '../common/principal.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { JobPresenter } from '../jobs/job-view.js';
-import { fileExpiresAt, type Job, type JobStore, type JobView, pdfObjectKey } from '../jobs/jobs.js';
+import {
+  fileExpiresAt,
+  type Job,
+  type JobStore,
+  type JobView,
+  pdfObjectKey,
+  printsPageNumbers,
+} from '../jobs/jobs.js';
 import {
   type RenderMessage,
   type RenderOrders,
@@ -160,12 +167,6 @@ const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
 export const mergePartObjectKey = (accountId: string, mergeId: string, part: number): string =>
   `pdf/${accountId}/${mergeId}.part-${part}.pdf`;
 
-/** Whether an accepted render prints page numbers a merge must make continuous. */
-const printsPageNumbers = (accepted: AcceptedRender): boolean =>
-  Boolean(accepted.template.header) ||
-  Boolean(accepted.template.footer) ||
-  accepted.options.pdf.pagedMedia === true;
-
 /** Each part's first page and the total, from the parts' page counts in order. */
 export const pageNumberings = (pages: readonly number[]): PageNumbering[] => {
   const total = pages.reduce((a, b) => a + b, 0);
@@ -213,7 +214,12 @@ export const createMerges = (deps: MergeDeps) => {
     });
 
   /** A job part: the caller's own, completed, its file still kept. Nothing is held yet. */
-  const jobPart = async (principal: Principal, index: number, jobId: string): Promise<Job> => {
+  const jobPart = async (
+    principal: Principal,
+    index: number,
+    jobId: string,
+    pageNumbers: PageNumbers = 'per_part',
+  ): Promise<Job> => {
     const field = `parts[${index}].job_id`;
     const job = JOB_ID.test(jobId) ? await jobs.get(principal.accountId, jobId) : undefined;
     if (!job) {
@@ -227,7 +233,9 @@ export const createMerges = (deps: MergeDeps) => {
         ? `the job is ${job.status}: only a completed job can be merged`
         : expires && expires.getTime() <= clock.now().getTime()
           ? "the job's PDF is gone (past its retention period)"
-          : undefined;
+          : pageNumbers === 'continuous' && job.prints_page_numbers === true
+            ? 'the job prints page numbers, which a merge cannot number across the whole document (the service keeps no job\'s template to lay it out again): give the part as a render body, or merge with "page_numbers": "per_part"'
+            : undefined;
     if (issue)
       throw new ServiceError('VALIDATION_ERROR', `${field}: ${issue}`, { details: [{ field, issue }] });
     return job;
@@ -331,7 +339,9 @@ export const createMerges = (deps: MergeDeps) => {
     async create(principal: Principal, command: MergeCommand): Promise<JobView> {
       // Every part checked before anything is held: a refusal charges nothing.
       const found = await Promise.all(
-        command.parts.map((part, i) => (part.kind === 'job' ? jobPart(principal, i, part.jobId) : undefined)),
+        command.parts.map((part, i) =>
+          part.kind === 'job' ? jobPart(principal, i, part.jobId, command.pageNumbers) : undefined,
+        ),
       );
       const orders: (RenderOrder | undefined)[] = [];
       for (const [i, part] of command.parts.entries())
@@ -485,7 +495,7 @@ export const createMerges = (deps: MergeDeps) => {
     for (const [i, part] of parts.entries()) {
       const numbering = numberings[i] as PageNumbering;
       const { accepted } = part;
-      if (!accepted || !printsPageNumbers(accepted)) continue;
+      if (!accepted || !printsPageNumbers({ ...accepted.template, options: accepted.options })) continue;
       if (numbering.first === 1 && numbering.total === numbering.pages) continue;
       const objectKey = mergePartObjectKey(merge.account_id, merge.id, i + 1);
       const result = await deps.render({

@@ -29,7 +29,14 @@ import type { Clock, RenderResult, WebhookEndpoints } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { JobPresenter } from '../jobs/job-view.js';
-import { type Job, type JobMode, type JobStore, type JobView, pdfObjectKey } from '../jobs/jobs.js';
+import {
+  type Job,
+  type JobMode,
+  type JobStore,
+  type JobView,
+  pdfObjectKey,
+  printsPageNumbers,
+} from '../jobs/jobs.js';
 import { type EInvoiceChecker, validateEInvoice } from './e-invoice.js';
 import { createEarlyReads } from './early-reads.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
@@ -201,6 +208,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         batch_id: placement.batchId,
         ...(placement.fileName ? { file_name: placement.fileName } : {}),
         ...(eInvoice ? { e_invoice: eInvoice.record } : {}),
+        ...(printsPageNumbers({ ...template, options }) ? { prints_page_numbers: true as const } : {}),
       },
       planOf(principal),
       month,
