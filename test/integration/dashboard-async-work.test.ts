@@ -263,6 +263,7 @@ describe('the dashboard, for work that finishes later', () => {
       body: {
         html: '<p>Item {{ n }}</p>',
         items: Array.from({ length: BATCH_ITEMS }, (_, n) => ({ variables: { n } })),
+        output: { merged_pdf: true, zip: true },
       },
     });
     expect(res.status, res.text).toBe(202);
@@ -315,6 +316,20 @@ describe('the dashboard, for work that finishes later', () => {
     await page.click(`tr[data-job-id="${listed[0]}"] .row-actions button`);
     const fresh = await (await downloadAnswer).json();
     expect(fresh.download_url).toMatch(/^http/);
+
+    // The batch's outputs, once built: a download for the merged PDF and one for the ZIP.
+    await page.waitForSelector('[data-field=merged-pdf]', { timeout: 30_000 });
+    const links = await page.$$eval('[data-field=outputs] a', (as) =>
+      as.map((a) => [a.textContent, (a as Dom).href]),
+    );
+    expect(links.map(([text]) => text)).toEqual(['Merged PDF', 'ZIP']);
+    const [merged, zip] = await Promise.all(links.map(([, url]) => fetch(url as string)));
+    expect(new Uint8Array(await (merged as Response).arrayBuffer()).slice(0, 5)).toEqual(
+      new TextEncoder().encode('%PDF-'),
+    );
+    expect(new Uint8Array(await (zip as Response).arrayBuffer()).slice(0, 2)).toEqual(
+      new TextEncoder().encode('PK'),
+    );
 
     // The Jobs page links each item to its batch (the newest items come first there).
     await goTo('#/jobs', 'Jobs');
