@@ -126,13 +126,14 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
       }
       for (const indexes of accounts) {
         const claimed: Claimed[] = [];
+        const merges: Claimed[] = [];
         for (const index of indexes.slice(0, cap)) {
           try {
             const taken = await take(messages[index] as RenderMessage);
             if ('outcome' in taken) outcomes[index] = taken.outcome;
-            // An async merge runs on its own, as a single message does (it renders its parts itself).
-            else if (taken.claimed.kind === 'merge')
-              outcomes[index] = await render(taken.claimed, taken.month, taken.reading);
+            // An async merge runs on its own, as a single message does (it renders its parts
+            // itself), once the account's runs are done: their claims do not wait on it.
+            else if (taken.claimed.kind === 'merge') merges.push({ index, ...taken });
             else claimed.push({ index, ...taken });
           } catch (e) {
             outcomes[index] = { error: e };
@@ -150,6 +151,13 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
             onFault('a batch run could not be settled', e);
             for (const c of items)
               if (!('kind' in (outcomes[c.index] ?? {}))) outcomes[c.index] = { error: e };
+          }
+        }
+        for (const c of merges) {
+          try {
+            outcomes[c.index] = await render(c.claimed, c.month, c.reading);
+          } catch (e) {
+            outcomes[c.index] = { error: e };
           }
         }
       }

@@ -18,7 +18,13 @@ import {
 } from '../../../functions/domain/merges/merges.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
 import type { WorkOutcome } from '../../../functions/domain/renders/render-worker.js';
-import { merges as mergesOf, pdfJobs as pdfJobsOf, renderWorker } from '../../../functions/services.js';
+import {
+  asyncRenders,
+  merges as mergesOf,
+  pdfJobs as pdfJobsOf,
+  renderWorker,
+  runWorker,
+} from '../../../functions/services.js';
 import { checkSettings, type Settings } from '../../../functions/settings.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
@@ -307,6 +313,32 @@ describe('async merges', () => {
     expect(noEndpoint.code).toBe('WEBHOOK_ENDPOINT_NOT_FOUND');
     expect(await s.ledger(ada.accountId)).toMatchObject({ open: 0, completed: 0, failed: 0, rendersUsed: 0 });
     expect(s.renderQueue.messages()).toHaveLength(0);
+  });
+
+  it('is merged on its own when the consumer takes it among other messages (a batch run), after their renders', async () => {
+    const s = setup();
+    const ada = caller();
+    const view = await s.services.get(mergesOf).create(
+      ada,
+      merge([
+        { kind: 'render', render: renderOf('<p>A</p>'), title: null },
+        { kind: 'render', render: renderOf('<p>B</p>'), title: null },
+      ]),
+    );
+    const single = await s.services
+      .get(asyncRenders)
+      .create(ada, { ...renderOf('<p>Alone</p>'), mode: 'async' });
+    const outcomes = await s.services.get(runWorker).handleRun(s.renderQueue.drain());
+    expect(outcomes).toMatchObject([
+      { kind: 'done', why: 'merged' },
+      { kind: 'done', why: 'completed' },
+    ]);
+    expect(await s.jobs.get(ada.accountId, view.job.id)).toMatchObject({
+      status: 'completed',
+      page_count: 2,
+    });
+    expect(await s.jobs.get(ada.accountId, single.job.job.id)).toMatchObject({ status: 'completed' });
+    expect(await s.ledger(ada.accountId)).toMatchObject({ completed: 4, rendersUsed: 4, unsettled: 0 });
   });
 
   it('cancels a pending async merge: its unit back, and the consumer leaves it', async () => {
