@@ -11,6 +11,7 @@
  * The stack's renders wait until the test lets them go (the memory renderer behind a gate), so that
  * the page is seen showing unfinished work first, whatever the machine's speed.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -344,6 +345,35 @@ describe('the dashboard, for work that finishes later', () => {
   });
 
   let webhookId = '';
+
+  it('merges jobs picked on the Jobs page into one PDF, in the order they were picked, and downloads it', async () => {
+    const token = await session();
+    const items = (await local.api(`/v1/batches/${batchId}/jobs?limit=3`, { token })).json as {
+      id: string;
+    }[];
+    const [first, second] = items.map((j) => j.id);
+    await goTo('#/jobs', 'Jobs');
+    await page.waitForSelector(`tr[data-job-id="${second}"] [data-field=select]`);
+    await page.click(`tr[data-job-id="${second}"] [data-field=select]`);
+    await page.click(`tr[data-job-id="${first}"] [data-field=select]`);
+    await clickButton('Merge 2 selected');
+    await waitForText('[data-field=merged]', /2 pages, completed/);
+    const mergedId = await textOf('[data-field=merged] code');
+    const merged = (await local.api(`/v1/pdf/${mergedId}`, { token })).json;
+    expect(merged).toMatchObject({ kind: 'merge', status: 'completed', page_count: 2 });
+    // Picked second first: the merge's pages follow the picking order.
+    const pdf = new Uint8Array(await (await fetch(merged.download_url)).arrayBuffer());
+    const text = execFileSync('pdftotext', ['-', '-'], { input: pdf, encoding: 'utf8' });
+    const jobs = (await local.api(`/v1/batches/${batchId}/jobs?limit=2`, { token })).json as {
+      id: string;
+      item_index: number;
+    }[];
+    const order = [second, first].map((id) => jobs.find((j) => j.id === id)?.item_index);
+    expect(text.replace(/\s+/g, ' ').trim()).toBe(order.map((n) => `Item ${n}`).join(' '));
+    const downloadAnswer = page.waitForResponse((r) => r.url().endsWith(`/v1/pdf/${mergedId}`));
+    await clickButton(`Download PDF of ${mergedId}`, '[data-field=merged]');
+    expect((await (await downloadAnswer).json()).download_url).toMatch(/^http/);
+  });
 
   it('creates a webhook endpoint and shows its signing secret once, never after a reload', async () => {
     await goTo('#/webhooks', 'Webhooks');

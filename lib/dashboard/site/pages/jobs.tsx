@@ -104,11 +104,14 @@ export const JobsTable = ({
   jobs,
   caption,
   showBatch = true,
+  selection,
 }: {
   jobs: Pages<Job>;
   caption: string;
   /** A batch's own page leaves out the link back to it. */
   showBatch?: boolean;
+  /** Completed jobs get a checkbox to pick them for a merge (the Jobs page). */
+  selection?: { readonly selected: readonly string[]; readonly toggle: (id: string) => void };
 }) => {
   usePolling(jobs.items.some(unfinished), jobs.refresh);
   return (
@@ -130,6 +133,15 @@ export const JobsTable = ({
       {jobs.items.map((job) => (
         <tr key={job.id} data-job-id={job.id}>
           <th scope="row">
+            {selection && job.status === 'completed' && (
+              <input
+                type="checkbox"
+                data-field="select"
+                aria-label={`Merge ${job.id}`}
+                checked={selection.selected.includes(job.id)}
+                onChange={() => selection.toggle(job.id)}
+              />
+            )}
             <span class="created">{formatDateTime(job.created_at)}</span>
             <JobId id={job.id} />
           </th>
@@ -184,9 +196,54 @@ export const JobsTable = ({
   );
 };
 
+/** The jobs picked on the Jobs page merged into one (POST /v1/merges), in the order they were picked. */
+const MergeSelected = ({ selected, done }: { selected: readonly string[]; done: () => void }) => {
+  const { api } = useDashboard();
+  const [merged, setMerged] = useState<Job | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [busy, setBusy] = useState(false);
+  const merge = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const body = { parts: selected.map((job_id) => ({ job_id })) };
+      setMerged(await api.request<Job>('v1/merges', { method: 'POST', body }));
+      done();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <p class="merge-selected" data-field="merge">
+      <button type="button" onClick={merge} disabled={busy || selected.length < 2}>
+        Merge {selected.length} selected
+      </button>{' '}
+      {selected.length < 2 && (
+        <span class="muted">Pick two or more completed jobs to merge them into one PDF.</span>
+      )}
+      {merged && (
+        <span data-field="merged">
+          Merged into <code>{merged.id}</code> ({merged.page_count ?? '—'} pages,{' '}
+          {STATUS_LABEL[merged.status].toLowerCase()}) <Download job={merged} />
+        </span>
+      )}
+      {error !== undefined && (
+        <span class="error" role="alert">
+          {describeError(error)}
+        </span>
+      )}
+    </p>
+  );
+};
+
 export const JobsPage = () => {
   const { api } = useDashboard();
   const jobs = usePages<Job>((limit, offset) => api.request(`v1/pdf?limit=${limit}&offset=${offset}`));
+  const [selected, setSelected] = useState<readonly string[]>([]);
+  const toggle = (id: string) =>
+    setSelected((now) => (now.includes(id) ? now.filter((s) => s !== id) : [...now, id]));
   return (
     <>
       <PageHeading>Jobs</PageHeading>
@@ -202,7 +259,18 @@ export const JobsPage = () => {
       {jobs.loading && jobs.items.length === 0 && <Loading what="jobs" />}
       <ErrorMessage error={jobs.error} />
       {!jobs.loading && !jobs.error && jobs.items.length === 0 && <p class="muted">No renders yet.</p>}
-      {jobs.items.length > 0 && <JobsTable jobs={jobs} caption="Jobs, newest first" />}
+      {jobs.items.length > 0 && (
+        <MergeSelected
+          selected={selected}
+          done={() => {
+            setSelected([]);
+            jobs.reload();
+          }}
+        />
+      )}
+      {jobs.items.length > 0 && (
+        <JobsTable jobs={jobs} caption="Jobs, newest first" selection={{ selected, toggle }} />
+      )}
       {jobs.more && (
         <button type="button" onClick={jobs.loadMore} disabled={jobs.loading}>
           Older jobs
