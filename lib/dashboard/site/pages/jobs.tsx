@@ -4,7 +4,7 @@
  * freshly signed link. Async jobs move on by themselves: the list is read again while any job on
  * screen is unfinished (live.ts).
  */
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Diagnostics, Job } from '../api.js';
 import { CardTable, CopyButton, describeError, ErrorMessage, Loading, PageHeading } from '../components.js';
 import { useDashboard } from '../context.js';
@@ -196,52 +196,22 @@ export const JobsTable = ({
   );
 };
 
-/** The jobs picked on the Jobs page merged into one (POST /v1/merges), in the order they were picked. */
-const MergeSelected = ({ selected, done }: { selected: readonly string[]; done: () => void }) => {
-  const { api } = useDashboard();
-  const [merged, setMerged] = useState<Job | undefined>(undefined);
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
-  const merge = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      const body = { parts: selected.map((job_id) => ({ job_id })) };
-      setMerged(await api.request<Job>('v1/merges', { method: 'POST', body }));
-      done();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return (
-    <p class="merge-selected" data-field="merge">
-      <button type="button" onClick={merge} disabled={busy || selected.length < 2}>
-        Merge {selected.length} selected
-      </button>{' '}
-      {selected.length < 2 && (
-        <span class="muted">Pick two or more completed jobs to merge them into one PDF.</span>
-      )}
-      {merged && (
-        <span data-field="merged">
-          Merged into <code>{merged.id}</code> ({merged.page_count ?? '—'} pages,{' '}
-          {STATUS_LABEL[merged.status].toLowerCase()}) <Download job={merged} />
-        </span>
-      )}
-      {error !== undefined && (
-        <span class="error" role="alert">
-          {describeError(error)}
-        </span>
-      )}
-    </p>
-  );
+type LaterPages = typeof import('./later.js');
+
+/** The merge of the jobs picked, from the later chunk (pages/later.ts), loaded when a first job is picked. */
+const useMergeSelected = (wanted: boolean) => {
+  const [loaded, setLoaded] = useState<LaterPages['MergeSelected'] | undefined>(undefined);
+  useEffect(() => {
+    if (wanted && !loaded) import('./later.js').then((pages) => setLoaded(() => pages.MergeSelected));
+  }, [wanted, loaded]);
+  return loaded;
 };
 
 export const JobsPage = () => {
   const { api } = useDashboard();
   const jobs = usePages<Job>((limit, offset) => api.request(`v1/pdf?limit=${limit}&offset=${offset}`));
   const [selected, setSelected] = useState<readonly string[]>([]);
+  const MergeSelected = useMergeSelected(selected.length > 0);
   const toggle = (id: string) =>
     setSelected((now) => (now.includes(id) ? now.filter((s) => s !== id) : [...now, id]));
   return (
@@ -259,7 +229,7 @@ export const JobsPage = () => {
       {jobs.loading && jobs.items.length === 0 && <Loading what="jobs" />}
       <ErrorMessage error={jobs.error} />
       {!jobs.loading && !jobs.error && jobs.items.length === 0 && <p class="muted">No renders yet.</p>}
-      {jobs.items.length > 0 && (
+      {MergeSelected && jobs.items.length > 0 && (
         <MergeSelected
           selected={selected}
           done={() => {
