@@ -348,10 +348,12 @@ describe('the dashboard, for work that finishes later', () => {
 
   it('merges jobs picked on the Jobs page into one PDF, in the order they were picked, and downloads it', async () => {
     const token = await session();
-    const items = (await local.api(`/v1/batches/${batchId}/jobs?limit=3`, { token })).json as {
+    // The batch's last two items: the newest jobs, on the Jobs page's first page.
+    const jobs = (await local.api(`/v1/batches/${batchId}/jobs?limit=100`, { token })).json as {
       id: string;
+      item_index: number;
     }[];
-    const [first, second] = items.map((j) => j.id);
+    const [first, second] = jobs.slice(-2).map((j) => j.id);
     await goTo('#/jobs', 'Jobs');
     await page.waitForSelector(`tr[data-job-id="${second}"] [data-field=select]`);
     await page.click(`tr[data-job-id="${second}"] [data-field=select]`);
@@ -364,10 +366,6 @@ describe('the dashboard, for work that finishes later', () => {
     // Picked second first: the merge's pages follow the picking order.
     const pdf = new Uint8Array(await (await fetch(merged.download_url)).arrayBuffer());
     const text = execFileSync('pdftotext', ['-', '-'], { input: pdf, encoding: 'utf8' });
-    const jobs = (await local.api(`/v1/batches/${batchId}/jobs?limit=2`, { token })).json as {
-      id: string;
-      item_index: number;
-    }[];
     const order = [second, first].map((id) => jobs.find((j) => j.id === id)?.item_index);
     expect(text.replace(/\s+/g, ' ').trim()).toBe(order.map((n) => `Item ${n}`).join(' '));
     const downloadAnswer = page.waitForResponse((r) => r.url().endsWith(`/v1/pdf/${mergedId}`));
