@@ -316,6 +316,8 @@ export const renderWorker = (s: Services) =>
     clock: s.clock,
     limits: s.settings,
     onFault: s.onFault,
+    // An async merge it claims runs here (its parts rendered by the async renderer).
+    merges: s.get(consumerMerges),
   });
 /** Batch runs (issue 43): a batch's items among the consumer's messages rendered as one run. */
 export const runWorker = (s: Services) =>
@@ -453,19 +455,26 @@ export const usageReport = (s: Services) =>
  * Merges (POST /v1/merges): parts rendered as a sync render is (pdfJobs), laid out again with the
  * renderer, and assembled from the bucket.
  */
-export const merges = (s: Services) =>
+const mergesWith = (s: Services, to: PdfStorage) =>
   createMerges({
     jobs: s.get(jobs),
     usage: s.get(usage),
     lifecycle: s.get(lifecycle),
     pdfJobs: s.get(pdfJobs),
-    render: renderCallWith(s, s.get(storage)),
+    render: renderCallWith(s, to),
     assembler: s.get(assembler),
     present: s.get(presentJob),
     clock: s.clock,
     ...plansOf(s),
     limits: s.settings,
+    orders: s.get(renderOrders),
+    queue: s.get(renderQueue),
+    webhooks: webhookEndpointsOf(s.get(endpoints)),
+    onFault: s.onFault,
   });
+export const merges = (s: Services) => mergesWith(s, s.get(storage));
+/** Async merges, run by the render queue's consumer: a second layout uploads as its renders do. */
+const consumerMerges = (s: Services) => mergesWith(s, s.get(asyncStorage));
 /**
  * A completed batch's merged PDF and ZIP, built once (the batch output queue's consumer), then its
  * batch.completed told with their links.

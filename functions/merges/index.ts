@@ -1,24 +1,33 @@
 /**
  * The merges resource's Lambda: its route bound to one call into the merge use case, with the
- * renderer its render parts go to and the bucket its parts are read from and the merge written to.
+ * renderer its render parts go to, the bucket its parts are read from and the merge written to,
+ * and the render queue an async merge waits in.
  */
 import { type Environment, readResourceConfig } from '../core/config.js';
-import { createResourceHandler, type LambdaHandler } from '../core/http.js';
+import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.js';
 import { planAllowance } from '../domain/accounts/usage.js';
 import type { Renderer } from '../domain/common/ports.js';
+import { pollAfterSeconds } from '../domain/jobs/jobs.js';
+import { prefersAsync } from '../pdf/request.js';
 import { jobResponse } from '../pdf/schemas.js';
 import { wiringOf } from '../route-declaration.js';
 import * as build from '../services.js';
 import { DEFAULT_PLAN } from '../settings.js';
+import { webhookPayloads } from '../webhook-payloads.js';
+import type { WebhookParts } from '../webhooks/queue.js';
 import { mergesResource } from './routes.js';
 
-export interface MergesParts {
+export interface MergesParts extends WebhookParts {
   /** The local stack's in-process renderer; in the cloud the renderer Lambda is invoked. */
   readonly renderer?: Renderer;
 }
 
 export const createHandler = (env: Environment, parts: MergesParts = {}): LambdaHandler => {
-  const services = build.createServices(readResourceConfig(wiringOf(mergesResource), env), parts);
+  const services = build.createServices(
+    readResourceConfig(wiringOf(mergesResource), env),
+    parts,
+    webhookPayloads,
+  );
   const { settings } = services;
   const merges = services.get(build.merges);
   const usage = services.get(build.usage);
@@ -30,7 +39,20 @@ export const createHandler = (env: Environment, parts: MergesParts = {}): Lambda
       usage.hitRateLimit(principal.accountId, planAllowance(settings.plans, principal.plan, DEFAULT_PLAN)),
     ),
     {
-      createMerge: async ({ principal, body }) => jobResponse(await merges.create(principal, body)),
+      createMerge: async ({ principal, body, headers }) => {
+        const view = await merges.create(principal, body);
+        if (view.job.mode !== 'async') return jobResponse(view);
+        const retry = pollAfterSeconds(view.job);
+        return new Reply(
+          jobResponse(view),
+          {
+            Location: `/v1/pdf/${view.job.id}`,
+            ...(retry === undefined ? {} : { 'Retry-After': String(retry) }),
+            ...(prefersAsync(headers.prefer) ? { 'Preference-Applied': 'respond-async' } : {}),
+          },
+          202,
+        );
+      },
     },
   );
 };

@@ -9,11 +9,13 @@ import { parseOrThrow } from '../core/validation.js';
 import { ServiceError } from '../domain/common/errors.js';
 import {
   MAX_MERGE_PARTS,
+  MERGE_PAGE_ESTIMATE_MS,
+  MERGE_RENDER_ESTIMATE_MS,
   type MergeCommand,
   type MergePartCommand,
   MIN_MERGE_PARTS,
 } from '../domain/merges/merges.js';
-import { createPdfSchema, metadataSchema, parseCreatePdf } from '../pdf/request.js';
+import { createPdfSchema, metadataSchema, parseCreatePdf, prefersAsync } from '../pdf/request.js';
 
 const title = z
   .string({ error: 'must be a string of 1-500 characters' })
@@ -33,7 +35,7 @@ const jobPartSchema = z.strictObject(
 const partsIssue = `must be an array of ${MIN_MERGE_PARTS} to ${MAX_MERGE_PARTS} parts`;
 
 const renderPartSchema = (limits: Parameters<typeof createPdfSchema>[0]) =>
-  createPdfSchema(limits).omit({ async: true, webhook_id: true }).extend({ title });
+  createPdfSchema(limits).omit({ async: true, webhook_id: true, protection: true }).extend({ title });
 
 type Limits = Parameters<typeof createPdfSchema>[0];
 
@@ -68,6 +70,21 @@ const mergeSchema = (limits: Limits) =>
         .optional()
         .describe("one top bookmark per part, the part's own bookmarks beneath. @default true"),
       metadata: metadataSchema.optional(),
+      async: z
+        .boolean({ error: 'must be true or false' })
+        .optional()
+        .describe(
+          `true: answer 202 at once with the pending merge (and a Location to poll) and merge in the background; the same as the header Prefer: respond-async. A merge estimated over the sync budget (RENDER_BUDGET_MS) runs so anyway: ${MERGE_RENDER_ESTIMATE_MS} ms per part rendered for it (twice with continuous page numbers), ${MERGE_PAGE_ESTIMATE_MS} ms per page of a job part. @default false`,
+        ),
+      webhook_id: z
+        .string({ error: 'must be a webhook endpoint id' })
+        .min(1, { error: 'must be a webhook endpoint id' })
+        .max(200, { error: 'must be a webhook endpoint id' })
+        .nullable()
+        .optional()
+        .describe(
+          "one of the account's webhook endpoints, told when the merge ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
+        ),
     },
     { error: 'must be a JSON object' },
   );
@@ -94,6 +111,7 @@ const named = (index: number, e: unknown): unknown =>
 export const parseCreateMerge = (
   body: Record<string, unknown>,
   schema: ReturnType<typeof createMergeSchema>,
+  headers: Readonly<Record<string, string | undefined>> = {},
 ): MergeCommand => {
   const limits = limitsOf.get(schema);
   if (!limits) throw new Error('parseCreateMerge: the schema was not made by createMergeSchema');
@@ -128,6 +146,14 @@ export const parseCreateMerge = (
         });
       }
     }
+    // An encrypted part cannot be merged (its pages cannot be read without its password), and a
+    // merge's stored order must hold no password: protect the merged document instead.
+    if ('protection' in render) {
+      const issue = 'cannot be set on a merge part: an encrypted PDF cannot be merged';
+      throw new ServiceError('INVALID_PDF_OPTIONS', `parts[${i}].protection ${issue}`, {
+        details: [{ field: `parts[${i}].protection`, issue }],
+      });
+    }
     try {
       const parsedTitle = title.parse(partTitle);
       return {
@@ -150,5 +176,7 @@ export const parseCreateMerge = (
     pageNumbers: outer.page_numbers ?? 'per_part',
     outline: outer.outline ?? true,
     metadata: outer.metadata,
+    async: outer.async === true || prefersAsync(headers.prefer),
+    webhookId: outer.webhook_id ?? null,
   };
 };

@@ -60,7 +60,7 @@ export const ordersContract = (backend: OrdersBackend): void => {
       expect(await renders.get(account, 'job_1')).toEqual(renderOrder);
       expect(await renders.get(unique('acct'), 'job_1')).toBeUndefined();
       await renders.put(account, 'job_1', { ...renderOrder, offline: false });
-      expect((await renders.get(account, 'job_1'))?.offline).toBe(false);
+      expect(await renders.get(account, 'job_1')).toMatchObject({ offline: false });
       await renders.delete(account, 'job_1');
       expect(await renders.get(account, 'job_1')).toBeUndefined();
       await expect(renders.delete(account, 'job_1')).resolves.toBeUndefined();

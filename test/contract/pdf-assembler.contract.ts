@@ -96,6 +96,40 @@ export const pdfAssemblerContract = (backend: ObjectsBackend<PdfAssembler>): voi
       expect(await outlineTitles(pdf)).toEqual(['Links', 'Appendix', 'Again']);
     });
 
+    it("keeps the structure tree when every part is tagged: one Document, a Part per part, each link its page's own; untagged when a part is not", async () => {
+      const { port, get, keys, request } = await setup();
+      const [a] = request.parts;
+      const both = await port.assemble({ ...request, parts: [a, a] as typeof request.parts });
+      expect(both.ok).toBe(true);
+      const pdf = (await get(keys.out)) as Uint8Array;
+      expect((await pdfinfo(pdf)).Tagged).toBe('yes');
+      const struct = await withPdfFile(pdf, 'pdfinfo', ['-struct', '{}']);
+      const once = await withPdfFile(chromium, 'pdfinfo', ['-struct', '{}']);
+      const lines = struct.stdout.split('\n').filter(Boolean);
+      // One Document; each part's own tree, one level down, under a Part of its own.
+      expect(lines[0]).toBe('Document');
+      expect(lines.filter((l) => l === '  Part')).toHaveLength(2);
+      const own = once.stdout.split('\n').filter(Boolean).length;
+      expect(lines).toHaveLength(1 + 2 * own);
+      expect(struct.stderr).not.toMatch(/more than one child/);
+      // Each link's structure entry (OBJR) names an annotation of the merged pages, none a copy.
+      const objects = [...struct.stdout.matchAll(/Object (\d+) 0/g)].map((m) => Number(m[1]));
+      const pages = (await withPdfFile(pdf, 'qpdf', ['--json=2', '--json-key=pages', '{}'])).stdout;
+      const annotations: number[] = [];
+      const json = JSON.parse(pages) as { pages: { object: string }[] };
+      for (const page of json.pages) {
+        const shown = await withPdfFile(pdf, 'qpdf', [`--show-object=${page.object.split(' ')[0]}`, '{}']);
+        const annots = /\/Annots \[([^\]]*)\]/.exec(shown.stdout)?.[1] ?? '';
+        annotations.push(...[...annots.matchAll(/(\d+) 0 R/g)].map((m) => Number(m[1])));
+      }
+      expect(objects.length).toBeGreaterThan(0);
+      expect(objects.every((o) => annotations.includes(o))).toBe(true);
+      expect((await qpdfCheck(pdf)).code).toBe(0);
+      // The first request mixes a tagged part with an untagged one: untagged, as assistive technology then reads it in order.
+      expect((await port.assemble(request)).ok).toBe(true);
+      expect((await pdfinfo((await get(keys.out)) as Uint8Array)).Tagged).toBe('no');
+    });
+
     it('names the merged document with the metadata given, and leaves out the outline when asked', async () => {
       const { port, get, keys, request } = await setup();
       const result = await port.assemble({

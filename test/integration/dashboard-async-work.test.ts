@@ -11,6 +11,7 @@
  * The stack's renders wait until the test lets them go (the memory renderer behind a gate), so that
  * the page is seen showing unfinished work first, whatever the machine's speed.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -263,6 +264,7 @@ describe('the dashboard, for work that finishes later', () => {
       body: {
         html: '<p>Item {{ n }}</p>',
         items: Array.from({ length: BATCH_ITEMS }, (_, n) => ({ variables: { n } })),
+        output: { merged_pdf: true, zip: true },
       },
     });
     expect(res.status, res.text).toBe(202);
@@ -316,6 +318,20 @@ describe('the dashboard, for work that finishes later', () => {
     const fresh = await (await downloadAnswer).json();
     expect(fresh.download_url).toMatch(/^http/);
 
+    // The batch's outputs, once built: a download for the merged PDF and one for the ZIP.
+    await page.waitForSelector('[data-field=merged-pdf]', { timeout: 30_000 });
+    const links = await page.$$eval('[data-field=outputs] a', (as) =>
+      as.map((a) => [a.textContent, (a as Dom).href]),
+    );
+    expect(links.map(([text]) => text)).toEqual(['Merged PDF', 'ZIP']);
+    const [merged, zip] = await Promise.all(links.map(([, url]) => fetch(url as string)));
+    expect(new Uint8Array(await (merged as Response).arrayBuffer()).slice(0, 5)).toEqual(
+      new TextEncoder().encode('%PDF-'),
+    );
+    expect(new Uint8Array(await (zip as Response).arrayBuffer()).slice(0, 2)).toEqual(
+      new TextEncoder().encode('PK'),
+    );
+
     // The Jobs page links each item to its batch (the newest items come first there).
     await goTo('#/jobs', 'Jobs');
     const last = `tr[data-job-id="${listed.at(-1)}"]`;
@@ -329,6 +345,33 @@ describe('the dashboard, for work that finishes later', () => {
   });
 
   let webhookId = '';
+
+  it('merges jobs picked on the Jobs page into one PDF, in the order they were picked, and downloads it', async () => {
+    const token = await session();
+    // The batch's last two items: the newest jobs, on the Jobs page's first page.
+    const jobs = (await local.api(`/v1/batches/${batchId}/jobs?limit=100`, { token })).json as {
+      id: string;
+      item_index: number;
+    }[];
+    const [first, second] = jobs.slice(-2).map((j) => j.id);
+    await goTo('#/jobs', 'Jobs');
+    await page.waitForSelector(`tr[data-job-id="${second}"] [data-field=select]`);
+    await page.click(`tr[data-job-id="${second}"] [data-field=select]`);
+    await page.click(`tr[data-job-id="${first}"] [data-field=select]`);
+    await clickButton('Merge 2 selected');
+    await waitForText('[data-field=merged]', /2 pages, completed/);
+    const mergedId = await textOf('[data-field=merged] code');
+    const merged = (await local.api(`/v1/pdf/${mergedId}`, { token })).json;
+    expect(merged).toMatchObject({ kind: 'merge', status: 'completed', page_count: 2 });
+    // Picked second first: the merge's pages follow the picking order.
+    const pdf = new Uint8Array(await (await fetch(merged.download_url)).arrayBuffer());
+    const text = execFileSync('pdftotext', ['-', '-'], { input: pdf, encoding: 'utf8' });
+    const order = [second, first].map((id) => jobs.find((j) => j.id === id)?.item_index);
+    expect(text.replace(/\s+/g, ' ').trim()).toBe(order.map((n) => `Item ${n}`).join(' '));
+    const downloadAnswer = page.waitForResponse((r) => r.url().endsWith(`/v1/pdf/${mergedId}`));
+    await clickButton(`Download PDF of ${mergedId}`, '[data-field=merged]');
+    expect((await (await downloadAnswer).json()).download_url).toMatch(/^http/);
+  });
 
   it('creates a webhook endpoint and shows its signing secret once, never after a reload', async () => {
     await goTo('#/webhooks', 'Webhooks');

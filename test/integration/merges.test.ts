@@ -155,6 +155,47 @@ describe('POST /v1/merges', () => {
     // It is a job like any other.
     const got = await local.api(`/v1/pdf/${res.json.id}`, { token: account.key });
     expect(got.json).toMatchObject({ id: res.json.id, kind: 'merge', page_count: 6 });
+
+    // Continuous numbers cannot be laid over jobs that printed their own (no job keeps its
+    // template): 422 naming the first such part, nothing made or charged.
+    const refused = await merge({ page_numbers: 'continuous', parts: ids.map((job_id) => ({ job_id })) });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.json.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'parts[0].job_id', issue: expect.stringContaining('prints page numbers') }],
+    });
+    expect(await unitsUsed(account.session)).toBe(before + 1);
+  });
+
+  it('async: 202 with the pending merge and its Location; the render queue merges it, page numbers across the whole', async () => {
+    const job = await render({ html: pagesOf('Cover', 1) });
+    const before = await unitsUsed(account.session);
+    const res = await merge({
+      async: true,
+      page_numbers: 'continuous',
+      parts: [
+        { job_id: job },
+        { html: pagesOf('Invoice', 2), footer_html: PAGE_N_OF_M },
+        { html: pagesOf('Terms', 1), footer_html: PAGE_N_OF_M },
+      ],
+    });
+    expect(res.status, res.text).toBe(202);
+    expect(res.json).toMatchObject({ kind: 'merge', mode: 'async', status: 'pending', download_url: null });
+    expect(res.headers.get('location')).toBe(`/v1/pdf/${res.json.id}`);
+    let got = res;
+    for (let i = 0; i < 120 && !['completed', 'failed'].includes(got.json.status); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      got = await local.api(`/v1/pdf/${res.json.id}`, { token: account.session });
+    }
+    const file = await download({ ...got, status: 201 });
+    expect(pageTexts(file)).toEqual([
+      'Cover | Cover page 1',
+      'Invoice | Invoice page 1 | Page 2 of 4',
+      'Invoice page 2 | Page 3 of 4',
+      'Terms | Terms page 1 | Page 4 of 4',
+    ]);
+    // The merge's unit and one per part rendered for it.
+    expect(await unitsUsed(account.session)).toBe(before + 3);
   });
 
   it('continuous: every page prints its number in the whole document, and the whole count', async () => {

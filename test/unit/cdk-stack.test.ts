@@ -169,13 +169,15 @@ describe('the default stack', () => {
       )
       .map(([id]) => id)
       .sort();
-    // And to the render queue: pdf (async renders), batches (their jobs) and the sweeper
-    // (re-queued jobs); the render queue's consumer sends job events of async jobs to the webhook queue;
-    // the batch output builder sends batch.completed.
+    // And to the render queue: pdf (async renders), batches (their jobs), merges (async merges, and
+    // the events of a merge that names an endpoint) and the sweeper (re-queued jobs); the render
+    // queue's consumer sends job events of async jobs to the webhook queue; the batch output builder
+    // sends batch.completed.
     expect(senders).toEqual(
       [
         fnId('pdf'),
         fnId('batches'),
+        fnId('merges'),
         fnId('webhooks'),
         senderId,
         s.logicalId(s.stack.consumer(sweeper.name).function),
@@ -466,7 +468,7 @@ describe('the default stack', () => {
     }
   });
 
-  it('lets only the pdf, batches and merges functions, the render queue consumer and the batch output builder sign PDF URLs (GetObject and PutObject under pdf/), the first two put orders, the consumers read and delete them; the assets function alone writes and deletes assets/, and what renders (pdf, merges, the render queue consumer) only reads them', () => {
+  it('lets only the pdf, batches and merges functions, the render queue consumer and the batch output builder sign PDF URLs (GetObject and PutObject under pdf/), the first two and merges put orders, the consumers read and delete them; the assets function alone writes and deletes assets/, and what renders (pdf, merges, the render queue consumer) only reads them', () => {
     const bucketId = s.logicalId(s.stack.pdfBucket.bucket);
     const s3Users = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).filter((roleId) =>
       statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
@@ -509,9 +511,11 @@ describe('the default stack', () => {
       { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
       { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },
     ]);
-    // A merge reads its parts and writes the merged PDF under pdf/, and reads assets for its parts' renders.
+    // A merge reads its parts and writes the merged PDF under pdf/, puts an async merge's order,
+    // and reads assets for its parts' renders.
     expect(s3Statements(mergesRole)).toEqual([
       { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
+      { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
       readAssets,
     ]);
     // The assets function: its own prefix only, nothing of pdf/ or orders/.

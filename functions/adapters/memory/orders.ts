@@ -6,7 +6,7 @@
  */
 
 import type { BatchOrder, BatchOrders } from '../../domain/batches/batch-queue.js';
-import type { RenderOrders, StoredOrder } from '../../domain/renders/async-renders.js';
+import type { AnyStoredOrder, RenderOrders } from '../../domain/renders/async-renders.js';
 
 const jsonStore = <T>() => {
   const objects = new Map<string, string>();
@@ -30,5 +30,5 @@ const jsonStore = <T>() => {
 export type MemoryRenderOrders = RenderOrders & { size(): number };
 export type MemoryBatchOrders = BatchOrders & { size(): number };
 
-export const createMemoryRenderOrders = (): MemoryRenderOrders => jsonStore<StoredOrder>();
+export const createMemoryRenderOrders = (): MemoryRenderOrders => jsonStore<AnyStoredOrder>();
 export const createMemoryBatchOrders = (): MemoryBatchOrders => jsonStore<BatchOrder>();

@@ -13,7 +13,7 @@
  * drop the same things: the outline, the named destinations the internal links point to (every
  * internal link dead), and the structure tree (the result is untagged). Those are put back here
  * on pdf-lib's object model (qpdf's would be its JSON round trip), which is why it won over the
- * faster qpdf; tagging is not put back (merging structure trees is left: the merged PDF is untagged).
+ * faster qpdf. The structure tree is put back too when every part is tagged (merge-structure.ts).
  *
  * Named destinations are renamed per part (`p3.section-2`), as two parts may both have a `#total`.
  */
@@ -28,6 +28,7 @@ import {
   PDFRef,
   PDFString,
 } from 'pdf-lib';
+import { createStructureMerge } from './merge-structure.js';
 
 export interface MergePart {
   readonly pdf: Uint8Array;
@@ -53,6 +54,8 @@ export interface Merged {
   readonly pageCount: number;
   /** Each part's first page (1-based) in the merged document. */
   readonly firstPages: readonly number[];
+  /** Whether it is tagged: every part was, and their structure trees are merged. */
+  readonly tagged: boolean;
 }
 
 interface OutlineItem {
@@ -112,6 +115,7 @@ export const mergePdfs = async (parts: readonly MergePart[], options: MergeOptio
   const destinations = out.context.obj({});
   const outline: OutlineItem[] = [];
   const firstPages: number[] = [];
+  const structure = createStructureMerge(out);
 
   for (const [index, part] of parts.entries()) {
     const source = await PDFDocument.load(part.pdf, { updateMetadata: false });
@@ -119,6 +123,7 @@ export const mergePdfs = async (parts: readonly MergePart[], options: MergeOptio
     const copied = await out.copyPages(source, source.getPageIndices());
     firstPages.push(out.getPageCount() + 1);
     for (const page of copied) out.addPage(page);
+    structure.add(source, sourcePages, copied);
 
     // A destination array of the part, pointing at the merged document's copy of its page.
     const pageOf = new Map<string, PDFPage>(
@@ -188,6 +193,7 @@ export const mergePdfs = async (parts: readonly MergePart[], options: MergeOptio
     });
   }
 
+  const tagged = structure.finish();
   if (destinations.entries().length > 0)
     out.catalog.set(PDFName.of('Dests'), out.context.register(destinations));
   if (options.outline && outline.length > 0) writeOutline(out, outline);
@@ -200,7 +206,7 @@ export const mergePdfs = async (parts: readonly MergePart[], options: MergeOptio
   out.setCreationDate(options.now);
   out.setModificationDate(options.now);
 
-  return { pdf: await out.save(), pageCount: out.getPageCount(), firstPages };
+  return { pdf: await out.save(), pageCount: out.getPageCount(), firstPages, tagged };
 };
 
 /** The outline tree (PDF 1.7, 12.3.3): items linked by /Parent, /Prev, /Next, /First, /Last, /Count. */

@@ -12,13 +12,17 @@ import {
   type PutObjectCommandInput,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { orderObjectKey, type RenderOrders, type StoredOrder } from '../../domain/renders/async-renders.js';
+import {
+  type AnyStoredOrder,
+  orderObjectKey,
+  type RenderOrders,
+} from '../../domain/renders/async-renders.js';
 
 export const putOrderParams = (
   bucket: string,
   accountId: string,
   jobId: string,
-  order: StoredOrder,
+  order: AnyStoredOrder,
 ): PutObjectCommandInput => ({
   Bucket: bucket,
   Key: orderObjectKey(accountId, jobId),
@@ -53,7 +57,7 @@ export const createS3RenderOrders = (s3: S3Client, bucket: string): RenderOrders
     try {
       const out = await s3.send(new GetObjectCommand(getOrderParams(bucket, accountId, jobId)));
       const text = (await out.Body?.transformToString('utf8')) ?? '';
-      return JSON.parse(text) as StoredOrder;
+      return JSON.parse(text) as AnyStoredOrder;
     } catch (e) {
       if (isMissing(e)) return undefined;
       throw e;

@@ -243,6 +243,6 @@ export const reconcileCounts = (
   };
 };
 
-/** A job whose unit reserveAsync holds: an async render of its own (not a batch's item, not a merge). */
+/** A job whose unit reserveAsync holds: an async render or merge of its own (not a batch's item). */
 export const isQueuedAsync = (job: Pick<CountedJob, 'mode' | 'kind' | 'batch_id'>): boolean =>
-  job.mode === 'async' && !job.batch_id && job.kind !== 'merge';
+  job.mode === 'async' && !job.batch_id;

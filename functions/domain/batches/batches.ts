@@ -38,7 +38,7 @@ import type { Page } from '../common/pagination.js';
 import type { Clock } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
 import type { JobPresenter } from '../jobs/job-view.js';
-import { isEnded, isOpen, type Job, type JobView } from '../jobs/jobs.js';
+import { isEnded, isOpen, type Job, type JobView, printsPageNumbers } from '../jobs/jobs.js';
 import {
   type EInvoiceChecker,
   type EInvoiceOption,
@@ -469,6 +469,7 @@ export const createBatches = (deps: BatchDeps) => {
                 ...(item?.reference !== undefined ? { reference: item.reference } : {}),
                 ...(item?.fileName !== undefined ? { file_name: item.fileName } : {}),
                 ...(eInvoice ? { e_invoice: eInvoice.record } : {}),
+                ...(printsPageNumbers(template) ? { prints_page_numbers: true as const } : {}),
               };
             },
           },

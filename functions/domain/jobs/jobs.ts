@@ -85,7 +85,20 @@ export interface Job {
   readonly batch_item?: number;
   /** The e-invoice embedded in the PDF, validated at acceptance. Absent: none. */
   readonly e_invoice?: JobEInvoice;
+  /**
+   * The render prints page numbers (a header or footer, or paged_media's counters): a merge with
+   * continuous numbers refuses it as a job part (it cannot be laid out again: the service keeps no
+   * job's template). Absent: it prints none, or the job was made before issue 36's second part.
+   */
+  readonly prints_page_numbers?: true;
 }
+
+/** Whether a render prints page numbers: a header or footer, or paged media's counters. */
+export const printsPageNumbers = (render: {
+  readonly header?: string | null | undefined;
+  readonly footer?: string | null | undefined;
+  readonly options: { readonly pdf: { readonly pagedMedia?: boolean } };
+}): boolean => Boolean(render.header) || Boolean(render.footer) || render.options.pdf.pagedMedia === true;
 
 /**
  * - reserving: the job exists, its unit may or may not be held yet (the reservation is the next write);
@@ -144,7 +157,15 @@ export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/$
 export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'> &
   Pick<
     Job,
-    'mode' | 'webhook_id' | 'batch_id' | 'batch_item' | 'kind' | 'e_invoice' | 'reference' | 'file_name'
+    | 'mode'
+    | 'webhook_id'
+    | 'batch_id'
+    | 'batch_item'
+    | 'kind'
+    | 'e_invoice'
+    | 'reference'
+    | 'file_name'
+    | 'prints_page_numbers'
   >;
 
 /**

@@ -15,22 +15,52 @@
  * renderer's page numbering: functions/renderer/navigation/page-numbering.ts), uploaded beside the
  * merge's own PDF. A part given as a job is merged as it was printed: the service keeps no job's
  * template and variables to lay it out again (left: docs/contract.md, Amendment 36).
+ *
+ * Async merges (`"async": true`, `Prefer: respond-async`, or a merge estimated over the sync
+ * budget: `estimatedMergeMs`): the same checks, then the merge's job is held in the render queue
+ * (one unit, the plan's queue depth as an async render's) with its order stored
+ * (merge-order.ts), and answered `202`. The render queue's consumer claims it as it claims a
+ * render (render-worker.ts) and `run`s it: the same steps as a sync merge, its lease renewed, a
+ * fault of ours retried while attempts remain (a part rendered before is merged, not rendered
+ * again), a part's or the assembly's failure failing it with its unit given back.
  */
 import type { Plan } from '../../settings.js';
+import { readTemplateDataText } from '../../templating/index.js';
 import type { UsageStore } from '../accounts/usage.js';
 import { planAllowance } from '../accounts/usage.js';
 import { monthOf } from '../common/clock.js';
-import { ServiceError } from '../common/errors.js';
+import { isOverload, ServiceError } from '../common/errors.js';
 import { newJobId } from '../common/ids.js';
-import type { Clock, PageNumbering, PdfMetadata, RenderResult } from '../common/ports.js';
+import type {
+  Clock,
+  MessageQueue,
+  PageNumbering,
+  PdfMetadata,
+  RenderResult,
+  WebhookEndpoints,
+} from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { JobPresenter } from '../jobs/job-view.js';
-import { fileExpiresAt, type Job, type JobStore, type JobView, pdfObjectKey } from '../jobs/jobs.js';
+import {
+  fileExpiresAt,
+  type Job,
+  type JobStore,
+  type JobView,
+  pdfObjectKey,
+  printsPageNumbers,
+} from '../jobs/jobs.js';
+import {
+  type RenderMessage,
+  type RenderOrders,
+  renderMessage,
+  storedOrder,
+} from '../renders/async-renders.js';
 import type { PdfJobs } from '../renders/pdf-jobs.js';
 import type { RenderCall } from '../renders/render-call.js';
 import type { RenderCommand } from '../renders/render-command.js';
-import type { AcceptedRender } from '../renders/render-order.js';
+import type { AcceptedRender, RenderOrder } from '../renders/render-order.js';
+import type { StoredMergeOrder, StoredRenderPart } from './merge-order.js';
 
 export const MIN_MERGE_PARTS = 2;
 export const MAX_MERGE_PARTS = 200;
@@ -47,7 +77,36 @@ export interface MergeCommand {
   /** One top entry per part, the part's own bookmarks beneath. */
   readonly outline: boolean;
   readonly metadata: PdfMetadata | undefined;
+  /** `"async": true` or `Prefer: respond-async`: answered 202 whatever its size. */
+  readonly async: boolean;
+  /** The account's webhook endpoint told when the merge ends; null: none. */
+  readonly webhookId: string | null;
 }
+
+/**
+ * How long a merge is expected to take, to decide sync or async before anything runs: each part
+ * rendered for it counts `MERGE_RENDER_ESTIMATE_MS` (twice with continuous numbers: it may be
+ * laid out again), each page of a job part `MERGE_PAGE_ESTIMATE_MS` (read, copied and written
+ * by the assembler). Over the sync render budget (RENDER_BUDGET_MS, 25 s by default) the merge
+ * runs async: with the defaults, 12 render parts (6 with continuous numbers) or 2,500 pages of
+ * job parts. The estimates are deliberately high (an invoice renders in well under a second):
+ * a merge answered 202 costs the caller a poll, one that overruns the API's 29 s costs a retry.
+ */
+export const MERGE_RENDER_ESTIMATE_MS = 2_000;
+export const MERGE_PAGE_ESTIMATE_MS = 10;
+
+export const estimatedMergeMs = (
+  parts: readonly { readonly kind: 'job' | 'render'; readonly pages?: number }[],
+  pageNumbers: PageNumbers,
+): number =>
+  parts.reduce(
+    (ms, part) =>
+      ms +
+      (part.kind === 'render'
+        ? MERGE_RENDER_ESTIMATE_MS * (pageNumbers === 'continuous' ? 2 : 1)
+        : (part.pages ?? 0) * MERGE_PAGE_ESTIMATE_MS),
+    0,
+  );
 
 /** One part as the assembler reads it. */
 export interface AssemblyPart {
@@ -78,8 +137,8 @@ export interface MergeDeps {
   readonly jobs: Pick<JobStore, 'get'>;
   readonly usage: Pick<UsageStore, 'checkReservable'>;
   readonly lifecycle: JobLifecycle;
-  /** A part rendered for the merge: accepted and executed as a sync render is. */
-  readonly pdfJobs: Pick<PdfJobs, 'prepare' | 'accept' | 'execute'>;
+  /** A part rendered for the merge: checked, accepted and executed as a sync render is. */
+  readonly pdfJobs: Pick<PdfJobs, 'prepare' | 'check' | 'accept' | 'execute'>;
   /** A part laid out again with its place in the whole (no job of its own: the part's job is). */
   readonly render: RenderCall;
   readonly assembler: PdfAssembler;
@@ -91,7 +150,15 @@ export interface MergeDeps {
     readonly pdfRetentionDays: number;
     readonly maxPdfBytes: number;
     readonly maxPdfPages: number;
+    /** The sync render budget: a merge estimated over it runs async. */
+    readonly renderBudgetMs: number;
   };
+  /** An async merge's order, and the render queue its message goes to (the consumer runs it). */
+  readonly orders: RenderOrders;
+  readonly queue: MessageQueue<RenderMessage>;
+  /** Absent: a merge's webhook_id is not checked against the account's endpoints. */
+  readonly webhooks?: WebhookEndpoints;
+  readonly onFault: (message: string, error: unknown) => void;
 }
 
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -99,12 +166,6 @@ const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
 /** Where a part laid out again for a merge goes: beside the merge's own PDF, with its retention. */
 export const mergePartObjectKey = (accountId: string, mergeId: string, part: number): string =>
   `pdf/${accountId}/${mergeId}.part-${part}.pdf`;
-
-/** Whether an accepted render prints page numbers a merge must make continuous. */
-const printsPageNumbers = (accepted: AcceptedRender): boolean =>
-  Boolean(accepted.template.header) ||
-  Boolean(accepted.template.footer) ||
-  accepted.options.pdf.pagedMedia === true;
 
 /** Each part's first page and the total, from the parts' page counts in order. */
 export const pageNumberings = (pages: readonly number[]): PageNumbering[] => {
@@ -124,6 +185,21 @@ interface ReadyPart {
   readonly accepted?: AcceptedRender;
 }
 
+/**
+ * Failures of an async merge's attempt that another attempt may not repeat (our faults, the
+ * renderer's or the bucket's capacity, the plan's concurrency): the consumer retries the merge
+ * (render-worker.ts `faulted`) rather than fail it for good.
+ */
+const RETRIED: ReadonlySet<string> = new Set([
+  'INTERNAL_ERROR',
+  'PDF_RENDERING_INTERRUPTED',
+  'SERVICE_BUSY',
+  'PDF_STORAGE_FAILED',
+  'CONCURRENCY_LIMIT_EXCEEDED',
+]);
+const retriedLater = (e: unknown): boolean =>
+  !(e instanceof ServiceError) || RETRIED.has(e.code) || isOverload(e);
+
 export const createMerges = (deps: MergeDeps) => {
   const { jobs, lifecycle, pdfJobs, clock, limits } = deps;
 
@@ -138,7 +214,12 @@ export const createMerges = (deps: MergeDeps) => {
     });
 
   /** A job part: the caller's own, completed, its file still kept. Nothing is held yet. */
-  const jobPart = async (principal: Principal, index: number, jobId: string): Promise<Job> => {
+  const jobPart = async (
+    principal: Principal,
+    index: number,
+    jobId: string,
+    pageNumbers: PageNumbers = 'per_part',
+  ): Promise<Job> => {
     const field = `parts[${index}].job_id`;
     const job = JOB_ID.test(jobId) ? await jobs.get(principal.accountId, jobId) : undefined;
     if (!job) {
@@ -152,30 +233,138 @@ export const createMerges = (deps: MergeDeps) => {
         ? `the job is ${job.status}: only a completed job can be merged`
         : expires && expires.getTime() <= clock.now().getTime()
           ? "the job's PDF is gone (past its retention period)"
-          : undefined;
+          : pageNumbers === 'continuous' && job.prints_page_numbers === true
+            ? 'the job prints page numbers, which a merge cannot number across the whole document (the service keeps no job\'s template to lay it out again): give the part as a render body, or merge with "page_numbers": "per_part"'
+            : undefined;
     if (issue)
       throw new ServiceError('VALIDATION_ERROR', `${field}: ${issue}`, { details: [{ field, issue }] });
     return job;
   };
 
+  /** A render part: its options, template and variables checked as a render's; nothing held. */
+  const renderPart = async (
+    principal: Principal,
+    index: number,
+    render: RenderCommand,
+  ): Promise<RenderOrder> => {
+    try {
+      const order = pdfJobs.prepare(render);
+      await pdfJobs.check(principal, order, render.mode);
+      return order;
+    } catch (e) {
+      throw e instanceof ServiceError ? partError(index, '', e) : e;
+    }
+  };
+
+  /** A part rendered for the merge: a job and a unit of its own, as a sync render; its error named. */
+  const renderFor = async (principal: Principal, index: number, order: RenderOrder) => {
+    try {
+      const accepted = await pdfJobs.accept(principal, order);
+      const view = await pdfJobs.execute(accepted);
+      return { job: view.job, accepted };
+    } catch (e) {
+      throw e instanceof ServiceError ? partError(index, '', e) : e;
+    }
+  };
+
+  /** The parts laid out (continuous numbers) and assembled: the merge completed, or the error it fails with. */
+  const assembleInto = async (
+    merge: Job,
+    month: string,
+    rendering: Job,
+    ready: readonly ReadyPart[],
+    command: Pick<MergeCommand, 'pageNumbers' | 'outline' | 'metadata'>,
+  ): Promise<Job | ServiceError> => {
+    const keys = await laidOut(merge, ready, command.pageNumbers);
+    if (keys instanceof ServiceError) return keys;
+    const result = await deps.assembler.assemble({
+      parts: ready.map((part, i) => ({ objectKey: keys[i] as string, title: part.title })),
+      objectKey: merge.object_key,
+      outline: command.outline,
+      metadata: command.metadata,
+      maxPdfBytes: limits.maxPdfBytes,
+      maxPages: limits.maxPdfPages,
+    });
+    if (!result.ok) return new ServiceError(result.code, result.message);
+    return lifecycle.complete({ job: merge, month }, rendering, result);
+  };
+
+  /** An accepted async merge: its order stored, held in the render queue, its message sent (as async-renders.ts submits). */
+  const enqueue = async (
+    principal: Principal,
+    opened: Job,
+    month: string,
+    command: MergeCommand,
+  ): Promise<JobView> => {
+    const order: StoredMergeOrder = {
+      v: 1,
+      kind: 'merge',
+      principal: { accountId: principal.accountId, plan: principal.plan, credential: principal.credential },
+      parts: command.parts.map((part) =>
+        part.kind === 'job'
+          ? part
+          : ({
+              kind: 'render',
+              title: part.title,
+              source: part.render.source,
+              variables: part.render.variables.text,
+              options: part.render.options,
+            } satisfies StoredRenderPart),
+      ),
+      pageNumbers: command.pageNumbers,
+      outline: command.outline,
+      metadata: command.metadata,
+    };
+    try {
+      const [held] = await Promise.all([
+        lifecycle.hold(opened),
+        deps.orders.put(opened.account_id, opened.id, order),
+      ]);
+      await deps.queue.send(renderMessage(opened), { groupId: opened.account_id });
+      return await deps.present(held);
+    } catch (e) {
+      deps.onFault('queueing an async merge failed', e);
+      const message =
+        'The merge could not be queued because of a fault of the service; the render unit was given back.';
+      await lifecycle.fail(opened, month, { code: 'INTERNAL_ERROR', message });
+      throw new ServiceError('INTERNAL_ERROR', message, { jobId: opened.id, cause: e });
+    }
+  };
+
   return {
+    /**
+     * POST /v1/merges: the completed (or failed) merge when it runs sync, or the pending one
+     * (`mode: "async"`, answered 202) when asked or estimated over the sync budget.
+     */
     async create(principal: Principal, command: MergeCommand): Promise<JobView> {
       // Every part checked before anything is held: a refusal charges nothing.
       const found = await Promise.all(
-        command.parts.map((part, i) => (part.kind === 'job' ? jobPart(principal, i, part.jobId) : undefined)),
+        command.parts.map((part, i) =>
+          part.kind === 'job' ? jobPart(principal, i, part.jobId, command.pageNumbers) : undefined,
+        ),
       );
-      const orders = command.parts.map((part, i) => {
-        if (part.kind !== 'render') return undefined;
-        try {
-          return pdfJobs.prepare(part.render);
-        } catch (e) {
-          throw e instanceof ServiceError ? partError(i, '', e) : e;
-        }
-      });
+      const orders: (RenderOrder | undefined)[] = [];
+      for (const [i, part] of command.parts.entries())
+        orders.push(part.kind === 'render' ? await renderPart(principal, i, part.render) : undefined);
+      const { webhookId } = command;
+      if (
+        webhookId !== null &&
+        deps.webhooks &&
+        !(await deps.webhooks.exists(principal.accountId, webhookId))
+      ) {
+        throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`, {
+          details: [{ field: 'webhook_id', issue: 'no such webhook endpoint of this account' }],
+        });
+      }
+      const estimate = estimatedMergeMs(
+        command.parts.map((part, i) => ({ kind: part.kind, pages: found[i]?.page_count ?? 0 })),
+        command.pageNumbers,
+      );
+      const mode = command.async || estimate > limits.renderBudgetMs ? 'async' : 'sync';
 
       const plan = planAllowance(deps.plans, principal.plan, deps.defaultPlan);
       const month = monthOf(clock.now());
-      await deps.usage.checkReservable(principal.accountId, plan, month);
+      await deps.usage.checkReservable(principal.accountId, plan, month, undefined, mode !== 'async');
       const id = newJobId();
       const opened = await lifecycle.open(
         {
@@ -185,13 +374,15 @@ export const createMerges = (deps: MergeDeps) => {
           template_id: null,
           template_version: null,
           object_key: pdfObjectKey(principal.accountId, id),
-          mode: 'sync',
-          webhook_id: null,
+          mode,
+          webhook_id: webhookId,
           batch_id: null,
         },
         plan,
         month,
       );
+      if (mode === 'async') return enqueue(principal, opened, month, command);
+
       const renewal = lifecycle.renewing(opened);
       const failWith = async (error: ServiceError): Promise<never> => {
         await lifecycle.fail(opened, month, { code: error.code, message: error.message });
@@ -209,38 +400,82 @@ export const createMerges = (deps: MergeDeps) => {
             ready.push({ job: found[i] as Job, title: part.title });
             continue;
           }
-          let accepted: AcceptedRender;
-          let view: JobView;
           try {
-            accepted = await pdfJobs.accept(principal, order);
-            view = await pdfJobs.execute(accepted);
+            ready.push({ ...(await renderFor(principal, i, order)), title: part.title });
           } catch (e) {
-            if (e instanceof ServiceError) return await failWith(partError(i, '', e));
+            if (e instanceof ServiceError) return await failWith(e);
             throw e;
           }
-          ready.push({ job: view.job, title: part.title, accepted });
         }
-
         const rendering = await lifecycle.markRendering(opened);
-        const keys = await laidOut(opened, ready, command.pageNumbers);
-        if (keys instanceof ServiceError) return await failWith(keys);
-
-        const result = await deps.assembler.assemble({
-          parts: ready.map((part, i) => ({ objectKey: keys[i] as string, title: part.title })),
-          objectKey: opened.object_key,
-          outline: command.outline,
-          metadata: command.metadata,
-          maxPdfBytes: limits.maxPdfBytes,
-          maxPages: limits.maxPdfPages,
-        });
-        if (!result.ok) return await failWith(new ServiceError(result.code, result.message));
-        return await deps.present(await lifecycle.complete({ job: opened, month }, rendering, result));
+        const outcome = await assembleInto(opened, month, rendering, ready, command);
+        if (outcome instanceof ServiceError) return await failWith(outcome);
+        return await deps.present(outcome);
       } catch (e) {
         if (e instanceof ServiceError && e.jobId === opened.id) throw e;
         return await deps.present(await lifecycle.settle({ job: opened, month }, renewal, e));
       } finally {
         renewal.stop();
       }
+    },
+
+    /**
+     * An async merge the render queue's consumer claimed (render-worker.ts): its parts rendered
+     * (those an earlier attempt rendered are merged as they are), laid out and assembled. Answers
+     * the merge as it ended, completed or failed (its unit given back); throws what another
+     * attempt may mend (a fault of ours, a busy renderer), which the consumer retries.
+     */
+    async run(claimed: Job, month: string, order: StoredMergeOrder): Promise<Job> {
+      const principal: Principal = { ...order.principal, email: undefined };
+      const fail = async (error: ServiceError): Promise<Job> => {
+        const failed = await lifecycle.fail(claimed, month, { code: error.code, message: error.message });
+        if (!failed) throw new Error(`failing merge ${claimed.id} (${error.code}) did not go through`);
+        return failed;
+      };
+      let stored = order;
+      const ready: ReadyPart[] = [];
+      for (const [i, part] of order.parts.entries()) {
+        if (part.kind === 'job') {
+          try {
+            ready.push({ job: await jobPart(principal, i, part.jobId), title: part.title });
+          } catch (e) {
+            if (e instanceof ServiceError) return fail(e);
+            throw e;
+          }
+          continue;
+        }
+        const earlier = part.done ? await jobs.get(principal.accountId, part.done.jobId) : undefined;
+        if (part.done && earlier?.status === 'completed') {
+          const { v: _, ...rendered } = part.done.order;
+          const accepted = { job: earlier, month: earlier.usage_month ?? month, ...rendered };
+          ready.push({ job: earlier, title: part.title, accepted });
+          continue;
+        }
+        let rendered: Awaited<ReturnType<typeof renderFor>>;
+        try {
+          const render: RenderCommand = {
+            source: part.source,
+            variables: readTemplateDataText(part.variables),
+            options: part.options,
+            idempotency: null,
+            mode: 'sync',
+            webhookId: null,
+          };
+          rendered = await renderFor(principal, i, pdfJobs.prepare(render));
+        } catch (e) {
+          if (retriedLater(e)) throw e;
+          return fail(e as ServiceError);
+        }
+        ready.push({ ...rendered, title: part.title });
+        // Kept for another attempt: the part is merged from its job, not rendered and charged again.
+        const done = { jobId: rendered.job.id, order: storedOrder(rendered.accepted) };
+        stored = { ...stored, parts: stored.parts.map((p, j) => (j === i ? { ...part, done } : p)) };
+        await deps.orders.put(principal.accountId, claimed.id, stored);
+      }
+      const outcome = await assembleInto(claimed, month, claimed, ready, order);
+      if (!(outcome instanceof ServiceError)) return outcome;
+      if (retriedLater(outcome)) throw outcome;
+      return fail(outcome);
     },
   };
 
@@ -260,7 +495,7 @@ export const createMerges = (deps: MergeDeps) => {
     for (const [i, part] of parts.entries()) {
       const numbering = numberings[i] as PageNumbering;
       const { accepted } = part;
-      if (!accepted || !printsPageNumbers(accepted)) continue;
+      if (!accepted || !printsPageNumbers({ ...accepted.template, options: accepted.options })) continue;
       if (numbering.first === 1 && numbering.total === numbering.pages) continue;
       const objectKey = mergePartObjectKey(merge.account_id, merge.id, i + 1);
       const result = await deps.render({

@@ -10,15 +10,15 @@
  * sweeper, which re-queues an async job whose lease ran out while attempts remain.
  */
 import { ServiceError } from '../common/errors.js';
-import type { MessageQueue, RenderRequest } from '../common/ports.js';
+import type { MessageQueue } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { Job, JobView } from '../jobs/jobs.js';
+import type { StoredMergeOrder } from '../merges/merge-order.js';
 import type { ResolvedTemplate } from '../templates/render-template.js';
-import type { TemplateField } from '../templates/template-check.js';
 import type { AcceptedRender, PdfJobs, Placement, Rendered, RenderOrder, RenderRun } from './pdf-jobs.js';
 import type { RenderCommand } from './render-command.js';
-import type { RenderOptions } from './render-options.js';
+import type { StoredOrder } from './render-order.js';
 
 /** The render queue's message: which job to render. Versioned, as a message outlives a deployment. */
 export interface RenderMessage {
@@ -27,21 +27,16 @@ export interface RenderMessage {
   readonly job_id: string;
 }
 
-/** What the consumer needs to render an accepted job: its AcceptedRender, less what the job record holds. */
-export interface StoredOrder {
-  readonly v: 1;
-  readonly field: TemplateField;
-  /** Variables as text (stringifyTemplateData): key order, `10.0` and big integers kept. */
-  readonly template: RenderRequest['template'];
-  readonly options: RenderOptions;
-  readonly offline: boolean;
-}
+export type { StoredOrder } from './render-order.js';
+
+/** What an async job's order is: a render's, or an async merge's (domain/merges/merge-order.ts). */
+export type AnyStoredOrder = StoredOrder | StoredMergeOrder;
 
 /** Where orders wait for their render: private, deleted once the job ended (a lifecycle rule as a backstop). */
 export interface RenderOrders {
-  put(accountId: string, jobId: string, order: StoredOrder): Promise<void>;
+  put(accountId: string, jobId: string, order: AnyStoredOrder): Promise<void>;
   /** Undefined: no such order (deleted, or never written). */
-  get(accountId: string, jobId: string): Promise<StoredOrder | undefined>;
+  get(accountId: string, jobId: string): Promise<AnyStoredOrder | undefined>;
   delete(accountId: string, jobId: string): Promise<void>;
 }
 

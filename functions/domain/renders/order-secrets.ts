@@ -7,7 +7,7 @@
  */
 import type { BatchOrder, BatchOrders } from '../batches/batch-queue.js';
 import type { SecretBox } from '../webhooks/webhooks.js';
-import type { RenderOrders, StoredOrder } from './async-renders.js';
+import type { AnyStoredOrder, RenderOrders } from './async-renders.js';
 import type { RenderOptions } from './render-options.js';
 
 type Transform = (secret: string, context: string) => Promise<string>;
@@ -33,13 +33,15 @@ const batchContext = (accountId: string, batchId: string) => `batch-order:${acco
 /** Render orders whose passwords are sealed at rest (what the wrapped store keeps). */
 export const sealedRenderOrders = (orders: RenderOrders, box: () => SecretBox): RenderOrders => ({
   async put(accountId, jobId, order) {
+    // An async merge's order holds no password (merge parts refuse protection: merge-order.ts).
+    if (order.kind === 'merge') return orders.put(accountId, jobId, order);
     const context = renderContext(accountId, jobId);
     const options = await withPasswords(order.options, (s, c) => box().seal(s, c), context);
     await orders.put(accountId, jobId, { ...order, options });
   },
-  async get(accountId, jobId): Promise<StoredOrder | undefined> {
+  async get(accountId, jobId): Promise<AnyStoredOrder | undefined> {
     const order = await orders.get(accountId, jobId);
-    if (!order) return order;
+    if (!order || order.kind === 'merge') return order;
     return {
       ...order,
       options: await withPasswords(

@@ -29,7 +29,14 @@ import type { Clock, RenderResult, WebhookEndpoints } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { JobPresenter } from '../jobs/job-view.js';
-import { type Job, type JobMode, type JobStore, type JobView, pdfObjectKey } from '../jobs/jobs.js';
+import {
+  type Job,
+  type JobMode,
+  type JobStore,
+  type JobView,
+  pdfObjectKey,
+  printsPageNumbers,
+} from '../jobs/jobs.js';
 import { type EInvoiceChecker, validateEInvoice } from './e-invoice.js';
 import { createEarlyReads } from './early-reads.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
@@ -137,6 +144,18 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     requested: options,
   });
 
+  /** What acceptance checks before anything is held: the variables, an e-invoice, a signing key. */
+  const checked = async (principal: Principal, order: RenderOrder, template: ResolvedTemplate) => {
+    checkVariables(template, order);
+    // Before anything is held: a failing invoice costs nothing (422 INVALID_E_INVOICE).
+    const eInvoice = await checkedEInvoice(template.options, order.variables);
+    const options = eInvoice ? { ...template.options, e_invoice: eInvoice.option } : template.options;
+    // Before anything is held: another account's key or an unknown one costs nothing (422).
+    if (options.signature)
+      await checkSigningKey(deps.signingKeys, principal.accountId, options.signature.keyId);
+    return { template, eInvoice, options };
+  };
+
   /**
    * Step 1: template lookup and parsing, quota, job (run as `placement` says: sync by default).
    * Throws 404/422/429 with nothing held.
@@ -160,14 +179,11 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     ) {
       throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
     }
-    const template = resolved ?? (await resolver.resolve(principal, order, placement.mode, early?.template));
-    checkVariables(template, order);
-    // Before anything is held: a failing invoice costs nothing (422 INVALID_E_INVOICE).
-    const eInvoice = await checkedEInvoice(template.options, order.variables);
-    const options = eInvoice ? { ...template.options, e_invoice: eInvoice.option } : template.options;
-    // Before anything is held: another account's key or an unknown one costs nothing (422).
-    if (options.signature)
-      await checkSigningKey(deps.signingKeys, principal.accountId, options.signature.keyId);
+    const { template, eInvoice, options } = await checked(
+      principal,
+      order,
+      resolved ?? (await resolver.resolve(principal, order, placement.mode, early?.template)),
+    );
 
     const month = monthOf(clock.now());
     // One read refuses a flood before any write; the reservation in `open` stays the one that decides.
@@ -192,6 +208,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         batch_id: placement.batchId,
         ...(placement.fileName ? { file_name: placement.fileName } : {}),
         ...(eInvoice ? { e_invoice: eInvoice.record } : {}),
+        ...(printsPageNumbers({ ...template, options }) ? { prints_page_numbers: true as const } : {}),
       },
       planOf(principal),
       month,
@@ -293,6 +310,13 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
 
   return {
     accept,
+    /**
+     * Acceptance's checks alone (template lookup and parsing, variables, e-invoice, signing key),
+     * nothing held: an async merge's render parts are checked so before its 202 (merges.ts).
+     */
+    async check(principal: Principal, order: RenderOrder, mode: JobMode): Promise<void> {
+      await checked(principal, order, await resolver.resolve(principal, order, mode));
+    },
     execute,
     prepare,
     present,
@@ -387,8 +411,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
       const refuse = (status: string, why: string) =>
         new ServiceError('JOB_NOT_CANCELLABLE', `PDF job ${jobId} is ${status}: ${why}`, { jobId });
       if (job.status === 'cancelled') return present(job);
-      if (job.mode !== 'async' || job.kind === 'merge')
-        throw refuse(job.status, 'only a pending async render can be cancelled');
+      if (job.mode !== 'async')
+        throw refuse(job.status, 'only a pending async render or merge can be cancelled');
       // Still being accepted (its unit not yet held): the 202 that names it has not been sent.
       if (job.status === 'pending' && job.unit === 'reserving' && !job.batch_id)
         throw refuse('being accepted', 'retry in a moment');

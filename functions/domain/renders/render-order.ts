@@ -46,6 +46,18 @@ export interface RenderOrder {
   readonly requested?: RequestedOptions;
 }
 
+/** What the consumer needs to render an accepted job: its AcceptedRender, less what the job record holds. */
+export interface StoredOrder {
+  readonly v: 1;
+  readonly field: TemplateField;
+  /** Variables as text (stringifyTemplateData): key order, `10.0` and big integers kept. */
+  readonly template: RenderRequest['template'];
+  readonly options: RenderOptions;
+  readonly offline: boolean;
+  /** Absent: a render's order (an async merge's has `kind: "merge"`). */
+  readonly kind?: undefined;
+}
+
 /** A render that was accepted: its template parsed, a quota unit held, its job created (pending). */
 export interface AcceptedRender {
   readonly job: Job;

@@ -20,7 +20,7 @@
 import type { RenderResult } from '../common/ports.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { Job } from '../jobs/jobs.js';
-import type { RenderMessage, StoredOrder } from './async-renders.js';
+import type { AnyStoredOrder, RenderMessage } from './async-renders.js';
 import type { RunCall } from './render-call.js';
 import type { RenderWorker, WorkOutcome } from './render-worker.js';
 
@@ -45,11 +45,11 @@ interface Claimed {
   readonly index: number;
   readonly claimed: Job;
   readonly month: string;
-  readonly reading: Promise<StoredOrder | undefined>;
+  readonly reading: Promise<AnyStoredOrder | undefined>;
 }
 
 export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: RunWorkerDeps) => {
-  const { take, acceptedOf, orderMissing, settle, faulted, done } = worker.steps;
+  const { take, acceptedOf, orderMissing, settle, faulted, done, render } = worker.steps;
   /** A claimed item's outcome, its faults caught as a single message's are. */
   const settled = async (c: Claimed, result: RenderResult | null, accepted: Parameters<typeof settle>[0]) => {
     if (result === null) {
@@ -126,10 +126,14 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
       }
       for (const indexes of accounts) {
         const claimed: Claimed[] = [];
+        const merges: Claimed[] = [];
         for (const index of indexes.slice(0, cap)) {
           try {
             const taken = await take(messages[index] as RenderMessage);
             if ('outcome' in taken) outcomes[index] = taken.outcome;
+            // An async merge runs on its own, as a single message does (it renders its parts
+            // itself), once the account's runs are done: their claims do not wait on it.
+            else if (taken.claimed.kind === 'merge') merges.push({ index, ...taken });
             else claimed.push({ index, ...taken });
           } catch (e) {
             outcomes[index] = { error: e };
@@ -147,6 +151,13 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
             onFault('a batch run could not be settled', e);
             for (const c of items)
               if (!('kind' in (outcomes[c.index] ?? {}))) outcomes[c.index] = { error: e };
+          }
+        }
+        for (const c of merges) {
+          try {
+            outcomes[c.index] = await render(c.claimed, c.month, c.reading);
+          } catch (e) {
+            outcomes[c.index] = { error: e };
           }
         }
       }

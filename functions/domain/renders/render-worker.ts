@@ -21,7 +21,8 @@ import type { BatchOrderReader } from '../batches/batch-queue.js';
 import type { Clock, RenderFailureCode, RenderResult } from '../common/ports.js';
 import { FAULT, type JobLifecycle } from '../jobs/job-lifecycle.js';
 import { isOpen, type Job, type JobError, type JobStore } from '../jobs/jobs.js';
-import type { RenderMessage, RenderOrders, StoredOrder } from './async-renders.js';
+import { isMergeOrder, type StoredMergeOrder } from '../merges/merge-order.js';
+import type { AnyStoredOrder, RenderMessage, RenderOrders } from './async-renders.js';
 import type { RenderCall } from './render-call.js';
 
 export interface RenderWorkerDeps {
@@ -40,6 +41,13 @@ export interface RenderWorkerDeps {
     readonly asyncRetryBaseSeconds: number;
   };
   readonly onFault: (message: string, error: unknown) => void;
+  /**
+   * Runs a claimed async merge (domain/merges/merges.ts `run`): the job as it ended, completed or
+   * failed; throws on a fault of ours (retried as a render's is). Absent: a merge's message fails it.
+   */
+  readonly merges?: {
+    run(claimed: Job, month: string, order: StoredMergeOrder): Promise<Job>;
+  };
 }
 
 /** What became of a message: acknowledge it (`done`), or let it come back after `delaySeconds`. */
@@ -83,7 +91,7 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
   const inBatchOrder = (job: Job): job is Job & { batch_id: string; batch_item: number } =>
     deps.batchOrders !== undefined && typeof job.batch_id === 'string' && job.batch_item !== undefined;
 
-  const orderOf = (job: Job): Promise<StoredOrder | undefined> =>
+  const orderOf = (job: Job): Promise<AnyStoredOrder | undefined> =>
     inBatchOrder(job)
       ? (deps.batchOrders as BatchOrderReader).item(job.account_id, job.batch_id, job.batch_item)
       : orders.get(job.account_id, job.id);
@@ -98,9 +106,9 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
   };
 
   /** The claimed job's order, as the render call takes it; undefined when it is missing. */
-  const acceptedOf = async (claimed: Job, month: string, reading: Promise<StoredOrder | undefined>) => {
+  const acceptedOf = async (claimed: Job, month: string, reading: Promise<AnyStoredOrder | undefined>) => {
     const order = await reading;
-    if (!order) return undefined;
+    if (!order || order.kind === 'merge') return undefined;
     const { v: _, ...rest } = order;
     return { job: claimed, month, ...rest };
   };
@@ -110,11 +118,31 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
   const orderMissing = async (claimed: Job, month: string): Promise<WorkOutcome> =>
     ended(claimed, await lifecycle.fail(claimed, month, ORDER_MISSING), 'order missing');
 
+  /** A claimed async merge: run with its lease renewed; its order stays for another attempt until it ended. */
+  const merge = async (
+    claimed: Job,
+    month: string,
+    reading: Promise<AnyStoredOrder | undefined>,
+  ): Promise<WorkOutcome> => {
+    const order = await reading;
+    if (!deps.merges || !isMergeOrder(order)) return orderMissing(claimed, month);
+    const renewal = lifecycle.renewing(claimed);
+    try {
+      const outcome = await deps.merges.run(claimed, month, order);
+      return await ended(claimed, outcome, outcome.status === 'completed' ? 'merged' : 'merge failed');
+    } catch (e) {
+      return await faulted(claimed, month, e);
+    } finally {
+      renewal.stop();
+    }
+  };
+
   const render = async (
     claimed: Job,
     month: string,
-    reading: Promise<StoredOrder | undefined>,
+    reading: Promise<AnyStoredOrder | undefined>,
   ): Promise<WorkOutcome> => {
+    if (claimed.kind === 'merge') return merge(claimed, month, reading);
     const accepted = await acceptedOf(claimed, month, reading);
     if (!accepted) return orderMissing(claimed, month);
     const renewal = lifecycle.renewing(claimed);
@@ -157,7 +185,7 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
     message: RenderMessage,
   ): Promise<
     | { readonly outcome: WorkOutcome }
-    | { readonly claimed: Job; readonly month: string; readonly reading: Promise<StoredOrder | undefined> }
+    | { readonly claimed: Job; readonly month: string; readonly reading: Promise<AnyStoredOrder | undefined> }
   > => {
     let job = await jobs.get(message.account_id, message.job_id, true);
     if (!job) return { outcome: done('no such job') };
@@ -198,7 +226,7 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
     },
 
     /** For a batch run (render-run.ts): the same steps as `handle`, one by one. */
-    steps: { take, acceptedOf, orderMissing, settle, faulted, done },
+    steps: { take, acceptedOf, orderMissing, settle, faulted, done, render },
   };
 };
 

@@ -375,7 +375,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Merge 2-200 parts (your completed jobs, or renders made for the merge) into one PDF; answers when the merge job is completed or failed */
+        /** Merge 2-200 parts (your completed jobs, or renders made for the merge) into one PDF; answers when the merge job is completed or failed, or at once (202) with the pending merge when asked to run asynchronously or estimated over the sync budget */
         post: operations["createMerge"];
         delete?: never;
         options?: never;
@@ -2465,30 +2465,6 @@ export interface components {
                     subject?: string;
                     keywords?: string[];
                 };
-                /** @description encrypt the PDF (AES-256, PDF 2.0 security handler revision 6), after every other step. Not kept with a saved template; sealed (AES-256-GCM) in an async render’s stored order */
-                protection?: {
-                    /** @description the password that lifts every restriction: 12 to 127 bytes of UTF-8, at least 6 different characters; never stored, logged or shown */
-                    owner_password: string;
-                    /** @description the password that opens the document (with the permissions below); absent: it opens without one, and readers still enforce the permissions */
-                    user_password?: string;
-                    permissions?: {
-                        /**
-                         * @description high: print at full quality; low: degraded only; none: not at all. Default: high
-                         * @enum {string}
-                         */
-                        printing?: "high" | "low" | "none";
-                        /** @description copy or extract text and images. Default: false */
-                        copying?: boolean;
-                        /** @description change the content. Default: false */
-                        modifying?: boolean;
-                        /** @description add or change comments. Default: false */
-                        annotating?: boolean;
-                        /** @description fill in form fields. Default: false */
-                        filling_forms?: boolean;
-                        /** @description insert, rotate or delete pages. Default: false */
-                        assembling?: boolean;
-                    };
-                };
                 /** @description A Factur-X / ZUGFeRD (or XRechnung) e-invoice: its XML (given, or built from `invoice`) is validated against the profile's XSD and EN 16931 schematron (and, for xrechnung-cii, KoSIT's XRechnung schematron) before the render is accepted (422 INVALID_E_INVOICE listing each failed rule, nothing charged), then embedded as factur-x.xml (xrechnung.xml) in a PDF/A-3b */
                 e_invoice?: {
                     /**
@@ -2672,6 +2648,10 @@ export interface components {
                 subject?: string;
                 keywords?: string[];
             };
+            /** @description true: answer 202 at once with the pending merge (and a Location to poll) and merge in the background; the same as the header Prefer: respond-async. A merge estimated over the sync budget (RENDER_BUDGET_MS) runs so anyway: 2000 ms per part rendered for it (twice with continuous page numbers), 10 ms per page of a job part. @default false */
+            async?: boolean;
+            /** @description one of the account's webhook endpoints, told when the merge ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
+            webhook_id?: string | null;
         };
         SigningKey: {
             /** @description sk_ followed by a ULID: what a render names in signature.key_id */
@@ -5149,7 +5129,10 @@ export interface operations {
     createMerge: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description respond-async: answer 202 with the pending merge at once and merge in the background (the same as "async": true) */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5166,6 +5149,25 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfJob"];
+                };
+            };
+            /** @description an async merge ("async": true, Prefer: respond-async, or estimated over the sync budget): the pending merge job (mode "async"); poll its Location (GET /v1/pdf/{job_id}) until it is completed or failed */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description the merge job: /v1/pdf/{job_id} */
+                    Location?: string;
+                    /** @description respond-async, when the request asked with Prefer */
+                    "Preference-Applied"?: string;
+                    /** @description seconds to wait before polling the Location */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5199,7 +5201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PDF_JOB_NOT_FOUND, PDF_TEMPLATE_NOT_FOUND */
+            /** @description PDF_JOB_NOT_FOUND, PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5225,7 +5227,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description VALIDATION_ERROR, INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, PDF_TOO_MANY_PAGES, PDF_TOO_COMPLEX */
+            /** @description VALIDATION_ERROR, INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, INVALID_E_INVOICE, INVALID_SIGNING_KEY, PDF_TOO_MANY_PAGES, PDF_TOO_COMPLEX */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5238,7 +5240,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description USAGE_LIMIT_EXCEEDED, PLAN_QUOTA_EXCEEDED */
+            /** @description USAGE_LIMIT_EXCEEDED, QUEUE_DEPTH_EXCEEDED, CONCURRENCY_LIMIT_EXCEEDED, PLAN_QUOTA_EXCEEDED */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -72,6 +72,8 @@ const merge = (
   pageNumbers,
   outline: true,
   metadata: undefined,
+  async: false,
+  webhookId: null,
 });
 
 const failure = async (p: Promise<unknown>): Promise<ServiceError> => {
@@ -190,6 +192,36 @@ describe('merges', () => {
     // Only the part's own render is charged, and no merged PDF is stored.
     expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 1 });
     expect(storage.keys()).toEqual([one.job.job.object_key]);
+  });
+
+  it('refuses a job part that prints page numbers with continuous numbers, naming it, holding nothing; merges it per part', async () => {
+    const { merges, pdfJobs, usage, jobs } = setup();
+    const ada = caller();
+    const footed = await pdfJobs.create(ada, {
+      ...renderOf('<p>With a footer</p>'),
+      source: {
+        kind: 'inline',
+        html: '<p>With a footer</p>',
+        headerHtml: null,
+        footerHtml: '<span class="pageNumber"></span>',
+      },
+    });
+    const plain = await pdfJobs.create(ada, renderOf('<p>Plain</p>'));
+    expect(await jobs.get(ada.accountId, footed.job.job.id)).toMatchObject({ prints_page_numbers: true });
+    expect((await jobs.get(ada.accountId, plain.job.job.id))?.prints_page_numbers).toBeUndefined();
+    const parts: MergeCommand['parts'] = [
+      { kind: 'job', jobId: plain.job.job.id, title: null },
+      { kind: 'job', jobId: footed.job.job.id, title: null },
+    ];
+    const e = await failure(merges.create(ada, merge(parts, 'continuous')));
+    expect(e.code).toBe('VALIDATION_ERROR');
+    expect(e.details?.[0]).toMatchObject({ field: 'parts[1].job_id' });
+    expect(e.details?.[0]?.issue).toMatch(/prints page numbers.*"per_part"/);
+    expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 2 });
+    // Without page numbers of its own, a job part is merged with continuous numbers; per part, any is.
+    const both = await merges.create(ada, merge([parts[0], parts[0]] as MergeCommand['parts'], 'continuous'));
+    expect(both.job.status).toBe('completed');
+    expect((await merges.create(ada, merge(parts, 'per_part'))).job.status).toBe('completed');
   });
 
   it('numbers pages across the parts: each starts after those before it, all of the same total', () => {

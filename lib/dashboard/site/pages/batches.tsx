@@ -14,6 +14,34 @@ import { JobsTable } from './jobs.js';
 import { usePages } from './paging.js';
 
 const processing = (b: Batch): boolean => b.status === 'processing';
+/** Still changing: its jobs, or its outputs (built once it completed). */
+const changing = (b: Batch): boolean => processing(b) || b.output_status === 'pending';
+
+/** A batch's merged PDF and ZIP (`output`): being built, their downloads, or why they failed. */
+const Outputs = ({ batch }: { batch: Batch }) => {
+  if (batch.output_status === 'failed')
+    return (
+      <span class="status failed" data-field="outputs">
+        Not built: {batch.output_error}
+      </span>
+    );
+  if (batch.output_status !== 'ready')
+    return <span data-field="outputs">Built when the batch completes</span>;
+  return (
+    <span class="row-actions" data-field="outputs">
+      {batch.merged_pdf_url && (
+        <a class="button" href={batch.merged_pdf_url} data-field="merged-pdf" download>
+          Merged PDF
+        </a>
+      )}{' '}
+      {batch.zip_url && (
+        <a class="button" href={batch.zip_url} data-field="zip" download>
+          ZIP
+        </a>
+      )}
+    </span>
+  );
+};
 
 /** "3 of 5 done" with a bar, and the counts behind it. */
 const Progress = ({ batch }: { batch: Batch }) => {
@@ -115,7 +143,7 @@ export const BatchPage = ({ id }: { id: string }) => {
   useEffect(() => {
     load().catch(setError);
   }, [path]);
-  usePolling(batch !== undefined && processing(batch), load);
+  usePolling(batch !== undefined && changing(batch), load);
   const jobs = usePages<Job>((limit, offset) => api.request(`${path}/jobs?limit=${limit}&offset=${offset}`));
   return (
     <>
@@ -149,6 +177,14 @@ export const BatchPage = ({ id }: { id: string }) => {
               <Source batch={batch} />
             </dd>
           </div>
+          {batch.output && (
+            <div>
+              <dt>Outputs</dt>
+              <dd>
+                <Outputs batch={batch} />
+              </dd>
+            </div>
+          )}
           <div>
             <dt>Created</dt>
             <dd>{formatDateTime(batch.created_at)}</dd>

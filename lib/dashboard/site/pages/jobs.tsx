@@ -4,7 +4,7 @@
  * freshly signed link. Async jobs move on by themselves: the list is read again while any job on
  * screen is unfinished (live.ts).
  */
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Diagnostics, Job } from '../api.js';
 import { CardTable, CopyButton, describeError, ErrorMessage, Loading, PageHeading } from '../components.js';
 import { useDashboard } from '../context.js';
@@ -104,11 +104,14 @@ export const JobsTable = ({
   jobs,
   caption,
   showBatch = true,
+  selection,
 }: {
   jobs: Pages<Job>;
   caption: string;
   /** A batch's own page leaves out the link back to it. */
   showBatch?: boolean;
+  /** Completed jobs get a checkbox to pick them for a merge (the Jobs page). */
+  selection?: { readonly selected: readonly string[]; readonly toggle: (id: string) => void };
 }) => {
   usePolling(jobs.items.some(unfinished), jobs.refresh);
   return (
@@ -130,6 +133,15 @@ export const JobsTable = ({
       {jobs.items.map((job) => (
         <tr key={job.id} data-job-id={job.id}>
           <th scope="row">
+            {selection && job.status === 'completed' && (
+              <input
+                type="checkbox"
+                data-field="select"
+                aria-label={`Merge ${job.id}`}
+                checked={selection.selected.includes(job.id)}
+                onChange={() => selection.toggle(job.id)}
+              />
+            )}
             <span class="created">{formatDateTime(job.created_at)}</span>
             <JobId id={job.id} />
           </th>
@@ -184,9 +196,24 @@ export const JobsTable = ({
   );
 };
 
+type LaterPages = typeof import('./later.js');
+
+/** The merge of the jobs picked, from the later chunk (pages/later.ts), loaded when a first job is picked. */
+const useMergeSelected = (wanted: boolean) => {
+  const [loaded, setLoaded] = useState<LaterPages['MergeSelected'] | undefined>(undefined);
+  useEffect(() => {
+    if (wanted && !loaded) import('./later.js').then((pages) => setLoaded(() => pages.MergeSelected));
+  }, [wanted, loaded]);
+  return loaded;
+};
+
 export const JobsPage = () => {
   const { api } = useDashboard();
   const jobs = usePages<Job>((limit, offset) => api.request(`v1/pdf?limit=${limit}&offset=${offset}`));
+  const [selected, setSelected] = useState<readonly string[]>([]);
+  const MergeSelected = useMergeSelected(selected.length > 0);
+  const toggle = (id: string) =>
+    setSelected((now) => (now.includes(id) ? now.filter((s) => s !== id) : [...now, id]));
   return (
     <>
       <PageHeading>Jobs</PageHeading>
@@ -202,7 +229,18 @@ export const JobsPage = () => {
       {jobs.loading && jobs.items.length === 0 && <Loading what="jobs" />}
       <ErrorMessage error={jobs.error} />
       {!jobs.loading && !jobs.error && jobs.items.length === 0 && <p class="muted">No renders yet.</p>}
-      {jobs.items.length > 0 && <JobsTable jobs={jobs} caption="Jobs, newest first" />}
+      {MergeSelected && jobs.items.length > 0 && (
+        <MergeSelected
+          selected={selected}
+          done={() => {
+            setSelected([]);
+            jobs.reload();
+          }}
+        />
+      )}
+      {jobs.items.length > 0 && (
+        <JobsTable jobs={jobs} caption="Jobs, newest first" selection={{ selected, toggle }} />
+      )}
       {jobs.more && (
         <button type="button" onClick={jobs.loadMore} disabled={jobs.loading}>
           Older jobs
