@@ -18,7 +18,7 @@ import { buildSync, type Metafile } from 'esbuild';
 import { CHROMIUM_PACK } from '../functions/wiring.js';
 import {
   assembleChromiumPack,
-  CHROMIUM_PACK_ZSTD_LEVEL,
+  CHROMIUM_PACK_LAYOUT,
   LAYER_CHROMIUM_PACK_DIR,
   SPARTICUZ_ARCHIVES,
 } from './chromium-pack.js';
@@ -360,7 +360,7 @@ export class ChromiumLayer extends LayerVersion {
       .update(packages.map((p) => `${p.name}@${p.version}`).join('\n'))
       .update(fonts.hash)
       // The pack's layout: a change to how it is built changes the asset.
-      .update(`chromium-pack zstd${CHROMIUM_PACK_ZSTD_LEVEL} ${JSON.stringify(CHROMIUM_PACK)}`)
+      .update(`chromium-pack ${CHROMIUM_PACK_LAYOUT} ${JSON.stringify(CHROMIUM_PACK)}`)
       .digest('hex');
     super(scope, id, {
       description:
