@@ -158,15 +158,18 @@ export class RendererFunction extends Construct {
     // page's first need (functions/renderer/fetched-fonts.ts); the role reads exactly those objects.
     const families: Record<string, { key: string; file: string }[]> = {};
     let bucket: string | undefined;
+    const objects: string[] = [];
     for (const [i, font] of resolveLayerFonts(PROJECT_ROOT).fetchedFiles.entries()) {
       const asset = new Asset(this, `FetchedFont${i}`, { path: font.source });
-      asset.grantRead(this.function);
+      // s3:GetObject on the object alone (Asset.grantRead would add listing and the bucket's settings).
+      objects.push(asset.bucket.arnForObjects(asset.s3ObjectKey));
       bucket ??= asset.s3BucketName;
       const list = families[font.font.family] ?? [];
       families[font.font.family] = list;
       list.push({ key: asset.s3ObjectKey, file: font.name });
     }
     if (bucket !== undefined) {
+      this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: objects }));
       this.function.addEnvironment(FETCHED_FONTS_VARIABLES.bucket, bucket);
       this.function.addEnvironment(RENDERER_VARIABLES.fetchedFonts, JSON.stringify(families));
     }

@@ -139,14 +139,15 @@ describe('the layer contents', () => {
     expect(existsSync(join(pack, CHROMIUM_PACK.fonts, 'fonts.conf'))).toBe(true);
   });
 
-  it("fits Lambda's 250 MiB: the layer unzipped with the renderer's bundle (measured at its largest, 6 MiB)", () => {
+  it("fits Lambda's 250 MiB: the layer unzipped with the renderer's bundle (11.1 MiB measured)", () => {
     const sizeOf = (path: string): number => {
       const st = lstatSync(path);
       if (!st.isDirectory()) return st.size;
       return readdirSync(path).reduce((sum, entry) => sum + sizeOf(join(path, entry)), 0);
     };
-    // The renderer's bundle (index.js, the templating worker) is ~5 MiB; 6 MiB leaves it room.
-    const rendererBundleAtMost = 6 * 1024 * 1024;
+    // The renderer's code as synthesized (index.js, the templating worker, their source maps):
+    // 11.1 MiB measured; bundle-smoke.test.ts checks the two as synthesized.
+    const rendererBundleAtMost = 13 * 1024 * 1024;
     const layer = sizeOf(out);
     console.info(
       `layer ${(layer / 2 ** 20).toFixed(1)} MiB unzipped, of which fonts ${(sizeOf(join(out, 'fonts')) / 2 ** 20).toFixed(1)} MiB`,

@@ -333,161 +333,69 @@ describe('the default stack', () => {
   it.each([
     ['renderer', () => rendererId()],
     ['async renderer', () => asyncRendererId()],
-  ])("grants the %s's role nothing but writing its own logs and kms:Sign on tagged signing keys", (_, id) => {
-    const roleId = functions[id()].Properties.Role['Fn::GetAtt'][0];
-    const logGroupId = functions[id()].Properties.LoggingConfig.LogGroup.Ref;
-    expect(resourcesOf(s, 'AWS::IAM::Role')[roleId].Properties.ManagedPolicyArns).toBeUndefined();
-    const statements = statementsOfRole(s, roleId);
-    expect(statements).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
-      },
-      {
-        // Keys registered at run time: this account's and region's KMS keys with the tag only.
-        Effect: 'Allow',
-        Action: 'kms:Sign',
-        // The test stack's account and region (its env): no other account's or region's key.
-        Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*',
-        Condition: { StringEquals: { 'aws:ResourceTag/pdf-service:signing': 'true' } },
-      },
-    ]);
-    expect(functions[id()].Properties.TracingConfig).toBeUndefined();
-    expect(functions[id()].Properties.Environment.Variables).toEqual({
-      NODE_OPTIONS: '--enable-source-maps',
-      FONTCONFIG_FILE: '/opt/fonts/fonts.conf',
-      CHROMIUM_PACK_DIR: '/opt/chromium',
-    });
-  });
-
-  it('lets the renderers kms:Sign and the signing-keys function kms:GetPublicKey on tagged signing keys, and no role anything else of KMS keys', () => {
-    const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0];
-    const kmsStatements = Object.keys(resourcesOf(s, 'AWS::IAM::Role'))
-      .map(
-        (roleId) =>
-          [
-            roleId,
-            statementsOfRole(s, roleId).filter((st) =>
-              actionsOf(st).some(
-                (a) =>
-                  a.startsWith('kms:') &&
-                  ![
-                    'kms:Decrypt',
-                    'kms:GenerateDataKey*',
-                    'kms:Encrypt',
-                    'kms:ReEncrypt*',
-                    'kms:GenerateDataKey',
-                    'kms:DescribeKey',
-                  ].includes(a),
-              ),
-            ),
-          ] as const,
+  ])(
+    "grants the %s's role nothing but writing its own logs, kms:Sign on tagged signing keys and s3:GetObject on the fetched fonts' objects",
+    (_, id) => {
+      const roleId = functions[id()].Properties.Role['Fn::GetAtt'][0];
+      const logGroupId = functions[id()].Properties.LoggingConfig.LogGroup.Ref;
+      expect(resourcesOf(s, 'AWS::IAM::Role')[roleId].Properties.ManagedPolicyArns).toBeUndefined();
+      const statements = statementsOfRole(s, roleId);
+      const keys = Object.values(
+        JSON.parse(functions[id()].Properties.Environment.Variables.FETCHED_FONTS) as Record<
+          string,
+          { key: string }[]
+        >,
       )
-      .filter(([, statements]) => statements.length > 0);
-    const tagged = (action: string) => ({
-      Effect: 'Allow',
-      Action: action,
-      Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*',
-      Condition: { StringEquals: { 'aws:ResourceTag/pdf-service:signing': 'true' } },
-    });
-    expect(Object.fromEntries(kmsStatements)).toEqual({
-      [roleOf(rendererId())]: [tagged('kms:Sign')],
-      [roleOf(asyncRendererId())]: [tagged('kms:Sign')],
-      [roleOf(fnId('signing-keys'))]: [tagged('kms:GetPublicKey')],
-    });
-  });
-
-  it('lets the pdf and merges functions invoke the renderer, the render queue consumer the async renderer, and nothing else', () => {
-    const invokers = Object.entries(resourcesOf(s, 'AWS::IAM::Role')).filter(([roleId]) =>
-      statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('lambda:'))),
-    );
-    const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0];
-    expect(invokers.map(([id]) => id).sort()).toEqual(
-      [roleOf(fnId('pdf')), roleOf(fnId('merges')), roleOf(workerId())].sort(),
-    );
-    const pairs: [caller: string, callee: string][] = [
-      [fnId('pdf'), rendererId()],
-      [fnId('merges'), rendererId()],
-      [workerId(), asyncRendererId()],
-    ];
-    for (const [caller, callee] of pairs) {
-      const invoke = statementsOfRole(s, roleOf(caller)).filter((st) =>
-        actionsOf(st).some((a) => a.startsWith('lambda:')),
-      );
-      expect(invoke).toEqual([
+        .flat()
+        .map((f) => f.key);
+      expect(statements).toEqual([
         {
           Effect: 'Allow',
-          Action: 'lambda:InvokeFunction',
-          Resource: [
-            { 'Fn::GetAtt': [callee, 'Arn'] },
-            { 'Fn::Join': ['', [{ 'Fn::GetAtt': [callee, 'Arn'] }, ':*']] },
-          ],
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
+        },
+        {
+          // The CJK fonts the layer leaves out (issue 42): each S3 asset's object, and nothing else.
+          Effect: 'Allow',
+          Action: 's3:GetObject',
+          Resource: expect.arrayContaining(
+            keys.map((key) => `arn:aws:s3:::cdk-hnb659fds-assets-123456789012-eu-west-1/${key}`),
+          ),
+        },
+        {
+          // Keys registered at run time: this account's and region's KMS keys with the tag only.
+          Effect: 'Allow',
+          Action: 'kms:Sign',
+          // The test stack's account and region (its env): no other account's or region's key.
+          Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*',
+          Condition: { StringEquals: { 'aws:ResourceTag/pdf-service:signing': 'true' } },
         },
       ]);
-      expect(functions[caller].Properties.Environment.Variables.RENDERER_FUNCTION_NAME).toEqual({
-        Ref: callee,
+      expect(keys).toHaveLength(8);
+      expect(statements[1]?.Resource).toHaveLength(8);
+      expect(functions[id()].Properties.TracingConfig).toBeUndefined();
+      const { FETCHED_FONTS, ...variables } = functions[id()].Properties.Environment.Variables;
+      expect(variables).toEqual({
+        NODE_OPTIONS: '--enable-source-maps',
+        FONTCONFIG_FILE: '/opt/fonts/fonts.conf',
+        CHROMIUM_PACK_DIR: '/opt/chromium',
+        FETCHED_FONTS_BUCKET: 'cdk-hnb659fds-assets-123456789012-eu-west-1',
       });
-    }
-  });
-
-  it('lets only the pdf, batches and merges functions, the render queue consumer and the batch output builder sign PDF URLs (GetObject and PutObject under pdf/), the first two put orders, the consumers read and delete them; the assets function alone writes and deletes assets/, and what renders (pdf, merges, the render queue consumer) only reads them', () => {
-    const bucketId = s.logicalId(s.stack.pdfBucket.bucket);
-    const s3Users = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).filter((roleId) =>
-      statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
-    );
-    const pdfRole = functions[fnId('pdf')].Properties.Role['Fn::GetAtt'][0];
-    const batchesRole = functions[fnId('batches')].Properties.Role['Fn::GetAtt'][0];
-    // Besides aws-cdk-lib's handler that copies the dashboard into its own bucket.
-    const deployHandler = s.logicalId(s.stack.dashboard?.bucketDeploymentHandler as never);
-    const deployRole = functions[deployHandler].Properties.Role['Fn::GetAtt'][0];
-    const workerRole = functions[workerId()].Properties.Role['Fn::GetAtt'][0];
-    const mergesRole = functions[fnId('merges')].Properties.Role['Fn::GetAtt'][0];
-    const builderRole =
-      functions[s.logicalId(s.stack.consumer(batchOutputs.name).function)].Properties.Role['Fn::GetAtt'][0];
-    const assetsRole = functions[fnId('assets')].Properties.Role['Fn::GetAtt'][0];
-    expect(s3Users.filter((id) => id !== deployRole).sort()).toEqual(
-      [pdfRole, batchesRole, workerRole, mergesRole, builderRole, assetsRole].sort(),
-    );
-    expect(JSON.stringify(statementsOfRole(s, deployRole))).not.toContain(bucketId);
-    const under = (prefix: string) => ({
-      'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, `/${prefix}/*`]],
-    });
-    const s3Statements = (roleId: string) =>
-      statementsOfRole(s, roleId).filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
-    const readAssets = { Effect: 'Allow', Action: 's3:GetObject', Resource: under('assets') };
-    expect(s3Statements(pdfRole)).toEqual([
-      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
-      { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
-      readAssets,
-    ]);
-    expect(s3Statements(batchesRole)).toEqual([
-      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
-      { Effect: 'Allow', Action: 's3:PutObject', Resource: under('orders') },
-    ]);
-    expect(s3Statements(workerRole)).toEqual([
-      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
-      { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },
-      readAssets,
-    ]);
-    expect(s3Statements(builderRole)).toEqual([
-      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
-      { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },
-    ]);
-    // A merge reads its parts and writes the merged PDF under pdf/, and reads assets for its parts' renders.
-    expect(s3Statements(mergesRole)).toEqual([
-      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
-      readAssets,
-    ]);
-    // The assets function: its own prefix only, nothing of pdf/ or orders/.
-    expect(s3Statements(assetsRole)).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'],
-        Resource: under('assets'),
-      },
-    ]);
-  });
+      const families = JSON.parse(FETCHED_FONTS) as Record<string, { key: string; file: string }[]>;
+      expect(Object.keys(families).sort()).toEqual([
+        'Noto Sans JP',
+        'Noto Sans KR',
+        'Noto Sans SC',
+        'Noto Sans TC',
+      ]);
+      for (const files of Object.values(families)) {
+        expect(files.map((f) => f.file).sort()).toEqual([
+          expect.stringMatching(/_400Regular\.ttf$/),
+          expect.stringMatching(/_700Bold\.ttf$/),
+        ]);
+      }
+    },
+  );
 
   it('feeds async renders through an encrypted render queue with a DLQ to the consumer, batch size 1, partial failures reported, alarms on depth, age and the DLQ', () => {
     const queueId = s.logicalId(s.stack.queue(renderQueue.name).queue);
