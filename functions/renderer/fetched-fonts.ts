@@ -114,15 +114,23 @@ export const createFetchedFonts = (
     const started = performance.now();
     await mkdir(dir, { recursive: true });
     let bytes = 0;
-    await Promise.all(
+    // Every file settles before the family fails: no write is left running into the directory.
+    const outcomes = await Promise.allSettled(
       files.map(async ({ key, file }) => {
-        const body = await fetchObject(config.bucket, key);
-        bytes += body.byteLength;
         const partial = join(dir, `.${file}.${process.pid}.partial`);
-        await writeFile(partial, body);
-        await rename(partial, join(dir, file));
+        try {
+          const body = await fetchObject(config.bucket, key);
+          bytes += body.byteLength;
+          await writeFile(partial, body);
+          await rename(partial, join(dir, file));
+        } catch (e) {
+          await rm(partial, { force: true });
+          throw e;
+        }
       }),
     );
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (failed) throw failed.reason;
     landed.add(family);
     log('INFO', 'fonts-fetched', {
       family,
