@@ -165,6 +165,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
   let fontBucket: FontBucket;
 
   beforeAll(async () => {
+    const hookStarted = performance.now();
     const { outdir: synthDir, s } = await bundledSynth();
     outdir = synthDir;
     renderer = bundledFunction(s, s.stack.renderer.function);
@@ -176,6 +177,9 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     kmsApi = await startKmsApi();
     // The CJK fonts' bucket (in the cloud, the S3 assets the template names): an s3rver on loopback.
     fontBucket = await startFontBucket(String(renderer.environment[RENDERER_VARIABLES.fetchedFonts]));
+    console.info(
+      `sandbox: synthesized, servers up, font bucket filled at ${Math.round(performance.now() - hookStarted)} ms`,
+    );
     const start = (model: 'auto' | 'single') =>
       startLambdaProcess(renderer, {
         functionName: `pdf-render-service-renderer-${model}`,
@@ -198,9 +202,10 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     const [auto, single] = await Promise.all([start('auto'), start('single')]);
     processes.set('auto', auto);
     processes.set('single', single);
+    console.info(`sandbox: both renderers started at ${Math.round(performance.now() - hookStarted)} ms`);
     // A real bundling (esbuild, the layer; once per run) and two starts at the function's CPU share (1.16 vCPU):
-    // on a shared 2-core machine that outlasts the default hook timeout.
-  }, 300_000);
+    // on a shared 2-core machine that outlasts the default hook timeout (and 300 s at load 25).
+  }, 600_000);
 
   afterEach((context) => {
     if (context.task.result?.state !== 'fail') return;
