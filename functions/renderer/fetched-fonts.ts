@@ -19,6 +19,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { FetchedFontsConfig } from '../core/config.js';
 import { log } from './log.js';
 
@@ -161,4 +162,26 @@ export const createFetchedFonts = (
     generation: () => landed.size,
     close: () => rm(root, { recursive: true, force: true }),
   };
+};
+
+/**
+ * A render's wait for its fonts: fetched within `until` (its deadline), then the host's browser
+ * relaunched if it was launched before them. A failed or late fetch is logged and the page prints
+ * without them (its missing-glyph check says so).
+ */
+export const readyFonts = async (
+  fonts: FetchedFonts,
+  families: readonly string[],
+  host: { refreshFonts(): Promise<void> },
+  until: (fetching: Promise<void>) => Promise<void>,
+  log: Pick<Logger, 'info' | 'warn'>,
+): Promise<void> => {
+  const started = performance.now();
+  try {
+    await until(fonts.ensure(families));
+  } catch (e) {
+    log.warn('fonts-fetch-failed', { families, error: (e as Error).message });
+  }
+  await host.refreshFonts();
+  log.info('fonts-ready', { families, ms: Math.round(performance.now() - started) });
 };

@@ -26,7 +26,7 @@ import type {
   TemplatePart,
   WaitUntil,
 } from './contract.js';
-import type { FetchedFonts } from './fetched-fonts.js';
+import { type FetchedFonts, readyFonts } from './fetched-fonts.js';
 import { type FinishingContext, finish } from './finishing/index.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
@@ -424,33 +424,25 @@ const renderJob = async (
       ...(parts.length > 0 ? { parts: parts.map((p) => p.render) } : {}),
     })
     .finally(() => templated_(Math.round(performance.now() - templatingStarted)));
+  const asOpening = (t: Promise<RenderSession>) =>
+    t.then(
+      (session) => ({ session }),
+      (error: unknown) => ({ error }),
+    );
   let taking = browser.takeSession({ offline: request.offline === true });
-  let opening = taking.then(
-    (session) => ({ session }),
-    (error: unknown) => ({ error }),
-  );
+  let opening = asOpening(taking);
   const template = await templated;
-  // The fonts the layer leaves out that this page needs, fetched now while it waits; the session
-  // taken above is from a browser that cannot see them, so a relaunched one gives the page its own.
+  // The fonts the layer leaves out that this page needs (fetched-fonts.ts): the session taken
+  // above is from a browser that cannot see them, so a relaunched one gives the page its own.
   const fetching =
     template.ok && fetchedFonts && !sessions
       ? fetchedFonts.missingFor([template.html, ...(template.parts ?? [])].join('\n'))
       : [];
-  if (fetching.length > 0 && fetchedFonts) {
-    const started = performance.now();
-    try {
-      await untilDeadline(fetchedFonts.ensure(fetching), deadline, 'open');
-    } catch (e) {
-      log.warn('fonts-fetch-failed', { families: fetching, ...describeError(e) });
-    }
+  if (fetchedFonts && fetching.length > 0) {
     taking.then(host.releaseUnused, noop);
-    await host.refreshFonts();
+    await readyFonts(fetchedFonts, fetching, host, (p) => untilDeadline(p, deadline, 'open'), log);
     taking = host.takeSession({ offline: request.offline === true });
-    opening = taking.then(
-      (session) => ({ session }),
-      (error: unknown) => ({ error }),
-    );
-    log.info('fonts-ready', { families: fetching, ms: Math.round(performance.now() - started) });
+    opening = asOpening(taking);
   }
   if (!template.ok) {
     // Handed back when it opens, not awaited: the answer does not wait for the browser.
