@@ -2940,7 +2940,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, IDEMPOTENCY_KEY_REUSED, VALIDATION_ERROR, PDF_TOO_MANY_PAGES, PDF_TOO_COMPLEX */
+            /** @description INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, IDEMPOTENCY_KEY_REUSED, VALIDATION_ERROR, INVALID_FILE_NAME, INVALID_E_INVOICE, INVALID_SIGNING_KEY, PDF_TOO_MANY_PAGES, PDF_TOO_COMPLEX */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2954,7 +2954,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description USAGE_LIMIT_EXCEEDED, PLAN_QUOTA_EXCEEDED */
+            /** @description USAGE_LIMIT_EXCEEDED, PLAN_QUOTA_EXCEEDED, CONCURRENCY_LIMIT_EXCEEDED, QUEUE_DEPTH_EXCEEDED */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3514,7 +3514,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, VALIDATION_ERROR, IDEMPOTENCY_KEY_REUSED */
+            /** @description INVALID_PDF_OPTIONS, INVALID_HTML_CONTENT, HTML_CONTENT_TOO_LARGE, INVALID_HTML_TEMPLATE, INVALID_PAGE_LOAD_OPTIONS, VALIDATION_ERROR, INVALID_FILE_NAME, INVALID_E_INVOICE, INVALID_SIGNING_KEY, IDEMPOTENCY_KEY_REUSED */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
