@@ -227,13 +227,23 @@ export const acceptItems = async (
       replacing.set(index, record.jobId);
     }
     const earlier = await writes.getJobs(accountId, [...replacing.values()]);
+    // One read per earlier batch, however many of its items are sent again.
+    const acceptedBatches = new Map<string, Promise<boolean>>();
+    const batchAccepted = (batchId: string) => {
+      let answer = acceptedBatches.get(batchId);
+      if (answer === undefined) {
+        answer = deps.batchAccepted?.(accountId, batchId).then((a) => a === true) ?? Promise.resolve(false);
+        acceptedBatches.set(batchId, answer);
+      }
+      return answer;
+    };
     for (const [index, jobId] of replacing) {
       const job = earlier.get(jobId);
       // Still being accepted by the request that claimed the key (it may yet be undone), unless
       // that request's batch was accepted: then its job is the item's, held by its consumer soon.
       if (job?.unit === 'reserving') {
         const batchId = job.batch_id ?? undefined;
-        const accepted = batchId !== undefined && (await deps.batchAccepted?.(accountId, batchId)) === true;
+        const accepted = batchId !== undefined && (await batchAccepted(batchId));
         if (!accepted) throw keyBusy(index);
       }
       if (job && !(job.status === 'failed' && RENDERS_AGAIN.has(job.error?.code ?? ''))) {
