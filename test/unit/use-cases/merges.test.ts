@@ -13,12 +13,14 @@ import { type MergeCommand, pageNumberings } from '../../../functions/domain/mer
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
 import {
   asyncRenders as asyncRendersOf,
+  batches as batchesOf,
   merges as mergesOf,
   pdfJobs as pdfJobsOf,
   renderWorker as renderWorkerOf,
+  runWorker as runWorkerOf,
 } from '../../../functions/services.js';
 import { checkSettings } from '../../../functions/settings.js';
-import { readTemplateDataText } from '../../../functions/templating/index.js';
+import { parseTemplateData, readTemplateDataText } from '../../../functions/templating/index.js';
 import { type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 import { readPdf } from '../../helpers/pdf.js';
 
@@ -306,6 +308,39 @@ describe('merges', () => {
     expect(failed.jobId).toBeDefined();
     expect(await s.renderOrders.kept(ada.accountId, failed.jobId as string)).toBeUndefined();
     expect(s.renderOrders.keptSize()).toBe(1);
+  });
+
+  it("a batch's items that print page numbers keep their orders (rendered in a run); a continuous merge of them charges one unit", async () => {
+    const { merges, usage } = setup();
+    const s = m as MemoryServices;
+    const ada = caller();
+    const { batch } = await s.services.get(batchesOf).create(ada, {
+      source: {
+        kind: 'inline',
+        html: '<p>Item {{ n }}</p>',
+        headerHtml: null,
+        footerHtml: '<span class="pageNumber"></span>',
+      },
+      options: {},
+      items: [1, 2, 3].map((n) => ({ variables: parseTemplateData(`{"n": ${n}}`) })),
+      webhookId: null,
+    });
+    await s.services.get(runWorkerOf).handleRun(s.renderQueue.drain());
+    const items = await s.batchStore.jobs(ada.accountId, batch.id, { limit: 10, offset: 0 });
+    expect(items.map((j) => j.status)).toEqual(['completed', 'completed', 'completed']);
+    for (const [i, job] of items.entries())
+      expect(await s.renderOrders.kept(ada.accountId, job.id)).toMatchObject({
+        template: { source: '<p>Item {{ n }}</p>', variables: `{"n":${i + 1}}` },
+      });
+    const merged = await merges.create(
+      ada,
+      merge(
+        items.map((j) => ({ kind: 'job', jobId: j.id, title: null })),
+        'continuous',
+      ),
+    );
+    expect(merged.job.status).toBe('completed');
+    expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 4 });
   });
 
   it('numbers pages across the parts: each starts after those before it, all of the same total', () => {
