@@ -343,6 +343,32 @@ describe('merges', () => {
     expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 4 });
   });
 
+  it('an async merge lays a job part out again from its kept order when the consumer runs it', async () => {
+    const { merges, pdfJobs, usage, storage } = setup();
+    const s = m as MemoryServices;
+    const ada = caller();
+    const footed = await pdfJobs.create(ada, footedRender('<p>Footed</p>'));
+    const pending = await merges.create(ada, {
+      ...merge(
+        [
+          { kind: 'render', render: renderOf('<p>Cover</p>'), title: null },
+          { kind: 'job', jobId: footed.job.job.id, title: null },
+        ],
+        'continuous',
+      ),
+      async: true,
+    });
+    expect(pending.job).toMatchObject({ status: 'pending', mode: 'async' });
+    for (const message of s.renderQueue.drain()) await s.services.get(renderWorkerOf).handle(message);
+    expect(await s.jobs.get(ada.accountId, pending.job.id)).toMatchObject({
+      status: 'completed',
+      page_count: 2,
+    });
+    expect(storage.keys()).toContain(`pdf/${ada.accountId}/${pending.job.id}.part-2.pdf`);
+    // The footed render, the cover rendered for the merge, and the merge.
+    expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 3 });
+  });
+
   it('numbers pages across the parts: each starts after those before it, all of the same total', () => {
     expect(pageNumberings([1, 2, 3])).toEqual([
       { first: 1, pages: 1, total: 6 },
