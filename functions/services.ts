@@ -285,6 +285,8 @@ export const pdfJobs = (s: Services) =>
     webhooks: webhookEndpointsOf(s.get(endpoints)),
     ...(s.parts.eInvoices ? { eInvoices: s.parts.eInvoices } : {}),
     signingKeys: s.get(signingKeys),
+    // A render that prints page numbers keeps its order beside its PDF, for merges (kept-orders.ts).
+    keptOrders: s.get(renderOrders),
   });
 /** Previews (issue 40): a render's path without a job, a unit or a usage record. */
 export const previews = (s: Services) =>

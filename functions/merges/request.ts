@@ -63,7 +63,7 @@ const mergeSchema = (limits: Limits) =>
         .enum(['continuous', 'per_part'], { error: 'must be "continuous" or "per_part"' })
         .optional()
         .describe(
-          'continuous: the page numbers that parts rendered for the merge print (header/footer pageNumber and totalPages, paged_media counters) count across the whole document; per_part: each part as printed. @default per_part',
+          'continuous: the page numbers parts print (header/footer pageNumber and totalPages, paged_media counters) count across the whole document: parts rendered for the merge, and job parts from the order a job that prints page numbers keeps (a job made before kept orders, or a protected one: 422 naming parts[i].job_id); per_part: each part as printed. @default per_part',
         ),
       outline: z
         .boolean({ error: 'must be true or false' })
@@ -74,7 +74,7 @@ const mergeSchema = (limits: Limits) =>
         .boolean({ error: 'must be true or false' })
         .optional()
         .describe(
-          `true: answer 202 at once with the pending merge (and a Location to poll) and merge in the background; the same as the header Prefer: respond-async. A merge estimated over the sync budget (RENDER_BUDGET_MS) runs so anyway: ${MERGE_RENDER_ESTIMATE_MS} ms per part rendered for it (twice with continuous page numbers), ${MERGE_PAGE_ESTIMATE_MS} ms per page of a job part. @default false`,
+          `true: answer 202 at once with the pending merge (and a Location to poll) and merge in the background; the same as the header Prefer: respond-async. A merge estimated over the sync budget (RENDER_BUDGET_MS) runs so anyway: ${MERGE_RENDER_ESTIMATE_MS} ms per part rendered for it (twice with continuous page numbers), ${MERGE_PAGE_ESTIMATE_MS} ms per page of a job part (and one render's for a job part laid out again). @default false`,
         ),
       webhook_id: z
         .string({ error: 'must be a webhook endpoint id' })

@@ -66,6 +66,24 @@ export const ordersContract = (backend: OrdersBackend): void => {
       await expect(renders.delete(account, 'job_1')).resolves.toBeUndefined();
     });
 
+    it("keeps a completed job's order apart from its pending order: each read, written and deleted alone", async () => {
+      const { renders } = backend.create();
+      const account = unique('acct');
+      expect(await renders.kept(account, 'job_1')).toBeUndefined();
+      await renders.put(account, 'job_1', renderOrder);
+      await renders.keep(account, 'job_1', { ...renderOrder, offline: false });
+      // The pending order's delete (the consumer's, once the job ended) leaves the kept one.
+      await renders.delete(account, 'job_1');
+      expect(await renders.get(account, 'job_1')).toBeUndefined();
+      expect(await renders.kept(account, 'job_1')).toEqual({ ...renderOrder, offline: false });
+      expect(await renders.kept(unique('acct'), 'job_1')).toBeUndefined();
+      await renders.keep(account, 'job_2', { v: 1, withheld: 'protection' });
+      expect(await renders.kept(account, 'job_2')).toEqual({ v: 1, withheld: 'protection' });
+      await renders.discardKept(account, 'job_1');
+      expect(await renders.kept(account, 'job_1')).toBeUndefined();
+      await expect(renders.discardKept(account, 'job_1')).resolves.toBeUndefined();
+    });
+
     it('keeps a batch order as written, apart from render orders, until it is deleted', async () => {
       const { renders, batches } = backend.create();
       const account = unique('acct');

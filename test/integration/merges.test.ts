@@ -3,7 +3,8 @@
  * read with poppler (pdfinfo, pdftotext) and qpdf: a merge has the sum of its parts' pages, their
  * text in order, one outline entry per part over the part's own bookmarks, and the page numbers a
  * part prints either as printed (per_part) or across the whole document (continuous, the parts
- * laid out again at their place). Another account's job answers 404 and charges nothing.
+ * laid out again at their place: render parts, and job parts from the order each job kept).
+ * Another account's job answers 404 and charges nothing.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -35,6 +36,23 @@ const pagesOf = (label: string, count: number): string =>
 const render = async (body: Record<string, unknown>, token = account.session): Promise<string> => {
   const res = await local.api('/v1/pdf', { method: 'POST', token, body });
   expect(res.status, res.text).toBe(201);
+  return res.json.id as string;
+};
+
+/** An async render, polled until it ended: its job id. */
+const renderAsync = async (body: Record<string, unknown>): Promise<string> => {
+  const res = await local.api('/v1/pdf', {
+    method: 'POST',
+    token: account.session,
+    body: { ...body, async: true },
+  });
+  expect(res.status, res.text).toBe(202);
+  let got = res;
+  for (let i = 0; i < 120 && !['completed', 'failed'].includes(got.json.status); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    got = await local.api(`/v1/pdf/${res.json.id}`, { token: account.session });
+  }
+  expect(got.json.status, got.text).toBe('completed');
   return res.json.id as string;
 };
 
@@ -155,16 +173,76 @@ describe('POST /v1/merges', () => {
     // It is a job like any other.
     const got = await local.api(`/v1/pdf/${res.json.id}`, { token: account.key });
     expect(got.json).toMatchObject({ id: res.json.id, kind: 'merge', page_count: 6 });
+  });
 
-    // Continuous numbers cannot be laid over jobs that printed their own (no job keeps its
-    // template): 422 naming the first such part, nothing made or charged.
-    const refused = await merge({ page_numbers: 'continuous', parts: ids.map((job_id) => ({ job_id })) });
-    expect(refused.status, refused.text).toBe(422);
-    expect(refused.json.error).toMatchObject({
-      code: 'VALIDATION_ERROR',
-      details: [{ field: 'parts[0].job_id', issue: expect.stringContaining('prints page numbers') }],
+  it('continuous over three jobs: each laid out again from its kept order, "Page N of M" right across the whole; one unit', async () => {
+    // A sync render, an async one (the render queue's consumer) and another sync one, each with its own footer.
+    const ids = [
+      await render({ html: pagesOf('Cover', 1), footer_html: PAGE_N_OF_M }),
+      await renderAsync({ html: pagesOf('Invoice', 2), footer_html: PAGE_N_OF_M, outline: true }),
+      await render({ html: pagesOf('Terms', 3), footer_html: PAGE_N_OF_M }),
+    ];
+    const before = await unitsUsed(account.session);
+    const res = await merge({
+      page_numbers: 'continuous',
+      parts: [{ job_id: ids[0], title: 'Cover' }, { job_id: ids[1], title: 'Invoice' }, { job_id: ids[2] }],
     });
+    const file = await download(res);
+    expect(pageCount(file)).toBe(6);
+    expect(pageTexts(file)).toEqual([
+      'Cover | Cover page 1 | Page 1 of 6',
+      'Invoice | Invoice page 1 | Page 2 of 6',
+      'Invoice page 2 | Page 3 of 6',
+      'Terms | Terms page 1 | Page 4 of 6',
+      'Terms page 2 | Page 5 of 6',
+      'Terms page 3 | Page 6 of 6',
+    ]);
+    expect(outlineOf(file)).toEqual([
+      { title: 'Cover', page: 1, kids: [] },
+      { title: 'Invoice', page: 2, kids: [{ title: 'Invoice', page: 2, kids: [] }] },
+      { title: 'Part 3', page: 4, kids: [] },
+    ]);
+    // The merge's one unit: laying the job parts out again is not charged.
     expect(await unitsUsed(account.session)).toBe(before + 1);
+    // Each job's own PDF is as it was printed.
+    const own = await local.api(`/v1/pdf/${ids[1]}`, { token: account.session });
+    const ownFile = join(dir, 'own-invoice.pdf');
+    writeFileSync(ownFile, new Uint8Array(await (await fetch(own.json.download_url)).arrayBuffer()));
+    expect(pageTexts(ownFile)).toEqual([
+      'Invoice | Invoice page 1 | Page 1 of 2',
+      'Invoice page 2 | Page 2 of 2',
+    ]);
+
+    // Another account naming these jobs: 404 naming the first, nothing charged.
+    const theirsBefore = await unitsUsed(other.session);
+    const refused = await merge(
+      { page_numbers: 'continuous', parts: ids.map((job_id) => ({ job_id })) },
+      other.session,
+    );
+    expect(refused.status, refused.text).toBe(404);
+    expect(refused.json.error).toMatchObject({
+      code: 'PDF_JOB_NOT_FOUND',
+      details: [{ field: 'parts[0].job_id', issue: expect.any(String) }],
+    });
+    expect(await unitsUsed(other.session)).toBe(theirsBefore);
+  });
+
+  it('continuous refuses a protected job that prints page numbers (its passwords are never kept), naming it; nothing charged', async () => {
+    const plain = await render({ html: pagesOf('Plain', 1) });
+    const locked = await render({
+      html: pagesOf('Locked', 1),
+      footer_html: PAGE_N_OF_M,
+      protection: { owner_password: 'Correct-Horse-Battery-9' },
+    });
+    const before = await unitsUsed(account.session);
+    const res = await merge({ page_numbers: 'continuous', parts: [{ job_id: plain }, { job_id: locked }] });
+    expect(res.status, res.text).toBe(422);
+    expect(res.json.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'parts[1].job_id', issue: expect.stringContaining('protected') }],
+    });
+    expect(res.text).not.toContain('Correct-Horse');
+    expect(await unitsUsed(account.session)).toBe(before);
   });
 
   it('async: 202 with the pending merge and its Location; the render queue merges it, page numbers across the whole', async () => {

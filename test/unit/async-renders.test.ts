@@ -28,6 +28,7 @@ import {
   renderMessage,
   type StoredOrder,
 } from '../../functions/domain/renders/async-renders.js';
+import { keptOrderObjectKey } from '../../functions/domain/renders/kept-orders.js';
 import { retryDelaySeconds } from '../../functions/domain/renders/render-worker.js';
 import { prefersAsync } from '../../functions/pdf/request.js';
 
@@ -170,6 +171,10 @@ describe('SQS and S3 requests', () => {
       Bucket: 'b',
       Key: 'orders/acct-1/job_1.json',
     });
+    // A completed job's kept order sits beside its PDF, under pdf/: the PDFs' lifecycle rule deletes both.
+    expect(putOrderParams('b', 'acct-1', 'job_1', order, keptOrderObjectKey).Key).toBe(
+      'pdf/acct-1/job_1.order.json',
+    );
   });
 });
 

@@ -2634,7 +2634,7 @@ export interface components {
                 title?: string;
             })[];
             /**
-             * @description continuous: the page numbers that parts rendered for the merge print (header/footer pageNumber and totalPages, paged_media counters) count across the whole document; per_part: each part as printed. @default per_part
+             * @description continuous: the page numbers parts print (header/footer pageNumber and totalPages, paged_media counters) count across the whole document: parts rendered for the merge, and job parts from the order a job that prints page numbers keeps (a job made before kept orders, or a protected one: 422 naming parts[i].job_id); per_part: each part as printed. @default per_part
              * @enum {string}
              */
             page_numbers?: "continuous" | "per_part";
@@ -2648,7 +2648,7 @@ export interface components {
                 subject?: string;
                 keywords?: string[];
             };
-            /** @description true: answer 202 at once with the pending merge (and a Location to poll) and merge in the background; the same as the header Prefer: respond-async. A merge estimated over the sync budget (RENDER_BUDGET_MS) runs so anyway: 2000 ms per part rendered for it (twice with continuous page numbers), 10 ms per page of a job part. @default false */
+            /** @description true: answer 202 at once with the pending merge (and a Location to poll) and merge in the background; the same as the header Prefer: respond-async. A merge estimated over the sync budget (RENDER_BUDGET_MS) runs so anyway: 2000 ms per part rendered for it (twice with continuous page numbers), 10 ms per page of a job part (and one render's for a job part laid out again). @default false */
             async?: boolean;
             /** @description one of the account's webhook endpoints, told when the merge ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;

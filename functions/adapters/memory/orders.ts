@@ -7,6 +7,7 @@
 
 import type { BatchOrder, BatchOrders } from '../../domain/batches/batch-queue.js';
 import type { AnyStoredOrder, RenderOrders } from '../../domain/renders/async-renders.js';
+import type { KeptOrder } from '../../domain/renders/kept-orders.js';
 
 const jsonStore = <T>() => {
   const objects = new Map<string, string>();
@@ -27,8 +28,19 @@ const jsonStore = <T>() => {
   };
 };
 
-export type MemoryRenderOrders = RenderOrders & { size(): number };
+export type MemoryRenderOrders = RenderOrders & { size(): number; keptSize(): number };
 export type MemoryBatchOrders = BatchOrders & { size(): number };
 
-export const createMemoryRenderOrders = (): MemoryRenderOrders => jsonStore<AnyStoredOrder>();
+/** Pending orders and kept ones (kept-orders.ts) apart, as the bucket keeps them under two prefixes. */
+export const createMemoryRenderOrders = (): MemoryRenderOrders => {
+  const pending = jsonStore<AnyStoredOrder>();
+  const kept = jsonStore<KeptOrder>();
+  return {
+    ...pending,
+    keep: kept.put,
+    kept: kept.get,
+    discardKept: kept.delete,
+    keptSize: kept.size,
+  };
+};
 export const createMemoryBatchOrders = (): MemoryBatchOrders => jsonStore<BatchOrder>();

@@ -86,9 +86,9 @@ export interface Job {
   /** The e-invoice embedded in the PDF, validated at acceptance. Absent: none. */
   readonly e_invoice?: JobEInvoice;
   /**
-   * The render prints page numbers (a header or footer, or paged_media's counters): a merge with
-   * continuous numbers refuses it as a job part (it cannot be laid out again: the service keeps no
-   * job's template). Absent: it prints none, or the job was made before issue 36's second part.
+   * The render prints page numbers (a header or footer, or paged_media's counters): its order is
+   * kept beside its PDF, and a merge with continuous numbers lays it out again from it
+   * (renders/kept-orders.ts). Absent: it prints none, or the job was made before issue 36's second part.
    */
   readonly prints_page_numbers?: true;
 }

@@ -13,8 +13,11 @@
  * `target-counter()`) count across the whole document. A part rendered for the merge that prints
  * them is laid out again with its place in the whole once every part's pages are known (the
  * renderer's page numbering: functions/renderer/navigation/page-numbering.ts), uploaded beside the
- * merge's own PDF. A part given as a job is merged as it was printed: the service keeps no job's
- * template and variables to lay it out again (left: docs/contract.md, Amendment 36).
+ * merge's own PDF. So is a part given as a job that prints page numbers, from the order the job
+ * kept (domain/renders/kept-orders.ts): no unit is charged for it, and the job's own PDF stays as
+ * it was. A job made before kept orders, or a protected one (its passwords are never kept), is
+ * refused with continuous numbers by name, before anything is held. A job part that prints no
+ * page numbers is merged as it was printed.
  *
  * Async merges (`"async": true`, `Prefer: respond-async`, or a merge estimated over the sync
  * budget: `estimatedMergeMs`): the same checks, then the merge's job is held in the render queue
@@ -56,6 +59,7 @@ import {
   renderMessage,
   storedOrder,
 } from '../renders/async-renders.js';
+import { isWithheld } from '../renders/kept-orders.js';
 import type { PdfJobs } from '../renders/pdf-jobs.js';
 import type { RenderCall } from '../renders/render-call.js';
 import type { RenderCommand } from '../renders/render-command.js';
@@ -96,7 +100,7 @@ export const MERGE_RENDER_ESTIMATE_MS = 2_000;
 export const MERGE_PAGE_ESTIMATE_MS = 10;
 
 export const estimatedMergeMs = (
-  parts: readonly { readonly kind: 'job' | 'render'; readonly pages?: number }[],
+  parts: readonly { readonly kind: 'job' | 'render'; readonly pages?: number; readonly relaid?: boolean }[],
   pageNumbers: PageNumbers,
 ): number =>
   parts.reduce(
@@ -104,7 +108,8 @@ export const estimatedMergeMs = (
       ms +
       (part.kind === 'render'
         ? MERGE_RENDER_ESTIMATE_MS * (pageNumbers === 'continuous' ? 2 : 1)
-        : (part.pages ?? 0) * MERGE_PAGE_ESTIMATE_MS),
+        : // A job part laid out again from its kept order: one layout, then merged.
+          (part.relaid ? MERGE_RENDER_ESTIMATE_MS : 0) + (part.pages ?? 0) * MERGE_PAGE_ESTIMATE_MS),
     0,
   );
 
@@ -181,7 +186,7 @@ export const pageNumberings = (pages: readonly number[]): PageNumbering[] => {
 interface ReadyPart {
   readonly job: Job;
   readonly title: string | null;
-  /** A part rendered for the merge: what it rendered, for its second layout. */
+  /** What it rendered, for its second layout: a part rendered for the merge, or a job part's kept order. */
   readonly accepted?: AcceptedRender;
 }
 
@@ -213,13 +218,17 @@ export const createMerges = (deps: MergeDeps) => {
       ...(e.retryAfterSeconds !== undefined ? { retryAfterSeconds: e.retryAfterSeconds } : {}),
     });
 
-  /** A job part: the caller's own, completed, its file still kept. Nothing is held yet. */
+  /**
+   * A job part: the caller's own, completed, its file still kept; with continuous numbers, one
+   * that prints page numbers comes with its kept order (`accepted`), to be laid out again. Nothing
+   * is held yet.
+   */
   const jobPart = async (
     principal: Principal,
     index: number,
     jobId: string,
-    pageNumbers: PageNumbers = 'per_part',
-  ): Promise<Job> => {
+    pageNumbers: PageNumbers,
+  ): Promise<{ job: Job; accepted?: AcceptedRender }> => {
     const field = `parts[${index}].job_id`;
     const job = JOB_ID.test(jobId) ? await jobs.get(principal.accountId, jobId) : undefined;
     if (!job) {
@@ -227,18 +236,26 @@ export const createMerges = (deps: MergeDeps) => {
         details: [{ field, issue: 'no such job of this account' }],
       });
     }
+    const refuse = (issue: string) =>
+      new ServiceError('VALIDATION_ERROR', `${field}: ${issue}`, { details: [{ field, issue }] });
     const expires = fileExpiresAt(job, limits.pdfRetentionDays);
-    const issue =
-      job.status !== 'completed'
-        ? `the job is ${job.status}: only a completed job can be merged`
-        : expires && expires.getTime() <= clock.now().getTime()
-          ? "the job's PDF is gone (past its retention period)"
-          : pageNumbers === 'continuous' && job.prints_page_numbers === true
-            ? 'the job prints page numbers, which a merge cannot number across the whole document (the service keeps no job\'s template to lay it out again): give the part as a render body, or merge with "page_numbers": "per_part"'
-            : undefined;
-    if (issue)
-      throw new ServiceError('VALIDATION_ERROR', `${field}: ${issue}`, { details: [{ field, issue }] });
-    return job;
+    if (job.status !== 'completed')
+      throw refuse(`the job is ${job.status}: only a completed job can be merged`);
+    if (expires && expires.getTime() <= clock.now().getTime())
+      throw refuse("the job's PDF is gone (past its retention period)");
+    if (pageNumbers !== 'continuous' || job.prints_page_numbers !== true) return { job };
+    const kept = await deps.orders.kept(principal.accountId, job.id);
+    const per = 'merge with "page_numbers": "per_part", or give the part as a render body';
+    if (!kept)
+      throw refuse(
+        `the job prints page numbers but has no kept order to lay it out again with continuous numbers (made before orders were kept, or its order could not be kept): ${per}`,
+      );
+    if (isWithheld(kept))
+      throw refuse(
+        `the job prints page numbers and is protected: its passwords are never kept, so it cannot be laid out again with continuous numbers: ${per}`,
+      );
+    const { v: _, ...rendered } = kept;
+    return { job, accepted: { job, month: job.usage_month ?? monthOf(clock.now()), ...rendered } };
   };
 
   /** A render part: its options, template and variables checked as a render's; nothing held. */
@@ -357,7 +374,11 @@ export const createMerges = (deps: MergeDeps) => {
         });
       }
       const estimate = estimatedMergeMs(
-        command.parts.map((part, i) => ({ kind: part.kind, pages: found[i]?.page_count ?? 0 })),
+        command.parts.map((part, i) => ({
+          kind: part.kind,
+          pages: found[i]?.job.page_count ?? 0,
+          relaid: found[i]?.accepted !== undefined,
+        })),
         command.pageNumbers,
       );
       const mode = command.async || estimate > limits.renderBudgetMs ? 'async' : 'sync';
@@ -396,8 +417,9 @@ export const createMerges = (deps: MergeDeps) => {
         const ready: ReadyPart[] = [];
         for (const [i, part] of command.parts.entries()) {
           const order = orders[i];
+          const jobFound = found[i];
           if (part.kind === 'job' || !order) {
-            ready.push({ job: found[i] as Job, title: part.title });
+            if (jobFound) ready.push({ ...jobFound, title: part.title });
             continue;
           }
           try {
@@ -437,7 +459,10 @@ export const createMerges = (deps: MergeDeps) => {
       for (const [i, part] of order.parts.entries()) {
         if (part.kind === 'job') {
           try {
-            ready.push({ job: await jobPart(principal, i, part.jobId), title: part.title });
+            ready.push({
+              ...(await jobPart(principal, i, part.jobId, order.pageNumbers)),
+              title: part.title,
+            });
           } catch (e) {
             if (e instanceof ServiceError) return fail(e);
             throw e;

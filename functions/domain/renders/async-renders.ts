@@ -16,6 +16,7 @@ import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { Job, JobView } from '../jobs/jobs.js';
 import type { StoredMergeOrder } from '../merges/merge-order.js';
 import type { ResolvedTemplate } from '../templates/render-template.js';
+import type { KeptOrders } from './kept-orders.js';
 import type { AcceptedRender, PdfJobs, Placement, Rendered, RenderOrder, RenderRun } from './pdf-jobs.js';
 import type { RenderCommand } from './render-command.js';
 import type { StoredOrder } from './render-order.js';
@@ -32,8 +33,12 @@ export type { StoredOrder } from './render-order.js';
 /** What an async job's order is: a render's, or an async merge's (domain/merges/merge-order.ts). */
 export type AnyStoredOrder = StoredOrder | StoredMergeOrder;
 
-/** Where orders wait for their render: private, deleted once the job ended (a lifecycle rule as a backstop). */
-export interface RenderOrders {
+/**
+ * Where orders wait for their render: private, deleted once the job ended (a lifecycle rule as a
+ * backstop). A completed job that prints page numbers has its order kept beside its PDF, for
+ * merges (kept-orders.ts).
+ */
+export interface RenderOrders extends KeptOrders {
   put(accountId: string, jobId: string, order: AnyStoredOrder): Promise<void>;
   /** Undefined: no such order (deleted, or never written). */
   get(accountId: string, jobId: string): Promise<AnyStoredOrder | undefined>;

@@ -52,6 +52,10 @@ export const sealedRenderOrders = (orders: RenderOrders, box: () => SecretBox): 
     };
   },
   delete: (accountId, jobId) => orders.delete(accountId, jobId),
+  // A kept order never holds a password (kept-orders.ts withholds a protected job's).
+  keep: (accountId, jobId, order) => orders.keep(accountId, jobId, order),
+  kept: (accountId, jobId) => orders.kept(accountId, jobId),
+  discardKept: (accountId, jobId) => orders.discardKept(accountId, jobId),
 });
 
 const batchWith = async (order: BatchOrder, transform: Transform, context: string): Promise<BatchOrder> => ({

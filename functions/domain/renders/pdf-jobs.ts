@@ -40,6 +40,7 @@ import {
 import { type EInvoiceChecker, validateEInvoice } from './e-invoice.js';
 import { createEarlyReads } from './early-reads.js';
 import type { IdempotencyStore, StoredAnswer } from './idempotency.js';
+import { type KeptOrders, keepOrder } from './kept-orders.js';
 import type { RenderCall } from './render-call.js';
 import type { RenderCommand } from './render-command.js';
 import {
@@ -95,6 +96,8 @@ export interface PdfJobDeps {
   readonly eInvoices?: EInvoiceChecker;
   /** A signature's key, checked to be the caller's at acceptance. Absent: a signed render is refused. */
   readonly signingKeys?: Pick<SigningKeyResolver, 'check'>;
+  /** Where the order of a render that prints page numbers is kept for merges (kept-orders.ts). Absent: none kept. */
+  readonly keptOrders?: Pick<KeptOrders, 'keep' | 'discardKept'>;
 }
 
 const JOB_ID = /^job_[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -253,15 +256,30 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     onCompleted?: (completed: Job) => Promise<unknown>,
   ): Promise<JobView> => {
     const renewal = lifecycle.renewing(accepted.job, renewAlso);
+    // Beside the render (Chromium takes far longer than the PUT): no round trip added to the answer.
+    const keeping = keepOrder(deps.keptOrders, accepted, deps.onFault);
+    const discard = async () => {
+      if (await keeping)
+        await deps.keptOrders
+          ?.discardKept(accepted.job.account_id, accepted.job.id)
+          .catch((e) =>
+            deps.onFault("deleting a failed render's kept order failed (it expires with the PDFs)", e),
+          );
+    };
     try {
       let rendered: { rendering: Job; result: RenderResult };
       try {
         rendered = await render(accepted);
       } catch (e) {
+        await discard();
         return await present(await lifecycle.settle(accepted, renewal, e));
       }
       const { rendering, result } = rendered;
-      if (!result.ok) throw await lifecycle.failRender(accepted, rendering, result);
+      if (!result.ok) {
+        const [failure] = await Promise.all([lifecycle.failRender(accepted, rendering, result), discard()]);
+        throw failure;
+      }
+      await keeping;
       let completed: Job;
       try {
         completed = await lifecycle.complete(accepted, rendering, result, onCompleted);

@@ -23,6 +23,7 @@ import { FAULT, type JobLifecycle } from '../jobs/job-lifecycle.js';
 import { isOpen, type Job, type JobError, type JobStore } from '../jobs/jobs.js';
 import { isMergeOrder, type StoredMergeOrder } from '../merges/merge-order.js';
 import type { AnyStoredOrder, RenderMessage, RenderOrders } from './async-renders.js';
+import { keepOrder } from './kept-orders.js';
 import type { RenderCall } from './render-call.js';
 
 export interface RenderWorkerDeps {
@@ -158,7 +159,14 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
   /** What a render's result makes of its job: completed, retried, or failed. */
   const settle = async (accepted: Accepted, result: RenderResult): Promise<WorkOutcome> => {
     const claimed = accepted.job;
-    if (result.ok) return ended(claimed, await lifecycle.complete(accepted, claimed, result), 'completed');
+    if (result.ok) {
+      // A job that prints page numbers keeps its order for merges (kept-orders.ts), written beside its completion.
+      const [completed] = await Promise.all([
+        lifecycle.complete(accepted, claimed, result),
+        keepOrder(orders, accepted, deps.onFault),
+      ]);
+      return ended(claimed, completed, 'completed');
+    }
     if (RETRYABLE_FAILURES.has(result.code) && (claimed.attempts ?? 1) < maxAttempts) {
       deps.onFault(
         `async render attempt ${claimed.attempts} failed (${result.code}): retrying`,

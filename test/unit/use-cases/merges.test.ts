@@ -11,9 +11,16 @@ import { ServiceError } from '../../../functions/domain/common/errors.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
 import { type MergeCommand, pageNumberings } from '../../../functions/domain/merges/merges.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
-import { merges as mergesOf, pdfJobs as pdfJobsOf } from '../../../functions/services.js';
+import {
+  asyncRenders as asyncRendersOf,
+  batches as batchesOf,
+  merges as mergesOf,
+  pdfJobs as pdfJobsOf,
+  renderWorker as renderWorkerOf,
+  runWorker as runWorkerOf,
+} from '../../../functions/services.js';
 import { checkSettings } from '../../../functions/settings.js';
-import { readTemplateDataText } from '../../../functions/templating/index.js';
+import { parseTemplateData, readTemplateDataText } from '../../../functions/templating/index.js';
 import { type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 import { readPdf } from '../../helpers/pdf.js';
 
@@ -62,6 +69,12 @@ const renderOf = (html: string): RenderCommand => ({
   idempotency: null,
   mode: 'sync',
   webhookId: null,
+});
+
+/** A render whose footer prints its page number. */
+const footedRender = (html: string): RenderCommand => ({
+  ...renderOf(html),
+  source: { kind: 'inline', html, headerHtml: null, footerHtml: '<span class="pageNumber"></span>' },
 });
 
 const merge = (
@@ -194,34 +207,166 @@ describe('merges', () => {
     expect(storage.keys()).toEqual([one.job.job.object_key]);
   });
 
-  it('refuses a job part that prints page numbers with continuous numbers, naming it, holding nothing; merges it per part', async () => {
-    const { merges, pdfJobs, usage, jobs } = setup();
+  it('a job that prints page numbers keeps its order; continuous numbers lay it out again beside the merge, charging only the merge', async () => {
+    const { merges, pdfJobs, usage, jobs, storage } = setup();
+    const orders = (m as MemoryServices).renderOrders;
     const ada = caller();
-    const footed = await pdfJobs.create(ada, {
-      ...renderOf('<p>With a footer</p>'),
-      source: {
-        kind: 'inline',
-        html: '<p>With a footer</p>',
-        headerHtml: null,
-        footerHtml: '<span class="pageNumber"></span>',
-      },
-    });
+    const footed = await pdfJobs.create(ada, footedRender('<p>With a footer</p>'));
     const plain = await pdfJobs.create(ada, renderOf('<p>Plain</p>'));
     expect(await jobs.get(ada.accountId, footed.job.job.id)).toMatchObject({ prints_page_numbers: true });
-    expect((await jobs.get(ada.accountId, plain.job.job.id))?.prints_page_numbers).toBeUndefined();
+    // Only the job that prints page numbers keeps its order: its template, footer and variables as rendered.
+    expect(await orders.kept(ada.accountId, footed.job.job.id)).toMatchObject({
+      v: 1,
+      field: 'html',
+      template: {
+        source: '<p>With a footer</p>',
+        footer: '<span class="pageNumber"></span>',
+        variables: '{}',
+      },
+    });
+    expect(await orders.kept(ada.accountId, plain.job.job.id)).toBeUndefined();
+    const ownPdf = storage.object(footed.job.job.object_key);
     const parts: MergeCommand['parts'] = [
       { kind: 'job', jobId: plain.job.job.id, title: null },
       { kind: 'job', jobId: footed.job.job.id, title: null },
     ];
-    const e = await failure(merges.create(ada, merge(parts, 'continuous')));
-    expect(e.code).toBe('VALIDATION_ERROR');
-    expect(e.details?.[0]).toMatchObject({ field: 'parts[1].job_id' });
-    expect(e.details?.[0]?.issue).toMatch(/prints page numbers.*"per_part"/);
-    expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 2 });
-    // Without page numbers of its own, a job part is merged with continuous numbers; per part, any is.
-    const both = await merges.create(ada, merge([parts[0], parts[0]] as MergeCommand['parts'], 'continuous'));
+    const merged = await merges.create(ada, merge(parts, 'continuous'));
+    expect(merged.job).toMatchObject({ status: 'completed', page_count: 2 });
+    // The footed part was laid out again beside the merge; the job's own PDF is untouched.
+    expect(storage.keys()).toContain(`pdf/${ada.accountId}/${merged.job.id}.part-2.pdf`);
+    expect(storage.object(footed.job.job.object_key)).toEqual(ownPdf);
+    // Two renders and the merge: the second layout costs nothing.
+    expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 3 });
+    // Per part, nothing is laid out again.
+    const perPart = await merges.create(ada, merge(parts, 'per_part'));
+    expect(storage.keys()).not.toContain(`pdf/${ada.accountId}/${perPart.job.id}.part-2.pdf`);
+  });
+
+  it('continuous refuses, by name and holding nothing, a job with no kept order (made before) and a protected one (no password kept)', async () => {
+    const { merges, pdfJobs, usage } = setup();
+    const orders = (m as MemoryServices).renderOrders;
+    const ada = caller();
+    const older = await pdfJobs.create(ada, footedRender('<p>Older</p>'));
+    // As a job made before orders were kept.
+    await orders.discardKept(ada.accountId, older.job.job.id);
+    const locked = await pdfJobs.create(ada, {
+      ...footedRender('<p>Locked</p>'),
+      options: { protection: { owner_password: 'Correct-Horse-Battery-9' } },
+    });
+    const kept = await orders.kept(ada.accountId, locked.job.job.id);
+    expect(kept).toEqual({ v: 1, withheld: 'protection' });
+    expect(JSON.stringify(kept)).not.toContain('Correct-Horse');
+    const before = await usage.readMonth(ada.accountId, month());
+    for (const [jobId, issue] of [
+      [older.job.job.id, /no kept order.*"per_part"/],
+      [locked.job.job.id, /protected.*"per_part"/],
+    ] as const) {
+      const e = await failure(
+        merges.create(
+          ada,
+          merge(
+            [
+              { kind: 'render', render: renderOf('<p>Cover</p>'), title: null },
+              { kind: 'job', jobId, title: null },
+            ],
+            'continuous',
+          ),
+        ),
+      );
+      expect(e.code).toBe('VALIDATION_ERROR');
+      expect(e.details?.[0]).toMatchObject({ field: 'parts[1].job_id', issue: expect.stringMatching(issue) });
+    }
+    expect(await usage.readMonth(ada.accountId, month())).toEqual(before);
+    // Per part, both merge as printed.
+    const both = await merges.create(
+      ada,
+      merge([
+        { kind: 'job', jobId: older.job.job.id, title: null },
+        { kind: 'job', jobId: older.job.job.id, title: null },
+      ]),
+    );
     expect(both.job.status).toBe('completed');
-    expect((await merges.create(ada, merge(parts, 'per_part'))).job.status).toBe('completed');
+  });
+
+  it('an async render keeps its order when the consumer completes it (its pending order gone); a failed render keeps none', async () => {
+    const { pdfJobs } = setup();
+    const s = m as MemoryServices;
+    const ada = caller();
+    const pending = await s.services
+      .get(asyncRendersOf)
+      .create(ada, { ...footedRender('<p>Later</p>'), mode: 'async' });
+    const id = pending.job.job.id;
+    expect(await s.renderOrders.kept(ada.accountId, id)).toBeUndefined();
+    for (const message of s.renderQueue.drain()) await s.services.get(renderWorkerOf).handle(message);
+    expect(await s.jobs.get(ada.accountId, id)).toMatchObject({ status: 'completed' });
+    expect(await s.renderOrders.get(ada.accountId, id)).toBeUndefined();
+    expect(await s.renderOrders.kept(ada.accountId, id)).toMatchObject({
+      template: { source: '<p>Later</p>' },
+    });
+
+    const failed = await failure(pdfJobs.create(ada, footedRender('<p>{{ 1 / 0 }}</p>')));
+    expect(failed.jobId).toBeDefined();
+    expect(await s.renderOrders.kept(ada.accountId, failed.jobId as string)).toBeUndefined();
+    expect(s.renderOrders.keptSize()).toBe(1);
+  });
+
+  it("a batch's items that print page numbers keep their orders (rendered in a run); a continuous merge of them charges one unit", async () => {
+    const { merges, usage } = setup();
+    const s = m as MemoryServices;
+    const ada = caller();
+    const { batch } = await s.services.get(batchesOf).create(ada, {
+      source: {
+        kind: 'inline',
+        html: '<p>Item {{ n }}</p>',
+        headerHtml: null,
+        footerHtml: '<span class="pageNumber"></span>',
+      },
+      options: {},
+      items: [1, 2, 3].map((n) => ({ variables: parseTemplateData(`{"n": ${n}}`) })),
+      webhookId: null,
+    });
+    await s.services.get(runWorkerOf).handleRun(s.renderQueue.drain());
+    const items = await s.batchStore.jobs(ada.accountId, batch.id, { limit: 10, offset: 0 });
+    expect(items.map((j) => j.status)).toEqual(['completed', 'completed', 'completed']);
+    for (const [i, job] of items.entries())
+      expect(await s.renderOrders.kept(ada.accountId, job.id)).toMatchObject({
+        template: { source: '<p>Item {{ n }}</p>', variables: `{"n":${i + 1}}` },
+      });
+    const merged = await merges.create(
+      ada,
+      merge(
+        items.map((j) => ({ kind: 'job', jobId: j.id, title: null })),
+        'continuous',
+      ),
+    );
+    expect(merged.job.status).toBe('completed');
+    expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 4 });
+  });
+
+  it('an async merge lays a job part out again from its kept order when the consumer runs it', async () => {
+    const { merges, pdfJobs, usage, storage } = setup();
+    const s = m as MemoryServices;
+    const ada = caller();
+    const footed = await pdfJobs.create(ada, footedRender('<p>Footed</p>'));
+    const pending = await merges.create(ada, {
+      ...merge(
+        [
+          { kind: 'render', render: renderOf('<p>Cover</p>'), title: null },
+          { kind: 'job', jobId: footed.job.job.id, title: null },
+        ],
+        'continuous',
+      ),
+      async: true,
+    });
+    expect(pending.job).toMatchObject({ status: 'pending', mode: 'async' });
+    for (const message of s.renderQueue.drain()) await s.services.get(renderWorkerOf).handle(message);
+    expect(await s.jobs.get(ada.accountId, pending.job.id)).toMatchObject({
+      status: 'completed',
+      page_count: 2,
+    });
+    expect(storage.keys()).toContain(`pdf/${ada.accountId}/${pending.job.id}.part-2.pdf`);
+    // The footed render, the cover rendered for the merge, and the merge.
+    expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 3 });
   });
 
   it('numbers pages across the parts: each starts after those before it, all of the same total', () => {
