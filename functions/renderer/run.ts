@@ -53,6 +53,8 @@ export const renderRun = async (
    * was printed (a page printed without its item's content, issue 43).
    */
   let handedBack: Promise<void> = Promise.resolve();
+  /** Set once a hand-back timed out: the run's page is not taken again. */
+  let lost = false;
   const sessions: SessionSource = {
     takeSession: async ({ offline = false } = {}) => {
       const before = handedBack;
@@ -61,9 +63,18 @@ export const renderRun = async (
         back = resolve;
       });
       try {
-        await before;
-        const session =
-          (await page.take(maxRequests, offline)) ?? page.keep(await parts.browser.takeSession({ offline }));
+        // Bounded: a hand-back that never comes (a wipe or an open stuck past its own bounds)
+        // costs the next item the run's page, not the run its slice: it renders in a fresh
+        // context of its own, as a single render does, and the page is not used again.
+        const timedOut = (await within(before, HAND_BACK_TIMEOUT_MS)) !== undefined;
+        if (timedOut) {
+          log('WARN', 'batch-run-hand-back-timeout', { run: runId });
+          lost = true;
+        }
+        const session = lost
+          ? await parts.browser.takeSession({ offline })
+          : ((await page.take(maxRequests, offline)) ??
+            page.keep(await parts.browser.takeSession({ offline })));
         contextId = session.context?.id;
         let closing: Promise<void> | undefined;
         const close = (spoiled: boolean): Promise<void> => {
@@ -102,10 +113,14 @@ export const renderRun = async (
       if (record.length > RECORD_SIZE) record.splice(0, record.length - RECORD_SIZE);
     }
   } finally {
-    // The last item's session is handed back first (an unused one may still be opening).
-    await within(handedBack, HAND_BACK_TIMEOUT_MS);
-    await page.close();
-    parts.browser.prepareSpare();
+    // The run's context is closed in the background, as a single render's is: the run's answer
+    // (and its consumer, and another account's work behind it) does not wait for Chromium to end
+    // a renderer process. The last item's session is handed back first (an unused one may still
+    // be opening), within its bound.
+    void within(handedBack, HAND_BACK_TIMEOUT_MS)
+      .then(() => page.close())
+      .catch((e: unknown) => log('WARN', 'batch-run-close-failed', { run: runId, error: String(e) }))
+      .finally(() => parts.browser.prepareSpare());
   }
   log('INFO', 'batch-run', {
     items: run.requests.length,
