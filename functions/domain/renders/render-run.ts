@@ -96,9 +96,11 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
     try {
       let results: readonly (RenderResult | null)[];
       try {
+        const { account_id, batch_id } = ready[0]?.c.claimed ?? {};
         results = await run(
           ready.map((r) => r.accepted),
           sliceMs,
+          batch_id ? `${account_id}/${batch_id}` : undefined,
         );
         if (ready.length > 1) measured(ready.length, results.filter((r) => r !== null).length, allowed);
       } catch (e) {
