@@ -42,25 +42,32 @@ interface Parked {
   readonly page: RunPage;
 }
 
-/** Per browser: the one run page kept for its batch's next run (never given to another batch). */
-const parkedBy = new WeakMap<object, Parked>();
+/** How many run pages a browser keeps at once (as many as runs may go side by side: two consumers). */
+const PARKED_MAX = 2;
 
-/** The page kept for `batch`'s next run, taken (no one else gets it), if any. */
+/** Per browser: the run pages kept, each for its own batch's next run (never given to another batch). */
+const parkedBy = new WeakMap<object, Parked[]>();
+
+/** A page kept for `batch`'s next run, taken (no one else gets it), if any. */
 const unpark = (browser: object, batch: string | undefined): RunPage | undefined => {
-  const parked = parkedBy.get(browser);
-  if (batch === undefined || parked?.batch !== batch) return undefined;
-  parkedBy.delete(browser);
-  return parked.page;
+  const parked = parkedBy.get(browser) ?? [];
+  const found = batch === undefined ? undefined : parked.find((p) => p.batch === batch);
+  if (!found) return undefined;
+  parked.splice(parked.indexOf(found), 1);
+  return found.page;
 };
 
-/** Keeps `page` for `batch`'s next run for PARK_MS, then closes it; closes it now if one is kept already. */
+/** Keeps `page` for `batch`'s next run for PARK_MS, then closes it; closes it now if enough are kept. */
 const park = (browser: object, batch: string, page: RunPage, runId: number): Promise<void> => {
-  if (parkedBy.has(browser)) return page.close();
+  const kept = parkedBy.get(browser) ?? [];
+  parkedBy.set(browser, kept);
+  if (kept.length >= PARKED_MAX) return page.close();
   const parked: Parked = { batch, page };
-  parkedBy.set(browser, parked);
+  kept.push(parked);
   setTimeout(() => {
-    if (parkedBy.get(browser) !== parked) return;
-    parkedBy.delete(browser);
+    const at = kept.indexOf(parked);
+    if (at < 0) return;
+    kept.splice(at, 1);
     page
       .close()
       .catch((e: unknown) => log('WARN', 'batch-run-close-failed', { run: runId, error: String(e) }));
