@@ -1,9 +1,11 @@
 /**
  * A batch run (issue 43): the items of one run of one batch, rendered one after another on one
  * page of one browser context of the run's own (session.ts, createRunPage), wiped between items.
- * The run's context is opened for it (or is the spare, never used before) and closed when the run
- * ends: no other run, batch, account or single render ever has it. An item that spoils the page
- * (timed out, crashed, over its budget) ends the context; the next item opens a fresh one.
+ * The run's context is opened for it (or is the spare, never used before, or the page the last run
+ * of the same batch left, wiped: PARK_MS) and closed in the background when the run ends, unless
+ * kept for its batch's next run: no other batch, account or single render ever has it. An item
+ * that spoils the page (timed out, crashed, over its budget) ends the context; the next item opens
+ * a fresh one.
  *
  * Items go through the renderer's admission one at a time, as single renders do. After `sliceMs`
  * no further item starts: those come back unrendered (null) and their consumer puts them back on
