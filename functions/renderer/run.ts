@@ -1,9 +1,11 @@
 /**
  * A batch run (issue 43): the items of one run of one batch, rendered one after another on one
  * page of one browser context of the run's own (session.ts, createRunPage), wiped between items.
- * The run's context is opened for it (or is the spare, never used before) and closed when the run
- * ends: no other run, batch, account or single render ever has it. An item that spoils the page
- * (timed out, crashed, over its budget) ends the context; the next item opens a fresh one.
+ * The run's context is opened for it (or is the spare, never used before, or the page the last run
+ * of the same batch left, wiped: PARK_MS) and closed in the background when the run ends, unless
+ * kept for its batch's next run: no other batch, account or single render ever has it. An item
+ * that spoils the page (timed out, crashed, over its budget) ends the context; the next item opens
+ * a fresh one.
  *
  * Items go through the renderer's admission one at a time, as single renders do. After `sliceMs`
  * no further item starts: those come back unrendered (null) and their consumer puts them back on
@@ -14,7 +16,7 @@ import type { Admission } from './admission.js';
 import type { RenderResult } from './contract.js';
 import { log } from './log.js';
 import { type RenderParts, render, type SessionSource } from './render.js';
-import { createRunPage, OPEN_TIMEOUT_MS, within } from './session.js';
+import { createRunPage, OPEN_TIMEOUT_MS, type RunPage, within } from './session.js';
 
 /** The renderer's own record of the contexts items rendered in (tests read it; the newest kept). */
 export interface ContextRecord {
@@ -30,6 +32,51 @@ const RECORD_SIZE = 5_000;
 
 let runs = 0;
 
+/**
+ * How long a run's context, wiped, waits for the next run of its batch before it is closed. A
+ * batch's runs follow each other (the slice ends a run; its items come back at once): kept, the
+ * next run on this renderer pays no context (~75 ms of Chromium's CPU to open and close one).
+ */
+const PARK_MS = 2_000;
+
+interface Parked {
+  readonly batch: string;
+  readonly page: RunPage;
+}
+
+/** How many run pages a browser keeps at once (as many as runs may go side by side: two consumers). */
+const PARKED_MAX = 2;
+
+/** Per browser: the run pages kept, each for its own batch's next run (never given to another batch). */
+const parkedBy = new WeakMap<object, Parked[]>();
+
+/** A page kept for `batch`'s next run, taken (no one else gets it), if any. */
+const unpark = (browser: object, batch: string | undefined): RunPage | undefined => {
+  const parked = parkedBy.get(browser) ?? [];
+  const found = batch === undefined ? undefined : parked.find((p) => p.batch === batch);
+  if (!found) return undefined;
+  parked.splice(parked.indexOf(found), 1);
+  return found.page;
+};
+
+/** Keeps `page` for `batch`'s next run for PARK_MS, then closes it; closes it now if enough are kept. */
+const park = (browser: object, batch: string, page: RunPage, runId: number): Promise<void> => {
+  const kept = parkedBy.get(browser) ?? [];
+  parkedBy.set(browser, kept);
+  if (kept.length >= PARKED_MAX) return page.close();
+  const parked: Parked = { batch, page };
+  kept.push(parked);
+  setTimeout(() => {
+    const at = kept.indexOf(parked);
+    if (at < 0) return;
+    kept.splice(at, 1);
+    page
+      .close()
+      .catch((e: unknown) => log('WARN', 'batch-run-close-failed', { run: runId, error: String(e) }));
+  }, PARK_MS).unref();
+  return Promise.resolve();
+};
+
 /** How long the run's end waits for its last session to be handed back: opened, then wiped. */
 const HAND_BACK_TIMEOUT_MS = OPEN_TIMEOUT_MS + 5_000;
 
@@ -42,7 +89,8 @@ export const renderRun = async (
 ): Promise<RunResults> => {
   const started = performance.now();
   const runId = ++runs;
-  const page = createRunPage();
+  const page = unpark(parts.browser, run.batch) ?? createRunPage();
+  const contextsBefore = page.contexts.length;
   let contextId: string | undefined;
   /**
    * Resolves once the session last handed out is handed back (closed, and its page wiped or
@@ -53,6 +101,8 @@ export const renderRun = async (
    * was printed (a page printed without its item's content, issue 43).
    */
   let handedBack: Promise<void> = Promise.resolve();
+  /** Set once a hand-back timed out: the run's page is not taken again. */
+  let lost = false;
   const sessions: SessionSource = {
     takeSession: async ({ offline = false } = {}) => {
       const before = handedBack;
@@ -61,9 +111,18 @@ export const renderRun = async (
         back = resolve;
       });
       try {
-        await before;
-        const session =
-          (await page.take(maxRequests, offline)) ?? page.keep(await parts.browser.takeSession({ offline }));
+        // Bounded: a hand-back that never comes (a wipe or an open stuck past its own bounds)
+        // costs the next item the run's page, not the run its slice: it renders in a fresh
+        // context of its own, as a single render does, and the page is not used again.
+        const timedOut = (await within(before, HAND_BACK_TIMEOUT_MS)) !== undefined;
+        if (timedOut) {
+          log('WARN', 'batch-run-hand-back-timeout', { run: runId });
+          lost = true;
+        }
+        const session = lost
+          ? await parts.browser.takeSession({ offline })
+          : ((await page.take(maxRequests, offline)) ??
+            page.keep(await parts.browser.takeSession({ offline })));
         contextId = session.context?.id;
         let closing: Promise<void> | undefined;
         const close = (spoiled: boolean): Promise<void> => {
@@ -102,15 +161,25 @@ export const renderRun = async (
       if (record.length > RECORD_SIZE) record.splice(0, record.length - RECORD_SIZE);
     }
   } finally {
-    // The last item's session is handed back first (an unused one may still be opening).
-    await within(handedBack, HAND_BACK_TIMEOUT_MS);
-    await page.close();
-    parts.browser.prepareSpare();
+    // The run's context is closed in the background, as a single render's is: the run's answer
+    // (and its consumer, and another account's work behind it) does not wait for Chromium to end
+    // a renderer process. The last item's session is handed back first (an unused one may still
+    // be opening), within its bound.
+    // Kept, wiped, for the batch's next run (never for another batch's), unless its page was lost.
+    void within(handedBack, HAND_BACK_TIMEOUT_MS)
+      .then((back) =>
+        back === undefined && !lost && run.batch !== undefined
+          ? park(parts.browser, run.batch, page, runId)
+          : page.close(),
+      )
+      .catch((e: unknown) => log('WARN', 'batch-run-close-failed', { run: runId, error: String(e) }))
+      .finally(() => parts.browser.prepareSpare());
   }
   log('INFO', 'batch-run', {
     items: run.requests.length,
     rendered: results.filter((r) => r !== null).length,
-    contexts: page.contexts.length,
+    contexts: page.contexts.length - contextsBefore,
+    kept: contextsBefore > 0,
     ms: Math.round(performance.now() - started),
   });
   return results;

@@ -8,6 +8,7 @@
  *   BATCH_BENCH_ITEMS=200 BATCH_BENCH_CONCURRENCY=2 npx tsx test/bench/batch.ts
  *   BATCH_BENCH_SYNC=0 npx tsx test/bench/batch.ts  # the batch alone (profiling); no ratio
  */
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { RENDER_RUN_MAX_ITEMS, renderWorker } from '../../functions/consumers.js';
 import { startStackProcess } from '../helpers/child-stack.js';
@@ -113,13 +114,25 @@ try {
       load: `${load.toFixed(2)} → ${(loadavg()[0] as number).toFixed(2)}`,
     };
   };
+  /** The runs the renderer logged (batch-run lines of the stack's output) since `from` lines. */
+  const runLines = () => readFileSync(stack.outputFile, 'utf8').split('\n');
+  const runsSince = (from: number) => {
+    const runs = runLines()
+      .slice(from)
+      .filter((l) => l.includes('"batch-run"'))
+      .map((l) => JSON.parse(l) as { items: number; rendered: number; contexts: number });
+    const sum = (k: 'items' | 'rendered' | 'contexts') => runs.reduce((n, r) => n + r[k], 0);
+    return `${runs.length} runs given ${sum('items')} items, rendered ${sum('rendered')}, in ${sum('contexts')} contexts`;
+  };
   const cpu = (m: Awaited<ReturnType<typeof measured>>) =>
     `CPU per item ${m.nodeMsPerItem.toFixed(1)} ms Node + ${m.chromiumMsPerItem.toFixed(1)} ms Chromium; load average ${m.load}`;
 
   if (!WITH_SYNC) {
     await batchRun(WARM_UP);
+    const from = runLines().length;
     const batch = await measured(() => batchRun(ITEMS));
     console.info(`${ITEMS} invoices as a batch: ${(batch.ms / 1000).toFixed(1)} s; ${cpu(batch)}`);
+    console.info(`  ${runsSince(from)}`);
     console.info(
       `  the stack's CPU per invoice: ${(batch.nodeMsPerItem + batch.chromiumMsPerItem).toFixed(1)} ms`,
     );
@@ -131,8 +144,10 @@ try {
   const syncMs = sync.ms;
   console.info(`  sync run of ${ITEMS}: ${(syncMs / 1000).toFixed(1)} s`);
   await batchRun(WARM_UP);
+  const from = runLines().length;
   const batch = await measured(() => batchRun(ITEMS));
   const batchMs = batch.ms;
+  console.info(`  batch: ${runsSince(from)}`);
   const rate = (ms: number) => (ITEMS / (ms / 1000)).toFixed(2);
   console.info(`${ITEMS} invoices at concurrency ${CONCURRENCY}:`);
   console.info(`  sync:  ${(syncMs / 1000).toFixed(1)} s, ${rate(syncMs)} PDFs/s`);

@@ -125,6 +125,34 @@ describe('a batch run', () => {
     expect(ca.has('none') || cb.has('none')).toBe(false);
   });
 
+  it("a run's kept context goes to its batch's next run only, wiped; another batch's run never gets it", {
+    timeout: 90_000,
+  }, async () => {
+    const run = (batch: string, n: number, f: '/write' | '/read') =>
+      renderer.renderRun({
+        requests: [item(`job_${batch}_${n}`, GLOBAL + fixture.page(f))],
+        sliceMs: 60_000,
+        batch: `acct_${batch}/${batch}`,
+      });
+    const a1 = await run('keepa', 1, '/write');
+    // Another batch's run between: its own context, even while batch a's is kept.
+    const b1 = await run('keepb', 1, '/read');
+    const a2 = await run('keepa', 2, '/read');
+    const [ca1, cb1, ca2] = contextsOf(['job_keepa_1', 'job_keepb_1', 'job_keepa_2']);
+    expect(ca1).toMatch(/\w/);
+    expect(cb1).not.toBe(ca1);
+    // Batch a's next run had batch a's context back (kept), and found nothing its first run stored.
+    expect(ca2).toBe(ca1);
+    expect(a1[0]).toMatchObject({ ok: true });
+    expect(b1[0]).toMatchObject({ ok: true });
+    const second = await text(
+      { upload: { url: `${sink.baseUrl}/run-${uploads}.pdf` } } as RenderRequest,
+      a2[0] ?? null,
+    );
+    expect(second).toContain(FOUND_NOTHING);
+    expect(second).toContain('GLOBAL undefined');
+  });
+
   it('an item that spoils its page ends the context; the next item renders in a fresh one', {
     timeout: 60_000,
   }, async () => {

@@ -136,6 +136,11 @@ export interface RenderRun {
    * (null), to go back to the queue. What bounds how long a run holds a consumer (docs/batch-runs.md).
    */
   readonly sliceMs: number;
+  /**
+   * The batch the items belong to (its account and id). A renderer may keep a run's context, wiped,
+   * for the next run of the same batch, and for no other run (docs/batch-runs.md).
+   */
+  readonly batch?: string;
 }
 
 /** Each item's result in order; null for an item the run did not start. */

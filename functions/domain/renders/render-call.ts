@@ -104,11 +104,11 @@ export const createRenderCall =
  * (PDF_RENDERING_FAILED, retried while attempts remain): none was completed, none is charged
  * twice. A renderer without runs renders each item on its own.
  */
-export type RunCall = (items: readonly RenderInput[], sliceMs: number) => Promise<RunResults>;
+export type RunCall = (items: readonly RenderInput[], sliceMs: number, batch?: string) => Promise<RunResults>;
 
 export const createRunCall =
   (deps: RenderCallDeps): RunCall =>
-  async (items, sliceMs) => {
+  async (items, sliceMs, batch) => {
     const single = createRenderCall(deps);
     const { renderer } = deps;
     if (!renderer.renderRun) {
@@ -125,7 +125,7 @@ export const createRunCall =
     const rendered =
       requests.length === 0
         ? []
-        : await renderer.renderRun({ requests, sliceMs }).catch((e: unknown) => {
+        : await renderer.renderRun({ requests, sliceMs, ...(batch ? { batch } : {}) }).catch((e: unknown) => {
             deps.onFault('renderer run call failed', e);
             return requests.map(() => RENDERER_UNREACHABLE);
           });

@@ -50,6 +50,21 @@ interface Claimed {
 
 export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: RunWorkerDeps) => {
   const { take, acceptedOf, orderMissing, settle, faulted, done, render } = worker.steps;
+  /**
+   * How many items a run's slice renders (kept while the consumer is warm): what the last runs the
+   * slice cut short rendered, a moving average. A run that rendered every item it was given, as
+   * many as it was allowed, raises it by one. Undefined until a run has told: every message is
+   * taken. An account's messages beyond it plus one are handed back untouched, never claimed: each
+   * item a run took and did not start was claimed, its order read, its upload link signed, then
+   * released and sent again (measured: 780 claims for 310 items rendered at a load of ~21).
+   */
+  let fits: number | undefined;
+  const takes = (received: number): number =>
+    fits === undefined ? received : Math.max(2, Math.ceil(fits) + 1);
+  const measured = (given: number, rendered: number, allowed: number): void => {
+    if (rendered < given) fits = fits === undefined ? rendered : 0.5 * fits + 0.5 * rendered;
+    else if (given >= allowed) fits = Math.max(fits ?? 0, rendered + 1);
+  };
   /** A claimed item's outcome, its faults caught as a single message's are. */
   const settled = async (c: Claimed, result: RenderResult | null, accepted: Parameters<typeof settle>[0]) => {
     if (result === null) {
@@ -65,7 +80,11 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
   };
 
   /** One batch's claimed items, as one run. */
-  const renderRun = async (items: readonly Claimed[], outcomes: RunOutcomes): Promise<void> => {
+  const renderRun = async (
+    items: readonly Claimed[],
+    outcomes: RunOutcomes,
+    allowed: number,
+  ): Promise<void> => {
     const ready: { c: Claimed; accepted: NonNullable<Awaited<ReturnType<typeof acceptedOf>>> }[] = [];
     for (const c of items) {
       const accepted = await acceptedOf(c.claimed, c.month, c.reading);
@@ -77,10 +96,13 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
     try {
       let results: readonly (RenderResult | null)[];
       try {
+        const { account_id, batch_id } = ready[0]?.c.claimed ?? {};
         results = await run(
           ready.map((r) => r.accepted),
           sliceMs,
+          batch_id ? `${account_id}/${batch_id}` : undefined,
         );
+        if (ready.length > 1) measured(ready.length, results.filter((r) => r !== null).length, allowed);
       } catch (e) {
         for (const { c } of ready) outcomes[c.index] = await faulted(c.claimed, c.month, e);
         return;
@@ -109,10 +131,7 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
         byAccount.set(m.account_id, [...(byAccount.get(m.account_id) ?? []), i]);
       }
       // An account with one message waits for no one's run.
-      // Every message is taken: measured, taking only what a slice renders at the last runs' pace
-      // (and sending the rest again) cost more of the stack's CPU than it saved (210 ms per invoice
-      // against 98 ms, 300 invoices at a load of 30).
-      const cap = messages.length;
+      const cap = takes(messages.length);
       const accounts = [...byAccount.values()].sort((a, b) => a.length - b.length);
       // Handed back before anything is claimed: a consumer that dies mid-run leaves none of them
       // invisible for the queue's visibility timeout (measured: a stack killed mid-run did).
@@ -146,7 +165,7 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
         }
         for (const items of [...byBatch.values()].sort((a, b) => a.length - b.length)) {
           try {
-            await renderRun(items, outcomes);
+            await renderRun(items, outcomes, cap);
           } catch (e) {
             onFault('a batch run could not be settled', e);
             for (const c of items)

@@ -30,15 +30,17 @@ afterEach(async () => {
 const runningRenderer = (perRun: number, dies: readonly number[] = []) => {
   const single = createMemoryRenderer();
   const runs: string[][] = [];
+  const batchesOfRuns: (string | undefined)[] = [];
   const renderer: Renderer = {
     render: (request) => single.render(request),
     async renderRun(run: RenderRun) {
       runs.push(run.requests.map((r) => r.jobId));
+      batchesOfRuns.push(run.batch);
       if (dies.includes(runs.length)) throw new Error('the renderer died mid-run');
       return Promise.all(run.requests.map((r, i) => (i < perRun ? single.render(r) : null)));
     },
   };
-  return { renderer, runs };
+  return { renderer, runs, batchesOfRuns };
 };
 
 /** Plays the consumer: up to 10 messages at once, those that come back sent again, until none is left. */
@@ -100,4 +102,24 @@ it('a renderer that dies mid-run: its items are retried as a crash is, each ends
   // The items of the run that died spent an attempt; the others one.
   for (const job of jobs) expect(job.attempts, job.id).toBe(died.includes(job.id) ? 2 : 1);
   expect(await m.ledger(ada.accountId)).toMatchObject({ rendersUsed: 6, inFlight: 0 });
+});
+
+it('a run is given no more of a batch than its slice rendered lately, plus one: the rest are never claimed', async () => {
+  const { renderer, runs, batchesOfRuns } = runningRenderer(2);
+  m = memoryServices({ renderer, settings: { asyncMaxAttempts: 1 } });
+  const ada = caller();
+  const { batch } = await m.services.get(batches).create(ada, batchOf(30));
+  await consume();
+  const jobs = await m.batchStore.jobs(ada.accountId, batch.id, { limit: 100, offset: 0 });
+  expect(jobs.map((j) => j.status)).toEqual(Array(30).fill('completed'));
+  // The first run is given all ten; once it rendered two, a run is given three at most.
+  expect(runs[0]).toHaveLength(10);
+  expect(Math.max(...runs.slice(1).map((r) => r.length))).toBeLessThanOrEqual(3);
+  // An item given and not started was claimed and released: after the first run, one per run at most.
+  const later = runs.slice(1);
+  expect(later.reduce((n, r) => n + Math.max(0, r.length - 2), 0)).toBeLessThanOrEqual(later.length);
+  expect(jobs.every((j) => j.attempts === 1)).toBe(true);
+  // Each run names its batch (the renderer keeps a run's context for that batch's next run only).
+  expect(new Set(batchesOfRuns)).toEqual(new Set([`${ada.accountId}/${batch.id}`]));
+  expect(await m.ledger(ada.accountId)).toMatchObject({ rendersUsed: 30, inFlight: 0 });
 });
