@@ -285,6 +285,8 @@ export const pdfJobs = (s: Services) =>
     webhooks: webhookEndpointsOf(s.get(endpoints)),
     ...(s.parts.eInvoices ? { eInvoices: s.parts.eInvoices } : {}),
     signingKeys: s.get(signingKeys),
+    // A render's destination_id names one of the caller's destinations (404 DESTINATION_NOT_FOUND otherwise).
+    destinations: s.get(destinationStore),
   });
 /** Previews (issue 40): a render's path without a job, a unit or a usage record. */
 export const previews = (s: Services) =>
@@ -341,6 +343,7 @@ export const batches = (s: Services) =>
     onFault: s.onFault,
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
+    destinations: s.get(destinationStore),
     signingKeys: s.get(signingKeys),
     ...(s.parts.eInvoices ? { eInvoices: s.parts.eInvoices } : {}),
     digest: s.get(bodyHashDigest),
@@ -461,6 +464,7 @@ export const merges = (s: Services) =>
     clock: s.clock,
     ...plansOf(s),
     limits: s.settings,
+    destinations: s.get(destinationStore),
   });
 /**
  * A completed batch's merged PDF and ZIP, built once (the batch output queue's consumer), then its

@@ -68,6 +68,7 @@ export const batchesResource = resource({
         'VALIDATION_ERROR',
         'PDF_TEMPLATE_NOT_FOUND',
         'WEBHOOK_ENDPOINT_NOT_FOUND',
+        'DESTINATION_NOT_FOUND',
         'PLAN_QUOTA_EXCEEDED',
         'IDEMPOTENCY_KEY_REUSED',
         'SERVICE_BUSY',

@@ -24,6 +24,7 @@ export const mergesResource = resource({
       },
       errors: [
         'VALIDATION_ERROR',
+        'DESTINATION_NOT_FOUND',
         'INVALID_PDF_OPTIONS',
         'INVALID_HTML_CONTENT',
         'HTML_CONTENT_TOO_LARGE',

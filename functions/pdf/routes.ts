@@ -77,6 +77,7 @@ export const pdfResource = resource({
         'VALIDATION_ERROR',
         'PDF_TEMPLATE_NOT_FOUND',
         'WEBHOOK_ENDPOINT_NOT_FOUND',
+        'DESTINATION_NOT_FOUND',
         'PLAN_QUOTA_EXCEEDED',
         'PDF_RENDERING_TIMEOUT',
         'PDF_RENDERING_FAILED',
@@ -103,7 +104,7 @@ export const pdfResource = resource({
         parse: parseCreatePdf,
       },
       summary:
-        'Preview a render (the dashboard): the body of POST /v1/pdf, rendered the same way with a PREVIEW mark on every page; no job, no quota unit, not in usage; capped per account per minute and per day (async, webhook_id and Idempotency-Key are ignored; protection, signature and e_invoice are left out)',
+        'Preview a render (the dashboard): the body of POST /v1/pdf, rendered the same way with a PREVIEW mark on every page; no job, no quota unit, not in usage; capped per account per minute and per day (async, webhook_id, destination_id and Idempotency-Key are ignored; protection, signature and e_invoice are left out)',
       success: { status: 200, description: 'the preview', body: { name: 'Preview', schema: previewSchema } },
       errors: [
         'INVALID_PDF_OPTIONS',

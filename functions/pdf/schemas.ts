@@ -93,6 +93,10 @@ export const jobSchema = z.object({
     ),
   webhook_id: z.string().nullable().describe('the webhook endpoint told when the job ends; null: none'),
   batch_id: z.string().nullable().describe('the batch the job is an item of; null: none'),
+  destination_id: z
+    .string()
+    .nullable()
+    .describe('the destination its PDF is delivered into once it completes (see `delivery`); null: none'),
   kind: z
     .enum(['render', 'merge'])
     .describe(
@@ -155,6 +159,7 @@ export const jobResponse = ({ job, downloadUrl, fileExpiresAt, fileExpired }: Jo
   attempts: job.attempts ?? (job.status === 'pending' ? 0 : 1),
   webhook_id: job.webhook_id ?? null,
   batch_id: job.batch_id ?? null,
+  destination_id: job.destination_id ?? null,
   kind: job.kind ?? 'render',
   ...(job.e_invoice ? { e_invoice: job.e_invoice } : {}),
   created_at: job.created_at,

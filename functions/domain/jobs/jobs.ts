@@ -76,6 +76,8 @@ export interface Job {
   readonly webhook_id?: string | null;
   /** The batch the job is an item of; null or absent: none. */
   readonly batch_id?: string | null;
+  /** The account's destination its PDF is delivered into once it completes; null or absent: none. */
+  readonly destination_id?: string | null;
   /** Absent: a render (every job before merges). */
   readonly kind?: JobKind;
   /**
@@ -144,7 +146,15 @@ export const pdfObjectKey = (accountId: string, jobId: string): string => `pdf/$
 export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_version' | 'object_key'> &
   Pick<
     Job,
-    'mode' | 'webhook_id' | 'batch_id' | 'batch_item' | 'kind' | 'e_invoice' | 'reference' | 'file_name'
+    | 'mode'
+    | 'webhook_id'
+    | 'batch_id'
+    | 'batch_item'
+    | 'kind'
+    | 'e_invoice'
+    | 'reference'
+    | 'file_name'
+    | 'destination_id'
   >;
 
 /**

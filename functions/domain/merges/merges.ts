@@ -16,6 +16,7 @@
  * merge's own PDF. A part given as a job is merged as it was printed: the service keeps no job's
  * template and variables to lay it out again (left: docs/contract.md, Amendment 36).
  */
+
 import type { Plan } from '../../settings.js';
 import type { UsageStore } from '../accounts/usage.js';
 import { planAllowance } from '../accounts/usage.js';
@@ -24,6 +25,7 @@ import { ServiceError } from '../common/errors.js';
 import { newJobId } from '../common/ids.js';
 import type { Clock, PageNumbering, PdfMetadata, RenderResult } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
+import { checkDestination, type DestinationLookup } from '../destinations/destinations.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { JobPresenter } from '../jobs/job-view.js';
 import { fileExpiresAt, type Job, type JobStore, type JobView, pdfObjectKey } from '../jobs/jobs.js';
@@ -47,6 +49,8 @@ export interface MergeCommand {
   /** One top entry per part, the part's own bookmarks beneath. */
   readonly outline: boolean;
   readonly metadata: PdfMetadata | undefined;
+  /** The account's destination the merged PDF is delivered into (`destination_id`); absent or null: none. */
+  readonly destinationId?: string | null;
 }
 
 /** One part as the assembler reads it. */
@@ -75,6 +79,8 @@ export interface PdfAssembler {
 }
 
 export interface MergeDeps {
+  /** A merge's destination_id, checked to be the caller's. Absent: one is refused (404). */
+  readonly destinations?: DestinationLookup;
   readonly jobs: Pick<JobStore, 'get'>;
   readonly usage: Pick<UsageStore, 'checkReservable'>;
   readonly lifecycle: JobLifecycle;
@@ -161,6 +167,7 @@ export const createMerges = (deps: MergeDeps) => {
   return {
     async create(principal: Principal, command: MergeCommand): Promise<JobView> {
       // Every part checked before anything is held: a refusal charges nothing.
+      await checkDestination(deps.destinations, principal.accountId, command.destinationId);
       const found = await Promise.all(
         command.parts.map((part, i) => (part.kind === 'job' ? jobPart(principal, i, part.jobId) : undefined)),
       );
@@ -188,6 +195,7 @@ export const createMerges = (deps: MergeDeps) => {
           mode: 'sync',
           webhook_id: null,
           batch_id: null,
+          ...(command.destinationId ? { destination_id: command.destinationId } : {}),
         },
         plan,
         month,

@@ -27,7 +27,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Preview a render (the dashboard): the body of POST /v1/pdf, rendered the same way with a PREVIEW mark on every page; no job, no quota unit, not in usage; capped per account per minute and per day (async, webhook_id and Idempotency-Key are ignored; protection, signature and e_invoice are left out) */
+        /** Preview a render (the dashboard): the body of POST /v1/pdf, rendered the same way with a PREVIEW mark on every page; no job, no quota unit, not in usage; capped per account per minute and per day (async, webhook_id, destination_id and Idempotency-Key are ignored; protection, signature and e_invoice are left out) */
         post: operations["createPreview"];
         delete?: never;
         options?: never;
@@ -590,6 +590,8 @@ export interface components {
             webhook_id: string | null;
             /** @description the batch the job is an item of; null: none */
             batch_id: string | null;
+            /** @description the destination its PDF is delivered into once it completes (see `delivery`); null: none */
+            destination_id: string | null;
             /**
              * @description render: one document rendered (POST /v1/pdf, a batch item); merge: parts put together (POST /v1/merges)
              * @enum {string}
@@ -924,6 +926,8 @@ export interface components {
             async?: boolean;
             /** @description one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+            /** @description one of the account's destinations (/v1/destinations): the PDF is copied into that bucket once the job completes (the job's `delivery`); unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged */
+            destination_id?: string | null;
             /** @description the name the PDF downloads as (its link's Content-Disposition), made of the variables: `{{ name }}` or `{{ customer.name }}` placeholders only (no Jinja2 tags or filters), then made safe (characters no file system takes become _, `.pdf` added), at most 200 characters; a bad one: 422 INVALID_FILE_NAME. Default: `{job_id}.pdf` */
             file_name?: string | null;
         } & ({
@@ -1268,6 +1272,8 @@ export interface components {
             async?: boolean;
             /** @description one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+            /** @description one of the account's destinations (/v1/destinations): the PDF is copied into that bucket once the job completes (the job's `delivery`); unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged */
+            destination_id?: string | null;
             /** @description the name the PDF downloads as (its link's Content-Disposition), made of the variables: `{{ name }}` or `{{ customer.name }}` placeholders only (no Jinja2 tags or filters), then made safe (characters no file system takes become _, `.pdf` added), at most 200 characters; a bad one: 422 INVALID_FILE_NAME. Default: `{job_id}.pdf` */
             file_name?: string | null;
         } & ({
@@ -1625,6 +1631,8 @@ export interface components {
             };
             /** @description one of the account's webhook endpoints, told batch.completed when every job ended, and each item's job.completed, job.failed or job.cancelled when it subscribed to them; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+            /** @description one of the account's destinations (/v1/destinations): the PDF is copied into that bucket once the job completes (the job's `delivery`); unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged */
+            destination_id?: string | null;
             /** @description each item's PDF's name (its download's, and in the ZIP), made of the item's variables as a render's `file_name` is; an item's own `file_name` wins. Default: `{job_id}.pdf` to download, `{n}-{job_id}.pdf` in the ZIP */
             file_name?: string | null;
             /** @description every item's PDF document information, unless the item gives its own */
@@ -2672,6 +2680,8 @@ export interface components {
                 subject?: string;
                 keywords?: string[];
             };
+            /** @description one of the account's destinations: the merged PDF is copied into that bucket once the merge completes; unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged */
+            destination_id?: string | null;
         };
         SigningKey: {
             /** @description sk_ followed by a ULID: what a render names in signature.key_id */
@@ -2932,7 +2942,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND */
+            /** @description PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND, DESTINATION_NOT_FOUND */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3508,7 +3518,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND */
+            /** @description PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND, DESTINATION_NOT_FOUND */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5199,7 +5209,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PDF_JOB_NOT_FOUND, PDF_TEMPLATE_NOT_FOUND */
+            /** @description DESTINATION_NOT_FOUND, PDF_JOB_NOT_FOUND, PDF_TEMPLATE_NOT_FOUND */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
