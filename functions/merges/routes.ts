@@ -7,7 +7,8 @@ import { createMergeSchema, parseCreateMerge } from './request.js';
 export const mergesResource = resource({
   name: 'merges',
   description: 'The merges API: PDFs put together into one, with page numbers across the whole',
-  needs: { table: 'readWrite', pdfBucket: true, assets: 'read', renderer: true },
+  // A completed merge that names a destination queues its delivery's first attempt.
+  needs: { table: 'readWrite', pdfBucket: true, assets: 'read', renderer: true, deliveryQueue: true },
   routes: {
     createMerge: route<MergeCommand>({
       method: 'POST',

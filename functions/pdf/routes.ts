@@ -20,6 +20,8 @@ export const pdfResource = resource({
     renderer: true,
     renderQueue: true,
     webhookQueue: true,
+    // A completed job that names a destination queues its delivery's first attempt.
+    deliveryQueue: true,
   },
   routes: {
     createPdf: route<RenderCommand>({

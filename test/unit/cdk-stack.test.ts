@@ -9,6 +9,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   batchOutputs,
+  deliveries,
   renderWorker,
   sweeper,
   usageEvents,
@@ -399,7 +400,7 @@ describe('the default stack', () => {
     });
   });
 
-  it("lets the destinations function sts:AssumeRole only with the service's external id, and no role anything else of STS or of another account (issue 36)", () => {
+  it("lets the destinations function (its probe) and the deliveries consumer sts:AssumeRole only with the service's external id, and no role anything else of STS or of another account (issue 36)", () => {
     const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0];
     const stsStatements = Object.keys(resourcesOf(s, 'AWS::IAM::Role'))
       .map(
@@ -410,22 +411,30 @@ describe('the default stack', () => {
           ] as const,
       )
       .filter(([, statements]) => statements.length > 0);
+    const assumeWithExternalId = {
+      Effect: 'Allow',
+      Action: 'sts:AssumeRole',
+      Resource: 'arn:aws:iam::*:role/*',
+      Condition: {
+        StringLike: { 'sts:ExternalId': `${DESTINATION_EXTERNAL_ID_PREFIX}*` },
+        Null: { 'sts:ExternalId': 'false' },
+      },
+    };
+    const deliverer = s.logicalId(s.stack.consumer(deliveries.name).function);
     expect(Object.fromEntries(stsStatements)).toEqual({
-      [roleOf(fnId('destinations'))]: [
-        {
-          Effect: 'Allow',
-          Action: 'sts:AssumeRole',
-          Resource: 'arn:aws:iam::*:role/*',
-          Condition: {
-            StringLike: { 'sts:ExternalId': `${DESTINATION_EXTERNAL_ID_PREFIX}*` },
-            Null: { 'sts:ExternalId': 'false' },
-          },
-        },
-      ],
+      [roleOf(fnId('destinations'))]: [assumeWithExternalId],
+      [roleOf(deliverer)]: [assumeWithExternalId],
     });
     // No S3 right in the customer's bucket on our side: the assumed role's credentials carry them.
     const own = statementsOfRole(s, roleOf(fnId('destinations')));
     expect(own.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')))).toEqual([]);
+    // The deliverer's S3 rights are on the service's own bucket alone (it reads the job's PDF).
+    const pdfBucket = s.logicalId(s.stack.pdfBucket.bucket as never);
+    const delivererS3 = statementsOfRole(s, roleOf(deliverer)).filter((st) =>
+      actionsOf(st).some((a) => a.startsWith('s3:')),
+    );
+    expect(delivererS3.length).toBeGreaterThan(0);
+    for (const st of delivererS3) expect(JSON.stringify(st.Resource)).toContain(pdfBucket);
     // Of every role, only that statement names any account's resources.
     const anyAccount = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).flatMap((roleId) =>
       statementsOfRole(s, roleId).filter((st) => JSON.stringify(st.Resource ?? '').includes('::*:')),

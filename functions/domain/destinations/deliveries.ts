@@ -11,12 +11,13 @@
  * is told by the one handler whose write ended the delivery: once, however many puts failed first
  * and however often a message came.
  *
- * NOT WIRED YET: no render, batch or merge names `destination_id` so far, and the queue, its
- * consumer and the job's `delivery` field in the API are still to declare (see the issue's notes).
+ * Wired (services.ts): a job that names `destination_id` starts its delivery when it completes
+ * (its JobEvents), and the delivery queue's consumer (functions/deliveries) handles each message.
  */
 import { isoNow } from '../common/clock.js';
 import { ServiceError } from '../common/errors.js';
 import type { Clock, MessageQueue } from '../common/ports.js';
+import type { Job } from '../jobs/jobs.js';
 import { nextAttemptAt, type RetrySchedule } from '../webhooks/webhooks.js';
 import {
   DESTINATION_FAILURES,
@@ -74,6 +75,22 @@ export interface DeliverableJob extends KeyTemplateJob {
   readonly account_id: string;
   readonly object_key: string;
 }
+
+/** A stored job as the deliverer reads it; undefined when there is none (or it did not complete). */
+export const deliverableOf = (job: Job | undefined): DeliverableJob | undefined =>
+  job && job.status === 'completed'
+    ? {
+        id: job.id,
+        account_id: job.account_id,
+        object_key: job.object_key,
+        created_at: job.created_at,
+        kind: job.kind ?? 'render',
+        reference: job.reference ?? null,
+        file_name: job.file_name ?? null,
+        batch_id: job.batch_id ?? null,
+        template_id: job.template_id,
+      }
+    : undefined;
 
 /** Told once per delivery that ended (the account's webhooks: job.delivered, job.delivery_failed). */
 export interface DeliveryEvents {
