@@ -282,8 +282,7 @@ export const deliveries = {
     table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:Query'],
     // The job's PDF read.
     pdfBucket: {},
-    // The webhook events' signing secrets are sealed under a key derived from it.
-    apiKeySecret: true,
+    // job.delivered / job.delivery_failed queued (the sender signs them).
     webhookQueue: 'send',
     // Its own retries.
     deliveryQueue: 'send',
