@@ -17,7 +17,7 @@
 import { isoNow } from '../common/clock.js';
 import { ServiceError } from '../common/errors.js';
 import type { Clock, MessageQueue } from '../common/ports.js';
-import type { Job } from '../jobs/jobs.js';
+import type { Job, JobDelivery } from '../jobs/jobs.js';
 import { nextAttemptAt, type RetrySchedule } from '../webhooks/webhooks.js';
 import {
   DESTINATION_FAILURES,
@@ -29,25 +29,7 @@ import {
   targetOf,
 } from './destinations.js';
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-
-/** A job's delivery, as GET /v1/pdf/{id} is to show it (`delivery`). */
-export interface JobDelivery {
-  readonly status: DeliveryStatus;
-  readonly destination_id: string;
-  readonly bucket: string;
-  /** The rendered key; null until the first attempt rendered it. */
-  readonly key: string | null;
-  /** S3's ETag of the object written; null until delivered. */
-  readonly etag: string | null;
-  readonly delivered_at: string | null;
-  /** Puts attempted so far. */
-  readonly attempts: number;
-  /** Why the last attempt failed (a reason and AWS's error name, never a credential); null when none did. */
-  readonly error: string | null;
-  /** Epoch ms: when the first attempt was due (the retry window opens then). */
-  readonly window_started_at: number;
-}
+export type { DeliveryStatus, JobDelivery } from '../jobs/jobs.js';
 
 /**
  * Where a job's delivery is kept: the job's item in the table (adapters/dynamodb/deliveries.ts),

@@ -78,6 +78,8 @@ export interface Job {
   readonly batch_id?: string | null;
   /** The account's destination its PDF is delivered into once it completes; null or absent: none. */
   readonly destination_id?: string | null;
+  /** Its delivery into that destination, once started (kept on the job's item by the deliverer). */
+  readonly delivery?: JobDelivery;
   /** Absent: a render (every job before merges). */
   readonly kind?: JobKind;
   /**
@@ -87,6 +89,27 @@ export interface Job {
   readonly batch_item?: number;
   /** The e-invoice embedded in the PDF, validated at acceptance. Absent: none. */
   readonly e_invoice?: JobEInvoice;
+}
+
+/** A job's delivery into its destination (domain/destinations/deliveries.ts). */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** A job's delivery, as GET /v1/pdf/{id} is to show it (`delivery`). */
+export interface JobDelivery {
+  readonly status: DeliveryStatus;
+  readonly destination_id: string;
+  readonly bucket: string;
+  /** The rendered key; null until the first attempt rendered it. */
+  readonly key: string | null;
+  /** S3's ETag of the object written; null until delivered. */
+  readonly etag: string | null;
+  readonly delivered_at: string | null;
+  /** Puts attempted so far. */
+  readonly attempts: number;
+  /** Why the last attempt failed (a reason and AWS's error name, never a credential); null when none did. */
+  readonly error: string | null;
+  /** Epoch ms: when the first attempt was due (the retry window opens then). */
+  readonly window_started_at: number;
 }
 
 /**

@@ -592,6 +592,25 @@ export interface components {
             batch_id: string | null;
             /** @description the destination its PDF is delivered into once it completes (see `delivery`); null: none */
             destination_id: string | null;
+            /** @description the copy of the PDF into `destination_id`, started when the job completes; null: no destination, or not started yet */
+            delivery: {
+                /**
+                 * @description pending: being copied (a failed put is retried on the webhook schedule); delivered: the object is in the bucket; failed: given up (see error)
+                 * @enum {string}
+                 */
+                status: "pending" | "delivered" | "failed";
+                /** @description the destination's bucket */
+                bucket: string;
+                /** @description the key the template made (with the prefix); null until the first attempt */
+                key: string | null;
+                /** @description S3's ETag of the object written; null until delivered */
+                etag: string | null;
+                delivered_at: string | null;
+                /** @description puts attempted so far */
+                attempts: number;
+                /** @description why the last attempt failed (the reason and AWS's error name); null: none did */
+                error: string | null;
+            } | null;
             /**
              * @description render: one document rendered (POST /v1/pdf, a batch item); merge: parts put together (POST /v1/merges)
              * @enum {string}
@@ -2289,7 +2308,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled")[];
+            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "job.delivered" | "job.delivery_failed")[];
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
             /** @description the Standard Webhooks signing secret, whsec_ and base64: shown in this answer only, never again */
@@ -2307,14 +2326,14 @@ export interface components {
              * @description the events to send (default: all of them); webhook.test is sent on request whatever this says
              * @default null
              */
-            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled")[] | null;
+            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "job.delivered" | "job.delivery_failed")[] | null;
         };
         Webhook: {
             /** @description wh_ followed by a ULID */
             id: string;
             url: string;
             description: string | null;
-            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled")[];
+            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "job.delivered" | "job.delivery_failed")[];
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
         };
@@ -2323,7 +2342,7 @@ export interface components {
             id: string;
             webhook_id: string;
             /** @enum {string} */
-            event_type: "job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "webhook.test";
+            event_type: "job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "webhook.test";
             /**
              * @description pending: an attempt is due; failed: the retry window closed without a 2xx
              * @enum {string}
