@@ -3,12 +3,18 @@
  * retry schedule is short: the first retry after 1 s, a window of 5 s (attempts at 0, 1 and 3 s).
  * Its deliveries consumer copies the PDF through the stack's STS stand-in (the trust policies of
  * DATA_DIR/local-roles.json) into its S3 server's buckets. The fault is a real one, not a mock:
- * the role stops trusting the service's external id (assume_role_denied), then trusts it again.
+ * the destination's bucket is deleted (bucket_not_found), then made again. (Taking the role's trust
+ * away would not do: the writer keeps a role's credentials while they last.)
  * A webhook receiver on loopback counts job.delivered / job.delivery_failed.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteBucketCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+} from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_ROLES_FILE } from '../../lib/local/sts.js';
 import { type Json, s3Client, useLocalStack } from '../helpers/local-stack.js';
@@ -85,6 +91,18 @@ const keysOf = async (bucket: string) => {
   }
 };
 
+/** Deletes the bucket (or makes it again): every put into it fails meanwhile. */
+const bucket = async (name: string, exists: boolean) => {
+  const s3 = s3Client(local.stack);
+  try {
+    await s3.send(
+      exists ? new CreateBucketCommand({ Bucket: name }) : new DeleteBucketCommand({ Bucket: name }),
+    );
+  } finally {
+    s3.destroy();
+  }
+};
+
 /** The event types an endpoint's path received, in order. */
 const eventsAt = (path: string): string[] =>
   receiver.received.filter((r) => r.path === path).map((r) => JSON.parse(r.body).type);
@@ -138,8 +156,8 @@ describe('delivery into a destination', () => {
     const token = await local.sessionToken();
     const dst = await destination(token, 'flaky');
     const webhookId = await endpoint(token, '/ok/flaky');
-    // The role no longer trusts the service's id: each assumption is refused until it does again.
-    await trust(dst.role, 'pdf-service-someone-else');
+    // The bucket is gone: each put fails until it is made again.
+    await bucket(dst.bucket, false);
     const res = await local.api('/v1/pdf', {
       method: 'POST',
       token,
@@ -149,8 +167,8 @@ describe('delivery into a destination', () => {
     const failedTwice = await jobWhen(token, res.json.id, (j) => j.delivery?.attempts === 2);
     expect(failedTwice.status).toBe('completed');
     expect(failedTwice.delivery).toMatchObject({ status: 'pending', etag: null, delivered_at: null });
-    expect(failedTwice.delivery.error).toContain('assume_role_denied');
-    await trust(dst.role, dst.externalId);
+    expect(failedTwice.delivery.error).toContain('bucket_not_found');
+    await bucket(dst.bucket, true);
 
     const job = await jobWhen(token, res.json.id, (j) => j.delivery.status !== 'pending');
     expect(job.delivery).toMatchObject({ status: 'delivered', attempts: 3, error: null });
@@ -166,7 +184,7 @@ describe('delivery into a destination', () => {
     const token = await local.sessionToken();
     const dst = await destination(token, 'denied');
     const webhookId = await endpoint(token, '/ok/denied');
-    await trust(dst.role, 'pdf-service-someone-else');
+    await bucket(dst.bucket, false);
     const res = await local.api('/v1/pdf', {
       method: 'POST',
       token,
@@ -176,8 +194,9 @@ describe('delivery into a destination', () => {
     const job = await jobWhen(token, res.json.id, (j) => j.delivery && j.delivery.status !== 'pending');
     // Attempts at 0, 1 and 3 s; the next (7 s) is past the 5 s window.
     expect(job.delivery).toMatchObject({ status: 'failed', attempts: 3, etag: null, delivered_at: null });
-    expect(job.delivery.error).toContain('assume_role_denied');
+    expect(job.delivery.error).toContain('bucket_not_found');
     expect(job.status).toBe('completed');
+    await bucket(dst.bucket, true);
     expect(await keysOf(dst.bucket)).toEqual([]);
     await receiver.waitFor('/ok/denied', 2);
     await new Promise((r) => setTimeout(r, 1500));
