@@ -150,4 +150,45 @@ describe('destinations', () => {
       destinationKey({ prefix: '', key_template: '{{ job.reference or job.id }}/{{ job.file_name }}' }, job),
     ).toBe('INV-7/invoice-7.pdf');
   });
+
+  it('stops a key template that loops at its bound, at creation and at delivery (a loop only some jobs take)', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const destinations = m.services.get(destinationManagement);
+    const nested = '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}';
+    for (const key_template of [
+      `${nested}{{ job.id }}.pdf`,
+      '{% for i in range(100000000) %}x{% endfor %}',
+      '{{ (job.id ~ "x") * 100000000 }}',
+      '{% macro m(n) %}{{ m(n) }}{% endmacro %}{{ m(1) }}',
+    ]) {
+      const refused = await refusal(destinations.create(ada, { ...body, key_template }));
+      expect(refused.code, key_template).toBe('INVALID_DESTINATION');
+      expect(refused.details?.[0]?.field).toBe('key_template');
+    }
+    expect(m.destinationWriter.putAttempts).toBe(0);
+    // The sample job at creation takes no loop; a job whose reference is "bomb" does, at delivery.
+    const trap = `{% if job.reference == 'bomb' %}${nested}{% endif %}{{ job.id }}.pdf`;
+    const job = {
+      id: 'job_01JABCDEFGHJKMNPQRSTVWXYZ0',
+      created_at: '2026-11-28T10:00:00.000Z',
+      kind: 'render',
+      reference: 'bomb',
+      file_name: null,
+      batch_id: null,
+      template_id: null,
+    };
+    expect(destinationKey({ prefix: '', key_template: trap }, { ...job, reference: 'INV-7' })).toBe(
+      'job_01JABCDEFGHJKMNPQRSTVWXYZ0.pdf',
+    );
+    let error: unknown;
+    try {
+      destinationKey({ prefix: '', key_template: trap }, job);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).code).toBe('INVALID_DESTINATION');
+    expect((error as ServiceError).message).toMatch(/100 ms limit/);
+  });
 });
