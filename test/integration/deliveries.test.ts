@@ -203,4 +203,47 @@ describe('delivery into a destination', () => {
     expect(eventsAt('/ok/denied').sort()).toEqual(['job.completed', 'job.delivery_failed']);
     expect((await local.api('/v1/usage', { token })).json.renders_used).toBe(1);
   });
+
+  it("delivers a batch's items and a merge that name a destination, each at its own key", async () => {
+    const token = await local.sessionToken();
+    const dst = await destination(token, 'batch');
+    const batch = await local.api('/v1/batches', {
+      method: 'POST',
+      token,
+      body: {
+        html: '<h1>Invoice {{ n }}</h1>',
+        items: [
+          { variables: { n: 1 }, reference: 'INV-1' },
+          { variables: { n: 2 }, reference: 'INV-2' },
+        ],
+        destination_id: dst.id,
+      },
+    });
+    expect(batch.status, batch.text).toBe(202);
+    const jobIds: string[] = (
+      await local.api(`/v1/batches/${batch.json.id}/jobs`, { token }).then((r) => r.json.data ?? r.json)
+    ).map((j: Json) => j.id);
+    expect(jobIds).toHaveLength(2);
+    const items = await Promise.all(
+      jobIds.map((id) => jobWhen(token, id, (j) => j.delivery && j.delivery.status !== 'pending')),
+    );
+    for (const job of items) {
+      expect(job.destination_id).toBe(dst.id);
+      expect(job.delivery).toMatchObject({ status: 'delivered', attempts: 1 });
+    }
+    const merge = await local.api('/v1/merges', {
+      method: 'POST',
+      token,
+      body: { parts: jobIds.map((job_id) => ({ job_id })), destination_id: dst.id },
+    });
+    expect(merge.status, merge.text).toBe(201);
+    const merged = await jobWhen(token, merge.json.id, (j) => j.delivery && j.delivery.status !== 'pending');
+    expect(merged.delivery).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect((await keysOf(dst.bucket)).sort()).toEqual(
+      [...items, merged].map((j) => `pdf/invoices/${j.created_at.slice(0, 7)}/${j.id}.pdf`).sort(),
+    );
+    const mergedBytes = await objectBytes(dst.bucket, merged.delivery.key);
+    const downloaded = Buffer.from(await (await fetch(merged.download_url)).arrayBuffer());
+    expect(mergedBytes.bytes.equals(downloaded)).toBe(true);
+  });
 });
