@@ -126,8 +126,14 @@ export const createDeliverer = (deps: DelivererDeps) => {
         error: null,
         window_started_at: clock.now().getTime(),
       };
-      // Recorded once: a second telling of the same job's end queues nothing new.
-      if (!(await records.put(job.account_id, job.id, pending, null))) return;
+      // Recorded once. A second telling of the job's end (a retry after the queue failed, or
+      // another teller) queues the first attempt again while none has run: a message lost to a
+      // queue fault would otherwise leave the delivery pending for good. The attempt count fences
+      // the extra message (handle answers 'duplicate').
+      if (!(await records.put(job.account_id, job.id, pending, null))) {
+        const current = await records.get(job.account_id, job.id);
+        if (current?.status !== 'pending' || current.attempts !== 0) return;
+      }
       await deps.queue.send({ account_id: job.account_id, job_id: job.id, attempt: 1 });
     },
 
