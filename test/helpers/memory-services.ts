@@ -105,7 +105,7 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     archiver: createMemoryBatchArchiver(storage),
     usageLedger: createMemoryUsageLedger(),
     destinations: createMemoryDestinationStore(),
-    deliveryRecords: createMemoryDeliveryRecords(),
+    deliveryRecords: createMemoryDeliveryRecords(table),
     deliveryQueue: createMemoryQueue<DeliveryMessage>({ name: 'deliveries', clock }),
     pdfReader: async (key: string) => {
       const stored = storage.object(key);
