@@ -7,7 +7,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../functions/domain/common/errors.js';
 import { destinationKey, EXTERNAL_ID_PREFIX } from '../../../functions/domain/destinations/destinations.js';
-import { destinationManagement } from '../../../functions/services.js';
+import * as build from '../../../functions/services.js';
+import { destinationManagement, pdfJobs } from '../../../functions/services.js';
+import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
 let m: MemoryServices;
@@ -190,5 +192,43 @@ describe('destinations', () => {
     expect(error).toBeInstanceOf(ServiceError);
     expect((error as ServiceError).code).toBe('INVALID_DESTINATION');
     expect((error as ServiceError).message).toMatch(/100 ms limit/);
+  });
+
+  it('wires a sync render that names a destination to its delivery: queued when it completes, shown on the job', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const destinations = m.services.get(destinationManagement);
+    const externalId = /the external id is (pdf-service-[0-9a-f]+)/.exec(
+      (await refusal(destinations.create(ada, body))).message,
+    )?.[1] as string;
+    m.destinationWriter.addBucket(body.bucket, { region: body.region, roleArn: ROLE, externalId });
+    const created = await destinations.create(ada, body);
+    const rendered = await m.services.get(pdfJobs).create(ada, {
+      source: { kind: 'inline', html: '<p>hi</p>', headerHtml: null, footerHtml: null },
+      variables: readTemplateDataText('{}'),
+      options: {},
+      idempotency: null,
+      mode: 'sync',
+      webhookId: null,
+      destinationId: created.id,
+    });
+    const { job } = rendered.job;
+    expect(job).toMatchObject({ status: 'completed', destination_id: created.id });
+    // Recorded on the job's item as it completed (the render's own answer was made before).
+    expect((await m.jobs.get(ada.accountId, job.id))?.delivery).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      bucket: body.bucket,
+    });
+    const deliverer = m.services.get(build.deliverer);
+    const messages = m.deliveryQueue.drain();
+    expect(messages).toEqual([{ account_id: ada.accountId, job_id: job.id, attempt: 1 }]);
+    expect(await deliverer.handle(messages[0] as never)).toBe('delivered');
+    const key = `invoices/${job.created_at.slice(0, 7)}/${job.id}.pdf`;
+    const stored = m.storage.object(job.object_key)?.body as Uint8Array;
+    expect(Buffer.from(m.destinationWriter.objects(body.bucket).get(key) ?? [])).toEqual(Buffer.from(stored));
+    const after = await m.jobs.get(ada.accountId, job.id);
+    expect(after?.delivery).toMatchObject({ status: 'delivered', key, attempts: 1 });
+    expect(after?.status).toBe('completed');
   });
 });
