@@ -277,9 +277,10 @@ export const deliveries = {
     recordsInParallel: false,
   },
   needs: {
-    // The job, its destination and its delivery read; the delivery written (on the job's item);
-    // job.delivered / job.delivery_failed recorded as webhook deliveries.
-    table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:Query'],
+    // The job, its destination, its delivery and the job's endpoint read (GetItem); the delivery
+    // written on the job's item (UpdateItem); job.delivered / job.delivery_failed recorded as a
+    // webhook delivery (a conditional PutItem). Never a query, never a delete.
+    table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
     // The job's PDF read.
     pdfBucket: {},
     // job.delivered / job.delivery_failed queued (the sender signs them).
