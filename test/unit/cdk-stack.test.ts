@@ -431,6 +431,13 @@ describe('the default stack', () => {
       [roleOf(fnId('destinations'))]: [assumeWithExternalId],
       [roleOf(deliverer)]: [assumeWithExternalId],
     });
+    // The deliverer's table rights: reads, the delivery's update, the webhook delivery's put.
+    expect(
+      statementsOfRole(s, roleOf(deliverer))
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('dynamodb:'))
+        .sort(),
+    ).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     // No S3 right in the customer's bucket on our side: the assumed role's credentials carry them.
     const own = statementsOfRole(s, roleOf(fnId('destinations')));
     expect(own.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')))).toEqual([]);
