@@ -54,6 +54,7 @@ const HEAVY = [
   'integration/template-parsing', // parses that block, against an idle control: a ratio
   'integration/async-large-document', // peak memory and async against sync: a ratio
   'integration/memory-limits', // a renderer's memory budget hit on purpose; a 125 s page load
+  'integration/deliveries', // issue 36: a stack of its own, retries on a 1 s schedule (~15 s)
   'integration/job-queue', // issue 37: 20 four-second async renders, a batch of 200 cancelled mid-way (~75 s)
   'unit/template-parser', // a parse's longest event-loop gap against one in place: a ratio
   // Crashes, faults and signals: kill, hang and restart processes, with bounds on the waits.

@@ -13,7 +13,13 @@
  *
  * Like routes.ts this is data the CDK app reads, so it imports types and data only.
  */
-import { batchOutputQueue, type QueueDeclaration, renderQueue, webhookQueue } from './queues.js';
+import {
+  batchOutputQueue,
+  deliveryQueue,
+  type QueueDeclaration,
+  renderQueue,
+  webhookQueue,
+} from './queues.js';
 import type { Settings } from './settings.js';
 import type { TableAction } from './table.js';
 import type { Binding } from './wiring.js';
@@ -42,6 +48,10 @@ export interface ConsumerNeeds {
   readonly webhookQueue?: 'send';
   /** The batch output queue: send a completed batch whose outputs are to be built. */
   readonly batchOutputQueue?: 'send';
+  /** The delivery queue: send a completed job's delivery (and, as its consumer, each retry). */
+  readonly deliveryQueue?: 'send';
+  /** Customers' roles of destinations: sts:AssumeRole only with the service's external id prefix. */
+  readonly destinationRoles?: true;
   /** The stack's usage event bus: put events to it (events:PutEvents on that bus alone). */
   readonly usageEventBus?: 'put';
 }
@@ -139,6 +149,8 @@ export const renderWorker = {
     webhookQueue: 'send',
     // The job that completes a batch with outputs asks for them to be built.
     batchOutputQueue: 'send',
+    // A completed job that names a destination queues its delivery's first attempt.
+    deliveryQueue: 'send',
   },
   timeoutSeconds: renderWorkerTimeoutSeconds,
   // It reads an order (up to the request's 6 MB), makes a few table calls and waits on the
@@ -247,6 +259,43 @@ export const batchOutputs = {
 } as const satisfies ConsumerDeclaration;
 
 /**
+ * Deliveries (issue 36): a completed job's PDF copied into its destination, the customer's bucket,
+ * through the role it assumes there; one attempt a message, retried on the webhook schedule, and
+ * job.delivered / job.delivery_failed told once (domain/destinations/deliveries.ts).
+ */
+export const deliveries = {
+  name: 'deliveries',
+  description:
+    "Copies completed jobs' PDFs into their destinations (customers' buckets), one attempt per message",
+  source: {
+    kind: 'queue',
+    queue: deliveryQueue,
+    // One put a run, as the webhook sender's one POST: a slow bucket holds one consumer.
+    batchSize: 1,
+    maxConcurrency: () => 5,
+    localConcurrency: () => 2,
+    recordsInParallel: false,
+  },
+  needs: {
+    // The job, its destination, its delivery and the job's endpoint read (GetItem); the delivery
+    // written on the job's item (UpdateItem); job.delivered / job.delivery_failed recorded as a
+    // webhook delivery (a conditional PutItem). Never a query, never a delete.
+    table: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+    // The job's PDF read.
+    pdfBucket: {},
+    // job.delivered / job.delivery_failed queued (the sender signs them).
+    webhookQueue: 'send',
+    // Its own retries.
+    deliveryQueue: 'send',
+    // sts:AssumeRole on the customers' roles, only with the service's external id prefix.
+    destinationRoles: true,
+  },
+  // One attempt: a role assumed and a PDF (at most the service's PDF cap) put, with AWS's retries.
+  timeoutSeconds: () => 120,
+  memorySizeMiB: 512,
+} as const satisfies ConsumerDeclaration;
+
+/**
  * Usage events (issue 39): the usage ledger's unpublished entries put to the stack's EventBridge
  * bus, each marked published once the bus took it (at least once; the job id is the dedupe key).
  * The only function that may put events to the bus.
@@ -278,6 +327,7 @@ export const consumers: readonly ConsumerDeclaration[] = [
   sweeper,
   batchOutputs,
   usageEvents,
+  deliveries,
 ];
 
 /**
@@ -294,7 +344,8 @@ export const consumerWiring = (c: ConsumerDeclaration): Readonly<Record<Binding,
   webhookQueue: c.needs.webhookQueue !== undefined,
   batchOutputQueue: c.needs.batchOutputQueue !== undefined,
   kmsSigningKeys: false,
-  destinationRoles: false,
+  destinationRoles: c.needs.destinationRoles === true,
+  deliveryQueue: c.needs.deliveryQueue !== undefined,
   usageEventBus: c.needs.usageEventBus !== undefined,
 });
 

@@ -39,6 +39,7 @@ const LAMBDAS = [
   'renderer',
   'usage-events',
   'destinations',
+  'deliveries',
 ] as const;
 
 export const FLOORS: readonly Floor[] = [

@@ -139,8 +139,33 @@ export const batchOutputQueue = {
   },
 } as const satisfies QueueDeclaration;
 
+/** Receives of a delivery message the deliverer failed on itself (the table, the bucket) before it is dead-lettered. */
+const DELIVERY_MAX_RECEIVES = 5;
+
+export const deliveryQueue = {
+  name: 'deliveries',
+  description:
+    "Deliveries of completed jobs' PDFs into their destinations (functions/domain/destinations/deliveries.ts): one attempt a message, each retry sent with its backoff's delay",
+  fifo: false,
+  binding: 'deliveryQueue',
+  visibilityTimeoutSeconds: sixConsumerTimeouts,
+  localVisibilityTimeoutSeconds: (_settings, consumerTimeoutSeconds) => consumerTimeoutSeconds,
+  // Failed puts are retried by the deliverer on the webhook schedule: the redrive catches only its own faults.
+  maxReceiveCount: () => DELIVERY_MAX_RECEIVES,
+  retentionSeconds: 4 * DAY_SECONDS,
+  deadLetterRetentionSeconds: 14 * DAY_SECONDS,
+  alarms: {
+    deadLetterDescription: `Delivery messages the deliverer could not process ${DELIVERY_MAX_RECEIVES} times are in the dead-letter queue: those jobs' delivery stays pending. Read the deliveries consumer's logs`,
+  },
+} as const satisfies QueueDeclaration;
+
 /** Every queue of the service. */
-export const queues: readonly QueueDeclaration[] = [renderQueue, webhookQueue, batchOutputQueue];
+export const queues: readonly QueueDeclaration[] = [
+  renderQueue,
+  webhookQueue,
+  batchOutputQueue,
+  deliveryQueue,
+];
 
 /** The local SQS server's name of a queue and of its dead-letter queue (kept in DATA_DIR's journal). */
 export const localQueueName = (queue: Pick<QueueDeclaration, 'name'>): string => `pdf-service-${queue.name}`;

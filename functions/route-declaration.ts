@@ -121,6 +121,8 @@ export interface ResourceNeeds {
   readonly renderQueue?: boolean;
   /** Sends a completed batch whose outputs are to be built to the batch output queue. */
   readonly batchOutputQueue?: boolean;
+  /** Sends a completed job that names a destination to the delivery queue. */
+  readonly deliveryQueue?: boolean;
   /** Reads the public half of KMS signing keys (registering one checks its certificate). */
   readonly kmsSigningKeys?: boolean;
   /** Assumes customers' destination roles (sts:AssumeRole with the service's external id). */
@@ -191,6 +193,7 @@ export const wiringOf = (r: AnyResource): ResourceWiring => {
     renderer: r.needs.renderer === true,
     webhookQueue: r.needs.webhookQueue === true,
     batchOutputQueue: r.needs.batchOutputQueue === true,
+    deliveryQueue: r.needs.deliveryQueue === true,
     renderQueue: r.needs.renderQueue === true,
     kmsSigningKeys: r.needs.kmsSigningKeys === true,
     destinationRoles: r.needs.destinationRoles === true,

@@ -10,6 +10,7 @@ import type { BatchArchiver, BatchOutputMessage } from './domain/batches/batch-o
 import type { BatchOrders } from './domain/batches/batch-queue.js';
 import type { BatchStore, BatchView } from './domain/batches/batches.js';
 import type { Clock, JobEvents, MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
+import type { DeliveryMessage, DeliveryRecords } from './domain/destinations/deliveries.js';
 import type { DestinationStore, DestinationWriter } from './domain/destinations/destinations.js';
 import type { JobStore, JobView } from './domain/jobs/jobs.js';
 import type { PdfAssembler } from './domain/merges/merges.js';
@@ -89,6 +90,10 @@ export interface StoreParts {
   readonly usageLedger: UsageLedger;
   /** Destinations (issue 36): customers' buckets. */
   readonly destinations: DestinationStore;
+  /** Jobs' deliveries into their destinations: the records (on the job's item), the queue, the PDF's bytes. */
+  readonly deliveryRecords: DeliveryRecords;
+  readonly deliveryQueue: MessageQueue<DeliveryMessage>;
+  readonly pdfReader: (objectKey: string) => Promise<Uint8Array>;
 }
 
 /**

@@ -3,12 +3,14 @@
  * function builds once, from its configuration or the parts handed in. The use cases above them
  * are put together in services.ts.
  */
+
 import { createAccountStore } from './adapters/dynamodb/accounts.js';
 import { createApiKeyStore } from './adapters/dynamodb/api-keys.js';
 import { createAssetStore } from './adapters/dynamodb/assets.js';
 import { createBatchWrites } from './adapters/dynamodb/batch-writes.js';
 import { createBatchStore } from './adapters/dynamodb/batches.js';
 import { createDocumentClient } from './adapters/dynamodb/client.js';
+import { createDeliveryRecords } from './adapters/dynamodb/deliveries.js';
 import { createDestinationStore } from './adapters/dynamodb/destinations.js';
 import { createIdempotencyStore } from './adapters/dynamodb/idempotency.js';
 import { createJobStore } from './adapters/dynamodb/jobs.js';
@@ -21,6 +23,7 @@ import { createLambdaRenderer } from './adapters/lambda/renderer-client.js';
 import { createS3AssetBlobs } from './adapters/s3/asset-blobs.js';
 import { createS3BatchOrders } from './adapters/s3/batch-orders.js';
 import { createS3Client } from './adapters/s3/client.js';
+import { createS3PdfReader } from './adapters/s3/pdf-reader.js';
 import { createS3PdfStorage } from './adapters/s3/pdf-storage.js';
 import { createS3RenderOrders } from './adapters/s3/render-orders.js';
 import { createApiKeyDigester } from './adapters/secrets-manager/api-key-digest.js';
@@ -37,6 +40,7 @@ import { createStsDestinationWriter } from './adapters/sts/destination-writer.js
 import { RENDER_RUN_SLICE_MS } from './consumers.js';
 import { createAssetResolver } from './domain/assets/assets.js';
 import type { MessageQueue, PdfStorage, Renderer } from './domain/common/ports.js';
+import type { DeliveryMessage } from './domain/destinations/deliveries.js';
 import { jobRecordRetentionSeconds } from './domain/jobs/jobs.js';
 import type { RenderMessage } from './domain/renders/async-renders.js';
 import { keyedIdempotency } from './domain/renders/idempotency.js';
@@ -193,5 +197,18 @@ export const destinationStore = (s: Services) =>
   part(s, 'destinations', () => createDestinationStore(s.get(db), tableName(s), s.onFault));
 /** STS and S3 on AWS (the local stack hands its own in: its STS stand-in and S3 server). */
 export const destinationWriter = (s: Services) => s.parts.destinationWriter ?? createStsDestinationWriter();
+/** Deliveries (issue 36): each job's delivery, kept on its item. */
+export const deliveryRecords = (s: Services) =>
+  part(s, 'deliveryRecords', () => createDeliveryRecords(s.get(db), tableName(s)));
+export const deliveryQueue = (s: Services) =>
+  part(s, 'deliveryQueue', () =>
+    createSqsQueue<DeliveryMessage>(
+      s.get(sqs),
+      need(s.config.deliveryQueueUrl, 'the delivery queue (DELIVERY_QUEUE_URL)'),
+    ),
+  );
+/** A stored PDF's bytes, as the deliverer copies them. */
+export const pdfReader = (s: Services) =>
+  part(s, 'pdfReader', () => createS3PdfReader(s.get(s3), bucketName(s)));
 /** A destination's external id: keyed by the API-key secret, a function of the account and the role. */
 export const externalIds = (s: Services) => createExternalIdDigest(apiKeySecret(s), s.config.aws);

@@ -39,6 +39,7 @@ import { createBatchOrderReader, createBatchQueue } from './domain/batches/batch
 import { type Batch, createBatchCounter, createBatches } from './domain/batches/batches.js';
 import { newAssetUploadId } from './domain/common/ids.js';
 import type { JobEvents, MessageQueue, PdfStorage } from './domain/common/ports.js';
+import { createDeliverer, type DeliverableJob, deliverableOf } from './domain/destinations/deliveries.js';
 import { createDestinationManagement } from './domain/destinations/destinations.js';
 import { createJobLifecycle } from './domain/jobs/job-lifecycle.js';
 import { createJobPresenter } from './domain/jobs/job-view.js';
@@ -56,6 +57,7 @@ import { createTemplateResolver } from './domain/templates/render-template.js';
 import { createTemplateManagement } from './domain/templates/template-management.js';
 import {
   createWebhookBatchEvents,
+  createWebhookDeliveryEvents,
   createWebhookJobEvents,
   webhookEndpointsOf,
 } from './domain/webhooks/webhook-events.js';
@@ -80,6 +82,8 @@ import {
   bodyHashDigest,
   bucketName,
   deliveries,
+  deliveryQueue,
+  deliveryRecords,
   destinationStore,
   destinationWriter,
   digestApiKey,
@@ -89,6 +93,7 @@ import {
   jobs,
   need,
   part,
+  pdfReader,
   plansOf,
   renderer,
   renderOrders,
@@ -196,7 +201,11 @@ const jobEventsOf = (s: Services, deletesBatchOrders: boolean): JobEvents => {
     async ended(job) {
       await Promise.all([
         job.batch_id ? counter().jobEvents.ended(job) : undefined,
-        s.get(webhookJobEvents).ended(job),
+        job.webhook_id || job.batch_id ? s.get(webhookJobEvents).ended(job) : undefined,
+        // A completed job that names a destination: its delivery recorded pending, its first attempt queued.
+        job.destination_id && job.status === 'completed'
+          ? s.get(deliverer).start(deliverableOf(job) as DeliverableJob, job.destination_id)
+          : undefined,
       ]);
     },
   };
@@ -287,6 +296,8 @@ export const pdfJobs = (s: Services) =>
     signingKeys: s.get(signingKeys),
     // A render that prints page numbers keeps its order beside its PDF, for merges (kept-orders.ts).
     keptOrders: s.get(renderOrders),
+    // A render's destination_id names one of the caller's destinations (404 DESTINATION_NOT_FOUND otherwise).
+    destinations: s.get(destinationStore),
   });
 /** Previews (issue 40): a render's path without a job, a unit or a usage record. */
 export const previews = (s: Services) =>
@@ -345,6 +356,7 @@ export const batches = (s: Services) =>
     onFault: s.onFault,
     // A batch's webhook_id names one of the caller's endpoints (404 WEBHOOK_ENDPOINT_NOT_FOUND otherwise).
     webhooks: webhookEndpointsOf(s.get(endpoints)),
+    destinations: s.get(destinationStore),
     signingKeys: s.get(signingKeys),
     ...(s.parts.eInvoices ? { eInvoices: s.parts.eInvoices } : {}),
     digest: s.get(bodyHashDigest),
@@ -473,6 +485,7 @@ const mergesWith = (s: Services, to: PdfStorage) =>
     queue: s.get(renderQueue),
     webhooks: webhookEndpointsOf(s.get(endpoints)),
     onFault: s.onFault,
+    destinations: s.get(destinationStore),
   });
 export const merges = (s: Services) => mergesWith(s, s.get(storage));
 /** Async merges, run by the render queue's consumer: a second layout uploads as its renders do. */
@@ -498,6 +511,42 @@ export const batchOutputBuilder = (s: Services) => {
     onFault: s.onFault,
   });
 };
+
+/**
+ * Deliveries (issue 36): a completed job's PDF copied into its destination. Started by the job's
+ * end (jobEventsOf), each attempt the delivery queue's consumer's (functions/deliveries).
+ */
+const deliveryEvents = (s: Services) =>
+  createWebhookDeliveryEvents({
+    endpoints: s.get(endpoints),
+    emitter: s.get(emitter),
+    job: (accountId, jobId) => s.get(jobs).get(accountId, jobId),
+    describe: s.get(jobPayload),
+    onFault: s.onFault,
+  });
+export const deliverer = (s: Services) =>
+  createDeliverer({
+    records: s.get(deliveryRecords),
+    destinations: s.get(destinationStore),
+    // Only the consumer puts: the functions that start deliveries never build an STS client.
+    writer: {
+      put: (...a) => s.get(destinationWriter).put(...a),
+      delete: (...a) => s.get(destinationWriter).delete(...a),
+    },
+    jobs: { get: async (accountId, jobId) => deliverableOf(await s.get(jobs).get(accountId, jobId)) },
+    readPdf: (key) => s.get(pdfReader)(key),
+    queue: s.get(deliveryQueue),
+    // Built when a delivery ends (the consumer's): the functions that start one need no webhook queue.
+    events: {
+      delivered: (job, delivery) => s.get(deliveryEvents).delivered(job, delivery),
+      failed: (job, delivery) => s.get(deliveryEvents).failed(job, delivery),
+    },
+    schedule: {
+      firstRetrySeconds: s.settings.webhookFirstRetrySeconds,
+      windowSeconds: s.settings.webhookRetryWindowSeconds,
+    },
+    clock: s.clock,
+  });
 
 /** The destinations resource's use cases (issue 36). */
 export const destinationManagement = (s: Services) =>

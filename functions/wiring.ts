@@ -31,6 +31,8 @@ export const BINDINGS = {
   renderQueue: { queueUrl: 'RENDER_QUEUE_URL' },
   /** The batch output queue (SQS): a completed batch whose merged PDF or ZIP is to be built. */
   batchOutputQueue: { queueUrl: 'BATCH_OUTPUT_QUEUE_URL' },
+  /** The delivery queue (SQS): a completed job's copy into its destination, one attempt a message. */
+  deliveryQueue: { queueUrl: 'DELIVERY_QUEUE_URL' },
   /**
    * The public half of the deployment's KMS signing keys (kms:GetPublicKey on keys tagged
    * SIGNING_KEY_TAG): no variable, the keys are named at run time.

@@ -44,6 +44,7 @@ export interface ServiceApiProps {
   /** The render queue: async renders are sent there (with their orders in the PDF bucket). */
   readonly renderQueue: IQueue;
   readonly batchOutputQueue: IQueue;
+  readonly deliveryQueue: IQueue;
   readonly userPool: UserPoolIds;
   readonly apiKeySecret: ISecret;
   /** The webhook queue: the functions that send events (webhooks, pdf) may send to it. */
@@ -263,6 +264,7 @@ export class ServiceApi extends Construct {
         return fn.bindRenderQueue(props.renderQueue);
       },
       batchOutputQueue: () => fn.bindBatchOutputQueue(props.batchOutputQueue),
+      deliveryQueue: () => fn.bindDeliveryQueue(props.deliveryQueue),
       kmsSigningKeys: () => fn.bindKmsSigningKeys(),
       destinationRoles: () => fn.bindDestinationRoles(),
       usageEventBus: () => {

@@ -137,6 +137,8 @@ export class ServiceConsumer extends Construct {
     if (needs.asyncRenderer) fn.bindRenderer(parts.asyncRenderer);
     if (needs.webhookQueue === 'send') fn.bindWebhookQueue(boundAs('webhookQueue'));
     if (needs.batchOutputQueue === 'send') fn.bindBatchOutputQueue(boundAs('batchOutputQueue'));
+    if (needs.deliveryQueue === 'send') fn.bindDeliveryQueue(boundAs('deliveryQueue'));
+    if (needs.destinationRoles) fn.bindDestinationRoles();
     if (needs.usageEventBus === 'put') {
       if (!parts.usageEventBus) throw new Error(`${d.name}: the stack has no usage event bus`);
       fn.bindUsageEventBus(parts.usageEventBus);

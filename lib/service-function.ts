@@ -294,6 +294,13 @@ export class ServiceFunction extends NodejsFunction {
     return this;
   }
 
+  /** DELIVERY_QUEUE_URL, and the right to send to that queue (and nothing else on it). */
+  bindDeliveryQueue(queue: IQueue): this {
+    this.bindVariables('deliveryQueue', { queueUrl: queue.queueUrl });
+    queue.grantSendMessages(this);
+    return this;
+  }
+
   /** BATCH_OUTPUT_QUEUE_URL, and the right to send to that queue (and nothing else on it). */
   bindBatchOutputQueue(queue: IQueue): this {
     this.bindVariables('batchOutputQueue', { queueUrl: queue.queueUrl });

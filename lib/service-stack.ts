@@ -290,6 +290,7 @@ export class PdfServiceStack extends Stack {
       renderer: this.renderer.invokeTarget,
       renderQueue: this.queueBoundAs('renderQueue'),
       batchOutputQueue: this.queueBoundAs('batchOutputQueue'),
+      deliveryQueue: this.queueBoundAs('deliveryQueue'),
       userPool: this.dashboard
         ? {
             userPoolId: this.userPool.userPoolId,

@@ -144,6 +144,7 @@ const NOT_OPTIONS = [
   'template_version',
   'items',
   'webhook_id',
+  'destination_id',
   'output',
   'file_name',
 ] as const;
@@ -250,6 +251,7 @@ export const parseCreateBatch = (
     template_version,
     items,
     webhook_id,
+    destination_id,
     output,
     file_name,
   } = parsed;
@@ -275,6 +277,7 @@ export const parseCreateBatch = (
       ...(item.reference !== undefined ? { reference: item.reference } : {}),
     })),
     webhookId: webhook_id ?? null,
+    destinationId: destination_id ?? null,
     ...(output && (output.merged_pdf || output.zip)
       ? { output: { merged_pdf: output.merged_pdf === true, zip: output.zip === true } }
       : {}),

@@ -71,6 +71,7 @@ export const batchesResource = resource({
         'INVALID_FILE_NAME',
         'INVALID_E_INVOICE',
         'INVALID_SIGNING_KEY',
+        'DESTINATION_NOT_FOUND',
         'PLAN_QUOTA_EXCEEDED',
         'IDEMPOTENCY_KEY_REUSED',
         'SERVICE_BUSY',

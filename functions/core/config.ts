@@ -157,6 +157,7 @@ export interface ResourceConfig {
   /** Cloud: the webhook queue's URL. Unset: the local stack hands its queue in. */
   readonly webhookQueueUrl: string | undefined;
   readonly batchOutputQueueUrl: string | undefined;
+  readonly deliveryQueueUrl: string | undefined;
   /** `WEBHOOK_EGRESS_ALLOW_HOSTS`: see LOCAL_VARIABLES.webhookAllowHosts. */
   readonly webhookAllowHosts: readonly string[];
   /** The render queue's URL (async renders). */
@@ -187,6 +188,7 @@ export const readResourceConfig = (wiring: ResourceWiring, env: Environment): Re
   bucketName: wiring.pdfBucket ? required(env, BINDINGS.pdfBucket.bucketName) : undefined,
   rendererFunctionName: wiring.renderer ? variable(env, BINDINGS.renderer.functionName) : undefined,
   webhookQueueUrl: wiring.webhookQueue ? variable(env, BINDINGS.webhookQueue.queueUrl) : undefined,
+  deliveryQueueUrl: wiring.deliveryQueue ? variable(env, BINDINGS.deliveryQueue.queueUrl) : undefined,
   batchOutputQueueUrl: wiring.batchOutputQueue
     ? variable(env, BINDINGS.batchOutputQueue.queueUrl)
     : undefined,

@@ -35,7 +35,9 @@ const jobPartSchema = z.strictObject(
 const partsIssue = `must be an array of ${MIN_MERGE_PARTS} to ${MAX_MERGE_PARTS} parts`;
 
 const renderPartSchema = (limits: Parameters<typeof createPdfSchema>[0]) =>
-  createPdfSchema(limits).omit({ async: true, webhook_id: true, protection: true }).extend({ title });
+  createPdfSchema(limits)
+    .omit({ async: true, webhook_id: true, protection: true, destination_id: true })
+    .extend({ title });
 
 type Limits = Parameters<typeof createPdfSchema>[0];
 
@@ -84,6 +86,15 @@ const mergeSchema = (limits: Limits) =>
         .optional()
         .describe(
           "one of the account's webhook endpoints, told when the merge ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
+        ),
+      destination_id: z
+        .string({ error: 'must be a destination id' })
+        .min(1, { error: 'must be a destination id' })
+        .max(200, { error: 'must be a destination id' })
+        .nullable()
+        .optional()
+        .describe(
+          "one of the account's destinations: the merged PDF is copied into that bucket once the merge completes; unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged",
         ),
     },
     { error: 'must be a JSON object' },
@@ -138,7 +149,7 @@ export const parseCreateMerge = (
       return { kind: 'job', jobId: part.job_id, title: part.title ?? null };
     }
     const { title: partTitle, ...render } = raw;
-    for (const field of ['async', 'webhook_id'] as const) {
+    for (const field of ['async', 'webhook_id', 'destination_id'] as const) {
       if (field in render) {
         const issue = 'is not a known field of a merge part (the merge is answered as one job)';
         throw new ServiceError('VALIDATION_ERROR', `parts[${i}].${field} ${issue}`, {
@@ -178,5 +189,6 @@ export const parseCreateMerge = (
     metadata: outer.metadata,
     async: outer.async === true || prefersAsync(headers.prefer),
     webhookId: outer.webhook_id ?? null,
+    destinationId: outer.destination_id ?? null,
   };
 };

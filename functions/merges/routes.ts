@@ -15,6 +15,8 @@ export const mergesResource = resource({
     // Async merges: their order (orders/) and their message; a merge's webhook endpoint is told when it ends.
     renderQueue: true,
     webhookQueue: true,
+    // A completed merge that names a destination queues its delivery's first attempt.
+    deliveryQueue: true,
   },
   routes: {
     createMerge: route<MergeCommand>({
@@ -49,6 +51,7 @@ export const mergesResource = resource({
       },
       errors: [
         'VALIDATION_ERROR',
+        'DESTINATION_NOT_FOUND',
         'INVALID_PDF_OPTIONS',
         'INVALID_HTML_CONTENT',
         'HTML_CONTENT_TOO_LARGE',

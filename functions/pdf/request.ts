@@ -195,6 +195,15 @@ export const createPdfSchema = (limits: {
         .describe(
           "one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
         ),
+      destination_id: z
+        .string({ error: 'must be a destination id' })
+        .min(1, { error: 'must be a destination id' })
+        .max(200, { error: 'must be a destination id' })
+        .nullable()
+        .optional()
+        .describe(
+          "one of the account's destinations (/v1/destinations): the PDF is copied into that bucket once the job completes (the job's `delivery`); unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged",
+        ),
       file_name: fileNameTemplateSchema.describe(
         `the name the PDF downloads as (its link's Content-Disposition), made of the variables: \`{{ name }}\` or \`{{ customer.name }}\` placeholders only (no Jinja2 tags or filters), then made safe (characters no file system takes become _, \`.pdf\` added), at most ${MAX_FILE_NAME_CHARACTERS} characters; a bad one: 422 INVALID_FILE_NAME. Default: \`{job_id}.pdf\``,
       ),
@@ -214,6 +223,7 @@ const NOT_OPTIONS = [
   'variables',
   'async',
   'webhook_id',
+  'destination_id',
   'file_name',
 ] as const;
 
@@ -346,6 +356,7 @@ export const parseCreatePdf = (
     template_version,
     async: asyncBody,
     webhook_id,
+    destination_id,
     file_name,
   } = parsed;
   const variables = templateVariables(text ?? JSON.stringify(body), body) ?? readTemplateDataText('{}');
@@ -361,6 +372,7 @@ export const parseCreatePdf = (
     idempotency: key === undefined ? null : { key, bodyHash: bodyHash(parsed, variables) },
     mode: asyncBody === true || prefersAsync(headers.prefer) ? 'async' : 'sync',
     webhookId: webhook_id ?? null,
+    destinationId: destination_id ?? null,
     fileName:
       file_name === undefined || file_name === null ? null : renderFileName(file_name, body.variables ?? {}),
   };

@@ -20,6 +20,8 @@ export const pdfResource = resource({
     renderer: true,
     renderQueue: true,
     webhookQueue: true,
+    // A completed job that names a destination queues its delivery's first attempt.
+    deliveryQueue: true,
   },
   routes: {
     createPdf: route<RenderCommand>({
@@ -80,6 +82,7 @@ export const pdfResource = resource({
         'INVALID_FILE_NAME',
         'INVALID_E_INVOICE',
         'INVALID_SIGNING_KEY',
+        'DESTINATION_NOT_FOUND',
         'PLAN_QUOTA_EXCEEDED',
         'CONCURRENCY_LIMIT_EXCEEDED',
         'QUEUE_DEPTH_EXCEEDED',
@@ -108,7 +111,7 @@ export const pdfResource = resource({
         parse: parseCreatePdf,
       },
       summary:
-        'Preview a render (the dashboard): the body of POST /v1/pdf, rendered the same way with a PREVIEW mark on every page; no job, no quota unit, not in usage; capped per account per minute and per day (async, webhook_id and Idempotency-Key are ignored; protection, signature and e_invoice are left out)',
+        'Preview a render (the dashboard): the body of POST /v1/pdf, rendered the same way with a PREVIEW mark on every page; no job, no quota unit, not in usage; capped per account per minute and per day (async, webhook_id, destination_id and Idempotency-Key are ignored; protection, signature and e_invoice are left out)',
       success: { status: 200, description: 'the preview', body: { name: 'Preview', schema: previewSchema } },
       errors: [
         'INVALID_PDF_OPTIONS',

@@ -93,6 +93,34 @@ export const jobSchema = z.object({
     ),
   webhook_id: z.string().nullable().describe('the webhook endpoint told when the job ends; null: none'),
   batch_id: z.string().nullable().describe('the batch the job is an item of; null: none'),
+  destination_id: z
+    .string()
+    .nullable()
+    .describe('the destination its PDF is delivered into once it completes (see `delivery`); null: none'),
+  delivery: z
+    .object({
+      status: z
+        .enum(['pending', 'delivered', 'failed'])
+        .describe(
+          'pending: being copied (a failed put is retried on the webhook schedule); delivered: the object is in the bucket; failed: given up (see error)',
+        ),
+      bucket: z.string().describe("the destination's bucket"),
+      key: z
+        .string()
+        .nullable()
+        .describe('the key the template made (with the prefix); null until the first attempt'),
+      etag: z.string().nullable().describe("S3's ETag of the object written; null until delivered"),
+      delivered_at: timestamp.nullable(),
+      attempts: z.number().int().min(0).describe('puts attempted so far'),
+      error: z
+        .string()
+        .nullable()
+        .describe("why the last attempt failed (the reason and AWS's error name); null: none did"),
+    })
+    .nullable()
+    .describe(
+      'the copy of the PDF into `destination_id`, started when the job completes; null: no destination, or not started yet',
+    ),
   kind: z
     .enum(['render', 'merge'])
     .describe(
@@ -155,6 +183,18 @@ export const jobResponse = ({ job, downloadUrl, fileExpiresAt, fileExpired }: Jo
   attempts: job.attempts ?? (job.status === 'pending' ? 0 : 1),
   webhook_id: job.webhook_id ?? null,
   batch_id: job.batch_id ?? null,
+  destination_id: job.destination_id ?? null,
+  delivery: job.delivery
+    ? {
+        status: job.delivery.status,
+        bucket: job.delivery.bucket,
+        key: job.delivery.key,
+        etag: job.delivery.etag,
+        delivered_at: job.delivery.delivered_at,
+        attempts: job.delivery.attempts,
+        error: job.delivery.error,
+      }
+    : null,
   kind: job.kind ?? 'render',
   ...(job.e_invoice ? { e_invoice: job.e_invoice } : {}),
   created_at: job.created_at,

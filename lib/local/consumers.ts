@@ -15,6 +15,7 @@ import type { ConsumerModule, ScheduledHandler, SqsHandler } from '../../functio
 import type { LookupAll } from '../../functions/core/public-addresses.js';
 import type { UsageEventBus } from '../../functions/domain/accounts/usage-events.js';
 import type { Renderer } from '../../functions/domain/common/ports.js';
+import type { DestinationWriter } from '../../functions/domain/destinations/destinations.js';
 import { localDeadLetterQueueName, localQueueName, type QueueDeclaration } from '../../functions/queues.js';
 import type { ResourceWiring } from '../../functions/route-declaration.js';
 import type { Settings } from '../../functions/settings.js';
@@ -31,6 +32,8 @@ export interface LocalConsumerParts {
   readonly webhookLookup?: LookupAll;
   /** The usage events' stand-in bus: a JSON-lines file in DATA_DIR (usage-events.ts). */
   readonly usageBus?: UsageEventBus;
+  /** The destination writer through the stack's STS stand-in and S3 server (lib/local/sts.ts). */
+  readonly destinationWriter?: DestinationWriter;
 }
 
 /**

@@ -36,6 +36,7 @@ import type { LookupAll } from '../../functions/core/public-addresses.js';
 import { type HandlerParts, handlerFactory, servedResources } from '../../functions/handlers.js';
 import {
   batchOutputQueue,
+  deliveryQueue,
   localDeadLetterQueueName,
   localQueueName,
   type QueueDeclaration,
@@ -242,6 +243,8 @@ export interface LocalStack {
   readonly webhookQueueUrl: string;
   /** The batch output queue's URL (BATCH_OUTPUT_QUEUE_URL). */
   readonly batchOutputQueueUrl: string;
+  /** The delivery queue's URL (DELIVERY_QUEUE_URL). */
+  readonly deliveryQueueUrl: string;
   readonly dataDir: string;
   readonly tableName: string;
   readonly bucketName: string;
@@ -275,6 +278,7 @@ const localBindings = (parts: {
   readonly renderQueueUrl: string;
   readonly webhookQueueUrl: string;
   readonly batchOutputQueueUrl: string;
+  readonly deliveryQueueUrl: string;
 }): { readonly [B in Binding]: Readonly<Record<string, string>> } => ({
   table: bindingEnvironment('table', { tableName: LOCAL_TABLE_NAME }),
   userPool: {
@@ -293,6 +297,7 @@ const localBindings = (parts: {
   webhookQueue: bindingEnvironment('webhookQueue', { queueUrl: parts.webhookQueueUrl }),
   renderQueue: bindingEnvironment('renderQueue', { queueUrl: parts.renderQueueUrl }),
   batchOutputQueue: bindingEnvironment('batchOutputQueue', { queueUrl: parts.batchOutputQueueUrl }),
+  deliveryQueue: bindingEnvironment('deliveryQueue', { queueUrl: parts.deliveryQueueUrl }),
   // KMS, where there is one, is the AWS SDK's (lib/local/kms.ts).
   kmsSigningKeys: {},
   // The local STS stand-in is handed in (the destination writer, lib/local/sts.ts).
@@ -464,6 +469,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
     const renderQueueUrl = queueUrls.get(renderQueue.name) as string;
     const webhookQueueUrl = queueUrls.get(webhookQueue.name) as string;
     const batchOutputQueueUrl = queueUrls.get(batchOutputQueue.name) as string;
+    const deliveryQueueUrl = queueUrls.get(deliveryQueue.name) as string;
 
     const dynamoDbEndpoint = `http://127.0.0.1:${dynamoDbPort}`;
     const s3Endpoint = `http://127.0.0.1:${s3Port}`;
@@ -506,6 +512,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       renderQueueUrl,
       webhookQueueUrl,
       batchOutputQueueUrl,
+      deliveryQueueUrl,
     });
     // Every binding's variables: what a handler made by hand (tests) is given.
     const handlerEnv: Record<string, string> = Object.assign({ ...common }, ...Object.values(bindings));
@@ -562,6 +569,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
           renderer,
           ...webhookParts,
           usageBus: createJsonLinesUsageBus(join(dataDir, USAGE_EVENTS_FILE)),
+          destinationWriter,
         },
         skip: new Set([
           ...((options.asyncConsumer ?? true) ? [] : [consumerOf(renderQueue, tables.consumers).name]),
@@ -580,6 +588,7 @@ export const startLocalStack = async (options: LocalStackOptions = {}): Promise<
       renderQueueUrl,
       webhookQueueUrl,
       batchOutputQueueUrl,
+      deliveryQueueUrl,
       dataDir,
       tableName: LOCAL_TABLE_NAME,
       bucketName: LOCAL_BUCKET_NAME,

@@ -20,6 +20,7 @@ import { createMemoryBatchArchiver } from '../../functions/adapters/memory/batch
 import { createMemoryBatchWrites } from '../../functions/adapters/memory/batch-writes.js';
 import { createMemoryBatchStore } from '../../functions/adapters/memory/batches.js';
 import {
+  createMemoryDeliveryRecords,
   createMemoryDestinationStore,
   createMemoryDestinationWriter,
 } from '../../functions/adapters/memory/destinations.js';
@@ -46,6 +47,7 @@ import type { BatchOutputMessage } from '../../functions/domain/batches/batch-ou
 import { monthOf } from '../../functions/domain/common/clock.js';
 import type { Renderer } from '../../functions/domain/common/ports.js';
 import type { Principal } from '../../functions/domain/common/principal.js';
+import type { DeliveryMessage } from '../../functions/domain/destinations/deliveries.js';
 import { jobRecordRetentionSeconds } from '../../functions/domain/jobs/jobs.js';
 import type { RenderMessage } from '../../functions/domain/renders/async-renders.js';
 import type { WebhookMessage } from '../../functions/domain/webhooks/webhooks.js';
@@ -103,6 +105,13 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     archiver: createMemoryBatchArchiver(storage),
     usageLedger: createMemoryUsageLedger(),
     destinations: createMemoryDestinationStore(),
+    deliveryRecords: createMemoryDeliveryRecords(table),
+    deliveryQueue: createMemoryQueue<DeliveryMessage>({ name: 'deliveries', clock }),
+    pdfReader: async (key: string) => {
+      const stored = storage.object(key);
+      if (!stored) throw new Error(`no object ${key}`);
+      return stored.body;
+    },
   };
   /** Customers' buckets and roles (issue 36): a test adds them, then reads what was delivered. */
   const destinationWriter = createMemoryDestinationWriter();
@@ -127,6 +136,7 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
     webhookAllowHosts: options.webhookAllowHosts ?? [],
     renderQueueUrl: undefined,
     batchOutputQueueUrl: undefined,
+    deliveryQueueUrl: undefined,
     usageEventBusName: undefined,
   };
   const renderer = options.renderer ?? createMemoryRenderer();

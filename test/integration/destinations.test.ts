@@ -104,4 +104,55 @@ describe('destinations over HTTP', () => {
     expect(withKey.status).toBe(403);
     expect(withKey.json.error.code).toBe('SESSION_REQUIRED');
   });
+
+  it("a render, batch or merge naming an unknown or another account's destination answers 404, charging nothing", async () => {
+    const s3 = s3Client(local.stack);
+    const bucket = `${BUCKET}-named`;
+    await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    s3.destroy();
+    const token = await local.sessionToken();
+    const over = { bucket, role_arn: `${ROLE}-named` };
+    const refused = await local.api('/v1/destinations', { method: 'POST', token, body: body(over) });
+    await trust(
+      `${ROLE}-named`,
+      /the external id is (pdf-service-[0-9a-f]+)/.exec(refused.json.error.message)?.[1] as string,
+    );
+    const created = await local.api('/v1/destinations', { method: 'POST', token, body: body(over) });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const mine: string = created.json.id;
+
+    const eve = await local.sessionToken();
+    const html = '<p>hello</p>';
+    const requests = (destination_id: unknown): [string, Record<string, unknown>][] => [
+      ['/v1/pdf', { html, destination_id }],
+      ['/v1/pdf', { html, destination_id, async: true }],
+      ['/v1/batches', { html: '<p>{{ n }}</p>', items: [{ variables: { n: 1 } }], destination_id }],
+      ['/v1/merges', { parts: [{ html }, { html }], destination_id }],
+    ];
+    const unknown = 'dst_01JZZZZZZZZZZZZZZZZZZZZZZZ';
+    for (const [who, id] of [
+      [eve, mine],
+      [token, unknown],
+      [token, 'not-a-destination'],
+    ] as const) {
+      for (const [path, request] of requests(id)) {
+        const res = await local.api(path, { method: 'POST', token: who, body: request });
+        expect(res.status, `${path} ${id}: ${JSON.stringify(res.json)}`).toBe(404);
+        expect(res.json.error.code).toBe('DESTINATION_NOT_FOUND');
+      }
+    }
+    for (const who of [eve, token]) {
+      expect((await local.api('/v1/usage', { token: who })).json.renders_used).toBe(0);
+      expect((await local.api('/v1/pdf', { token: who })).json).toEqual([]);
+    }
+    // The caller's own: accepted, and the job names it.
+    const accepted = await local.api('/v1/pdf', {
+      method: 'POST',
+      token,
+      body: { html, destination_id: mine, async: true },
+    });
+    expect(accepted.status, JSON.stringify(accepted.json)).toBe(202);
+    expect(accepted.json.destination_id).toBe(mine);
+    expect((await local.api(`/v1/pdf/${accepted.json.id}`, { token })).json.destination_id).toBe(mine);
+  });
 });

@@ -92,7 +92,14 @@ describe('webhook endpoints', () => {
     expect(id).toMatch(/^wh_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(res.json.description).toBe('billing');
-    expect(res.json.events).toEqual(['job.completed', 'job.failed', 'batch.completed', 'job.cancelled']);
+    expect(res.json.events).toEqual([
+      'job.completed',
+      'job.failed',
+      'batch.completed',
+      'job.cancelled',
+      'job.delivered',
+      'job.delivery_failed',
+    ]);
 
     const listed = await local.api('/v1/webhooks', { token });
     expect(listed.json).toEqual([

@@ -27,6 +27,7 @@ const WIRING: ResourceWiring = {
   destinationRoles: false,
   usageEventBus: false,
   batchOutputQueue: false,
+  deliveryQueue: false,
   renderQueue: false,
 };
 

@@ -9,6 +9,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   batchOutputs,
+  deliveries,
   renderWorker,
   sweeper,
   usageEvents,
@@ -19,7 +20,7 @@ import {
   USAGE_EVENT_SOURCE,
   usageEventOf,
 } from '../../functions/domain/accounts/usage-events.js';
-import { batchOutputQueue, renderQueue, webhookQueue } from '../../functions/queues.js';
+import { batchOutputQueue, deliveryQueue, renderQueue, webhookQueue } from '../../functions/queues.js';
 import { wiringOf } from '../../functions/route-declaration.js';
 import { apiResources, resources, routeKey, routes } from '../../functions/routes.js';
 import { tableSchema } from '../../functions/table.js';
@@ -83,7 +84,7 @@ describe('the default stack', () => {
     }
   });
 
-  it('has one Lambda per API resource, the fallback, the renderer, the async renderer, the sweeper, the webhook sender, the render queue consumer, the batch output builder and the usage event publisher, all on Node.js 22 or newer', () => {
+  it('has one Lambda per API resource, the fallback, the renderer, the async renderer, the sweeper, the webhook sender, the render queue consumer, the batch output builder, the usage event publisher and the deliverer, all on Node.js 22 or newer', () => {
     // Besides them, only aws-cdk-lib's own handler that copies the dashboard into its bucket.
     const deployHandler = s.stack.dashboard?.bucketDeploymentHandler;
     const ours = Object.keys(functions).filter((id) => id !== s.logicalId(deployHandler as never));
@@ -98,6 +99,7 @@ describe('the default stack', () => {
           workerId(),
           s.logicalId(s.stack.consumer(batchOutputs.name).function),
           s.logicalId(s.stack.consumer(usageEvents.name).function),
+          s.logicalId(s.stack.consumer(deliveries.name).function),
         )
         .sort(),
     );
@@ -120,6 +122,8 @@ describe('the default stack', () => {
         s.logicalId(s.stack.queue(renderQueue.name).deadLetterQueue),
         s.logicalId(s.stack.queue(batchOutputQueue.name).queue),
         s.logicalId(s.stack.queue(batchOutputQueue.name).deadLetterQueue),
+        s.logicalId(s.stack.queue(deliveryQueue.name).queue),
+        s.logicalId(s.stack.queue(deliveryQueue.name).deadLetterQueue),
         s.logicalId(s.stack.consumer(sweeper.name).failureDestination),
         s.logicalId(s.stack.consumer(usageEvents.name).failureDestination),
       ].sort(),
@@ -185,6 +189,9 @@ describe('the default stack', () => {
         s.logicalId(s.stack.consumer(batchOutputs.name).function),
         // To its own failure queue only (asserted with the bus below).
         s.logicalId(s.stack.consumer(usageEvents.name).function),
+        // To the delivery queue: a completed merge that names a destination; the deliverer its retries.
+        fnId('merges'),
+        s.logicalId(s.stack.consumer(deliveries.name).function),
       ].sort(),
     );
   });
@@ -437,7 +444,7 @@ describe('the default stack', () => {
     });
   });
 
-  it("lets the destinations function sts:AssumeRole only with the service's external id, and no role anything else of STS or of another account (issue 36)", () => {
+  it("lets the destinations function (its probe) and the deliveries consumer sts:AssumeRole only with the service's external id, and no role anything else of STS or of another account (issue 36)", () => {
     const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0];
     const stsStatements = Object.keys(resourcesOf(s, 'AWS::IAM::Role'))
       .map(
@@ -448,27 +455,36 @@ describe('the default stack', () => {
           ] as const,
       )
       .filter(([, statements]) => statements.length > 0);
+    const assumeWithExternalId = {
+      Effect: 'Allow',
+      Action: 'sts:AssumeRole',
+      Resource: 'arn:aws:iam::*:role/*',
+      Condition: {
+        StringLike: { 'sts:ExternalId': `${DESTINATION_EXTERNAL_ID_PREFIX}*` },
+        Null: { 'sts:ExternalId': 'false' },
+      },
+    };
+    const deliverer = s.logicalId(s.stack.consumer(deliveries.name).function);
     expect(Object.fromEntries(stsStatements)).toEqual({
-      [roleOf(fnId('destinations'))]: [
-        {
-          Effect: 'Allow',
-          Action: 'sts:AssumeRole',
-          Resource: 'arn:aws:iam::*:role/*',
-          Condition: {
-            StringLike: { 'sts:ExternalId': `${DESTINATION_EXTERNAL_ID_PREFIX}*` },
-            Null: { 'sts:ExternalId': 'false' },
-          },
-        },
-      ],
+      [roleOf(fnId('destinations'))]: [assumeWithExternalId],
+      [roleOf(deliverer)]: [assumeWithExternalId],
     });
+    // The deliverer's table rights: reads, the delivery's update, the webhook delivery's put.
+    expect(
+      statementsOfRole(s, roleOf(deliverer))
+        .flatMap(actionsOf)
+        .filter((a) => a.startsWith('dynamodb:'))
+        .sort(),
+    ).toEqual(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
     // No S3 right in the customer's bucket on our side: the assumed role's credentials carry them.
     const own = statementsOfRole(s, roleOf(fnId('destinations')));
     expect(own.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')))).toEqual([]);
+
     // Of every role, only that statement names any account's resources.
     const anyAccount = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).flatMap((roleId) =>
       statementsOfRole(s, roleId).filter((st) => JSON.stringify(st.Resource ?? '').includes('::*:')),
     );
-    expect(anyAccount.map((st) => st.Action)).toEqual(['sts:AssumeRole']);
+    expect(anyAccount.map((st) => st.Action)).toEqual(['sts:AssumeRole', 'sts:AssumeRole']);
   });
 
   it('lets the pdf and merges functions invoke the renderer, the render queue consumer the async renderer, and nothing else', () => {
@@ -504,7 +520,7 @@ describe('the default stack', () => {
     }
   });
 
-  it('lets only the pdf, batches and merges functions, the render queue consumer and the batch output builder sign PDF URLs (GetObject and PutObject under pdf/), the first two and merges put orders, the consumers read and delete them; the assets function alone writes and deletes assets/, and what renders (pdf, merges, the render queue consumer) only reads them', () => {
+  it('lets only the pdf, batches and merges functions, the render queue consumer, the batch output builder and the deliverer sign PDF URLs (GetObject and PutObject under pdf/), the first two and merges put orders, the consumers read and delete them; the assets function alone writes and deletes assets/, and what renders (pdf, merges, the render queue consumer) only reads them', () => {
     const bucketId = s.logicalId(s.stack.pdfBucket.bucket);
     // Roles with anything of the service's bucket (the renderers read the fetched fonts' objects in
     // CDK's assets bucket: the test above).
@@ -523,8 +539,10 @@ describe('the default stack', () => {
     const builderRole =
       functions[s.logicalId(s.stack.consumer(batchOutputs.name).function)].Properties.Role['Fn::GetAtt'][0];
     const assetsRole = functions[fnId('assets')].Properties.Role['Fn::GetAtt'][0];
+    const delivererRole =
+      functions[s.logicalId(s.stack.consumer(deliveries.name).function)].Properties.Role['Fn::GetAtt'][0];
     expect(s3Users.filter((id) => id !== deployRole).sort()).toEqual(
-      [pdfRole, batchesRole, workerRole, mergesRole, builderRole, assetsRole].sort(),
+      [pdfRole, batchesRole, workerRole, mergesRole, builderRole, assetsRole, delivererRole].sort(),
     );
     expect(JSON.stringify(statementsOfRole(s, deployRole))).not.toContain(bucketId);
     const under = (prefix: string) => ({
@@ -550,6 +568,10 @@ describe('the default stack', () => {
     expect(s3Statements(builderRole)).toEqual([
       { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
       { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: under('orders') },
+    ]);
+    // The deliverer reads a job's PDF (the bucket binding's pdf/ grant); nothing of orders/ or assets/.
+    expect(s3Statements(delivererRole)).toEqual([
+      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: under('pdf') },
     ]);
     // A merge reads its parts and writes the merged PDF under pdf/, puts an async merge's order,
     // and reads assets for its parts' renders.
@@ -581,6 +603,8 @@ describe('the default stack', () => {
         s.logicalId(s.stack.queue(webhookQueue.name).deadLetterQueue),
         s.logicalId(s.stack.queue(batchOutputQueue.name).queue),
         s.logicalId(s.stack.queue(batchOutputQueue.name).deadLetterQueue),
+        s.logicalId(s.stack.queue(deliveryQueue.name).queue),
+        s.logicalId(s.stack.queue(deliveryQueue.name).deadLetterQueue),
         s.logicalId(s.stack.consumer(sweeper.name).failureDestination),
         s.logicalId(s.stack.consumer(usageEvents.name).failureDestination),
       ].sort(),
@@ -614,8 +638,8 @@ describe('the default stack', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       ScalingConfig: { MaximumConcurrency: 10 },
     });
-    // The consumer's, the webhook sender's and the batch output builder's.
-    s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 3);
+    // The consumer's, the webhook sender's, the batch output builder's and the deliverer's.
+    s.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 4);
     s.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: s.logicalId(s.stack.consumer(batchOutputs.name).function) },
       EventSourceArn: { 'Fn::GetAtt': [s.logicalId(s.stack.queue(batchOutputQueue.name).queue), 'Arn'] },

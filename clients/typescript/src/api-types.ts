@@ -27,7 +27,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Preview a render (the dashboard): the body of POST /v1/pdf, rendered the same way with a PREVIEW mark on every page; no job, no quota unit, not in usage; capped per account per minute and per day (async, webhook_id and Idempotency-Key are ignored; protection, signature and e_invoice are left out) */
+        /** Preview a render (the dashboard): the body of POST /v1/pdf, rendered the same way with a PREVIEW mark on every page; no job, no quota unit, not in usage; capped per account per minute and per day (async, webhook_id, destination_id and Idempotency-Key are ignored; protection, signature and e_invoice are left out) */
         post: operations["createPreview"];
         delete?: never;
         options?: never;
@@ -590,6 +590,27 @@ export interface components {
             webhook_id: string | null;
             /** @description the batch the job is an item of; null: none */
             batch_id: string | null;
+            /** @description the destination its PDF is delivered into once it completes (see `delivery`); null: none */
+            destination_id: string | null;
+            /** @description the copy of the PDF into `destination_id`, started when the job completes; null: no destination, or not started yet */
+            delivery: {
+                /**
+                 * @description pending: being copied (a failed put is retried on the webhook schedule); delivered: the object is in the bucket; failed: given up (see error)
+                 * @enum {string}
+                 */
+                status: "pending" | "delivered" | "failed";
+                /** @description the destination's bucket */
+                bucket: string;
+                /** @description the key the template made (with the prefix); null until the first attempt */
+                key: string | null;
+                /** @description S3's ETag of the object written; null until delivered */
+                etag: string | null;
+                delivered_at: string | null;
+                /** @description puts attempted so far */
+                attempts: number;
+                /** @description why the last attempt failed (the reason and AWS's error name); null: none did */
+                error: string | null;
+            } | null;
             /**
              * @description render: one document rendered (POST /v1/pdf, a batch item); merge: parts put together (POST /v1/merges)
              * @enum {string}
@@ -924,6 +945,8 @@ export interface components {
             async?: boolean;
             /** @description one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+            /** @description one of the account's destinations (/v1/destinations): the PDF is copied into that bucket once the job completes (the job's `delivery`); unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged */
+            destination_id?: string | null;
             /** @description the name the PDF downloads as (its link's Content-Disposition), made of the variables: `{{ name }}` or `{{ customer.name }}` placeholders only (no Jinja2 tags or filters), then made safe (characters no file system takes become _, `.pdf` added), at most 200 characters; a bad one: 422 INVALID_FILE_NAME. Default: `{job_id}.pdf` */
             file_name?: string | null;
         } & ({
@@ -1268,6 +1291,8 @@ export interface components {
             async?: boolean;
             /** @description one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+            /** @description one of the account's destinations (/v1/destinations): the PDF is copied into that bucket once the job completes (the job's `delivery`); unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged */
+            destination_id?: string | null;
             /** @description the name the PDF downloads as (its link's Content-Disposition), made of the variables: `{{ name }}` or `{{ customer.name }}` placeholders only (no Jinja2 tags or filters), then made safe (characters no file system takes become _, `.pdf` added), at most 200 characters; a bad one: 422 INVALID_FILE_NAME. Default: `{job_id}.pdf` */
             file_name?: string | null;
         } & ({
@@ -1625,6 +1650,8 @@ export interface components {
             };
             /** @description one of the account's webhook endpoints, told batch.completed when every job ended, and each item's job.completed, job.failed or job.cancelled when it subscribed to them; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+            /** @description one of the account's destinations (/v1/destinations): the PDF is copied into that bucket once the job completes (the job's `delivery`); unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged */
+            destination_id?: string | null;
             /** @description each item's PDF's name (its download's, and in the ZIP), made of the item's variables as a render's `file_name` is; an item's own `file_name` wins. Default: `{job_id}.pdf` to download, `{n}-{job_id}.pdf` in the ZIP */
             file_name?: string | null;
             /** @description every item's PDF document information, unless the item gives its own */
@@ -2281,7 +2308,7 @@ export interface components {
             id: string;
             url: string;
             description: string | null;
-            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled")[];
+            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "job.delivered" | "job.delivery_failed")[];
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
             /** @description the Standard Webhooks signing secret, whsec_ and base64: shown in this answer only, never again */
@@ -2299,14 +2326,14 @@ export interface components {
              * @description the events to send (default: all of them); webhook.test is sent on request whatever this says
              * @default null
              */
-            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled")[] | null;
+            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "job.delivered" | "job.delivery_failed")[] | null;
         };
         Webhook: {
             /** @description wh_ followed by a ULID */
             id: string;
             url: string;
             description: string | null;
-            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled")[];
+            events: ("job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "job.delivered" | "job.delivery_failed")[];
             /** @description ISO 8601 UTC with milliseconds, e.g. 2026-11-21T10:00:00.000Z */
             created_at: string;
         };
@@ -2315,7 +2342,7 @@ export interface components {
             id: string;
             webhook_id: string;
             /** @enum {string} */
-            event_type: "job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "webhook.test";
+            event_type: "job.completed" | "job.failed" | "batch.completed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "webhook.test";
             /**
              * @description pending: an attempt is due; failed: the retry window closed without a 2xx
              * @enum {string}
@@ -2652,6 +2679,8 @@ export interface components {
             async?: boolean;
             /** @description one of the account's webhook endpoints, told when the merge ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND */
             webhook_id?: string | null;
+            /** @description one of the account's destinations: the merged PDF is copied into that bucket once the merge completes; unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged */
+            destination_id?: string | null;
         };
         SigningKey: {
             /** @description sk_ followed by a ULID: what a render names in signature.key_id */
@@ -2912,7 +2941,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND */
+            /** @description PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND, DESTINATION_NOT_FOUND */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3488,7 +3517,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND */
+            /** @description PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND, DESTINATION_NOT_FOUND */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5201,7 +5230,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PDF_JOB_NOT_FOUND, PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND */
+            /** @description DESTINATION_NOT_FOUND, PDF_JOB_NOT_FOUND, PDF_TEMPLATE_NOT_FOUND, WEBHOOK_ENDPOINT_NOT_FOUND */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

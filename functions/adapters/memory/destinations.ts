@@ -16,6 +16,7 @@ import {
   type DestinationWriter,
   type StoredDestination,
 } from '../../domain/destinations/destinations.js';
+import { jobKey, type MemoryTable } from './table.js';
 
 export const createMemoryDestinationStore = (): DestinationStore => {
   const accounts = new Map<string, Map<string, StoredDestination>>();
@@ -119,24 +120,33 @@ export const createMemoryDestinationWriter = (): MemoryDestinationWriter => {
   };
 };
 
-/** A job's delivery records (domain/destinations/deliveries.ts) in memory, with the same fence. */
-export const createMemoryDeliveryRecords = (): DeliveryRecords => {
+/**
+ * A job's delivery records (domain/destinations/deliveries.ts) in memory, with the same fence. With
+ * the memory table (`table`), kept on the job's own entry as the DynamoDB adapter keeps it on the
+ * job's item: written only while the job exists, and read with the job (its `delivery`).
+ */
+export const createMemoryDeliveryRecords = (table?: MemoryTable): DeliveryRecords => {
   const records = new Map<string, JobDelivery>();
   const id = (accountId: string, jobId: string) => `${accountId}\n${jobId}`;
+  const read = (accountId: string, jobId: string): JobDelivery | undefined =>
+    table ? table.jobs.get(jobKey(accountId, jobId))?.job.delivery : records.get(id(accountId, jobId));
   return {
     async get(accountId, jobId) {
-      const found = records.get(id(accountId, jobId));
+      const found = read(accountId, jobId);
       return found ? structuredClone(found) : undefined;
     },
     async put(accountId, jobId, next, afterAttempts) {
-      const current = records.get(id(accountId, jobId));
+      const stored = table?.jobs.get(jobKey(accountId, jobId));
+      if (table && !stored) return false;
+      const current = read(accountId, jobId);
       if (
         afterAttempts === null
           ? current !== undefined
           : current?.status !== 'pending' || current.attempts !== afterAttempts
       )
         return false;
-      records.set(id(accountId, jobId), structuredClone(next));
+      if (stored) stored.job = { ...stored.job, delivery: structuredClone(next) };
+      else records.set(id(accountId, jobId), structuredClone(next));
       return true;
     },
   };

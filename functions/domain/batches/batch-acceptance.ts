@@ -24,6 +24,7 @@ import { stringifyTemplateData } from '../../templating/index.js';
 import { ServiceError } from '../common/errors.js';
 import { newJobId } from '../common/ids.js';
 import type { Principal } from '../common/principal.js';
+import { checkDestination, type DestinationLookup } from '../destinations/destinations.js';
 import { type Job, type NewJob, pdfObjectKey } from '../jobs/jobs.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../renders/idempotency.js';
 import type { RenderSource } from '../renders/render-command.js';
@@ -316,4 +317,23 @@ export const acceptItems = async (
     throw e;
   }
   return { created, replayed, undo };
+};
+
+/**
+ * What a batch names besides its items, checked before anything is held: its webhook endpoint
+ * (404 WEBHOOK_ENDPOINT_NOT_FOUND) and its destination (404 DESTINATION_NOT_FOUND), the caller's own.
+ */
+export const checkNamed = async (
+  deps: {
+    readonly webhooks?: { exists(accountId: string, webhookId: string): Promise<boolean> };
+    readonly destinations?: DestinationLookup;
+  },
+  accountId: string,
+  command: { readonly webhookId: string | null; readonly destinationId?: string | null },
+): Promise<void> => {
+  const { webhookId } = command;
+  if (webhookId !== null && deps.webhooks && !(await deps.webhooks.exists(accountId, webhookId))) {
+    throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
+  }
+  await checkDestination(deps.destinations, accountId, command.destinationId);
 };

@@ -37,6 +37,7 @@ import { newBatchId } from '../common/ids.js';
 import type { Page } from '../common/pagination.js';
 import type { Clock } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
+import type { DestinationLookup } from '../destinations/destinations.js';
 import type { JobPresenter } from '../jobs/job-view.js';
 import { isEnded, isOpen, type Job, type JobView, printsPageNumbers } from '../jobs/jobs.js';
 import {
@@ -51,7 +52,7 @@ import { type RenderOptions, type RequestedOptions, renderOptionsFrom } from '..
 import { checkSigningKey, type SigningKeyResolver } from '../signing/signing-keys.js';
 import type { ResolvedTemplate, TemplateResolver } from '../templates/render-template.js';
 import type { RequiredVariable } from '../templates/template-check.js';
-import { acceptItems, type BatchWrites, checkItemKeys } from './batch-acceptance.js';
+import { acceptItems, type BatchWrites, checkItemKeys, checkNamed } from './batch-acceptance.js';
 import {
   type Batch,
   type BatchEvents,
@@ -94,6 +95,8 @@ export interface BatchCommand {
   readonly options: RequestedOptions;
   readonly items: readonly BatchItem[];
   readonly webhookId: string | null;
+  /** The account's destination every item's PDF is delivered into (`destination_id`); absent or null: none. */
+  readonly destinationId?: string | null;
   /** What is built once the batch completed; absent: nothing. */
   readonly output?: BatchOutput;
 }
@@ -117,6 +120,8 @@ export interface BatchDeps {
   };
   /** Absent: a batch's webhook_id is not checked against the account's endpoints. */
   readonly webhooks?: { exists(accountId: string, webhookId: string): Promise<boolean> };
+  /** A batch's destination_id, checked to be the caller's. Absent: one is refused (404). */
+  readonly destinations?: DestinationLookup;
   /** Keys item body hashes before they are kept (batch-acceptance.ts). @default unkeyed */
   readonly digest?: (hash: string) => Promise<string>;
   /** A signature's key, checked to be the caller's before anything is held. Absent: refused. */
@@ -394,14 +399,8 @@ export const createBatches = (deps: BatchDeps) => {
   return {
     /** Accepts a batch: every item's job pending in the queue, its unit held; answers the batch. */
     async create(principal: Principal, command: BatchCommand): Promise<BatchView> {
-      const { webhookId } = command;
-      if (
-        webhookId !== null &&
-        deps.webhooks &&
-        !(await deps.webhooks.exists(principal.accountId, webhookId))
-      ) {
-        throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
-      }
+      const { webhookId, destinationId } = command;
+      await checkNamed(deps, principal.accountId, command);
       const template = await readTemplate(principal, command);
       checkItems(template, command.items);
       // Options per item checked before anything is held (an item's metadata cannot break them).
@@ -466,6 +465,7 @@ export const createBatches = (deps: BatchDeps) => {
                 // job.cancelled), when it subscribed to them; batch.completed as ever.
                 webhook_id: webhookId,
                 batch_id: batchId,
+                ...(destinationId ? { destination_id: destinationId } : {}),
                 ...(item?.reference !== undefined ? { reference: item.reference } : {}),
                 ...(item?.fileName !== undefined ? { file_name: item.fileName } : {}),
                 ...(eInvoice ? { e_invoice: eInvoice.record } : {}),

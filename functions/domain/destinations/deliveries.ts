@@ -11,12 +11,13 @@
  * is told by the one handler whose write ended the delivery: once, however many puts failed first
  * and however often a message came.
  *
- * NOT WIRED YET: no render, batch or merge names `destination_id` so far, and the queue, its
- * consumer and the job's `delivery` field in the API are still to declare (see the issue's notes).
+ * Wired (services.ts): a job that names `destination_id` starts its delivery when it completes
+ * (its JobEvents), and the delivery queue's consumer (functions/deliveries) handles each message.
  */
 import { isoNow } from '../common/clock.js';
 import { ServiceError } from '../common/errors.js';
 import type { Clock, MessageQueue } from '../common/ports.js';
+import type { Job, JobDelivery } from '../jobs/jobs.js';
 import { nextAttemptAt, type RetrySchedule } from '../webhooks/webhooks.js';
 import {
   DESTINATION_FAILURES,
@@ -28,25 +29,7 @@ import {
   targetOf,
 } from './destinations.js';
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-
-/** A job's delivery, as GET /v1/pdf/{id} is to show it (`delivery`). */
-export interface JobDelivery {
-  readonly status: DeliveryStatus;
-  readonly destination_id: string;
-  readonly bucket: string;
-  /** The rendered key; null until the first attempt rendered it. */
-  readonly key: string | null;
-  /** S3's ETag of the object written; null until delivered. */
-  readonly etag: string | null;
-  readonly delivered_at: string | null;
-  /** Puts attempted so far. */
-  readonly attempts: number;
-  /** Why the last attempt failed (a reason and AWS's error name, never a credential); null when none did. */
-  readonly error: string | null;
-  /** Epoch ms: when the first attempt was due (the retry window opens then). */
-  readonly window_started_at: number;
-}
+export type { DeliveryStatus, JobDelivery } from '../jobs/jobs.js';
 
 /**
  * Where a job's delivery is kept: the job's item in the table (adapters/dynamodb/deliveries.ts),
@@ -74,6 +57,22 @@ export interface DeliverableJob extends KeyTemplateJob {
   readonly account_id: string;
   readonly object_key: string;
 }
+
+/** A stored job as the deliverer reads it; undefined when there is none (or it did not complete). */
+export const deliverableOf = (job: Job | undefined): DeliverableJob | undefined =>
+  job && job.status === 'completed'
+    ? {
+        id: job.id,
+        account_id: job.account_id,
+        object_key: job.object_key,
+        created_at: job.created_at,
+        kind: job.kind ?? 'render',
+        reference: job.reference ?? null,
+        file_name: job.file_name ?? null,
+        batch_id: job.batch_id ?? null,
+        template_id: job.template_id,
+      }
+    : undefined;
 
 /** Told once per delivery that ended (the account's webhooks: job.delivered, job.delivery_failed). */
 export interface DeliveryEvents {
@@ -127,8 +126,14 @@ export const createDeliverer = (deps: DelivererDeps) => {
         error: null,
         window_started_at: clock.now().getTime(),
       };
-      // Recorded once: a second telling of the same job's end queues nothing new.
-      if (!(await records.put(job.account_id, job.id, pending, null))) return;
+      // Recorded once. A second telling of the job's end (a retry after the queue failed, or
+      // another teller) queues the first attempt again while none has run: a message lost to a
+      // queue fault would otherwise leave the delivery pending for good. The attempt count fences
+      // the extra message (handle answers 'duplicate').
+      if (!(await records.put(job.account_id, job.id, pending, null))) {
+        const current = await records.get(job.account_id, job.id);
+        if (current?.status !== 'pending' || current.attempts !== 0) return;
+      }
       await deps.queue.send({ account_id: job.account_id, job_id: job.id, attempt: 1 });
     },
 

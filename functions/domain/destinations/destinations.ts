@@ -213,6 +213,24 @@ export const probeKey = (prefix: string, id: string): string => `${prefix}.pdf-s
 
 const notFound = (id: string) => new ServiceError('DESTINATION_NOT_FOUND', `Destination ${id} was not found`);
 
+/** What a render, batch or merge that names `destination_id` is checked against at acceptance. */
+export type DestinationLookup = Pick<DestinationStore, 'get'>;
+
+/**
+ * A `destination_id` a render, batch or merge names: the caller's own, else 404
+ * DESTINATION_NOT_FOUND before anything is held (another account's answers the same as an
+ * unknown one). No lookup (a deployment without destinations) refuses every id.
+ */
+export const checkDestination = async (
+  lookup: DestinationLookup | undefined,
+  accountId: string,
+  destinationId: string | null | undefined,
+): Promise<void> => {
+  if (destinationId === null || destinationId === undefined) return;
+  if (!DESTINATION_ID.test(destinationId) || !lookup || !(await lookup.get(accountId, destinationId)))
+    throw notFound(destinationId);
+};
+
 export const unreachable = (e: DestinationWriteError, externalId: string) => {
   const field =
     e.reason === 'assume_role_denied' ? 'role_arn' : e.reason === 'wrong_region' ? 'region' : 'bucket';

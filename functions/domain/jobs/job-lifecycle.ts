@@ -147,9 +147,9 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
     return { lost: () => state.lost, stop: () => clearInterval(timer) };
   };
 
-  /** Tells JobEvents of an ended job that names a webhook endpoint or a batch; never fails the caller. */
+  /** Tells JobEvents of an ended job that names a webhook endpoint, a batch or a destination; never fails the caller. */
   const ended = async (job: Job): Promise<void> => {
-    if (!job.webhook_id && !job.batch_id) return;
+    if (!job.webhook_id && !job.batch_id && !job.destination_id) return;
     const events = deps.events ?? NO_JOB_EVENTS;
     await retried(
       () => events.ended(job),

@@ -76,6 +76,10 @@ export interface Job {
   readonly webhook_id?: string | null;
   /** The batch the job is an item of; null or absent: none. */
   readonly batch_id?: string | null;
+  /** The account's destination its PDF is delivered into once it completes; null or absent: none. */
+  readonly destination_id?: string | null;
+  /** Its delivery into that destination, once started (kept on the job's item by the deliverer). */
+  readonly delivery?: JobDelivery;
   /** Absent: a render (every job before merges). */
   readonly kind?: JobKind;
   /**
@@ -99,6 +103,26 @@ export const printsPageNumbers = (render: {
   readonly footer?: string | null | undefined;
   readonly options: { readonly pdf: { readonly pagedMedia?: boolean } };
 }): boolean => Boolean(render.header) || Boolean(render.footer) || render.options.pdf.pagedMedia === true;
+/** A job's delivery into its destination (domain/destinations/deliveries.ts). */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** A job's delivery, as GET /v1/pdf/{id} is to show it (`delivery`). */
+export interface JobDelivery {
+  readonly status: DeliveryStatus;
+  readonly destination_id: string;
+  readonly bucket: string;
+  /** The rendered key; null until the first attempt rendered it. */
+  readonly key: string | null;
+  /** S3's ETag of the object written; null until delivered. */
+  readonly etag: string | null;
+  readonly delivered_at: string | null;
+  /** Puts attempted so far. */
+  readonly attempts: number;
+  /** Why the last attempt failed (a reason and AWS's error name, never a credential); null when none did. */
+  readonly error: string | null;
+  /** Epoch ms: when the first attempt was due (the retry window opens then). */
+  readonly window_started_at: number;
+}
 
 /**
  * - reserving: the job exists, its unit may or may not be held yet (the reservation is the next write);
@@ -166,6 +190,7 @@ export type NewJob = Pick<Job, 'id' | 'account_id' | 'template_id' | 'template_v
     | 'reference'
     | 'file_name'
     | 'prints_page_numbers'
+    | 'destination_id'
   >;
 
 /**

@@ -27,6 +27,7 @@
  * fault of ours retried while attempts remain (a part rendered before is merged, not rendered
  * again), a part's or the assembly's failure failing it with its unit given back.
  */
+
 import type { Plan } from '../../settings.js';
 import { readTemplateDataText } from '../../templating/index.js';
 import type { UsageStore } from '../accounts/usage.js';
@@ -43,6 +44,7 @@ import type {
   WebhookEndpoints,
 } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
+import { checkDestination, type DestinationLookup } from '../destinations/destinations.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { JobPresenter } from '../jobs/job-view.js';
 import {
@@ -85,6 +87,8 @@ export interface MergeCommand {
   readonly async: boolean;
   /** The account's webhook endpoint told when the merge ends; null: none. */
   readonly webhookId: string | null;
+  /** The account's destination the merged PDF is delivered into (`destination_id`); absent or null: none. */
+  readonly destinationId?: string | null;
 }
 
 /**
@@ -139,6 +143,8 @@ export interface PdfAssembler {
 }
 
 export interface MergeDeps {
+  /** A merge's destination_id, checked to be the caller's. Absent: one is refused (404). */
+  readonly destinations?: DestinationLookup;
   readonly jobs: Pick<JobStore, 'get'>;
   readonly usage: Pick<UsageStore, 'checkReservable'>;
   readonly lifecycle: JobLifecycle;
@@ -355,6 +361,7 @@ export const createMerges = (deps: MergeDeps) => {
      */
     async create(principal: Principal, command: MergeCommand): Promise<JobView> {
       // Every part checked before anything is held: a refusal charges nothing.
+      await checkDestination(deps.destinations, principal.accountId, command.destinationId);
       const found = await Promise.all(
         command.parts.map((part, i) =>
           part.kind === 'job' ? jobPart(principal, i, part.jobId, command.pageNumbers) : undefined,
@@ -398,6 +405,7 @@ export const createMerges = (deps: MergeDeps) => {
           mode,
           webhook_id: webhookId,
           batch_id: null,
+          ...(command.destinationId ? { destination_id: command.destinationId } : {}),
         },
         plan,
         month,

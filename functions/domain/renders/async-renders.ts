@@ -137,7 +137,12 @@ export const createAsyncRenders = (deps: AsyncRenderDeps) => {
     async create(principal: Principal, command: RenderCommand): Promise<Rendered> {
       const run: RenderRun = async (p, order): Promise<JobView> =>
         pdfJobs.present(
-          await submit(p, order, { webhookId: command.webhookId, batchId: null, fileName: command.fileName }),
+          await submit(p, order, {
+            webhookId: command.webhookId,
+            batchId: null,
+            fileName: command.fileName,
+            destinationId: command.destinationId ?? null,
+          }),
         );
       return pdfJobs.create(principal, command, run);
     },

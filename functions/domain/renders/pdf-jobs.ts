@@ -27,6 +27,7 @@ import { newJobId } from '../common/ids.js';
 import type { Page } from '../common/pagination.js';
 import type { Clock, RenderResult, WebhookEndpoints } from '../common/ports.js';
 import type { Principal } from '../common/principal.js';
+import { checkDestination, type DestinationLookup } from '../destinations/destinations.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { JobPresenter } from '../jobs/job-view.js';
 import {
@@ -92,6 +93,8 @@ export interface PdfJobDeps {
   readonly onFault: (message: string, error: unknown) => void;
   /** Absent: a render's webhook_id is not checked against the account's endpoints. */
   readonly webhooks?: WebhookEndpoints;
+  /** A render's destination_id, checked to be the caller's at acceptance. Absent: one is refused (404). */
+  readonly destinations?: DestinationLookup;
   /** Builds and validates a render's e-invoice at acceptance. Absent: a render with e_invoice is refused. */
   readonly eInvoices?: EInvoiceChecker;
   /** A signature's key, checked to be the caller's at acceptance. Absent: a signed render is refused. */
@@ -182,6 +185,8 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
     ) {
       throw new ServiceError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${webhookId} was not found`);
     }
+    // Before anything is held: another account's destination or an unknown one costs nothing (404).
+    await checkDestination(deps.destinations, principal.accountId, placement.destinationId);
     const { template, eInvoice, options } = await checked(
       principal,
       order,
@@ -209,6 +214,7 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
         mode: placement.mode,
         webhook_id: placement.webhookId,
         batch_id: placement.batchId,
+        ...(placement.destinationId ? { destination_id: placement.destinationId } : {}),
         ...(placement.fileName ? { file_name: placement.fileName } : {}),
         ...(eInvoice ? { e_invoice: eInvoice.record } : {}),
         ...(printsPageNumbers({ ...template, options }) ? { prints_page_numbers: true as const } : {}),
@@ -312,9 +318,17 @@ export const createPdfJobs = (deps: PdfJobDeps) => {
   const finished = new WeakMap<RenderCommand, StoredAnswer>();
 
   const renderOnce =
-    ({ webhookId, fileName }: Pick<RenderCommand, 'webhookId' | 'fileName'>): RenderRun =>
+    ({
+      webhookId,
+      fileName,
+      destinationId,
+    }: Pick<RenderCommand, 'webhookId' | 'fileName' | 'destinationId'>): RenderRun =>
     async (principal, order, renewAlso, onCompleted) =>
-      execute(await accept(principal, order, { ...SYNC, webhookId, fileName }), renewAlso, onCompleted);
+      execute(
+        await accept(principal, order, { ...SYNC, webhookId, fileName, destinationId }),
+        renewAlso,
+        onCompleted,
+      );
 
   /**
    * Our faults: the claim is given up (the job failed, its unit back) so that a retry renders. A

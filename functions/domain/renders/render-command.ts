@@ -37,6 +37,8 @@ export interface RenderCommand {
   readonly mode: JobMode;
   /** The account's webhook endpoint told when the job ends (body `webhook_id`); null: none. */
   readonly webhookId: string | null;
+  /** The account's destination the PDF is delivered into (body `destination_id`); null or absent: none. */
+  readonly destinationId?: string | null;
   /** The download's name (`file_name`, rendered and made safe at the edge: file-name.ts); null: `{job_id}.pdf`. */
   readonly fileName?: string | null | undefined;
 }

@@ -83,6 +83,8 @@ export interface Placement {
   readonly batchId: string | null;
   /** The download's name (RenderCommand.fileName); absent or null: `{job_id}.pdf`. */
   readonly fileName?: string | null | undefined;
+  /** The account's destination the PDF is delivered into; absent or null: none. */
+  readonly destinationId?: string | null | undefined;
 }
 
 export const SYNC: Placement = { mode: 'sync', webhookId: null, batchId: null };

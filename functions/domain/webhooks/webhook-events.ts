@@ -9,6 +9,7 @@
 import type { BatchEvents, BatchView } from '../batches/batches.js';
 import { eventDeliveryId, newWebhookDeliveryId, WEBHOOK_ID } from '../common/ids.js';
 import type { JobEvents, WebhookEndpoints } from '../common/ports.js';
+import type { DeliverableJob, DeliveryEvents } from '../destinations/deliveries.js';
 import { isEnded, type Job } from '../jobs/jobs.js';
 import type { WebhookEmitter } from './webhook-management.js';
 import type { StoredWebhookDelivery, SubscribableEventType, WebhookStore } from './webhooks.js';
@@ -73,6 +74,31 @@ export const createWebhookJobEvents = (deps: WebhookJobEventsDeps): JobEvents =>
         : newWebhookDeliveryId();
       await notifier.notify(job.account_id, job.webhook_id, type, () => deps.describe(job), id);
     },
+  };
+};
+
+export interface WebhookDeliveryEventsDeps extends WebhookNotifierDeps {
+  /** The job as it is now (its delivery recorded), read when a delivery ended. */
+  readonly job: (accountId: string, jobId: string) => Promise<Job | undefined>;
+  readonly describe: (job: Job) => Promise<unknown>;
+}
+
+/**
+ * A job's delivery into its destination that ended tells the job's endpoint `job.delivered` (a
+ * signed confirmation that the object is in the customer's bucket) or `job.delivery_failed`,
+ * once: the deliverer tells it once, and the event's id is the job's and the type's.
+ */
+export const createWebhookDeliveryEvents = (deps: WebhookDeliveryEventsDeps): DeliveryEvents => {
+  const notifier = createWebhookNotifier(deps);
+  const tell = async (ref: DeliverableJob, type: 'job.delivered' | 'job.delivery_failed') => {
+    const job = await deps.job(ref.account_id, ref.id);
+    if (!job?.webhook_id) return;
+    const id = eventDeliveryId(Date.parse(job.created_at), job.account_id, job.id, type);
+    await notifier.notify(job.account_id, job.webhook_id, type, () => deps.describe(job), id);
+  };
+  return {
+    delivered: (job) => tell(job, 'job.delivered'),
+    failed: (job) => tell(job, 'job.delivery_failed'),
   };
 };
 

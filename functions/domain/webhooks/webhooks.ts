@@ -14,6 +14,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'job.failed',
   'batch.completed',
   'job.cancelled',
+  'job.delivered',
+  'job.delivery_failed',
 ] as const;
 export type SubscribableEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export type WebhookEventType = SubscribableEventType | 'webhook.test';

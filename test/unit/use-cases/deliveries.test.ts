@@ -102,8 +102,13 @@ describe('delivery into a destination', () => {
   it('puts the PDF at the templated key, byte for byte, and tells delivered once', async () => {
     const { writer, records, told, deliverer, consume } = await setup();
     await deliverer.start(job, destination.id);
+    // Told twice before any attempt ran: the first attempt is queued again, and fenced.
     await deliverer.start(job, destination.id);
-    expect(await consume(true)).toEqual(['delivered', 'duplicate']);
+    expect(await consume(true)).toEqual(['delivered', 'duplicate', 'duplicate', 'duplicate']);
+    expect(writer.putAttempts).toBe(1);
+    // Told again once it ran: nothing more is queued.
+    await deliverer.start(job, destination.id);
+    expect(await consume()).toEqual([]);
     const key = `pdf/invoices/2026-11/${job.id}.pdf`;
     expect(Buffer.from(writer.objects(destination.bucket).get(key) ?? [])).toEqual(Buffer.from(PDF));
     const delivery = await records.get(ACCOUNT, job.id);

@@ -7,7 +7,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../functions/domain/common/errors.js';
 import { destinationKey, EXTERNAL_ID_PREFIX } from '../../../functions/domain/destinations/destinations.js';
-import { destinationManagement } from '../../../functions/services.js';
+import * as build from '../../../functions/services.js';
+import { destinationManagement, pdfJobs } from '../../../functions/services.js';
+import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 
 let m: MemoryServices;
@@ -149,5 +151,84 @@ describe('destinations', () => {
     expect(
       destinationKey({ prefix: '', key_template: '{{ job.reference or job.id }}/{{ job.file_name }}' }, job),
     ).toBe('INV-7/invoice-7.pdf');
+  });
+
+  it('stops a key template that loops at its bound, at creation and at delivery (a loop only some jobs take)', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const destinations = m.services.get(destinationManagement);
+    const nested = '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}';
+    for (const key_template of [
+      `${nested}{{ job.id }}.pdf`,
+      '{% for i in range(100000000) %}x{% endfor %}',
+      '{{ (job.id ~ "x") * 100000000 }}',
+      '{% macro m(n) %}{{ m(n) }}{% endmacro %}{{ m(1) }}',
+    ]) {
+      const refused = await refusal(destinations.create(ada, { ...body, key_template }));
+      expect(refused.code, key_template).toBe('INVALID_DESTINATION');
+      expect(refused.details?.[0]?.field).toBe('key_template');
+    }
+    expect(m.destinationWriter.putAttempts).toBe(0);
+    // The sample job at creation takes no loop; a job whose reference is "bomb" does, at delivery.
+    const trap = `{% if job.reference == 'bomb' %}${nested}{% endif %}{{ job.id }}.pdf`;
+    const job = {
+      id: 'job_01JABCDEFGHJKMNPQRSTVWXYZ0',
+      created_at: '2026-11-28T10:00:00.000Z',
+      kind: 'render',
+      reference: 'bomb',
+      file_name: null,
+      batch_id: null,
+      template_id: null,
+    };
+    expect(destinationKey({ prefix: '', key_template: trap }, { ...job, reference: 'INV-7' })).toBe(
+      'job_01JABCDEFGHJKMNPQRSTVWXYZ0.pdf',
+    );
+    let error: unknown;
+    try {
+      destinationKey({ prefix: '', key_template: trap }, job);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).code).toBe('INVALID_DESTINATION');
+    expect((error as ServiceError).message).toMatch(/100 ms limit/);
+  });
+
+  it('wires a sync render that names a destination to its delivery: queued when it completes, shown on the job', async () => {
+    m = memoryServices();
+    const ada = caller();
+    const destinations = m.services.get(destinationManagement);
+    const externalId = /the external id is (pdf-service-[0-9a-f]+)/.exec(
+      (await refusal(destinations.create(ada, body))).message,
+    )?.[1] as string;
+    m.destinationWriter.addBucket(body.bucket, { region: body.region, roleArn: ROLE, externalId });
+    const created = await destinations.create(ada, body);
+    const rendered = await m.services.get(pdfJobs).create(ada, {
+      source: { kind: 'inline', html: '<p>hi</p>', headerHtml: null, footerHtml: null },
+      variables: readTemplateDataText('{}'),
+      options: {},
+      idempotency: null,
+      mode: 'sync',
+      webhookId: null,
+      destinationId: created.id,
+    });
+    const { job } = rendered.job;
+    expect(job).toMatchObject({ status: 'completed', destination_id: created.id });
+    // Recorded on the job's item as it completed (the render's own answer was made before).
+    expect((await m.jobs.get(ada.accountId, job.id))?.delivery).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      bucket: body.bucket,
+    });
+    const deliverer = m.services.get(build.deliverer);
+    const messages = m.deliveryQueue.drain();
+    expect(messages).toEqual([{ account_id: ada.accountId, job_id: job.id, attempt: 1 }]);
+    expect(await deliverer.handle(messages[0] as never)).toBe('delivered');
+    const key = `invoices/${job.created_at.slice(0, 7)}/${job.id}.pdf`;
+    const stored = m.storage.object(job.object_key)?.body as Uint8Array;
+    expect(Buffer.from(m.destinationWriter.objects(body.bucket).get(key) ?? [])).toEqual(Buffer.from(stored));
+    const after = await m.jobs.get(ada.accountId, job.id);
+    expect(after?.delivery).toMatchObject({ status: 'delivered', key, attempts: 1 });
+    expect(after?.status).toBe('completed');
   });
 });

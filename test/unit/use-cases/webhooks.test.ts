@@ -68,7 +68,14 @@ describe('webhook endpoints', () => {
       events: null,
     });
     expect(created.secret).toMatch(/^whsec_/);
-    expect(created.events).toEqual(['job.completed', 'job.failed', 'batch.completed', 'job.cancelled']);
+    expect(created.events).toEqual([
+      'job.completed',
+      'job.failed',
+      'batch.completed',
+      'job.cancelled',
+      'job.delivered',
+      'job.delivery_failed',
+    ]);
     const listed = await management.list(ADA);
     expect(listed).toEqual([
       {
