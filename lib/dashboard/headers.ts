@@ -62,8 +62,9 @@ export const REFERENCE_STYLE_HASHES: readonly string[] = [
   'sha256-F0/rMvXlZaicoHD1WSHTNYehbxI2Cllpk56amnJp9UY=',
   // And one for the document with cancel, queue depth, file_name and batch items (issue 37, h-queue).
   'sha256-dbY21zBN0iLVUdNu5rGThACh85rR3V9idDbAu3vLUJo=',
-  // And one for the document with destinations, async merges and XRechnung (issues 35 and 36).
-  'sha256-gmLYvhLQhf0w7vxRqFz1H+b21+Jns9PeLs4kQ8nlNSA=',
+  // And one for the document with destinations, deliveries, async merges and XRechnung (issues 35
+  // and 36).
+  'sha256-l6PWMw4ghGqKQ/IR/68OfORmWRM9O9bvf7rwIwqL4zQ=',
 ];
 
 /**
