@@ -39,7 +39,9 @@ export const createMemorySigner = async (options: MemorySignerOptions = {}): Pro
   const certificate = new pkijs.Certificate();
   certificate.version = 2;
   const serial = randomBytes(8);
-  serial[0] = (serial[0] ?? 0) & 0x7f; // a positive INTEGER
+  // A positive INTEGER in its shortest form: a first byte of 0x00 (1 in 128 before this) made a
+  // non-minimal encoding that OpenSSL refuses to parse (one CI run failed on it).
+  serial[0] = ((serial[0] ?? 0) & 0x7f) | 0x40;
   certificate.serialNumber = new asn1js.Integer({ valueHex: serial });
   const cn = new pkijs.AttributeTypeAndValue({
     type: '2.5.4.3',
