@@ -114,7 +114,7 @@ const OWN_PROCESS_FAST = OWN_PROCESS.filter((file) => !HEAVY.includes(file));
  * (test/helpers/shared-stack.ts), or a file's own stack with other settings in a child process
  * (a bundled stack starts for about a quarter of the CPU of one loaded into the test process),
  * and the local adapters' contract tests; `integration-own` against stacks in each file's own
- * process. The full tier (`npm run test:all`, CI) adds `sweeps` beside `integration` (the rest of
+ * process. The full tier (`npm run test:all`, CI) adds `sweeps` after `integration` (the rest of
  * the two long hostile sweeps, SWEEPS above) and `heavy`, after all of them (HEAVY above).
  *
  * A test file's own process costs about 1.5 s of CPU before its first test (Node, the worker, the
@@ -175,14 +175,15 @@ export default defineConfig({
       },
       {
         // The full tier's part of the two long hostile sweeps (test/helpers/sweep-part.ts): the
-        // cases the fast tier's sample leaves out, on the shared stack, beside `integration`.
+        // cases the fast tier's sample leaves out, on the shared stacks, after `integration` (beside
+        // it, both parts at once took the renderer past its capacity: 503 after five tries).
         extends: true,
         test: {
           name: 'sweeps',
           include: SWEEPS,
           env: { POWERTOOLS_DEV: 'true', POWERTOOLS_LOG_LEVEL: 'WARN', SWEEP_PART: 'rest' },
           globalSetup: ['test/helpers/shared-stack.ts'],
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
       {
@@ -204,7 +205,7 @@ export default defineConfig({
           // with the fast tier's when the run has one (each is started once per run).
           globalSetup: ['test/helpers/run-dir.ts', 'test/helpers/shared-stack.ts'],
           setupFiles: ['test/helpers/one-at-a-time.ts'],
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
         },
       },
     ],
