@@ -189,8 +189,8 @@ describe('the default stack', () => {
         s.logicalId(s.stack.consumer(batchOutputs.name).function),
         // To its own failure queue only (asserted with the bus below).
         s.logicalId(s.stack.consumer(usageEvents.name).function),
-        // To the delivery queue: a completed merge that names a destination; the deliverer its retries.
-        fnId('merges'),
+        // To the delivery queue: merges (above; a completed merge that names a destination), and the
+        // deliverer its retries.
         s.logicalId(s.stack.consumer(deliveries.name).function),
       ].sort(),
     );
