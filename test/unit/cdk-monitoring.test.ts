@@ -22,9 +22,9 @@ const TOPIC_ARN = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
  * The API's two (5xx, latency), the renderer's three (errors, throttles, duration) and the async
  * renderer's two, each of the four consumers' errors and heartbeat, the render queue's
  * three (depth, age, DLQ), the webhook queue's two (age, DLQ), the batch output queue's two
- * (age, DLQ) and the table's throttles.
+ * (age, DLQ), the delivery queue's two (age, DLQ) and the table's throttles.
  */
-const ALARM_COUNT = 2 + 3 + 2 + consumers.length * 2 + 3 + 2 + 2 + 1;
+const ALARM_COUNT = 2 + 3 + 2 + consumers.length * 2 + 3 + 2 + 2 + 2 + 1;
 
 const alarms = (s: Synthesized): Json[] => Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
 const metricOf = (alarm: Json) => ({
