@@ -35,8 +35,8 @@ export interface QueueBackend {
   readonly name: string;
   readonly secondMs: number;
   /**
-   * Runs the cases side by side: for a backend in real seconds, whose cases mostly wait out
-   * visibility timeouts and delays. (The memory queue's tenth-seconds leave no room for that.)
+   * Runs the cases side by side. No backend does: a redelivery is timed from when the consumer ran,
+   * and side by side a consumer ran late enough to make a 1 s visibility timeout look like 0.4 s.
    */
   readonly concurrent?: boolean;
   create<T>(settings: QueueSettings): Promise<QueueUnderTest<T>>;

@@ -39,7 +39,6 @@ afterAll(async () => {
 queueContract({
   name: 'the local SQS server',
   secondMs: 1000,
-  concurrent: true,
   async create(settings) {
     const name = `contract-${++made}`;
     const dlq = `${name}-dlq`;
