@@ -34,11 +34,6 @@ export interface QueueUnderTest<T> {
 export interface QueueBackend {
   readonly name: string;
   readonly secondMs: number;
-  /**
-   * Runs the cases side by side. No backend does: a redelivery is timed from when the consumer ran,
-   * and side by side a consumer ran late enough to make a 1 s visibility timeout look like 0.4 s.
-   */
-  readonly concurrent?: boolean;
   create<T>(settings: QueueSettings): Promise<QueueUnderTest<T>>;
 }
 
@@ -83,7 +78,9 @@ export const queueContract = (backend: QueueBackend): void => {
     return { log, consumer };
   };
 
-  (backend.concurrent ? describe.concurrent : describe)(`the queue port on ${backend.name}`, () => {
+  // One case after another: a redelivery is timed from when the consumer ran, and side by side a
+  // consumer ran late enough to make a 1 s visibility timeout look like 0.4 s.
+  describe(`the queue port on ${backend.name}`, () => {
     it("delivers every message once, its body as JSON in Lambda's SQS shape, also those sent many at a time", async ({
       expect,
       onTestFinished,
