@@ -362,11 +362,15 @@ export const createMerges = (deps: MergeDeps) => {
     async create(principal: Principal, command: MergeCommand): Promise<JobView> {
       // Every part checked before anything is held: a refusal charges nothing.
       await checkDestination(deps.destinations, principal.accountId, command.destinationId);
-      const found = await Promise.all(
+      // Read side by side; a refusal names the first part refused, whichever answered first.
+      const settled = await Promise.allSettled(
         command.parts.map((part, i) =>
           part.kind === 'job' ? jobPart(principal, i, part.jobId, command.pageNumbers) : undefined,
         ),
       );
+      const refused = settled.find((r) => r.status === 'rejected');
+      if (refused) throw refused.reason;
+      const found = settled.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
       const orders: (RenderOrder | undefined)[] = [];
       for (const [i, part] of command.parts.entries())
         orders.push(part.kind === 'render' ? await renderPart(principal, i, part.render) : undefined);
