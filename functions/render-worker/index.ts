@@ -103,25 +103,15 @@ const createMessageHandler = (
     },
     // A batch's items among the messages render as one run (domain/renders/render-run.ts).
     async handleAll(items) {
+      // The run sends again, once each, the messages it did not take or released (handBack); a
+      // message whose sending failed has its error and comes back after its backoff.
       const outcomes = await runs.handleRun(
         items.map((i) => i.message),
         (indexes) => sendAgain(indexes.map((i) => items[i]?.message)),
       );
-      // A run's released items are queued again before their messages are acknowledged.
-      const released = items.flatMap(({ message }, i) => {
-        const outcome = outcomes[i];
-        return outcome && 'kind' in outcome && outcome.kind === 'later' ? [message] : [];
-      });
-      const handedBack = new Set(released);
-      await sendAgain(released).catch((e: unknown) => {
-        logFault('render queue: sending released jobs again failed (the sweeper sends them)', e);
-        handedBack.clear();
-      });
       return Promise.all(
         items.map(({ message, record }, i) =>
-          released.includes(message) && !handedBack.has(message)
-            ? comeBack(message, record, 0)
-            : settle(message, record, outcomes[i] ?? { error: new Error('no outcome') }),
+          settle(message, record, outcomes[i] ?? { error: new Error('no outcome') }),
         ),
       );
     },

@@ -122,7 +122,10 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
     /** Each message's outcome, in order; a message whose handling threw has its error instead. */
     async handleRun(
       messages: readonly RenderMessage[],
-      /** Told at once of the messages this run does not take, so that they are queued again now, not when it ends. */
+      /**
+       * Sends the messages of these indexes again, each once: those this run does not take, at
+       * once (queued again now, not when it ends), then those it released, when it ends.
+       */
       handBack: (indexes: readonly number[]) => Promise<void> = async () => {},
     ): Promise<RunOutcomes> {
       const outcomes: RunOutcomes = messages.map(() => ({ error: new Error('not handled') }));
@@ -179,6 +182,18 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
             outcomes[c.index] = { error: e };
           }
         }
+      }
+      // Released by the run (never started): sent again now, after their claims were undone. Not
+      // those handed back at the start: sent twice, each copy was handed back again and doubled,
+      // run after run (33,780 messages sent for the docs' examples' few hundred items).
+      const released = outcomes.flatMap((o, i) =>
+        'kind' in o && o.kind === 'later' && !later.includes(i) ? [i] : [],
+      );
+      if (released.length > 0) {
+        await handBack(released).catch((e: unknown) => {
+          // Not queued again: they come back after their backoff, as undecided messages do.
+          for (const index of released) outcomes[index] = { error: e };
+        });
       }
       return outcomes;
     },

@@ -43,10 +43,19 @@ const runningRenderer = (perRun: number, dies: readonly number[] = []) => {
   return { renderer, runs, batchesOfRuns };
 };
 
-/** Plays the consumer: up to 10 messages at once, those that come back sent again, until none is left. */
+/**
+ * Plays the consumer as functions/render-worker/index.ts does: up to 10 messages at once, the run
+ * sending again (handBack) those it did not take or released, the others that come back returned
+ * with their delay, until none is left. Every job has one message queued at most, at any time: a
+ * message sent twice was handed back twice, and doubled run after run.
+ */
 const consume = async () => {
   const worker = m.services.get(runWorker);
   const kinds: string[] = [];
+  const queuedOnce = () => {
+    const ids = m.renderQueue.messages().map((q) => q.body.job_id);
+    expect(ids.length, `a job's message queued twice: ${ids.join(' ')}`).toBe(new Set(ids).size);
+  };
   for (let round = 0; round < 100; round++) {
     const messages: RenderMessage[] = m.renderQueue.drain().slice(0);
     if (messages.length === 0) {
@@ -57,14 +66,18 @@ const consume = async () => {
     }
     for (let i = 0; i < messages.length; i += 10) {
       const taken = messages.slice(i, i + 10);
-      const outcomes = await worker.handleRun(taken);
+      const outcomes = await worker.handleRun(taken, async (indexes) => {
+        for (const j of indexes) await m.renderQueue.send(taken[j] as RenderMessage);
+        queuedOnce();
+      });
       for (const [j, outcome] of outcomes.entries()) {
         const kind = 'error' in outcome ? 'error' : outcome.kind;
         kinds.push(kind);
-        if (kind === 'done') continue;
+        if (kind === 'done' || kind === 'later') continue;
         const delaySeconds = 'delaySeconds' in outcome ? outcome.delaySeconds : 0;
         await m.renderQueue.send(taken[j] as RenderMessage, { delaySeconds });
       }
+      queuedOnce();
     }
   }
   throw new Error('the queue never emptied');
