@@ -24,7 +24,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** The repository root: bin/, lib/, functions/ and node_modules/. */
@@ -42,6 +42,9 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** @type {BundleTarget} The source entry, as `npm start` ran it through tsx before. */
 export const START = { name: 'start', entry: 'bin/local.ts', out: 'local' };
+
+/** @type {BundleTarget} The admin command (`npm run admin`), as it ran through tsx before. */
+export const ADMIN = { name: 'admin', entry: 'bin/admin.ts', out: 'admin' };
 
 /**
  * Worker threads' scripts, bundled beside the entry's bundle under the names the pools look for
@@ -309,4 +312,43 @@ const pruneBuilds = (dir, current) => {
     .map((d) => ({ name: d.name, at: statSync(join(dir, d.name)).mtimeMs }))
     .sort((a, b) => b.at - a.at);
   for (const old of builds.slice(KEPT_BUILDS)) rmSync(join(dir, old.name), { recursive: true, force: true });
+};
+
+/**
+ * Runs a bin/ entry from its bundle, built first when there is none yet or a source changed since
+ * the last build; through tsx when the build fails (a read-only node_modules, a source esbuild
+ * refuses), saying why. `npm start` (bin/start.mjs) and `npm run admin` (bin/admin.mjs): through
+ * tsx, the admin command took 3.5 s of one core per call, most of it loading the stack's sources.
+ * @param {BundleTarget} target
+ * @param {() => Promise<unknown>} throughTsx imports the source entry with tsx registered
+ * @param {string} what how a build names the entry on stderr
+ */
+export const runBundled = async (target, throughTsx, what = target.entry) => {
+  const fresh = freshBuild(PROJECT_ROOT, target);
+  let entry;
+  if ('entry' in fresh) {
+    entry = fresh.entry;
+  } else {
+    const started = performance.now();
+    process.stderr.write(`${what}: building ${target.entry} (${fresh.stale}) ...\n`);
+    try {
+      entry = await buildStartBundle(PROJECT_ROOT, target);
+      process.stderr.write(`${what}: built in ${Math.round(performance.now() - started)} ms\n`);
+    } catch (e) {
+      process.stderr.write(
+        `${what}: the build failed (${e instanceof Error ? e.message : String(e)}); running ${target.entry} through tsx\n`,
+      );
+    }
+  }
+  if (entry) {
+    // V8's code for the bundle, kept beside it from the first run on: compiling its 8 MB again at
+    // every start was about 130 ms of the 450 ms before the port was bound. Node 22.1 and later.
+    const nodeModule = await import('node:module');
+    nodeModule.enableCompileCache?.(join(dirname(entry), '.compile-cache'));
+    await import(entry);
+  } else {
+    const { register } = await import('tsx/esm/api');
+    register();
+    await throughTsx();
+  }
 };
