@@ -78,6 +78,11 @@ export interface BrowserHostOptions {
    * @default 0
    */
   readonly spareSessions?: 0 | 1;
+  /**
+   * How many fetched font families have landed (fetched-fonts.ts): a browser launched before the
+   * latest is relaunched by refreshFonts. @default none are ever fetched
+   */
+  readonly fontsGeneration?: () => number;
 }
 
 export interface TakeSessionOptions {
@@ -111,6 +116,11 @@ export interface BrowserHost {
   prewarm(): void;
   /** Whether renders get a context and page opened ahead of them. */
   setSpareSessions(count: 0 | 1): void;
+  /**
+   * Retires the warm browser (and its spare) when it was launched before the latest fetched fonts
+   * landed: its fontconfig never sees them. The next session is opened on a relaunched browser.
+   */
+  refreshFonts(): Promise<void>;
   /** Closes every browser and the egress proxy (shutdown, tests). Renders may follow. */
   close(): Promise<void>;
 }
@@ -193,7 +203,12 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
     };
   };
 
+  /** The fonts generation each browser was launched at (BrowserHostOptions.fontsGeneration). */
+  const fontsAtLaunch = new WeakMap<WarmBrowser, number>();
+  const fontsGeneration = options.fontsGeneration ?? (() => 0);
+
   const launchIn = async (model: ProcessModel): Promise<WarmBrowser> => {
+    const generation = fontsGeneration();
     const [{ url }, { executablePath, libraryPath }] = await Promise.all([
       getProxy(),
       chromiumBinary(config),
@@ -222,6 +237,7 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
       warm = await launchOnce();
     }
     running.add(warm);
+    fontsAtLaunch.set(warm, generation);
     warm.browser.once('disconnected', () => running.delete(warm));
     log('INFO', 'browser-launched', {
       ms: Math.round(performance.now() - started),
@@ -366,6 +382,16 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
     }
   };
 
+  const refreshFonts = async (): Promise<void> => {
+    const pending = current;
+    if (!pending) return;
+    const warm = await pending.catch(() => undefined);
+    if (!warm || (fontsAtLaunch.get(warm) ?? 0) >= fontsGeneration()) return;
+    warm.retire('fetched fonts landed: a relaunched browser sees them');
+    if (current === pending) current = undefined;
+    dropSpare();
+  };
+
   /** Whether renders get a context and page opened ahead of them (0: each render opens its own). */
   const setSpareSessions = (count: 0 | 1): void => {
     spareSessions = count;
@@ -486,6 +512,7 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
     prepareSpare,
     prewarm,
     setSpareSessions,
+    refreshFonts,
     close: closeBrowser,
   };
 };

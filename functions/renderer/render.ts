@@ -26,6 +26,7 @@ import type {
   TemplatePart,
   WaitUntil,
 } from './contract.js';
+import { type FetchedFonts, readyFonts } from './fetched-fonts.js';
 import { type FinishingContext, finish } from './finishing/index.js';
 import { RequestBudgetError } from './interception.js';
 import { jobLogger } from './log.js';
@@ -53,6 +54,8 @@ export interface RenderParts {
   readonly kms?: KmsSign | undefined;
   /** The renderer's memory budget, watched while a page loads and prints (memory-watch.ts). */
   readonly memory?: MemoryWatch | undefined;
+  /** The fonts the layer leaves out, fetched on a page's first need (fetched-fonts.ts). */
+  readonly fetchedFonts?: FetchedFonts | undefined;
   /** Where the render's session comes from: a batch run's kept page (run.ts). @default browser */
   readonly sessions?: SessionSource | undefined;
 }
@@ -411,7 +414,7 @@ const isTemplatePart = (name: string | undefined): name is TemplatePart =>
   name === 'header' || name === 'footer';
 
 const renderJob = async (
-  { browser: host, sessions, templating, taggedPdf, fontsDir, kms, memory }: RenderParts,
+  { browser: host, sessions, templating, taggedPdf, fontsDir, kms, memory, fetchedFonts }: RenderParts,
   request: RenderRequest,
   log: Logger,
   templated_: (ms: number) => void,
@@ -427,12 +430,26 @@ const renderJob = async (
       ...(parts.length > 0 ? { parts: parts.map((p) => p.render) } : {}),
     })
     .finally(() => templated_(Math.round(performance.now() - templatingStarted)));
-  const taking = browser.takeSession({ offline: request.offline === true });
-  const opening = taking.then(
-    (session) => ({ session }),
-    (error: unknown) => ({ error }),
-  );
+  const asOpening = (t: Promise<RenderSession>) =>
+    t.then(
+      (session) => ({ session }),
+      (error: unknown) => ({ error }),
+    );
+  let taking = browser.takeSession({ offline: request.offline === true });
+  let opening = asOpening(taking);
   const template = await templated;
+  // The fonts the layer leaves out that this page needs (fetched-fonts.ts): the session taken
+  // above is from a browser that cannot see them, so a relaunched one gives the page its own.
+  const fetching =
+    template.ok && fetchedFonts && !sessions
+      ? fetchedFonts.missingFor([template.html, ...(template.parts ?? [])].join('\n'))
+      : [];
+  if (fetchedFonts && fetching.length > 0) {
+    taking.then(host.releaseUnused, noop);
+    await readyFonts(fetchedFonts, fetching, host, (p) => untilDeadline(p, deadline, 'open'), log);
+    taking = host.takeSession({ offline: request.offline === true });
+    opening = asOpening(taking);
+  }
   if (!template.ok) {
     // Handed back when it opens, not awaited: the answer does not wait for the browser.
     taking.then(browser.releaseUnused, noop);

@@ -25,6 +25,7 @@ import { createWebhookDeliveryStore } from '../../functions/adapters/dynamodb/we
 import { renderWorker, sweeper, webhookSender } from '../../functions/consumers.js';
 import { systemClock } from '../../functions/core/runtime.js';
 import { apiResources, routes } from '../../functions/routes.js';
+import { RENDERER_VARIABLES } from '../../functions/wiring.js';
 import { LAMBDA_UNZIPPED_LIMIT_BYTES } from '../../lib/chromium-layer.js';
 import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
 import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
@@ -44,6 +45,7 @@ import {
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
 import type { Synthesized } from '../helpers/cdk-synth.js';
+import { type FontBucket, startFontBucket } from '../helpers/font-bucket.js';
 import { type Api, createApi, createTempDataDir, dynamoDbClient, type Json } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { glyphsAfterLabels, isMissingGlyph, readGlyphs } from '../helpers/pdf-fonts.js';
@@ -62,6 +64,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
   let dataDir: string;
   let s: Synthesized;
   let local: LocalStack;
+  /** The CJK fonts' bucket the renderers fetch from (test/helpers/font-bucket.ts). */
+  let fontBucket: FontBucket | undefined;
   let gateway: Server;
   let gatewayUrl = '';
   let api: Api;
@@ -110,10 +114,13 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
         environment: { ...lambdaEnvironment, ...extra, ...resolveEnvironment(fn, standIns) },
       });
 
+    const rendererFn = bundledFunction(s, s.stack.renderer.function);
+    fontBucket = await startFontBucket(String(rendererFn.environment[RENDERER_VARIABLES.fetchedFonts]));
     const renderer = await start(
       'pdf-render-service-renderer',
-      bundledFunction(s, s.stack.renderer.function),
-      {},
+      rendererFn,
+      fontBucket.environment,
+      fontBucket.environment,
     );
     processes.set('renderer', renderer);
     const localOnly = Object.fromEntries(LOCAL_ONLY.map((name) => [name, local.handlerEnv[name] as string]));
@@ -182,7 +189,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const asyncRenderer = await start(
       'pdf-render-service-async-renderer',
       bundledFunction(s, s.stack.asyncRenderer.function),
-      {},
+      fontBucket.environment,
+      fontBucket.environment,
     );
     processes.set('async-renderer', asyncRenderer);
     const worker = await start(
@@ -257,6 +265,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     if (gateway) await closeServer(gateway, 1000);
     await Promise.all([...processes.values()].map((p) => p.close()));
     await local?.close();
+    await fontBucket?.close();
     await Promise.all(
       [outdir, dataDir].filter(Boolean).map((dir) => rm(dir, { recursive: true, force: true })),
     );
