@@ -14,7 +14,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type CDPSession, type Page, TimeoutError } from 'puppeteer-core';
 import { uploadPdf } from '../adapters/http/pdf-upload.js';
-import { countWith, MetricUnit, metrics } from '../core/metrics.js';
 import type { KmsSign } from '../domain/signing/signing-keys.js';
 import { assetSource } from './asset-source.js';
 import type { BrowserHost, RenderSession } from './browser.js';
@@ -29,7 +28,7 @@ import type {
 import { type FetchedFonts, readyFonts } from './fetched-fonts.js';
 import { type FinishingContext, finish } from './finishing/index.js';
 import { RequestBudgetError } from './interception.js';
-import { jobLogger } from './log.js';
+import { describeError, jobLogger, observe } from './log.js';
 import type { MemoryBudgetError, MemoryWatch } from './memory-watch.js';
 import { padForNumbering, pageRangesOf } from './navigation/page-numbering.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
@@ -356,25 +355,6 @@ const loadAndPrint = async (
   return result;
 };
 
-/** `error`, not `message`: the logger keeps `message` for the event and drops a second one. */
-const describeError = (e: unknown): Record<string, string> =>
-  e instanceof Error ? { name: e.name, error: e.message } : { error: String(e) };
-
-/** Counts the render's outcome and times in the metrics, and logs a failure with its code. */
-const observe = (result: RenderResult, templatingMs: number | undefined, log: Logger): RenderResult => {
-  countWith('Renders', { Outcome: result.ok ? 'completed' : 'failed' });
-  if (templatingMs !== undefined)
-    metrics.addMetric('TemplatingDuration', MetricUnit.Milliseconds, templatingMs);
-  if (result.ok) {
-    metrics.addMetric('RenderDuration', MetricUnit.Milliseconds, result.renderDurationMs);
-    metrics.addMetric('PdfBytes', MetricUnit.Bytes, result.fileSizeBytes);
-  } else {
-    countWith('RenderFailures', { ErrorCode: result.code });
-    log.info('render-failed', { code: result.code });
-  }
-  return result;
-};
-
 /** One render on `parts`; renderer.ts binds it to a renderer's own. */
 export const render = async (parts: RenderParts, request: RenderRequest): Promise<RenderResult> => {
   const log = jobLogger(request.jobId);
@@ -439,10 +419,11 @@ const renderJob = async (
   let opening = asOpening(taking);
   const template = await templated;
   // The fonts the layer leaves out that this page needs (fetched-fonts.ts): the session taken
-  // above is from a browser that cannot see them, so a relaunched one gives the page its own.
+  // above is from a browser that cannot see them, so a relaunched one gives the page its own. A
+  // run's items have theirs before the run's page opens (run.ts).
   const fetching =
-    template.ok && fetchedFonts && !sessions
-      ? fetchedFonts.missingFor([template.html, ...(template.parts ?? [])].join('\n'))
+    template.ok && !sessions
+      ? (fetchedFonts?.missingFor([template.html, ...(template.parts ?? [])].join('\n')) ?? [])
       : [];
   if (fetchedFonts && fetching.length > 0) {
     taking.then(host.releaseUnused, noop);

@@ -14,7 +14,8 @@
 import type { RenderRun, RunResults } from '../domain/common/ports.js';
 import type { Admission } from './admission.js';
 import type { RenderResult } from './contract.js';
-import { log } from './log.js';
+import { readyFonts } from './fetched-fonts.js';
+import { log, rendererLogger } from './log.js';
 import { type RenderParts, render, type SessionSource } from './render.js';
 import { createRunPage, OPEN_TIMEOUT_MS, type RunPage, within } from './session.js';
 
@@ -77,6 +78,40 @@ const park = (browser: object, batch: string, page: RunPage, runId: number): Pro
   return Promise.resolve();
 };
 
+/** How long a run waits for the fonts its items may need (fetched once per renderer instance). */
+const RUN_FONTS_TIMEOUT_MS = 20_000;
+
+/**
+ * The fonts the layer leaves out (fetched-fonts.ts) that the run's items may need: fetched, and
+ * the browser relaunched to see them, before the run's page opens. An item of a run never
+ * relaunches the browser itself (render.ts): its page is the run's. Read from the items'
+ * templates and variables as given, before templating, so a family a template only might print
+ * is fetched too (fetched once per renderer; a late or failed fetch is logged and the items print
+ * without it, as a single render's would).
+ */
+const readyRunFonts = async ({ fetchedFonts, browser }: RenderParts, run: RenderRun): Promise<void> => {
+  if (!fetchedFonts) return;
+  const text = run.requests
+    .map(({ template: t }) =>
+      [
+        t.source,
+        t.header ?? '',
+        t.footer ?? '',
+        typeof t.variables === 'string' ? t.variables : JSON.stringify(t.variables),
+      ].join('\n'),
+    )
+    .join('\n');
+  const families = fetchedFonts.missingFor(text);
+  if (families.length === 0) return;
+  await readyFonts(
+    fetchedFonts,
+    families,
+    browser,
+    async (p) => void (await within(p, RUN_FONTS_TIMEOUT_MS)),
+    rendererLogger,
+  );
+};
+
 /** How long the run's end waits for its last session to be handed back: opened, then wiped. */
 const HAND_BACK_TIMEOUT_MS = OPEN_TIMEOUT_MS + 5_000;
 
@@ -89,6 +124,7 @@ export const renderRun = async (
 ): Promise<RunResults> => {
   const started = performance.now();
   const runId = ++runs;
+  await readyRunFonts(parts, run);
   const page = unpark(parts.browser, run.batch) ?? createRunPage();
   const contextsBefore = page.contexts.length;
   let contextId: string | undefined;

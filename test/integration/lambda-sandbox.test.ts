@@ -371,6 +371,33 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     expect(jpFonts.map((f) => f.name.replace(/^[A-Z]{6}\+/, ''))).toContain('NotoSansJP-Regular');
   });
 
+  it("fetches a batch run's fonts before the run's page opens: every Korean item prints in Noto Sans KR (issues 42 and 43)", async () => {
+    // After the test above, the single-process renderer has fetched Noto Sans JP only.
+    const single = processes.get('single') as LambdaProcess;
+    const items = [1, 2, 3].map((n) =>
+      request(`job_sandbox_run_kr_${n}`, `<p lang="ko">청구서 ${n}번: 영수증</p>`),
+    );
+    const { payload, functionError } = await single.invoke({
+      run: { requests: items, sliceMs: 30_000, batch: 'acc_sandbox/bat_sandbox' },
+    });
+    expect(functionError, JSON.stringify(payload)).toBeUndefined();
+    expect((payload as { results: unknown[] }).results).toEqual(
+      items.map(() => expect.objectContaining({ ok: true })),
+    );
+    const fetched = single
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('"fonts-fetched"'))
+      .map((l) => (JSON.parse(l) as { family: string }).family);
+    expect(fetched.filter((f) => f === 'Noto Sans KR')).toHaveLength(1);
+    for (const [n, item] of items.entries()) {
+      const pdf = uploads.get(new URL(item.upload.url).pathname) as Buffer;
+      const fonts = (await pdffonts(pdf)).map((f) => f.name.replace(/^[A-Z]{6}\+/, ''));
+      expect(fonts, item.jobId).toContain('NotoSansKR-Regular');
+      expect((await readPdf(pdf)).text.replace(/\s+/g, ' ')).toContain(`청구서 ${n + 1}번`);
+    }
+  });
+
   it("finishes a PDF in the bundle: a templated stamp in the layer's fonts, a watermark, AES-256 (issue 34)", async () => {
     const req: RenderRequest = {
       ...request('job_sandbox_finished', '<h1>Finished in the sandbox</h1>'),
