@@ -546,7 +546,12 @@ const renderJob = async (
     .catch(noop);
   if ('ok' in printed) return printed.ok ? printed : { ...printed, diagnostics: await done };
 
-  const stored = await storePdf(printed, request, log, { fontsDir, kms, templated: templatedMarks });
+  const stored = await storePdf(printed, request, log, {
+    fontsDir,
+    fetchedFontsDir: fetchedFonts?.dir,
+    kms,
+    templated: templatedMarks,
+  });
   const diagnostics = await done;
   return { ...stored, diagnostics };
 };
@@ -567,7 +572,7 @@ const storePdf = async (
   { pdf: printed, renderDurationMs }: Extract<Printed, { pdf: Uint8Array }>,
   request: RenderRequest,
   log: Logger,
-  finishing: Pick<FinishingContext, 'fontsDir' | 'templated' | 'kms'>,
+  finishing: Pick<FinishingContext, 'fontsDir' | 'fetchedFontsDir' | 'templated' | 'kms'>,
 ): Promise<RenderResult> => {
   const pageCount = countPdfPages(printed);
   if (pageCount > request.limits.maxPages) {

@@ -92,12 +92,14 @@ const RUN_FONTS_TIMEOUT_MS = 20_000;
 const readyRunFonts = async ({ fetchedFonts, browser }: RenderParts, run: RenderRun): Promise<void> => {
   if (!fetchedFonts) return;
   const text = run.requests
-    .map(({ template: t }) =>
+    .map(({ template: t, watermark, stamp }) =>
       [
         t.source,
         t.header ?? '',
         t.footer ?? '',
         typeof t.variables === 'string' ? t.variables : JSON.stringify(t.variables),
+        watermark?.text ?? '',
+        stamp?.text ?? '',
       ].join('\n'),
     )
     .join('\n');
