@@ -82,6 +82,8 @@ export interface FetchedFonts {
   readonly dir: string;
   /** Of the families a page needs, those not fetched yet (and fetchable). */
   missingFor(html: string): string[];
+  /** The fetched families `html` may need, landed or not. */
+  wantedBy(html: string): string[];
   /** Fetches `families` (once each, shared by concurrent callers); resolves when all have landed. */
   ensure(families: readonly string[]): Promise<void>;
   /** How many families have landed: a browser launched at a lower count has not seen them all. */
@@ -146,6 +148,7 @@ export const createFetchedFonts = (
     dir,
     missingFor: (html) =>
       cjkFamiliesOf(html).filter((f) => !landed.has(f) && (config.families[f]?.length ?? 0) > 0),
+    wantedBy: (html) => cjkFamiliesOf(html).filter((f) => (config.families[f]?.length ?? 0) > 0),
     ensure: async (families) => {
       await Promise.all(
         families.map((family) => {

@@ -14,8 +14,7 @@
 import type { RenderRun, RunResults } from '../domain/common/ports.js';
 import type { Admission } from './admission.js';
 import type { RenderResult } from './contract.js';
-import { readyFonts } from './fetched-fonts.js';
-import { log, rendererLogger } from './log.js';
+import { log } from './log.js';
 import { type RenderParts, render, type SessionSource } from './render.js';
 import { createRunPage, OPEN_TIMEOUT_MS, type RunPage, within } from './session.js';
 
@@ -78,19 +77,15 @@ const park = (browser: object, batch: string, page: RunPage, runId: number): Pro
   return Promise.resolve();
 };
 
-/** How long a run waits for the fonts its items may need (fetched once per renderer instance). */
-const RUN_FONTS_TIMEOUT_MS = 20_000;
-
 /**
- * The fonts the layer leaves out (fetched-fonts.ts) that the run's items may need: fetched, and
- * the browser relaunched to see them, before the run's page opens. An item of a run never
- * relaunches the browser itself (render.ts): its page is the run's. Read from the items'
- * templates and variables as given, before templating, so a family a template only might print
- * is fetched too (fetched once per renderer; a late or failed fetch is logged and the items print
- * without it, as a single render's would).
+ * Whether a run's items may print in the fonts the layer leaves out (fetched-fonts.ts): read from
+ * their templates, variables and marks as given, before templating. Such a run's items are
+ * rendered each on its own (render.ts fetches the fonts and relaunches the browser to see them),
+ * not on a run's page: a Korean item of a run printed without Noto Sans KR in the Lambda-like
+ * sandbox (single-process), though its font had been fetched and the browser relaunched.
  */
-const readyRunFonts = async ({ fetchedFonts, browser }: RenderParts, run: RenderRun): Promise<void> => {
-  if (!fetchedFonts) return;
+const wantsFetchedFonts = ({ fetchedFonts }: RenderParts, run: RenderRun): boolean => {
+  if (!fetchedFonts) return false;
   const text = run.requests
     .map(({ template: t, watermark, stamp }) =>
       [
@@ -103,15 +98,30 @@ const readyRunFonts = async ({ fetchedFonts, browser }: RenderParts, run: Render
       ].join('\n'),
     )
     .join('\n');
-  const families = fetchedFonts.missingFor(text);
-  if (families.length === 0) return;
-  await readyFonts(
-    fetchedFonts,
-    families,
-    browser,
-    async (p) => void (await within(p, RUN_FONTS_TIMEOUT_MS)),
-    rendererLogger,
-  );
+  return fetchedFonts.wantedBy(text).length > 0;
+};
+
+/** A run's items each rendered on its own, one after another within the run's slice. */
+const oneByOne = async (
+  parts: RenderParts,
+  run: RenderRun,
+  admission: Admission,
+  started: number,
+): Promise<RunResults> => {
+  const results: (RenderResult | null)[] = [];
+  for (const [i, request] of run.requests.entries()) {
+    if (i > 0 && performance.now() - started >= run.sliceMs) {
+      results.push(null);
+      continue;
+    }
+    const outcome = await admission.run(() => render(parts, request));
+    if (!outcome.admitted) {
+      results.push(...run.requests.slice(i).map(() => null));
+      break;
+    }
+    results.push(outcome.value);
+  }
+  return results;
 };
 
 /** How long the run's end waits for its last session to be handed back: opened, then wiped. */
@@ -126,7 +136,7 @@ export const renderRun = async (
 ): Promise<RunResults> => {
   const started = performance.now();
   const runId = ++runs;
-  await readyRunFonts(parts, run);
+  if (wantsFetchedFonts(parts, run)) return oneByOne(parts, run, admission, started);
   const page = unpark(parts.browser, run.batch) ?? createRunPage();
   const contextsBefore = page.contexts.length;
   let contextId: string | undefined;

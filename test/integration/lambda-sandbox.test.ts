@@ -371,7 +371,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     expect(jpFonts.map((f) => f.name.replace(/^[A-Z]{6}\+/, ''))).toContain('NotoSansJP-Regular');
   });
 
-  it("fetches a batch run's fonts before the run's page opens: every Korean item prints in Noto Sans KR (issues 42 and 43)", async () => {
+  it('renders a batch run whose items need fetched fonts each on its own: every Korean item prints in Noto Sans KR, fetched once (issues 42 and 43)', async () => {
     // After the test above, the single-process renderer has fetched Noto Sans JP only.
     const single = processes.get('single') as LambdaProcess;
     const items = [1, 2, 3].map((n) =>
