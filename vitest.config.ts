@@ -29,6 +29,7 @@ const OWN_PROCESS = [
   'renderer', // mocks modules
   'renderer-isolation', // mocks modules
   'renderer-offline', // a renderer in this process, both process models
+  'fetched-fonts-single', // a renderer in this process, its S3 endpoint in this process's environment
   'retention', // a stack with another retention and a stand-in renderer
   'template-bombs', // a stack process of its own, restarted when a bomb hangs it
   'two-stacks', // stacks in this process, and what they leave behind

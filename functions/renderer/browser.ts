@@ -40,6 +40,7 @@ import { countWith } from '../core/metrics.js';
 import { chromiumFromPack } from './chromium-pack.js';
 import { createEgressPolicy, type EgressPolicy, refuseAllPolicy } from './egress.js';
 import { type EgressProxy, startEgressProxy } from './egress-proxy.js';
+import type { FetchedFonts } from './fetched-fonts.js';
 import { log } from './log.js';
 import {
   createTurnQueue,
@@ -79,10 +80,11 @@ export interface BrowserHostOptions {
    */
   readonly spareSessions?: 0 | 1;
   /**
-   * How many fetched font families have landed (fetched-fonts.ts): a browser launched before the
-   * latest is relaunched by refreshFonts. @default none are ever fetched
+   * The fonts fetched on first need (fetched-fonts.ts): each launch takes the fontconfig file for
+   * the families landed by then, and a browser launched before the latest is relaunched by
+   * refreshFonts. @default none are ever fetched
    */
-  readonly fontsGeneration?: () => number;
+  readonly fetchedFonts?: Pick<FetchedFonts, 'fontconfigFile' | 'generation'> | undefined;
 }
 
 export interface TakeSessionOptions {
@@ -203,12 +205,14 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
     };
   };
 
-  /** The fonts generation each browser was launched at (BrowserHostOptions.fontsGeneration). */
+  /** The fonts generation each browser was launched at (BrowserHostOptions.fetchedFonts). */
   const fontsAtLaunch = new WeakMap<WarmBrowser, number>();
-  const fontsGeneration = options.fontsGeneration ?? (() => 0);
+  const fontsGeneration = (): number => options.fetchedFonts?.generation() ?? 0;
 
   const launchIn = async (model: ProcessModel): Promise<WarmBrowser> => {
+    // Read together: the fontconfig file lists exactly the families of this generation.
     const generation = fontsGeneration();
+    const fontconfigFile = options.fetchedFonts?.fontconfigFile() ?? config.fontconfigFile;
     const [{ url }, { executablePath, libraryPath }] = await Promise.all([
       getProxy(),
       chromiumBinary(config),
@@ -221,7 +225,7 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
         baseArgs: chromium.args,
         proxyUrl: url,
         policy: egressPolicy,
-        fontconfigFile: config.fontconfigFile,
+        fontconfigFile,
         libraryPath,
         onRetired: (warm) => {
           if (current !== undefined && launchOf.get(warm) === current) current = undefined;

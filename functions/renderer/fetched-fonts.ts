@@ -10,12 +10,20 @@
  *
  * How Chromium sees them: its fontconfig reads the font directories once, at launch; measured, a
  * fresh browser context (multi-process) or page (single-process) opened after the files landed
- * still prints the missing-glyph boxes. So the renderer's Chromium is launched with a fontconfig
- * file of the renderer's own, which includes the layer's and adds the fetch directory; once a
- * render's fonts have landed, the browser host relaunches Chromium if it was launched before them
- * (browser.ts refreshFonts, by `generation`): once per family, on the first page that needs it.
+ * still prints the missing-glyph boxes. So once a render's fonts have landed, the browser host
+ * relaunches Chromium if it was launched before them (browser.ts refreshFonts, by `generation`):
+ * once per family, on the first page that needs it.
+ *
+ * Each launch gets a fontconfig file of its own (fontconfigFile()): the layer's, plus the directory
+ * of every family landed by then, and a cache directory of its own for that set of families. Each
+ * family lands in a directory of its own, listed only once complete and never written again. Both
+ * matter: fontconfig keeps a cache per font directory and takes it as current while the directory's
+ * modification time is unchanged. With one directory for every family, a single-process renderer
+ * that fetched Noto Sans JP, then Noto Sans KR, relaunched on a cache that listed Noto Sans JP
+ * alone and printed the Korean page in Tinos (a CI run of the Lambda-like sandbox; measured here
+ * with the directory's time held still: Chromium never saw the second family).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,10 +84,13 @@ const s3Fetch: FetchObject = async (bucket, key) => {
 let s3Client: import('@aws-sdk/client-s3').S3Client | undefined;
 
 export interface FetchedFonts {
-  /** Chromium's FONTCONFIG_FILE: the layer's, with the fetch directory added. */
-  readonly fontconfigFile: string;
-  /** Where the fetched fonts land. */
-  readonly dir: string;
+  /**
+   * Chromium's FONTCONFIG_FILE for a launch now: the layer's, with the directory of every family
+   * landed so far and a cache directory of that set's own (written on the first launch with it).
+   */
+  fontconfigFile(): string;
+  /** The directories of the families landed so far, one per family (marks read their faces there). */
+  dirs(): string[];
   /** Of the families a page needs, those not fetched yet (and fetchable). */
   missingFor(html: string): string[];
   /** The fetched families `html` may need, landed or not. */
@@ -101,20 +112,41 @@ export const createFetchedFonts = (
   fetchObject: FetchObject = s3Fetch,
 ): FetchedFonts => {
   const root = mkdtempSync(join(tmpdir(), 'fetched-fonts-'));
-  const dir = join(root, 'fonts');
-  const fontconfigFile = join(root, 'fonts.conf');
-  writeFileSync(
-    fontconfigFile,
-    '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n<fontconfig>\n' +
-      (baseFontconfigFile ? `  <include>${escapeXml(baseFontconfigFile)}</include>\n` : '') +
-      `  <dir>${escapeXml(dir)}</dir>\n</fontconfig>\n`,
-  );
+  /** A family's own directory: "Noto Sans JP" in `<root>/noto-sans-jp`. */
+  const dirOf = (family: string): string => join(root, family.toLowerCase().replace(/[^a-z0-9]+/g, '-'));
   const landed = new Set<string>();
   const fetching = new Map<string, Promise<void>>();
+  const landedDirs = (): string[] => [...landed].sort().map(dirOf);
+
+  /** The fontconfig file for the families landed now, written once per set of families. */
+  const fontconfigFile = (): string => {
+    const dirs = landedDirs();
+    const set = join(
+      root,
+      `launch-${dirs.length === 0 ? 'none' : dirs.map((d) => d.slice(root.length + 1)).join('+')}`,
+    );
+    const file = join(set, 'fonts.conf');
+    if (existsSync(file)) return file;
+    // The cache directory first: fontconfig writes its caches into the first it can. Fresh for each
+    // set of families, whose directories never change once listed, so no cache in it is stale.
+    mkdirSync(join(set, 'cache'), { recursive: true });
+    const partial = `${file}.${process.pid}.partial`;
+    writeFileSync(
+      partial,
+      '<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n<fontconfig>\n' +
+        `  <cachedir>${escapeXml(join(set, 'cache'))}</cachedir>\n` +
+        (baseFontconfigFile ? `  <include>${escapeXml(baseFontconfigFile)}</include>\n` : '') +
+        dirs.map((d) => `  <dir>${escapeXml(d)}</dir>\n`).join('') +
+        '</fontconfig>\n',
+    );
+    renameSync(partial, file);
+    return file;
+  };
 
   const fetchFamily = async (family: string): Promise<void> => {
     const files = config.families[family] ?? [];
     const started = performance.now();
+    const dir = dirOf(family);
     await mkdir(dir, { recursive: true });
     let bytes = 0;
     // Every file settles before the family fails: no write is left running into the directory.
@@ -145,7 +177,7 @@ export const createFetchedFonts = (
 
   return {
     fontconfigFile,
-    dir,
+    dirs: landedDirs,
     missingFor: (html) =>
       cjkFamiliesOf(html).filter((f) => !landed.has(f) && (config.families[f]?.length ?? 0) > 0),
     wantedBy: (html) => cjkFamiliesOf(html).filter((f) => (config.families[f]?.length ?? 0) > 0),

@@ -548,7 +548,7 @@ const renderJob = async (
 
   const stored = await storePdf(printed, request, log, {
     fontsDir,
-    fetchedFontsDir: fetchedFonts?.dir,
+    fetchedFontsDirs: fetchedFonts?.dirs(),
     kms,
     templated: templatedMarks,
   });
@@ -572,7 +572,7 @@ const storePdf = async (
   { pdf: printed, renderDurationMs }: Extract<Printed, { pdf: Uint8Array }>,
   request: RenderRequest,
   log: Logger,
-  finishing: Pick<FinishingContext, 'fontsDir' | 'fetchedFontsDir' | 'templated' | 'kms'>,
+  finishing: Pick<FinishingContext, 'fontsDir' | 'fetchedFontsDirs' | 'templated' | 'kms'>,
 ): Promise<RenderResult> => {
   const pageCount = countPdfPages(printed);
   if (pageCount > request.limits.maxPages) {

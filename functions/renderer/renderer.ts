@@ -51,18 +51,16 @@ export interface RendererInstance extends Renderer {
 }
 
 export const createRenderer = (config: RendererConfig, options: RendererOptions = {}): RendererInstance => {
-  // The fonts the layer leaves out, fetched on a page's first need: Chromium reads them through a
-  // fontconfig file that adds their directory to the layer's (fetched-fonts.ts).
+  // The fonts the layer leaves out, fetched on a page's first need: each Chromium launch reads them
+  // through a fontconfig file that adds the landed families' directories to the layer's
+  // (fetched-fonts.ts).
   const fetchedFonts = config.fetchedFonts
     ? createFetchedFonts(config.fetchedFonts, config.fontconfigFile)
     : undefined;
-  const browser = createBrowserHost(
-    fetchedFonts ? { ...config, fontconfigFile: fetchedFonts.fontconfigFile } : config,
-    {
-      spareSessions: options.spareSessions ?? 0,
-      ...(fetchedFonts ? { fontsGeneration: fetchedFonts.generation } : {}),
-    },
-  );
+  const browser = createBrowserHost(config, {
+    spareSessions: options.spareSessions ?? 0,
+    fetchedFonts,
+  });
   const templating = createTemplatingPool(options.templating);
   const parts = {
     browser,

@@ -1,7 +1,7 @@
 /**
  * The fonts the layer leaves out (functions/renderer/fetched-fonts.ts): which a page needs, and the
- * fetch into the renderer's own font directory, once per family, with a fontconfig file that adds
- * it to the layer's. The Chromium side (a relaunched browser prints them) is in
+ * fetch into a directory of its own per family, once per family, with a fontconfig file per set of
+ * families landed that adds their directories to the layer's, with a cache directory of its own. The Chromium side (a relaunched browser prints them) is in
  * test/integration/lambda-sandbox.test.ts.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -46,32 +46,53 @@ describe('fetching them', () => {
     },
   };
 
-  it('fetches each family a page needs once, into a directory its own fontconfig file adds to the layer’s', async () => {
+  it('fetches each family a page needs once, each into a directory of its own, which the next launch’s fontconfig file adds to the layer’s with a cache of its own', async () => {
     const asked: string[] = [];
     fonts = createFetchedFonts(config, '/opt/fonts/fonts.conf', async (bucket, key) => {
       asked.push(`${bucket}/${key}`);
       await new Promise((r) => setTimeout(r, 20));
       return new TextEncoder().encode(`font ${key}`);
     });
-    const conf = readFileSync(fonts.fontconfigFile, 'utf8');
-    expect(conf).toContain('<include>/opt/fonts/fonts.conf</include>');
-    expect(conf).toContain(`<dir>${fonts.dir}</dir>`);
+    const before = fonts.fontconfigFile();
+    const confBefore = readFileSync(before, 'utf8');
+    expect(confBefore).toContain('<include>/opt/fonts/fonts.conf</include>');
+    expect(confBefore).not.toContain('<dir>');
     expect(fonts.generation()).toBe(0);
+    expect(fonts.dirs()).toEqual([]);
 
     const page = '<p lang="ja">請求書</p><p>청구서</p><p lang="zh-TW">發票</p>';
     // Noto Sans TC is not among the fetchable families: not asked for.
     expect(fonts.missingFor(page)).toEqual(['Noto Sans JP', 'Noto Sans KR']);
     // Two renders at once share the fetch.
-    await Promise.all([fonts.ensure(fonts.missingFor(page)), fonts.ensure(['Noto Sans JP'])]);
-    expect(asked.sort()).toEqual(['fonts-bucket/a.ttf', 'fonts-bucket/b.ttf', 'fonts-bucket/c.ttf']);
-    expect(readdirSync(fonts.dir).sort()).toEqual([
-      'NotoSansJP_400Regular.ttf',
-      'NotoSansJP_700Bold.ttf',
-      'NotoSansKR_400Regular.ttf',
-    ]);
-    expect(readFileSync(`${fonts.dir}/NotoSansJP_700Bold.ttf`, 'utf8')).toBe('font b.ttf');
+    await Promise.all([fonts.ensure(['Noto Sans JP']), fonts.ensure(['Noto Sans JP'])]);
+    expect(asked.sort()).toEqual(['fonts-bucket/a.ttf', 'fonts-bucket/b.ttf']);
+    const [jp] = fonts.dirs();
+    expect(readdirSync(jp as string).sort()).toEqual(['NotoSansJP_400Regular.ttf', 'NotoSansJP_700Bold.ttf']);
+    expect(readFileSync(`${jp}/NotoSansJP_700Bold.ttf`, 'utf8')).toBe('font b.ttf');
+    const withJp = fonts.fontconfigFile();
+    expect(withJp).not.toBe(before);
+    // Asked again with the same families: the same file.
+    expect(fonts.fontconfigFile()).toBe(withJp);
+
+    await fonts.ensure(fonts.missingFor(page));
+    expect(asked).toHaveLength(3);
     expect(fonts.generation()).toBe(2);
     expect(fonts.missingFor(page)).toEqual([]);
+    const dirs = fonts.dirs();
+    expect(dirs).toHaveLength(2);
+    expect(dirs[0]).toBe(jp);
+    // Korean in its own directory: the Japanese one is as it was when the last launch listed it.
+    expect(readdirSync(dirs[1] as string)).toEqual(['NotoSansKR_400Regular.ttf']);
+    expect(readdirSync(jp as string)).toHaveLength(2);
+    const withBoth = fonts.fontconfigFile();
+    const conf = readFileSync(withBoth, 'utf8');
+    for (const dir of dirs) expect(conf).toContain(`<dir>${dir}</dir>`);
+    // Each set of families has a cache directory of its own, listed before the layer's.
+    const cachedirs = [before, withJp, withBoth].map(
+      (file) => /<cachedir>([^<]+)<\/cachedir>/.exec(readFileSync(file, 'utf8'))?.[1],
+    );
+    expect(new Set(cachedirs).size).toBe(3);
+    expect(conf.indexOf('<cachedir>')).toBeLessThan(conf.indexOf('<include>'));
     await fonts.ensure(['Noto Sans JP']);
     expect(asked).toHaveLength(3);
   });
@@ -85,13 +106,19 @@ describe('fetching them', () => {
     await expect(fonts.ensure(['Noto Sans JP'])).rejects.toThrow('S3 said no');
     expect(fonts.generation()).toBe(0);
     expect(fonts.missingFor('<p lang="ja">請求書</p>')).toEqual(['Noto Sans JP']);
-    expect(readdirSync(fonts.dir).filter((f) => f.includes('partial'))).toEqual([]);
+    // Nothing listed for the next launch, and no partial file left where the family lands.
+    expect(fonts.dirs()).toEqual([]);
+    expect(readFileSync(fonts.fontconfigFile(), 'utf8')).not.toContain('<dir>');
     fail = false;
     await fonts.ensure(['Noto Sans JP']);
     expect(fonts.generation()).toBe(1);
-    const dir = fonts.dir;
+    const [dir] = fonts.dirs();
+    expect(readdirSync(dir as string).sort()).toEqual([
+      'NotoSansJP_400Regular.ttf',
+      'NotoSansJP_700Bold.ttf',
+    ]);
     await fonts.close();
-    expect(existsSync(dir)).toBe(false);
+    expect(existsSync(dir as string)).toBe(false);
     fonts = undefined;
   });
 });

@@ -270,7 +270,7 @@ export const drawMark = async (
       document,
       mark,
       text,
-      facesIn([context.fontsDir, ...(context.fetchedFontsDir ? [context.fetchedFontsDir] : [])]),
+      facesIn([context.fontsDir, ...(context.fetchedFontsDirs ?? [])]),
     );
   }
   const rotation = (mark.rotationDeg * Math.PI) / 180;
