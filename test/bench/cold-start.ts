@@ -6,7 +6,6 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
-import { RENDERER_VARIABLES } from '../../functions/wiring.js';
 import { bundledFunction, resolveEnvironment, startLambdaProcess } from '../helpers/cdk-lambda.js';
 import { synthServiceStack } from '../helpers/cdk-synth.js';
 import { startFontBucket } from '../helpers/font-bucket.js';
@@ -106,9 +105,7 @@ const main = async () => {
     // Nothing is inflated any more: Chromium is unpacked in the layer.
     const inflateCpuMs = 0;
     const layerDirs: Record<Layout, string> = { synthesized: layerDir };
-    const fetched = renderer.environment[RENDERER_VARIABLES.fetchedFonts];
-    if (typeof fetched !== 'string') throw new Error('cold-start bench: the renderer has no FETCHED_FONTS');
-    const fontBucket = await startFontBucket(fetched);
+    const fontBucket = await startFontBucket(renderer.environment);
     closeFontBucket = fontBucket.close;
     const codeBytes = sizeOf(renderer.codeDir);
     const sizes = Object.fromEntries(

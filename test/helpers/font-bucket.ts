@@ -1,9 +1,11 @@
 /**
  * The fetched fonts' bucket for a synthesized renderer run outside AWS (the Lambda-like sandbox,
- * the cold-start bench): an s3rver on loopback holding each fetched font file under the object key
- * the template names in FETCHED_FONTS (in the cloud, the S3 assets' keys in the CDK assets bucket).
- * `environment` is what the renderer process needs beside its template's: the bucket's stand-in,
- * the endpoint and s3rver's credentials.
+ * the bundle smoke test, the cold-start bench): an s3rver on loopback holding each fetched font
+ * file in the bucket the template names in FETCHED_FONTS_BUCKET (in the cloud, the CDK assets
+ * bucket) under the object key it names in FETCHED_FONTS (the S3 assets' keys). `environment` is
+ * what the renderer process needs beside its template's: the endpoint and s3rver's credentials, and
+ * the bucket's name as the template gives it (or a stand-in's, where the template's is a reference),
+ * so that whichever of the two a caller lets win, the renderer fetches from where its template says.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,7 +20,8 @@ import { resolveLayerFonts } from '../../lib/layer-fonts.js';
 import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { PROJECT_ROOT } from '../../lib/service-function.js';
 
-const BUCKET = 'fetched-fonts';
+/** The bucket's name where the template's FETCHED_FONTS_BUCKET is a CloudFormation reference. */
+const STAND_IN_BUCKET = 'fetched-fonts';
 
 export interface FontBucket {
   /** FETCHED_FONTS_BUCKET's stand-in, AWS_ENDPOINT_URL_S3 and the credentials s3rver takes. */
@@ -27,8 +30,12 @@ export interface FontBucket {
   close(): Promise<void>;
 }
 
-/** `fetchedFonts`: the renderer template's FETCHED_FONTS (JSON). */
-export const startFontBucket = async (fetchedFonts: string): Promise<FontBucket> => {
+/** `template`: the renderer's environment as synthesized (FETCHED_FONTS, FETCHED_FONTS_BUCKET). */
+export const startFontBucket = async (template: Readonly<Record<string, unknown>>): Promise<FontBucket> => {
+  const fetchedFonts = template[RENDERER_VARIABLES.fetchedFonts];
+  if (typeof fetchedFonts !== 'string') throw new Error('font bucket: the template sets no FETCHED_FONTS');
+  const named = template[FETCHED_FONTS_VARIABLES.bucket];
+  const BUCKET = typeof named === 'string' ? named : STAND_IN_BUCKET;
   const dir = await mkdtemp(join(tmpdir(), 'font-bucket-'));
   const s3 = new S3rver({
     silent: true,

@@ -25,7 +25,6 @@ import { createWebhookDeliveryStore } from '../../functions/adapters/dynamodb/we
 import { renderWorker, sweeper, webhookSender } from '../../functions/consumers.js';
 import { systemClock } from '../../functions/core/runtime.js';
 import { apiResources, routes } from '../../functions/routes.js';
-import { RENDERER_VARIABLES } from '../../functions/wiring.js';
 import { LAMBDA_UNZIPPED_LIMIT_BYTES } from '../../lib/chromium-layer.js';
 import { closeServer, createLocalHttpServer, listen } from '../../lib/local/http-server.js';
 import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
@@ -115,7 +114,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
       });
 
     const rendererFn = bundledFunction(s, s.stack.renderer.function);
-    fontBucket = await startFontBucket(String(rendererFn.environment[RENDERER_VARIABLES.fetchedFonts]));
+    fontBucket = await startFontBucket(rendererFn.environment);
     const renderer = await start(
       'pdf-render-service-renderer',
       rendererFn,

@@ -79,7 +79,7 @@ beforeAll(async () => {
     families[f.font.family] = files;
     files.push({ key: `assets/${f.name}`, file: f.name });
   }
-  fontBucket = await startFontBucket(JSON.stringify(families));
+  fontBucket = await startFontBucket({ [RENDERER_VARIABLES.fetchedFonts]: JSON.stringify(families) });
   // The renderer's S3 client reads its endpoint and credentials from the environment, and its
   // fetched fonts land under TMPDIR: this file runs in a process of its own.
   tmp = await mkdtemp(join(tmpdir(), 'fetched-fonts-test-'));

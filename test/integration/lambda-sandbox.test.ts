@@ -36,7 +36,7 @@ import { markOf } from '../../functions/domain/renders/marks.js';
 import { protectionOf } from '../../functions/domain/renders/protection.js';
 import { signatureOf } from '../../functions/domain/renders/signature.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
-import { CHROMIUM_PACK, RENDERER_VARIABLES } from '../../functions/wiring.js';
+import { CHROMIUM_PACK, } from '../../functions/wiring.js';
 import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
 import { queueArn } from '../../lib/local/sqs/queues.js';
 import {
@@ -176,7 +176,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     pageHost = `127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
     kmsApi = await startKmsApi();
     // The CJK fonts' bucket (in the cloud, the S3 assets the template names): an s3rver on loopback.
-    fontBucket = await startFontBucket(String(renderer.environment[RENDERER_VARIABLES.fetchedFonts]));
+    fontBucket = await startFontBucket(renderer.environment);
     console.info(
       `sandbox: synthesized, servers up, font bucket filled at ${Math.round(performance.now() - hookStarted)} ms`,
     );
@@ -690,9 +690,7 @@ describe.skipIf(!sandboxed)(
           render: () => Promise.reject(new Error('the sandboxed async renderer renders, not the stack')),
         },
       });
-      asyncFontBucket = await startFontBucket(
-        String(asyncRenderer.environment[RENDERER_VARIABLES.fetchedFonts]),
-      );
+      asyncFontBucket = await startFontBucket(asyncRenderer.environment);
       rendererProcess = await startLambdaProcess(asyncRenderer, {
         functionName: 'pdf-render-service-async-renderer',
         workDir: outdir,
