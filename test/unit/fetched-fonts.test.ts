@@ -87,12 +87,15 @@ describe('fetching them', () => {
     const withBoth = fonts.fontconfigFile();
     const conf = readFileSync(withBoth, 'utf8');
     for (const dir of dirs) expect(conf).toContain(`<dir>${dir}</dir>`);
-    // Each set of families has a cache directory of its own, listed before the layer's.
-    const cachedirs = [before, withJp, withBoth].map(
-      (file) => /<cachedir>([^<]+)<\/cachedir>/.exec(readFileSync(file, 'utf8'))?.[1],
-    );
-    expect(new Set(cachedirs).size).toBe(3);
-    expect(conf.indexOf('<cachedir>')).toBeLessThan(conf.indexOf('<include>'));
+    // Each set of families has a cache directory of its own, listed first (fontconfig writes into
+    // the first), then the earlier sets' (read only), all before the layer's.
+    const cachedirs = (file: string) =>
+      [...readFileSync(file, 'utf8').matchAll(/<cachedir>([^<]+)<\/cachedir>/g)].map((m) => m[1]);
+    const [none, jpOnly, both] = [before, withJp, withBoth].map(cachedirs);
+    expect(new Set([none?.[0], jpOnly?.[0], both?.[0]]).size).toBe(3);
+    expect(jpOnly).toEqual([jpOnly?.[0], none?.[0]]);
+    expect(both).toEqual([both?.[0], jpOnly?.[0], none?.[0]]);
+    expect(conf.lastIndexOf('<cachedir>')).toBeLessThan(conf.indexOf('<include>'));
     await fonts.ensure(['Noto Sans JP']);
     expect(asked).toHaveLength(3);
   });
