@@ -36,7 +36,7 @@ import { markOf } from '../../functions/domain/renders/marks.js';
 import { protectionOf } from '../../functions/domain/renders/protection.js';
 import { signatureOf } from '../../functions/domain/renders/signature.js';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
-import { CHROMIUM_PACK, } from '../../functions/wiring.js';
+import { CHROMIUM_PACK } from '../../functions/wiring.js';
 import { type Poller, startPoller } from '../../lib/local/sqs/poller.js';
 import { queueArn } from '../../lib/local/sqs/queues.js';
 import {
