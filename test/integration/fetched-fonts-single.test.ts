@@ -5,6 +5,13 @@
  * the Lambda-like sandbox printed the Korean page in Tinos after Noto Sans JP had been fetched,
  * although Noto Sans KR was fetched and the browser relaunched (functions/renderer/fetched-fonts.ts).
  *
+ * The fault injected: the fetched fonts' directories keep one modification time throughout.
+ * fontconfig trusts a directory's cache while that time is unchanged, so with the families sharing
+ * one directory (as in that CI run) the relaunched browser read the cache written when it held
+ * Noto Sans JP alone and printed the Korean page in Tinos: this file failed so before the change.
+ * With a directory per family, listed once complete, and a cache directory per set of families
+ * (fetched-fonts.ts), the directories' times no longer matter.
+ *
  * The renderer runs in this process against a fonts directory like the layer's (every font but the
  * fetched ones, the layer's fonts.conf) and fetches from an s3rver on loopback, as the bundle does
  * from the assets bucket (test/helpers/font-bucket.ts).
@@ -84,10 +91,8 @@ beforeAll(async () => {
   // fetched fonts land under TMPDIR: this file runs in a process of its own.
   tmp = await mkdtemp(join(tmpdir(), 'fetched-fonts-test-'));
   Object.assign(process.env, { AWS_REGION: 'eu-west-1', TMPDIR: tmp, ...fontBucket.environment });
-  // The fault: directories whose modification time never moves (held at one whole second), as when
-  // the second family lands in the same second as the first was scanned on a file system that
-  // keeps whole seconds. fontconfig then takes a directory's cache as current; a renderer that
-  // reads the fetched fonts through a cache written before they landed never prints them.
+  // The fault: the fetched fonts' directories held at one modification time (every 2 ms; a
+  // relaunch takes ~100 ms), so no directory looks changed to fontconfig when a family lands.
   pinning = setInterval(() => pinDirectories(tmp), 2);
   const { readRendererConfig } = await import('../../functions/core/config.js');
   const { createInProcessRenderer } = await import('../../functions/renderer/in-process.js');
