@@ -63,6 +63,7 @@ const HEAVY = [
   'integration/batch-acceptance-kill', // kills stacks mid-acceptance; the acceptance lease's bound
   'integration/faults', // a hanging DynamoDB, lost answers: bounds on the retries' time
   'integration/renderer-isolation', // a hung Chromium, the probe's deadline
+  'integration/fetched-fonts-single', // three Chromium relaunches under a file-system fault (issue 42), 5-14 s
   'integration/batch-run-isolation', // runs of items in one context, a spoiled page's timeout (issue 43)
   'integration/local-stack-signals', // `npm start` under signals and stalls
   'integration/local-gateway-stall', // blocks its own event loop
