@@ -29,6 +29,7 @@ const OWN_PROCESS = [
   'renderer', // mocks modules
   'renderer-isolation', // mocks modules
   'renderer-offline', // a renderer in this process, both process models
+  'fetched-fonts-single', // a renderer in this process, its S3 endpoint in this process's environment
   'retention', // a stack with another retention and a stand-in renderer
   'template-bombs', // a stack process of its own, restarted when a bomb hangs it
   'two-stacks', // stacks in this process, and what they leave behind
@@ -62,6 +63,7 @@ const HEAVY = [
   'integration/batch-acceptance-kill', // kills stacks mid-acceptance; the acceptance lease's bound
   'integration/faults', // a hanging DynamoDB, lost answers: bounds on the retries' time
   'integration/renderer-isolation', // a hung Chromium, the probe's deadline
+  'integration/fetched-fonts-single', // three Chromium relaunches under a file-system fault (issue 42), 5-14 s
   'integration/batch-run-isolation', // runs of items in one context, a spoiled page's timeout (issue 43)
   'integration/local-stack-signals', // `npm start` under signals and stalls
   'integration/local-gateway-stall', // blocks its own event loop

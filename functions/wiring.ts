@@ -112,25 +112,35 @@ export const RENDERER_VARIABLES = {
   maxConcurrentRenders: 'RENDERER_MAX_CONCURRENT_RENDERS',
   fontconfigFile: 'FONTCONFIG_FILE',
   chromiumPackDir: 'CHROMIUM_PACK_DIR',
+  fetchedFonts: 'FETCHED_FONTS',
   memoryBudget: 'RENDERER_MEMORY_BUDGET_MIB',
 } as const;
 
 /**
- * The Chromium pack in the renderer's layer (lib/chromium-layer.ts writes it, the renderer's
- * chromium-pack.ts reads it; /opt/chromium in Lambda): the binary zstd-compressed, everything else
- * as it runs.
+ * Chromium in the renderer's layer (lib/chromium-layer.ts writes it, the renderer's
+ * chromium-pack.ts launches it; /opt/chromium in Lambda): everything unpacked, as it runs, so a
+ * cold start inflates nothing (issue 42).
  */
 export const CHROMIUM_PACK = {
   /** Its directory in the layer. */
   dir: 'chromium',
-  /** The Chromium binary, zstd-compressed: inflated into /tmp at the first launch. */
-  binary: 'chromium.zst',
+  /** The Chromium binary, with SwiftShader's GL libraries beside it (Chromium loads them from there). */
+  binary: 'chromium',
   /** Amazon Linux 2023's libraries Chromium needs (NSS, expat), first on its LD_LIBRARY_PATH. */
   lib: 'lib',
-  /** SwiftShader's GL libraries, which Chromium loads from beside its binary: linked there. */
-  besideBinary: 'swiftshader',
   /** @sparticuz/chromium's own fonts (Open Sans) and fonts.conf, as its /tmp/fonts. */
   fonts: 'fonts',
+} as const;
+
+/**
+ * The fonts the layer leaves out (lib/layer-fonts.ts: the CJK fonts, 59 MB), fetched on a page's
+ * first need from S3 into /tmp (functions/renderer/fetched-fonts.ts). FETCHED_FONTS_BUCKET: the
+ * bucket (in the cloud, the CDK assets bucket); FETCHED_FONTS: JSON, each family's objects,
+ * `{"Noto Sans JP": [{"key": "...", "file": "NotoSansJP_400Regular.ttf"}], ...}`.
+ */
+export const FETCHED_FONTS_VARIABLES = {
+  bucket: 'FETCHED_FONTS_BUCKET',
+  fonts: 'FETCHED_FONTS',
 } as const;
 
 /**

@@ -34,6 +34,11 @@ export interface LayerFont {
   readonly covers: string;
   /** The faces shipped: directories of the package, each holding one `.ttf`. */
   readonly faces: readonly string[];
+  /**
+   * Left out of the layer (to fit Lambda's 250 MiB with Chromium unpacked, issue 42): uploaded as
+   * S3 assets and fetched into /tmp on a page's first need (functions/renderer/fetched-fonts.ts).
+   */
+  readonly fetched?: true;
 }
 
 const REGULAR_BOLD = ['400Regular', '700Bold'] as const;
@@ -105,24 +110,28 @@ export const LAYER_FONTS: readonly LayerFont[] = [
     family: 'Noto Sans SC',
     covers: 'Simplified Chinese (and Han without a lang)',
     faces: REGULAR_BOLD,
+    fetched: true,
   },
   {
     packageName: '@expo-google-fonts/noto-sans-tc',
     family: 'Noto Sans TC',
     covers: 'Traditional Chinese (zh-TW, zh-HK)',
     faces: REGULAR_BOLD,
+    fetched: true,
   },
   {
     packageName: '@expo-google-fonts/noto-sans-jp',
     family: 'Noto Sans JP',
     covers: 'Japanese',
     faces: REGULAR_BOLD,
+    fetched: true,
   },
   {
     packageName: '@expo-google-fonts/noto-sans-kr',
     family: 'Noto Sans KR',
     covers: 'Korean',
     faces: REGULAR_BOLD,
+    fetched: true,
   },
   {
     packageName: '@expo-google-fonts/noto-color-emoji',
@@ -155,7 +164,10 @@ export interface FontFile {
 }
 
 export interface FontSet {
+  /** The fonts in the layer. */
   readonly files: readonly FontFile[];
+  /** The fonts fetched on first need (LayerFont.fetched); the local stack links them with the rest. */
+  readonly fetchedFiles: readonly FontFile[];
   /** Each package's license, by the file name it gets under `licenses/`. */
   readonly licenses: ReadonlyMap<string, string>;
   /** The fontconfig configuration (layers/chromium/fonts.conf). */
@@ -213,7 +225,13 @@ export const resolveLayerFonts = (projectRoot: string): FontSet => {
     .update(fontsConf)
     .update(files.map((f) => `${f.font.packageName}@${f.version}/${f.name}`).join('\n'))
     .digest('hex');
-  return { files, licenses, fontsConf, hash };
+  return {
+    files: files.filter((f) => !f.font.fetched),
+    fetchedFiles: files.filter((f) => f.font.fetched),
+    licenses,
+    fontsConf,
+    hash,
+  };
 };
 
 /**
@@ -225,7 +243,9 @@ export const assembleFonts = (fonts: FontSet, outDir: string, how: 'copy' | 'lin
   writeFileSync(join(outDir, 'fonts.conf'), fonts.fontsConf);
   const place = (source: string, target: string) =>
     how === 'copy' ? copyFileSync(source, target) : symlinkSync(source, target);
-  for (const file of fonts.files) place(file.source, join(outDir, file.name));
+  // The layer leaves the fetched fonts out; the local stack has them all at hand.
+  const files = how === 'copy' ? fonts.files : [...fonts.files, ...fonts.fetchedFiles];
+  for (const file of files) place(file.source, join(outDir, file.name));
   for (const [name, source] of fonts.licenses) place(source, join(outDir, 'licenses', name));
 };
 

@@ -2,8 +2,9 @@
  * The renderer: executes the Jinja2 template in a worker thread and Chromium (from its layer)
  * turns the HTML into a PDF that it PUTs to a presigned URL. It is handed everything it needs in
  * the invoke payload (template source, variables, options, the URL), so its role grants nothing
- * but writing its own logs and asking AWS KMS to sign with the signing keys the account tagged for
- * it (issue 34): no S3, no DynamoDB, no X-Ray. That is why templates, code from strangers, run
+ * but writing its own logs, asking AWS KMS to sign with the signing keys the account tagged for
+ * it (issue 34), and reading the fonts the layer leaves out (the CJK fonts, S3 assets: exactly
+ * their objects, issue 42): no other S3, no DynamoDB, no X-Ray. That is why templates, code from strangers, run
  * here and not in the API functions.
  */
 import { join } from 'node:path';
@@ -12,9 +13,11 @@ import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-clo
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Alias, type IFunction, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import { Construct } from 'constructs';
-import { RENDERER_VARIABLES, SIGNING_KEY_TAG } from '../functions/wiring.js';
+import { FETCHED_FONTS_VARIABLES, RENDERER_VARIABLES, SIGNING_KEY_TAG } from '../functions/wiring.js';
 import { ChromiumLayer } from './chromium-layer.js';
+import { resolveLayerFonts } from './layer-fonts.js';
 import { withRunbook } from './runbook.js';
 import { handlerEntry, PROJECT_ROOT, SERVICE_RUNTIME, ServiceFunction } from './service-function.js';
 import { grantTaggedSigningKeys } from './signing-keys-grant.js';
@@ -124,8 +127,8 @@ export class RendererFunction extends Construct {
       // @sparticuz/chromium's npm package carries the x86_64 build only.
       architecture: ChromiumLayer.ARCHITECTURE,
       layers: [this.layer],
-      // Chromium is inflated into /tmp (191 MB, the pack's binary) and keeps
-      // a profile there; the default 512 MiB leaves little room for a large PDF beside them.
+      // Chromium keeps a profile in /tmp and the CJK fonts are fetched there (59 MB, all four);
+      // the default 512 MiB leaves little room for a large PDF beside them.
       ephemeralStorageSize: Size.mebibytes(1024),
       // An invoke over the cap is refused at once (TooManyRequestsException); the pdf function
       // answers it as a failed render and gives the quota unit back (functions/adapters/lambda/renderer-client.ts).
@@ -148,9 +151,28 @@ export class RendererFunction extends Construct {
     });
     // Chromium finds the layer's fonts through it (fontconfig reads it; the renderer passes it on).
     this.function.addEnvironment(RENDERER_VARIABLES.fontconfigFile, ChromiumLayer.FONTCONFIG_FILE);
-    // Chromium from the layer's pack: a zstd binary instead of @sparticuz/chromium's brotli, ~1.5 s
-    // less CPU at each cold start (functions/renderer/chromium-pack.ts).
+    // Chromium unpacked in the layer, launched from /opt as it is: no inflation at a cold start
+    // (functions/renderer/chromium-pack.ts).
     this.function.addEnvironment(RENDERER_VARIABLES.chromiumPackDir, ChromiumLayer.CHROMIUM_PACK_DIR);
+    // The fonts the layer leaves out (the CJK fonts): each file an S3 asset, fetched into /tmp on a
+    // page's first need (functions/renderer/fetched-fonts.ts); the role reads exactly those objects.
+    const families: Record<string, { key: string; file: string }[]> = {};
+    let bucket: string | undefined;
+    const objects: string[] = [];
+    for (const [i, font] of resolveLayerFonts(PROJECT_ROOT).fetchedFiles.entries()) {
+      const asset = new Asset(this, `FetchedFont${i}`, { path: font.source });
+      // s3:GetObject on the object alone (Asset.grantRead would add listing and the bucket's settings).
+      objects.push(asset.bucket.arnForObjects(asset.s3ObjectKey));
+      bucket ??= asset.s3BucketName;
+      const list = families[font.font.family] ?? [];
+      families[font.font.family] = list;
+      list.push({ key: asset.s3ObjectKey, file: font.name });
+    }
+    if (bucket !== undefined) {
+      this.function.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: objects }));
+      this.function.addEnvironment(FETCHED_FONTS_VARIABLES.bucket, bucket);
+      this.function.addEnvironment(RENDERER_VARIABLES.fetchedFonts, JSON.stringify(families));
+    }
     if (props.taggedPdf) this.function.addEnvironment(RENDERER_VARIABLES.taggedPdf, 'true');
     this.invokeTarget =
       provisioned === 0

@@ -18,6 +18,7 @@ import {
 import {
   BINDINGS,
   FALLBACK_VARIABLES,
+  FETCHED_FONTS_VARIABLES,
   LOCAL_VARIABLES,
   REGION_VARIABLES,
   RENDERER_VARIABLES,
@@ -200,10 +201,15 @@ export interface RendererConfig {
   /** A system Chrome/Chromium to use instead of @sparticuz/chromium (machines where it cannot run). */
   readonly chromeExecutablePath: string | undefined;
   /**
-   * `CHROMIUM_PACK_DIR`: the layer's Chromium pack (/opt/chromium; functions/renderer/chromium-pack.ts),
+   * `CHROMIUM_PACK_DIR`: the layer's Chromium, unpacked (/opt/chromium; functions/renderer/chromium-pack.ts),
    * used instead of @sparticuz/chromium's brotli files. Unset (locally): @sparticuz/chromium's own.
    */
   readonly chromiumPackDir: string | undefined;
+  /**
+   * `FETCHED_FONTS` (and `FETCHED_FONTS_BUCKET`): the fonts the layer leaves out, fetched from S3
+   * on a page's first need (functions/renderer/fetched-fonts.ts). Unset: every font is local.
+   */
+  readonly fetchedFonts: FetchedFontsConfig | undefined;
   /**
    * `RENDERER_EGRESS_ALLOW_HOSTS`: comma-separated `host:port` pairs that pages may reach although
    * they are not public addresses. Tests and local fixtures only; never set in the cloud.
@@ -253,6 +259,43 @@ export interface RendererConfig {
    */
   readonly memoryBudget: MemoryBudget;
 }
+
+/** RendererConfig.fetchedFonts: where each family's files are. */
+export interface FetchedFontsConfig {
+  readonly bucket: string;
+  /** By fontconfig family name ("Noto Sans JP"): its objects, and the file name each gets. */
+  readonly families: Readonly<Record<string, readonly { readonly key: string; readonly file: string }[]>>;
+}
+
+const fetchedFonts = (env: Environment, name: string): FetchedFontsConfig | undefined => {
+  const v = variable(env, name);
+  if (v === undefined) return undefined;
+  const bucket = variable(env, FETCHED_FONTS_VARIABLES.bucket);
+  if (bucket === undefined)
+    throw new SettingsError(FETCHED_FONTS_VARIABLES.bucket, `must be set with ${name}`);
+  let families: unknown;
+  try {
+    families = JSON.parse(v);
+  } catch {
+    throw new SettingsError(name, 'is not JSON');
+  }
+  const valid =
+    typeof families === 'object' &&
+    families !== null &&
+    Object.values(families).every(
+      (files) =>
+        Array.isArray(files) &&
+        files.every(
+          (f) =>
+            typeof f?.key === 'string' &&
+            typeof f?.file === 'string' &&
+            /^[\w.-]+$/.test(f.file) &&
+            !f.file.startsWith('.'),
+        ),
+    );
+  if (!valid) throw new SettingsError(name, 'must map font families to [{ key, file }] lists');
+  return { bucket, families: families as FetchedFontsConfig['families'] };
+};
 
 /** RendererConfig.memoryBudget. */
 export interface MemoryBudget {
@@ -341,6 +384,7 @@ export const readRendererConfig = (env: Environment = lambdaEnvironment()): Rend
       1_000,
     ),
     fontconfigFile: existingFile(env, name.fontconfigFile),
+    fetchedFonts: fetchedFonts(env, name.fetchedFonts),
     memoryBudget: memoryBudget(env, name.memoryBudget),
   };
 };

@@ -40,6 +40,7 @@ import { countWith } from '../core/metrics.js';
 import { chromiumFromPack } from './chromium-pack.js';
 import { createEgressPolicy, type EgressPolicy, refuseAllPolicy } from './egress.js';
 import { type EgressProxy, startEgressProxy } from './egress-proxy.js';
+import type { FetchedFonts } from './fetched-fonts.js';
 import { log } from './log.js';
 import {
   createTurnQueue,
@@ -78,6 +79,12 @@ export interface BrowserHostOptions {
    * @default 0
    */
   readonly spareSessions?: 0 | 1;
+  /**
+   * The fonts fetched on first need (fetched-fonts.ts): each launch takes the fontconfig file for
+   * the families landed by then, and a browser launched before the latest is relaunched by
+   * refreshFonts. @default none are ever fetched
+   */
+  readonly fetchedFonts?: Pick<FetchedFonts, 'fontconfigFile' | 'generation'> | undefined;
 }
 
 export interface TakeSessionOptions {
@@ -111,6 +118,11 @@ export interface BrowserHost {
   prewarm(): void;
   /** Whether renders get a context and page opened ahead of them. */
   setSpareSessions(count: 0 | 1): void;
+  /**
+   * Retires the warm browser (and its spare) when it was launched before the latest fetched fonts
+   * landed: its fontconfig never sees them. The next session is opened on a relaunched browser.
+   */
+  refreshFonts(): Promise<void>;
   /** Closes every browser and the egress proxy (shutdown, tests). Renders may follow. */
   close(): Promise<void>;
 }
@@ -193,7 +205,14 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
     };
   };
 
+  /** The fonts generation each browser was launched at (BrowserHostOptions.fetchedFonts). */
+  const fontsAtLaunch = new WeakMap<WarmBrowser, number>();
+  const fontsGeneration = (): number => options.fetchedFonts?.generation() ?? 0;
+
   const launchIn = async (model: ProcessModel): Promise<WarmBrowser> => {
+    // Read together: the fontconfig file lists exactly the families of this generation.
+    const generation = fontsGeneration();
+    const fontconfigFile = options.fetchedFonts?.fontconfigFile() ?? config.fontconfigFile;
     const [{ url }, { executablePath, libraryPath }] = await Promise.all([
       getProxy(),
       chromiumBinary(config),
@@ -206,7 +225,7 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
         baseArgs: chromium.args,
         proxyUrl: url,
         policy: egressPolicy,
-        fontconfigFile: config.fontconfigFile,
+        fontconfigFile,
         libraryPath,
         onRetired: (warm) => {
           if (current !== undefined && launchOf.get(warm) === current) current = undefined;
@@ -222,6 +241,7 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
       warm = await launchOnce();
     }
     running.add(warm);
+    fontsAtLaunch.set(warm, generation);
     warm.browser.once('disconnected', () => running.delete(warm));
     log('INFO', 'browser-launched', {
       ms: Math.round(performance.now() - started),
@@ -366,6 +386,16 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
     }
   };
 
+  const refreshFonts = async (): Promise<void> => {
+    const pending = current;
+    if (!pending) return;
+    const warm = await pending.catch(() => undefined);
+    if (!warm || (fontsAtLaunch.get(warm) ?? 0) >= fontsGeneration()) return;
+    warm.retire('fetched fonts landed: a relaunched browser sees them');
+    if (current === pending) current = undefined;
+    dropSpare();
+  };
+
   /** Whether renders get a context and page opened ahead of them (0: each render opens its own). */
   const setSpareSessions = (count: 0 | 1): void => {
     spareSessions = count;
@@ -486,6 +516,7 @@ export const createBrowserHost = (config: RendererConfig, options: BrowserHostOp
     prepareSpare,
     prewarm,
     setSpareSessions,
+    refreshFonts,
     close: closeBrowser,
   };
 };

@@ -14,7 +14,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { type CDPSession, type Page, TimeoutError } from 'puppeteer-core';
 import { uploadPdf } from '../adapters/http/pdf-upload.js';
-import { countWith, MetricUnit, metrics } from '../core/metrics.js';
 import type { KmsSign } from '../domain/signing/signing-keys.js';
 import { assetSource } from './asset-source.js';
 import type { BrowserHost, RenderSession } from './browser.js';
@@ -26,9 +25,10 @@ import type {
   TemplatePart,
   WaitUntil,
 } from './contract.js';
+import { type FetchedFonts, readyFonts } from './fetched-fonts.js';
 import { type FinishingContext, finish } from './finishing/index.js';
 import { RequestBudgetError } from './interception.js';
-import { jobLogger } from './log.js';
+import { describeError, jobLogger, observe } from './log.js';
 import type { MemoryBudgetError, MemoryWatch } from './memory-watch.js';
 import { padForNumbering, pageRangesOf } from './navigation/page-numbering.js';
 import { chromiumPrintFlags, printNavigated } from './navigation/print.js';
@@ -53,6 +53,8 @@ export interface RenderParts {
   readonly kms?: KmsSign | undefined;
   /** The renderer's memory budget, watched while a page loads and prints (memory-watch.ts). */
   readonly memory?: MemoryWatch | undefined;
+  /** The fonts the layer leaves out, fetched on a page's first need (fetched-fonts.ts). */
+  readonly fetchedFonts?: FetchedFonts | undefined;
   /** Where the render's session comes from: a batch run's kept page (run.ts). @default browser */
   readonly sessions?: SessionSource | undefined;
 }
@@ -353,25 +355,6 @@ const loadAndPrint = async (
   return result;
 };
 
-/** `error`, not `message`: the logger keeps `message` for the event and drops a second one. */
-const describeError = (e: unknown): Record<string, string> =>
-  e instanceof Error ? { name: e.name, error: e.message } : { error: String(e) };
-
-/** Counts the render's outcome and times in the metrics, and logs a failure with its code. */
-const observe = (result: RenderResult, templatingMs: number | undefined, log: Logger): RenderResult => {
-  countWith('Renders', { Outcome: result.ok ? 'completed' : 'failed' });
-  if (templatingMs !== undefined)
-    metrics.addMetric('TemplatingDuration', MetricUnit.Milliseconds, templatingMs);
-  if (result.ok) {
-    metrics.addMetric('RenderDuration', MetricUnit.Milliseconds, result.renderDurationMs);
-    metrics.addMetric('PdfBytes', MetricUnit.Bytes, result.fileSizeBytes);
-  } else {
-    countWith('RenderFailures', { ErrorCode: result.code });
-    log.info('render-failed', { code: result.code });
-  }
-  return result;
-};
-
 /** One render on `parts`; renderer.ts binds it to a renderer's own. */
 export const render = async (parts: RenderParts, request: RenderRequest): Promise<RenderResult> => {
   const log = jobLogger(request.jobId);
@@ -411,7 +394,7 @@ const isTemplatePart = (name: string | undefined): name is TemplatePart =>
   name === 'header' || name === 'footer';
 
 const renderJob = async (
-  { browser: host, sessions, templating, taggedPdf, fontsDir, kms, memory }: RenderParts,
+  { browser: host, sessions, templating, taggedPdf, fontsDir, kms, memory, fetchedFonts }: RenderParts,
   request: RenderRequest,
   log: Logger,
   templated_: (ms: number) => void,
@@ -427,12 +410,27 @@ const renderJob = async (
       ...(parts.length > 0 ? { parts: parts.map((p) => p.render) } : {}),
     })
     .finally(() => templated_(Math.round(performance.now() - templatingStarted)));
-  const taking = browser.takeSession({ offline: request.offline === true });
-  const opening = taking.then(
-    (session) => ({ session }),
-    (error: unknown) => ({ error }),
-  );
+  const asOpening = (t: Promise<RenderSession>) =>
+    t.then(
+      (session) => ({ session }),
+      (error: unknown) => ({ error }),
+    );
+  let taking = browser.takeSession({ offline: request.offline === true });
+  let opening = asOpening(taking);
   const template = await templated;
+  // The fonts the layer leaves out that this page needs (fetched-fonts.ts): the session taken
+  // above is from a browser that cannot see them, so a relaunched one gives the page its own. A
+  // run's items have theirs before the run's page opens (run.ts).
+  const fetching =
+    template.ok && !sessions
+      ? (fetchedFonts?.missingFor([template.html, ...(template.parts ?? [])].join('\n')) ?? [])
+      : [];
+  if (fetchedFonts && fetching.length > 0) {
+    taking.then(host.releaseUnused, noop);
+    await readyFonts(fetchedFonts, fetching, host, (p) => untilDeadline(p, deadline, 'open'), log);
+    taking = host.takeSession({ offline: request.offline === true });
+    opening = asOpening(taking);
+  }
   if (!template.ok) {
     // Handed back when it opens, not awaited: the answer does not wait for the browser.
     taking.then(browser.releaseUnused, noop);
@@ -548,7 +546,12 @@ const renderJob = async (
     .catch(noop);
   if ('ok' in printed) return printed.ok ? printed : { ...printed, diagnostics: await done };
 
-  const stored = await storePdf(printed, request, log, { fontsDir, kms, templated: templatedMarks });
+  const stored = await storePdf(printed, request, log, {
+    fontsDir,
+    fetchedFontsDirs: fetchedFonts?.dirs(),
+    kms,
+    templated: templatedMarks,
+  });
   const diagnostics = await done;
   return { ...stored, diagnostics };
 };
@@ -569,7 +572,7 @@ const storePdf = async (
   { pdf: printed, renderDurationMs }: Extract<Printed, { pdf: Uint8Array }>,
   request: RenderRequest,
   log: Logger,
-  finishing: Pick<FinishingContext, 'fontsDir' | 'templated' | 'kms'>,
+  finishing: Pick<FinishingContext, 'fontsDir' | 'fetchedFontsDirs' | 'templated' | 'kms'>,
 ): Promise<RenderResult> => {
   const pageCount = countPdfPages(printed);
   if (pageCount > request.limits.maxPages) {

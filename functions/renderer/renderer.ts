@@ -12,6 +12,7 @@ import type { KmsSign } from '../domain/signing/signing-keys.js';
 import { type Admission, createAdmission } from './admission.js';
 import { type BrowserHost, createBrowserHost } from './browser.js';
 import type { Renderer, RenderRequest, RenderResult } from './contract.js';
+import { createFetchedFonts } from './fetched-fonts.js';
 import { createMemoryWatch, type MemoryWatch } from './memory-watch.js';
 import { render } from './render.js';
 import { type ContextRecord, renderRun } from './run.js';
@@ -50,7 +51,16 @@ export interface RendererInstance extends Renderer {
 }
 
 export const createRenderer = (config: RendererConfig, options: RendererOptions = {}): RendererInstance => {
-  const browser = createBrowserHost(config, { spareSessions: options.spareSessions ?? 0 });
+  // The fonts the layer leaves out, fetched on a page's first need: each Chromium launch reads them
+  // through a fontconfig file that adds the landed families' directories to the layer's
+  // (fetched-fonts.ts).
+  const fetchedFonts = config.fetchedFonts
+    ? createFetchedFonts(config.fetchedFonts, config.fontconfigFile)
+    : undefined;
+  const browser = createBrowserHost(config, {
+    spareSessions: options.spareSessions ?? 0,
+    fetchedFonts,
+  });
   const templating = createTemplatingPool(options.templating);
   const parts = {
     browser,
@@ -61,6 +71,7 @@ export const createRenderer = (config: RendererConfig, options: RendererOptions 
     // The process's KMS port (its client made on its first signature); a stand-in where one is handed in.
     kms: options.kms ?? awsKmsSign,
     memory: createMemoryWatch(config.memoryBudget),
+    fetchedFonts,
   };
   const admission = createAdmission({
     maxConcurrent: config.maxConcurrentRenders,
@@ -90,7 +101,7 @@ export const createRenderer = (config: RendererConfig, options: RendererOptions 
       templating.prewarm();
     },
     close: async () => {
-      await Promise.all([browser.close(), templating.close()]);
+      await Promise.all([browser.close(), templating.close(), fetchedFonts?.close()]);
     },
   };
 };

@@ -77,6 +77,53 @@ const park = (browser: object, batch: string, page: RunPage, runId: number): Pro
   return Promise.resolve();
 };
 
+/**
+ * Whether a run's items may print in the fonts the layer leaves out (fetched-fonts.ts): read from
+ * their templates, variables and marks as given, before templating. Such a run's items are
+ * rendered each on its own (render.ts fetches the fonts and relaunches the browser to see them),
+ * not on a run's page: a Korean item of a run printed without Noto Sans KR in the Lambda-like
+ * sandbox (single-process), though its font had been fetched and the browser relaunched.
+ */
+const wantsFetchedFonts = ({ fetchedFonts }: RenderParts, run: RenderRun): boolean => {
+  if (!fetchedFonts) return false;
+  const text = run.requests
+    .map(({ template: t, watermark, stamp }) =>
+      [
+        t.source,
+        t.header ?? '',
+        t.footer ?? '',
+        typeof t.variables === 'string' ? t.variables : JSON.stringify(t.variables),
+        watermark?.text ?? '',
+        stamp?.text ?? '',
+      ].join('\n'),
+    )
+    .join('\n');
+  return fetchedFonts.wantedBy(text).length > 0;
+};
+
+/** A run's items each rendered on its own, one after another within the run's slice. */
+const oneByOne = async (
+  parts: RenderParts,
+  run: RenderRun,
+  admission: Admission,
+  started: number,
+): Promise<RunResults> => {
+  const results: (RenderResult | null)[] = [];
+  for (const [i, request] of run.requests.entries()) {
+    if (i > 0 && performance.now() - started >= run.sliceMs) {
+      results.push(null);
+      continue;
+    }
+    const outcome = await admission.run(() => render(parts, request));
+    if (!outcome.admitted) {
+      results.push(...run.requests.slice(i).map(() => null));
+      break;
+    }
+    results.push(outcome.value);
+  }
+  return results;
+};
+
 /** How long the run's end waits for its last session to be handed back: opened, then wiped. */
 const HAND_BACK_TIMEOUT_MS = OPEN_TIMEOUT_MS + 5_000;
 
@@ -89,6 +136,7 @@ export const renderRun = async (
 ): Promise<RunResults> => {
   const started = performance.now();
   const runId = ++runs;
+  if (wantsFetchedFonts(parts, run)) return oneByOne(parts, run, admission, started);
   const page = unpark(parts.browser, run.batch) ?? createRunPage();
   const contextsBefore = page.contexts.length;
   let contextId: string | undefined;

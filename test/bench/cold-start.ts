@@ -1,55 +1,22 @@
-/**
- * The renderer's cold start as Lambda gives it: the bundle and layer that `cdk synth` builds, run
- * in the Lambda-like sandbox (test/helpers/lambda-sandbox.ts: the runtime's Node.js, code and
- * layer read-only, no /dev/shm, not root, the memory size as a memory cgroup and its CPU share as
- * a CPU quota), from spawning the runtime to the first PDF printed: a one-page Latin invoice (the
- * bench's invoice fixture), and the same invoice with Japanese, Chinese and Korean lines (the first
- * CJK page: what its fonts add). Per memory size, and per layer layout: the layer as synthesized
- * (the Chromium pack: the binary zstd-compressed, inflated into /tmp at the first launch;
- * lib/chromium-pack.ts) and pre-decompressed (the binary unpacked in the layer, no inflation: the
- * floor, 292 MiB, too large for Lambda).
- *
- *   npx tsx test/bench/cold-start.ts                          # 1,024 / 2,048 / 3,008 MB, 3 cold starts each
- *   npx tsx test/bench/cold-start.ts --memory 2048 --runs 5 --layouts synthesized --pages latin
- *
- * Needs root (mount namespaces, cgroups). Prints a table; `--out file.json` keeps the figures.
- */
-import { execFileSync } from 'node:child_process';
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { zstdDecompressSync } from 'node:zlib';
 import type { RenderRequest } from '../../functions/renderer/contract.js';
-import { CHROMIUM_PACK } from '../../functions/wiring.js';
 import { bundledFunction, resolveEnvironment, startLambdaProcess } from '../helpers/cdk-lambda.js';
 import { synthServiceStack } from '../helpers/cdk-synth.js';
-import {
-  canSandbox,
-  createSandbox,
-  LAMBDA_LD_LIBRARY_PATH,
-  MEMORY_MIB_PER_VCPU,
-} from '../helpers/lambda-sandbox.js';
+import { startFontBucket } from '../helpers/font-bucket.js';
+import { canSandbox, MEMORY_MIB_PER_VCPU } from '../helpers/lambda-sandbox.js';
 import { loadFixtures } from './fixtures/index.js';
 
 /** Lambda's limit on a function's code and layers, unzipped. */
 export const UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024;
 export const FIRST_PDF_GOAL_MS = 1500;
 
-type Layout = 'synthesized' | 'pre-decompressed';
+type Layout = 'synthesized';
 /** The first page after the cold start: Latin only, or with CJK text (its fonts' first use). */
 type FirstPage = 'latin' | 'cjk';
 
@@ -57,7 +24,6 @@ const { values: args } = parseArgs({
   options: {
     memory: { type: 'string', default: '1024,2048,3008' },
     runs: { type: 'string', default: '3' },
-    layouts: { type: 'string', default: 'synthesized,pre-decompressed' },
     pages: { type: 'string', default: 'latin,cjk' },
     out: { type: 'string' },
   },
@@ -65,7 +31,7 @@ const { values: args } = parseArgs({
 });
 const memorySizes = (args.memory ?? '').split(',').map(Number);
 const runs = Number(args.runs);
-const layouts = (args.layouts ?? '').split(',') as Layout[];
+const layouts: Layout[] = ['synthesized'];
 const pages = (args.pages ?? '').split(',') as FirstPage[];
 
 const invoice = loadFixtures().find((f) => f.name === 'invoice');
@@ -87,23 +53,6 @@ const sizeOf = (path: string): number => {
 };
 
 /**
- * The synthesized layer with the pack's binary already inflated, beside SwiftShader's GL libraries
- * (which Chromium loads from beside its binary, even with WebGL off): the renderer's
- * CHROME_EXECUTABLE_PATH, /opt/chromium/swiftshader/chromium, with the pack's libraries first on
- * LD_LIBRARY_PATH. The compressed copy is left out.
- */
-const preDecompressedLayer = (layerDir: string, into: string): string => {
-  const dir = join(into, 'layer-pre-decompressed');
-  cpSync(layerDir, dir, { recursive: true });
-  const pack = join(dir, CHROMIUM_PACK.dir);
-  const binary = join(pack, CHROMIUM_PACK.besideBinary, 'chromium');
-  writeFileSync(binary, zstdDecompressSync(readFileSync(join(pack, CHROMIUM_PACK.binary))));
-  chmodSync(binary, 0o755);
-  rmSync(join(pack, CHROMIUM_PACK.binary));
-  return dir;
-};
-
-/**
  * Wall time a cold start needs at a CPU share of `vcpus` when nothing else competes: inflation runs
  * on one thread, so it takes its CPU time at best (longer below one vCPU); the rest can use the
  * whole share (at most this machine's two cores). This machine's CPU is not Lambda's: the figures
@@ -111,29 +60,6 @@ const preDecompressedLayer = (layerDir: string, into: string): string => {
  */
 const atShare = (cpuMs: number, inflateMs: number, vcpus: number): number =>
   inflateMs / Math.min(1, vcpus) + Math.max(0, cpuMs - inflateMs) / Math.min(vcpus, 2);
-
-const INFLATE_SCRIPT = `
-const { zstdDecompressSync } = require('node:zlib');
-const { readFileSync } = require('node:fs');
-const before = process.cpuUsage();
-zstdDecompressSync(readFileSync('/opt/${CHROMIUM_PACK.dir}/${CHROMIUM_PACK.binary}'));
-const used = process.cpuUsage(before);
-process.stdout.write(String(Math.round((used.user + used.system) / 1000)));
-`;
-
-/** The CPU time (ms) of inflating the pack's binary, in the sandbox at 2,048 MB. */
-const inflateInSandbox = async (codeDir: string, layerDir: string, workDir: string, runtime: string) => {
-  const runtimeDir = join(workDir, 'runtime-inflate');
-  mkdirSync(runtimeDir, { recursive: true });
-  const sandbox = await createSandbox({ codeDir, layerDir, runtimeDir }, { memoryMiB: 2048, runtime });
-  try {
-    const { file, args } = sandbox.command(sandbox.node, ['-e', INFLATE_SCRIPT]);
-    const out = execFileSync(file, args, { env: { ...sandbox.environment }, encoding: 'utf8' });
-    return Number(out.trim());
-  } finally {
-    await sandbox.dispose();
-  }
-};
 
 interface ColdStart {
   readonly layout: Layout;
@@ -146,6 +72,8 @@ interface ColdStart {
   readonly firstPdfMs: number;
   /** The renderer's own log: from launch to a browser ready. */
   readonly browserLaunchMs: number | undefined;
+  /** The renderer's own log: the first CJK page's fetch of its fonts (fonts-ready). */
+  readonly fontsReadyMs: number | undefined;
   readonly peakMemoryMiB: number | undefined;
   /** CPU time the sandbox used by the end of init (the handler loaded). */
   readonly initCpuMs: number | undefined;
@@ -168,21 +96,17 @@ const main = async () => {
   });
   await new Promise<void>((resolve) => uploads.listen(0, '127.0.0.1', () => resolve()));
   const uploadBase = `http://127.0.0.1:${(uploads.address() as AddressInfo).port}`;
+  let closeFontBucket: (() => Promise<void>) | undefined;
   try {
     process.stderr.write('synthesizing the bundles (esbuild, the layer)...\n');
     const s = synthServiceStack({ bundle: true, outdir });
     const renderer = bundledFunction(s, s.stack.renderer.function);
     const layerDir = renderer.layerDirs[0] as string;
-    // What unpacking costs: @sparticuz/chromium inflates its brotli files into /tmp on the first
-    // launch of every execution environment, on one thread. Measured in the sandbox at 2,048 MB,
-    // with the runtime's Node: the CPU time is what no CPU share can shorten.
-    const inflateCpuMs = await inflateInSandbox(renderer.codeDir, layerDir, outdir, renderer.runtime);
-    const layerDirs: Record<Layout, string> = {
-      synthesized: layerDir,
-      'pre-decompressed': layouts.includes('pre-decompressed')
-        ? preDecompressedLayer(layerDir, outdir)
-        : layerDir,
-    };
+    // Nothing is inflated any more: Chromium is unpacked in the layer.
+    const inflateCpuMs = 0;
+    const layerDirs: Record<Layout, string> = { synthesized: layerDir };
+    const fontBucket = await startFontBucket(renderer.environment);
+    closeFontBucket = fontBucket.close;
     const codeBytes = sizeOf(renderer.codeDir);
     const sizes = Object.fromEntries(
       layouts.map((l) => [
@@ -220,15 +144,8 @@ const main = async () => {
             layerDir: layerDirs[layout],
             environment: {
               AWS_REGION: 'eu-west-1',
-              ...resolveEnvironment(renderer, {}),
-              ...(layout === 'pre-decompressed'
-                ? {
-                    CHROME_EXECUTABLE_PATH: `/opt/${CHROMIUM_PACK.dir}/${CHROMIUM_PACK.besideBinary}/chromium`,
-                    // First, as the pack's launch puts them: this machine's /lib64 has another NSS,
-                    // which Chromium must not load.
-                    LD_LIBRARY_PATH: `/opt/${CHROMIUM_PACK.dir}/${CHROMIUM_PACK.lib}:${LAMBDA_LD_LIBRARY_PATH}`,
-                  }
-                : {}),
+              ...resolveEnvironment(renderer, fontBucket.environment),
+              ...fontBucket.environment,
             },
           });
           try {
@@ -255,12 +172,13 @@ const main = async () => {
               );
               continue;
             }
-            const launched = p
+            const logLines = p
               .logs()
               .split('\n')
               .filter((l) => l.startsWith('{'))
-              .map((l) => JSON.parse(l) as { message?: string; ms?: number })
-              .find((l) => l.message === 'browser-launched');
+              .map((l) => JSON.parse(l) as { message?: string; ms?: number });
+            const launched = logLines.find((l) => l.message === 'browser-launched');
+            const fontsReady = logLines.find((l) => l.message === 'fonts-ready');
             const peak = p.sandbox?.peakMemoryBytes();
             const cpuMs = p.sandbox?.cpuUsageMs();
             const vcpus = memoryMiB / MEMORY_MIB_PER_VCPU;
@@ -272,6 +190,7 @@ const main = async () => {
               initMs: Math.round(p.initMs),
               firstPdfMs: Math.round(p.initMs + invokeMs),
               browserLaunchMs: launched?.ms,
+              fontsReadyMs: fontsReady?.ms,
               peakMemoryMiB: peak === undefined ? undefined : Math.round(peak / 2 ** 20),
               initCpuMs: initCpuMs === undefined ? undefined : Math.round(initCpuMs),
               cpuMs: cpuMs === undefined ? undefined : Math.round(cpuMs),
@@ -294,7 +213,7 @@ const main = async () => {
       `Renderer cold start in the Lambda-like sandbox: ${runtime}; CPU ${cpuLimit.replace(/\(.*\)/, '').trim()} per ${MEMORY_MIB_PER_VCPU} MB; load average ${loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')}`,
-      `Inflating the pack's Chromium (zstd; the first launch in every execution environment does it): ${inflateCpuMs} ms of CPU on one thread, measured in the sandbox with the runtime's Node`,
+      'Chromium unpacked in the layer: nothing inflated; the CJK fonts fetched from S3 (s3rver on loopback here) on the first CJK page, then Chromium relaunched',
       `Layer + code unzipped: ${layouts.map((l) => `${l} ${sizes[l]?.withCodeMiB.toFixed(0)} MiB`).join(', ')} (limit ${UNZIPPED_LIMIT_BYTES / 2 ** 20} MiB)`,
       '',
       '| layout | first page | memory (MB) | vCPU | init (ms, median) | init CPU (ms) | first PDF (ms, median) | min-max | CPU to first PDF (ms) | first PDF at the share, idle machine (ms, est.) | browser launch (ms) | peak memory (MiB) |',
@@ -332,7 +251,10 @@ const main = async () => {
         const cpu =
           median(m('cjk').map((r) => r.cpuMs ?? Number.NaN)) -
           median(m('latin').map((r) => r.cpuMs ?? Number.NaN));
-        lines.push(`- ${memoryMiB} MB: ${wall} ms wall, ${cpu} ms CPU, ${est} ms at the share (est.)`);
+        const fonts = median(m('cjk').map((r) => r.fontsReadyMs ?? Number.NaN));
+        lines.push(
+          `- ${memoryMiB} MB: ${wall} ms wall, ${cpu} ms CPU, ${est} ms at the share (est.); fetch + relaunch (fonts-ready) ${fonts} ms`,
+        );
       }
     }
     const at2048 = results.filter((r) => r.memoryMiB === 2048 && r.page === 'latin');
@@ -355,6 +277,7 @@ const main = async () => {
         JSON.stringify({ runtime, cpuLimit, sizes, results, failures, loadavg: loadavg() }, null, 2),
       );
   } finally {
+    await closeFontBucket?.();
     uploads.close();
     if (existsSync(outdir)) await rm(outdir, { recursive: true, force: true });
   }

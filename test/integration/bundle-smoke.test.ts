@@ -44,6 +44,7 @@ import {
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
 import type { Synthesized } from '../helpers/cdk-synth.js';
+import { type FontBucket, startFontBucket } from '../helpers/font-bucket.js';
 import { type Api, createApi, createTempDataDir, dynamoDbClient, type Json } from '../helpers/local-stack.js';
 import { readPdf } from '../helpers/pdf.js';
 import { glyphsAfterLabels, isMissingGlyph, readGlyphs } from '../helpers/pdf-fonts.js';
@@ -62,6 +63,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
   let dataDir: string;
   let s: Synthesized;
   let local: LocalStack;
+  /** The CJK fonts' bucket the renderers fetch from (test/helpers/font-bucket.ts). */
+  let fontBucket: FontBucket | undefined;
   let gateway: Server;
   let gatewayUrl = '';
   let api: Api;
@@ -110,10 +113,13 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
         environment: { ...lambdaEnvironment, ...extra, ...resolveEnvironment(fn, standIns) },
       });
 
+    const rendererFn = bundledFunction(s, s.stack.renderer.function);
+    fontBucket = await startFontBucket(rendererFn.environment);
     const renderer = await start(
       'pdf-render-service-renderer',
-      bundledFunction(s, s.stack.renderer.function),
-      {},
+      rendererFn,
+      fontBucket.environment,
+      fontBucket.environment,
     );
     processes.set('renderer', renderer);
     const localOnly = Object.fromEntries(LOCAL_ONLY.map((name) => [name, local.handlerEnv[name] as string]));
@@ -182,7 +188,8 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     const asyncRenderer = await start(
       'pdf-render-service-async-renderer',
       bundledFunction(s, s.stack.asyncRenderer.function),
-      {},
+      fontBucket.environment,
+      fontBucket.environment,
     );
     processes.set('async-renderer', asyncRenderer);
     const worker = await start(
@@ -257,6 +264,7 @@ describe('the synthesized bundles, run as Lambda runs them, against the local st
     if (gateway) await closeServer(gateway, 1000);
     await Promise.all([...processes.values()].map((p) => p.close()));
     await local?.close();
+    await fontBucket?.close();
     await Promise.all(
       [outdir, dataDir].filter(Boolean).map((dir) => rm(dir, { recursive: true, force: true })),
     );

@@ -60,6 +60,7 @@ import {
   startLambdaProcess,
 } from '../helpers/cdk-lambda.js';
 import type { Synthesized } from '../helpers/cdk-synth.js';
+import { type FontBucket, startFontBucket } from '../helpers/font-bucket.js';
 import { type KmsApi, startKmsApi } from '../helpers/kms-api.js';
 import { canSandbox, lambdaNode, MEMORY_MIB_PER_VCPU, NOBODY } from '../helpers/lambda-sandbox.js';
 import { createApi, createTempDataDir, putAccountOnPlan } from '../helpers/local-stack.js';
@@ -161,8 +162,10 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
   let uploadCount = 0;
   /** AWS KMS's API, served from its memory stand-in: the bundle's KMS client signs through it. */
   let kmsApi: KmsApi;
+  let fontBucket: FontBucket;
 
   beforeAll(async () => {
+    const hookStarted = performance.now();
     const { outdir: synthDir, s } = await bundledSynth();
     outdir = synthDir;
     renderer = bundledFunction(s, s.stack.renderer.function);
@@ -172,6 +175,11 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', () => resolve()));
     pageHost = `127.0.0.1:${(pageServer.address() as AddressInfo).port}`;
     kmsApi = await startKmsApi();
+    // The CJK fonts' bucket (in the cloud, the S3 assets the template names): an s3rver on loopback.
+    fontBucket = await startFontBucket(renderer.environment);
+    console.info(
+      `sandbox: synthesized, servers up, font bucket filled at ${Math.round(performance.now() - hookStarted)} ms`,
+    );
     const start = (model: 'auto' | 'single') =>
       startLambdaProcess(renderer, {
         functionName: `pdf-render-service-renderer-${model}`,
@@ -184,7 +192,9 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
           AWS_SECRET_ACCESS_KEY: 'sandbox-secret-access-key',
           AWS_SESSION_TOKEN: 'sandbox-session-token',
           AWS_ENDPOINT_URL_KMS: kmsApi.endpoint,
-          ...resolveEnvironment(renderer, {}),
+          ...resolveEnvironment(renderer, fontBucket.environment),
+          // s3rver's credentials (KMS's stand-in takes any).
+          ...fontBucket.environment,
           RENDERER_EGRESS_ALLOW_HOSTS: `${fixture.hostPort},${pageHost}`,
           ...(model === 'single' ? { RENDERER_PROCESS_MODEL: 'single' } : {}),
         },
@@ -192,9 +202,10 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     const [auto, single] = await Promise.all([start('auto'), start('single')]);
     processes.set('auto', auto);
     processes.set('single', single);
+    console.info(`sandbox: both renderers started at ${Math.round(performance.now() - hookStarted)} ms`);
     // A real bundling (esbuild, the layer; once per run) and two starts at the function's CPU share (1.16 vCPU):
-    // on a shared 2-core machine that outlasts the default hook timeout.
-  }, 300_000);
+    // on a shared 2-core machine that outlasts the default hook timeout (and 300 s at load 25).
+  }, 600_000);
 
   afterEach((context) => {
     if (context.task.result?.state !== 'fail') return;
@@ -209,6 +220,7 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     pageServer.close();
     fixture?.close();
     await kmsApi?.close();
+    await fontBucket?.close();
   });
 
   const request = (
@@ -282,43 +294,40 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
     },
   );
 
-  it("starts Chromium from the layer's zstd pack: inflated once into /tmp, nothing from brotli, every script's fonts in the layer", async () => {
-    // The layer as synthesized carries no brotli archive that a launch could inflate.
+  it('starts Chromium unpacked from the layer, inflating nothing; a CJK page after the cold start fetches its fonts from the bucket and prints them (issue 42)', async () => {
+    // The layer as synthesized: no brotli archive, Chromium executable as it is, no CJK font.
     const layer = renderer.layerDirs[0] as string;
     const files = (dir: string): string[] =>
       readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
         e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
       );
     expect(files(layer).filter((f) => f.endsWith('.br'))).toEqual([]);
-    expect(statSync(join(layer, CHROMIUM_PACK.dir, CHROMIUM_PACK.binary)).isFile()).toBe(true);
-    for (const model of ['auto', 'single'] as const) {
-      const p = processes.get(model) as LambdaProcess;
-      // A render waits for the launch that init began (the handler prewarms the browser).
-      expect(
-        (await invoke(model, request(`job_sandbox_pack_${model}`, '<p>packed</p>'))).result,
-      ).toMatchObject({
-        ok: true,
-      });
-      const unpacked = p
+    expect(statSync(join(layer, CHROMIUM_PACK.dir, CHROMIUM_PACK.binary)).mode & 0o111).toBe(0o111);
+    expect(files(join(layer, 'fonts')).filter((f) => /NotoSans(SC|TC|JP|KR)_/.test(f))).toEqual([]);
+    const logged = (p: LambdaProcess, message: string) =>
+      p
         .logs()
         .split('\n')
-        .filter((l) => l.includes('"chromium-unpacked"'))
-        .map((l) => JSON.parse(l) as { from: string; to: string; ms: number });
-      // Once per execution environment, from the pack to /tmp.
-      expect(unpacked, model).toHaveLength(1);
-      expect(unpacked[0]).toMatchObject({
-        from: `/opt/${CHROMIUM_PACK.dir}/${CHROMIUM_PACK.binary}`,
-        to: '/tmp/chromium-pack/chromium',
-      });
+        .filter((l) => l.includes(`"${message}"`))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const model of ['auto', 'single'] as const) {
+      const p = processes.get(model) as LambdaProcess;
+      expect(
+        (await invoke(model, request(`job_sandbox_unpacked_${model}`, '<p>unpacked</p>'))).result,
+      ).toMatchObject({ ok: true });
+      // Nothing inflated, nothing fetched for a Latin page.
+      expect(logged(p, 'chromium-unpacked')).toEqual([]);
+      expect(logged(p, 'fonts-fetched')).toEqual([]);
       const tmp = await readdir(`/proc/${p.pid}/root/tmp`);
-      expect(tmp).toContain('chromium-pack');
-      // @sparticuz/chromium's own inflation never ran: no /tmp/chromium, no /tmp/al2023.
-      expect(tmp).not.toContain('chromium');
-      expect(tmp).not.toContain('al2023');
-      const browser = family(p.pid as number).filter((c) => c.args.startsWith('/tmp/chromium-pack/chromium'));
+      for (const inflated of ['chromium', 'chromium-pack', 'al2023']) expect(tmp).not.toContain(inflated);
+      const browser = family(p.pid as number).filter((c) =>
+        c.args.startsWith(`/opt/${CHROMIUM_PACK.dir}/${CHROMIUM_PACK.binary} `),
+      );
       expect(browser.length, model).toBeGreaterThan(0);
     }
-    // A page in every script prints each with the layer's own font, none missing.
+    // A page in every script: its four CJK fonts fetched (once each), Chromium relaunched to see
+    // them, each script printed with its own font.
+    const auto = processes.get('auto') as LambdaProcess;
     const scripts = request('job_sandbox_scripts', multilingualHtml());
     const { result, text } = await invoke('auto', scripts);
     expect(result).toMatchObject({ ok: true });
@@ -334,6 +343,58 @@ describe.skipIf(!sandboxed)(`the renderer bundle in a Lambda-like sandbox (${run
       'NotoSansArabic-Regular',
     ]) {
       expect(fonts, font).toContain(font);
+    }
+    expect(
+      logged(auto, 'fonts-fetched')
+        .map((l) => l.family)
+        .sort(),
+    ).toEqual(['Noto Sans JP', 'Noto Sans KR', 'Noto Sans SC', 'Noto Sans TC']);
+    expect(
+      logged(auto, 'browser-retired').filter((l) => String(l.reason).includes('fetched fonts')),
+    ).toHaveLength(1);
+    // The next CJK page fetches nothing and prints with them at once.
+    const again = request('job_sandbox_scripts_again', '<p lang="ja">請求書：お支払いは月末までに</p>');
+    expect((await invoke('auto', again)).result).toMatchObject({ ok: true });
+    expect(logged(auto, 'fonts-fetched')).toHaveLength(4);
+    const againFonts = await pdffonts(uploads.get(new URL(again.upload.url).pathname) as Buffer);
+    expect(againFonts.map((f) => f.name.replace(/^[A-Z]{6}\+/, ''))).toContain('NotoSansJP-Regular');
+    // Single-process: a Japanese page fetches Noto Sans JP only, and prints with it.
+    const single = processes.get('single') as LambdaProcess;
+    const japanese = request('job_sandbox_japanese', '<p lang="ja">請求書：お支払いは月末までに</p>');
+    const printed = await invoke('single', japanese);
+    expect(printed.result).toMatchObject({ ok: true });
+    // The kana exactly (pdftotext reads some Han through radicals: 支 as ⽀).
+    expect(printed.text).toContain('払いは');
+    expect(printed.text).toContain('までに');
+    expect(logged(single, 'fonts-fetched').map((l) => l.family)).toEqual(['Noto Sans JP']);
+    const jpFonts = await pdffonts(uploads.get(new URL(japanese.upload.url).pathname) as Buffer);
+    expect(jpFonts.map((f) => f.name.replace(/^[A-Z]{6}\+/, ''))).toContain('NotoSansJP-Regular');
+  });
+
+  it('renders a batch run whose items need fetched fonts each on its own: every Korean item prints in Noto Sans KR, fetched once (issues 42 and 43)', async () => {
+    // After the test above, the single-process renderer has fetched Noto Sans JP only.
+    const single = processes.get('single') as LambdaProcess;
+    const items = [1, 2, 3].map((n) =>
+      request(`job_sandbox_run_kr_${n}`, `<p lang="ko">청구서 ${n}번: 영수증</p>`),
+    );
+    const { payload, functionError } = await single.invoke({
+      run: { requests: items, sliceMs: 30_000, batch: 'acc_sandbox/bat_sandbox' },
+    });
+    expect(functionError, JSON.stringify(payload)).toBeUndefined();
+    expect((payload as { results: unknown[] }).results).toEqual(
+      items.map(() => expect.objectContaining({ ok: true })),
+    );
+    const fetched = single
+      .logs()
+      .split('\n')
+      .filter((l) => l.includes('"fonts-fetched"'))
+      .map((l) => (JSON.parse(l) as { family: string }).family);
+    expect(fetched.filter((f) => f === 'Noto Sans KR')).toHaveLength(1);
+    for (const [n, item] of items.entries()) {
+      const pdf = uploads.get(new URL(item.upload.url).pathname) as Buffer;
+      const fonts = (await pdffonts(pdf)).map((f) => f.name.replace(/^[A-Z]{6}\+/, ''));
+      expect(fonts, item.jobId).toContain('NotoSansKR-Regular');
+      expect((await readPdf(pdf)).text.replace(/\s+/g, ' ')).toContain(`청구서 ${n + 1}번`);
     }
   });
 
@@ -608,6 +669,7 @@ describe.skipIf(!sandboxed)(
     let workerProcess: LambdaProcess;
     let rendererProcess: LambdaProcess;
     let local: LocalStack;
+    let asyncFontBucket: FontBucket;
     let dataDir: string;
     let sqs: SQSClient;
     let poller: Poller;
@@ -628,11 +690,15 @@ describe.skipIf(!sandboxed)(
           render: () => Promise.reject(new Error('the sandboxed async renderer renders, not the stack')),
         },
       });
+      asyncFontBucket = await startFontBucket(asyncRenderer.environment);
       rendererProcess = await startLambdaProcess(asyncRenderer, {
         functionName: 'pdf-render-service-async-renderer',
         workDir: outdir,
         sandbox: true,
-        environment: resolveEnvironment(asyncRenderer, {}),
+        environment: {
+          ...resolveEnvironment(asyncRenderer, asyncFontBucket.environment),
+          ...asyncFontBucket.environment,
+        },
       });
       workerProcess = await startLambdaProcess(worker, {
         functionName: 'pdf-render-service-render-worker',
@@ -683,6 +749,7 @@ describe.skipIf(!sandboxed)(
     });
 
     afterAll(async () => {
+      await asyncFontBucket?.close();
       await poller?.stop();
       sqs?.destroy();
       await workerProcess?.close();

@@ -343,33 +343,69 @@ describe('the default stack', () => {
   it.each([
     ['renderer', () => rendererId()],
     ['async renderer', () => asyncRendererId()],
-  ])("grants the %s's role nothing but writing its own logs and kms:Sign on tagged signing keys", (_, id) => {
-    const roleId = functions[id()].Properties.Role['Fn::GetAtt'][0];
-    const logGroupId = functions[id()].Properties.LoggingConfig.LogGroup.Ref;
-    expect(resourcesOf(s, 'AWS::IAM::Role')[roleId].Properties.ManagedPolicyArns).toBeUndefined();
-    const statements = statementsOfRole(s, roleId);
-    expect(statements).toEqual([
-      {
-        Effect: 'Allow',
-        Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
-      },
-      {
-        // Keys registered at run time: this account's and region's KMS keys with the tag only.
-        Effect: 'Allow',
-        Action: 'kms:Sign',
-        // The test stack's account and region (its env): no other account's or region's key.
-        Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*',
-        Condition: { StringEquals: { 'aws:ResourceTag/pdf-service:signing': 'true' } },
-      },
-    ]);
-    expect(functions[id()].Properties.TracingConfig).toBeUndefined();
-    expect(functions[id()].Properties.Environment.Variables).toEqual({
-      NODE_OPTIONS: '--enable-source-maps',
-      FONTCONFIG_FILE: '/opt/fonts/fonts.conf',
-      CHROMIUM_PACK_DIR: '/opt/chromium',
-    });
-  });
+  ])(
+    "grants the %s's role nothing but writing its own logs, kms:Sign on tagged signing keys and s3:GetObject on the fetched fonts' objects",
+    (_, id) => {
+      const roleId = functions[id()].Properties.Role['Fn::GetAtt'][0];
+      const logGroupId = functions[id()].Properties.LoggingConfig.LogGroup.Ref;
+      expect(resourcesOf(s, 'AWS::IAM::Role')[roleId].Properties.ManagedPolicyArns).toBeUndefined();
+      const statements = statementsOfRole(s, roleId);
+      const keys = Object.values(
+        JSON.parse(functions[id()].Properties.Environment.Variables.FETCHED_FONTS) as Record<
+          string,
+          { key: string }[]
+        >,
+      )
+        .flat()
+        .map((f) => f.key);
+      expect(statements).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
+        },
+        {
+          // The CJK fonts the layer leaves out (issue 42): each S3 asset's object, and nothing else.
+          Effect: 'Allow',
+          Action: 's3:GetObject',
+          Resource: expect.arrayContaining(
+            keys.map((key) => `arn:aws:s3:::cdk-hnb659fds-assets-123456789012-eu-west-1/${key}`),
+          ),
+        },
+        {
+          // Keys registered at run time: this account's and region's KMS keys with the tag only.
+          Effect: 'Allow',
+          Action: 'kms:Sign',
+          // The test stack's account and region (its env): no other account's or region's key.
+          Resource: 'arn:aws:kms:eu-west-1:123456789012:key/*',
+          Condition: { StringEquals: { 'aws:ResourceTag/pdf-service:signing': 'true' } },
+        },
+      ]);
+      expect(keys).toHaveLength(8);
+      expect(statements[1]?.Resource).toHaveLength(8);
+      expect(functions[id()].Properties.TracingConfig).toBeUndefined();
+      const { FETCHED_FONTS, ...variables } = functions[id()].Properties.Environment.Variables;
+      expect(variables).toEqual({
+        NODE_OPTIONS: '--enable-source-maps',
+        FONTCONFIG_FILE: '/opt/fonts/fonts.conf',
+        CHROMIUM_PACK_DIR: '/opt/chromium',
+        FETCHED_FONTS_BUCKET: 'cdk-hnb659fds-assets-123456789012-eu-west-1',
+      });
+      const families = JSON.parse(FETCHED_FONTS) as Record<string, { key: string; file: string }[]>;
+      expect(Object.keys(families).sort()).toEqual([
+        'Noto Sans JP',
+        'Noto Sans KR',
+        'Noto Sans SC',
+        'Noto Sans TC',
+      ]);
+      for (const files of Object.values(families)) {
+        expect(files.map((f) => f.file).sort()).toEqual([
+          expect.stringMatching(/_400Regular\.ttf$/),
+          expect.stringMatching(/_700Bold\.ttf$/),
+        ]);
+      }
+    },
+  );
 
   it('lets the renderers kms:Sign and the signing-keys function kms:GetPublicKey on tagged signing keys, and no role anything else of KMS keys', () => {
     const roleOf = (id: string) => functions[id].Properties.Role['Fn::GetAtt'][0];
@@ -486,8 +522,12 @@ describe('the default stack', () => {
 
   it('lets only the pdf, batches and merges functions, the render queue consumer, the batch output builder and the deliverer sign PDF URLs (GetObject and PutObject under pdf/), the first two and merges put orders, the consumers read and delete them; the assets function alone writes and deletes assets/, and what renders (pdf, merges, the render queue consumer) only reads them', () => {
     const bucketId = s.logicalId(s.stack.pdfBucket.bucket);
+    // Roles with anything of the service's bucket (the renderers read the fetched fonts' objects in
+    // CDK's assets bucket: the test above).
     const s3Users = Object.keys(resourcesOf(s, 'AWS::IAM::Role')).filter((roleId) =>
-      statementsOfRole(s, roleId).some((st) => actionsOf(st).some((a) => a.startsWith('s3:'))),
+      statementsOfRole(s, roleId).some(
+        (st) => actionsOf(st).some((a) => a.startsWith('s3:')) && JSON.stringify(st).includes(bucketId),
+      ),
     );
     const pdfRole = functions[fnId('pdf')].Properties.Role['Fn::GetAtt'][0];
     const batchesRole = functions[fnId('batches')].Properties.Role['Fn::GetAtt'][0];

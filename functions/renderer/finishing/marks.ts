@@ -12,7 +12,7 @@
  * output, 38-62 ms against 81-175 ms on the one-page invoice with a Noto Sans subset (2 busy
  * cores), encryption in the same library, and 442 KiB gzipped in the bundle against 580 KiB.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fontkit from '@cantoo/fontkit';
 import {
@@ -54,22 +54,30 @@ interface Face {
   readonly has: (codePoint: number) => boolean;
 }
 
-/** Faces by directory, read once per process (the Lambda keeps them across warm renders). */
-const facesByDir = new Map<string, readonly Face[]>();
+/** Faces by file, read once per process (the Lambda keeps them across warm renders). */
+const faceByPath = new Map<string, Face>();
 
-const facesIn = (dir: string): readonly Face[] => {
-  const known = facesByDir.get(dir);
+const faceAt = (path: string): Face => {
+  const known = faceByPath.get(path);
   if (known) return known;
-  const files = new Set(readdirSync(dir));
-  const faces = FACES.map((f) => `${f}_400Regular.ttf`)
-    .filter((f) => files.has(f))
-    .map((f): Face => {
-      const bytes = readFileSync(join(dir, f));
-      const font = fontkit.create(bytes) as { hasGlyphForCodePoint(cp: number): boolean };
-      return { bytes, has: (cp) => font.hasGlyphForCodePoint(cp) };
-    });
-  facesByDir.set(dir, faces);
-  return faces;
+  const bytes = readFileSync(path);
+  const font = fontkit.create(bytes) as { hasGlyphForCodePoint(cp: number): boolean };
+  const face: Face = { bytes, has: (cp) => font.hasGlyphForCodePoint(cp) };
+  faceByPath.set(path, face);
+  return face;
+};
+
+/**
+ * FACES in order, each from the first directory that has it: the layer's fonts, then those
+ * fetched on first need (fetched-fonts.ts: the CJK fonts the layer leaves out), listed on each
+ * call as they land.
+ */
+const facesIn = (dirs: readonly string[]): readonly Face[] => {
+  const listed = dirs.map((dir) => ({ dir, files: new Set(existsSync(dir) ? readdirSync(dir) : []) }));
+  return FACES.map((f) => `${f}_400Regular.ttf`).flatMap((file) => {
+    const found = listed.find((l) => l.files.has(file));
+    return found ? [faceAt(join(found.dir, file))] : [];
+  });
 };
 
 /** The text cut into runs, each in the first face that has all its characters (spaces join any run). */
@@ -258,7 +266,12 @@ export const drawMark = async (
     }
     // The text as templated (autoescaped, as HTML): back to the plain text it is.
     const text = decodeHTML(context.templated[field] ?? mark.text ?? '');
-    drawing = await textDrawing(document, mark, text, facesIn(context.fontsDir));
+    drawing = await textDrawing(
+      document,
+      mark,
+      text,
+      facesIn([context.fontsDir, ...(context.fetchedFontsDirs ?? [])]),
+    );
   }
   const rotation = (mark.rotationDeg * Math.PI) / 180;
   for (const [i, page] of pages.entries()) {

@@ -15,6 +15,8 @@ export interface FinishingContext {
   readonly now: Date;
   /** The service's fonts (beside FONTCONFIG_FILE), which marks draw their text in; unknown: none. */
   readonly fontsDir?: string | undefined;
+  /** The directories of the fonts the layer leaves out, fetched so far (fetched-fonts.ts); marks look there too. */
+  readonly fetchedFontsDirs?: readonly string[] | undefined;
   /** Signs with an AWS KMS key (a signature whose key is KMS's); absent: such a signature fails. */
   readonly kms?: KmsSign | undefined;
   /** The marks' text as its templates made it, with the document's variables (render.ts). */
