@@ -11,6 +11,7 @@
  * no further item starts: those come back unrendered (null) and their consumer puts them back on
  * the queue, so that a run holds a consumer no longer than its slice and one item's own budget.
  */
+import { trace } from '../core/run-trace.js';
 import type { RenderRun, RunResults } from '../domain/common/ports.js';
 import type { Admission } from './admission.js';
 import type { RenderResult } from './contract.js';
@@ -89,6 +90,7 @@ export const renderRun = async (
 ): Promise<RunResults> => {
   const started = performance.now();
   const runId = ++runs;
+  trace('run-start', { run: runId, n: run.requests.length });
   const page = unpark(parts.browser, run.batch) ?? createRunPage();
   const contextsBefore = page.contexts.length;
   let contextId: string | undefined;
@@ -115,6 +117,7 @@ export const renderRun = async (
         // costs the next item the run's page, not the run its slice: it renders in a fresh
         // context of its own, as a single render does, and the page is not used again.
         const timedOut = (await within(before, HAND_BACK_TIMEOUT_MS)) !== undefined;
+        trace('page-free', { run: runId });
         if (timedOut) {
           log('WARN', 'batch-run-hand-back-timeout', { run: runId });
           lost = true;
@@ -124,9 +127,13 @@ export const renderRun = async (
           : ((await page.take(maxRequests, offline)) ??
             page.keep(await parts.browser.takeSession({ offline })));
         contextId = session.context?.id;
+        trace('page-taken', { run: runId });
         let closing: Promise<void> | undefined;
         const close = (spoiled: boolean): Promise<void> => {
-          closing ??= session.close(spoiled).finally(back);
+          closing ??= session.close(spoiled).finally(() => {
+            trace('handed-back', { run: runId });
+            back();
+          });
           return closing;
         };
         return { ...session, close };
@@ -150,6 +157,7 @@ export const renderRun = async (
         continue;
       }
       contextId = undefined;
+      trace('item-start', { run: runId, job: request.jobId, i });
       const outcome = await admission.run(() => render({ ...parts, sessions }, request));
       if (!outcome.admitted) {
         // Busy: this item and the rest go back to the queue unrendered.
@@ -157,6 +165,7 @@ export const renderRun = async (
         break;
       }
       results.push(outcome.value);
+      trace('item-end', { run: runId, job: request.jobId, i });
       record.push({ jobId: request.jobId, contextId, run: runId });
       if (record.length > RECORD_SIZE) record.splice(0, record.length - RECORD_SIZE);
     }
@@ -175,6 +184,7 @@ export const renderRun = async (
       .catch((e: unknown) => log('WARN', 'batch-run-close-failed', { run: runId, error: String(e) }))
       .finally(() => parts.browser.prepareSpare());
   }
+  trace('run-end', { run: runId });
   log('INFO', 'batch-run', {
     items: run.requests.length,
     rendered: results.filter((r) => r !== null).length,
