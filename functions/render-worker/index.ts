@@ -15,7 +15,8 @@ import { logger } from '../core/logger.js';
 import { logFault } from '../core/runtime.js';
 import type { JobEvents, Renderer } from '../domain/common/ports.js';
 import { parseRenderMessage, type RenderMessage } from '../domain/renders/async-renders.js';
-import { retryDelaySeconds, type WorkOutcome } from '../domain/renders/render-worker.js';
+import type { RunOutcomes } from '../domain/renders/render-run.js';
+import { retryDelaySeconds } from '../domain/renders/render-worker.js';
 import * as build from '../services.js';
 import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';
@@ -71,11 +72,11 @@ const createMessageHandler = (
   const settle = async (
     message: RenderMessage,
     record: SQSRecord,
-    outcome: WorkOutcome | { readonly error: unknown } | { readonly kind: 'later' },
+    outcome: RunOutcomes[number],
   ): Promise<RetryMessage | undefined> => {
     let delaySeconds: number;
-    if ('kind' in outcome && outcome.kind === 'later') {
-      // Sent again afresh (handBack): this one is acknowledged.
+    if ('kind' in outcome && (outcome.kind === 'later' || outcome.kind === 'sent')) {
+      // Sent again afresh (handBack, or the released ones below): this one is acknowledged.
       return undefined;
     }
     if ('error' in outcome) {
@@ -107,7 +108,8 @@ const createMessageHandler = (
         items.map((i) => i.message),
         (indexes) => sendAgain(indexes.map((i) => items[i]?.message)),
       );
-      // A run's released items are queued again before their messages are acknowledged.
+      // A run's released items are queued again before their messages are acknowledged (those it
+      // did not take were sent by handBack already: `sent`, not sent twice).
       const released = items.flatMap(({ message }, i) => {
         const outcome = outcomes[i];
         return outcome && 'kind' in outcome && outcome.kind === 'later' ? [message] : [];

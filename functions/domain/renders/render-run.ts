@@ -35,12 +35,21 @@ export interface RunWorkerDeps {
 }
 
 /**
- * What became of each message, in order: an outcome, the error that left it undecided, or `later`:
- * not taken by this run, or released by it; its message is sent again afresh (a returned message
- * would spend one of the queue's receives, its maxReceiveCount being the attempts: measured, a
- * batch's items handed back three times went to the dead-letter queue and stayed pending).
+ * What became of each message, in order: an outcome, the error that left it undecided, `later`:
+ * released by this run (claimed, not started); its message is to be sent again afresh (a returned
+ * message would spend one of the queue's receives, its maxReceiveCount being the attempts:
+ * measured, a batch's items handed back three times went to the dead-letter queue and stayed
+ * pending); or `sent`: not taken by this run and already sent again by `handBack`, so only
+ * acknowledged. (Both were `later` once, and the consumer sent a handed-back message a second
+ * time: every delivery of ten whose run took five put ten back, and once the batch was done the
+ * queue went round forever, 35 receives a second on the local stack, issue 43.)
  */
-export type RunOutcomes = (WorkOutcome | { readonly error: unknown } | { readonly kind: 'later' })[];
+export type RunOutcomes = (
+  | WorkOutcome
+  | { readonly error: unknown }
+  | { readonly kind: 'later' }
+  | { readonly kind: 'sent' }
+)[];
 
 interface Claimed {
   readonly index: number;
@@ -142,7 +151,7 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
       // Handed back before anything is claimed: a consumer that dies mid-run leaves none of them
       // invisible for the queue's visibility timeout (measured: a stack killed mid-run did).
       const later = accounts.flatMap((indexes) => indexes.slice(cap));
-      for (const index of later) outcomes[index] = { kind: 'later' };
+      for (const index of later) outcomes[index] = { kind: 'sent' };
       trace('cap', { cap, later: later.length });
       if (later.length > 0) {
         await handBack(later).catch((e: unknown) => {

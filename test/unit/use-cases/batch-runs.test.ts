@@ -43,8 +43,15 @@ const runningRenderer = (perRun: number, dies: readonly number[] = []) => {
   return { renderer, runs, batchesOfRuns };
 };
 
-/** Plays the consumer: up to 10 messages at once, those that come back sent again, until none is left. */
-const consume = async () => {
+/**
+ * Plays the consumer: up to 10 messages at once, those that come back sent again, until none is
+ * left. `handBack`: as the render worker does, the messages a run does not take are sent again at
+ * once (their outcome `sent`: acknowledged, not sent a second time); without it, every outcome but
+ * `done` is sent again here. `queued` is told the queue's messages after each delivery.
+ */
+const consume = async (
+  o: { handBack?: boolean; queued?: (messages: readonly RenderMessage[]) => void } = {},
+) => {
   const worker = m.services.get(runWorker);
   const kinds: string[] = [];
   for (let round = 0; round < 100; round++) {
@@ -57,14 +64,22 @@ const consume = async () => {
     }
     for (let i = 0; i < messages.length; i += 10) {
       const taken = messages.slice(i, i + 10);
-      const outcomes = await worker.handleRun(taken);
+      const outcomes = await worker.handleRun(
+        taken,
+        o.handBack
+          ? async (indexes) => {
+              for (const index of indexes) await m.renderQueue.send(taken[index] as RenderMessage);
+            }
+          : undefined,
+      );
       for (const [j, outcome] of outcomes.entries()) {
         const kind = 'error' in outcome ? 'error' : outcome.kind;
         kinds.push(kind);
-        if (kind === 'done') continue;
+        if (kind === 'done' || (o.handBack && kind === 'sent')) continue;
         const delaySeconds = 'delaySeconds' in outcome ? outcome.delaySeconds : 0;
         await m.renderQueue.send(taken[j] as RenderMessage, { delaySeconds });
       }
+      o.queued?.(m.renderQueue.messages().map((q) => q.body));
     }
   }
   throw new Error('the queue never emptied');
@@ -121,5 +136,27 @@ it('a run is given no more of a batch than its slice rendered lately, plus one: 
   expect(jobs.every((j) => j.attempts === 1)).toBe(true);
   // Each run names its batch (the renderer keeps a run's context for that batch's next run only).
   expect(new Set(batchesOfRuns)).toEqual(new Set([`${ada.accountId}/${batch.id}`]));
+  expect(await m.ledger(ada.accountId)).toMatchObject({ rendersUsed: 30, inFlight: 0 });
+});
+
+it("a message a run does not take is queued again once, not twice: the queue empties once the batch is done", async () => {
+  const { renderer } = runningRenderer(2);
+  m = memoryServices({ renderer, settings: { asyncMaxAttempts: 1 } });
+  const ada = caller();
+  const { batch } = await m.services.get(batches).create(ada, batchOf(30));
+  // Each job has one message in the queue at a time (sent twice, the queue went round forever).
+  const kinds = await consume({
+    handBack: true,
+    queued: (messages) => {
+      const perJob = new Map<string, number>();
+      for (const { job_id } of messages) perJob.set(job_id, (perJob.get(job_id) ?? 0) + 1);
+      const twice = [...perJob].filter(([, n]) => n > 1);
+      if (twice.length > 0) throw new Error(`jobs with more than one message queued: ${twice.length}`);
+    },
+  });
+  expect(kinds.filter((k) => k === 'sent').length).toBeGreaterThan(0);
+  const jobs = await m.batchStore.jobs(ada.accountId, batch.id, { limit: 100, offset: 0 });
+  expect(jobs.map((j) => j.status)).toEqual(Array(30).fill('completed'));
+  expect(jobs.every((j) => j.attempts === 1)).toBe(true);
   expect(await m.ledger(ada.accountId)).toMatchObject({ rendersUsed: 30, inFlight: 0 });
 });
