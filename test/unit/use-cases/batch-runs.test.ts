@@ -139,7 +139,7 @@ it('a run is given no more of a batch than its slice rendered lately, plus one: 
   expect(await m.ledger(ada.accountId)).toMatchObject({ rendersUsed: 30, inFlight: 0 });
 });
 
-it("a message a run does not take is queued again once, not twice: the queue empties once the batch is done", async () => {
+it('a message a run does not take is queued again once, not twice: the queue empties once the batch is done', async () => {
   const { renderer } = runningRenderer(2);
   m = memoryServices({ renderer, settings: { asyncMaxAttempts: 1 } });
   const ada = caller();
