@@ -162,18 +162,25 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
       for (const indexes of accounts) {
         const claimed: Claimed[] = [];
         const merges: Claimed[] = [];
-        for (const index of indexes.slice(0, cap)) {
-          try {
-            const taken = await take(messages[index] as RenderMessage);
-            if ('outcome' in taken) outcomes[index] = taken.outcome;
-            // An async merge runs on its own, as a single message does (it renders its parts
-            // itself), once the account's runs are done: their claims do not wait on it.
-            else if (taken.claimed.kind === 'merge') merges.push({ index, ...taken });
-            else claimed.push({ index, ...taken });
-          } catch (e) {
-            outcomes[index] = { error: e };
-          }
-        }
+        // Claimed side by side, each on its own (its read, hold and claim are its job's alone):
+        // one after another they were ~90 ms of a run's consumer at a load of 11, its renderer idle.
+        await Promise.all(
+          indexes.slice(0, cap).map(async (index) => {
+            try {
+              const taken = await take(messages[index] as RenderMessage);
+              if ('outcome' in taken) outcomes[index] = taken.outcome;
+              // An async merge runs on its own, as a single message does (it renders its parts
+              // itself), once the account's runs are done: their claims do not wait on it.
+              else if (taken.claimed.kind === 'merge') merges.push({ index, ...taken });
+              else claimed.push({ index, ...taken });
+            } catch (e) {
+              outcomes[index] = { error: e };
+            }
+          }),
+        );
+        // In the order received, whichever claim answered first.
+        claimed.sort((a, b) => a.index - b.index);
+        merges.sort((a, b) => a.index - b.index);
         trace('taken', { n: claimed.length });
         const byBatch = new Map<string, Claimed[]>();
         for (const c of claimed) {
