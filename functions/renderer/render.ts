@@ -38,7 +38,6 @@ import { glyphCheckNeeded, type PageWatch } from './page-diagnostics.js';
 import { ESTIMATE_MARGIN, estimatePages } from './page-estimate.js';
 import { type RemovedLink, removeUnsafeLinks } from './pdf-links.js';
 import { countPdfPages } from './pdf-pages.js';
-import { trace } from '../core/run-trace.js';
 import { ItemDocumentError, itemMark, proveItemDocument } from './run-item.js';
 import type { RenderPart, TemplatingPool } from './templating-pool.js';
 
@@ -434,7 +433,6 @@ const renderJob = async (
     (error: unknown) => ({ error }),
   );
   const template = await templated;
-  trace('templated', { job: request.jobId });
   if (!template.ok) {
     // Handed back when it opens, not awaited: the answer does not wait for the browser.
     taking.then(browser.releaseUnused, noop);
@@ -477,7 +475,6 @@ const renderJob = async (
     return fail('PDF_RENDERING_FAILED', 'The renderer could not open a page. Try again.');
   }
   const { session } = opened;
-  trace('opened', { job: request.jobId });
   const { watch } = session;
   if (request.assets) session.guard.serveAssets(assetSource(request.assets, log));
 
@@ -526,7 +523,6 @@ const renderJob = async (
     }
   }
   watched?.end();
-  trace('printed', { job: request.jobId });
   if (!('ok' in printed)) reportRemovedLinks(printed.removedLinks, watch);
   // A printed page is looked at once more, for missing glyphs, while its PDF is checked and
   // uploaded (a failed one is not: nothing of it is printed).
@@ -553,9 +549,7 @@ const renderJob = async (
   if ('ok' in printed) return printed.ok ? printed : { ...printed, diagnostics: await done };
 
   const stored = await storePdf(printed, request, log, { fontsDir, kms, templated: templatedMarks });
-  trace('stored', { job: request.jobId });
   const diagnostics = await done;
-  trace('diagnosed', { job: request.jobId });
   return { ...stored, diagnostics };
 };
 

@@ -7,11 +7,12 @@
  * that spoils the page (timed out, crashed, over its budget) ends the context; the next item opens
  * a fresh one.
  *
- * Items go through the renderer's admission one at a time, as single renders do. After `sliceMs`
- * no further item starts: those come back unrendered (null) and their consumer puts them back on
- * the queue, so that a run holds a consumer no longer than its slice and one item's own budget.
+ * Items go through the renderer's admission as single renders do, and take the page one at a
+ * time; an item starts once the one before is done with the page, so two of a run hold admission
+ * slots while the one before checks and uploads its PDF. After `sliceMs` no further item starts:
+ * those come back unrendered (null) and their consumer puts them back on the queue, so that a run
+ * holds a consumer no longer than its slice and one item's own budget.
  */
-import { trace } from '../core/run-trace.js';
 import type { RenderRun, RunResults } from '../domain/common/ports.js';
 import type { Admission } from './admission.js';
 import type { RenderResult } from './contract.js';
@@ -90,7 +91,6 @@ export const renderRun = async (
 ): Promise<RunResults> => {
   const started = performance.now();
   const runId = ++runs;
-  trace('run-start', { run: runId, n: run.requests.length });
   const page = unpark(parts.browser, run.batch) ?? createRunPage();
   const contextsBefore = page.contexts.length;
   /** The context each item's page was in (the record), by the item's place in the run. */
@@ -119,7 +119,6 @@ export const renderRun = async (
         // costs the next item the run's page, not the run its slice: it renders in a fresh
         // context of its own, as a single render does, and the page is not used again.
         const timedOut = (await within(before, HAND_BACK_TIMEOUT_MS)) !== undefined;
-        trace('page-free', { run: runId });
         if (timedOut) {
           log('WARN', 'batch-run-hand-back-timeout', { run: runId });
           lost = true;
@@ -129,14 +128,10 @@ export const renderRun = async (
           : ((await page.take(maxRequests, offline)) ??
             page.keep(await parts.browser.takeSession({ offline })));
         contextIds[i] = session.context?.id;
-        trace('page-taken', { run: runId });
         let closing: Promise<void> | undefined;
         const close = (spoiled: boolean): Promise<void> => {
           pageDone();
-          closing ??= session.close(spoiled).finally(() => {
-            trace('handed-back', { run: runId });
-            back();
-          });
+          closing ??= session.close(spoiled).finally(back);
           return closing;
         };
         return { ...session, close };
@@ -170,7 +165,6 @@ export const renderRun = async (
       const donePage = new Promise<void>((resolve) => {
         pageDone = resolve;
       });
-      trace('item-start', { run: runId, job: request.jobId, i });
       const item = admission
         .run(() => render({ ...parts, sessions: sessionsOf(i, pageDone) }, request))
         .then((outcome) => {
@@ -180,7 +174,6 @@ export const renderRun = async (
             return;
           }
           results[i] = outcome.value;
-          trace('item-end', { run: runId, job: request.jobId, i });
           record.push({ jobId: request.jobId, contextId: contextIds[i], run: runId });
           if (record.length > RECORD_SIZE) record.splice(0, record.length - RECORD_SIZE);
         });
@@ -204,7 +197,6 @@ export const renderRun = async (
       .catch((e: unknown) => log('WARN', 'batch-run-close-failed', { run: runId, error: String(e) }))
       .finally(() => parts.browser.prepareSpare());
   }
-  trace('run-end', { run: runId });
   log('INFO', 'batch-run', {
     items: run.requests.length,
     rendered: results.filter((r) => r !== null).length,

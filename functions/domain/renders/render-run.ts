@@ -17,7 +17,6 @@
  *   charged twice. A crash of the consumer itself leaves its claimed items to their leases: the
  *   sweeper sends them back to the queue, as for a single message.
  */
-import { trace } from '../../core/run-trace.js';
 import type { RenderResult } from '../common/ports.js';
 import type { JobLifecycle } from '../jobs/job-lifecycle.js';
 import type { Job } from '../jobs/jobs.js';
@@ -101,7 +100,6 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
       if (accepted) ready.push({ c, accepted });
       else outcomes[c.index] = await orderMissing(c.claimed, c.month);
     }
-    trace('accepted', { n: ready.length });
     if (ready.length === 0) return;
     const renewals = ready.map(({ c }) => lifecycle.renewing(c.claimed));
     try {
@@ -113,7 +111,6 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
           sliceMs,
           batch_id ? `${account_id}/${batch_id}` : undefined,
         );
-        trace('run-returned', { n: ready.length });
         if (ready.length > 1) measured(ready.length, results.filter((r) => r !== null).length, allowed);
       } catch (e) {
         for (const { c } of ready) outcomes[c.index] = await faulted(c.claimed, c.month, e);
@@ -123,10 +120,8 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
         ready.map(async ({ c, accepted }, i) => {
           renewals[i]?.stop();
           outcomes[c.index] = await settled(c, results[i] ?? null, accepted);
-          trace('settled', { job: c.claimed.id });
         }),
       );
-      trace('all-settled', { n: ready.length });
     } finally {
       for (const r of renewals) r.stop();
     }
@@ -139,7 +134,6 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
       /** Told at once of the messages this run does not take, so that they are queued again now, not when it ends. */
       handBack: (indexes: readonly number[]) => Promise<void> = async () => {},
     ): Promise<RunOutcomes> {
-      trace('handle-run', { n: messages.length });
       const outcomes: RunOutcomes = messages.map(() => ({ error: new Error('not handled') }));
       const byAccount = new Map<string, number[]>();
       for (const [i, m] of messages.entries()) {
@@ -152,7 +146,6 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
       // invisible for the queue's visibility timeout (measured: a stack killed mid-run did).
       const later = accounts.flatMap((indexes) => indexes.slice(cap));
       for (const index of later) outcomes[index] = { kind: 'sent' };
-      trace('cap', { cap, later: later.length });
       if (later.length > 0) {
         await handBack(later).catch((e: unknown) => {
           // Not queued again: they come back as undecided messages do.
@@ -181,7 +174,6 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
         // In the order received, whichever claim answered first.
         claimed.sort((a, b) => a.index - b.index);
         merges.sort((a, b) => a.index - b.index);
-        trace('taken', { n: claimed.length });
         const byBatch = new Map<string, Claimed[]>();
         for (const c of claimed) {
           const key = c.claimed.batch_id ?? `job:${c.claimed.id}`;
@@ -204,7 +196,6 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
           }
         }
       }
-      trace('handle-run-end', {});
       return outcomes;
     },
   };

@@ -12,7 +12,6 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { trace, traceLane } from '../../../functions/core/run-trace.js';
 
 export type SqsConsumer = (event: SQSEvent) => Promise<SQSBatchResponse | undefined>;
 
@@ -66,7 +65,6 @@ export const sqsRecord = (m: Message, o: Pick<PollerOptions, 'queueArn' | 'regio
   awsRegion: o.region,
 });
 
-let lanes = 0;
 export const startPoller = (o: PollerOptions): Poller => {
   const stopping = new AbortController();
   const onError = o.onError ?? ((message, e) => console.error(`local event source mapping: ${message}:`, e));
@@ -105,10 +103,8 @@ export const startPoller = (o: PollerOptions): Poller => {
   };
 
   const loop = async (): Promise<void> => {
-    const lane = ++lanes;
     while (!stopping.signal.aborted) {
       let messages: Message[];
-      trace('receive', { q: o.queueUrl.slice(-12), lane });
       try {
         const out = await o.client.send(
           new ReceiveMessageCommand({
@@ -126,12 +122,10 @@ export const startPoller = (o: PollerOptions): Poller => {
         await sleep(1000, stopping.signal);
         continue;
       }
-      trace('received', { q: o.queueUrl.slice(-12), lane, n: messages.length });
       if (messages.length === 0) continue;
-      const delivery = traceLane.run(lane, () => deliver(messages));
+      const delivery = deliver(messages);
       running.add(delivery);
       await delivery.finally(() => running.delete(delivery));
-      trace('delivered', { q: o.queueUrl.slice(-12), lane });
     }
   };
 
