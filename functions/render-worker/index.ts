@@ -15,7 +15,8 @@ import { logger } from '../core/logger.js';
 import { logFault } from '../core/runtime.js';
 import type { JobEvents, Renderer } from '../domain/common/ports.js';
 import { parseRenderMessage, type RenderMessage } from '../domain/renders/async-renders.js';
-import { retryDelaySeconds, type WorkOutcome } from '../domain/renders/render-worker.js';
+import type { RunOutcomes } from '../domain/renders/render-run.js';
+import { retryDelaySeconds } from '../domain/renders/render-worker.js';
 import * as build from '../services.js';
 import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';
@@ -71,14 +72,15 @@ const createMessageHandler = (
   const settle = async (
     message: RenderMessage,
     record: SQSRecord,
-    outcome: WorkOutcome | { readonly error: unknown } | { readonly kind: 'later' },
+    outcome: RunOutcomes[number],
   ): Promise<RetryMessage | undefined> => {
     let delaySeconds: number;
+    // Sent again afresh by the run (handBack): this one is acknowledged.
+    if ('kind' in outcome && outcome.kind === 'sent') return undefined;
     if ('kind' in outcome && outcome.kind === 'later') {
-      // Sent again afresh (handBack): this one is acknowledged.
-      return undefined;
-    }
-    if ('error' in outcome) {
+      // Released and not sent (never the case once a run ends): back now, not lost.
+      delaySeconds = 0;
+    } else if ('error' in outcome) {
       // Nothing was decided (the table or the bucket failed): the message comes back with a backoff.
       logFault(`render queue: job ${message.job_id} could not be handled`, outcome.error);
       const received = Number(record.attributes.ApproximateReceiveCount) || 1;

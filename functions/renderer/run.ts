@@ -7,9 +7,11 @@
  * that spoils the page (timed out, crashed, over its budget) ends the context; the next item opens
  * a fresh one.
  *
- * Items go through the renderer's admission one at a time, as single renders do. After `sliceMs`
- * no further item starts: those come back unrendered (null) and their consumer puts them back on
- * the queue, so that a run holds a consumer no longer than its slice and one item's own budget.
+ * Items go through the renderer's admission as single renders do, and take the page one at a
+ * time; an item starts once the one before is done with the page, so two of a run hold admission
+ * slots while the one before checks and uploads its PDF. After `sliceMs` no further item starts:
+ * those come back unrendered (null) and their consumer puts them back on the queue, so that a run
+ * holds a consumer no longer than its slice and one item's own budget.
  */
 import type { RenderRun, RunResults } from '../domain/common/ports.js';
 import type { Admission } from './admission.js';
@@ -139,7 +141,8 @@ export const renderRun = async (
   if (wantsFetchedFonts(parts, run)) return oneByOne(parts, run, admission, started);
   const page = unpark(parts.browser, run.batch) ?? createRunPage();
   const contextsBefore = page.contexts.length;
-  let contextId: string | undefined;
+  /** The context each item's page was in (the record), by the item's place in the run. */
+  const contextIds: (string | undefined)[] = [];
   /**
    * Resolves once the session last handed out is handed back (closed, and its page wiped or
    * dropped). An item's session is taken only then: one item at a time has the run's page. A
@@ -151,7 +154,8 @@ export const renderRun = async (
   let handedBack: Promise<void> = Promise.resolve();
   /** Set once a hand-back timed out: the run's page is not taken again. */
   let lost = false;
-  const sessions: SessionSource = {
+  /** Item `i`'s sessions; `pageDone` is told once it is done with the page (it closes its session). */
+  const sessionsOf = (i: number, pageDone: () => void): SessionSource => ({
     takeSession: async ({ offline = false } = {}) => {
       const before = handedBack;
       let back: () => void = () => {};
@@ -171,15 +175,17 @@ export const renderRun = async (
           ? await parts.browser.takeSession({ offline })
           : ((await page.take(maxRequests, offline)) ??
             page.keep(await parts.browser.takeSession({ offline })));
-        contextId = session.context?.id;
+        contextIds[i] = session.context?.id;
         let closing: Promise<void> | undefined;
         const close = (spoiled: boolean): Promise<void> => {
+          pageDone();
           closing ??= session.close(spoiled).finally(back);
           return closing;
         };
         return { ...session, close };
       } catch (e) {
         back();
+        pageDone();
         throw e;
       }
     },
@@ -189,25 +195,41 @@ export const renderRun = async (
     },
     // The spare is opened once the run ends, not between its items.
     prepareSpare: () => {},
-  };
-  const results: (RenderResult | null)[] = [];
+  });
+  const results: (RenderResult | null)[] = run.requests.map(() => null);
+  /**
+   * The items under way. The next item starts once the one before is done with the page (its
+   * session closed: printed, or failed), not once it has answered: its PDF's checks and upload go
+   * on beside the next item's templating and loading (measured at a load of 11: ~47 ms of an
+   * item's ~140, the page idle). The page is still one item's at a time: the next item's session
+   * is taken once the one before is handed back (wiped), as before.
+   */
+  const underWay: Promise<void>[] = [];
+  let refused = false;
   try {
     for (const [i, request] of run.requests.entries()) {
-      if (i > 0 && performance.now() - started >= run.sliceMs) {
-        results.push(null);
-        continue;
-      }
-      contextId = undefined;
-      const outcome = await admission.run(() => render({ ...parts, sessions }, request));
-      if (!outcome.admitted) {
-        // Busy: this item and the rest go back to the queue unrendered.
-        results.push(...run.requests.slice(i).map(() => null));
-        break;
-      }
-      results.push(outcome.value);
-      record.push({ jobId: request.jobId, contextId, run: runId });
-      if (record.length > RECORD_SIZE) record.splice(0, record.length - RECORD_SIZE);
+      if (i > 0 && performance.now() - started >= run.sliceMs) break;
+      let pageDone: () => void = () => {};
+      const donePage = new Promise<void>((resolve) => {
+        pageDone = resolve;
+      });
+      const item = admission
+        .run(() => render({ ...parts, sessions: sessionsOf(i, pageDone) }, request))
+        .then((outcome) => {
+          if (!outcome.admitted) {
+            // Busy: this item and the rest go back to the queue unrendered.
+            refused = true;
+            return;
+          }
+          results[i] = outcome.value;
+          record.push({ jobId: request.jobId, contextId: contextIds[i], run: runId });
+          if (record.length > RECORD_SIZE) record.splice(0, record.length - RECORD_SIZE);
+        });
+      underWay.push(item);
+      await Promise.race([item, donePage]);
+      if (refused) break;
     }
+    await Promise.all(underWay);
   } finally {
     // The run's context is closed in the background, as a single render's is: the run's answer
     // (and its consumer, and another account's work behind it) does not wait for Chromium to end

@@ -352,32 +352,38 @@ const WIPE_TIMEOUT_MS = 3_000;
  */
 const wipeItem = async (item: RenderSession, origins: readonly string[]): Promise<void> => {
   const { context, page, cdp } = item;
-  await cdp.detach().catch(noop);
   if (!context) throw new Error('a run page needs a context of its own');
-  const others = (await context.pages()).filter((p) => p !== page);
+  // Round trips side by side where nothing orders them (the wipe is on the run's page's path
+  // between two items: ~34 ms of an item's ~84 at a load of 6, its steps one after another).
+  const [, pages] = await Promise.all([cdp.detach().catch(noop), context.pages()]);
+  const others = pages.filter((p) => p !== page);
   await Promise.all(others.map((p) => p.close()));
   const wiper = await page.createCDPSession();
   try {
     await wiper.send('Page.navigate', { url: 'about:blank' });
-    await Promise.all([
+    const [{ result }] = await Promise.all([
+      // The blank document has committed: a later item's content goes into it, not the one before.
+      wiper.send('Runtime.evaluate', {
+        expression:
+          'document.URL + "|" + document.childElementCount + "|" + (document.body?.childElementCount ?? 0)',
+        returnByValue: true,
+      }),
       wiper.send('Network.clearBrowserCookies'),
       wiper.send('Network.clearBrowserCache'),
       ...origins.map((origin) => wiper.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
       context.clearPermissionOverrides(),
+      // In this order, on the one session; beside the clears (before, it came after them).
+      (async () => {
+        await wiper.send('ServiceWorker.enable');
+        await wiper.send('ServiceWorker.stopAllWorkers');
+        await wiper.send('ServiceWorker.disable');
+      })(),
     ]);
-    await wiper.send('ServiceWorker.enable');
-    await wiper.send('ServiceWorker.stopAllWorkers');
-    await wiper.send('ServiceWorker.disable');
-    // The blank document has committed: a later item's content goes into it, not the one before.
-    const { result } = await wiper.send('Runtime.evaluate', {
-      expression:
-        'document.URL + "|" + document.childElementCount + "|" + (document.body?.childElementCount ?? 0)',
-      returnByValue: true,
-    });
     if (result.value !== 'about:blank|1|0')
       throw new Error(`the page was not blank after the wipe: ${result.value}`);
   } finally {
-    await wiper.detach().catch(noop);
+    // Not waited for: the next item's DevTools session is a new one.
+    wiper.detach().catch(noop);
   }
 };
 

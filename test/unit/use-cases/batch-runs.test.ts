@@ -73,7 +73,7 @@ const consume = async () => {
       for (const [j, outcome] of outcomes.entries()) {
         const kind = 'error' in outcome ? 'error' : outcome.kind;
         kinds.push(kind);
-        if (kind === 'done' || kind === 'later') continue;
+        if (kind === 'done' || kind === 'later' || kind === 'sent') continue;
         const delaySeconds = 'delaySeconds' in outcome ? outcome.delaySeconds : 0;
         await m.renderQueue.send(taken[j] as RenderMessage, { delaySeconds });
       }
@@ -134,5 +134,19 @@ it('a run is given no more of a batch than its slice rendered lately, plus one: 
   expect(jobs.every((j) => j.attempts === 1)).toBe(true);
   // Each run names its batch (the renderer keeps a run's context for that batch's next run only).
   expect(new Set(batchesOfRuns)).toEqual(new Set([`${ada.accountId}/${batch.id}`]));
+  expect(await m.ledger(ada.accountId)).toMatchObject({ rendersUsed: 30, inFlight: 0 });
+});
+
+it('a message a run does not take is queued again once, not twice: the queue empties once the batch is done', async () => {
+  const { renderer } = runningRenderer(2);
+  m = memoryServices({ renderer, settings: { asyncMaxAttempts: 1 } });
+  const ada = caller();
+  const { batch } = await m.services.get(batches).create(ada, batchOf(30));
+  // Each job has one message in the queue at a time, checked by consume (sent twice, the queue went round forever).
+  const kinds = await consume();
+  expect(kinds.filter((k) => k === 'sent').length).toBeGreaterThan(0);
+  const jobs = await m.batchStore.jobs(ada.accountId, batch.id, { limit: 100, offset: 0 });
+  expect(jobs.map((j) => j.status)).toEqual(Array(30).fill('completed'));
+  expect(jobs.every((j) => j.attempts === 1)).toBe(true);
   expect(await m.ledger(ada.accountId)).toMatchObject({ rendersUsed: 30, inFlight: 0 });
 });
