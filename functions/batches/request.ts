@@ -21,6 +21,7 @@ import {
   createPdfSchema,
   fileNameTemplateSchema,
   metadataSchema,
+  optionalIdOf,
   pdfProblemCode,
 } from '../pdf/request.js';
 import { MAX_VARIABLES_DEPTH } from '../settings.js';
@@ -121,15 +122,9 @@ export const createBatchSchema = (limits: {
         .describe(
           'built once when the batch completes: GET /v1/batches/{batch_id} then has merged_pdf_url and zip_url, and batch.completed is sent once they are ready',
         ),
-      webhook_id: z
-        .string({ error: 'must be a webhook endpoint id' })
-        .min(1, { error: 'must be a webhook endpoint id' })
-        .max(200, { error: 'must be a webhook endpoint id' })
-        .nullable()
-        .optional()
-        .describe(
-          "one of the account's webhook endpoints, told batch.completed when every job ended, and each item's job.completed, job.failed or job.cancelled when it subscribed to them; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
-        ),
+      webhook_id: optionalIdOf('webhook endpoint').describe(
+        "one of the account's webhook endpoints, told batch.completed when every job ended, and each item's job.completed, job.failed or job.cancelled when it subscribed to them; unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
+      ),
       file_name: fileNameTemplateSchema.describe(
         "each item's PDF's name (its download's, and in the ZIP), made of the item's variables as a render's `file_name` is; an item's own `file_name` wins. Default: `{job_id}.pdf` to download, `{n}-{job_id}.pdf` in the ZIP",
       ),

@@ -15,7 +15,13 @@ import {
   type MergePartCommand,
   MIN_MERGE_PARTS,
 } from '../domain/merges/merges.js';
-import { createPdfSchema, metadataSchema, parseCreatePdf, prefersAsync } from '../pdf/request.js';
+import {
+  createPdfSchema,
+  metadataSchema,
+  optionalIdOf,
+  parseCreatePdf,
+  prefersAsync,
+} from '../pdf/request.js';
 
 const title = z
   .string({ error: 'must be a string of 1-500 characters' })
@@ -78,24 +84,12 @@ const mergeSchema = (limits: Limits) =>
         .describe(
           `true: answer 202 at once with the pending merge (and a Location to poll) and merge in the background; the same as the header Prefer: respond-async. A merge estimated over the sync budget (RENDER_BUDGET_MS) runs so anyway: ${MERGE_RENDER_ESTIMATE_MS} ms per part rendered for it (twice with continuous page numbers), ${MERGE_PAGE_ESTIMATE_MS} ms per page of a job part (and one render's for a job part laid out again). @default false`,
         ),
-      webhook_id: z
-        .string({ error: 'must be a webhook endpoint id' })
-        .min(1, { error: 'must be a webhook endpoint id' })
-        .max(200, { error: 'must be a webhook endpoint id' })
-        .nullable()
-        .optional()
-        .describe(
-          "one of the account's webhook endpoints, told when the merge ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
-        ),
-      destination_id: z
-        .string({ error: 'must be a destination id' })
-        .min(1, { error: 'must be a destination id' })
-        .max(200, { error: 'must be a destination id' })
-        .nullable()
-        .optional()
-        .describe(
-          "one of the account's destinations: the merged PDF is copied into that bucket once the merge completes; unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged",
-        ),
+      webhook_id: optionalIdOf('webhook endpoint').describe(
+        "one of the account's webhook endpoints, told when the merge ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
+      ),
+      destination_id: optionalIdOf('destination').describe(
+        "one of the account's destinations: the merged PDF is copied into that bucket once the merge completes; unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged",
+      ),
     },
     { error: 'must be a JSON object' },
   );

@@ -149,6 +149,18 @@ export const metadataSchema = z
   )
   .describe("the PDF's document information (plain text, not templated); the creation date is always set");
 
+/**
+ * A request's reference to one of the account's resources by id (`webhook_id`, `destination_id`
+ * on renders, batches and merges): absent or null for none; the caller describes what it does.
+ */
+export const optionalIdOf = (what: 'webhook endpoint' | 'destination') =>
+  z
+    .string({ error: `must be a ${what} id` })
+    .min(1, { error: `must be a ${what} id` })
+    .max(200, { error: `must be a ${what} id` })
+    .nullable()
+    .optional();
+
 export const createPdfSchema = (limits: {
   readonly maxInlineHtmlBytes: number;
   readonly maxVariablesBytes: number;
@@ -186,24 +198,12 @@ export const createPdfSchema = (limits: {
         .describe(
           'true: answer 202 at once with the pending job (and a Location to poll) and render in the background; the same as the header Prefer: respond-async. @default false',
         ),
-      webhook_id: z
-        .string({ error: 'must be a webhook endpoint id' })
-        .min(1, { error: 'must be a webhook endpoint id' })
-        .max(200, { error: 'must be a webhook endpoint id' })
-        .nullable()
-        .optional()
-        .describe(
-          "one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
-        ),
-      destination_id: z
-        .string({ error: 'must be a destination id' })
-        .min(1, { error: 'must be a destination id' })
-        .max(200, { error: 'must be a destination id' })
-        .nullable()
-        .optional()
-        .describe(
-          "one of the account's destinations (/v1/destinations): the PDF is copied into that bucket once the job completes (the job's `delivery`); unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged",
-        ),
+      webhook_id: optionalIdOf('webhook endpoint').describe(
+        "one of the account's webhook endpoints, told when the job ends (job.completed, job.failed); unknown: 404 WEBHOOK_ENDPOINT_NOT_FOUND",
+      ),
+      destination_id: optionalIdOf('destination').describe(
+        "one of the account's destinations (/v1/destinations): the PDF is copied into that bucket once the job completes (the job's `delivery`); unknown or another account's: 404 DESTINATION_NOT_FOUND, nothing charged",
+      ),
       file_name: fileNameTemplateSchema.describe(
         `the name the PDF downloads as (its link's Content-Disposition), made of the variables: \`{{ name }}\` or \`{{ customer.name }}\` placeholders only (no Jinja2 tags or filters), then made safe (characters no file system takes become _, \`.pdf\` added), at most ${MAX_FILE_NAME_CHARACTERS} characters; a bad one: 422 INVALID_FILE_NAME. Default: \`{job_id}.pdf\``,
       ),
