@@ -4,12 +4,10 @@
  * and the render queue an async merge waits in.
  */
 import { type Environment, readResourceConfig } from '../core/config.js';
-import { createResourceHandler, type LambdaHandler, Reply } from '../core/http.js';
+import { createResourceHandler, type LambdaHandler } from '../core/http.js';
 import { planAllowance } from '../domain/accounts/usage.js';
 import type { Renderer } from '../domain/common/ports.js';
-import { pollAfterSeconds } from '../domain/jobs/jobs.js';
-import { prefersAsync } from '../pdf/request.js';
-import { jobResponse } from '../pdf/schemas.js';
+import { acceptedJobReply, jobResponse } from '../pdf/schemas.js';
 import { wiringOf } from '../route-declaration.js';
 import * as build from '../services.js';
 import { DEFAULT_PLAN } from '../settings.js';
@@ -41,17 +39,7 @@ export const createHandler = (env: Environment, parts: MergesParts = {}): Lambda
     {
       createMerge: async ({ principal, body, headers }) => {
         const view = await merges.create(principal, body);
-        if (view.job.mode !== 'async') return jobResponse(view);
-        const retry = pollAfterSeconds(view.job);
-        return new Reply(
-          jobResponse(view),
-          {
-            Location: `/v1/pdf/${view.job.id}`,
-            ...(retry === undefined ? {} : { 'Retry-After': String(retry) }),
-            ...(prefersAsync(headers.prefer) ? { 'Preference-Applied': 'respond-async' } : {}),
-          },
-          202,
-        );
+        return view.job.mode === 'async' ? acceptedJobReply(view, headers.prefer) : jobResponse(view);
       },
     },
   );

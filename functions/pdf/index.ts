@@ -15,9 +15,8 @@ import { VARIABLE_CHECKS_PER_MINUTE } from '../settings.js';
 import { webhookPayloads } from '../webhook-payloads.js';
 import type { WebhookParts } from '../webhooks/queue.js';
 import { previewResponse, variablesResponse } from './preview-schemas.js';
-import { prefersAsync } from './request.js';
 import { pdfResource } from './routes.js';
-import { jobResponse } from './schemas.js';
+import { acceptedJobReply, jobResponse } from './schemas.js';
 
 export interface PdfParts extends WebhookParts {
   /** The local stack's in-process renderer; in the cloud the renderer Lambda is invoked. */
@@ -38,17 +37,7 @@ export const createHandler = (env: Environment, parts: PdfParts = {}): LambdaHan
     createPdf: async ({ principal, body, headers }) => {
       if (body.mode === 'async') {
         const { job, replayed } = await asyncRenders.create(principal, body);
-        const retry = pollAfterSeconds(job.job);
-        return new Reply(
-          jobResponse(job),
-          {
-            Location: `/v1/pdf/${job.job.id}`,
-            ...(retry === undefined ? {} : { 'Retry-After': String(retry) }),
-            ...(prefersAsync(headers.prefer) ? { 'Preference-Applied': 'respond-async' } : {}),
-            ...(replayed ? REPLAYED : {}),
-          },
-          202,
-        );
+        return acceptedJobReply(job, headers.prefer, replayed ? REPLAYED : {});
       }
       const { job, replayed } = await pdfJobs.create(principal, body);
       return replayed ? new Reply(jobResponse(job), REPLAYED) : jobResponse(job);

@@ -1,5 +1,6 @@
 /** What the pdf resource answers with: the job, as the API shows it, and its diagnostics. */
 import { z } from 'zod';
+import { Reply } from '../core/http.js';
 import {
   DIAGNOSTIC_TYPES,
   MAX_DIAGNOSTIC_ENTRIES,
@@ -7,7 +8,8 @@ import {
   MAX_DIAGNOSTIC_URL_CHARACTERS,
   MAX_DIAGNOSTICS_BYTES,
 } from '../domain/jobs/diagnostics.js';
-import type { JobView } from '../domain/jobs/jobs.js';
+import { type JobView, pollAfterSeconds } from '../domain/jobs/jobs.js';
+import { prefersAsync } from './request.js';
 
 export const diagnosticsSchema = z
   .object({
@@ -209,3 +211,25 @@ export const jobResponse = ({ job, downloadUrl, fileExpiresAt, fileExpired }: Jo
   item_index: job.batch_id ? (job.batch_item ?? null) : null,
   file_name: job.file_name ?? `${job.id}.pdf`,
 });
+
+/**
+ * 202 for a job that runs in the background (an async render or merge): where to poll it, when,
+ * and whether the request's `Prefer: respond-async` was applied; `extra` headers besides.
+ */
+export const acceptedJobReply = (
+  view: JobView,
+  prefer: string | undefined,
+  extra: Readonly<Record<string, string>> = {},
+): Reply => {
+  const retry = pollAfterSeconds(view.job);
+  return new Reply(
+    jobResponse(view),
+    {
+      Location: `/v1/pdf/${view.job.id}`,
+      ...(retry === undefined ? {} : { 'Retry-After': String(retry) }),
+      ...(prefersAsync(prefer) ? { 'Preference-Applied': 'respond-async' } : {}),
+      ...extra,
+    },
+    202,
+  );
+};
