@@ -10,7 +10,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
 import { afterAll, beforeAll } from 'vitest';
-import { ServiceError } from '../../functions/domain/common/errors.js';
 import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { closeServer, listen } from '../../lib/local/http-server.js';
 import { ensureTable } from '../../lib/local/table.js';
@@ -60,15 +59,4 @@ export const testClock = (start: string) => {
       now = new Date(now.getTime() + ms);
     },
   };
-};
-
-/** The ServiceError `promise` rejects with (any other outcome fails the test). */
-export const rejection = async (promise: Promise<unknown>): Promise<ServiceError> => {
-  try {
-    await promise;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
 };

@@ -50,8 +50,9 @@ import type { Principal } from '../../functions/domain/common/principal.js';
 import type { DeliveryMessage } from '../../functions/domain/destinations/deliveries.js';
 import { jobRecordRetentionSeconds } from '../../functions/domain/jobs/jobs.js';
 import type { RenderMessage } from '../../functions/domain/renders/async-renders.js';
+import type { WorkOutcome } from '../../functions/domain/renders/render-worker.js';
 import type { WebhookMessage } from '../../functions/domain/webhooks/webhooks.js';
-import { createServices } from '../../functions/services.js';
+import { createServices, renderWorker } from '../../functions/services.js';
 import { checkSettings, type Settings } from '../../functions/settings.js';
 import { webhookPayloads } from '../../functions/webhook-payloads.js';
 import { testClock } from './dynalite.js';
@@ -215,6 +216,30 @@ export const memoryServices = (options: MemoryServicesOptions = {}) => {
 };
 
 export type MemoryServices = ReturnType<typeof memoryServices>;
+
+/**
+ * Plays the render queue's consumer until the queue is empty: each message handled; a retry comes
+ * back after its backoff (the consumer holds it back), when the clock is moved on to it.
+ */
+export const consumeRenderQueue = async (s: MemoryServices): Promise<WorkOutcome[]> => {
+  const worker = s.services.get(renderWorker);
+  const outcomes: WorkOutcome[] = [];
+  for (let round = 0; round < 20; round++) {
+    const messages = s.renderQueue.drain();
+    if (messages.length === 0) {
+      const next = s.renderQueue.messages()[0];
+      if (!next) return outcomes;
+      s.clock.set(new Date(next.visibleAt).toISOString());
+      continue;
+    }
+    for (const message of messages) {
+      const outcome = await worker.handle(message);
+      outcomes.push(outcome);
+      if (outcome.kind === 'retry') await s.renderQueue.send(message, { delaySeconds: outcome.delaySeconds });
+    }
+  }
+  throw new Error('the queue never emptied');
+};
 
 let accounts = 0;
 /** A caller of an account of its own, on the free plan. */

@@ -22,7 +22,8 @@ import { createTemplateResolver } from '../../functions/domain/templates/render-
 import { INTEGER_SETTINGS, MAX_LIST_OFFSET } from '../../functions/settings.js';
 import { readTemplateDataText } from '../../functions/templating/index.js';
 import { templateParser } from '../../functions/templating/parse-pool.js';
-import { rejection, testClock, useTable } from '../helpers/dynalite.js';
+import { testClock, useTable } from '../helpers/dynalite.js';
+import { rejection } from '../helpers/rejection.js';
 
 const table = useTable();
 const clock = testClock('2026-11-25T10:00:30.000Z');

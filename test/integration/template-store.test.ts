@@ -25,7 +25,8 @@ import {
   encodeContent,
   payloadBytes,
 } from '../../functions/domain/templates/template-content.js';
-import { rejection, testClock, useTable } from '../helpers/dynalite.js';
+import { testClock, useTable } from '../helpers/dynalite.js';
+import { rejection } from '../helpers/rejection.js';
 
 const table = useTable('template-store-test');
 const clock = testClock('2026-11-25T10:00:00.000Z');

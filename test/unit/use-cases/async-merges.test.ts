@@ -7,7 +7,6 @@
  * given back: `m.ledger` counts the month's units against the jobs.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ServiceError } from '../../../functions/domain/common/errors.js';
 import { newWebhookId } from '../../../functions/domain/common/ids.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
 import {
@@ -17,18 +16,22 @@ import {
   type MergeCommand,
 } from '../../../functions/domain/merges/merges.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
-import type { WorkOutcome } from '../../../functions/domain/renders/render-worker.js';
 import {
   asyncRenders,
   merges as mergesOf,
   pdfJobs as pdfJobsOf,
-  renderWorker,
   runWorker,
 } from '../../../functions/services.js';
 import { checkSettings, type Settings } from '../../../functions/settings.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
-import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
+import {
+  caller,
+  consumeRenderQueue,
+  type MemoryServices,
+  memoryServices,
+} from '../../helpers/memory-services.js';
 import { readPdf } from '../../helpers/pdf.js';
+import { rejection } from '../../helpers/rejection.js';
 
 let m: MemoryServices | undefined;
 afterEach(async () => {
@@ -88,37 +91,6 @@ const endpoint = async (s: MemoryServices, accountId: string): Promise<string> =
   return id;
 };
 
-/** The render queue's consumer until the queue is empty, a retried message sent back after its backoff. */
-const work = async (s: MemoryServices): Promise<WorkOutcome[]> => {
-  const worker = s.services.get(renderWorker);
-  const outcomes: WorkOutcome[] = [];
-  for (let round = 0; round < 20; round++) {
-    const messages = s.renderQueue.drain();
-    if (messages.length === 0) {
-      const next = s.renderQueue.messages()[0];
-      if (!next) return outcomes;
-      s.clock.set(new Date(next.visibleAt).toISOString());
-      continue;
-    }
-    for (const message of messages) {
-      const outcome = await worker.handle(message);
-      outcomes.push(outcome);
-      if (outcome.kind === 'retry') await s.renderQueue.send(message, { delaySeconds: outcome.delaySeconds });
-    }
-  }
-  throw new Error('the queue never emptied');
-};
-
-const failure = async (p: Promise<unknown>): Promise<ServiceError> => {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
-};
-
 describe('async merges', () => {
   it('answers a pending merge held in the queue; the consumer merges it: one unit for the merge and one per part rendered, its order gone, its endpoint told', async () => {
     const s = setup();
@@ -149,7 +121,7 @@ describe('async merges', () => {
     // The first render's unit, and the merge's own, held while it waits.
     expect(await s.ledger(ada.accountId)).toMatchObject({ open: 1, completed: 1, rendersUsed: 2 });
 
-    expect((await work(s)).map((o) => o.kind)).toEqual(['done']);
+    expect((await consumeRenderQueue(s)).map((o) => o.kind)).toEqual(['done']);
     const merged = await s.jobs.get(ada.accountId, view.job.id, true);
     expect(merged).toMatchObject({ kind: 'merge', status: 'completed', page_count: 2, attempts: 1 });
     const pdf = await readPdf(s.storage.object(merged?.object_key as string)?.body as Uint8Array);
@@ -187,7 +159,7 @@ describe('async merges', () => {
     expect(small.job).toMatchObject({ mode: 'sync', status: 'completed' });
     const large = await merges.create(ada, merge([part, part], { async: false }));
     expect(large.job).toMatchObject({ mode: 'async', status: 'pending' });
-    await work(s);
+    await consumeRenderQueue(s);
     expect(await s.jobs.get(ada.accountId, large.job.id)).toMatchObject({
       status: 'completed',
       page_count: 2,
@@ -206,7 +178,7 @@ describe('async merges', () => {
         { kind: 'render', render: renderOf('<p>Beta</p>'), title: null },
       ]),
     );
-    const outcomes = await work(s);
+    const outcomes = await consumeRenderQueue(s);
     expect(outcomes.map((o) => o.kind)).toEqual(['retry', 'done']);
     expect(render).toHaveBeenCalledTimes(2);
     expect(await s.jobs.get(ada.accountId, view.job.id, true)).toMatchObject({
@@ -237,7 +209,7 @@ describe('async merges', () => {
         { kind: 'render', render: renderOf('<p>Beta</p>'), title: null },
       ]),
     );
-    expect((await work(s)).map((o) => o.kind)).toEqual(['retry', 'done']);
+    expect((await consumeRenderQueue(s)).map((o) => o.kind)).toEqual(['retry', 'done']);
     expect(await s.jobs.get(ada.accountId, view.job.id, true)).toMatchObject({
       status: 'failed',
       error: { code: 'INTERNAL_ERROR' },
@@ -265,7 +237,7 @@ describe('async merges', () => {
         { kind: 'render', render: renderOf('<p>{{ 1 / 0 }}</p>'), title: null },
       ]),
     );
-    expect((await work(s)).map((o) => o.kind)).toEqual(['done']);
+    expect((await consumeRenderQueue(s)).map((o) => o.kind)).toEqual(['done']);
     const failed = await s.jobs.get(ada.accountId, view.job.id, true);
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'INVALID_HTML_TEMPLATE' } });
     expect(failed?.error?.message).toMatch(/^parts\[1\]: /);
@@ -287,7 +259,7 @@ describe('async merges', () => {
       ...renderOf(''),
       source: { kind: 'saved', templateId: 'tpl_01JDQ7Z8N6V2K3M4P5R6S7T8V9', version: null },
     };
-    const notFound = await failure(
+    const notFound = await rejection(
       merges.create(
         ada,
         merge([
@@ -298,7 +270,7 @@ describe('async merges', () => {
     );
     expect(notFound.code).toBe('PDF_TEMPLATE_NOT_FOUND');
     expect(notFound.message).toMatch(/^parts\[1\]: /);
-    const noEndpoint = await failure(
+    const noEndpoint = await rejection(
       merges.create(
         ada,
         merge(
@@ -354,7 +326,7 @@ describe('async merges', () => {
     );
     const cancelled = await s.services.get(pdfJobsOf).cancel(ada, view.job.id);
     expect(cancelled.job).toMatchObject({ status: 'cancelled', kind: 'merge' });
-    expect(await work(s)).toMatchObject([{ kind: 'done', why: 'already cancelled' }]);
+    expect(await consumeRenderQueue(s)).toMatchObject([{ kind: 'done', why: 'already cancelled' }]);
     expect(render).not.toHaveBeenCalled();
     expect(await s.ledger(ada.accountId)).toMatchObject({ open: 0, unsettled: 0, rendersUsed: 0 });
   });

@@ -6,13 +6,13 @@
  * unit back, and tells the job's webhook endpoint.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ServiceError } from '../../../functions/domain/common/errors.js';
 import { newWebhookId } from '../../../functions/domain/common/ids.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
 import type { StoredWebhookEndpoint } from '../../../functions/domain/webhooks/webhooks.js';
 import { asyncRenders, pdfJobs, renderWorker } from '../../../functions/services.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
+import { rejection } from '../../helpers/rejection.js';
 
 const MONTH = '2026-11';
 
@@ -25,16 +25,6 @@ const command = (html: string, over: Partial<RenderCommand> = {}): RenderCommand
   webhookId: null,
   ...over,
 });
-
-const failure = async (p: Promise<unknown>): Promise<ServiceError> => {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
-};
 
 const endpoint = async (m: MemoryServices, accountId: string): Promise<string> => {
   const id = newWebhookId();
@@ -106,18 +96,18 @@ describe('an async render, submitted', () => {
     expect(m.renderQueue.messages()).toHaveLength(1);
     expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: undefined });
     const other = command('<p>other</p>', { idempotency: { key: 'k-1', bodyHash: 'h2' } });
-    expect((await failure(renders.create(ada, other))).code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await rejection(renders.create(ada, other))).code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
   it('refuses a render past the monthly quota, or a template that does not parse, with nothing held or queued', async () => {
     m = memoryServices({ settings: { plans: { free: { monthlyRenders: 1, rendersPerMinute: 10 } } } });
     const ada = caller();
     const renders = m.services.get(asyncRenders);
-    expect((await failure(renders.create(ada, command('<p>{% if %}</p>')))).code).toBe(
+    expect((await rejection(renders.create(ada, command('<p>{% if %}</p>')))).code).toBe(
       'INVALID_HTML_TEMPLATE',
     );
     await renders.create(ada, command('<p>one</p>'));
-    const refused = await failure(renders.create(ada, command('<p>two</p>')));
+    const refused = await rejection(renders.create(ada, command('<p>two</p>')));
     expect(refused.code).toBe('PLAN_QUOTA_EXCEEDED');
     expect(refused.jobId).toBeUndefined();
     expect(await m.jobs.list(ada.accountId, { limit: 10, offset: 0 })).toHaveLength(1);
@@ -132,7 +122,7 @@ describe('an async render, submitted', () => {
     const webhookId = await endpoint(m, ada.accountId);
     vi.spyOn(m.renderQueue, 'send').mockRejectedValueOnce(new Error('SQS is unreachable'));
     const renders = m.services.get(asyncRenders);
-    const e = await failure(renders.create(ada, command('<p>x</p>', { webhookId })));
+    const e = await rejection(renders.create(ada, command('<p>x</p>', { webhookId })));
     expect(e.code).toBe('INTERNAL_ERROR');
     expect(e.message).toContain('the render unit was given back');
     const failed = await m.jobs.get(ada.accountId, e.jobId as string, true);
@@ -153,7 +143,7 @@ describe('an async render, submitted', () => {
     m = memoryServices();
     const ada = caller();
     vi.spyOn(m.renderOrders, 'put').mockRejectedValueOnce(new Error('S3 refused the write'));
-    const e = await failure(m.services.get(asyncRenders).create(ada, command('<p>x</p>')));
+    const e = await rejection(m.services.get(asyncRenders).create(ada, command('<p>x</p>')));
     expect(e.code).toBe('INTERNAL_ERROR');
     expect(await m.jobs.get(ada.accountId, e.jobId as string, true)).toMatchObject({ status: 'failed' });
     expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 0, inFlight: undefined });
@@ -166,7 +156,7 @@ describe('an async render, submitted', () => {
     const renders = m.services.get(asyncRenders);
     const keyed = command('<p>k</p>', { idempotency: { key: 'k-2', bodyHash: 'h' } });
     vi.spyOn(m.renderQueue, 'send').mockRejectedValueOnce(new Error('SQS is unreachable'));
-    const e = await failure(renders.create(ada, keyed));
+    const e = await rejection(renders.create(ada, keyed));
     expect(e.code).toBe('INTERNAL_ERROR');
     const retried = await renders.create(ada, keyed);
     expect(retried.replayed).toBe(false);
@@ -187,7 +177,7 @@ describe('a queue that queues (issue 37)', () => {
     const renders = m.services.get(asyncRenders);
     const queued = [];
     for (let i = 0; i < 3; i++) queued.push((await renders.create(ada, command(`<p>${i}</p>`))).job.job);
-    const refused = await failure(renders.create(ada, command('<p>past the depth</p>')));
+    const refused = await rejection(renders.create(ada, command('<p>past the depth</p>')));
     expect(refused.code).toBe('QUEUE_DEPTH_EXCEEDED');
     expect(refused.retryAfterSeconds).toBeGreaterThan(0);
     expect(refused.jobId).toBeUndefined();
@@ -237,13 +227,13 @@ describe('cancelling an async job (issue 37)', () => {
     );
     expect(claimed?.status).toBe('rendering');
     const jobs = m.services.get(pdfJobs);
-    const refused = await failure(jobs.cancel(ada, job.job.id));
+    const refused = await rejection(jobs.cancel(ada, job.job.id));
     expect(refused.code).toBe('JOB_NOT_CANCELLABLE');
     expect(refused.message).toContain('runs to its end');
     expect(await m.usage.readUnits(ada.accountId, MONTH)).toEqual({ rendersUsed: 1, inFlight: undefined });
     const sync = await jobs.create(ada, command('<p>sync</p>', { mode: 'sync' }));
-    expect((await failure(jobs.cancel(ada, sync.job.job.id))).code).toBe('JOB_NOT_CANCELLABLE');
-    expect((await failure(jobs.cancel(ada, 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'))).code).toBe(
+    expect((await rejection(jobs.cancel(ada, sync.job.job.id))).code).toBe('JOB_NOT_CANCELLABLE');
+    expect((await rejection(jobs.cancel(ada, 'job_01ARZ3NDEKTSV4RRFFQ69G5FAV'))).code).toBe(
       'PDF_JOB_NOT_FOUND',
     );
   });
@@ -257,7 +247,7 @@ describe('cancelling an async job (issue 37)', () => {
     expect(await m.renderOrders.get(ada.accountId, job.job.id)).toMatchObject({
       options: { pageLoad: { timeoutMs: 300_000 } },
     });
-    const over = await failure(
+    const over = await rejection(
       m.services
         .get(asyncRenders)
         .create(ada, command('<p>over</p>', { options: { page_load: { timeout_ms: 300_001 } } })),
@@ -271,7 +261,7 @@ describe('cancelling an async job (issue 37)', () => {
         },
       ],
     });
-    const sync = await failure(
+    const sync = await rejection(
       m.services
         .get(pdfJobs)
         .create(

@@ -8,12 +8,12 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { BatchCommand, BatchItem } from '../../../functions/domain/batches/batches.js';
-import { ServiceError } from '../../../functions/domain/common/errors.js';
 import { newWebhookId } from '../../../functions/domain/common/ids.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
 import { batches, renderWorker, sweeper } from '../../../functions/services.js';
 import { parseTemplateData } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
+import { rejection } from '../../helpers/rejection.js';
 
 const item = (variables: string, idempotencyKey?: string): BatchItem => ({
   variables: parseTemplateData(variables),
@@ -33,16 +33,6 @@ const batchOf = (items: readonly BatchItem[], webhookId: string | null = null): 
 });
 
 const three = () => [item('{"n": 1, "d": 1}'), item('{"n": 2, "d": 2}'), item('{"n": 3, "d": 4}')];
-
-const failure = async (p: Promise<unknown>): Promise<ServiceError> => {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
-};
 
 let m: MemoryServices;
 afterEach(async () => {
@@ -173,10 +163,10 @@ describe('a batch', () => {
     const ada = caller();
     const use = m.services.get(batches);
     await use.create(ada, batchOf([item('{"n": 0, "d": 1}'), item('{"n": 0, "d": 1}')]));
-    const quota = await failure(use.create(ada, batchOf(three())));
+    const quota = await rejection(use.create(ada, batchOf(three())));
     expect(quota.code).toBe('PLAN_QUOTA_EXCEEDED');
     expect(quota.message).toContain('only 2 of the monthly quota of 4 renders remain');
-    const missing = await failure(use.create(ada, batchOf([item('{"n": 1, "d": 1}'), item('{"n": 2}')])));
+    const missing = await rejection(use.create(ada, batchOf([item('{"n": 1, "d": 1}'), item('{"n": 2}')])));
     expect(missing).toMatchObject({
       code: 'INVALID_HTML_TEMPLATE',
       details: [expect.objectContaining({ field: 'items[1].variables', name: 'd' })],
@@ -210,7 +200,7 @@ describe('a batch', () => {
     expect(listed.map((v) => v.job.id)[0]).toBe(earlier[1]?.id);
     expect((await use.get(ada, again.batch.id)).batch).toMatchObject({ status: 'completed', completed: 2 });
 
-    const reused = await failure(use.create(ada, batchOf([item('{"n": 9, "d": 1}', 'inv-1')])));
+    const reused = await rejection(use.create(ada, batchOf([item('{"n": 9, "d": 1}', 'inv-1')])));
     expect(reused).toMatchObject({
       code: 'IDEMPOTENCY_KEY_REUSED',
       details: [expect.objectContaining({ field: 'items[0].idempotency_key' })],

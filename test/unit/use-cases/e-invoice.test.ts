@@ -9,13 +9,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_E_INVOICE_BATCH_ITEMS } from '../../../functions/domain/batches/batches.js';
-import { ServiceError } from '../../../functions/domain/common/errors.js';
 import type { RequestedEInvoice } from '../../../functions/domain/renders/e-invoice.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
 import { asyncRenders, batches, pdfJobs } from '../../../functions/services.js';
 import { parseTemplateData, readTemplateDataText } from '../../../functions/templating/index.js';
 import { validInvoice, validXRechnungInvoice } from '../../fixtures/e-invoice.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
+import { rejection } from '../../helpers/rejection.js';
 
 let m: MemoryServices;
 afterEach(async () => {
@@ -34,16 +34,6 @@ const render = (
   mode,
   webhookId: null,
 });
-
-const failure = async (p: Promise<unknown>): Promise<ServiceError> => {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
-};
 
 /** Nothing charged, no job, nothing stored, nothing queued. */
 const nothingDone = async (accountId: string) => {
@@ -97,7 +87,7 @@ describe('a render with e_invoice', () => {
   it('refuses an invoice document that is not one, naming its field, with nothing charged', async () => {
     m = memoryServices();
     const ada = caller();
-    const e = await failure(
+    const e = await rejection(
       m.services
         .get(pdfJobs)
         .create(
@@ -115,7 +105,7 @@ describe('a render with e_invoice', () => {
     m = memoryServices();
     const ada = caller();
     const xml = createXml().replace('<ram:TypeCode>380</ram:TypeCode>', '<ram:KindCode>380</ram:KindCode>');
-    const e = await failure(
+    const e = await rejection(
       m.services
         .get(asyncRenders)
         .create(ada, render({ standard: 'zugferd', profile: 'en16931', xml }, undefined, 'async')),
@@ -138,7 +128,7 @@ describe('a render with e_invoice', () => {
       .get(pdfJobs)
       .create(ada, render(fromVariables, JSON.stringify(validInvoice())));
     expect(ok.job.job.status).toBe('completed');
-    const e = await failure(m.services.get(pdfJobs).create(ada, render(fromVariables, '{"number": 7}')));
+    const e = await rejection(m.services.get(pdfJobs).create(ada, render(fromVariables, '{"number": 7}')));
     expect(e.code).toBe('INVALID_E_INVOICE');
     expect(e.details?.[0]?.field).toMatch(/^variables\./);
     expect(await m.ledger(ada.accountId)).toMatchObject({ completed: 1, failed: 0, rendersUsed: 1 });
@@ -191,7 +181,7 @@ describe('a batch with e-invoices', () => {
     m = memoryServices();
     const ada = caller();
     const xml = createXml().replace('<ram:TypeCode>380</ram:TypeCode>', '<ram:KindCode>380</ram:KindCode>');
-    const e = await failure(
+    const e = await rejection(
       m.services
         .get(batches)
         .create(
@@ -214,7 +204,7 @@ describe('a batch with e-invoices', () => {
     const items = Array.from({ length: MAX_E_INVOICE_BATCH_ITEMS + 1 }, () => ({
       variables: JSON.stringify(validInvoice()),
     }));
-    const e = await failure(m.services.get(batches).create(ada, batch(items, fromVariables)));
+    const e = await rejection(m.services.get(batches).create(ada, batch(items, fromVariables)));
     expect(e.code).toBe('VALIDATION_ERROR');
     expect(e.details?.[0]?.field).toBe('items');
     await nothingDone(ada.accountId);

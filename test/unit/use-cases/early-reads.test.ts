@@ -7,7 +7,6 @@
  * the answers come in the contract's order, and a request uses only the reads begun for it.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ServiceError } from '../../../functions/domain/common/errors.js';
 import { newWebhookId } from '../../../functions/domain/common/ids.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
 import type { RenderCommand, RenderSource } from '../../../functions/domain/renders/render-command.js';
@@ -15,6 +14,7 @@ import { pdfJobs, templateManagement } from '../../../functions/services.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 import { readPdf } from '../../helpers/pdf.js';
+import { rejection } from '../../helpers/rejection.js';
 
 const inline = (html: string): RenderSource => ({ kind: 'inline', html, headerHtml: null, footerHtml: null });
 
@@ -29,16 +29,6 @@ const command = (source: RenderSource, webhookId: string | null = null): RenderC
 
 /** Another request of the same caller: a principal of its own, as each request authenticates. */
 const again = (principal: Principal): Principal => ({ ...principal });
-
-const failure = async (p: Promise<unknown>): Promise<ServiceError> => {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
-};
 
 /** A request as the edge runs it: counted (its reads begun), then created. */
 const request = async (principal: Principal, c: RenderCommand) => {
@@ -59,7 +49,7 @@ describe('the reads begun beside a request’s count', () => {
     const ada = caller();
     await request(ada, command(inline('<p>one</p>')));
     const refused = command(inline('<p>two</p>'), newWebhookId());
-    expect((await failure(m.services.get(pdfJobs).countRequest(again(ada), refused))).code).toBe(
+    expect((await rejection(m.services.get(pdfJobs).countRequest(again(ada), refused))).code).toBe(
       'USAGE_LIMIT_EXCEEDED',
     );
     expect(await m.ledger(ada.accountId)).toMatchObject({ completed: 1, failed: 0, open: 0, rendersUsed: 1 });
@@ -75,7 +65,7 @@ describe('the reads begun beside a request’s count', () => {
     await jobs.countRequest(a, first);
     await jobs.countRequest(b, second);
     expect((await jobs.create(a, first)).job.job.status).toBe('completed');
-    const refused = await failure(jobs.create(b, second));
+    const refused = await rejection(jobs.create(b, second));
     expect(refused.code).toBe('PLAN_QUOTA_EXCEEDED');
     expect(refused.jobId).toBeUndefined();
     expect(await m.ledger(ada.accountId)).toMatchObject({ completed: 1, failed: 0, open: 0, rendersUsed: 1 });
@@ -98,10 +88,10 @@ describe('the reads begun beside a request’s count', () => {
       templateId: 'tpl_01JBQ5Y8S1W8M3ZT6YDV1KQ0XE',
       version: null,
     };
-    expect((await failure(request(ada, command(missing, newWebhookId())))).code).toBe(
+    expect((await rejection(request(ada, command(missing, newWebhookId())))).code).toBe(
       'WEBHOOK_ENDPOINT_NOT_FOUND',
     );
-    expect((await failure(request(again(ada), command(missing)))).code).toBe('PDF_TEMPLATE_NOT_FOUND');
+    expect((await rejection(request(again(ada), command(missing)))).code).toBe('PDF_TEMPLATE_NOT_FOUND');
     expect(await m.ledger(ada.accountId)).toMatchObject({ completed: 0, failed: 0, open: 0, rendersUsed: 0 });
   });
 

@@ -7,7 +7,6 @@
  * poppler over HTTP (test/integration/merges.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../../functions/domain/common/errors.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
 import { type MergeCommand, pageNumberings } from '../../../functions/domain/merges/merges.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
@@ -23,6 +22,7 @@ import { checkSettings } from '../../../functions/settings.js';
 import { parseTemplateData, readTemplateDataText } from '../../../functions/templating/index.js';
 import { type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 import { readPdf } from '../../helpers/pdf.js';
+import { rejection } from '../../helpers/rejection.js';
 
 let m: MemoryServices | undefined;
 afterEach(async () => {
@@ -89,16 +89,6 @@ const merge = (
   webhookId: null,
 });
 
-const failure = async (p: Promise<unknown>): Promise<ServiceError> => {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
-};
-
 const month = () => new Date().toISOString().slice(0, 7);
 
 describe('merges', () => {
@@ -127,7 +117,7 @@ describe('merges', () => {
     const { merges, pdfJobs, usage, jobs } = setup();
     const ada = caller();
     const first = await pdfJobs.create(ada, renderOf('<p>Fine</p>'));
-    const e = await failure(
+    const e = await rejection(
       merges.create(
         ada,
         merge([
@@ -155,7 +145,7 @@ describe('merges', () => {
     const bob = caller();
     const mine = await pdfJobs.create(ada, renderOf('<p>Mine</p>'));
     const theirs = await pdfJobs.create(bob, renderOf('<p>Theirs</p>'));
-    const notFound = await failure(
+    const notFound = await rejection(
       merges.create(
         ada,
         merge([
@@ -168,7 +158,7 @@ describe('merges', () => {
     expect(notFound.details).toEqual([{ field: 'parts[1].job_id', issue: 'no such job of this account' }]);
     await pdfJobs.create(ada, renderOf('<p>Second</p>'));
     // Both units of the month are used: the merge's own is refused.
-    const quota = await failure(
+    const quota = await rejection(
       merges.create(
         ada,
         merge([
@@ -186,7 +176,7 @@ describe('merges', () => {
     const { merges, pdfJobs, usage, jobs, storage } = setup(10, 2);
     const ada = caller();
     const one = await pdfJobs.create(ada, renderOf('<p>One page</p>'));
-    const e = await failure(
+    const e = await rejection(
       merges.create(
         ada,
         merge([
@@ -261,7 +251,7 @@ describe('merges', () => {
       [older.job.job.id, /no kept order.*"per_part"/],
       [locked.job.job.id, /protected.*"per_part"/],
     ] as const) {
-      const e = await failure(
+      const e = await rejection(
         merges.create(
           ada,
           merge(
@@ -304,7 +294,7 @@ describe('merges', () => {
       template: { source: '<p>Later</p>' },
     });
 
-    const failed = await failure(pdfJobs.create(ada, footedRender('<p>{{ 1 / 0 }}</p>')));
+    const failed = await rejection(pdfJobs.create(ada, footedRender('<p>{{ 1 / 0 }}</p>')));
     expect(failed.jobId).toBeDefined();
     expect(await s.renderOrders.kept(ada.accountId, failed.jobId as string)).toBeUndefined();
     expect(s.renderOrders.keptSize()).toBe(1);

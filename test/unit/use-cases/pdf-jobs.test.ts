@@ -7,7 +7,6 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryRenderer } from '../../../functions/adapters/memory/renderer.js';
-import { ServiceError } from '../../../functions/domain/common/errors.js';
 import type { Renderer } from '../../../functions/domain/common/ports.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
@@ -15,6 +14,7 @@ import { pdfJobs as pdfJobsOf } from '../../../functions/services.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
 import { readPdf } from '../../helpers/pdf.js';
+import { rejection } from '../../helpers/rejection.js';
 
 let built: MemoryServices[] = [];
 afterEach(async () => {
@@ -62,16 +62,6 @@ const command = (
   webhookId: null,
 });
 
-const failure = async (p: Promise<unknown>) => {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
-};
-
 const month = () => new Date().toISOString().slice(0, 7);
 
 describe('a sync render', () => {
@@ -99,13 +89,13 @@ describe('a sync render', () => {
     });
     expect((await pdfJobs.get(ada, job.job.id)).job.status).toBe('completed');
     expect((await pdfJobs.list(ada, { limit: 10, offset: 0 })).map((v) => v.job.id)).toEqual([job.job.id]);
-    expect((await failure(pdfJobs.get(caller(), job.job.id))).code).toBe('PDF_JOB_NOT_FOUND');
+    expect((await rejection(pdfJobs.get(caller(), job.job.id))).code).toBe('PDF_JOB_NOT_FOUND');
   });
 
   it('fails the job of a template that fails as it runs, names it, and gives the unit back', async () => {
     const { pdfJobs, usage, storage } = setup();
     const ada = caller();
-    const e = await failure(pdfJobs.create(ada, command('<p>{{ 1 / 0 }}</p>')));
+    const e = await rejection(pdfJobs.create(ada, command('<p>{{ 1 / 0 }}</p>')));
     expect(e.code).toBe('INVALID_HTML_TEMPLATE');
     expect(e.jobId).toMatch(/^job_/);
     expect((await pdfJobs.get(ada, e.jobId as string)).job).toMatchObject({
@@ -119,7 +109,7 @@ describe('a sync render', () => {
   it('refuses a template that does not parse before any job is written', async () => {
     const { pdfJobs } = setup();
     const ada = caller();
-    const e = await failure(pdfJobs.create(ada, command('<p>{% if %}</p>')));
+    const e = await rejection(pdfJobs.create(ada, command('<p>{% if %}</p>')));
     expect(e.code).toBe('INVALID_HTML_TEMPLATE');
     expect(e.jobId).toBeUndefined();
     expect(await pdfJobs.list(ada, { limit: 10, offset: 0 })).toEqual([]);
@@ -129,7 +119,7 @@ describe('a sync render', () => {
     const { pdfJobs } = setup({ monthlyRenders: 1, rendersPerMinute: 10, concurrentRenders: 2 });
     const ada = caller();
     await pdfJobs.create(ada, command('<p>one</p>'));
-    expect((await failure(pdfJobs.create(ada, command('<p>two</p>')))).code).toBe('PLAN_QUOTA_EXCEEDED');
+    expect((await rejection(pdfJobs.create(ada, command('<p>two</p>')))).code).toBe('PLAN_QUOTA_EXCEEDED');
     expect(await pdfJobs.list(ada, { limit: 10, offset: 0 })).toHaveLength(1);
   });
 
@@ -139,7 +129,7 @@ describe('a sync render', () => {
     const c = command('<p>x</p>');
     expect(await pdfJobs.countRequest(ada, c)).toMatchObject({ limit: 2, remaining: 1 });
     await pdfJobs.countRequest(ada, c);
-    expect((await failure(pdfJobs.countRequest(ada, c))).code).toBe('USAGE_LIMIT_EXCEEDED');
+    expect((await rejection(pdfJobs.countRequest(ada, c))).code).toBe('USAGE_LIMIT_EXCEEDED');
   });
 
   it('renders an Idempotency-Key once and replays it; the key with another body is refused', async () => {
@@ -156,7 +146,7 @@ describe('a sync render', () => {
     expect(storage.keys()).toHaveLength(1);
     expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 1 });
     const other = command('<p>other</p>', '{}', { key: 'k-1', bodyHash: 'h2' });
-    expect((await failure(pdfJobs.create(ada, other))).code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect((await rejection(pdfJobs.create(ada, other))).code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
   it('fails the job and gives the unit back when the renderer itself fails (a fault injected)', async () => {
@@ -167,7 +157,7 @@ describe('a sync render', () => {
     };
     const { pdfJobs, usage, faults } = setup(undefined, broken);
     const ada = caller();
-    const e = await failure(pdfJobs.create(ada, command('<p>x</p>')));
+    const e = await rejection(pdfJobs.create(ada, command('<p>x</p>')));
     expect(e.jobId).toMatch(/^job_/);
     expect((await pdfJobs.get(ada, e.jobId as string)).job.status).toBe('failed');
     expect(await usage.readMonth(ada.accountId, month())).toMatchObject({ rendersUsed: 0 });
@@ -203,14 +193,14 @@ describe('a sync render', () => {
       ['<p>two {{ n }}</p>', false],
       ['<p>one {{ n }}</p>', false],
     ]);
-    expect((await failure(pdfJobs.create(bob, saved(null)))).code).toBe('PDF_TEMPLATE_NOT_FOUND');
+    expect((await rejection(pdfJobs.create(bob, saved(null)))).code).toBe('PDF_TEMPLATE_NOT_FOUND');
     await templates.setVisibility(id, ada.accountId, true);
     // Another account names the version it checked.
-    expect((await failure(pdfJobs.create(bob, saved(null)))).code).toBe('VALIDATION_ERROR');
+    expect((await rejection(pdfJobs.create(bob, saved(null)))).code).toBe('VALIDATION_ERROR');
     await pdfJobs.create(bob, saved(2));
     expect(requests.at(-1)?.offline).toBe(true);
     // A variable the template cannot do without, missing: refused before a job is written.
-    const missing = await failure(
+    const missing = await rejection(
       pdfJobs.create(ada, { ...saved(null), variables: readTemplateDataText('{}') }),
     );
     expect(missing.jobId).toBeUndefined();

@@ -8,7 +8,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryRenderer } from '../../../functions/adapters/memory/renderer.js';
-import { ServiceError } from '../../../functions/domain/common/errors.js';
 import type { Renderer, RenderRequest } from '../../../functions/domain/common/ports.js';
 import { PREVIEW_MARK } from '../../../functions/domain/renders/previews.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
@@ -16,6 +15,7 @@ import { previews, refusedRequests, templateManagement } from '../../../function
 import { PREVIEWS_PER_ACCOUNT, REFUSED_REQUESTS_PER_MINUTE } from '../../../functions/settings.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
 import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
+import { rejection } from '../../helpers/rejection.js';
 
 const MONTH = '2026-11';
 
@@ -28,16 +28,6 @@ const command = (over: Partial<RenderCommand> = {}): RenderCommand => ({
   webhookId: null,
   ...over,
 });
-
-const failure = async (p: Promise<unknown>): Promise<ServiceError> => {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof ServiceError) return e;
-    throw e;
-  }
-  throw new Error('expected a ServiceError');
-};
 
 /** The memory renderer, keeping what it was asked to render. */
 const recording = () => {
@@ -112,7 +102,7 @@ describe('a preview', () => {
   it('answers what a render answers for a missing variable, and counts it', async () => {
     m = memoryServices();
     const who = caller();
-    const e = await failure(
+    const e = await rejection(
       m.services.get(previews).create(who, command({ variables: readTemplateDataText('{}') })),
     );
     expect(e.code).toBe('INVALID_HTML_TEMPLATE');
@@ -124,7 +114,7 @@ describe('a preview', () => {
     const who = caller();
     const preview = () => m.services.get(previews).create(who, command());
     for (let i = 0; i < PREVIEWS_PER_ACCOUNT.minute; i++) await preview();
-    const refused = await failure(preview());
+    const refused = await rejection(preview());
     expect(refused.code).toBe('USAGE_LIMIT_EXCEEDED');
     expect(refused.message).toMatch(new RegExp(`${PREVIEWS_PER_ACCOUNT.minute} previews per minute`));
     // Another account is not held back.
@@ -139,7 +129,7 @@ describe('a preview', () => {
         'previews',
       );
     m.clock.advance(60_000);
-    const day = await failure(preview());
+    const day = await rejection(preview());
     expect(day.message).toMatch(new RegExp(`${PREVIEWS_PER_ACCOUNT.day} previews per day`));
   });
 });
@@ -150,9 +140,9 @@ describe('requests refused before any work', () => {
     const refused = m.services.get(refusedRequests);
     const who = caller();
     for (let i = 0; i < REFUSED_REQUESTS_PER_MINUTE.account; i++) await refused({ principal: who });
-    expect((await failure(refused({ principal: who }))).code).toBe('USAGE_LIMIT_EXCEEDED');
+    expect((await rejection(refused({ principal: who }))).code).toBe('USAGE_LIMIT_EXCEEDED');
     for (let i = 0; i < REFUSED_REQUESTS_PER_MINUTE.ip; i++) await refused({ ip: '203.0.113.9' });
-    expect((await failure(refused({ ip: '203.0.113.9' }))).message).toMatch(/refused requests/);
+    expect((await rejection(refused({ ip: '203.0.113.9' }))).message).toMatch(/refused requests/);
     for (let i = 0; i <= REFUSED_REQUESTS_PER_MINUTE.ip; i++) await refused({ ip: '127.0.0.1' });
     // The render window is untouched by all of it.
     expect(
@@ -231,7 +221,7 @@ describe("the editor's variable check", () => {
 
   it('answers a syntax error with its part and line', async () => {
     m = memoryServices();
-    const e = await failure(check('<p>\n{% for x in %}</p>'));
+    const e = await rejection(check('<p>\n{% for x in %}</p>'));
     expect(e.code).toBe('INVALID_HTML_TEMPLATE');
     expect(e.details?.[0]).toMatchObject({ field: 'html', line: 2 });
   });

@@ -12,10 +12,14 @@ import { newWebhookId } from '../../../functions/domain/common/ids.js';
 import type { Principal } from '../../../functions/domain/common/principal.js';
 import type { RenderMessage } from '../../../functions/domain/renders/async-renders.js';
 import type { RenderCommand } from '../../../functions/domain/renders/render-command.js';
-import type { WorkOutcome } from '../../../functions/domain/renders/render-worker.js';
 import { asyncRenders, renderWorker } from '../../../functions/services.js';
 import { readTemplateDataText } from '../../../functions/templating/index.js';
-import { caller, type MemoryServices, memoryServices } from '../../helpers/memory-services.js';
+import {
+  caller,
+  consumeRenderQueue,
+  type MemoryServices,
+  memoryServices,
+} from '../../helpers/memory-services.js';
 import { readPdf } from '../../helpers/pdf.js';
 
 const command = (html: string, webhookId: string | null = null): RenderCommand => ({
@@ -59,36 +63,12 @@ const submitted = async (html = '<p>Invoice {{ n }}</p>') => {
   return { principal, job: job.job };
 };
 
-/**
- * Plays the queue's consumer until the queue is empty: each message handled; a retry comes back
- * after its backoff (the consumer holds it back), when the clock is moved on to it.
- */
-const work = async (): Promise<WorkOutcome[]> => {
-  const worker = m.services.get(renderWorker);
-  const outcomes: WorkOutcome[] = [];
-  for (let round = 0; round < 20; round++) {
-    const messages = m.renderQueue.drain();
-    if (messages.length === 0) {
-      const next = m.renderQueue.messages()[0];
-      if (!next) return outcomes;
-      m.clock.set(new Date(next.visibleAt).toISOString());
-      continue;
-    }
-    for (const message of messages) {
-      const outcome = await worker.handle(message);
-      outcomes.push(outcome);
-      if (outcome.kind === 'retry') await m.renderQueue.send(message, { delaySeconds: outcome.delaySeconds });
-    }
-  }
-  throw new Error('the queue never emptied');
-};
-
 describe('the render queue’s consumer', () => {
   it('renders a queued job once: completed, its PDF stored, its unit consumed, its order gone, its endpoint told', async () => {
     m = memoryServices();
     const { principal, job } = await submitted();
     const [message] = m.renderQueue.messages().map((q) => q.body);
-    const outcomes = await work();
+    const outcomes = await consumeRenderQueue(m);
     expect(outcomes.map((o) => [o.kind, o.kind === 'done' && o.why])).toEqual([['done', 'completed']]);
     const completed = await m.jobs.get(principal.accountId, job.id, true);
     expect(completed).toMatchObject({ status: 'completed', attempts: 1, page_count: 1 });
@@ -125,7 +105,7 @@ describe('the render queue’s consumer', () => {
     const render = vi.spyOn(m.renderer, 'render').mockResolvedValueOnce(PDF_RENDERING_FAILED);
     const { principal, job } = await submitted();
     const start = m.clock.now().getTime();
-    const outcomes = await work();
+    const outcomes = await consumeRenderQueue(m);
     expect(outcomes.map((o) => o.kind)).toEqual(['retry', 'done']);
     expect(outcomes[0]).toMatchObject({
       delaySeconds: m.settings.asyncRetryBaseSeconds,
@@ -155,7 +135,7 @@ describe('the render queue’s consumer', () => {
     m = memoryServices({ settings: { asyncMaxAttempts: 2 } });
     vi.spyOn(m.renderer, 'render').mockResolvedValue(PDF_RENDERING_FAILED);
     const { principal, job } = await submitted();
-    const outcomes = await work();
+    const outcomes = await consumeRenderQueue(m);
     expect(outcomes.map((o) => o.kind)).toEqual(['retry', 'done']);
     expect(await m.jobs.get(principal.accountId, job.id, true)).toMatchObject({
       status: 'failed',
@@ -180,7 +160,7 @@ describe('the render queue’s consumer', () => {
     m = memoryServices();
     const render = vi.spyOn(m.renderer, 'render');
     const { principal, job } = await submitted('<p>{{ 1 / 0 }}</p>');
-    const outcomes = await work();
+    const outcomes = await consumeRenderQueue(m);
     expect(outcomes).toMatchObject([{ kind: 'done', why: 'failed' }]);
     expect(render).toHaveBeenCalledTimes(1);
     const failed = await m.jobs.get(principal.accountId, job.id, true);
@@ -198,7 +178,7 @@ describe('the render queue’s consumer', () => {
     m = memoryServices();
     vi.spyOn(m.jobs, 'complete').mockRejectedValueOnce(new Error('DynamoDB timed out'));
     const { principal, job } = await submitted();
-    const outcomes = await work();
+    const outcomes = await consumeRenderQueue(m);
     expect(outcomes.map((o) => o.kind)).toEqual(['retry', 'done']);
     const completed = await m.jobs.get(principal.accountId, job.id, true);
     expect(completed).toMatchObject({ status: 'completed', attempts: 2 });
@@ -220,7 +200,7 @@ describe('the render queue’s consumer', () => {
     m = memoryServices();
     const { principal, job } = await submitted();
     await m.renderOrders.delete(principal.accountId, job.id);
-    expect(await work()).toMatchObject([{ kind: 'done', why: 'order missing' }]);
+    expect(await consumeRenderQueue(m)).toMatchObject([{ kind: 'done', why: 'order missing' }]);
     expect(await m.jobs.get(principal.accountId, job.id, true)).toMatchObject({
       status: 'failed',
       error: { code: 'INTERNAL_ERROR' },
