@@ -6,7 +6,7 @@
  */
 import { batchOutputs } from '../consumers.js';
 import type { ResourceConfig } from '../core/config.js';
-import { type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
+import { jsonMessage, type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
 import { logger } from '../core/logger.js';
 import { logFault } from '../core/runtime.js';
 import type { BatchOutputMessage } from '../domain/batches/batch-outputs.js';
@@ -31,14 +31,7 @@ const createMessageHandler = (
 ): MessageHandler<BatchOutputMessage> => {
   const builder = build.createServices(config, parts, webhookPayloads).get(build.batchOutputBuilder);
   return {
-    parse(text) {
-      try {
-        const body: unknown = JSON.parse(text);
-        return isMessage(body) ? body : undefined;
-      } catch {
-        return undefined;
-      }
-    },
+    parse: jsonMessage(isMessage),
     invalid: { level: 'error', message: 'batch output queue: a message that names no batch' },
     async handle(message) {
       try {

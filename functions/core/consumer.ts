@@ -41,6 +41,21 @@ export class RetryMessage extends Error {
   }
 }
 
+/**
+ * A MessageHandler's `parse` for a JSON body: the body when it parses and `is` accepts it, else
+ * undefined (the record is acknowledged and logged).
+ */
+export const jsonMessage =
+  <M>(is: (body: unknown) => body is M) =>
+  (text: string): M | undefined => {
+    try {
+      const body: unknown = JSON.parse(text);
+      return is(body) ? body : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+
 /** A queue consumer's own part: its message's parse and what it does with one. */
 export interface MessageHandler<M> {
   /**

@@ -7,7 +7,7 @@
  */
 import { deliveries } from '../consumers.js';
 import type { ResourceConfig } from '../core/config.js';
-import { type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
+import { jsonMessage, type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
 import { logger } from '../core/logger.js';
 import { logFault } from '../core/runtime.js';
 import type { DeliveryMessage } from '../domain/destinations/deliveries.js';
@@ -39,14 +39,7 @@ const createMessageHandler = (
 ): MessageHandler<DeliveryMessage> => {
   const deliverer = build.createServices(config, parts, webhookPayloads).get(build.deliverer);
   return {
-    parse(text) {
-      try {
-        const body: unknown = JSON.parse(text);
-        return isMessage(body) ? body : undefined;
-      } catch {
-        return undefined;
-      }
-    },
+    parse: jsonMessage(isMessage),
     invalid: { level: 'error', message: 'delivery queue: a message that names no job attempt' },
     async handle(message) {
       try {

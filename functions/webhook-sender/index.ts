@@ -8,7 +8,7 @@
  */
 import { webhookSender } from '../consumers.js';
 import type { ResourceConfig } from '../core/config.js';
-import { type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
+import { jsonMessage, type MessageHandler, queueConsumer, RetryMessage } from '../core/consumer.js';
 import { countWith } from '../core/metrics.js';
 import { logFault } from '../core/runtime.js';
 import type { WebhookMessage } from '../domain/webhooks/webhooks.js';
@@ -36,15 +36,7 @@ const createMessageHandler = (
 ): MessageHandler<WebhookMessage> => {
   const sender = build.createServices(config, parts).get(build.webhookSender);
   return {
-    parse(text) {
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return undefined;
-      }
-      return isMessage(body) ? body : undefined;
-    },
+    parse: jsonMessage(isMessage),
     invalid: { level: 'warn', message: 'webhook message dropped: not a webhook message' },
     // One record per run (its entry's batchSize): an attempt ends with its own POST.
     async handle(message) {
