@@ -39,9 +39,9 @@ export interface RunWorkerDeps {
  * `handBack`, once, so only acknowledged (a returned message would spend one of the queue's
  * receives, its maxReceiveCount being the attempts: measured, a batch's items handed back three
  * times went to the dead-letter queue and stayed pending). `later` is a released item's outcome
- * until the run sends it. (Both were `later` once, and the consumer sent a handed-back message a second
- * time: every delivery of ten whose run took five put ten back, and once the batch was done the
- * queue went round forever, 35 receives a second on the local stack, issue 43.)
+ * until the run sends it. (Both were `later` once, and the consumer sent a handed-back message a
+ * second time: each copy was handed back again and doubled, run after run; once the batch was done
+ * the queue went round forever, 35 receives a second on the local stack, issue 43.)
  */
 export type RunOutcomes = (
   | WorkOutcome
@@ -199,9 +199,8 @@ export const createRunWorker = ({ worker, run, lifecycle, sliceMs, onFault }: Ru
           }
         }
       }
-      // Released by the run (never started): sent again now, after their claims were undone. Not
-      // those handed back at the start: sent twice, each copy was handed back again and doubled,
-      // run after run (33,780 messages sent for the docs' examples' few hundred items).
+      // Released by the run (never started): sent again now, after their claims were undone; not
+      // those handed back at the start, already `sent` (see RunOutcomes).
       const released = outcomes.flatMap((o, i) =>
         'kind' in o && o.kind === 'later' && !later.includes(i) ? [i] : [],
       );
