@@ -31,6 +31,7 @@ import { PROJECT_ROOT } from '../../lib/service-function.js';
 import { type FontBucket, startFontBucket } from '../helpers/font-bucket.js';
 import { isMissingGlyph, readGlyphs } from '../helpers/pdf-fonts.js';
 import { pdffonts } from '../helpers/pdf-readers.js';
+import { renderRequest } from '../helpers/render-fixtures.js';
 
 const uploads = new Map<string, Buffer>();
 const uploadServer: Server = createServer((req, res) => {
@@ -117,19 +118,12 @@ afterAll(async () => {
 });
 
 let uploadCount = 0;
-const request = (jobId: string, html: string): RenderRequest => ({
-  jobId,
-  template: { source: html, variables: {} },
-  pdf: {
-    format: 'A4',
-    landscape: false,
-    printBackground: true,
-    margins: { top: 0.4, right: 0.4, bottom: 0.4, left: 0.4 },
-  },
-  pageLoad: { waitUntil: 'load', timeoutMs: 15_000, waitForSelector: null },
-  upload: { url: `${uploadBase}/fetched-${++uploadCount}.pdf`, headers: {} },
-  limits: { maxPdfBytes: 50 * 1024 * 1024, maxPages: 100, maxHtmlBytes: 10 * 1024 * 1024 },
-});
+const request = (jobId: string, html: string): RenderRequest =>
+  renderRequest(`${uploadBase}/fetched-${++uploadCount}.pdf`, html, {
+    jobId,
+    pageLoad: { timeoutMs: 15_000 },
+    limits: { maxPages: 100 },
+  });
 
 /** The fonts embedded in the PDF a render uploaded, without their subset tags. */
 const embedded = async (req: RenderRequest): Promise<string[]> => {
