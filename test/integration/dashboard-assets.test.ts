@@ -136,8 +136,11 @@ describe('a new account', () => {
     // Click 3: preview it.
     await click('button', 'Render preview');
     await waitForText('.preview-status', /^Showing/, 30_000);
-    const pdfs = downloaded.slice(before).filter((b) => b.subarray(0, 5).toString() === '%PDF-');
-    expect(pdfs.length).toBeGreaterThan(0);
+    // A response's bytes arrive after the response itself (r.buffer() is a round trip to Chromium),
+    // so possibly after the status shows (once in CI): waited for, as dashboard.test.ts's waitForPdf does.
+    const pdfsSince = () => downloaded.slice(before).filter((b) => b.subarray(0, 5).toString() === '%PDF-');
+    await expect.poll(() => pdfsSince().length, { timeout: 10_000 }).toBeGreaterThan(0);
+    const pdfs = pdfsSince();
     const text = (await pdfText(new Uint8Array(pdfs.at(-1) as Buffer))).stdout;
     expect(text).toContain('INV-2026-0042');
     expect(text).toContain('Northwind Studio');
