@@ -46,6 +46,9 @@ export const START = { name: 'start', entry: 'bin/local.ts', out: 'local' };
 /** @type {BundleTarget} The admin command (`npm run admin`), as it ran through tsx before. */
 export const ADMIN = { name: 'admin', entry: 'bin/admin.ts', out: 'admin' };
 
+/** @type {BundleTarget} The token command (`npm run token`), as it ran through tsx before. */
+export const TOKEN = { name: 'token', entry: 'bin/token.ts', out: 'token' };
+
 /**
  * Worker threads' scripts, bundled beside the entry's bundle under the names the pools look for
  * there (functions/renderer/templating-pool.ts, functions/templating/parse-pool.ts).
