@@ -67,6 +67,8 @@ const HEAVY = [
   'integration/batch-run-isolation', // runs of items in one context, a spoiled page's timeout (issue 43)
   'integration/local-stack-signals', // `npm start` under signals and stalls
   'integration/local-gateway-stall', // blocks its own event loop
+  'integration/two-stacks', // two stacks in this process, then what they leave behind on the machine
+  'integration/local-stack-disk-full', // mounts a small file system and fills it under a stack
   // Sessions with a history: idle pauses, killed renderers, floods, six stacks side by side.
   'integration/page-load-sessions', // every wait × page × session state (issue 32)
   'integration/page-load-long-idle', // the same after 65 s idle, on fifteen stacks
@@ -79,6 +81,9 @@ const HEAVY = [
   'integration/dashboard-assets', // the starters and the Assets page in Chromium (issue 40)
   'integration/chromium-check', // `npm run chromium:check`: every fixture printed, drawn and timed, twice
   'integration/docs-site', // two builds of the documentation site (VitePress), half a minute each
+  // Every example of the README and the docs, run as written in one shell: some 60 requests, a
+  // stack of its own, the token and admin commands a dozen times (45 s, 20 s of CPU).
+  'integration/readme-examples',
   // SaxonJS and the schematrons in the test's own process: seconds before the first check. The fast
   // tier keeps the business rules over HTTP (integration/e-invoice: the shared stack's checker).
   'integration/contract/e-invoice.saxon', // the real checker's contract, every profile's first load
