@@ -58,6 +58,7 @@ const HEAVY = [
   'integration/deliveries', // issue 36: a stack of its own, retries on a 1 s schedule (~15 s)
   'integration/job-queue', // issue 37: 20 four-second async renders, a batch of 200 cancelled mid-way (~75 s)
   'unit/template-parser', // a parse's longest event-loop gap against one in place: a ratio
+  'unit/templating-pool-limits', // runaway templates spin a core to the time limit, timed against a control
   // Crashes, faults and signals: kill, hang and restart processes, with bounds on the waits.
   'integration/crash-recovery', // kills and restarts stacks; bounds from the settings' waits
   'integration/batch-acceptance-kill', // kills stacks mid-acceptance; the acceptance lease's bound
