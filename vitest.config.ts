@@ -80,6 +80,7 @@ const HEAVY = [
   'integration/dashboard', // the dashboard in Chromium, driven as a user would
   'integration/dashboard-async-work', // the same, for work that finishes later
   'integration/dashboard-assets', // the starters and the Assets page in Chromium (issue 40)
+  'integration/dashboard-reference', // the API reference page (Scalar's viewer) in Chromium, at two widths
   'integration/chromium-check', // `npm run chromium:check`: every fixture printed, drawn and timed, twice
   'integration/docs-site', // two builds of the documentation site (VitePress), half a minute each
   // Every example of the README and the docs, run as written in one shell: some 60 requests, a
