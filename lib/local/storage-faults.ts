@@ -8,7 +8,9 @@
  *   API errors), so LevelDB's errors are given those. LevelDB also keeps a write error for good
  *   (its background error), so the store is reopened after one; operations wait for the reopen.
  * - s3rver writes an object through a stream without an 'error' listener: ENOSPC was an uncaught
- *   'error' event. Its putObject is replaced by one that pipes with stream.pipeline.
+ *   'error' event. Its putObject is replaced by one that pipes with stream.pipeline, and that
+ *   answers once the object is on disk (s3rver's own answered before its write stream finished,
+ *   so a GET right after the PUT could read part of the object: S3 reads after writes).
  * The faults are told to a StorageWatch, which the local API Gateway asks when an answer is a 5xx
  * (507 INSUFFICIENT_STORAGE, lib/local/http-server.ts).
  */

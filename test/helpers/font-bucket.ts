@@ -18,6 +18,7 @@ import S3rver from 's3rver';
 import { FETCHED_FONTS_VARIABLES, RENDERER_VARIABLES } from '../../functions/wiring.js';
 import { resolveLayerFonts } from '../../lib/layer-fonts.js';
 import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
+import { createStorageWatch, guardS3rverWrites } from '../../lib/local/storage-faults.js';
 import { PROJECT_ROOT } from '../../lib/service-function.js';
 
 /** The bucket's name where the template's FETCHED_FONTS_BUCKET is a CloudFormation reference. */
@@ -44,6 +45,8 @@ export const startFontBucket = async (template: Readonly<Record<string, unknown>
     configureBuckets: [{ name: BUCKET }],
   });
   await s3.configureBuckets();
+  // The local stack's writes: a font is on disk before its PUT is answered (test/helpers/s3rver.ts).
+  guardS3rverWrites(s3, createStorageWatch(dir));
   const server = createServer(s3.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,6 +1,8 @@
 /**
  * A bucket on its own: s3rver in a temporary directory on a random port, for contract tests that
- * need S3 and nothing else.
+ * need S3 and nothing else. Its writes are the local stack's (guardS3rverWrites): an object is on
+ * disk before its PUT is answered, as S3 reads after writes; s3rver's own answered first, and a
+ * GET right after a PUT read an empty archive once, on a busy machine.
  *
  *   const bucket = useBucket();
  *   it('stores', async () => { const storage = createS3PdfStorage(bucket.s3, bucket.name, ttl); ... });
@@ -14,6 +16,7 @@ import S3rver from 's3rver';
 import { afterAll, beforeAll } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../lib/local/credentials.js';
 import { closeServer, listen } from '../../lib/local/http-server.js';
+import { createStorageWatch, guardS3rverWrites } from '../../lib/local/storage-faults.js';
 
 export interface TestBucket {
   readonly s3: S3Client;
@@ -27,6 +30,7 @@ export const useBucket = (name = 'contract-bucket'): TestBucket => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 's3rver-'));
     const s3rver = new S3rver({ silent: true, directory: dir, configureBuckets: [{ name, configs: [] }] });
+    guardS3rverWrites(s3rver, createStorageWatch(dir));
     await s3rver.configureBuckets();
     server = createServer(s3rver.callback());
     const { port } = await listen(server, 0, '127.0.0.1');
