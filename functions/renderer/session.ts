@@ -350,41 +350,39 @@ const WIPE_TIMEOUT_MS = 3_000;
  * stopped, permission overrides reset. The item's own DevTools session (its caps' scripts and
  * bindings) is detached.
  */
-const wipeItem = async (item: RenderSession, origins: readonly string[]): Promise<void> => {
+const wipeItem = async (
+  item: RenderSession,
+  origins: readonly string[],
+  wiperOf: (page: Page) => Promise<CDPSession>,
+): Promise<void> => {
   const { context, page, cdp } = item;
   if (!context) throw new Error('a run page needs a context of its own');
   // Round trips side by side where nothing orders them (the wipe is on the run's page's path
   // between two items: ~34 ms of an item's ~84 at a load of 6, its steps one after another).
-  const [, pages] = await Promise.all([cdp.detach().catch(noop), context.pages()]);
+  const [, pages, wiper] = await Promise.all([cdp.detach().catch(noop), context.pages(), wiperOf(page)]);
   const others = pages.filter((p) => p !== page);
   await Promise.all(others.map((p) => p.close()));
-  const wiper = await page.createCDPSession();
-  try {
-    await wiper.send('Page.navigate', { url: 'about:blank' });
-    const [{ result }] = await Promise.all([
-      // The blank document has committed: a later item's content goes into it, not the one before.
-      wiper.send('Runtime.evaluate', {
-        expression:
-          'document.URL + "|" + document.childElementCount + "|" + (document.body?.childElementCount ?? 0)',
-        returnByValue: true,
-      }),
-      wiper.send('Network.clearBrowserCookies'),
-      wiper.send('Network.clearBrowserCache'),
-      ...origins.map((origin) => wiper.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
-      context.clearPermissionOverrides(),
-      // In this order, on the one session; beside the clears (before, it came after them).
-      (async () => {
-        await wiper.send('ServiceWorker.enable');
-        await wiper.send('ServiceWorker.stopAllWorkers');
-        await wiper.send('ServiceWorker.disable');
-      })(),
-    ]);
-    if (result.value !== 'about:blank|1|0')
-      throw new Error(`the page was not blank after the wipe: ${result.value}`);
-  } finally {
-    // Not waited for: the next item's DevTools session is a new one.
-    wiper.detach().catch(noop);
-  }
+  await wiper.send('Page.navigate', { url: 'about:blank' });
+  const [{ result }] = await Promise.all([
+    // The blank document has committed: a later item's content goes into it, not the one before.
+    wiper.send('Runtime.evaluate', {
+      expression:
+        'document.URL + "|" + document.childElementCount + "|" + (document.body?.childElementCount ?? 0)',
+      returnByValue: true,
+    }),
+    wiper.send('Network.clearBrowserCookies'),
+    wiper.send('Network.clearBrowserCache'),
+    ...origins.map((origin) => wiper.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
+    context.clearPermissionOverrides(),
+    // In this order, on the one session; beside the clears (before, it came after them).
+    (async () => {
+      await wiper.send('ServiceWorker.enable');
+      await wiper.send('ServiceWorker.stopAllWorkers');
+      await wiper.send('ServiceWorker.disable');
+    })(),
+  ]);
+  if (result.value !== 'about:blank|1|0')
+    throw new Error(`the page was not blank after the wipe: ${result.value}`);
 };
 
 /** A session for one more item on a kept page: a guard, a DevTools session and caps of its own. */
@@ -423,10 +421,26 @@ export const createRunPage = (): RunPage => {
   /** Resolves true once the last item's page is wiped and may take the next item. */
   let ready: Promise<boolean> = Promise.resolve(true);
   const contexts: string[] = [];
+  /**
+   * The wipes' DevTools session on the kept page: opened by the first wipe, kept while the page
+   * is (no item's scripts, bindings or listeners are on it). One per wipe cost an attach and a
+   * detach per item, and puppeteer's session set-up (issue 43).
+   */
+  let wiper: Promise<CDPSession> | undefined;
+  const wiperOf = (page: Page): Promise<CDPSession> => {
+    if (!wiper) {
+      wiper = page.createCDPSession();
+      wiper.catch(noop);
+    }
+    return wiper;
+  };
 
   const drop = (spoiled: boolean): Promise<void> => {
     const dropped = first;
     first = undefined;
+    const detaching = wiper;
+    wiper = undefined;
+    detaching?.then((w) => w.detach()).catch(noop);
     return dropped ? dropped.close(spoiled) : Promise.resolve();
   };
 
@@ -438,7 +452,7 @@ export const createRunPage = (): RunPage => {
       return drop(spoiled);
     }
     const wiping = within(
-      wipeItem(item, [...item.guard.origins]).then(
+      wipeItem(item, [...item.guard.origins], wiperOf).then(
         () => true,
         () => false,
       ),
