@@ -88,7 +88,11 @@ const unlessFailed = <T>(promise: Promise<T>, guard: PageGuard): Promise<T> => {
  * The renderer's own DevTools session on the page: it reports the page's frames to the guard, so
  * that their requests are charged to this render.
  */
-const attach = async (page: Page, guard: PageGuard, cdp?: CDPSession): Promise<CDPSession> => {
+const attach = async (
+  page: Page,
+  guard: PageGuard,
+  cdp?: CDPSession,
+): Promise<{ readonly cdp: CDPSession; readonly mainFrameId: string }> => {
   const session = cdp ?? (await page.createCDPSession());
   session.on('Page.frameAttached', ({ frameId }: { frameId: string }) => guard.addFrame(frameId));
   // Sent together: a session's commands run in order, so one round trip instead of two.
@@ -97,7 +101,9 @@ const attach = async (page: Page, guard: PageGuard, cdp?: CDPSession): Promise<C
     session.send('Page.getFrameTree'),
   ]);
   guard.addMainFrame(frameTree.frame.id);
-  return session;
+  // The page's watch (watchPage) takes the main frame from here: asked again, it was one more
+  // round trip per render (issue 43).
+  return { cdp: session, mainFrameId: frameTree.frame.id };
 };
 
 /** Should a new tab get past --block-new-web-contents (a system Chrome), it is closed at once. */
@@ -145,8 +151,8 @@ const openContext = async (
   try {
     const page = await unlessFailed(context.newPage(), guard);
     page.once('error', () => crashedPages.add(page));
-    const cdp = await unlessFailed(attach(page, guard), guard);
-    const watch = await unlessFailed(watchPage(page, cdp, guard), guard);
+    const { cdp, mainFrameId } = await unlessFailed(attach(page, guard), guard);
+    const watch = await unlessFailed(watchPage(page, cdp, guard, mainFrameId), guard);
     const stopClosingPopups = closePopups(context, page);
     const close = (spoiled: boolean): Promise<void> => {
       stopClosingPopups();
@@ -241,8 +247,8 @@ const openTurn = async (
     await wipeBrowsingData(cdp, warm.interceptor.takeOrigins());
     // Charged from here on: the page has made no request yet.
     const guard = warm.interceptor.guard(undefined, maxRequests, offline);
-    await attach(page, guard, cdp);
-    const watch = await unlessFailed(watchPage(page, cdp, guard), guard);
+    const { mainFrameId } = await attach(page, guard, cdp);
+    const watch = await unlessFailed(watchPage(page, cdp, guard, mainFrameId), guard);
     const stopClosingPopups = closePopups(warm.browser.defaultBrowserContext(), page);
     const close = (spoiled: boolean): Promise<void> => {
       stopClosingPopups();
@@ -374,12 +380,8 @@ const wipeItem = async (
     wiper.send('Network.clearBrowserCache'),
     ...origins.map((origin) => wiper.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
     context.clearPermissionOverrides(),
-    // In this order, on the one session; beside the clears (before, it came after them).
-    (async () => {
-      await wiper.send('ServiceWorker.enable');
-      await wiper.send('ServiceWorker.stopAllWorkers');
-      await wiper.send('ServiceWorker.disable');
-    })(),
+    // Its domain enabled once, with the wipes' session (wiperOf); beside the clears.
+    wiper.send('ServiceWorker.stopAllWorkers'),
   ]);
   if (result.value !== 'about:blank|1|0')
     throw new Error(`the page was not blank after the wipe: ${result.value}`);
@@ -395,8 +397,8 @@ const openItem = async (
   const guard = warm.interceptor.guard(context?.id, maxRequests, offline);
   try {
     const cdp = await unlessFailed(page.createCDPSession(), guard);
-    await unlessFailed(attach(page, guard, cdp), guard);
-    const watch = await unlessFailed(watchPage(page, cdp, guard), guard);
+    const { mainFrameId } = await unlessFailed(attach(page, guard, cdp), guard);
+    const watch = await unlessFailed(watchPage(page, cdp, guard, mainFrameId), guard);
     const item: RenderSession = {
       warm,
       context,
@@ -429,7 +431,12 @@ export const createRunPage = (): RunPage => {
   let wiper: Promise<CDPSession> | undefined;
   const wiperOf = (page: Page): Promise<CDPSession> => {
     if (!wiper) {
-      wiper = page.createCDPSession();
+      // Its ServiceWorker domain stays on (stopAllWorkers needs it): enabled and disabled again
+      // by each wipe, it was two more round trips and two events per item.
+      wiper = page.createCDPSession().then(async (session) => {
+        await session.send('ServiceWorker.enable');
+        return session;
+      });
       wiper.catch(noop);
     }
     return wiper;
