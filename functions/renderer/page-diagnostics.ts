@@ -212,7 +212,21 @@ export interface PageWatch {
  * It sees the page's own frames' requests; requests of out-of-process frames and workers show
  * only when the egress policy refuses them (interception.ts sees every request).
  */
-export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): Promise<PageWatch> => {
+/** Pages whose puppeteer session has its Log domain turned off already. */
+const logDisabled = new WeakSet<Page>();
+const logOff = async (page: Page): Promise<void> => {
+  if (logDisabled.has(page)) return;
+  await puppeteerSession(page).send('Log.disable');
+  logDisabled.add(page);
+};
+
+export const watchPage = async (
+  page: Page,
+  cdp: CDPSession,
+  guard: PageGuard,
+  /** The page's main frame (the glyph check's: it stays the same through setContent, document.write). */
+  mainFrameId: string,
+): Promise<PageWatch> => {
   const recorder = new DiagnosticsRecorder({ closingEntry: true });
   /** Requests in flight, by request id: their URLs. */
   const loading = new Map<string, string>();
@@ -290,13 +304,12 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
   cdp.on('Log.entryAdded', onLog);
   // All sent at once (one round trip, not six; each session runs its own commands in order). The
   // session opens it (session.ts), so a spare session has paid for it before its render.
-  const [caps, { frameTree }] = await Promise.all([
+  const [caps] = await Promise.all([
     installPageCaps(cdp),
-    // The main frame stays the same through setContent (document.write): the glyph check's frame.
-    cdp.send('Page.getFrameTree'),
     // Puppeteer's Log domain on the page would relay every entry, uncapped (a worker's console
-    // flood arrives this way): off, and the renderer's own session reads the log instead.
-    puppeteerSession(page).send('Log.disable'),
+    // flood arrives this way): off, and the renderer's own session reads the log instead. Once
+    // per page: a batch run's items share theirs, and it stays off.
+    logOff(page),
     cdp.send('Log.enable'),
     cdp.send('Network.enable', { maxTotalBufferSize: 0, maxResourceBufferSize: 0, maxPostDataSize: 0 }),
   ]);
@@ -304,7 +317,7 @@ export const watchPage = async (page: Page, cdp: CDPSession, guard: PageGuard): 
   /** GLYPH_CHECK in a world of its own on the page's main frame; its findings recorded. */
   const glyphCheck = async (timeoutMs: number): Promise<void> => {
     const { executionContextId } = await cdp.send('Page.createIsolatedWorld', {
-      frameId: frameTree.frame.id,
+      frameId: mainFrameId,
       worldName: 'render-diagnostics',
     });
     const { result, exceptionDetails } = await cdp.send('Runtime.evaluate', {

@@ -88,7 +88,11 @@ const unlessFailed = <T>(promise: Promise<T>, guard: PageGuard): Promise<T> => {
  * The renderer's own DevTools session on the page: it reports the page's frames to the guard, so
  * that their requests are charged to this render.
  */
-const attach = async (page: Page, guard: PageGuard, cdp?: CDPSession): Promise<CDPSession> => {
+const attach = async (
+  page: Page,
+  guard: PageGuard,
+  cdp?: CDPSession,
+): Promise<{ readonly cdp: CDPSession; readonly mainFrameId: string }> => {
   const session = cdp ?? (await page.createCDPSession());
   session.on('Page.frameAttached', ({ frameId }: { frameId: string }) => guard.addFrame(frameId));
   // Sent together: a session's commands run in order, so one round trip instead of two.
@@ -97,7 +101,9 @@ const attach = async (page: Page, guard: PageGuard, cdp?: CDPSession): Promise<C
     session.send('Page.getFrameTree'),
   ]);
   guard.addMainFrame(frameTree.frame.id);
-  return session;
+  // The page's watch (watchPage) takes the main frame from here: asked again, it was one more
+  // round trip per render (issue 43).
+  return { cdp: session, mainFrameId: frameTree.frame.id };
 };
 
 /** Should a new tab get past --block-new-web-contents (a system Chrome), it is closed at once. */
@@ -145,8 +151,8 @@ const openContext = async (
   try {
     const page = await unlessFailed(context.newPage(), guard);
     page.once('error', () => crashedPages.add(page));
-    const cdp = await unlessFailed(attach(page, guard), guard);
-    const watch = await unlessFailed(watchPage(page, cdp, guard), guard);
+    const { cdp, mainFrameId } = await unlessFailed(attach(page, guard), guard);
+    const watch = await unlessFailed(watchPage(page, cdp, guard, mainFrameId), guard);
     const stopClosingPopups = closePopups(context, page);
     const close = (spoiled: boolean): Promise<void> => {
       stopClosingPopups();
@@ -241,8 +247,8 @@ const openTurn = async (
     await wipeBrowsingData(cdp, warm.interceptor.takeOrigins());
     // Charged from here on: the page has made no request yet.
     const guard = warm.interceptor.guard(undefined, maxRequests, offline);
-    await attach(page, guard, cdp);
-    const watch = await unlessFailed(watchPage(page, cdp, guard), guard);
+    const { mainFrameId } = await attach(page, guard, cdp);
+    const watch = await unlessFailed(watchPage(page, cdp, guard, mainFrameId), guard);
     const stopClosingPopups = closePopups(warm.browser.defaultBrowserContext(), page);
     const close = (spoiled: boolean): Promise<void> => {
       stopClosingPopups();
@@ -350,41 +356,35 @@ const WIPE_TIMEOUT_MS = 3_000;
  * stopped, permission overrides reset. The item's own DevTools session (its caps' scripts and
  * bindings) is detached.
  */
-const wipeItem = async (item: RenderSession, origins: readonly string[]): Promise<void> => {
+const wipeItem = async (
+  item: RenderSession,
+  origins: readonly string[],
+  wiperOf: (page: Page) => Promise<CDPSession>,
+): Promise<void> => {
   const { context, page, cdp } = item;
   if (!context) throw new Error('a run page needs a context of its own');
   // Round trips side by side where nothing orders them (the wipe is on the run's page's path
   // between two items: ~34 ms of an item's ~84 at a load of 6, its steps one after another).
-  const [, pages] = await Promise.all([cdp.detach().catch(noop), context.pages()]);
+  const [, pages, wiper] = await Promise.all([cdp.detach().catch(noop), context.pages(), wiperOf(page)]);
   const others = pages.filter((p) => p !== page);
   await Promise.all(others.map((p) => p.close()));
-  const wiper = await page.createCDPSession();
-  try {
-    await wiper.send('Page.navigate', { url: 'about:blank' });
-    const [{ result }] = await Promise.all([
-      // The blank document has committed: a later item's content goes into it, not the one before.
-      wiper.send('Runtime.evaluate', {
-        expression:
-          'document.URL + "|" + document.childElementCount + "|" + (document.body?.childElementCount ?? 0)',
-        returnByValue: true,
-      }),
-      wiper.send('Network.clearBrowserCookies'),
-      wiper.send('Network.clearBrowserCache'),
-      ...origins.map((origin) => wiper.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
-      context.clearPermissionOverrides(),
-      // In this order, on the one session; beside the clears (before, it came after them).
-      (async () => {
-        await wiper.send('ServiceWorker.enable');
-        await wiper.send('ServiceWorker.stopAllWorkers');
-        await wiper.send('ServiceWorker.disable');
-      })(),
-    ]);
-    if (result.value !== 'about:blank|1|0')
-      throw new Error(`the page was not blank after the wipe: ${result.value}`);
-  } finally {
-    // Not waited for: the next item's DevTools session is a new one.
-    wiper.detach().catch(noop);
-  }
+  await wiper.send('Page.navigate', { url: 'about:blank' });
+  const [{ result }] = await Promise.all([
+    // The blank document has committed: a later item's content goes into it, not the one before.
+    wiper.send('Runtime.evaluate', {
+      expression:
+        'document.URL + "|" + document.childElementCount + "|" + (document.body?.childElementCount ?? 0)',
+      returnByValue: true,
+    }),
+    wiper.send('Network.clearBrowserCookies'),
+    wiper.send('Network.clearBrowserCache'),
+    ...origins.map((origin) => wiper.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' })),
+    context.clearPermissionOverrides(),
+    // Its domain enabled once, with the wipes' session (wiperOf); beside the clears.
+    wiper.send('ServiceWorker.stopAllWorkers'),
+  ]);
+  if (result.value !== 'about:blank|1|0')
+    throw new Error(`the page was not blank after the wipe: ${result.value}`);
 };
 
 /** A session for one more item on a kept page: a guard, a DevTools session and caps of its own. */
@@ -397,8 +397,8 @@ const openItem = async (
   const guard = warm.interceptor.guard(context?.id, maxRequests, offline);
   try {
     const cdp = await unlessFailed(page.createCDPSession(), guard);
-    await unlessFailed(attach(page, guard, cdp), guard);
-    const watch = await unlessFailed(watchPage(page, cdp, guard), guard);
+    const { mainFrameId } = await unlessFailed(attach(page, guard, cdp), guard);
+    const watch = await unlessFailed(watchPage(page, cdp, guard, mainFrameId), guard);
     const item: RenderSession = {
       warm,
       context,
@@ -423,10 +423,31 @@ export const createRunPage = (): RunPage => {
   /** Resolves true once the last item's page is wiped and may take the next item. */
   let ready: Promise<boolean> = Promise.resolve(true);
   const contexts: string[] = [];
+  /**
+   * The wipes' DevTools session on the kept page: opened by the first wipe, kept while the page
+   * is (no item's scripts, bindings or listeners are on it). One per wipe cost an attach and a
+   * detach per item, and puppeteer's session set-up (issue 43).
+   */
+  let wiper: Promise<CDPSession> | undefined;
+  const wiperOf = (page: Page): Promise<CDPSession> => {
+    if (!wiper) {
+      // Its ServiceWorker domain stays on (stopAllWorkers needs it): enabled and disabled again
+      // by each wipe, it was two more round trips and two events per item.
+      wiper = page.createCDPSession().then(async (session) => {
+        await session.send('ServiceWorker.enable');
+        return session;
+      });
+      wiper.catch(noop);
+    }
+    return wiper;
+  };
 
   const drop = (spoiled: boolean): Promise<void> => {
     const dropped = first;
     first = undefined;
+    const detaching = wiper;
+    wiper = undefined;
+    detaching?.then((w) => w.detach()).catch(noop);
     return dropped ? dropped.close(spoiled) : Promise.resolve();
   };
 
@@ -438,7 +459,7 @@ export const createRunPage = (): RunPage => {
       return drop(spoiled);
     }
     const wiping = within(
-      wipeItem(item, [...item.guard.origins]).then(
+      wipeItem(item, [...item.guard.origins], wiperOf).then(
         () => true,
         () => false,
       ),

@@ -202,6 +202,25 @@ export const usageContract = (backend: StoreBackend<UsageStore>): void => {
       expect(await usage.readMonth(account, MONTH)).toMatchObject({ pdfBytes: 7, renderMs: 3 });
     });
 
+    it('records and releases a unit once wherever it is held, whatever the caller guessed', async () => {
+      const { usage, account } = setup();
+      const plan: Plan = { ...PLAN, monthlyRenders: 10, concurrentRenders: 5 };
+      await usage.reserveRender(account, plan, MONTH, 'job_run');
+      await usage.reserveQueued(account, plan, MONTH, 'job_item');
+      await usage.reserveAsync(account, plan, MONTH, 'job_async');
+      await usage.reserveQueued(account, plan, MONTH, 'job_gone');
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 4, inFlight: 1 });
+      // Guessed right, guessed wrong, not guessed: each counted once, sent twice.
+      for (let twice = 0; twice < 2; twice++) {
+        await usage.recordRender(account, MONTH, 100, 10, 'job_item', 'queued');
+        await usage.recordRender(account, MONTH, 20, 2, 'job_run', 'queued');
+        await usage.recordRender(account, MONTH, 3, 1, 'job_async');
+        await usage.releaseRender(account, MONTH, 'job_gone', 'running');
+      }
+      expect(await usage.readUnits(account, MONTH)).toEqual({ rendersUsed: 3, inFlight: 0 });
+      expect(await usage.readMonth(account, MONTH)).toEqual({ rendersUsed: 3, pdfBytes: 123, renderMs: 13 });
+    });
+
     it('trusts counters read a moment earlier only when they allow a reservation', async () => {
       const { usage, account } = setup();
       await expect(

@@ -12,6 +12,7 @@ import {
   type MonthUsage,
   type RateLimitState,
   type UnitCounters,
+  type UnitHeld,
   type UsageStore,
   type WindowSubject,
 } from '../../domain/accounts/usage.js';
@@ -224,8 +225,12 @@ export const reserveAsyncParams = (
 /**
  * Where a job's unit is held: `running` (HOLDERS, with a running render counted in `in_flight`),
  * `queued` (QUEUED_HOLDERS, reserveQueued: the unit only) or `async` (ASYNC_HOLDERS, reserveAsync).
+ * The places a release or record tries, `held` first (each refused where the job holds nothing).
  */
-type UnitHeld = 'running' | 'queued' | 'async';
+const lookingFirstAt = (held: UnitHeld | undefined): readonly UnitHeld[] => {
+  const order: UnitHeld[] = ['running', 'async', 'queued'];
+  return held ? [held, ...order.filter((where) => where !== held)] : order;
+};
 
 const heldIn = (held: UnitHeld): { set: string; names: Record<string, string>; stopsRunning: string } =>
   held === 'running'
@@ -519,12 +524,12 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       }
     },
 
-    async releaseRender(accountId: string, month: string, jobId: string): Promise<void> {
-      // A running render's unit, else a queued job's (reserveQueued): one of the two holds it, if any.
-      if (await applied(releaseRenderParams(tableName, accountId, month, jobId))) return;
-      if (await applied(releaseAsyncParams(tableName, accountId, month, jobId))) return;
-      // The job holds no unit: given back already (a retried attempt had landed), or never held.
-      await applied(releaseQueuedParams(tableName, accountId, month, jobId));
+    async releaseRender(accountId: string, month: string, jobId: string, held?: UnitHeld): Promise<void> {
+      // Where `held` says first, then the others: one of them holds it, if any (none: given back
+      // already, a retried attempt had landed, or never held).
+      for (const where of lookingFirstAt(held)) {
+        if (await applied(releaseParams(tableName, { accountId, month, jobId }, where))) return;
+      }
     },
 
     async recordRender(
@@ -533,12 +538,13 @@ export const createUsageStore = (db: DynamoDBDocumentClient, tableName: string, 
       pdfBytes: number,
       renderMs: number,
       jobId: string,
+      held?: UnitHeld,
     ): Promise<void> {
       const record = { accountId, month, pdfBytes, renderMs, jobId };
-      if (await applied(recordRenderParams(tableName, record))) return;
-      if (await applied(recordAsyncParams(tableName, record))) return;
-      // Recorded already (a retried attempt had landed), or never held.
-      await applied(recordQueuedParams(tableName, record));
+      // As releaseRender: none applied, recorded already (a retried attempt had landed) or never held.
+      for (const where of lookingFirstAt(held)) {
+        if (await applied(recordParams(tableName, record, where))) return;
+      }
     },
 
     async readUnits(accountId: string, month: string): Promise<UnitCounters> {

@@ -124,15 +124,23 @@ export interface UsageStore {
    * (sync), while the render queue runs queued ones. Released and recorded as reserveRender's are.
    */
   reserveAsync(accountId: string, plan: Plan, month: string, jobId: string): Promise<string>;
-  /** Give back the unit job `jobId` holds (it failed), and its concurrent render; nothing if it holds none. */
-  releaseRender(accountId: string, month: string, jobId: string): Promise<void>;
-  /** Add job `jobId`'s output to the month's totals; it no longer runs (nothing if it holds no unit). */
+  /**
+   * Give back the unit job `jobId` holds (it failed), and its concurrent render; nothing if it holds
+   * none. `held`: where the unit is most likely held (unitHeldBy), looked at first; a wrong or absent
+   * guess only costs the store more conditional writes, never a second release.
+   */
+  releaseRender(accountId: string, month: string, jobId: string, held?: UnitHeld): Promise<void>;
+  /**
+   * Add job `jobId`'s output to the month's totals; it no longer runs (nothing if it holds no unit).
+   * `held` as for releaseRender.
+   */
   recordRender(
     accountId: string,
     month: string,
     pdfBytes: number,
     renderMs: number,
     jobId: string,
+    held?: UnitHeld,
   ): Promise<void>;
   /** The month's two unit counters as stored (undefined: never written), read consistently. */
   readUnits(accountId: string, month: string): Promise<UnitCounters>;
@@ -246,3 +254,17 @@ export const reconcileCounts = (
 /** A job whose unit reserveAsync holds: an async render or merge of its own (not a batch's item). */
 export const isQueuedAsync = (job: Pick<CountedJob, 'mode' | 'kind' | 'batch_id'>): boolean =>
   job.mode === 'async' && !job.batch_id;
+
+/**
+ * Where a job's unit is held: `running` (reserveRender: a sync render, with its running render),
+ * `queued` (reserveQueued: a batch's item) or `async` (reserveAsync).
+ */
+export type UnitHeld = 'running' | 'queued' | 'async';
+
+/**
+ * Where job's unit is held, as its reservation put it (countUnits counts it the same way). A store
+ * looks there first: a batch's item recorded by trying `running`, then `async`, then `queued` cost
+ * two refused conditional writes of the month's usage item per invoice (issue 43).
+ */
+export const unitHeldBy = (job: Pick<CountedJob, 'mode' | 'kind' | 'batch_id'>): UnitHeld =>
+  job.batch_id ? 'queued' : isQueuedAsync(job) ? 'async' : 'running';

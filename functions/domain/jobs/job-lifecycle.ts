@@ -12,7 +12,7 @@
  */
 
 import type { Plan } from '../../settings.js';
-import { isQueuedAsync, type UsageStore } from '../accounts/usage.js';
+import { isQueuedAsync, type UsageStore, unitHeldBy } from '../accounts/usage.js';
 import { type UsageLedger, usageEntryOf } from '../accounts/usage-ledger.js';
 import { isOverload, overloaded, ServiceError } from '../common/errors.js';
 import {
@@ -182,7 +182,7 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
       return jobs.get(job.account_id, job.id, true).catch(() => undefined);
     }
     const refunded = await retried(
-      () => usage.releaseRender(job.account_id, month, job.id),
+      () => usage.releaseRender(job.account_id, month, job.id, unitHeldBy(job)),
       (f) => deps.onFault('quota release failed', f),
     );
     if (refunded) await jobs.settled(job).catch((f) => deps.onFault('settling the job failed', f));
@@ -207,6 +207,7 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
             completed.file_size_bytes ?? 0,
             completed.render_duration_ms ?? 0,
             completed.id,
+            unitHeldBy(completed),
           ),
         (f) => deps.onFault('recording a completed render failed', f),
       ),
@@ -313,7 +314,7 @@ export const createJobLifecycle = (deps: JobLifecycleDeps) => {
     if (cancelled.usage_month !== undefined) {
       const month = cancelled.usage_month;
       const refunded = await retried(
-        () => usage.releaseRender(job.account_id, month, job.id),
+        () => usage.releaseRender(job.account_id, month, job.id, unitHeldBy(cancelled)),
         (f) => deps.onFault('quota release failed', f),
       );
       if (refunded) await jobs.settled(job).catch((f) => deps.onFault('settling the job failed', f));

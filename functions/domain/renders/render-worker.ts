@@ -10,7 +10,7 @@
  *   write on the attempt read: two consumers never render the same attempt, and every later write
  *   of the holder (renew, complete, fail, requeue) is fenced by that attempt.
  * - A batch's job arrives still `reserving`: its message was sent only once the batch was
- *   accepted, so it is held here before its claim (batches.ts).
+ *   accepted, so its claim holds it (batches.ts).
  * - A retryable failure (the renderer crashed or was unreachable, busy, a storage or service
  *   fault) puts the job back in the queue while attempts remain, with a backoff (`retry`); the
  *   last attempt fails it for good. Final failures (templating, limits, the page's timeout) fail
@@ -195,25 +195,20 @@ export const createRenderWorker = (deps: RenderWorkerDeps) => {
     | { readonly outcome: WorkOutcome }
     | { readonly claimed: Job; readonly month: string; readonly reading: Promise<AnyStoredOrder | undefined> }
   > => {
-    let job = await jobs.get(message.account_id, message.job_id, true);
+    const job = await jobs.get(message.account_id, message.job_id, true);
     if (!job) return { outcome: done('no such job') };
     // A batch's job is queued by its message: one is sent only once its batch was accepted
-    // (batches.ts), so the job is held here (the queue's lease) before it is claimed.
-    if (job.status === 'pending' && job.unit === 'reserving' && job.batch_id) {
-      try {
-        job = await lifecycle.hold(job);
-      } catch (e) {
-        if ((e as Error | undefined)?.name !== 'ConditionalCheckFailedException') throw e;
-        job = await jobs.get(message.account_id, message.job_id, true);
-        if (!job) return { outcome: done('no such job') };
-      }
-    }
+    // (batches.ts), so a job still `reserving` is its accepted batch's, and its claim holds it
+    // (unit `held`) in the same write. It was held first and then claimed: one more write of the
+    // job per invoice (issue 43). A claim refused leaves it to whoever took it, or to the sweeper.
+    const accepted = job.status === 'pending' && job.unit === 'reserving' && Boolean(job.batch_id);
     if (!isOpen(job)) return { outcome: done(`already ${job.status}`, job) };
     const now = clock.now().getTime();
     if (job.status === 'rendering' && (job.lease_until ?? 0) >= now)
       return { outcome: done('rendering elsewhere', job) };
     // Still being accepted (its unit not yet held), or no attempt left: the sweeper's to settle.
-    if (job.unit !== 'held' || job.usage_month === undefined) return { outcome: done('not queued', job) };
+    if ((job.unit !== 'held' && !accepted) || job.usage_month === undefined)
+      return { outcome: done('not queued', job) };
     if ((job.attempts ?? 0) >= maxAttempts) return { outcome: done('no attempt left', job) };
     // The order is read beside the claim (the claim decides whether it is used).
     const reading = orderOf(job);
