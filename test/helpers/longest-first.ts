@@ -3,15 +3,17 @@
  * each group (vitest.config.ts) end together instead of one running a long file alone at the end
  * (in a CI run without vitest's results cache, the flood test, then 100 s long, started last of
  * its group, by file size). The other files follow in vitest's own order: the last run's
- * durations when its cache has them, else the larger files first.
+ * durations when its cache has them, else the larger files first. Files that mostly wait are
+ * spread through that order (MOSTLY_WAITING), so that two working files run beside each.
  */
 import { basename } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * About the seconds each file took in a whole run (the heavy tier's on 2 busy cores, load 10-14;
- * the fast tier's in a quiet `npm test`, 2026-11-28), for the files over about 5 s: only their
- * order matters. A file missing here only starts later than
+ * the fast tier's in a quiet `npm test`, 2026-11-28 and 29), for the files over about 5 s: only
+ * their order matters. async-renders-faults mostly waits, and ran alone at its group's end when it
+ * started last: it counts as the longest of its group. A file missing here only starts later than
  * it could. The heavy tier's files (vitest.config.ts) run one at a time, so there only the fast
  * tier's order counts.
  */
@@ -29,19 +31,18 @@ const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   'async-large-document.test.ts': 24,
   'renderer-isolation.test.ts': 22,
   'cdk-edge.test.ts': 22,
-  'local-stack.test.ts': 22,
+  'async-renders-faults.test.ts': 20,
   'local-stack-signals.test.ts': 19,
+  'webhooks.test.ts': 19,
   'cdk-domain.test.ts': 18,
   'renderer.test.ts': 17,
-  'templating-pool.test.ts': 17,
-  'templates.test.ts': 16,
   'start-bundle.test.ts': 16,
   'renderer-offline.test.ts': 15,
-  'webhooks.test.ts': 15,
   'webhooks-sweeper.test.ts': 13,
   'lambda-sandbox.test.ts': 13,
   'templates-storage.test.ts': 12,
   'template-parsing.test.ts': 12,
+  'templates.test.ts': 12,
   'dashboard-reference.test.ts': 11,
   'pdf-limits.test.ts': 11,
   'queue.local-sqs.test.ts': 11,
@@ -49,7 +50,7 @@ const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   'local-sqs.test.ts': 10,
   'consumer-fixture.test.ts': 10,
   'bundle-smoke.test.ts': 9,
-  'async-renders-faults.test.ts': 8,
+  'local-stack.test.ts': 8,
   'foreign-templates.test.ts': 7,
   'batch-acceptance-kill.test.ts': 7,
   'pdf-render.test.ts': 7,
@@ -65,10 +66,42 @@ const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   'pdf-templating.test.ts': 5,
 };
 
+/**
+ * Files that mostly wait (a retry schedule, a sweep, a queue's visibility timeout, a render that
+ * runs to its time limit) rather than work. Taken one after another they held all three of a
+ * group's workers at once, and the machine idled for some 15 s of a quiet `npm test` (vmstat, at
+ * about 90% idle); each now starts beside two files that work (`sort` below).
+ */
+const MOSTLY_WAITING: ReadonlySet<string> = new Set([
+  'webhooks.test.ts',
+  'webhooks-sweeper.test.ts',
+  'queue.local-sqs.test.ts',
+  'consumer-fixture.test.ts',
+  'pdf-limits.test.ts',
+  'foreign-templates.test.ts',
+  'batch-outputs.test.ts',
+  'local-sqs.test.ts',
+]);
+
+/** One file that mostly waits after every `WORKING_PER_WAITING` that work, each list in its order. */
+const WORKING_PER_WAITING = 2;
+
+const interleaveWaiting = <T>(ordered: readonly T[], waits: (item: T) => boolean): T[] => {
+  const waiting = ordered.filter(waits);
+  const working = ordered.filter((item) => !waits(item));
+  const out: T[] = [];
+  while (waiting.length > 0 || working.length > 0) {
+    for (let i = 0; i < WORKING_PER_WAITING && working.length > 0; i++) out.push(working.shift() as T);
+    if (waiting.length > 0) out.push(waiting.shift() as T);
+  }
+  return out;
+};
+
 export default class LongestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const known = (file: TestSpecification): number => KNOWN_SECONDS[basename(file.moduleId)] ?? 0;
     // Array.prototype.sort is stable: files of equal weight keep vitest's order.
-    return (await super.sort(files)).sort((a, b) => known(b) - known(a));
+    const longestFirst = (await super.sort(files)).sort((a, b) => known(b) - known(a));
+    return interleaveWaiting(longestFirst, (file) => MOSTLY_WAITING.has(basename(file.moduleId)));
   }
 }
