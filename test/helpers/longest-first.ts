@@ -3,10 +3,11 @@
  * each group (vitest.config.ts) end together instead of one running a long file alone at the end
  * (in a CI run without vitest's results cache, the flood test, then 100 s long, started last of
  * its group, by file size). The other files follow in vitest's own order: the last run's
- * durations when its cache has them, else the larger files first. Files that mostly wait are
- * spread through that order (MOSTLY_WAITING), so that two working files run beside each.
+ * durations when its cache has them, else the larger files first. Files that mostly wait
+ * (MOSTLY_WAITING) are spread through that order so that one of them runs at a time, beside two
+ * files that work.
  */
-import { basename } from 'node:path';
+import { basename, relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
@@ -20,11 +21,11 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const KNOWN_SECONDS: Readonly<Record<string, number>> = {
   'page-floods.test.ts': 107,
   'dashboard.test.ts': 47,
-  'template-injection.test.ts': 42,
+  'template-injection.test.ts': 27,
   'readme-examples.test.ts': 33,
   'crash-recovery.test.ts': 32,
   'dashboard-async-work.test.ts': 32,
-  'hostile-input.test.ts': 30,
+  'hostile-input.test.ts': 20,
   'hostile-pages.test.ts': 28,
   'template-bombs.test.ts': 27,
   'faults.test.ts': 24,
@@ -70,7 +71,7 @@ const KNOWN_SECONDS: Readonly<Record<string, number>> = {
  * Files that mostly wait (a retry schedule, a sweep, a queue's visibility timeout, a render that
  * runs to its time limit) rather than work. Taken one after another they held all three of a
  * group's workers at once, and the machine idled for some 15 s of a quiet `npm test` (vmstat, at
- * about 90% idle); each now starts beside two files that work (`sort` below).
+ * about 90% idle); each now starts where the one before should have ended (`placeWaiting`).
  */
 const MOSTLY_WAITING: ReadonlySet<string> = new Set([
   'webhooks.test.ts',
@@ -83,18 +84,36 @@ const MOSTLY_WAITING: ReadonlySet<string> = new Set([
   'local-sqs.test.ts',
 ]);
 
-/** One file that mostly waits after every `WORKING_PER_WAITING` that work, each list in its order. */
-const WORKING_PER_WAITING = 2;
+/** What a file is guessed to take when neither KNOWN_SECONDS nor vitest's last run knows it. */
+const UNKNOWN_SECONDS = 1.5;
 
-const interleaveWaiting = <T>(ordered: readonly T[], waits: (item: T) => boolean): T[] => {
+/**
+ * Places each file that mostly waits where the one before it should have ended, by a simulation of
+ * the working files on the other two workers (each file on the worker free first, for its guessed
+ * seconds): one worker waits at a time, as far as the guesses hold, and two work. The files keep
+ * their order within each kind.
+ */
+const placeWaiting = <T>(
+  ordered: readonly T[],
+  waits: (item: T) => boolean,
+  seconds: (item: T) => number,
+): T[] => {
   const waiting = ordered.filter(waits);
-  const working = ordered.filter((item) => !waits(item));
   const out: T[] = [];
-  while (waiting.length > 0 || working.length > 0) {
-    for (let i = 0; i < WORKING_PER_WAITING && working.length > 0; i++) out.push(working.shift() as T);
-    if (waiting.length > 0) out.push(waiting.shift() as T);
+  const workers: [number, number] = [0, 0];
+  let waitingEnds = 0;
+  for (const item of ordered.filter((i) => !waits(i))) {
+    const free = workers[0] <= workers[1] ? 0 : 1;
+    const now = workers[free];
+    const next = waiting[0];
+    if (next !== undefined && now >= waitingEnds) {
+      out.push(waiting.shift() as T);
+      waitingEnds = now + seconds(next);
+    }
+    out.push(item);
+    workers[free] = now + seconds(item);
   }
-  return out;
+  return [...out, ...waiting];
 };
 
 export default class LongestFirstSequencer extends BaseSequencer {
@@ -102,6 +121,20 @@ export default class LongestFirstSequencer extends BaseSequencer {
     const known = (file: TestSpecification): number => KNOWN_SECONDS[basename(file.moduleId)] ?? 0;
     // Array.prototype.sort is stable: files of equal weight keep vitest's order.
     const longestFirst = (await super.sort(files)).sort((a, b) => known(b) - known(a));
-    return interleaveWaiting(longestFirst, (file) => MOSTLY_WAITING.has(basename(file.moduleId)));
+    const seconds = (file: TestSpecification): number => {
+      const last = this.ctx.cache.getFileTestResults(
+        `${file.project.name}:${relative(this.ctx.config.root, file.moduleId)}`,
+      );
+      return KNOWN_SECONDS[basename(file.moduleId)] ?? (last ? last.duration / 1000 : UNKNOWN_SECONDS);
+    };
+    // Each project's files in their pool: the waiting ones placed among that project's own.
+    const projects = [...new Set(longestFirst.map((file) => file.project.name))];
+    return projects.flatMap((name) =>
+      placeWaiting(
+        longestFirst.filter((file) => file.project.name === name),
+        (file) => MOSTLY_WAITING.has(basename(file.moduleId)),
+        seconds,
+      ),
+    );
   }
 }
