@@ -202,6 +202,14 @@ export interface PageWatch {
   finish(outcome: { readonly timedOut: boolean }): Diagnostics;
 }
 
+/** Pages whose puppeteer session has its Log domain turned off already. */
+const logDisabled = new WeakSet<Page>();
+const logOff = async (page: Page): Promise<void> => {
+  if (logDisabled.has(page)) return;
+  await puppeteerSession(page).send('Log.disable');
+  logDisabled.add(page);
+};
+
 /**
  * Starts recording what `page` does; resolves before the page gets content.
  *
@@ -212,14 +220,6 @@ export interface PageWatch {
  * It sees the page's own frames' requests; requests of out-of-process frames and workers show
  * only when the egress policy refuses them (interception.ts sees every request).
  */
-/** Pages whose puppeteer session has its Log domain turned off already. */
-const logDisabled = new WeakSet<Page>();
-const logOff = async (page: Page): Promise<void> => {
-  if (logDisabled.has(page)) return;
-  await puppeteerSession(page).send('Log.disable');
-  logDisabled.add(page);
-};
-
 export const watchPage = async (
   page: Page,
   cdp: CDPSession,
