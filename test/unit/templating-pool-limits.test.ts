@@ -6,23 +6,11 @@
  * (fixtures/templating-test-worker.mjs) for the pool from outside. The rest of the pool:
  * templating-pool.test.ts.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { createTemplatingPool, type TemplatingPool } from '../../functions/renderer/templating-pool.js';
+import { describe, expect, it } from 'vitest';
+import { limits, stub, useTemplatingPools } from '../helpers/templating-pools.js';
 import { controlMs, cpuPace, describeBound, type PaceBound, paceBound, since } from '../helpers/timing.js';
 
-const MiB = 1024 * 1024;
-const limits = { maxOutputBytes: 10 * MiB };
-const stub = new URL('./fixtures/templating-test-worker.mjs', import.meta.url);
-
-const pools: TemplatingPool[] = [];
-const pool = (options: Parameters<typeof createTemplatingPool>[0] = {}): TemplatingPool => {
-  const created = createTemplatingPool(options);
-  pools.push(created);
-  return created;
-};
-afterAll(async () => {
-  await Promise.all(pools.map((p) => p.close()));
-});
+const pool = useTemplatingPools();
 
 describe('with the real worker', () => {
   it('stops a template at the time limit, naming it', async () => {

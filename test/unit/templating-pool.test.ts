@@ -6,27 +6,11 @@
  * and growth past a runaway template spin a core on purpose and time it: templating-pool-limits
  * (the heavy tier).
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import {
-  createTemplatingPool,
-  defaultWorkerScript,
-  type TemplatingPool,
-  workerOptions,
-} from '../../functions/renderer/templating-pool.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defaultWorkerScript, workerOptions } from '../../functions/renderer/templating-pool.js';
+import { limits, stub, useTemplatingPools } from '../helpers/templating-pools.js';
 
-const MiB = 1024 * 1024;
-const limits = { maxOutputBytes: 10 * MiB };
-const stub = new URL('./fixtures/templating-test-worker.mjs', import.meta.url);
-
-const pools: TemplatingPool[] = [];
-const pool = (options: Parameters<typeof createTemplatingPool>[0] = {}): TemplatingPool => {
-  const created = createTemplatingPool(options);
-  pools.push(created);
-  return created;
-};
-afterAll(async () => {
-  await Promise.all(pools.map((p) => p.close()));
-});
+const pool = useTemplatingPools();
 
 describe('with the real worker', () => {
   const real = pool();
